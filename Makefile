@@ -1,0 +1,28 @@
+.PHONY: setup dev run test unit lint format openapi openapi-check bench validate
+
+setup:
+	bash scripts/setup.sh
+
+dev run:
+	bash scripts/run.sh
+
+test:
+	bash scripts/test.sh
+
+unit:
+	.venv/bin/python -m pytest tests/unit
+
+lint:
+	.venv/bin/ruff check .
+
+format:
+	.venv/bin/ruff format . && .venv/bin/ruff check --fix .
+
+openapi:
+	PYTHONPATH=shared:. .venv/bin/python -m infra.openapi --write
+
+openapi-check:
+	PYTHONPATH=shared:. .venv/bin/python -m infra.openapi --check
+
+validate:
+	bash scripts/sam-validate.sh

@@ -1,0 +1,10 @@
+"""Which route group (Lambda function) serves which path prefix.
+
+template.yaml declares the same mapping for API Gateway; the local runtime dispatches with this table so
+local behaviour is Lambda behaviour, and tests/contract/test_template.py keeps the two in step.
+"""
+
+ROUTE_GROUPS: dict[str, tuple[str, ...]] = {
+    "functions.auth.app": ("/api/auth", "/api/health", "/api/schema"),
+    "functions.todos.app": ("/api/todos",),
+}

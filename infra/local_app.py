@@ -1,0 +1,78 @@
+"""One ASGI app for the local runtime: dispatches each request to the route group's app by path prefix."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from typing import Any
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from functions.routes import ROUTE_GROUPS
+
+
+def _not_found(path: str, method: str) -> tuple[dict[str, Any], bytes]:
+    body = {
+        "type": "about:blank", "title": "Not Found", "status": 404,
+        "detail": f"no such endpoint: {method} {path}", "errors": [],
+        "hint": "GET /api/health lists the API and MCP endpoints",
+    }
+    return body, json.dumps(body).encode()
+
+
+class Dispatcher:
+    def __init__(self, table: dict[str, ASGIApp]) -> None:
+        # Longest prefix first so /api/memory/working can override /api/memory if ever needed.
+        self.table = sorted(table.items(), key=lambda kv: len(kv[0]), reverse=True)
+        self.lifespan_apps = list(dict.fromkeys(table.values()))
+
+    def match(self, path: str) -> ASGIApp | None:
+        for prefix, app in self.table:
+            if path == prefix or path.startswith(prefix + "/"):
+                return app
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        app = self.match(scope.get("path", ""))
+        if app is not None:
+            await app(scope, receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        _, payload = _not_found(scope.get("path", ""), scope.get("method", "GET"))
+        await send({"type": "http.response.start", "status": 404,
+                    "headers": [(b"content-type", b"application/problem+json"),
+                                (b"cache-control", b"private, no-store")]})
+        await send({"type": "http.response.body", "body": payload})
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        # Route-group apps run with lifespan off (as under Mangum); apps that need one (MCP) expose
+        # ``startup``/``shutdown`` coroutines via the optional ``local_lifespan`` attribute.
+        import contextlib
+
+        stack = contextlib.AsyncExitStack()
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                for app in self.lifespan_apps:
+                    ctx = getattr(app, "local_lifespan", None)
+                    if ctx is not None:
+                        await stack.enter_async_context(ctx())
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await stack.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+def build_local_app(extra: dict[str, ASGIApp] | None = None) -> Dispatcher:
+    table: dict[str, ASGIApp] = {}
+    for module_name, prefixes in ROUTE_GROUPS.items():
+        app = importlib.import_module(module_name).app
+        for prefix in prefixes:
+            table[prefix] = app
+    table.update(extra or {})
+    return Dispatcher(table)

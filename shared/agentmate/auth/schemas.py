@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from datetime import datetime
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, EmailStr, Field
+
+from agentmate.auth.scopes import SCOPES
+
+ScopeName = str
+
+
+class Credentials(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    email: EmailStr
+    password: str = Field(min_length=8, max_length=256)
+
+
+class Registered(BaseModel):
+    user_id: UUID
+    account_id: UUID
+    email: str
+
+
+class Token(BaseModel):
+    token: str
+    token_type: str = "bearer"
+    expires_at: datetime
+
+
+class Me(BaseModel):
+    user_id: UUID
+    account_id: UUID
+    email: str
+    role: str
+    auth: str = Field(description="jwt or api_key")
+    key_id: UUID | None = None
+    scopes: list[str] = Field(description="The key's scopes; empty means full access")
+
+
+class ApiKeyCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=200)
+    scopes: list[str] = Field(default_factory=list, description=f"Subset of {', '.join(SCOPES)}; [] = full access")
+
+
+class ApiKey(BaseModel):
+    id: UUID
+    name: str
+    prefix: str
+    scopes: list[str]
+    created_by_key_id: UUID | None = None
+    created_at: datetime
+
+
+class ApiKeyCreated(ApiKey):
+    key: str = Field(description="The plaintext key. Shown once; only its hash is stored.")

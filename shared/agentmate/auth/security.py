@@ -1,0 +1,57 @@
+"""Passwords (scrypt), JWTs (HS256) and API key material."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import jwt
+
+_SCRYPT_N, _SCRYPT_R, _SCRYPT_P = 2**14, 8, 1
+API_KEY_PREFIX = "ak_"
+
+
+def hash_password(password: str) -> str:
+    salt = secrets.token_bytes(16)
+    digest = hashlib.scrypt(password.encode(), salt=salt, n=_SCRYPT_N, r=_SCRYPT_R, p=_SCRYPT_P, dklen=32)
+    b64 = base64.b64encode
+    return f"scrypt${_SCRYPT_N}${_SCRYPT_R}${_SCRYPT_P}${b64(salt).decode()}${b64(digest).decode()}"
+
+
+def verify_password(password: str, stored: str) -> bool:
+    try:
+        algo, n, r, p, salt, digest = stored.split("$")
+        if algo != "scrypt":
+            return False
+        expected = base64.b64decode(digest)
+        actual = hashlib.scrypt(
+            password.encode(), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p), dklen=len(expected)
+        )
+    except (ValueError, TypeError):
+        return False
+    return hmac.compare_digest(actual, expected)
+
+
+def make_jwt(*, user_id: str, account_id: str, secret: str, ttl_hours: int) -> tuple[str, datetime]:
+    expires = datetime.now(UTC) + timedelta(hours=ttl_hours)
+    claims = {"sub": user_id, "account_id": account_id, "exp": expires, "iat": datetime.now(UTC)}
+    return jwt.encode(claims, secret, algorithm="HS256"), expires
+
+
+def decode_jwt(token: str, secret: str) -> dict[str, Any]:
+    """Raises jwt.PyJWTError when the token is invalid or expired."""
+    return jwt.decode(token, secret, algorithms=["HS256"], options={"require": ["sub", "account_id", "exp"]})
+
+
+def new_api_key() -> tuple[str, str, str]:
+    """Returns (plaintext, sha256 hash, display prefix). Only the hash is stored."""
+    plaintext = API_KEY_PREFIX + secrets.token_hex(32)
+    return plaintext, hash_api_key(plaintext), plaintext[:10]
+
+
+def hash_api_key(plaintext: str) -> str:
+    return hashlib.sha256(plaintext.encode()).hexdigest()

@@ -1,0 +1,91 @@
+"""Postgres access: one pool per execution environment, tenant-scoped transactions.
+
+Every tenant transaction sets ``app.account_id`` with ``set_config(..., is_local => true)`` (the
+parameterisable form of ``SET LOCAL``); row-level security policies read it, so a query that forgets its
+``account_id`` filter still cannot see another tenant. Server-side prepared statements are disabled
+(``prepare_threshold=None``) so the pool is safe behind RDS Proxy / PgBouncer in transaction mode.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+from uuid import UUID
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+Conn = psycopg.Connection[dict[str, Any]]
+
+
+class Database:
+    """Lazily opened connection pool; cheap to construct at import time."""
+
+    def __init__(self, url: str, *, max_size: int = 8, connect_timeout_s: float = 5.0) -> None:
+        self._url = url
+        self._max_size = max_size
+        self._connect_timeout_s = connect_timeout_s
+        self._pool: ConnectionPool[Conn] | None = None
+        self._lock = threading.Lock()
+
+    def _configure(self, conn: Conn) -> None:
+        conn.prepare_threshold = None
+
+    @property
+    def pool(self) -> ConnectionPool[Conn]:
+        if self._pool is None:
+            with self._lock:
+                if self._pool is None:
+                    pool: ConnectionPool[Conn] = ConnectionPool(
+                        self._url,
+                        min_size=1,
+                        max_size=self._max_size,
+                        open=False,
+                        kwargs={"row_factory": dict_row, "autocommit": False},
+                        configure=self._configure,
+                        check=ConnectionPool.check_connection,
+                        timeout=self._connect_timeout_s * 2,
+                        name="agentmate",
+                    )
+                    pool.open(wait=True, timeout=self._connect_timeout_s * 2)
+                    self._pool = pool
+        return self._pool
+
+    @contextmanager
+    def transaction(self) -> Iterator[Conn]:
+        """A transaction with no tenant set: RLS hides every tenant row in it."""
+        with self.pool.connection() as conn:
+            yield conn
+
+    @contextmanager
+    def tenant(self, account_id: UUID | str) -> Iterator[Conn]:
+        """A transaction scoped to one account (commit on success, rollback on error)."""
+        with self.pool.connection() as conn:
+            conn.execute("SELECT set_config('app.account_id', %s, true)", (str(account_id),))
+            yield conn
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+
+_databases: dict[str, Database] = {}
+_db_lock = threading.Lock()
+
+
+def get_database() -> Database:
+    """The execution environment's Database, built from settings on first use."""
+    from agentmate.core.settings import get_settings
+
+    settings = get_settings()
+    url = settings.resolved_database_url()
+    with _db_lock:
+        db = _databases.get(url)
+        if db is None:
+            db = Database(url, max_size=settings.db_pool_max_size, connect_timeout_s=settings.db_connect_timeout_s)
+            _databases[url] = db
+        return db

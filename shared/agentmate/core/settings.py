@@ -1,0 +1,82 @@
+"""Platform settings, validated once per execution environment.
+
+Secrets may be given directly (``JWT_SECRET``) or as a Secrets Manager ARN (``JWT_SECRET_ARN``); the ARN
+is resolved lazily on first use so functions that never touch a secret never import boto3.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PLACEHOLDER_JWT_SECRET = "dev-only-insecure-jwt-secret-change-me"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=None, extra="ignore", case_sensitive=False)
+
+    agentmate_env: Literal["dev", "test", "prod"] = "dev"
+
+    # Application role: subject to row-level security.
+    database_url: str = "postgresql://agentmate_app@127.0.0.1:26432/agentmate"
+    database_secret_arn: str | None = None
+    db_pool_max_size: int = Field(default=8, ge=1, le=64)
+    db_connect_timeout_s: float = 5.0
+
+    jwt_secret: str = PLACEHOLDER_JWT_SECRET
+    jwt_secret_arn: str | None = None
+    jwt_ttl_hours: int = Field(default=72, ge=1, le=24 * 30)
+
+    # Retrieval (embeddings + vectors). Empty base URL = the offline default embedder.
+    embedding_base_url: str = ""
+    embedding_api_key: str = ""
+    embedding_api_key_arn: str | None = None
+    embedding_model: str = "text-embedding-v4"
+    embedding_dimensions: int = Field(default=1024, ge=8, le=8192)
+    embedding_offline: Literal["static", "hashing"] = "static"
+    qdrant_url: str = ""
+    qdrant_api_key: str = ""
+    qdrant_api_key_arn: str | None = None
+    qdrant_collection: str = "agentmate_retrieval"
+    # Embedded vector engine folder for the local runtime ("" = in memory).
+    vector_path: str = ""
+
+    mcp_allowed_hosts: str = "127.0.0.1:*,localhost:*,[::1]:*"
+    mcp_allowed_origins: str = "http://127.0.0.1:*,http://localhost:*"
+
+    @model_validator(mode="after")
+    def _refuse_placeholder_secret(self) -> Settings:
+        if self.agentmate_env != "dev" and not self.jwt_secret_arn:
+            if self.jwt_secret == PLACEHOLDER_JWT_SECRET:
+                raise ValueError("JWT_SECRET (or JWT_SECRET_ARN) must be set outside dev: the placeholder is refused")
+            if len(self.jwt_secret) < 32:
+                raise ValueError("JWT_SECRET must be at least 32 characters outside dev")
+        return self
+
+    def resolved_jwt_secret(self) -> str:
+        return _secret(self.jwt_secret_arn) if self.jwt_secret_arn else self.jwt_secret
+
+    def resolved_database_url(self) -> str:
+        return _secret(self.database_secret_arn) if self.database_secret_arn else self.database_url
+
+    def resolved_embedding_api_key(self) -> str:
+        return _secret(self.embedding_api_key_arn) if self.embedding_api_key_arn else self.embedding_api_key
+
+    def resolved_qdrant_api_key(self) -> str:
+        return _secret(self.qdrant_api_key_arn) if self.qdrant_api_key_arn else self.qdrant_api_key
+
+
+@lru_cache(maxsize=16)
+def _secret(arn: str) -> str:
+    from aws_lambda_powertools.utilities import parameters
+
+    value = parameters.get_secret(arn, max_age=300)
+    return value if isinstance(value, str) else value.decode()
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

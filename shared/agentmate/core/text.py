@@ -1,0 +1,54 @@
+"""Small normalisers shared by the record domains."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BeforeValidator
+
+MAX_TAGS = 50
+MAX_TAG_LENGTH = 64
+
+
+def normalise_tag(tag: str) -> str:
+    return tag.strip().lower()
+
+
+def normalise_tags(value: object) -> object:
+    """Trim and lowercase tags, drop blanks and duplicates (first occurrence wins)."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        return value  # let pydantic report the type error
+    out: list[str] = []
+    for item in value:
+        if not isinstance(item, str):
+            return value
+        tag = normalise_tag(item)
+        if tag and tag not in out:
+            out.append(tag)
+    if len(out) > MAX_TAGS:
+        raise ValueError(f"at most {MAX_TAGS} tags")
+    if any(len(t) > MAX_TAG_LENGTH for t in out):
+        raise ValueError(f"each tag is at most {MAX_TAG_LENGTH} characters")
+    return out
+
+
+Tags = Annotated[list[str], BeforeValidator(normalise_tags)]
+
+
+def tag_filter(tag: str | None, tags: str | None) -> list[str]:
+    """Combine ``tag=`` and comma-separated ``tags=`` query values into normalised tags (blank = absent)."""
+    found: list[str] = []
+    for raw in [tag or "", *(tags or "").split(",")]:
+        t = normalise_tag(raw)
+        if t and t not in found:
+            found.append(t)
+    return found
+
+
+def blank_to_none(value: str | None) -> str | None:
+    if value is None:
+        return None
+    value = value.strip()
+    return value or None

@@ -1,0 +1,131 @@
+"""Reciprocal rank fusion of the lexical and vector legs (prior-art §4.2).
+
+Why RRF: the two legs score on incomparable scales (ts_rank_cd vs cosine), so only ranks are fused.
+Each document gets sum(1 / (k + rank)) over the legs it appears in (rank is 1-based, k = 60, equal
+weights). The reported score divides by 2 / (k + 1), so 1.0 means rank 1 in both legs and 0.5 means
+rank 1 in one leg only; a search that ran with one leg down therefore never reports more than 0.5,
+which is honest about the evidence.
+
+Ties are broken by newer `updated_at` first, then id ascending, so the order is deterministic.
+Scores are compared exactly (fractions), so float rounding never decides a tie.
+
+Pure and standard-library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from fractions import Fraction
+
+__all__ = ["DEFAULT_K", "Candidate", "FusedHit", "reciprocal_rank_fusion"]
+
+DEFAULT_K = 60
+LEXICAL = "lexical"
+VECTOR = "vector"
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One hit of one leg, in that leg's rank order: its id, raw leg score and last update time."""
+
+    id: str
+    score: float
+    updated_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FusedHit:
+    """A fused result. `channels` lists the legs that found it (lexical first)."""
+
+    id: str
+    score: float  # normalised: 1.0 = rank 1 in both legs
+    channels: tuple[str, ...]
+    lexical_score: float | None  # raw ts_rank_cd, None when the lexical leg did not find it
+    vector_score: float | None  # raw cosine, None when the vector leg did not find it
+    lexical_rank: int | None
+    vector_rank: int | None
+    updated_at: datetime | None
+
+    @property
+    def stage(self) -> str:
+        """`lexical`, `vector` or `lexical+vector` (the prior art's stage label)."""
+        return "+".join(self.channels)
+
+
+def _ranked(leg: Iterable[Candidate] | None) -> dict[str, tuple[int, Candidate]]:
+    """id -> (1-based rank, candidate); a repeated id keeps its first (best) position."""
+    ranks: dict[str, tuple[int, Candidate]] = {}
+    if leg is None:
+        return ranks
+    for cand in leg:
+        if cand.id not in ranks:
+            ranks[cand.id] = (len(ranks) + 1, cand)
+    return ranks
+
+
+def _recency_key(ts: datetime | None) -> float:
+    # Newer first; a missing timestamp sorts as the oldest.
+    return -ts.timestamp() if ts is not None else float("inf")
+
+
+def reciprocal_rank_fusion(
+    lexical: Sequence[Candidate] | None,
+    vector: Sequence[Candidate] | None,
+    *,
+    k: int = DEFAULT_K,
+    limit: int | None = None,
+) -> list[FusedHit]:
+    """Fuse two ranked candidate lists; pass None or [] for a leg that failed or was skipped.
+
+    Returns hits sorted by fused score DESC, then updated_at DESC, then id ASC, truncated to `limit`.
+    """
+    if k < 0:
+        raise ValueError("k must be >= 0")
+    lex = _ranked(lexical)
+    vec = _ranked(vector)
+    norm = Fraction(2, k + 1)
+
+    scored: list[tuple[Fraction, FusedHit]] = []
+    for doc_id in dict.fromkeys([*lex, *vec]):  # union, first-seen order (irrelevant after sort)
+        lex_entry = lex.get(doc_id)
+        vec_entry = vec.get(doc_id)
+        fused = Fraction(0)
+        channels: list[str] = []
+        updated_at: datetime | None = None
+        if lex_entry is not None:
+            fused += Fraction(1, k + lex_entry[0])
+            channels.append(LEXICAL)
+            updated_at = lex_entry[1].updated_at
+        if vec_entry is not None:
+            fused += Fraction(1, k + vec_entry[0])
+            channels.append(VECTOR)
+            updated_at = _newest(updated_at, vec_entry[1].updated_at)
+        normalised = fused / norm
+        scored.append(
+            (
+                normalised,
+                FusedHit(
+                    id=doc_id,
+                    score=float(normalised),
+                    channels=tuple(channels),
+                    lexical_score=lex_entry[1].score if lex_entry else None,
+                    vector_score=vec_entry[1].score if vec_entry else None,
+                    lexical_rank=lex_entry[0] if lex_entry else None,
+                    vector_rank=vec_entry[0] if vec_entry else None,
+                    updated_at=updated_at,
+                ),
+            )
+        )
+    scored.sort(key=lambda item: (-item[0], _recency_key(item[1].updated_at), item[1].id))
+    hits = [hit for _, hit in scored]
+    return hits if limit is None else hits[: max(limit, 0)]
+
+
+def _newest(a: datetime | None, b: datetime | None) -> datetime | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return max(a, b)

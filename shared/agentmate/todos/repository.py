@@ -1,0 +1,63 @@
+"""SQL for todos. RLS scopes every statement to the transaction's account; the explicit account_id
+filters are kept as well so the planner uses the (account_id, …) indexes."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from agentmate.core.db import Conn
+from agentmate.core.sql import like_pattern, paged
+
+COLUMNS = "id, title, description, status, priority, due_date, tags, created_at, updated_at"
+UPDATABLE = ("title", "description", "status", "priority", "due_date", "tags")
+
+
+def insert(conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]) -> dict[str, Any]:
+    row = conn.execute(
+        f"""INSERT INTO todos (account_id, user_id, key_id, title, description, status, priority, due_date, tags)
+            VALUES (%(account_id)s, %(user_id)s, %(key_id)s, %(title)s, %(description)s, %(status)s,
+                    %(priority)s, %(due_date)s, %(tags)s)
+            RETURNING {COLUMNS}""",
+        {"account_id": account_id, "user_id": user_id, "key_id": key_id, **data},
+    ).fetchone()
+    assert row is not None
+    return row
+
+
+def get(conn: Conn, *, account_id: UUID, todo_id: UUID) -> dict[str, Any] | None:
+    return conn.execute(
+        f"SELECT {COLUMNS} FROM todos WHERE account_id = %s AND id = %s", (account_id, todo_id)
+    ).fetchone()
+
+
+def update(conn: Conn, *, account_id: UUID, todo_id: UUID, changes: dict[str, Any]) -> dict[str, Any] | None:
+    sets = ", ".join(f"{col} = %({col})s" for col in changes if col in UPDATABLE)
+    return conn.execute(
+        f"""UPDATE todos SET {sets}{", " if sets else ""}updated_at = now()
+            WHERE account_id = %(account_id)s AND id = %(id)s RETURNING {COLUMNS}""",
+        {**changes, "account_id": account_id, "id": todo_id},
+    ).fetchone()
+
+
+def delete(conn: Conn, *, account_id: UUID, todo_id: UUID) -> bool:
+    return conn.execute("DELETE FROM todos WHERE account_id = %s AND id = %s", (account_id, todo_id)).rowcount > 0
+
+
+def search(
+    conn: Conn, *, account_id: UUID, status: str | None, tags: list[str], q: str | None, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
+    """Filtered list, newest first. ``q`` is a case-insensitive substring of title or description."""
+    params: dict[str, Any] = {"account_id": account_id}
+    where = ["account_id = %(account_id)s"]
+    if status:
+        where.append("status = %(status)s")
+        params["status"] = status
+    if tags:
+        where.append("tags @> %(tags)s")
+        params["tags"] = tags
+    if q:
+        where.append("(title ILIKE %(q)s OR description ILIKE %(q)s)")
+        params["q"] = like_pattern(q)
+    return paged(conn, columns=COLUMNS, table="todos", where=where, params=params,
+                 order_by="created_at DESC, id", limit=limit, offset=offset)

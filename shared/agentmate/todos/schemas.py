@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentmate.core.text import Tags
+
+TodoStatus = Literal["pending", "in_progress", "done", "cancelled"]
+TodoPriority = Literal["low", "medium", "high"]
+STATUSES: tuple[str, ...] = TodoStatus.__args__  # type: ignore[attr-defined]
+PRIORITIES: tuple[str, ...] = TodoPriority.__args__  # type: ignore[attr-defined]
+
+
+class TodoCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    title: str = Field(min_length=1, max_length=500)
+    description: str = Field(default="", max_length=20000)
+    status: TodoStatus = "pending"
+    priority: TodoPriority = "medium"
+    due_date: datetime | None = Field(default=None, description="RFC 3339 timestamp")
+    tags: Tags = Field(default_factory=list, description="Trimmed and lowercased on write")
+
+
+class TodoUpdate(BaseModel):
+    """Only the fields sent are changed; send due_date null to clear it."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    title: str | None = Field(default=None, min_length=1, max_length=500)
+    description: str | None = Field(default=None, max_length=20000)
+    status: TodoStatus | None = None
+    priority: TodoPriority | None = None
+    due_date: datetime | None = None
+    tags: Tags | None = None
+
+
+class Todo(BaseModel):
+    id: UUID
+    title: str
+    description: str
+    status: TodoStatus
+    priority: TodoPriority
+    due_date: datetime | None
+    tags: list[str]
+    created_at: datetime
+    updated_at: datetime

@@ -1,0 +1,148 @@
+"""Test session set-up: a real Postgres, a migrated template database cloned once per worker, and the
+environment the app reads. Isolation between tests comes from fresh accounts (tenants) per test."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "shared"), str(ROOT)]
+
+PG_PORT = int(os.environ.get("AGENTMATE_TEST_PG_PORT", "26433"))
+PG_DIR = ROOT / ".local" / "test-pg"
+JWT_SECRET = "test-secret-" + "x" * 32
+
+
+def _migrations_digest() -> str:
+    h = hashlib.sha256()
+    for path in sorted((ROOT / "migrations").glob("*.sql")):
+        h.update(path.name.encode() + path.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    import psycopg
+
+    from agentmate.core import migrate
+    from infra import localpg
+
+    owner_base = os.environ.get("TEST_DATABASE_OWNER_URL")  # e.g. postgresql://postgres@host:5432
+    if owner_base is None:
+        localpg.start(PG_DIR, PG_PORT)
+        owner_base = f"postgresql://postgres@127.0.0.1:{PG_PORT}"
+    admin_url = owner_base + "/postgres"
+    template = f"agentmate_tmpl_{_migrations_digest()}"
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    database = f"agentmate_test_{worker}"
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(4242)")
+        try:
+            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (template,)).fetchone():
+                conn.execute(f'CREATE DATABASE "{template}"')  # type: ignore[arg-type]
+                migrate.apply_all(f"{owner_base}/{template}")
+            conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')  # type: ignore[arg-type]
+            conn.execute(f'CREATE DATABASE "{database}" TEMPLATE "{template}"')  # type: ignore[arg-type]
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(4242)")
+    host = owner_base.split("@", 1)[1]
+    os.environ.update({
+        "AGENTMATE_ENV": "test",
+        "DATABASE_URL": f"postgresql://agentmate_app@{host}/{database}",
+        "JWT_SECRET": JWT_SECRET,
+        "EMBEDDING_BASE_URL": "",
+        "QDRANT_URL": "",
+        "VECTOR_PATH": "",
+        "POWERTOOLS_DEV": "false",
+        "POWERTOOLS_LOG_LEVEL": "WARNING",
+    })
+    config.stash[_OWNER_URL] = f"{owner_base}/{database}"
+    config.stash[_OWNER_BASE] = owner_base
+
+
+_OWNER_URL = pytest.StashKey[str]()
+_OWNER_BASE = pytest.StashKey[str]()
+
+
+@pytest.fixture(scope="session")
+def owner_url(pytestconfig: pytest.Config) -> str:
+    """Owner (migration role) URL of this worker's test database: bypasses RLS, for assertions only."""
+    return pytestconfig.stash[_OWNER_URL]
+
+
+@pytest.fixture(scope="session")
+def owner_base(pytestconfig: pytest.Config) -> str:
+    return pytestconfig.stash[_OWNER_BASE]
+
+
+@pytest.fixture(scope="session")
+def app():
+    from infra.local_app import build_local_app
+
+    return build_local_app()
+
+
+@pytest.fixture(scope="session")
+def client(app):
+    from starlette.testclient import TestClient
+
+    with TestClient(app, base_url="http://127.0.0.1:26001") as c:
+        yield c
+
+
+@dataclass
+class Account:
+    """A fresh tenant: its JWT, and helpers to mint API keys."""
+
+    client: Any
+    email: str
+    password: str
+    token: str
+    user_id: str
+    account_id: str
+    keys: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def jwt_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+    def key(self, *scopes: str) -> str:
+        """An API key with these scopes (none = full access), cached per scope set."""
+        name = ",".join(sorted(scopes)) or "*full*"
+        if name not in self.keys:
+            r = self.client.post("/api/auth/apikeys", json={"name": f"k-{name}", "scopes": list(scopes)},
+                                 headers=self.jwt_headers)
+            assert r.status_code == 201, r.text
+            self.keys[name] = r.json()["key"]
+        return self.keys[name]
+
+    def headers(self, *scopes: str) -> dict[str, str]:
+        return {"X-Api-Key": self.key(*scopes)}
+
+
+def make_account(client: Any) -> Account:
+    email = f"user-{uuid.uuid4().hex[:12]}@example.com"
+    password = "correct horse battery"
+    r = client.post("/api/auth/register", json={"email": email, "password": password})
+    assert r.status_code == 201, r.text
+    reg = r.json()
+    r = client.post("/api/auth/login", json={"email": email, "password": password})
+    assert r.status_code == 200, r.text
+    return Account(client, email, password, r.json()["token"], reg["user_id"], reg["account_id"])
+
+
+@pytest.fixture
+def account(client) -> Account:
+    return make_account(client)
+
+
+@pytest.fixture
+def other_account(client) -> Account:
+    return make_account(client)
