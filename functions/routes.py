@@ -7,4 +7,9 @@ local behaviour is Lambda behaviour, and tests/contract/test_template.py keeps t
 ROUTE_GROUPS: dict[str, tuple[str, ...]] = {
     "functions.auth.app": ("/api/auth", "/api/health", "/api/schema"),
     "functions.todos.app": ("/api/todos",),
+    "functions.notes.app": ("/api/notes",),
+    "functions.reports.app": ("/api/reports",),
+    "functions.bookmarks.app": ("/api/bookmarks",),
+    "functions.expenses.app": ("/api/expenses",),
+    "functions.skills.app": ("/api/skills",),
 }

@@ -68,11 +68,18 @@ class Dispatcher:
                 return
 
 
+# Long-lived (container) apps served on the same port as REST locally: module → path prefix.
+CONTAINER_APPS: dict[str, str] = {"functions.mcp.app": "/mcp"}
+
+
 def build_local_app(extra: dict[str, ASGIApp] | None = None) -> Dispatcher:
     table: dict[str, ASGIApp] = {}
     for module_name, prefixes in ROUTE_GROUPS.items():
         app = importlib.import_module(module_name).app
         for prefix in prefixes:
             table[prefix] = app
+    for module_name, prefix in CONTAINER_APPS.items():
+        if prefix not in (extra or {}):
+            table[prefix] = importlib.import_module(module_name).app  # runs via its ``local_lifespan``
     table.update(extra or {})
     return Dispatcher(table)

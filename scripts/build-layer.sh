@@ -37,7 +37,7 @@ find_python312() {
     done
     if command -v pyenv >/dev/null 2>&1; then
         root="$(pyenv root)"
-        candidate="$(ls -d "$root"/versions/3.12.*/bin/python3.12 2>/dev/null | sort -V | tail -1 || true)"
+        candidate="$(printf '%s\n' "$root"/versions/3.12.*/bin/python3.12 | sort -V | tail -1)"
         [[ -n "$candidate" && -x "$candidate" ]] && { echo "$candidate"; return; }
     fi
     return 1
@@ -47,7 +47,8 @@ PY312="$(find_python312)" || {
     exit 1
 }
 # Put the real interpreter's directory first (a pyenv shim may refuse to run without a local version).
-export PATH="$(dirname "$PY312"):$PATH"
+PATH="$(dirname "$PY312"):$PATH"
+export PATH
 echo "python3.12: $PY312 ($("$PY312" -V 2>&1))" >&2
 
 TOOLS_VENV="$("$REPO_ROOT/scripts/tools-venv.sh")"

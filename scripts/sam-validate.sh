@@ -22,6 +22,7 @@ export AWS_DEFAULT_REGION="$REGION" AWS_REGION="$REGION"
 export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
 unset AWS_PROFILE
 
+# (keep `lint` out of samconfig.toml validate params: it would turn step 1 into a second lint run)
 cd "$REPO_ROOT"
 "$TOOLS_VENV/bin/sam" validate --template "$TEMPLATE" --region "$REGION"
 "$TOOLS_VENV/bin/sam" validate --lint --template "$TEMPLATE" --region "$REGION"

@@ -11,8 +11,6 @@ gives real semantic matches. Callers depend on `Embedder` only and get one from 
   torch, no network; model2vec and numpy are imported on first use only (cold start matters).
 - `HashingEmbedder`: deterministic feature hashing (blake2b, never the per-process-salted `hash()`);
   lexical only, but dependency-free and instant. A fallback and a baseline.
-- `CombinedEmbedder`: concatenation of weighted, unit-norm parts (used to give the static model a
-  hashed lexical component, see `default_offline_embedder`).
 
 Every embedder returns L2-normalised vectors (cosine == dot product) and raises `EmbeddingError` on
 failure; error messages never contain the API key.
@@ -39,7 +37,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "DEFAULT_STATIC_MODEL_PATH",
-    "CombinedEmbedder",
     "Embedder",
     "EmbeddingError",
     "HashingEmbedder",
@@ -301,9 +298,13 @@ class StaticModelEmbedder:
 
     The folder must exist locally (model2vec would otherwise try a model hub, which we never allow).
     The model is loaded on the first `embed` (or `load()`), under a lock, so constructing one is
-    cheap and thread-safe. Texts whose tokens are all unknown to the model (e.g. Chinese for the
-    MiniLM vocabulary) would embed as a zero vector; they get the fallback embedder's vector instead
-    (by default a `HashingEmbedder` of the same size) so that cosine similarity stays defined.
+    cheap and thread-safe.
+
+    Texts the model mostly cannot read — more than `max_unknown_ratio` of their tokens unknown, e.g.
+    Chinese for the MiniLM vocabulary, which lacks most Han characters — get the fallback embedder's
+    vector instead (by default a `HashingEmbedder` of the same size, whose CJK bigram features still
+    match such texts to each other). Without it they would embed as a zero vector (undefined cosine)
+    or as the vector of the one or two characters the model happens to know (noise).
     """
 
     def __init__(
@@ -312,7 +313,9 @@ class StaticModelEmbedder:
         *,
         name: str | None = None,
         fallback: Embedder | None = None,
+        max_unknown_ratio: float = 0.25,
     ) -> None:
+        self.max_unknown_ratio = max_unknown_ratio
         self.path = Path(path) if path is not None else DEFAULT_STATIC_MODEL_PATH
         config_file = self.path / "config.json"
         if not (self.path.is_dir() and config_file.is_file() and (self.path / "model.safetensors").is_file()):
@@ -358,41 +361,24 @@ class StaticModelEmbedder:
         ok = np.isfinite(norms) & (norms > 1e-6)
         matrix[ok] /= norms[ok, None]
         out: list[list[float]] = matrix.tolist()
-        missing = [i for i in range(len(texts)) if not ok[i]]
+        unreadable = self._mostly_unknown(texts)
+        missing = [i for i in range(len(texts)) if not ok[i] or unreadable[i]]
         if missing:
             for i, vec in zip(missing, self._fallback.embed([texts[i] for i in missing]), strict=True):
                 out[i] = vec
         return out
 
 
-# --------------------------------------------------------------------------------------------------
-# Combination
-# --------------------------------------------------------------------------------------------------
-
-
-class CombinedEmbedder:
-    """Concatenates unit-norm embeddings of several embedders, part i scaled by sqrt(w_i / sum w).
-
-    The cosine of two combined vectors is then the weighted mean of the parts' cosines, e.g. 0.75 of
-    semantic similarity plus 0.25 of hashed lexical overlap.
-    """
-
-    def __init__(self, parts: Sequence[tuple[Embedder, float]], *, name: str | None = None) -> None:
-        if not parts or any(w <= 0 for _, w in parts):
-            raise ValueError("need at least one part, all weights positive")
-        total = sum(w for _, w in parts)
-        self._parts = [(emb, math.sqrt(w / total)) for emb, w in parts]
-        self.dimensions = sum(emb.dimensions for emb, _ in parts)
-        self.name = name or "+".join(f"{emb.name}*{w:g}" for emb, w in parts)
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        if not texts:
-            return []
-        rows: list[list[float]] = [[] for _ in texts]
-        for emb, scale in self._parts:
-            for row, vec in zip(rows, emb.embed(texts), strict=True):
-                row.extend(v * scale for v in vec)
-        return rows
+    def _mostly_unknown(self, texts: list[str]) -> list[bool]:
+        model = self._model
+        unk = getattr(model, "unk_token_id", None)
+        if unk is None:
+            return [False] * len(texts)
+        flags = []
+        for enc in model.tokenizer.encode_batch_fast(list(texts), add_special_tokens=False):
+            ids = enc.ids
+            flags.append(bool(ids) and sum(1 for i in ids if i == unk) > self.max_unknown_ratio * len(ids))
+        return flags
 
 
 # --------------------------------------------------------------------------------------------------
@@ -401,7 +387,12 @@ class CombinedEmbedder:
 
 
 def default_offline_embedder(path: str | Path | None = None) -> Embedder:
-    """The offline default chosen by bench/embedder_eval.py (see its results table)."""
+    """The offline default, chosen by bench/embedder_eval.py: the bundled static model.
+
+    On the eval corpus it finds the paraphrased target in the top 5 for 0.88 of English queries
+    (hashing: 0.21; full MiniLM: 1.00) at about 0.06 ms per text, and falls back to hashing for
+    texts it cannot read (Chinese), which keeps exact CJK terms matching.
+    """
     return StaticModelEmbedder(path)
 
 

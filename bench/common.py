@@ -1,0 +1,147 @@
+"""Shared helpers for the issue-2 benchmarks: a migrated Postgres of their own, a seeded tenant, statistics and
+the result table. Benchmarks print numbers; nothing here asserts a timing."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import platform
+import socket
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+for _p in (str(ROOT), str(ROOT / "shared")):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
+
+BENCH_PG_DIR = ROOT / ".local" / "bench-pg"
+BENCH_PG_PORT = int(os.environ.get("AGENTMATE_BENCH_PG_PORT", "26435"))
+JWT_SECRET = "bench-secret-" + "b" * 32
+PASSWORD = "correct horse battery"
+
+
+@dataclass
+class BenchDatabase:
+    name: str
+    owner_url: str  # migrations and clean-up only
+    app_url: str  # agentmate_app: subject to row-level security, what the application uses
+
+
+def prepare_database(name: str, *, keep: bool = False) -> BenchDatabase:
+    """Start (if needed) the bench cluster in .local/bench-pg, create ``name`` fresh, apply every migration as
+    the owner and point this process's environment at it as ``agentmate_app``.
+
+    The database is dropped at exit (unless ``keep``), and the cluster stopped if this process started it.
+    """
+    import psycopg
+
+    from agentmate.core import migrate
+    from infra import localpg
+
+    already_running = localpg._ready(BENCH_PG_PORT)
+    localpg.start(BENCH_PG_DIR, BENCH_PG_PORT)
+    admin = localpg.url(BENCH_PG_PORT, "postgres")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')  # type: ignore[arg-type]
+    owner_url = localpg.url(BENCH_PG_PORT, name)
+    migrate.apply_all(owner_url)
+    app_url = localpg.url(BENCH_PG_PORT, name, role=localpg.APP_ROLE)
+    os.environ.update(bench_environment(app_url))
+
+    def _cleanup() -> None:
+        if not keep:
+            try:
+                with psycopg.connect(admin, autocommit=True) as conn:
+                    conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
+            except psycopg.Error:
+                pass
+        if not already_running:
+            localpg.stop(BENCH_PG_DIR)
+
+    atexit.register(_cleanup)
+    return BenchDatabase(name, owner_url, app_url)
+
+
+def bench_environment(database_url: str) -> dict[str, str]:
+    return {
+        "AGENTMATE_ENV": "test",
+        "DATABASE_URL": database_url,
+        "JWT_SECRET": JWT_SECRET,
+        "EMBEDDING_BASE_URL": "",
+        "QDRANT_URL": "",
+        "VECTOR_PATH": "",
+        "POWERTOOLS_LOG_LEVEL": "WARNING",
+        "POWERTOOLS_DEV": "false",
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "shared"), str(ROOT)]),
+    }
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# --- statistics ---------------------------------------------------------------------------------------------
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """Linear-interpolated percentile (p in 0..100)."""
+    data = sorted(values)
+    if not data:
+        return float("nan")
+    k = (len(data) - 1) * p / 100
+    lo, hi = int(k), min(int(k) + 1, len(data) - 1)
+    return data[lo] + (data[hi] - data[lo]) * (k - lo)
+
+
+def summary(values_ms: Sequence[float]) -> dict[str, float]:
+    return {
+        "n": len(values_ms),
+        "p50": percentile(values_ms, 50),
+        "p95": percentile(values_ms, 95),
+        "p99": percentile(values_ms, 99),
+        "mean": statistics.fmean(values_ms) if values_ms else float("nan"),
+        "min": min(values_ms) if values_ms else float("nan"),
+        "max": max(values_ms) if values_ms else float("nan"),
+    }
+
+
+def ratio(value: float, baseline: float) -> str:
+    return f"{value / baseline:.2f}x" if baseline > 0 else "n/a"
+
+
+# --- output -----------------------------------------------------------------------------------------------------
+
+
+def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]], notes: Sequence[str] = ()) -> None:
+    """A GitHub-flavoured Markdown table (pastes into docs/benchmarks.md as is)."""
+    cells = [[_fmt(c) for c in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    print(f"\n### {title}\n")
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |")
+    print("|" + "|".join(("-" * (w + 1) + ":") if i else ("-" * (w + 2)) for i, w in enumerate(widths)) + "|")
+    for row in cells:
+        print("| " + " | ".join((c.rjust(w) if i else c.ljust(w)) for i, (c, w) in
+                                enumerate(zip(row, widths, strict=True))) + " |")
+    for note in notes:
+        print(f"\n{note}")
+    print(flush=True)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.1f}" if abs(value) >= 100 else f"{value:.2f}"
+    return str(value)
+
+
+def machine() -> str:
+    return (f"{platform.python_implementation()} {platform.python_version()}, {platform.system()} "
+            f"{platform.machine()}, {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M %Z')}")

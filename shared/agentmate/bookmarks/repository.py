@@ -1,0 +1,78 @@
+"""SQL for bookmarks. RLS scopes every statement to the transaction's account; the explicit account_id filters
+are kept as well so the planner uses the (account_id, …) indexes.
+
+``read_at`` is owned here: it is set when ``is_read`` becomes true (kept if it already was) and cleared when
+``is_read`` is false, on create as well as on update, so the two columns can never disagree."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from agentmate.core.db import Conn
+from agentmate.core.sql import like_pattern, paged
+
+SUMMARY_COLUMNS = "id, url, title, summary, tags, source, is_read, read_at, created_at, updated_at"
+COLUMNS = SUMMARY_COLUMNS + ", content"
+UPDATABLE = ("url", "title", "summary", "content", "tags", "source", "is_read")
+
+
+def insert(conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]) -> dict[str, Any]:
+    row = conn.execute(
+        f"""INSERT INTO bookmarks (account_id, user_id, key_id, url, title, summary, content, tags, source,
+                                   is_read, read_at)
+            VALUES (%(account_id)s, %(user_id)s, %(key_id)s, %(url)s, %(title)s, %(summary)s, %(content)s,
+                    %(tags)s, %(source)s, %(is_read)s, CASE WHEN %(is_read)s THEN now() END)
+            RETURNING {COLUMNS}""",
+        {"account_id": account_id, "user_id": user_id, "key_id": key_id, **data},
+    ).fetchone()
+    assert row is not None
+    return row
+
+
+def get(conn: Conn, *, account_id: UUID, bookmark_id: UUID) -> dict[str, Any] | None:
+    return conn.execute(
+        f"SELECT {COLUMNS} FROM bookmarks WHERE account_id = %s AND id = %s", (account_id, bookmark_id)
+    ).fetchone()
+
+
+def update(conn: Conn, *, account_id: UUID, bookmark_id: UUID, changes: dict[str, Any]) -> dict[str, Any] | None:
+    sets = [f"{col} = %({col})s" for col in changes if col in UPDATABLE]
+    if "is_read" in changes:
+        sets.append("read_at = CASE WHEN %(is_read)s THEN coalesce(read_at, now()) END")
+    sets.append("updated_at = now()")
+    return conn.execute(
+        f"""UPDATE bookmarks SET {", ".join(sets)}
+            WHERE account_id = %(account_id)s AND id = %(id)s RETURNING {COLUMNS}""",
+        {**changes, "account_id": account_id, "id": bookmark_id},
+    ).fetchone()
+
+
+def delete(conn: Conn, *, account_id: UUID, bookmark_id: UUID) -> bool:
+    return conn.execute(
+        "DELETE FROM bookmarks WHERE account_id = %s AND id = %s", (account_id, bookmark_id)
+    ).rowcount > 0
+
+
+def search(
+    conn: Conn, *, account_id: UUID, tags: list[str], is_read: bool | None, source: str | None, q: str | None,
+    limit: int, offset: int,
+) -> tuple[list[dict[str, Any]], int]:
+    """Bookmark summaries (no content), newest first. ``q`` is a case-insensitive substring of title, summary
+    or url."""
+    params: dict[str, Any] = {"account_id": account_id}
+    where = ["account_id = %(account_id)s"]
+    if tags:
+        where.append("tags @> %(tags)s")
+        params["tags"] = tags
+    if is_read is not None:
+        where.append("is_read = %(is_read)s")
+        params["is_read"] = is_read
+    if source:
+        where.append("source = %(source)s")
+        params["source"] = source
+    if q:
+        where.append("(title ILIKE %(q)s OR summary ILIKE %(q)s OR url ILIKE %(q)s)")
+        params["q"] = like_pattern(q)
+    return paged(conn, columns=SUMMARY_COLUMNS, table="bookmarks", where=where, params=params,
+                 order_by="created_at DESC, id", limit=limit, offset=offset)

@@ -1,0 +1,109 @@
+"""SQL for expenses. RLS scopes every statement to the transaction's account; the explicit account_id filters
+are kept as well so the planner uses the (account_id, …) indexes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from agentmate.core.db import Conn
+from agentmate.core.sql import like_pattern, paged
+
+COLUMNS = "id, amount, currency, description, tags, source, happened_at, created_at, updated_at"
+UPDATABLE = ("amount", "currency", "description", "tags", "source", "happened_at")
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Already-normalised filters shared by the list and the summary. ``start`` is inclusive, ``end`` exclusive."""
+
+    tags: list[str] = field(default_factory=list)
+    q: str | None = None
+    source: str | None = None
+    currency: str | None = None
+    start: datetime | None = None
+    end: datetime | None = None
+
+
+def _where(account_id: UUID, f: Filters) -> tuple[list[str], dict[str, Any]]:
+    params: dict[str, Any] = {"account_id": account_id}
+    where = ["account_id = %(account_id)s"]
+    if f.tags:
+        where.append("tags @> %(tags)s")
+        params["tags"] = f.tags
+    if f.q:
+        where.append("description ILIKE %(q)s")
+        params["q"] = like_pattern(f.q)
+    if f.source:
+        where.append("source = %(source)s")
+        params["source"] = f.source
+    if f.currency:
+        where.append("currency = %(currency)s")
+        params["currency"] = f.currency
+    if f.start is not None:
+        where.append("happened_at >= %(start)s")
+        params["start"] = f.start
+    if f.end is not None:
+        where.append("happened_at < %(end)s")
+        params["end"] = f.end
+    return where, params
+
+
+def insert(conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]) -> dict[str, Any]:
+    row = conn.execute(
+        f"""INSERT INTO expenses (account_id, user_id, key_id, amount, currency, description, tags, source,
+                                  happened_at)
+            VALUES (%(account_id)s, %(user_id)s, %(key_id)s, %(amount)s, %(currency)s, %(description)s, %(tags)s,
+                    %(source)s, coalesce(%(happened_at)s, now()))
+            RETURNING {COLUMNS}""",
+        {"account_id": account_id, "user_id": user_id, "key_id": key_id, **data},
+    ).fetchone()
+    assert row is not None
+    return row
+
+
+def get(conn: Conn, *, account_id: UUID, expense_id: UUID) -> dict[str, Any] | None:
+    return conn.execute(
+        f"SELECT {COLUMNS} FROM expenses WHERE account_id = %s AND id = %s", (account_id, expense_id)
+    ).fetchone()
+
+
+def update(conn: Conn, *, account_id: UUID, expense_id: UUID, changes: dict[str, Any]) -> dict[str, Any] | None:
+    sets = ", ".join(f"{col} = %({col})s" for col in changes if col in UPDATABLE)
+    return conn.execute(
+        f"""UPDATE expenses SET {sets}{", " if sets else ""}updated_at = now()
+            WHERE account_id = %(account_id)s AND id = %(id)s RETURNING {COLUMNS}""",
+        {**changes, "account_id": account_id, "id": expense_id},
+    ).fetchone()
+
+
+def delete(conn: Conn, *, account_id: UUID, expense_id: UUID) -> bool:
+    return conn.execute(
+        "DELETE FROM expenses WHERE account_id = %s AND id = %s", (account_id, expense_id)
+    ).rowcount > 0
+
+
+def search(conn: Conn, *, account_id: UUID, filters: Filters, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """Matching expenses, most recent ``happened_at`` first."""
+    where, params = _where(account_id, filters)
+    return paged(conn, columns=COLUMNS, table="expenses", where=where, params=params,
+                 order_by="happened_at DESC, id", limit=limit, offset=offset)
+
+
+def summary(conn: Conn, *, account_id: UUID, filters: Filters) -> list[dict[str, Any]]:
+    """One statement (one snapshot): a row per currency (``tag`` null) and a row per (currency, tag).
+
+    Rows come ordered by currency, the currency row first, then its tags by total descending."""
+    where, params = _where(account_id, filters)
+    return conn.execute(
+        f"""WITH m AS MATERIALIZED (SELECT currency, amount, tags FROM expenses WHERE {" AND ".join(where)})
+            SELECT currency, NULL::text AS tag, sum(amount) AS total, count(*) AS count FROM m GROUP BY currency
+            UNION ALL
+            SELECT m.currency, t.tag, sum(m.amount), count(*)
+            FROM m CROSS JOIN LATERAL unnest(m.tags) AS t (tag)
+            GROUP BY m.currency, t.tag
+            ORDER BY currency, tag IS NOT NULL, total DESC, tag""",
+        params,
+    ).fetchall()

@@ -1,0 +1,44 @@
+"""The caller of the current MCP request.
+
+The auth middleware resolves the API key once per HTTP request and binds the ``Principal`` here. Context
+variables follow the request into the SDK's per-request tasks and into the worker threads sync tools run
+in, so a tool reads its caller with ``principal()`` and never sees another request's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from agentmate.auth.principal import Principal
+from agentmate.core.db import Database, get_database
+from agentmate.core.errors import Unauthorized
+
+_principal: ContextVar[Principal | None] = ContextVar("agentmate_mcp_principal", default=None)
+
+
+def principal_or_none() -> Principal | None:
+    return _principal.get()
+
+
+def principal() -> Principal:
+    """The authenticated caller; a request that reached a tool without one is refused."""
+    found = _principal.get()
+    if found is None:
+        raise Unauthorized("missing credentials: send X-Api-Key, Authorization: Bearer ak_…, or ?api_key=")
+    return found
+
+
+def db() -> Database:
+    return get_database()
+
+
+@contextmanager
+def acting_as(caller: Principal | None) -> Iterator[None]:
+    """Bind ``caller`` for the duration of the block (the middleware; in-memory tests)."""
+    token = _principal.set(caller)
+    try:
+        yield
+    finally:
+        _principal.reset(token)

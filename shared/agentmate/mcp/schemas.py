@@ -1,0 +1,29 @@
+"""Result and argument types shared by the tool modules."""
+
+from __future__ import annotations
+
+from typing import Annotated
+from uuid import UUID
+
+from pydantic import BaseModel, Field
+
+from agentmate.core.pagination import DEFAULT_LIMIT, MAX_LIMIT
+
+Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"Page size, 1..{MAX_LIMIT} (default {DEFAULT_LIMIT})")]
+Offset = Annotated[int, Field(ge=0, description="Items to skip (default 0)")]
+TagList = Annotated[
+    list[str] | None,
+    Field(description="Tags; all must match. Trimmed and lowercased, as they are on write"),
+]
+IdempotencyKey = Annotated[
+    str | None,
+    Field(max_length=255, description="Optional. Retrying with the same key returns the original record "
+                                      "instead of creating a second one; reusing it with other values is refused"),
+]
+
+
+class Deleted(BaseModel):
+    """What a delete tool returns: the id that no longer exists."""
+
+    id: UUID
+    deleted: bool = True

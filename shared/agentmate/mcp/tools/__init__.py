@@ -1,0 +1,1 @@
+"""One module per ``/mcp/<module>`` endpoint; each exposes ``tools = ToolSet(...)`` (see ``registry``)."""

@@ -1,0 +1,361 @@
+"""SQL for the memory journal, durable entries, evidence and feedback (migrations/0012_memory.sql).
+
+Functions take the caller's tenant connection first; RLS scopes every statement and the explicit account_id
+filters keep the (account_id, …) indexes in use.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from psycopg.types.json import Jsonb
+
+from agentmate.core.db import Conn
+from agentmate.core.sql import paged
+
+EVENT_COLUMNS = (
+    "id, scope_type, scope_key, session_id, sequence_no, event_type, payload, source_type, source_id, occurred_at, "
+    "idempotency_key, content_hash, skill_version_id, created_at"
+)
+ENTRY_COLUMNS = (
+    "id, scope_type, scope_key, memory_type, title, content, summary, content_hash, confidence, importance, status, "
+    "metadata, ttl_at, last_accessed_at, valid_from, valid_to, superseded_by, source_event_id, extraction_method, "
+    "extractor_version, access_count, useful_count, harmful_count, created_at, updated_at"
+)
+EVIDENCE_COLUMNS = "id, memory_id, source_type, source_id, excerpt, metadata, created_at"
+FEEDBACK_COLUMNS = "id, memory_id, signal, reason, session_id, skill_version_id, metadata, observed_at, created_at"
+
+
+# -- events ------------------------------------------------------------------------------------------------------
+
+
+def insert_event(
+    conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]
+) -> dict[str, Any] | None:
+    """Append an event; None when the idempotency key is already taken (the caller then compares hashes).
+
+    A concurrent insert of the same key waits on the unique index and then sees the committed row.
+    """
+    return conn.execute(
+        f"""INSERT INTO memory_events (account_id, user_id, key_id, scope_type, scope_key, session_id, sequence_no,
+                                       event_type, payload, source_type, source_id, occurred_at, idempotency_key,
+                                       content_hash, skill_version_id)
+            VALUES (%(a)s, %(u)s, %(k)s, %(scope_type)s, %(scope_key)s, %(session_id)s, %(sequence_no)s,
+                    %(event_type)s, %(payload)s, %(source_type)s, %(source_id)s, coalesce(%(occurred_at)s, now()),
+                    %(idempotency_key)s, %(content_hash)s, %(skill_version_id)s)
+            ON CONFLICT (account_id, idempotency_key) DO NOTHING
+            RETURNING {EVENT_COLUMNS}""",
+        {**data, "payload": Jsonb(data["payload"]), "a": account_id, "u": user_id, "k": key_id},
+    ).fetchone()
+
+
+def event_by_key(conn: Conn, *, account_id: UUID, idempotency_key: str) -> dict[str, Any] | None:
+    return conn.execute(
+        f"SELECT {EVENT_COLUMNS} FROM memory_events WHERE account_id = %s AND idempotency_key = %s",
+        (account_id, idempotency_key),
+    ).fetchone()
+
+
+def get_event(conn: Conn, *, account_id: UUID, event_id: UUID) -> dict[str, Any] | None:
+    return conn.execute(f"SELECT {EVENT_COLUMNS} FROM memory_events WHERE account_id = %s AND id = %s",
+                        (account_id, event_id)).fetchone()
+
+
+def list_events(
+    conn: Conn, *, account_id: UUID, filters: dict[str, Any], limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
+    params: dict[str, Any] = {"a": account_id}
+    where = ["account_id = %(a)s"]
+    for column in ("session_id", "scope_type", "scope_key", "event_type"):
+        value = filters.get(column)
+        if value is not None:
+            where.append(f"{column} = %({column})s")
+            params[column] = value
+    return paged(conn, columns=EVENT_COLUMNS, table="memory_events", where=where, params=params,
+                 order_by="occurred_at DESC, created_at DESC, id", limit=limit, offset=offset)
+
+
+def latest_checkpoint(conn: Conn, *, account_id: UUID, session_id: str) -> dict[str, Any] | None:
+    return conn.execute(
+        f"""SELECT {EVENT_COLUMNS} FROM memory_events
+            WHERE account_id = %s AND session_id = %s AND event_type = 'checkpoint'
+            ORDER BY occurred_at DESC, sequence_no DESC NULLS LAST, created_at DESC, id DESC
+            LIMIT 1""",
+        (account_id, session_id),
+    ).fetchone()
+
+
+def scopes(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """Every (scope_type, scope_key) in use, with entry and event counts, most recently active first."""
+    rows = conn.execute(
+        """WITH e AS (
+               SELECT scope_type, scope_key, count(*) AS n, max(occurred_at) AS last_at
+               FROM memory_events WHERE account_id = %(a)s GROUP BY scope_type, scope_key
+           ), m AS (
+               SELECT scope_type, scope_key, count(*) AS n, max(updated_at) AS last_at
+               FROM memory_entries WHERE account_id = %(a)s GROUP BY scope_type, scope_key
+           )
+           SELECT coalesce(m.scope_type, e.scope_type) AS scope_type, coalesce(m.scope_key, e.scope_key) AS scope_key,
+                  coalesce(m.n, 0) AS entry_count, coalesce(e.n, 0) AS event_count,
+                  greatest(m.last_at, e.last_at) AS last_activity_at, count(*) OVER () AS _total
+           FROM m FULL OUTER JOIN e ON e.scope_type = m.scope_type AND e.scope_key = m.scope_key
+           ORDER BY last_activity_at DESC NULLS LAST, scope_type, scope_key
+           LIMIT %(limit)s OFFSET %(offset)s""",
+        {"a": account_id, "limit": limit, "offset": offset},
+    ).fetchall()
+    if rows:
+        total = rows[0]["_total"]
+    elif offset == 0:
+        total = 0
+    else:
+        found = conn.execute(
+            """SELECT count(*) AS n FROM (
+                   SELECT scope_type, scope_key FROM memory_events WHERE account_id = %(a)s
+                   UNION SELECT scope_type, scope_key FROM memory_entries WHERE account_id = %(a)s) s""",
+            {"a": account_id},
+        ).fetchone()
+        total = found["n"] if found else 0
+    for r in rows:
+        r.pop("_total", None)
+    return rows, total
+
+
+# -- entries -----------------------------------------------------------------------------------------------------
+
+
+def insert_entry(
+    conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]
+) -> dict[str, Any]:
+    row = conn.execute(
+        f"""INSERT INTO memory_entries (account_id, user_id, key_id, scope_type, scope_key, memory_type, title,
+                                        content, summary, content_hash, confidence, importance, status, metadata,
+                                        ttl_at, valid_from, valid_to, source_event_id, extraction_method,
+                                        extractor_version)
+            VALUES (%(a)s, %(u)s, %(k)s, %(scope_type)s, %(scope_key)s, %(memory_type)s, %(title)s, %(content)s,
+                    %(summary)s, %(content_hash)s, %(confidence)s, %(importance)s, %(status)s, %(metadata)s,
+                    %(ttl_at)s, coalesce(%(valid_from)s, now()), %(valid_to)s, %(source_event_id)s,
+                    %(extraction_method)s, %(extractor_version)s)
+            RETURNING {ENTRY_COLUMNS}""",
+        {**data, "metadata": Jsonb(data["metadata"]), "a": account_id, "u": user_id, "k": key_id},
+    ).fetchone()
+    assert row is not None
+    return row
+
+
+def insert_evidence(
+    conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, memory_id: UUID,
+    items: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
+    if not items:
+        return []
+    return conn.execute(
+        f"""INSERT INTO memory_evidence (account_id, user_id, key_id, memory_id, source_type, source_id, excerpt,
+                                         metadata, created_at)
+            SELECT %(a)s, %(u)s, %(k)s, %(m)s, t.source_type, t.source_id, t.excerpt, t.metadata,
+                   clock_timestamp()
+            FROM unnest(%(st)s::text[], %(sid)s::text[], %(ex)s::text[], %(md)s::jsonb[], %(ord)s::int[])
+                 AS t (source_type, source_id, excerpt, metadata, ord)
+            ORDER BY t.ord
+            RETURNING {EVIDENCE_COLUMNS}""",
+        {"a": account_id, "u": user_id, "k": key_id, "m": memory_id,
+         "st": [i["source_type"] for i in items], "sid": [i["source_id"] for i in items],
+         "ex": [i["excerpt"] for i in items], "md": [Jsonb(i["metadata"]) for i in items],
+         "ord": list(range(len(items)))},
+    ).fetchall()
+
+
+def get_entry(conn: Conn, *, account_id: UUID, entry_id: UUID, lock: bool = False) -> dict[str, Any] | None:
+    return conn.execute(
+        f"SELECT {ENTRY_COLUMNS} FROM memory_entries WHERE account_id = %s AND id = %s{' FOR UPDATE' if lock else ''}",
+        (account_id, entry_id),
+    ).fetchone()
+
+
+def entries_by_ids(conn: Conn, *, account_id: UUID, ids: list[UUID]) -> dict[UUID, dict[str, Any]]:
+    if not ids:
+        return {}
+    rows = conn.execute(f"SELECT {ENTRY_COLUMNS} FROM memory_entries WHERE account_id = %s AND id = ANY(%s)",
+                        (account_id, ids)).fetchall()
+    return {r["id"]: r for r in rows}
+
+
+def lock_entries(conn: Conn, *, account_id: UUID, ids: list[UUID]) -> dict[UUID, dict[str, Any]]:
+    """Lock rows in id order (a fixed order, so two supersedes of the same pair cannot deadlock)."""
+    rows = conn.execute(
+        f"""SELECT {ENTRY_COLUMNS} FROM memory_entries WHERE account_id = %s AND id = ANY(%s)
+            ORDER BY id FOR UPDATE""",
+        (account_id, sorted(ids)),
+    ).fetchall()
+    return {r["id"]: r for r in rows}
+
+
+def evidence_for(conn: Conn, *, account_id: UUID, memory_ids: list[UUID]) -> dict[UUID, list[dict[str, Any]]]:
+    out: dict[UUID, list[dict[str, Any]]] = {m: [] for m in memory_ids}
+    if not memory_ids:
+        return out
+    rows = conn.execute(
+        f"""SELECT {EVIDENCE_COLUMNS} FROM memory_evidence WHERE account_id = %s AND memory_id = ANY(%s)
+            ORDER BY created_at, id""",
+        (account_id, memory_ids),
+    ).fetchall()
+    for r in rows:
+        out.setdefault(r["memory_id"], []).append(r)
+    return out
+
+
+def list_entries(
+    conn: Conn, *, account_id: UUID, filters: dict[str, Any], limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
+    params: dict[str, Any] = {"a": account_id}
+    where = ["account_id = %(a)s"]
+    for column in ("scope_type", "scope_key", "memory_type", "status"):
+        value = filters.get(column)
+        if value is not None:
+            where.append(f"{column} = %({column})s")
+            params[column] = value
+    return paged(conn, columns=ENTRY_COLUMNS, table="memory_entries", where=where, params=params,
+                 order_by="importance DESC, updated_at DESC, id", limit=limit, offset=offset)
+
+
+def chain_reaches(conn: Conn, *, account_id: UUID, start: UUID, target: UUID) -> bool:
+    """Does following ``superseded_by`` from ``start`` (inclusive) reach ``target``? (cycle detection)"""
+    row = conn.execute(
+        """WITH RECURSIVE chain (id, depth) AS (
+               SELECT id, 0 FROM memory_entries WHERE account_id = %(a)s AND id = %(s)s
+               UNION ALL
+               SELECT e.superseded_by, c.depth + 1
+               FROM chain c JOIN memory_entries e ON e.account_id = %(a)s AND e.id = c.id
+               WHERE e.superseded_by IS NOT NULL AND c.depth < 10000
+           ) CYCLE id SET is_cycle USING path
+           SELECT EXISTS (SELECT 1 FROM chain WHERE id = %(t)s) AS reaches""",
+        {"a": account_id, "s": start, "t": target},
+    ).fetchone()
+    return bool(row and row["reaches"])
+
+
+def mark_superseded(conn: Conn, *, account_id: UUID, entry_id: UUID, superseded_by: UUID) -> dict[str, Any]:
+    """Status superseded, pointer set, validity window closed at now (never before valid_from)."""
+    row = conn.execute(
+        f"""UPDATE memory_entries
+            SET superseded_by = %(by)s, status = 'superseded', updated_at = now(),
+                valid_to = greatest(valid_from, least(coalesce(valid_to, now()), now()))
+            WHERE account_id = %(a)s AND id = %(id)s
+            RETURNING {ENTRY_COLUMNS}""",
+        {"a": account_id, "id": entry_id, "by": superseded_by},
+    ).fetchone()
+    assert row is not None
+    return row
+
+
+def bump_access(conn: Conn, *, account_id: UUID, ids: list[UUID]) -> None:
+    if ids:
+        conn.execute(
+            """UPDATE memory_entries SET access_count = access_count + 1, last_accessed_at = now()
+               WHERE account_id = %s AND id = ANY(%s)""",
+            (account_id, sorted(ids)),
+        )
+
+
+# -- feedback ----------------------------------------------------------------------------------------------------
+
+
+def insert_feedback(
+    conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, memory_id: UUID, data: dict[str, Any]
+) -> dict[str, Any] | None:
+    """Record a signal once per (memory, session, signal); None when it already exists."""
+    return conn.execute(
+        f"""INSERT INTO memory_feedback (account_id, user_id, key_id, memory_id, signal, reason, session_id,
+                                         skill_version_id, metadata)
+            VALUES (%(a)s, %(u)s, %(k)s, %(m)s, %(signal)s, %(reason)s, %(session_id)s, %(skill_version_id)s,
+                    %(metadata)s)
+            ON CONFLICT ON CONSTRAINT memory_feedback_once_key DO NOTHING
+            RETURNING {FEEDBACK_COLUMNS}""",
+        {**data, "metadata": Jsonb(data["metadata"]), "a": account_id, "u": user_id, "k": key_id, "m": memory_id},
+    ).fetchone()
+
+
+def existing_feedback(
+    conn: Conn, *, account_id: UUID, memory_id: UUID, session_id: str, signal: str
+) -> dict[str, Any] | None:
+    return conn.execute(
+        f"""SELECT {FEEDBACK_COLUMNS} FROM memory_feedback
+            WHERE account_id = %s AND memory_id = %s AND session_id = %s AND signal = %s""",
+        (account_id, memory_id, session_id, signal),
+    ).fetchone()
+
+
+def count_feedback(conn: Conn, *, account_id: UUID, entry_id: UUID, signal: str) -> dict[str, Any]:
+    """Move the entry's counter projection by one (same transaction as the signal)."""
+    column = "useful_count" if signal == "useful" else "harmful_count"
+    row = conn.execute(
+        f"""UPDATE memory_entries SET {column} = {column} + 1
+            WHERE account_id = %s AND id = %s RETURNING {ENTRY_COLUMNS}""",
+        (account_id, entry_id),
+    ).fetchone()
+    assert row is not None
+    return row
+
+
+def list_feedback(
+    conn: Conn, *, account_id: UUID, memory_id: UUID, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
+    return paged(conn, columns=FEEDBACK_COLUMNS, table="memory_feedback",
+                 where=["account_id = %(a)s", "memory_id = %(m)s"], params={"a": account_id, "m": memory_id},
+                 order_by="created_at DESC, id DESC", limit=limit, offset=offset)
+
+
+# -- timeline ----------------------------------------------------------------------------------------------------
+
+
+def timeline(
+    conn: Conn, *, account_id: UUID, session_id: str | None, skill_version_id: UUID | None, limit: int,
+    after: tuple[datetime, datetime, UUID] | None = None,
+) -> list[dict[str, Any]]:
+    """Skill executions and journal events merged in time order (up to ``limit`` rows).
+
+    ``after`` = (occurred_at, created_at, id) of a checkpoint: only what happened or was recorded after it.
+    """
+    params: dict[str, Any] = {"a": account_id, "limit": limit}
+    log_where = ["l.account_id = %(a)s"]
+    event_where = ["e.account_id = %(a)s"]
+    if session_id is not None:
+        params["s"] = session_id
+        log_where.append("l.session_id = %(s)s")
+        event_where.append("e.session_id = %(s)s")
+    if skill_version_id is not None:
+        params["v"] = skill_version_id
+        log_where.append("l.skill_version_id = %(v)s")
+        event_where.append("e.skill_version_id = %(v)s")
+    outer = ""
+    if after is not None:
+        params["at"], params["ct"], params["cid"] = after
+        outer = "WHERE (t.occurred_at > %(at)s OR t.recorded_at > %(ct)s) AND t.id <> %(cid)s"
+    return conn.execute(
+        f"""SELECT * FROM (
+                SELECT 'skill_log' AS kind, l.id, l.created_at AS occurred_at, l.created_at AS recorded_at,
+                       l.session_id, l.skill_version_id, l.skill_name, l.skill_version, l.outcome, l.was_triggered,
+                       l.failure_reason, l.duration_ms, NULL::text AS event_type, NULL::jsonb AS payload
+                FROM skill_logs l WHERE {" AND ".join(log_where)}
+                UNION ALL
+                SELECT 'memory_event', e.id, e.occurred_at, e.created_at, e.session_id, e.skill_version_id,
+                       v.skill_name, v.version, NULL, NULL, NULL, NULL, e.event_type, e.payload
+                FROM memory_events e
+                LEFT JOIN skill_versions v ON v.account_id = e.account_id AND v.id = e.skill_version_id
+                WHERE {" AND ".join(event_where)}
+            ) t {outer}
+            ORDER BY t.occurred_at, t.kind, t.id
+            LIMIT %(limit)s""",
+        params,
+    ).fetchall()
+
+
+def event_with_version(conn: Conn, *, account_id: UUID, event_id: UUID) -> dict[str, Any] | None:
+    return conn.execute(
+        """SELECT e.id, e.session_id, e.skill_version_id, v.skill_name, v.version AS skill_version
+           FROM memory_events e
+           LEFT JOIN skill_versions v ON v.account_id = e.account_id AND v.id = e.skill_version_id
+           WHERE e.account_id = %s AND e.id = %s""",
+        (account_id, event_id),
+    ).fetchone()

@@ -1,0 +1,464 @@
+"""Memory: the immutable event journal, evidence-backed durable entries, hybrid search, feedback, checkpoints.
+
+Write models are strict: an unknown field is a 400 naming it. Fields that agents commonly send in the wrong
+place are declared as traps (hidden from the schema) so the 400 says where the value belongs, e.g.
+``content`` on an event → "event content belongs inside payload".
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+from uuid import UUID
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
+
+ScopeType = Literal["global", "project", "repository", "agent", "session"]
+EventType = Literal[
+    "goal", "observation", "action", "decision", "issue", "attempt", "outcome", "correction", "checkpoint", "note"
+]
+MemoryType = Literal["semantic", "episodic", "procedural"]
+EntryStatus = Literal["pending", "active", "superseded", "invalidated", "archived", "expired"]
+CreateStatus = Literal["active", "pending"]
+ExtractionMethod = Literal["explicit", "rule", "llm", "dream"]
+Signal = Literal["useful", "harmful"]
+Resolution = Literal["skill_version", "session_only", "event_only", "none"]
+ResumeResolution = Literal["checkpoint", "journal_only", "empty"]
+
+SCOPE_TYPES: tuple[str, ...] = ScopeType.__args__  # type: ignore[attr-defined]
+EVENT_TYPES: tuple[str, ...] = EventType.__args__  # type: ignore[attr-defined]
+MEMORY_TYPES: tuple[str, ...] = MemoryType.__args__  # type: ignore[attr-defined]
+ENTRY_STATUSES: tuple[str, ...] = EntryStatus.__args__  # type: ignore[attr-defined]
+CHECKPOINT_STRING_FIELDS = ("goal", "label", "notes")
+CHECKPOINT_LIST_FIELDS = ("done", "next", "open")
+CHECKPOINT_FIELDS = CHECKPOINT_STRING_FIELDS + CHECKPOINT_LIST_FIELDS
+
+MAX_SESSION_ID = 200
+MAX_SCOPE_KEY = 500
+MAX_IDEMPOTENCY_KEY = 512
+MAX_PAYLOAD_BYTES = 256 * 1024
+MAX_METADATA_BYTES = 64 * 1024
+MAX_EVIDENCE = 50
+MAX_CHECKPOINT_ITEMS = 100
+MAX_CHECKPOINT_ITEM_CHARS = 2000
+
+
+def _strip(value: object) -> object:
+    return value.strip() if isinstance(value, str) else value
+
+
+def _lower_strip(value: object) -> object:
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+def _blank_to_none(value: object) -> object:
+    if isinstance(value, str) and not value.strip():
+        return None
+    return value
+
+
+def _none_to_empty_dict(value: object) -> object:
+    return {} if value is None else value
+
+
+def misplaced(hint: str) -> Any:
+    """A hidden trap field: sending it is a 400 on that field saying where the value belongs."""
+
+    def reject(_: Any) -> Any:
+        raise ValueError(f"unknown field ({hint})")
+
+    return Annotated[SkipJsonSchema[Any], AfterValidator(reject), Field(default=None, exclude=True)]
+
+
+Lower = BeforeValidator(_lower_strip)
+Strip = BeforeValidator(_strip)
+ScopeTypeIn = Annotated[ScopeType, Lower]
+SessionId = Annotated[str, Strip, Field(max_length=MAX_SESSION_ID)]
+ScopeKey = Annotated[str, Strip, Field(max_length=MAX_SCOPE_KEY)]
+OptionalUUID = Annotated[UUID | None, BeforeValidator(_blank_to_none)]
+JsonObject = Annotated[dict[str, Any], BeforeValidator(_none_to_empty_dict)]
+
+_IN_PAYLOAD = "event content belongs inside payload"
+_EVIDENCE_KEYS = "evidence uses source_type/source_id"
+
+
+# --- events ---------------------------------------------------------------------------------------------------
+
+
+class EventCreate(BaseModel):
+    """An immutable journal event. Retries must reuse ``idempotency_key``: the same body replays the stored event
+    (200 + ``X-Idempotent-Replay: true``), a different body under the same key is a 409."""
+
+    model_config = ConfigDict(extra="forbid")
+    event_type: Annotated[EventType, Lower]
+    idempotency_key: Annotated[str, Strip, Field(min_length=1, max_length=MAX_IDEMPOTENCY_KEY,
+                                                 description="Stable per logical event; reuse it on retries")]
+    payload: JsonObject = Field(default_factory=dict, description="The event's content (JSON object)")
+    scope_type: ScopeTypeIn = "global"
+    scope_key: ScopeKey = Field(default="", description="Required unless scope_type is global")
+    session_id: SessionId = ""
+    sequence_no: int | None = Field(default=None, ge=0, description="Optional order within session_id")
+    source_type: Annotated[str, Lower, Field(max_length=64)] = ""
+    source_id: Annotated[str, Strip, Field(max_length=1000)] = ""
+    occurred_at: datetime | None = Field(default=None, description="RFC 3339; defaults to now (then not hashed)")
+    skill_version_id: OptionalUUID = Field(default=None, description="The skill version that produced the event")
+
+    content: misplaced(_IN_PAYLOAD) = None
+    text: misplaced(_IN_PAYLOAD) = None
+    message: misplaced(_IN_PAYLOAD) = None
+    body: misplaced(_IN_PAYLOAD) = None
+    data: misplaced(_IN_PAYLOAD) = None
+    type: misplaced("use event_type") = None
+
+
+class Event(BaseModel):
+    id: UUID
+    scope_type: ScopeType
+    scope_key: str
+    session_id: str
+    sequence_no: int | None
+    event_type: EventType
+    payload: dict[str, Any]
+    source_type: str
+    source_id: str
+    occurred_at: datetime
+    idempotency_key: str
+    content_hash: str
+    skill_version_id: UUID | None
+    created_at: datetime
+
+
+class EventDetail(Event):
+    warning: str | None = Field(default=None, description="Set when the stored payload is empty")
+
+
+class EventRecorded(EventDetail):
+    created: bool = Field(description="false when this was a replay of an already stored event")
+
+
+# --- entries --------------------------------------------------------------------------------------------------
+
+
+class EvidenceIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    source_type: Annotated[str, Lower, Field(min_length=1, max_length=64,
+                                             description="What the evidence is, e.g. memory_event, url, file")]
+    source_id: Annotated[str, Strip, Field(min_length=1, max_length=1000, description="Its id, URL or path")]
+    excerpt: str = Field(default="", max_length=5000)
+    metadata: JsonObject = Field(default_factory=dict)
+
+    kind: misplaced(_EVIDENCE_KEYS) = None
+    type: misplaced(_EVIDENCE_KEYS) = None
+    ref: misplaced(_EVIDENCE_KEYS) = None
+    url: misplaced(_EVIDENCE_KEYS) = None
+    id: misplaced(_EVIDENCE_KEYS) = None
+    note: misplaced("use excerpt") = None
+    text: misplaced("use excerpt") = None
+    quote: misplaced("use excerpt") = None
+
+
+class EntryCreate(BaseModel):
+    """A durable memory. It needs provenance: ``source_event_id`` or at least one ``evidence`` item."""
+
+    model_config = ConfigDict(extra="forbid")
+    memory_type: Annotated[MemoryType, Lower]
+    content: str = Field(min_length=1, max_length=20_000)
+    title: Annotated[str, Strip, Field(max_length=500)] = ""
+    summary: str = Field(default="", max_length=2000)
+    scope_type: ScopeTypeIn = "global"
+    scope_key: ScopeKey = Field(default="", description="Required unless scope_type is global")
+    confidence: float = Field(default=0.5, ge=0, le=1)
+    importance: float = Field(default=0.5, ge=0, le=1)
+    status: Annotated[CreateStatus, Lower] = "active"
+    metadata: JsonObject = Field(default_factory=dict)
+    ttl_at: datetime | None = None
+    valid_from: datetime | None = Field(default=None, description="Defaults to now")
+    valid_to: datetime | None = None
+    source_event_id: OptionalUUID = Field(default=None, description="The journal event this memory came from")
+    evidence: list[EvidenceIn] = Field(default_factory=list, max_length=MAX_EVIDENCE)
+    extraction_method: Annotated[ExtractionMethod, Lower] = "explicit"
+    extractor_version: Annotated[str, Strip, Field(max_length=100)] = ""
+
+    type: misplaced("use memory_type") = None
+    text: misplaced("use content") = None
+    body: misplaced("use content") = None
+    source: misplaced("use evidence: [{source_type, source_id, excerpt}]") = None
+    sources: misplaced("use evidence: [{source_type, source_id, excerpt}]") = None
+    event_id: misplaced("use source_event_id") = None
+    tags: misplaced("put tags inside metadata") = None
+    payload: misplaced("entries take content (payload belongs to events)") = None
+
+
+class Evidence(BaseModel):
+    id: UUID
+    memory_id: UUID
+    source_type: str
+    source_id: str
+    excerpt: str
+    metadata: dict[str, Any]
+    created_at: datetime
+
+
+class Entry(BaseModel):
+    id: UUID
+    scope_type: ScopeType
+    scope_key: str
+    memory_type: MemoryType
+    title: str
+    content: str
+    summary: str
+    content_hash: str
+    confidence: float
+    importance: float
+    status: EntryStatus
+    metadata: dict[str, Any]
+    ttl_at: datetime | None
+    last_accessed_at: datetime | None
+    valid_from: datetime
+    valid_to: datetime | None
+    superseded_by: UUID | None
+    source_event_id: UUID | None
+    extraction_method: ExtractionMethod
+    extractor_version: str
+    access_count: int
+    useful_count: int
+    harmful_count: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class Indexing(BaseModel):
+    status: Literal["indexed", "failed", "pending", "missing"] = Field(
+        description="indexed: both search legs; failed: lexical leg only (error says why); pending: being "
+                    "indexed; missing: no retrieval projection (e.g. superseded)")
+    document_id: UUID | None = None
+    error: str | None = None
+
+
+class EntryDetail(Entry):
+    evidence: list[Evidence]
+    indexing: Indexing | None = None
+
+
+# --- search ---------------------------------------------------------------------------------------------------
+
+
+class SearchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    query: Annotated[str, Strip, Field(min_length=1, max_length=2000)]
+    top_k: int = Field(default=8, ge=1, le=20)
+    scope_type: Annotated[ScopeType | None, Lower] = None
+    scope_key: Annotated[str | None, Strip, Field(max_length=MAX_SCOPE_KEY)] = Field(
+        default=None, description="Requires scope_type")
+    memory_type: Annotated[MemoryType | None, Lower] = None
+    status: Annotated[EntryStatus, Lower] = "active"
+
+    q: misplaced("use query") = None
+    text: misplaced("use query") = None
+    limit: misplaced("use top_k") = None
+
+
+class Degraded(BaseModel):
+    leg: Literal["lexical", "vector"]
+    reason: str
+
+
+class SearchItem(BaseModel):
+    entry: EntryDetail
+    rank: int
+    score: float = Field(description="retrieval_score + feedback_adjustment, clamped to 0..1")
+    retrieval_score: float = Field(description="Fused rank score: 1.0 = first in both legs, 0.5 = first in one")
+    feedback_adjustment: float = Field(description="0.15 * (useful - harmful) / (useful + harmful + 3)")
+    channels: list[Literal["lexical", "vector"]]
+    hit_reason: str
+    lexical_score: float | None = Field(description="Raw ts_rank_cd; null when the lexical leg did not find it")
+    vector_score: float | None = Field(description="Raw cosine; null when the vector leg did not find it")
+
+
+class SearchResponse(BaseModel):
+    items: list[SearchItem]
+    total: int
+    degraded: list[Degraded] = Field(default_factory=list,
+                                     description="Search legs that failed; the others still answered")
+
+
+# --- supersede / feedback -------------------------------------------------------------------------------------
+
+
+class SupersedeRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    superseded_id: UUID = Field(description="The entry this one (the path id) replaces")
+
+    superseding_id: misplaced("the superseding entry is the one in the path") = None
+    replaces: misplaced("use superseded_id") = None
+
+
+class SupersedeResult(BaseModel):
+    superseding: Entry
+    superseded: Entry
+    projection_removed: int = Field(description="Retrieval rows of the replaced entry deleted by this call")
+    created: bool = Field(description="false when this supersede was already recorded")
+    warning: str | None = None
+
+
+class FeedbackCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    signal: Annotated[Signal, Lower]
+    reason: str = Field(default="", max_length=2000)
+    session_id: SessionId = Field(default="", description="One signal of each kind per memory per session")
+    skill_version_id: OptionalUUID = None
+    metadata: JsonObject = Field(default_factory=dict)
+
+    useful: misplaced("use signal: useful|harmful") = None
+    helpful: misplaced("use signal: useful|harmful") = None
+    rating: misplaced("use signal: useful|harmful") = None
+    score: misplaced("use signal: useful|harmful") = None
+    memory_id: misplaced("the memory id is in the path") = None
+
+
+class Feedback(BaseModel):
+    id: UUID
+    memory_id: UUID
+    signal: Signal
+    reason: str
+    session_id: str
+    skill_version_id: UUID | None
+    metadata: dict[str, Any]
+    observed_at: datetime
+    created_at: datetime
+
+
+class FeedbackRecorded(BaseModel):
+    feedback: Feedback
+    created: bool = Field(description="false when this signal was already recorded for this memory and session")
+    entry: Entry
+
+
+# --- timeline / attribution -----------------------------------------------------------------------------------
+
+
+class TimelineItem(BaseModel):
+    kind: Literal["skill_log", "memory_event"]
+    id: UUID
+    occurred_at: datetime
+    session_id: str
+    skill_version_id: UUID | None
+    skill_name: str | None
+    skill_version: str | None
+    attributed: bool = Field(description="Tied to a specific skill version")
+    outcome: str | None = None
+    was_triggered: bool | None = None
+    failure_reason: str | None = None
+    duration_ms: int | None = None
+    event_type: str | None = None
+    payload: dict[str, Any] | None = None
+
+
+class Timeline(BaseModel):
+    session_id: str | None
+    skill_version_id: UUID | None
+    items: list[TimelineItem]
+    total: int
+    skill_log_count: int
+    memory_event_count: int
+    unattributed_count: int
+    truncated: bool = Field(description="More items exist than limit")
+    limit: int
+
+
+class Attribution(BaseModel):
+    entry_id: UUID
+    resolution: Resolution
+    source_event_id: UUID | None = None
+    session_id: str | None = None
+    skill_version_id: UUID | None = None
+    skill_name: str | None = None
+    skill_version: str | None = None
+    session_timeline: list[TimelineItem] | None = None
+    session_timeline_truncated: bool | None = None
+
+
+# --- checkpoints ----------------------------------------------------------------------------------------------
+
+CheckpointItem = Annotated[str, Field(max_length=MAX_CHECKPOINT_ITEM_CHARS)]
+_NOT_IN_CHECKPOINT = "a checkpoint has goal, done, next, open, notes and label"
+
+
+class CheckpointCreate(BaseModel):
+    """A resumable snapshot of session intent. Without ``idempotency_key`` the key derives from the content, so
+    saving unchanged state again is a no-op."""
+
+    model_config = ConfigDict(extra="forbid")
+    session_id: Annotated[str, Strip, Field(min_length=1, max_length=MAX_SESSION_ID)]
+    goal: Annotated[str, Strip, Field(min_length=1, max_length=2000)]
+    label: Annotated[str, Strip, Field(max_length=200)] = ""
+    notes: str = Field(default="", max_length=10_000)
+    done: list[CheckpointItem] = Field(default_factory=list, max_length=MAX_CHECKPOINT_ITEMS)
+    next: list[CheckpointItem] = Field(default_factory=list, max_length=MAX_CHECKPOINT_ITEMS)
+    open: list[CheckpointItem] = Field(default_factory=list, max_length=MAX_CHECKPOINT_ITEMS)
+    scope_type: ScopeTypeIn = "global"
+    scope_key: ScopeKey = ""
+    skill_version_id: OptionalUUID = None
+    idempotency_key: Annotated[str | None, Strip, Field(max_length=MAX_IDEMPOTENCY_KEY)] = None
+
+    blocked_on: misplaced("list blockers in open") = None
+    blockers: misplaced("list blockers in open") = None
+    questions: misplaced("use open") = None
+    completed: misplaced("use done") = None
+    todo: misplaced("use next") = None
+    steps: misplaced("use next") = None
+    summary: misplaced("use notes") = None
+    content: misplaced(_NOT_IN_CHECKPOINT) = None
+    payload: misplaced(_NOT_IN_CHECKPOINT) = None
+
+
+class Checkpoint(BaseModel):
+    event_id: UUID
+    session_id: str
+    scope_type: ScopeType
+    scope_key: str
+    goal: str
+    label: str
+    notes: str
+    done: list[str]
+    next: list[str]
+    open: list[str]
+    skill_version_id: UUID | None
+    idempotency_key: str
+    occurred_at: datetime
+    warning: str | None = None
+
+
+class CheckpointSaved(BaseModel):
+    checkpoint: Checkpoint
+    created: bool = Field(description="false when identical state was already saved (nothing appended)")
+    warning: str | None = None
+
+
+class Resume(BaseModel):
+    session_id: str
+    resolution: ResumeResolution
+    checkpoint: Checkpoint | None
+    since_checkpoint: list[TimelineItem] = Field(
+        description="Everything recorded after the checkpoint (the whole session journal when there is none)")
+    truncated: bool
+
+
+# --- scopes ---------------------------------------------------------------------------------------------------
+
+
+class ScopeSummary(BaseModel):
+    scope_type: ScopeType
+    scope_key: str
+    entry_count: int
+    event_count: int
+    last_activity_at: datetime | None
+
+
+class ScopePage(BaseModel):
+    items: list[ScopeSummary]
+    total: int
+    limit: int
+    offset: int
+    note: str

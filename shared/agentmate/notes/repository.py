@@ -1,0 +1,77 @@
+"""SQL for notes. RLS scopes every statement to the transaction's account; the explicit account_id filters
+are kept as well so the planner uses the (account_id, …) indexes."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from psycopg import errors as pg_errors
+
+from agentmate.core.db import Conn
+from agentmate.core.errors import invalid
+from agentmate.core.sql import like_pattern, paged
+from agentmate.notes.schemas import MAX_CONTENT_BYTES
+
+COLUMNS = "id, title, content, tags, created_at, updated_at"
+UPDATABLE = ("title", "content", "tags")
+
+
+def insert(conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]) -> dict[str, Any]:
+    row = conn.execute(
+        f"""INSERT INTO notes (account_id, user_id, key_id, title, content, tags)
+            VALUES (%(account_id)s, %(user_id)s, %(key_id)s, %(title)s, %(content)s, %(tags)s)
+            RETURNING {COLUMNS}""",
+        {"account_id": account_id, "user_id": user_id, "key_id": key_id, **data},
+    ).fetchone()
+    assert row is not None
+    return row
+
+
+def get(conn: Conn, *, account_id: UUID, note_id: UUID) -> dict[str, Any] | None:
+    return conn.execute(
+        f"SELECT {COLUMNS} FROM notes WHERE account_id = %s AND id = %s", (account_id, note_id)
+    ).fetchone()
+
+
+def update(conn: Conn, *, account_id: UUID, note_id: UUID, changes: dict[str, Any]) -> dict[str, Any] | None:
+    sets = ", ".join(f"{col} = %({col})s" for col in changes if col in UPDATABLE)
+    return conn.execute(
+        f"""UPDATE notes SET {sets}{", " if sets else ""}updated_at = now()
+            WHERE account_id = %(account_id)s AND id = %(id)s RETURNING {COLUMNS}""",
+        {**changes, "account_id": account_id, "id": note_id},
+    ).fetchone()
+
+
+def append(conn: Conn, *, account_id: UUID, note_id: UUID, content: str) -> dict[str, Any] | None:
+    """Concatenate in one statement (the row lock serialises concurrent appends); no separator is added."""
+    try:
+        return conn.execute(
+            f"""UPDATE notes SET content = content || %(content)s, updated_at = now()
+                WHERE account_id = %(account_id)s AND id = %(id)s RETURNING {COLUMNS}""",
+            {"content": content, "account_id": account_id, "id": note_id},
+        ).fetchone()
+    except pg_errors.CheckViolation as exc:
+        if exc.diag.constraint_name == "notes_content_size_check":
+            raise invalid("content", f"the note's content would exceed {MAX_CONTENT_BYTES} bytes") from None
+        raise
+
+
+def delete(conn: Conn, *, account_id: UUID, note_id: UUID) -> bool:
+    return conn.execute("DELETE FROM notes WHERE account_id = %s AND id = %s", (account_id, note_id)).rowcount > 0
+
+
+def search(
+    conn: Conn, *, account_id: UUID, tags: list[str], q: str | None, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
+    """Filtered list, newest first. ``q`` is a case-insensitive substring of title or content."""
+    params: dict[str, Any] = {"account_id": account_id}
+    where = ["account_id = %(account_id)s"]
+    if tags:
+        where.append("tags @> %(tags)s")
+        params["tags"] = tags
+    if q:
+        where.append("(title ILIKE %(q)s OR content ILIKE %(q)s)")
+        params["q"] = like_pattern(q)
+    return paged(conn, columns=COLUMNS, table="notes", where=where, params=params,
+                 order_by="created_at DESC, id", limit=limit, offset=offset)

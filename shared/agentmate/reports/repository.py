@@ -1,0 +1,86 @@
+"""SQL for reports. RLS scopes every statement to the transaction's account; the explicit account_id filters
+are kept as well so the planner uses the (account_id, …) indexes. Nothing here reads across accounts: there is
+deliberately no public (cross-account) report listing."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from agentmate.core.db import Conn
+from agentmate.core.sql import like_pattern, paged
+
+SUMMARY_COLUMNS = "id, title, format, tags, source, source_key_id, created_at, updated_at"
+COLUMNS = SUMMARY_COLUMNS + ", content"
+UPDATABLE = ("title", "content", "format", "tags", "source")
+
+
+def insert(conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]) -> dict[str, Any]:
+    row = conn.execute(
+        f"""INSERT INTO reports (account_id, user_id, source_key_id, title, content, format, tags, source)
+            VALUES (%(account_id)s, %(user_id)s, %(key_id)s, %(title)s, %(content)s, %(format)s, %(tags)s,
+                    %(source)s)
+            RETURNING {COLUMNS}""",
+        {"account_id": account_id, "user_id": user_id, "key_id": key_id, **data},
+    ).fetchone()
+    assert row is not None
+    return row
+
+
+def get(conn: Conn, *, account_id: UUID, report_id: UUID) -> dict[str, Any] | None:
+    return conn.execute(
+        f"SELECT {COLUMNS} FROM reports WHERE account_id = %s AND id = %s", (account_id, report_id)
+    ).fetchone()
+
+
+def update(conn: Conn, *, account_id: UUID, report_id: UUID, changes: dict[str, Any]) -> dict[str, Any] | None:
+    sets = ", ".join(f"{col} = %({col})s" for col in changes if col in UPDATABLE)
+    return conn.execute(
+        f"""UPDATE reports SET {sets}{", " if sets else ""}updated_at = now()
+            WHERE account_id = %(account_id)s AND id = %(id)s RETURNING {COLUMNS}""",
+        {**changes, "account_id": account_id, "id": report_id},
+    ).fetchone()
+
+
+def delete(conn: Conn, *, account_id: UUID, report_id: UUID) -> bool:
+    return conn.execute("DELETE FROM reports WHERE account_id = %s AND id = %s", (account_id, report_id)).rowcount > 0
+
+
+def search(
+    conn: Conn, *, account_id: UUID, tags: list[str], source: str | None, q: str | None, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
+    """Report summaries (no content), newest first. ``q`` is a case-insensitive substring of title or content."""
+    params: dict[str, Any] = {"account_id": account_id}
+    where = ["account_id = %(account_id)s"]
+    if tags:
+        where.append("tags @> %(tags)s")
+        params["tags"] = tags
+    if source:
+        where.append("source = %(source)s")
+        params["source"] = source
+    if q:
+        where.append("(title ILIKE %(q)s OR content ILIKE %(q)s)")
+        params["q"] = like_pattern(q)
+    return paged(conn, columns=SUMMARY_COLUMNS, table="reports", where=where, params=params,
+                 order_by="created_at DESC, id", limit=limit, offset=offset)
+
+
+def sources(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """Distinct sources with their report counts, most used first; reports without a source are not listed."""
+    rows = conn.execute(
+        """SELECT source, count(*) AS count, count(*) OVER () AS _total
+           FROM reports WHERE account_id = %(account_id)s AND source IS NOT NULL
+           GROUP BY source ORDER BY count(*) DESC, source LIMIT %(limit)s OFFSET %(offset)s""",
+        {"account_id": account_id, "limit": limit, "offset": offset},
+    ).fetchall()
+    if rows:
+        total = rows[0]["_total"]
+    elif offset == 0:
+        total = 0
+    else:
+        found = conn.execute(
+            "SELECT count(DISTINCT source) AS n FROM reports WHERE account_id = %s AND source IS NOT NULL",
+            (account_id,),
+        ).fetchone()
+        total = found["n"] if found else 0
+    return [{"source": r["source"], "count": r["count"]} for r in rows], total

@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+from uuid import UUID
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+
+from agentmate.core.text import Tags
+
+ReportFormat = Literal["md", "html"]
+FORMATS: tuple[str, ...] = ReportFormat.__args__  # type: ignore[attr-defined]
+MAX_TITLE_LENGTH = 500
+MAX_SOURCE_LENGTH = 255
+MAX_CONTENT_BYTES = 1_048_576  # 1 MiB of UTF-8; enforced again by reports_content_size_check
+NUL_MESSAGE = "must not contain NUL (U+0000) characters"
+
+
+def no_nul(value: str) -> str:
+    """Postgres text cannot hold U+0000: reject it as a field error instead of failing the insert."""
+    if "\x00" in value:
+        raise ValueError(NUL_MESSAGE)
+    return value
+
+
+def no_nul_tags(tags: list[str]) -> list[str]:
+    for tag in tags:
+        no_nul(tag)
+    return tags
+
+
+def within_content_limit(value: str) -> str:
+    if len(value.encode("utf-8", "surrogatepass")) > MAX_CONTENT_BYTES:
+        raise ValueError(f"must be at most {MAX_CONTENT_BYTES} bytes (UTF-8)")
+    return value
+
+
+def blank_to_none(value: object) -> object:
+    if isinstance(value, str):
+        return value.strip() or None
+    return value
+
+
+Title = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE_LENGTH), AfterValidator(no_nul)
+]
+Content = Annotated[str, AfterValidator(no_nul), AfterValidator(within_content_limit)]
+ReportTags = Annotated[Tags, AfterValidator(no_nul_tags)]
+# A free-form label of the agent or skill that wrote the report; blank means "none" (stored as null).
+Source = Annotated[
+    Annotated[str, StringConstraints(max_length=MAX_SOURCE_LENGTH), AfterValidator(no_nul)] | None,
+    BeforeValidator(blank_to_none),
+]
+
+_CONTENT_DOC = "The report body in `format`, stored verbatim; at most 1 MiB (1048576 bytes of UTF-8)"
+_TAGS_DOC = "Trimmed and lowercased on write; duplicates dropped"
+_SOURCE_DOC = "Agent or skill label (≤255, trimmed); blank or null = none"
+
+
+class ReportCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: Title = Field(description="1..500 characters, trimmed")
+    content: Content = Field(default="", description=_CONTENT_DOC)
+    format: ReportFormat = Field(default="md", description="How `content` is written")
+    tags: ReportTags = Field(default_factory=list, description=_TAGS_DOC)
+    source: Source = Field(default=None, description=_SOURCE_DOC)
+
+
+class ReportUpdate(BaseModel):
+    """Only the fields sent are changed; send source null to clear it. Other fields may not be null."""
+
+    model_config = ConfigDict(extra="forbid")
+    title: Title | None = Field(default=None, description="1..500 characters, trimmed")
+    content: Content | None = Field(default=None, description=_CONTENT_DOC)
+    format: ReportFormat | None = None
+    tags: ReportTags | None = Field(default=None, description=_TAGS_DOC + "; replaces the whole list")
+    source: Source = Field(default=None, description=_SOURCE_DOC)
+
+
+class ReportSummary(BaseModel):
+    """A report without its content, as listed."""
+
+    id: UUID
+    title: str
+    format: ReportFormat
+    tags: list[str]
+    source: str | None
+    source_key_id: UUID | None = Field(description="The API key that created the report (null for a JWT session)")
+    created_at: datetime
+    updated_at: datetime
+
+
+class Report(ReportSummary):
+    content: str
+
+
+class ReportSource(BaseModel):
+    source: str
+    count: int

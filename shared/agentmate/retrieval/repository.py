@@ -1,0 +1,218 @@
+"""SQL for the retrieval projection (``retrieval_documents``, migrations/0010_retrieval.sql).
+
+Statements run inside the caller's tenant transaction; RLS scopes them to its account and the explicit
+``account_id`` filters keep the (account_id, …) indexes in use. The lexical leg receives a tsquery text that
+``agentmate.retrieval.lexical.tsquery`` built from tokens, never the user's raw text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from psycopg.types.json import Jsonb
+
+from agentmate.core.db import Conn
+
+COLUMNS = (
+    "id, namespace, source_type, source_id, chunk_key, title, content, content_hash, metadata, status, error, "
+    "point_id, embedding_model, embedding_dimension, indexed_at, created_at, updated_at"
+)
+_D_COLUMNS = ", ".join("d." + c.strip() for c in COLUMNS.split(","))
+
+# Statuses the lexical leg may serve: a failed row lost only its vector, a pending one is mid-write.
+LEXICAL_STATUSES = ("indexed", "failed")
+
+
+def get_by_key(
+    conn: Conn, *, account_id: UUID, namespace: str, source_type: str, source_id: str, chunk_key: str,
+    lock: bool = False,
+) -> dict[str, Any] | None:
+    return conn.execute(
+        f"""SELECT {COLUMNS}, vector_collection FROM retrieval_documents
+            WHERE account_id = %(a)s AND namespace = %(ns)s AND source_type = %(st)s AND source_id = %(sid)s
+              AND chunk_key = %(ck)s {"FOR UPDATE" if lock else ""}""",
+        {"a": account_id, "ns": namespace, "st": source_type, "sid": source_id, "ck": chunk_key},
+    ).fetchone()
+
+
+def upsert_pending(conn: Conn, *, account_id: UUID, doc: dict[str, Any]) -> dict[str, Any]:
+    """Insert or replace one document by its source key, as ``pending`` (invisible to both legs)."""
+    row = conn.execute(
+        f"""INSERT INTO retrieval_documents
+                (account_id, namespace, source_type, source_id, chunk_key, title, content, content_hash, metadata,
+                 lexical_text, status)
+            VALUES (%(a)s, %(namespace)s, %(source_type)s, %(source_id)s, %(chunk_key)s, %(title)s, %(content)s,
+                    %(content_hash)s, %(metadata)s, %(lexical_text)s, 'pending')
+            ON CONFLICT (account_id, namespace, source_type, source_id, chunk_key) DO UPDATE SET
+                title = EXCLUDED.title, content = EXCLUDED.content, content_hash = EXCLUDED.content_hash,
+                metadata = EXCLUDED.metadata, lexical_text = EXCLUDED.lexical_text, status = 'pending',
+                error = NULL, updated_at = now()
+            RETURNING {COLUMNS}""",
+        {**doc, "a": account_id, "metadata": Jsonb(doc["metadata"])},
+    ).fetchone()
+    assert row is not None
+    return row
+
+
+def upsert_many_pending(conn: Conn, *, account_id: UUID, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Batch form of ``upsert_pending`` (one statement), rows returned in input order."""
+    if not docs:
+        return []
+    keys = ("namespace", "source_type", "source_id", "chunk_key", "title", "content", "content_hash", "lexical_text")
+    params: dict[str, Any] = {k: [d[k] for d in docs] for k in keys}
+    params["metadata"] = [Jsonb(d["metadata"]) for d in docs]
+    params["ord"] = list(range(len(docs)))
+    rows = conn.execute(
+        f"""WITH input AS (
+                SELECT * FROM unnest(%(ord)s::int[], %(namespace)s::text[], %(source_type)s::text[],
+                                     %(source_id)s::text[], %(chunk_key)s::text[], %(title)s::text[],
+                                     %(content)s::text[], %(content_hash)s::text[], %(metadata)s::jsonb[],
+                                     %(lexical_text)s::text[])
+                    AS t (ord, namespace, source_type, source_id, chunk_key, title, content, content_hash, metadata,
+                          lexical_text)
+            ), upserted AS (
+                INSERT INTO retrieval_documents
+                    (account_id, namespace, source_type, source_id, chunk_key, title, content, content_hash,
+                     metadata, lexical_text, status)
+                SELECT %(a)s, namespace, source_type, source_id, chunk_key, title, content, content_hash, metadata,
+                       lexical_text, 'pending'
+                FROM input ORDER BY ord
+                ON CONFLICT (account_id, namespace, source_type, source_id, chunk_key) DO UPDATE SET
+                    title = EXCLUDED.title, content = EXCLUDED.content, content_hash = EXCLUDED.content_hash,
+                    metadata = EXCLUDED.metadata, lexical_text = EXCLUDED.lexical_text, status = 'pending',
+                    error = NULL, updated_at = now()
+                RETURNING {COLUMNS}
+            )
+            SELECT u.* FROM upserted u JOIN input i
+              ON (i.namespace, i.source_type, i.source_id, i.chunk_key)
+               = (u.namespace, u.source_type, u.source_id, u.chunk_key)
+            ORDER BY i.ord""",
+        {**params, "a": account_id},
+    ).fetchall()
+    return rows
+
+
+def mark_indexed(
+    conn: Conn, *, account_id: UUID, document_ids: list[UUID], content_hashes: list[str], embedding_model: str,
+    embedding_dimension: int, vector_collection: str | None,
+) -> int:
+    """Flip pending rows to ``indexed`` unless a newer write replaced their content meanwhile."""
+    if not document_ids:
+        return 0
+    return conn.execute(
+        """UPDATE retrieval_documents d SET status = 'indexed', error = NULL, indexed_at = now(),
+                  embedding_model = %(m)s, embedding_dimension = %(dim)s, vector_collection = %(col)s
+           FROM unnest(%(ids)s::uuid[], %(hashes)s::text[]) AS u (id, content_hash)
+           WHERE d.account_id = %(a)s AND d.id = u.id AND d.content_hash = u.content_hash""",
+        {"a": account_id, "ids": document_ids, "hashes": content_hashes, "m": embedding_model,
+         "dim": embedding_dimension, "col": vector_collection},
+    ).rowcount
+
+
+def mark_failed(
+    conn: Conn, *, account_id: UUID, document_ids: list[UUID], content_hashes: list[str], error: str
+) -> int:
+    """Record an indexing failure; the row keeps serving the lexical leg."""
+    if not document_ids:
+        return 0
+    return conn.execute(
+        """UPDATE retrieval_documents d SET status = 'failed', error = %(e)s
+           FROM unnest(%(ids)s::uuid[], %(hashes)s::text[]) AS u (id, content_hash)
+           WHERE d.account_id = %(a)s AND d.id = u.id AND d.content_hash = u.content_hash""",
+        {"a": account_id, "ids": document_ids, "hashes": content_hashes, "e": error[:2000]},
+    ).rowcount
+
+
+def delete_source(
+    conn: Conn, *, account_id: UUID, namespace: str, source_type: str, source_id: str
+) -> list[UUID]:
+    """Delete every chunk of one source record; returns the vector point ids to remove."""
+    rows = conn.execute(
+        """DELETE FROM retrieval_documents
+           WHERE account_id = %(a)s AND namespace = %(ns)s AND source_type = %(st)s AND source_id = %(sid)s
+           RETURNING point_id""",
+        {"a": account_id, "ns": namespace, "st": source_type, "sid": source_id},
+    ).fetchall()
+    return [r["point_id"] for r in rows]
+
+
+def status_of(
+    conn: Conn, *, account_id: UUID, namespace: str, source_type: str, source_ids: list[str]
+) -> dict[str, dict[str, Any]]:
+    """Current indexing state per source id (first chunk by key)."""
+    if not source_ids:
+        return {}
+    rows = conn.execute(
+        """SELECT DISTINCT ON (source_id) source_id, id, status, error FROM retrieval_documents
+           WHERE account_id = %(a)s AND namespace = %(ns)s AND source_type = %(st)s AND source_id = ANY(%(ids)s)
+           ORDER BY source_id, chunk_key""",
+        {"a": account_id, "ns": namespace, "st": source_type, "ids": source_ids},
+    ).fetchall()
+    return {r["source_id"]: r for r in rows}
+
+
+def _filters(source_type: str | None, metadata: dict[str, Any] | None, params: dict[str, Any]) -> str:
+    sql = ""
+    if source_type:
+        sql += " AND d.source_type = %(source_type)s"
+        params["source_type"] = source_type
+    if metadata:
+        sql += " AND d.metadata @> %(meta)s"
+        params["meta"] = Jsonb(metadata)
+    return sql
+
+
+def lexical_search(
+    conn: Conn, *, account_id: UUID, namespace: str, tsquery: str, limit: int, source_type: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """Rows matching a token-built tsquery, best ``ts_rank_cd`` first (newer first on ties)."""
+    params: dict[str, Any] = {"a": account_id, "ns": namespace, "q": tsquery, "limit": limit,
+                              "st": list(LEXICAL_STATUSES)}
+    extra = _filters(source_type, metadata, params)
+    return conn.execute(
+        f"""SELECT {_D_COLUMNS}, ts_rank_cd(d.lexical_tsv, q.query) AS lexical_score
+            FROM retrieval_documents d, to_tsquery('simple', %(q)s) AS q (query)
+            WHERE d.account_id = %(a)s AND d.namespace = %(ns)s AND d.status = ANY(%(st)s)
+              AND d.lexical_tsv @@ q.query{extra}
+            ORDER BY lexical_score DESC, d.updated_at DESC, d.id
+            LIMIT %(limit)s""",
+        params,
+    ).fetchall()
+
+
+def hydrate_points(
+    conn: Conn, *, account_id: UUID, namespace: str, point_ids: list[UUID], source_type: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> dict[UUID, dict[str, Any]]:
+    """Rows behind vector hits, keyed by point id: only ``indexed`` rows (stale points drop out)."""
+    if not point_ids:
+        return {}
+    params: dict[str, Any] = {"a": account_id, "ns": namespace, "ids": point_ids}
+    extra = _filters(source_type, metadata, params)
+    rows = conn.execute(
+        f"""SELECT {_D_COLUMNS} FROM retrieval_documents d
+            WHERE d.account_id = %(a)s AND d.namespace = %(ns)s AND d.point_id = ANY(%(ids)s)
+              AND d.status = 'indexed'{extra}""",
+        params,
+    ).fetchall()
+    return {r["point_id"]: r for r in rows}
+
+
+# -- operator repair (SECURITY DEFINER functions of 0010_retrieval.sql) -----------------------------------------
+
+
+def admin_lexical_batch(
+    conn: Conn, *, admin_user_id: UUID, account_id: UUID | None, namespace: str | None, after: UUID | None,
+    limit: int,
+) -> list[dict[str, Any]]:
+    return conn.execute(
+        "SELECT id, title, content, lexical_text FROM admin_lexical_batch(%s, %s, %s, %s, %s)",
+        (admin_user_id, account_id, namespace, after, limit),
+    ).fetchall()
+
+
+def admin_lexical_update(conn: Conn, *, admin_user_id: UUID, ids: list[UUID], texts: list[str]) -> int:
+    row = conn.execute("SELECT admin_lexical_update(%s, %s, %s) AS n", (admin_user_id, ids, texts)).fetchone()
+    return int(row["n"]) if row else 0

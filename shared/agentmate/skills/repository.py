@@ -1,0 +1,165 @@
+"""SQL for skill versions and skill logs (migrations/0015_skills.sql)."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from psycopg.types.json import Jsonb
+
+from agentmate.core.db import Conn
+from agentmate.core.sql import paged
+
+SUMMARY_COLUMNS = (
+    "id, skill_name, version, content_hash, package_hash, source_id, source_revision_id, agent_id, change_summary, "
+    "eval_pass_rate, is_active, activated_at, published_at"
+)
+VERSION_COLUMNS = SUMMARY_COLUMNS + ", content"
+LOG_COLUMNS = (
+    "id, skill_name, skill_version, skill_version_id, agent_id, session_id, trigger_text, was_triggered, outcome, "
+    "failure_reason, user_correction, tool_calls, duration_ms, created_at"
+)
+
+
+def lock_skill(conn: Conn, *, account_id: UUID, skill_name: str) -> None:
+    """Serialise publishes/activations of one skill (the one-active partial unique index is the backstop)."""
+    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 7452015))",
+                 (f"skill-version:{account_id}:{skill_name}",))
+
+
+def get_version(conn: Conn, *, account_id: UUID, version_id: UUID, content: bool = True) -> dict[str, Any] | None:
+    cols = VERSION_COLUMNS if content else SUMMARY_COLUMNS
+    return conn.execute(f"SELECT {cols} FROM skill_versions WHERE account_id = %s AND id = %s",
+                        (account_id, version_id)).fetchone()
+
+
+def version_ref(conn: Conn, *, account_id: UUID, version_id: UUID) -> dict[str, Any] | None:
+    """The identity of a version (for attribution checks), without its body."""
+    return conn.execute(
+        "SELECT id, skill_name, version FROM skill_versions WHERE account_id = %s AND id = %s",
+        (account_id, version_id),
+    ).fetchone()
+
+
+def find_direct(conn: Conn, *, account_id: UUID, skill_name: str, version: str, content_hash: str) -> list[dict[str, Any]]:
+    """Direct publishes of this skill that share the label or the body."""
+    return conn.execute(
+        f"""SELECT {VERSION_COLUMNS} FROM skill_versions
+            WHERE account_id = %(a)s AND skill_name = %(n)s AND source_id IS NULL
+              AND (version = %(v)s OR content_hash = %(h)s)""",
+        {"a": account_id, "n": skill_name, "v": version, "h": content_hash},
+    ).fetchall()
+
+
+def insert_version(
+    conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]
+) -> dict[str, Any]:
+    row = conn.execute(
+        f"""INSERT INTO skill_versions (account_id, user_id, key_id, skill_name, version, content, content_hash,
+                                        package_hash, agent_id, change_summary, eval_pass_rate)
+            VALUES (%(a)s, %(u)s, %(k)s, %(skill_name)s, %(version)s, %(content)s, %(content_hash)s,
+                    %(content_hash)s, %(agent_id)s, %(change_summary)s, %(eval_pass_rate)s)
+            RETURNING {VERSION_COLUMNS}""",
+        {**data, "a": account_id, "u": user_id, "k": key_id},
+    ).fetchone()
+    assert row is not None
+    return row
+
+
+def activate(conn: Conn, *, account_id: UUID, version_id: UUID, skill_name: str) -> dict[str, Any] | None:
+    """Make one version the skill's only active version (caller holds the skill lock)."""
+    conn.execute(
+        """UPDATE skill_versions SET is_active = false
+           WHERE account_id = %s AND skill_name = %s AND is_active AND id <> %s""",
+        (account_id, skill_name, version_id),
+    )
+    return conn.execute(
+        f"""UPDATE skill_versions SET is_active = true,
+                   activated_at = CASE WHEN is_active THEN activated_at ELSE now() END
+            WHERE account_id = %s AND id = %s RETURNING {VERSION_COLUMNS}""",
+        (account_id, version_id),
+    ).fetchone()
+
+
+def active_version(conn: Conn, *, account_id: UUID, skill_name: str) -> dict[str, Any] | None:
+    return conn.execute(
+        f"SELECT {VERSION_COLUMNS} FROM skill_versions WHERE account_id = %s AND skill_name = %s AND is_active",
+        (account_id, skill_name),
+    ).fetchone()
+
+
+def list_versions(
+    conn: Conn, *, account_id: UUID, skill_name: str | None, active: bool | None, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
+    params: dict[str, Any] = {"a": account_id}
+    where = ["account_id = %(a)s"]
+    if skill_name:
+        where.append("skill_name = %(n)s")
+        params["n"] = skill_name
+    if active is not None:
+        where.append("is_active = %(act)s")
+        params["act"] = active
+    return paged(conn, columns=SUMMARY_COLUMNS, table="skill_versions", where=where, params=params,
+                 order_by="published_at DESC, id", limit=limit, offset=offset)
+
+
+def insert_log(
+    conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]
+) -> dict[str, Any]:
+    row = conn.execute(
+        f"""INSERT INTO skill_logs (account_id, user_id, key_id, skill_name, skill_version, skill_version_id, agent_id,
+                                    session_id, trigger_text, was_triggered, outcome, failure_reason,
+                                    user_correction, tool_calls, duration_ms)
+            VALUES (%(a)s, %(u)s, %(k)s, %(skill_name)s, %(skill_version)s, %(skill_version_id)s, %(agent_id)s,
+                    %(session_id)s, %(trigger_text)s, %(was_triggered)s, %(outcome)s, %(failure_reason)s,
+                    %(user_correction)s, %(tool_calls)s, %(duration_ms)s)
+            RETURNING {LOG_COLUMNS}""",
+        {**data, "tool_calls": Jsonb(data["tool_calls"]), "a": account_id, "u": user_id, "k": key_id},
+    ).fetchone()
+    assert row is not None
+    return row
+
+
+def list_logs(
+    conn: Conn, *, account_id: UUID, filters: dict[str, Any], limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
+    params: dict[str, Any] = {"a": account_id}
+    where = ["account_id = %(a)s"]
+    for column in ("skill_name", "agent_id", "outcome", "session_id", "skill_version_id"):
+        value = filters.get(column)
+        if value is not None and value != "":
+            where.append(f"{column} = %({column})s")
+            params[column] = value
+    if filters.get("outcomes"):
+        where.append("outcome = ANY(%(outcomes)s)")
+        params["outcomes"] = list(filters["outcomes"])
+    return paged(conn, columns=LOG_COLUMNS, table="skill_logs", where=where, params=params,
+                 order_by="created_at DESC, id", limit=limit, offset=offset)
+
+
+def stats(conn: Conn, *, account_id: UUID, skill_name: str) -> dict[str, Any]:
+    row = conn.execute(
+        """SELECT count(*) AS total_runs,
+                  count(*) FILTER (WHERE was_triggered) AS triggered_runs,
+                  count(*) FILTER (WHERE outcome = 'success') AS success,
+                  count(*) FILTER (WHERE outcome = 'failure') AS failure,
+                  count(*) FILTER (WHERE outcome = 'partial') AS partial,
+                  count(*) FILTER (WHERE outcome = 'user_corrected') AS user_corrected,
+                  avg(duration_ms)::double precision AS avg_duration_ms,
+                  max(created_at) AS last_run_at
+           FROM skill_logs WHERE account_id = %s AND skill_name = %s""",
+        (account_id, skill_name),
+    ).fetchone()
+    assert row is not None
+    return row
+
+
+def stats_by_version(conn: Conn, *, account_id: UUID, skill_name: str) -> list[dict[str, Any]]:
+    return conn.execute(
+        """SELECT skill_version_id, skill_version, count(*) AS total_runs,
+                  count(*) FILTER (WHERE outcome = 'success') AS success
+           FROM skill_logs WHERE account_id = %s AND skill_name = %s
+           GROUP BY skill_version_id, skill_version
+           ORDER BY max(created_at) DESC, skill_version""",
+        (account_id, skill_name),
+    ).fetchall()

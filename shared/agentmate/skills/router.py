@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+from typing import Annotated
+from uuid import UUID
+
+from fastapi import APIRouter, Query, Response
+from fastapi.responses import JSONResponse
+
+from agentmate.api.deps import DbDep, IdempotencyKey, scoped
+from agentmate.api.errors import PROBLEM_RESPONSES
+from agentmate.api.responses import created
+from agentmate.core.observability import count
+from agentmate.core.pagination import Page, PageDep
+from agentmate.core.text import blank_to_none
+from agentmate.skills import service
+from agentmate.skills.schemas import (
+    Outcome,
+    SkillLog,
+    SkillLogCreate,
+    SkillSignals,
+    SkillStats,
+    SkillVersion,
+    SkillVersionCreate,
+    SkillVersionSummary,
+    VersionPublished,
+)
+
+router = APIRouter(prefix="/api/skills", tags=["skills"], responses=PROBLEM_RESPONSES)
+
+Reader = scoped("skills:r")
+Writer = scoped("skills:rw")
+SkillNameQuery = Annotated[str, Query(min_length=1, max_length=200, description="Exact skill name")]
+
+
+@router.post("/logs", status_code=201, response_model=SkillLog)
+def add_log(body: SkillLogCreate, principal: Writer, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
+    """Record one skill execution; skill_version_id (optional) must be a version of the same skill."""
+    outcome = service.add_log(db, principal, body, idempotency_key)
+    if not outcome.replay:
+        count("SkillLogRecorded")
+    return created(outcome)
+
+
+@router.get("/logs", response_model=Page[SkillLog])
+def list_logs(
+    principal: Reader, db: DbDep, page: PageDep,
+    skill_name: Annotated[str | None, Query(max_length=200)] = None,
+    agent_id: Annotated[str | None, Query(max_length=200)] = None,
+    outcome: Annotated[Outcome | None, Query()] = None,
+    session_id: Annotated[str | None, Query(max_length=200)] = None,
+    skill_version_id: Annotated[UUID | None, Query()] = None,
+) -> Page[SkillLog]:
+    """List skill executions, newest first."""
+    return service.list_logs(db, principal, page, skill_name=blank_to_none(skill_name),
+                             agent_id=blank_to_none(agent_id), outcome=outcome,
+                             session_id=blank_to_none(session_id), skill_version_id=skill_version_id)
+
+
+@router.post("/versions", status_code=201, response_model=VersionPublished)
+def publish_version(body: SkillVersionCreate, principal: Writer, db: DbDep) -> Response:
+    """Publish a SKILL.md body as a version (201); the same body under the same label again is a 200 no-op."""
+    outcome = service.publish_version(db, principal, body)
+    if not outcome.replay:
+        count("SkillVersionPublished")
+    headers = {"X-Idempotent-Replay": "true"} if outcome.replay else None
+    return JSONResponse(outcome.body, status_code=outcome.status, headers=headers)
+
+
+@router.get("/versions", response_model=Page[SkillVersionSummary])
+def list_versions(
+    principal: Reader, db: DbDep, page: PageDep,
+    skill_name: Annotated[str | None, Query(max_length=200)] = None,
+    active: Annotated[bool | None, Query(description="Only active (true) or inactive (false) versions")] = None,
+) -> Page[SkillVersionSummary]:
+    """List published versions (without bodies), newest first."""
+    return service.list_versions(db, principal, page, skill_name=blank_to_none(skill_name), active=active)
+
+
+@router.get("/versions/active", response_model=SkillVersion)
+def active_version(principal: Reader, db: DbDep, skill_name: SkillNameQuery) -> SkillVersion:
+    """The active version of a skill, with its body; 404 when none is active."""
+    return service.active_version(db, principal, skill_name)
+
+
+@router.get("/versions/{version_id}", response_model=SkillVersion)
+def get_version(version_id: UUID, principal: Reader, db: DbDep) -> SkillVersion:
+    """One version with its body."""
+    return service.get_version(db, principal, version_id)
+
+
+@router.post("/versions/{version_id}/activate", response_model=SkillVersion)
+def activate_version(version_id: UUID, principal: Writer, db: DbDep) -> SkillVersion:
+    """Make this the skill's only active version (idempotent)."""
+    return service.activate_version(db, principal, version_id)
+
+
+@router.get("/stats", response_model=SkillStats)
+def skill_stats(principal: Reader, db: DbDep, skill_name: SkillNameQuery) -> SkillStats:
+    """Run counts, trigger rate and outcome rates of one skill, overall and per version."""
+    return service.stats(db, principal, skill_name)
+
+
+@router.get("/signals", response_model=SkillSignals)
+def skill_signals(
+    principal: Reader, db: DbDep, skill_name: SkillNameQuery,
+    limit: Annotated[int, Query(ge=1, le=service.MAX_SIGNALS, description="1..50")] = 10,
+) -> SkillSignals:
+    """Recent failures, partial runs and user corrections of one skill, newest first."""
+    return service.signals(db, principal, skill_name, limit)

@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+from typing import Annotated
+from uuid import UUID
+
+from fastapi import APIRouter, Body, Path, Query, Response
+from fastapi.responses import JSONResponse
+
+from agentmate.api.deps import DbDep, IdempotencyKey, scoped
+from agentmate.api.errors import PROBLEM_RESPONSES
+from agentmate.api.responses import created
+from agentmate.core.observability import count
+from agentmate.core.pagination import MAX_LIMIT, Page, PageDep
+from agentmate.working import service
+from agentmate.working.schemas import (
+    AppendResult,
+    ItemPage,
+    ItemsAppend,
+    SessionCreate,
+    SessionDeleted,
+    SessionStatus,
+    SessionUpdate,
+    WorkingSession,
+)
+
+router = APIRouter(prefix="/api/memory/working", tags=["working-memory"], responses=PROBLEM_RESPONSES)
+
+Reader = scoped("memory:r")
+Writer = scoped("memory:rw")
+
+SessionId = Annotated[UUID, Path(description="Working session id")]
+REPLAY_HEADER = "X-Idempotent-Replay"
+
+
+@router.post("/sessions", status_code=201, response_model=WorkingSession)
+def create_session(
+    principal: Writer, db: DbDep, idempotency_key: IdempotencyKey,
+    body: Annotated[SessionCreate | None, Body()] = None,
+) -> Response:
+    """Create a working memory session; title, agent and metadata are all optional."""
+    outcome = service.create_session(db, principal, body, idempotency_key)
+    if not outcome.replay:
+        count("WorkingSessionCreated")
+    return created(outcome)
+
+
+@router.get("/sessions", response_model=Page[WorkingSession])
+def list_sessions(
+    principal: Reader, db: DbDep, page: PageDep,
+    status: Annotated[SessionStatus | None, Query()] = None,
+    agent: Annotated[str | None, Query(description="Exact agent name")] = None,
+) -> Page[WorkingSession]:
+    """List working memory sessions, most recently updated first."""
+    return service.list_sessions(db, principal, page, status=status, agent=agent)
+
+
+@router.get("/sessions/{session_id}", response_model=WorkingSession)
+def get_session(session_id: SessionId, principal: Reader, db: DbDep) -> WorkingSession:
+    """Get one session with its metadata and last_seq."""
+    return service.get_session(db, principal, session_id)
+
+
+@router.patch("/sessions/{session_id}", response_model=WorkingSession)
+def update_session(session_id: SessionId, body: SessionUpdate, principal: Writer, db: DbDep) -> WorkingSession:
+    """Update title, status (active|archived) or metadata; at least one is required."""
+    return service.update_session(db, principal, session_id, body)
+
+
+@router.delete("/sessions/{session_id}", response_model=SessionDeleted)
+def delete_session(session_id: SessionId, principal: Writer, db: DbDep) -> SessionDeleted:
+    """Delete a session and all of its items; reports items_deleted for verification."""
+    return service.delete_session(db, principal, session_id)
+
+
+@router.post(
+    "/sessions/{session_id}/items", status_code=201, response_model=AppendResult,
+    responses={200: {"model": AppendResult, "description": "Every item was already stored: a replay "
+                                                           "(header X-Idempotent-Replay: true)"}},
+)
+def append_items(session_id: SessionId, body: ItemsAppend, principal: Writer, db: DbDep) -> Response:
+    """Append a batch of items all-or-nothing; seq is assigned by the server; retries replay by idempotency_key."""
+    result = service.append_items(db, principal, session_id, body)
+    if result.created_count:
+        count("WorkingItemsAppended", result.created_count)
+    if result.replay:
+        return JSONResponse(result.model_dump(mode="json"), status_code=200, headers={REPLAY_HEADER: "true"})
+    return JSONResponse(result.model_dump(mode="json"), status_code=201)
+
+
+@router.get("/sessions/{session_id}/items", response_model=ItemPage)
+def list_items(
+    session_id: SessionId, principal: Reader, db: DbDep,
+    after_seq: Annotated[int, Query(ge=0, le=service.MAX_SEQ, description="Return items with a higher seq")] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size, 1..100")] = service.DEFAULT_ITEM_LIMIT,
+) -> ItemPage:
+    """Replay items in seq order after after_seq; has_more is exact even across deletion gaps."""
+    return service.list_items(db, principal, session_id, after_seq=after_seq, limit=limit)
+
+
+@router.delete("/sessions/{session_id}/items/{seq}", status_code=204, response_class=Response)
+def delete_item(
+    session_id: SessionId, principal: Writer, db: DbDep,
+    seq: Annotated[int, Path(ge=1, le=service.MAX_SEQ, description="The item's seq")],
+) -> Response:
+    """Delete one item; its seq is never reused."""
+    service.delete_item(db, principal, session_id, seq)
+    return Response(status_code=204)

@@ -1,0 +1,21 @@
+"""The MCP tool names of spec/001 ("MCP Integration"), per endpoint, exactly as written there."""
+
+SPEC_TOOLS: dict[str, list[str]] = {
+    "todos": ["todo_create", "todo_get", "todo_list", "todo_update", "todo_delete", "todo_search"],
+    "notes": ["note_create", "note_get", "note_list", "note_update", "note_append", "note_delete", "note_search"],
+    "reports": ["report_create", "report_get", "report_list", "report_list_sources", "report_update",
+                "report_delete"],
+    "bookmarks": ["bookmark_create", "bookmark_get", "bookmark_list", "bookmark_update", "bookmark_delete"],
+    "expenses": ["expense_create", "expense_get", "expense_list", "expense_summary", "expense_update",
+                 "expense_delete"],
+    "memory": [
+        "memory_record", "memory_store", "memory_search", "memory_get", "memory_timeline", "memory_attribution",
+        "memory_supersede", "memory_feedback", "memory_feedback_list", "memory_checkpoint_save", "memory_resume",
+        "memory_working_session_create", "memory_working_session_list", "memory_working_session_get",
+        "memory_working_session_update", "memory_working_session_delete", "memory_working_append",
+        "memory_working_replay", "memory_working_item_delete",
+    ],
+    # This issue builds the skill-record subset of the spec's 16 skills tools.
+    "skills": ["skill_log_add", "skill_logs_list", "skill_version_publish", "skill_version_get_active",
+               "skill_stats", "skill_signals"],
+}

@@ -1,0 +1,64 @@
+"""Settings refuse the placeholder (or a short) JWT secret anywhere but dev."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from agentmate.core.settings import PLACEHOLDER_JWT_SECRET, Settings
+
+STRONG = "s" * 32
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch):
+    # The test session exports AGENTMATE_ENV/JWT_SECRET; each test here states its own.
+    for name in ("AGENTMATE_ENV", "JWT_SECRET", "JWT_SECRET_ARN"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.parametrize("env", ["test", "prod"])
+def test_the_placeholder_secret_is_refused_outside_dev(env):
+    with pytest.raises(ValidationError, match="placeholder is refused"):
+        Settings(agentmate_env=env, jwt_secret=PLACEHOLDER_JWT_SECRET)
+
+
+@pytest.mark.parametrize("env", ["test", "prod"])
+def test_leaving_the_secret_unset_outside_dev_is_refused(env):
+    with pytest.raises(ValidationError, match="JWT_SECRET"):
+        Settings(agentmate_env=env)
+
+
+def test_the_environment_variables_are_checked_the_same_way(monkeypatch):
+    monkeypatch.setenv("AGENTMATE_ENV", "prod")
+    with pytest.raises(ValidationError, match="placeholder is refused"):
+        Settings()
+    monkeypatch.setenv("JWT_SECRET", STRONG)
+    assert Settings().resolved_jwt_secret() == STRONG
+
+
+@pytest.mark.parametrize("secret", ["", "short", "x" * 31])
+def test_a_secret_shorter_than_32_characters_is_refused_outside_dev(secret):
+    with pytest.raises(ValidationError, match="at least 32 characters"):
+        Settings(agentmate_env="prod", jwt_secret=secret)
+
+
+def test_a_strong_secret_is_accepted_in_prod():
+    settings = Settings(agentmate_env="prod", jwt_secret=STRONG)
+    assert settings.resolved_jwt_secret() == STRONG
+
+
+def test_a_secret_arn_is_accepted_in_prod_without_being_resolved_at_construction():
+    # Constructing must not call Secrets Manager: the ARN is resolved lazily on first use.
+    arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:agentmate-jwt-AbCdEf"
+    settings = Settings(agentmate_env="prod", jwt_secret_arn=arn)
+    assert settings.jwt_secret_arn == arn and settings.jwt_secret == PLACEHOLDER_JWT_SECRET
+
+
+def test_dev_accepts_the_placeholder_for_local_use():
+    assert Settings(agentmate_env="dev").jwt_secret == PLACEHOLDER_JWT_SECRET
+
+
+def test_an_unknown_environment_name_is_refused():
+    with pytest.raises(ValidationError, match="agentmate_env"):
+        Settings(agentmate_env="production", jwt_secret=STRONG)
