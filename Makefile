@@ -1,4 +1,4 @@
-.PHONY: setup dev run test unit lint format openapi openapi-check bench validate
+.PHONY: setup dev run test unit lint format openapi openapi-check validate build deploy
 
 setup:
 	bash scripts/setup.sh
@@ -26,3 +26,9 @@ openapi-check:
 
 validate:
 	bash scripts/sam-validate.sh
+
+build:
+	bash scripts/build-layer.sh
+
+deploy: build
+	.tools-venv/bin/sam deploy --guided

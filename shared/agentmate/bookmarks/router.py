@@ -10,7 +10,13 @@ from agentmate.api.deps import DbDep, IdempotencyKey, scoped
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.bookmarks import service
-from agentmate.bookmarks.schemas import Bookmark, BookmarkCreate, BookmarkSummary, BookmarkUpdate, blank_to_none
+from agentmate.bookmarks.schemas import (
+    Bookmark,
+    BookmarkCreate,
+    BookmarkSummary,
+    BookmarkUpdate,
+    blank_to_none,
+)
 from agentmate.core.observability import count
 from agentmate.core.pagination import Page, PageDep
 from agentmate.core.text import tag_filter

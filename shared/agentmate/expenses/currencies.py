@@ -2,7 +2,7 @@
 
 A snapshot of ISO 4217 List One (circulating currencies, as amended through 2025: XCG replaced ANG, ZWG
 replaced ZWL, SLE replaced SLL; HRK and CUC are withdrawn). Fund codes (BOV, CHE, CHW, CLF, COU, MXV, USN, UYI,
-UYW), precious metals (XAU, XAG, XPD, XPT), bond-market units (XBA–XBD), XDR, XSU, XUA, the testing code XTS
+UYW), precious metals (XAU, XAG, XPD, XPT), bond-market units (XBA to XBD), XDR, XSU, XUA, the testing code XTS
 and "no currency" XXX are deliberately excluded: they are not what an expense is paid in.
 
 Only writes are checked against this list. The database just requires three uppercase letters, so updating the

@@ -93,17 +93,18 @@ def search(conn: Conn, *, account_id: UUID, filters: Filters, limit: int, offset
 
 
 def summary(conn: Conn, *, account_id: UUID, filters: Filters) -> list[dict[str, Any]]:
-    """One statement (one snapshot): a row per currency (``tag`` null) and a row per (currency, tag).
+    """One statement (one snapshot): a row per currency (``level`` 0) and a row per (currency, tag) (``level`` 1).
 
     Rows come ordered by currency, the currency row first, then its tags by total descending."""
     where, params = _where(account_id, filters)
     return conn.execute(
         f"""WITH m AS MATERIALIZED (SELECT currency, amount, tags FROM expenses WHERE {" AND ".join(where)})
-            SELECT currency, NULL::text AS tag, sum(amount) AS total, count(*) AS count FROM m GROUP BY currency
+            SELECT currency, 0 AS level, NULL::text AS tag, sum(amount) AS total, count(*) AS count
+            FROM m GROUP BY currency
             UNION ALL
-            SELECT m.currency, t.tag, sum(m.amount), count(*)
+            SELECT m.currency, 1, t.tag, sum(m.amount), count(*)
             FROM m CROSS JOIN LATERAL unnest(m.tags) AS t (tag)
             GROUP BY m.currency, t.tag
-            ORDER BY currency, tag IS NOT NULL, total DESC, tag""",
+            ORDER BY currency, level, total DESC, tag""",
         params,
     ).fetchall()

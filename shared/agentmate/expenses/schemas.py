@@ -18,6 +18,7 @@ from pydantic import (
     Field,
     PlainSerializer,
     StringConstraints,
+    WithJsonSchema,
 )
 
 from agentmate.core.text import Tags
@@ -96,7 +97,12 @@ def money_text(value: Decimal) -> str:
     return f"{value:.2f}"
 
 
-Amount = Annotated[Decimal, BeforeValidator(parse_amount)]
+Amount = Annotated[
+    Decimal,
+    BeforeValidator(parse_amount),
+    WithJsonSchema({"anyOf": [{"type": "string", "pattern": r"^\d{1,10}(\.\d{1,2})?$", "examples": ["12.50"]},
+                              {"type": "number", "exclusiveMinimum": 0}]}),
+]
 Money = Annotated[Decimal, PlainSerializer(money_text, return_type=str)]
 Currency = Annotated[CurrencyCode, BeforeValidator(upper_code)]
 Description = Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION_LENGTH), AfterValidator(no_nul)]

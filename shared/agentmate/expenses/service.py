@@ -126,7 +126,7 @@ def summary(
         rows = repo.summary(conn, account_id=principal.account_id, filters=filters)
     currencies: list[CurrencyTotal] = []
     for row in rows:
-        if row["tag"] is None:
+        if row["level"] == 0:
             currencies.append(CurrencyTotal(currency=row["currency"], total=row["total"], count=row["count"],
                                             by_tag=[]))
         else:

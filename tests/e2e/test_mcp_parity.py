@@ -1,0 +1,84 @@
+"""Every MCP tool has a REST twin requiring the same scope, and the names are the spec's (no server needed)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import agentmate
+from agentmate.mcp import registry
+from functions.routes import ROUTE_GROUPS
+
+from .spec_tools import SPEC_TOOLS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _scopes(dependant: Any) -> set[str]:
+    """Scopes required by a route: the ``scope`` captured by each ``require_scope`` checker in its tree."""
+    found: set[str] = set()
+    for dep in dependant.dependencies:
+        call = dep.call
+        if call is not None and getattr(call, "__name__", "").startswith("require_"):
+            scope = inspect.getclosurevars(call).nonlocals.get("scope")
+            if scope:
+                found.add(scope)
+        found |= _scopes(dep)
+    return found
+
+
+def rest_routes() -> dict[str, set[str]]:
+    """``"METHOD /path"`` → required scopes, from every route group app and every domain router."""
+    from fastapi.routing import APIRoute
+
+    routes: list[Any] = []
+    for module in ROUTE_GROUPS:
+        routes += importlib.import_module(module).app.routes
+    for info in pkgutil.iter_modules(agentmate.__path__):
+        try:
+            router_module = importlib.import_module(f"agentmate.{info.name}.router")
+        except ModuleNotFoundError:
+            continue
+        router = getattr(router_module, "router", None)
+        routes += getattr(router, "routes", [])
+    table: dict[str, set[str]] = {}
+    for route in routes:
+        if isinstance(route, APIRoute):
+            for method in route.methods:
+                table[f"{method} {route.path}"] = _scopes(route.dependant)
+    return table
+
+
+def test_every_tool_has_a_rest_twin_that_requires_the_same_scope():
+    rest = rest_routes()
+    for toolset in registry.load().values():
+        for spec in toolset.specs:
+            assert spec.rest in rest, f"{spec.name}: no REST route {spec.rest}"
+            assert rest[spec.rest] == {spec.scope}, f"{spec.name} needs {spec.scope}, {spec.rest} needs {rest[spec.rest]}"
+
+
+def test_registered_tools_are_exactly_the_spec_names_of_each_built_module():
+    for module, toolset in registry.load().items():
+        assert sorted(s.name for s in toolset.specs) == sorted(SPEC_TOOLS[module]), module
+
+
+def test_read_tools_are_marked_read_only_and_writes_are_not():
+    for toolset in registry.load().values():
+        for spec in toolset.specs:
+            assert spec.read_only == spec.scope.endswith(":r"), spec.name
+            assert spec.rest.startswith("GET ") or spec.rest.startswith("POST ") or not spec.read_only, spec.name
+
+
+def test_rest_lambdas_never_import_the_mcp_sdk():
+    # Cold start: mcp costs ~0.8 s of imports; only the MCP container may load it.
+    code = ("import sys; " + "; ".join(f"import {m}" for m in ROUTE_GROUPS) +
+            "; bad = sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'agentmate.mcp')));"
+            " print(bad); sys.exit(1 if bad else 0)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False,
+                          env={"PYTHONPATH": f"{ROOT / 'shared'}:{ROOT}", "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stdout + done.stderr
