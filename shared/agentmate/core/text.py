@@ -4,10 +4,24 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BeforeValidator
+from pydantic import AfterValidator, BeforeValidator
 
 MAX_TAGS = 50
 MAX_TAG_LENGTH = 64
+MAX_CONTENT_BYTES = 1_048_576  # 1 MiB of UTF-8 for note/report/bookmark bodies
+
+
+def no_nul(value: str) -> str:
+    """Postgres text cannot hold U+0000: reject it as a field error instead of failing the insert."""
+    if "\x00" in value:
+        raise ValueError("must not contain NUL (U+0000) characters")
+    return value
+
+
+def within_content_limit(value: str) -> str:
+    if len(value.encode("utf-8", "surrogatepass")) > MAX_CONTENT_BYTES:
+        raise ValueError(f"must be at most {MAX_CONTENT_BYTES} bytes (UTF-8)")
+    return value
 
 
 def normalise_tag(tag: str) -> str:
@@ -24,7 +38,7 @@ def normalise_tags(value: object) -> object:
     for item in value:
         if not isinstance(item, str):
             return value
-        tag = normalise_tag(item)
+        tag = normalise_tag(no_nul(item))
         if tag and tag not in out:
             out.append(tag)
     if len(out) > MAX_TAGS:
@@ -35,6 +49,8 @@ def normalise_tags(value: object) -> object:
 
 
 Tags = Annotated[list[str], BeforeValidator(normalise_tags)]
+# Bodies are stored verbatim (never trimmed): appends rely on the caller's own whitespace.
+Content = Annotated[str, AfterValidator(no_nul), AfterValidator(within_content_limit)]
 
 
 def tag_filter(tag: str | None, tags: str | None) -> list[str]:

@@ -21,7 +21,7 @@ from pydantic import (
     WithJsonSchema,
 )
 
-from agentmate.core.text import Tags
+from agentmate.core.text import Tags, no_nul
 from agentmate.expenses.currencies import CurrencyCode
 
 CENT = Decimal("0.01")
@@ -30,19 +30,6 @@ MAX_DESCRIPTION_LENGTH = 2000
 MAX_SOURCE_LENGTH = 255
 NUL_MESSAGE = "must not contain NUL (U+0000) characters"
 AMOUNT_MESSAGE = 'must be a decimal number such as "12.50"'
-
-
-def no_nul(value: str) -> str:
-    """Postgres text cannot hold U+0000: reject it as a field error instead of failing the insert."""
-    if "\x00" in value:
-        raise ValueError(NUL_MESSAGE)
-    return value
-
-
-def no_nul_tags(tags: list[str]) -> list[str]:
-    for tag in tags:
-        no_nul(tag)
-    return tags
 
 
 def blank_to_none(value: object) -> object:
@@ -106,7 +93,7 @@ Amount = Annotated[
 Money = Annotated[Decimal, PlainSerializer(money_text, return_type=str)]
 Currency = Annotated[CurrencyCode, BeforeValidator(upper_code)]
 Description = Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION_LENGTH), AfterValidator(no_nul)]
-ExpenseTags = Annotated[Tags, AfterValidator(no_nul_tags)]
+ExpenseTags = Tags
 Source = Annotated[
     Annotated[str, StringConstraints(max_length=MAX_SOURCE_LENGTH), AfterValidator(no_nul)] | None,
     BeforeValidator(blank_to_none),

@@ -22,6 +22,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 # Endpoint name → tool module. Order is the order of the aggregate tool list.
 MODULES: dict[str, str] = {
     "todos": "agentmate.mcp.tools.todos",
+    "notes": "agentmate.mcp.tools.notes",
+    "reports": "agentmate.mcp.tools.reports",
+    "bookmarks": "agentmate.mcp.tools.bookmarks",
+    "expenses": "agentmate.mcp.tools.expenses",
+    "skills": "agentmate.mcp.tools.skills",
 }
 
 _NAME = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")

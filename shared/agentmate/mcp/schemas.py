@@ -7,6 +7,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, Field
 
+from agentmate.core.errors import invalid
 from agentmate.core.pagination import DEFAULT_LIMIT, MAX_LIMIT
 
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"Page size, 1..{MAX_LIMIT} (default {DEFAULT_LIMIT})")]
@@ -27,3 +28,20 @@ class Deleted(BaseModel):
 
     id: UUID
     deleted: bool = True
+
+
+def given(**fields: object) -> dict[str, object]:
+    """The arguments an update tool actually received (``None`` = not sent), for ``*Update(**changes)``."""
+    return {name: value for name, value in fields.items() if value is not None}
+
+
+ClearSource = Annotated[bool, Field(description="true removes the source label (do not also send source)")]
+
+
+def apply_clear_source(changes: dict[str, object], clear: bool) -> dict[str, object]:
+    """Apply ``clear_source=true`` (an update's way to send ``source: null``)."""
+    if clear:
+        if "source" in changes:
+            raise invalid("clear_source", "send either source or clear_source=true, not both")
+        changes["source"] = None
+    return changes

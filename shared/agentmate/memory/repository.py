@@ -249,13 +249,17 @@ def mark_superseded(conn: Conn, *, account_id: UUID, entry_id: UUID, superseded_
     return row
 
 
-def bump_access(conn: Conn, *, account_id: UUID, ids: list[UUID]) -> None:
-    if ids:
-        conn.execute(
-            """UPDATE memory_entries SET access_count = access_count + 1, last_accessed_at = now()
-               WHERE account_id = %s AND id = ANY(%s)""",
-            (account_id, sorted(ids)),
-        )
+def bump_access(conn: Conn, *, account_id: UUID, ids: list[UUID]) -> dict[UUID, dict[str, Any]]:
+    """Count a retrieval of each entry; returns the new access_count / last_accessed_at per id."""
+    if not ids:
+        return {}
+    rows = conn.execute(
+        """UPDATE memory_entries SET access_count = access_count + 1, last_accessed_at = now()
+           WHERE account_id = %s AND id = ANY(%s)
+           RETURNING id, access_count, last_accessed_at""",
+        (account_id, sorted(ids)),
+    ).fetchall()
+    return {r.pop("id"): r for r in rows}
 
 
 # -- feedback ----------------------------------------------------------------------------------------------------
@@ -311,9 +315,10 @@ def list_feedback(
 
 def timeline(
     conn: Conn, *, account_id: UUID, session_id: str | None, skill_version_id: UUID | None, limit: int,
-    after: tuple[datetime, datetime, UUID] | None = None,
+    after: tuple[datetime, datetime, UUID] | None = None, tail: bool = False,
 ) -> list[dict[str, Any]]:
-    """Skill executions and journal events merged in time order (up to ``limit`` rows).
+    """Skill executions and journal events merged in time order (up to ``limit`` rows: the first ones, or the
+    last ones with ``tail``).
 
     ``after`` = (occurred_at, created_at, id) of a checkpoint: only what happened or was recorded after it.
     """
@@ -332,7 +337,8 @@ def timeline(
     if after is not None:
         params["at"], params["ct"], params["cid"] = after
         outer = "WHERE (t.occurred_at > %(at)s OR t.recorded_at > %(ct)s) AND t.id <> %(cid)s"
-    return conn.execute(
+    direction = "DESC" if tail else "ASC"
+    rows = conn.execute(
         f"""SELECT * FROM (
                 SELECT 'skill_log' AS kind, l.id, l.created_at AS occurred_at, l.created_at AS recorded_at,
                        l.session_id, l.skill_version_id, l.skill_name, l.skill_version, l.outcome, l.was_triggered,
@@ -345,10 +351,11 @@ def timeline(
                 LEFT JOIN skill_versions v ON v.account_id = e.account_id AND v.id = e.skill_version_id
                 WHERE {" AND ".join(event_where)}
             ) t {outer}
-            ORDER BY t.occurred_at, t.kind, t.id
+            ORDER BY t.occurred_at {direction}, t.kind {direction}, t.id {direction}
             LIMIT %(limit)s""",
         params,
     ).fetchall()
+    return rows[::-1] if tail else rows
 
 
 def event_with_version(conn: Conn, *, account_id: UUID, event_id: UUID) -> dict[str, Any] | None:

@@ -11,7 +11,7 @@ from psycopg import errors as pg_errors
 from agentmate.core.db import Conn
 from agentmate.core.errors import invalid
 from agentmate.core.sql import like_pattern, paged
-from agentmate.notes.schemas import MAX_CONTENT_BYTES
+from agentmate.core.text import MAX_CONTENT_BYTES
 
 COLUMNS = "id, title, content, tags, created_at, updated_at"
 UPDATABLE = ("title", "content", "tags")

@@ -6,37 +6,15 @@ from uuid import UUID
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
-from agentmate.core.text import Tags
+from agentmate.core.text import Content, Tags, no_nul
 
 MAX_TITLE_LENGTH = 500
-MAX_CONTENT_BYTES = 1_048_576  # 1 MiB of UTF-8; enforced again by notes_content_size_check
-
-
-def no_nul(value: str) -> str:
-    """Postgres text cannot hold U+0000: reject it as a field error instead of failing the insert."""
-    if "\x00" in value:
-        raise ValueError("must not contain NUL (U+0000) characters")
-    return value
-
-
-def no_nul_tags(tags: list[str]) -> list[str]:
-    for tag in tags:
-        no_nul(tag)
-    return tags
-
-
-def within_content_limit(value: str) -> str:
-    if len(value.encode("utf-8", "surrogatepass")) > MAX_CONTENT_BYTES:
-        raise ValueError(f"must be at most {MAX_CONTENT_BYTES} bytes (UTF-8)")
-    return value
 
 
 Title = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE_LENGTH), AfterValidator(no_nul)
 ]
-# Content is stored verbatim (never trimmed): appends rely on the caller's own whitespace.
-Content = Annotated[str, AfterValidator(no_nul), AfterValidator(within_content_limit)]
-NoteTags = Annotated[Tags, AfterValidator(no_nul_tags)]
+NoteTags = Tags
 
 _CONTENT_DOC = "Text or Markdown, stored verbatim; at most 1 MiB (1048576 bytes of UTF-8)"
 _TAGS_DOC = "Trimmed and lowercased on write; duplicates dropped"

@@ -6,33 +6,13 @@ from uuid import UUID
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
-from agentmate.core.text import Tags
+from agentmate.core.text import Content, Tags, no_nul
 
 ReportFormat = Literal["md", "html"]
 FORMATS: tuple[str, ...] = ReportFormat.__args__  # type: ignore[attr-defined]
 MAX_TITLE_LENGTH = 500
 MAX_SOURCE_LENGTH = 255
-MAX_CONTENT_BYTES = 1_048_576  # 1 MiB of UTF-8; enforced again by reports_content_size_check
 NUL_MESSAGE = "must not contain NUL (U+0000) characters"
-
-
-def no_nul(value: str) -> str:
-    """Postgres text cannot hold U+0000: reject it as a field error instead of failing the insert."""
-    if "\x00" in value:
-        raise ValueError(NUL_MESSAGE)
-    return value
-
-
-def no_nul_tags(tags: list[str]) -> list[str]:
-    for tag in tags:
-        no_nul(tag)
-    return tags
-
-
-def within_content_limit(value: str) -> str:
-    if len(value.encode("utf-8", "surrogatepass")) > MAX_CONTENT_BYTES:
-        raise ValueError(f"must be at most {MAX_CONTENT_BYTES} bytes (UTF-8)")
-    return value
 
 
 def blank_to_none(value: object) -> object:
@@ -44,8 +24,7 @@ def blank_to_none(value: object) -> object:
 Title = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE_LENGTH), AfterValidator(no_nul)
 ]
-Content = Annotated[str, AfterValidator(no_nul), AfterValidator(within_content_limit)]
-ReportTags = Annotated[Tags, AfterValidator(no_nul_tags)]
+ReportTags = Tags
 # A free-form label of the agent or skill that wrote the report; blank means "none" (stored as null).
 Source = Annotated[
     Annotated[str, StringConstraints(max_length=MAX_SOURCE_LENGTH), AfterValidator(no_nul)] | None,

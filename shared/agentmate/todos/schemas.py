@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from agentmate.core.text import Tags
+from agentmate.core.text import Tags, no_nul
+
+Text = Annotated[str, AfterValidator(no_nul)]
 
 TodoStatus = Literal["pending", "in_progress", "done", "cancelled"]
 TodoPriority = Literal["low", "medium", "high"]
@@ -16,8 +18,8 @@ PRIORITIES: tuple[str, ...] = TodoPriority.__args__  # type: ignore[attr-defined
 
 class TodoCreate(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
-    title: str = Field(min_length=1, max_length=500)
-    description: str = Field(default="", max_length=20000)
+    title: Text = Field(min_length=1, max_length=500)
+    description: Text = Field(default="", max_length=20000)
     status: TodoStatus = "pending"
     priority: TodoPriority = "medium"
     due_date: datetime | None = Field(default=None, description="RFC 3339 timestamp")
@@ -28,8 +30,8 @@ class TodoUpdate(BaseModel):
     """Only the fields sent are changed; send due_date null to clear it."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
-    title: str | None = Field(default=None, min_length=1, max_length=500)
-    description: str | None = Field(default=None, max_length=20000)
+    title: Text | None = Field(default=None, min_length=1, max_length=500)
+    description: Text | None = Field(default=None, max_length=20000)
     status: TodoStatus | None = None
     priority: TodoPriority | None = None
     due_date: datetime | None = None

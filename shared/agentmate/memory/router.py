@@ -1,0 +1,194 @@
+from __future__ import annotations
+
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import APIRouter, Query, Response
+from fastapi.responses import JSONResponse
+
+from agentmate.api.deps import DbDep, IdempotencyKey, scoped
+from agentmate.api.errors import PROBLEM, PROBLEM_RESPONSES, Problem
+from agentmate.api.responses import created
+from agentmate.core.idempotency import Outcome
+from agentmate.core.observability import count
+from agentmate.core.pagination import Page, PageDep
+from agentmate.core.text import blank_to_none
+from agentmate.memory import service
+from agentmate.memory.schemas import (
+    Attribution,
+    CheckpointCreate,
+    CheckpointSaved,
+    Entry,
+    EntryCreate,
+    EntryDetail,
+    EntryStatus,
+    Event,
+    EventCreate,
+    EventDetail,
+    EventRecorded,
+    EventType,
+    Feedback,
+    FeedbackCreate,
+    FeedbackRecorded,
+    MemoryType,
+    Resume,
+    ScopePage,
+    ScopeType,
+    SearchRequest,
+    SearchResponse,
+    SupersedeRequest,
+    SupersedeResult,
+    Timeline,
+)
+
+router = APIRouter(prefix="/api/memory", tags=["memory"], responses=PROBLEM_RESPONSES)
+
+Reader = scoped("memory:r")
+Writer = scoped("memory:rw")
+REPLAY_HEADER = "X-Idempotent-Replay"
+SEARCH_RESPONSES: dict[int | str, dict[str, Any]] = {
+    503: {"model": Problem, "content": {PROBLEM: {}},
+          "description": "Both search legs failed; `degraded` lists why"},
+}
+
+
+def _replayable(outcome: Outcome) -> JSONResponse:
+    """201 for a new record; 200 + ``X-Idempotent-Replay: true`` when it already existed."""
+    headers = {REPLAY_HEADER: "true"} if outcome.replay else None
+    return JSONResponse(outcome.body, status_code=outcome.status, headers=headers)
+
+
+# -- events ------------------------------------------------------------------------------------------------------
+
+
+@router.post("/events", status_code=201, response_model=EventRecorded,
+             responses={200: {"model": EventRecorded, "description": "Replay of an already stored event"}})
+def record_event(body: EventCreate, principal: Writer, db: DbDep) -> Response:
+    """Append an immutable event; retry with the same idempotency_key (same body = 200 replay, else 409)."""
+    outcome = service.record_event(db, principal, body)
+    if not outcome.replay:
+        count("MemoryEventRecorded")
+    return _replayable(outcome)
+
+
+@router.get("/events", response_model=Page[Event])
+def list_events(
+    principal: Reader, db: DbDep, page: PageDep,
+    session_id: Annotated[str | None, Query(max_length=200)] = None,
+    scope_type: Annotated[ScopeType | None, Query()] = None,
+    scope_key: Annotated[str | None, Query(max_length=500)] = None,
+    event_type: Annotated[EventType | None, Query()] = None,
+) -> Page[Event]:
+    """Read back journal events, newest first."""
+    return service.list_events(db, principal, page, session_id=blank_to_none(session_id), scope_type=scope_type,
+                               scope_key=blank_to_none(scope_key), event_type=event_type)
+
+
+@router.get("/events/{event_id}", response_model=EventDetail)
+def get_event(event_id: UUID, principal: Reader, db: DbDep) -> EventDetail:
+    """One event as stored; `warning` is set when its payload is empty."""
+    return service.get_event(db, principal, event_id)
+
+
+@router.get("/scopes", response_model=ScopePage)
+def list_scopes(principal: Reader, db: DbDep, page: PageDep) -> ScopePage:
+    """Scopes in use with entry and event counts: reuse them instead of inventing new keys."""
+    return service.list_scopes(db, principal, page)
+
+
+# -- entries -----------------------------------------------------------------------------------------------------
+
+
+@router.post("/entries", status_code=201, response_model=EntryDetail)
+def create_entry(body: EntryCreate, principal: Writer, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
+    """Store a durable memory (needs source_event_id or evidence); `indexing` reports the search projection."""
+    outcome = service.create_entry(db, principal, body, idempotency_key)
+    if not outcome.replay:
+        count("MemoryEntryCreated")
+    return created(outcome)
+
+
+@router.get("/entries", response_model=Page[Entry])
+def list_entries(
+    principal: Reader, db: DbDep, page: PageDep,
+    scope_type: Annotated[ScopeType | None, Query()] = None,
+    scope_key: Annotated[str | None, Query(max_length=500)] = None,
+    memory_type: Annotated[MemoryType | None, Query()] = None,
+    status: Annotated[EntryStatus | None, Query()] = None,
+) -> Page[Entry]:
+    """List durable memories, most important and most recently updated first."""
+    return service.list_entries(db, principal, page, scope_type=scope_type, scope_key=blank_to_none(scope_key),
+                                memory_type=memory_type, status=status)
+
+
+@router.get("/entries/{entry_id}", response_model=EntryDetail)
+def get_entry(entry_id: UUID, principal: Reader, db: DbDep) -> EntryDetail:
+    """One memory with its evidence and indexing state."""
+    return service.get_entry(db, principal, entry_id)
+
+
+@router.post("/search", response_model=SearchResponse, responses=SEARCH_RESPONSES)
+def search(body: SearchRequest, principal: Reader, db: DbDep) -> SearchResponse:
+    """Hybrid (full-text + vector) memory search; `degraded` names a failed leg, 503 when both fail."""
+    result = service.search(db, principal, body)
+    count("MemorySearch")
+    return result
+
+
+@router.post("/entries/{entry_id}/supersede", response_model=SupersedeResult)
+def supersede(entry_id: UUID, body: SupersedeRequest, principal: Writer, db: DbDep) -> SupersedeResult:
+    """This entry replaces `superseded_id`: that one becomes superseded, its window closes, its projection goes."""
+    return service.supersede(db, principal, entry_id, body)
+
+
+@router.post("/entries/{entry_id}/feedback", status_code=201, response_model=FeedbackRecorded,
+             responses={200: {"model": FeedbackRecorded, "description": "Signal already recorded (created: false)"}})
+def add_feedback(entry_id: UUID, body: FeedbackCreate, principal: Writer, db: DbDep) -> Response:
+    """Report whether a memory helped (useful|harmful); one signal of each kind per memory per session."""
+    outcome = service.add_feedback(db, principal, entry_id, body)
+    if not outcome.replay:
+        count("MemoryFeedbackRecorded")
+    return _replayable(outcome)
+
+
+@router.get("/entries/{entry_id}/feedback", response_model=Page[Feedback])
+def list_feedback(entry_id: UUID, principal: Reader, db: DbDep, page: PageDep) -> Page[Feedback]:
+    """The usefulness signal log of a memory, newest first."""
+    return service.list_feedback(db, principal, entry_id, page)
+
+
+@router.get("/entries/{entry_id}/attribution", response_model=Attribution)
+def attribution(entry_id: UUID, principal: Reader, db: DbDep) -> Attribution:
+    """Which skill execution produced this memory: entry → source event → skill version."""
+    return service.attribution(db, principal, entry_id)
+
+
+# -- timeline / checkpoints --------------------------------------------------------------------------------------
+
+
+@router.get("/timeline", response_model=Timeline)
+def timeline(
+    principal: Reader, db: DbDep,
+    session_id: Annotated[str | None, Query(max_length=200)] = None,
+    skill_version_id: Annotated[UUID | None, Query()] = None,
+    limit: Annotated[int, Query(ge=1, le=service.TIMELINE_MAX_LIMIT, description="1..500")] = 200,
+) -> Timeline:
+    """Skill executions and journal events in time order; needs session_id or skill_version_id."""
+    return service.timeline(db, principal, session_id=session_id, skill_version_id=skill_version_id, limit=limit)
+
+
+@router.post("/checkpoints", status_code=201, response_model=CheckpointSaved,
+             responses={200: {"model": CheckpointSaved, "description": "Same state already saved (created: false)"}})
+def save_checkpoint(body: CheckpointCreate, principal: Writer, db: DbDep) -> Response:
+    """Save a resumable snapshot (goal required; done/next/open are string arrays); unchanged state is a no-op."""
+    outcome = service.save_checkpoint(db, principal, body)
+    if not outcome.replay:
+        count("MemoryCheckpointSaved")
+    return _replayable(outcome)
+
+
+@router.get("/resume", response_model=Resume)
+def resume(principal: Reader, db: DbDep,
+           session_id: Annotated[str, Query(min_length=1, max_length=200)]) -> Resume:
+    """Latest checkpoint plus everything recorded after it: checkpoint, journal_only or empty."""
+    return service.resume(db, principal, session_id)

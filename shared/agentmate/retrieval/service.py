@@ -1,0 +1,364 @@
+"""Retrieval core: index documents into Postgres + the vector index, and hybrid (lexical + vector) search.
+
+Indexing: upsert the row as ``pending`` → embed → vector upsert → mark ``indexed``. Any failure after the row
+is written marks it ``failed`` with the error; a failed row still serves the lexical leg. Unchanged documents
+(same content, metadata and embedding model, already indexed) are not re-embedded.
+
+Search fails open: the lexical leg (Postgres full-text over the CJK-aware projection, query built from tokens
+only) and the vector leg (embed the query, filtered vector search, hydrate ``indexed`` rows from Postgres) run
+independently; if one raises, the other answers and the result lists the failed leg in ``degraded``. Only when
+both fail is it a ``ServiceUnavailable`` (503). Candidates per leg = clamp(top_k * 4, 20, 50); the legs are fused
+with reciprocal rank fusion (``fusion.py``).
+
+The embedding call and the vector search happen before the tenant transaction is opened, so a slow embedding
+endpoint never holds a database connection.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+from uuid import UUID
+
+from agentmate.core.db import Conn, Database
+from agentmate.core.errors import ServiceUnavailable
+from agentmate.core.observability import logger
+from agentmate.retrieval import config, fusion, lexical
+from agentmate.retrieval import repository as repo
+
+T = TypeVar("T")
+
+MIN_CANDIDATES = 20
+MAX_CANDIDATES = 50
+INDEX_BATCH = 64
+
+
+@dataclass(frozen=True)
+class DocumentIn:
+    """One chunk of a source record to index. ``metadata`` must be a JSON object; its top-level scalar values
+    are filterable in both legs."""
+
+    namespace: str
+    source_type: str
+    source_id: str
+    title: str
+    content: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    chunk_key: str = "default"
+
+
+@dataclass(frozen=True)
+class IndexResult:
+    status: Literal["indexed", "failed"]
+    document_id: UUID | None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Query:
+    namespace: str
+    text: str
+    top_k: int
+    source_type: str | None = None
+    metadata: dict[str, Any] | None = None  # exact-match filters on top-level metadata keys
+
+
+@dataclass(frozen=True)
+class Hit:
+    document: dict[str, Any]
+    score: float  # fused and normalised: 1.0 = first in both legs, 0.5 = first in one leg
+    channels: tuple[str, ...]
+    lexical_score: float | None
+    vector_score: float | None
+    lexical_rank: int | None
+    vector_rank: int | None
+
+
+@dataclass(frozen=True)
+class LegFailure:
+    leg: Literal["lexical", "vector"]
+    reason: str
+
+
+@dataclass
+class SearchResult:
+    hits: list[Hit]
+    degraded: list[LegFailure]
+    candidate_count: int = 0
+    embedding_ms: float = 0.0
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+class LegError(Exception):
+    """A search leg failed; ``reason`` is safe to show to the caller."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def candidate_limit(top_k: int) -> int:
+    return max(MIN_CANDIDATES, min(top_k * 4, MAX_CANDIDATES))
+
+
+def _content_hash(title: str, content: str) -> str:
+    return hashlib.sha256(f"{title}\x00{content}".encode()).hexdigest()
+
+
+def _describe(exc: BaseException) -> str:
+    """A short reason that names the failure without echoing internals (hosts, SQL, keys)."""
+    from agentmate.retrieval.embedders import EmbeddingError
+
+    if isinstance(exc, EmbeddingError):
+        return f"embedding failed: {str(exc)[:300]}"
+    return type(exc).__name__
+
+
+def _vector_payload(account_id: UUID, row: dict[str, Any]) -> dict[str, Any]:
+    payload = {
+        "account_id": str(account_id),
+        "namespace": row["namespace"],
+        "source_type": row["source_type"],
+        "source_id": row["source_id"],
+        "chunk_key": row["chunk_key"],
+        "document_id": str(row["id"]),
+        "content_hash": row["content_hash"],
+    }
+    # Filterable metadata: top-level scalars, under "metadata.<key>" (exactly as the lexical leg filters them).
+    for key, value in (row["metadata"] or {}).items():
+        if isinstance(value, str | int | float | bool):
+            payload[f"metadata.{key}"] = value
+    return payload
+
+
+def _metadata_filter(query: Query) -> dict[str, Any]:
+    out: dict[str, Any] = {"namespace": query.namespace}
+    if query.source_type:
+        out["source_type"] = query.source_type
+    for key, value in (query.metadata or {}).items():
+        out[f"metadata.{key}"] = value
+    return out
+
+
+# -- vector index adapter ---------------------------------------------------------------------------------------
+
+
+def _vector_upsert(index: Any, points: list[tuple[UUID, list[float], dict[str, Any]]]) -> None:
+    index.upsert([(str(pid), vec, payload) for pid, vec, payload in points])
+
+
+def _vector_search(
+    index: Any, vector: list[float], *, account_id: UUID, filters: dict[str, Any], limit: int
+) -> list[tuple[UUID, float]]:
+    hits = index.search(vector, limit=limit, filters={"account_id": str(account_id), **filters})
+    return [(UUID(str(h.id)), float(h.score)) for h in hits]
+
+
+def _vector_delete(index: Any, point_ids: list[UUID]) -> None:
+    index.delete([str(p) for p in point_ids])
+
+
+def collection_name(index: Any) -> str | None:
+    return getattr(index, "collection", None)
+
+
+# -- indexing ----------------------------------------------------------------------------------------------------
+
+
+def _prepare(doc: DocumentIn) -> dict[str, Any]:
+    metadata = json.loads(json.dumps(doc.metadata, default=str))  # JSON-safe copy
+    return {
+        "namespace": doc.namespace, "source_type": doc.source_type, "source_id": doc.source_id,
+        "chunk_key": doc.chunk_key, "title": doc.title, "content": doc.content,
+        "content_hash": _content_hash(doc.title, doc.content), "metadata": metadata,
+        "lexical_text": lexical.projection(doc.title, doc.content),
+    }
+
+
+def index_document(db: Database, account_id: UUID, doc: DocumentIn) -> IndexResult:
+    """Index one document; never raises for embedding or vector-index failures (they are recorded)."""
+    return index_documents(db, account_id, [doc])[0]
+
+
+def index_documents(db: Database, account_id: UUID, docs: list[DocumentIn]) -> list[IndexResult]:
+    """Index documents in batches: one upsert statement, one embedding call and one vector upsert per batch."""
+    results: list[IndexResult] = []
+    for start in range(0, len(docs), INDEX_BATCH):
+        results.extend(_index_batch(db, account_id, docs[start:start + INDEX_BATCH]))
+    return results
+
+
+def _unchanged(existing: dict[str, Any] | None, prepared: dict[str, Any], model: str | None) -> bool:
+    return (existing is not None and existing["status"] == "indexed" and model is not None
+            and existing["content_hash"] == prepared["content_hash"] and existing["metadata"] == prepared["metadata"]
+            and existing["embedding_model"] == model)
+
+
+def _index_batch(db: Database, account_id: UUID, docs: list[DocumentIn]) -> list[IndexResult]:
+    prepared = [_prepare(d) for d in docs]
+    try:
+        embedder = config.get_embedder()
+        model: str | None = embedder.name
+    except Exception as exc:  # configuration failure: rows still go in, marked failed below
+        embedder, model, build_error = None, None, exc
+    else:
+        build_error = None
+    with db.tenant(account_id) as conn:
+        if len(prepared) == 1:
+            p = prepared[0]
+            existing = repo.get_by_key(conn, account_id=account_id, namespace=p["namespace"],
+                                       source_type=p["source_type"], source_id=p["source_id"],
+                                       chunk_key=p["chunk_key"], lock=True)
+            if _unchanged(existing, p, model):
+                assert existing is not None
+                return [IndexResult("indexed", existing["id"])]
+            rows = [repo.upsert_pending(conn, account_id=account_id, doc=p)]
+        else:
+            rows = repo.upsert_many_pending(conn, account_id=account_id, docs=prepared)
+    ids = [r["id"] for r in rows]
+    hashes = [r["content_hash"] for r in rows]
+    error: str | None = None
+    try:
+        if embedder is None:
+            raise build_error or RuntimeError("no embedder")
+        vectors = embedder.embed([r["content"] or r["title"] for r in rows])
+        index = config.get_vector_index()
+        _vector_upsert(index, [(r["point_id"], v, _vector_payload(account_id, r)) for r, v in zip(rows, vectors,
+                                                                                                   strict=True)])
+    except Exception as exc:
+        error = _describe(exc) if not isinstance(exc, LegError) else exc.reason
+        logger.warning("retrieval indexing failed", extra={"error": error, "documents": len(rows)})
+    with db.tenant(account_id) as conn:
+        if error is None:
+            repo.mark_indexed(conn, account_id=account_id, document_ids=ids, content_hashes=hashes,
+                              embedding_model=embedder.name, embedding_dimension=embedder.dimensions,  # type: ignore[union-attr]
+                              vector_collection=collection_name(config.get_vector_index()))
+        else:
+            repo.mark_failed(conn, account_id=account_id, document_ids=ids, content_hashes=hashes, error=error)
+    if error is None:
+        return [IndexResult("indexed", i) for i in ids]
+    return [IndexResult("failed", i, error) for i in ids]
+
+
+def remove_source(conn: Conn, account_id: UUID, *, namespace: str, source_type: str, source_id: str) -> list[UUID]:
+    """Delete a source's projection rows inside the caller's transaction; returns their vector point ids
+    (pass them to ``remove_points`` after the commit)."""
+    return repo.delete_source(conn, account_id=account_id, namespace=namespace, source_type=source_type,
+                              source_id=source_id)
+
+
+def remove_points(point_ids: list[UUID]) -> str | None:
+    """Best-effort vector deletion; returns a reason on failure. A stale point is harmless: hits are hydrated
+    from Postgres, and a point without an ``indexed`` row is dropped."""
+    if not point_ids:
+        return None
+    try:
+        _vector_delete(config.get_vector_index(), point_ids)
+    except Exception as exc:
+        reason = _describe(exc)
+        logger.warning("retrieval vector delete failed", extra={"error": reason, "points": len(point_ids)})
+        return reason
+    return None
+
+
+def indexing_state(
+    conn: Conn, account_id: UUID, *, namespace: str, source_type: str, source_ids: list[str]
+) -> dict[str, dict[str, Any]]:
+    return repo.status_of(conn, account_id=account_id, namespace=namespace, source_type=source_type,
+                          source_ids=source_ids)
+
+
+# -- search ------------------------------------------------------------------------------------------------------
+
+
+def _vector_candidates(account_id: UUID, query: Query, limit: int, timings: dict[str, float]) -> list[tuple[UUID, float]]:
+    try:
+        embedder = config.get_embedder()
+        t0 = time.perf_counter()
+        vector = embedder.embed([query.text])[0]
+        timings["embed"] = (time.perf_counter() - t0) * 1000
+    except Exception as exc:
+        raise LegError(_describe(exc)) from exc
+    try:
+        index = config.get_vector_index()
+        t0 = time.perf_counter()
+        found = _vector_search(index, vector, account_id=account_id, filters=_metadata_filter(query), limit=limit)
+        timings["vector_search"] = (time.perf_counter() - t0) * 1000
+        return found
+    except Exception as exc:
+        raise LegError(f"vector index unavailable: {_describe(exc)}") from exc
+
+
+def search(
+    db: Database, account_id: UUID, query: Query, *, then: Callable[[Conn, SearchResult], T] | None = None
+) -> T | SearchResult:
+    """Hybrid search. ``then(conn, result)`` runs in the same tenant transaction (e.g. to hydrate source rows)
+    and its return value is returned; without it the ``SearchResult`` is returned."""
+    limit = candidate_limit(query.top_k)
+    degraded: list[LegFailure] = []
+    timings: dict[str, float] = {}
+    vector_found: list[tuple[UUID, float]] | None = None
+    try:
+        vector_found = _vector_candidates(account_id, query, limit, timings)
+    except LegError as exc:
+        degraded.append(LegFailure("vector", exc.reason))
+        logger.warning("retrieval vector leg degraded", extra={"reason": exc.reason})
+    tsquery = lexical.tsquery(query.text)
+    with db.tenant(account_id) as conn:
+        t0 = time.perf_counter()
+        lexical_rows: list[dict[str, Any]] | None = None
+        lexical_failed = False
+        if tsquery is not None:
+            try:
+                with conn.transaction():
+                    lexical_rows = repo.lexical_search(conn, account_id=account_id, namespace=query.namespace,
+                                                       tsquery=tsquery, limit=limit, source_type=query.source_type,
+                                                       metadata=query.metadata)
+            except Exception as exc:
+                lexical_failed = True
+                reason = f"lexical query failed: {_describe(exc)}"
+                degraded.append(LegFailure("lexical", reason))
+                logger.warning("retrieval lexical leg degraded", extra={"reason": reason})
+        timings["lexical"] = (time.perf_counter() - t0) * 1000
+        vector_rows: list[tuple[dict[str, Any], float]] | None = None
+        if vector_found is not None:
+            t0 = time.perf_counter()
+            try:
+                with conn.transaction():
+                    by_point = repo.hydrate_points(conn, account_id=account_id, namespace=query.namespace,
+                                                   point_ids=[p for p, _ in vector_found],
+                                                   source_type=query.source_type, metadata=query.metadata)
+                vector_rows = [(by_point[p], s) for p, s in vector_found if p in by_point]
+            except Exception as exc:
+                reason = f"vector hydration failed: {_describe(exc)}"
+                degraded.append(LegFailure("vector", reason))
+                logger.warning("retrieval vector leg degraded", extra={"reason": reason})
+            timings["hydrate"] = (time.perf_counter() - t0) * 1000
+        if lexical_failed and vector_rows is None:
+            raise ServiceUnavailable("search is unavailable: both the lexical and the vector leg failed",
+                                     extra={"degraded": [{"leg": d.leg, "reason": d.reason} for d in degraded]})
+        docs: dict[str, dict[str, Any]] = {}
+        lex_cands = []
+        for row in lexical_rows or []:
+            docs[str(row["id"])] = row
+            lex_cands.append(fusion.Candidate(str(row["id"]), float(row["lexical_score"]), row["updated_at"]))
+        vec_cands = []
+        for row, score in vector_rows or []:
+            docs.setdefault(str(row["id"]), row)
+            vec_cands.append(fusion.Candidate(str(row["id"]), score, row["updated_at"]))
+        fused = fusion.reciprocal_rank_fusion(lex_cands, vec_cands, limit=query.top_k)
+        hits = []
+        for f in fused:
+            doc = dict(docs[f.id])
+            doc.pop("lexical_score", None)
+            hits.append(Hit(document=doc, score=f.score, channels=f.channels, lexical_score=f.lexical_score,
+                            vector_score=f.vector_score, lexical_rank=f.lexical_rank, vector_rank=f.vector_rank))
+        result = SearchResult(hits=hits, degraded=degraded, candidate_count=len(docs),
+                              embedding_ms=timings.get("embed", 0.0), timings_ms=timings)
+        if then is None:
+            return result
+        return then(conn, result)
