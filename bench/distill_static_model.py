@@ -38,7 +38,9 @@ DEFAULT_OUT = REPO / "shared" / "agentmate" / "retrieval" / "models" / "minilm-s
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--pca-dims", type=int, default=256)
     args = parser.parse_args()

@@ -152,22 +152,33 @@ def evaluate(name: str) -> dict:
 def print_table(results: list[dict]) -> None:
     cols = ["paraphrase-en", "paraphrase-zh", "exact-en", "exact-zh", "all"]
     counts = results[0]["counts"]
-    head = ["embedder", "dims"] + [f"R@5 {c} (n={counts.get(c, 0)})" for c in cols] + [
-        "MRR", "ms/text batch", "ms/query single", "load s"]
+    head = (
+        ["embedder", "dims"]
+        + [f"R@5 {c} (n={counts.get(c, 0)})" for c in cols]
+        + ["MRR", "ms/text batch", "ms/query single", "load s"]
+    )
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in results:
         row = [f"{r['name']} ({r['model']})", str(r["dims"])]
         row += [f"{r['recall'].get(c, float('nan')):.3f}" for c in cols]
-        row += [f"{r['mrr']:.3f}", f"{r['batch_ms_per_text']:.3f}", f"{r['single_ms_per_query']:.3f}",
-                f"{r['load_s']:.2f}"]
+        row += [
+            f"{r['mrr']:.3f}",
+            f"{r['batch_ms_per_text']:.3f}",
+            f"{r['single_ms_per_query']:.3f}",
+            f"{r['load_s']:.2f}",
+        ]
         print("| " + " | ".join(row) + " |")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--only", help="evaluate one candidate and print JSON (used for the reference run)")
-    parser.add_argument("--reference-python", help="interpreter with torch + sentence-transformers for MiniLM")
+    parser.add_argument(
+        "--reference-python", help="interpreter with torch + sentence-transformers for MiniLM"
+    )
     args = parser.parse_args()
 
     if args.only:
@@ -183,7 +194,10 @@ def main() -> int:
         if args.reference_python:
             proc = subprocess.run(
                 [args.reference_python, __file__, "--only", "minilm"],
-                capture_output=True, text=True, check=False, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"},
+                capture_output=True,
+                text=True,
+                check=False,
+                env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"},
             )
             if proc.returncode == 0:
                 results.append(json.loads(proc.stdout.strip().splitlines()[-1]))

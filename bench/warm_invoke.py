@@ -9,7 +9,7 @@ database migrated as the owner, the application connecting as ``agentmate_app`` 
 API key (``X-Api-Key``) and a fake Lambda context — Mangum, the Powertools logger/metrics decorators, API key
 resolution, the scope check, the tenant transaction and the response model all run, exactly as in Lambda
 after a warm start. Baseline: one psycopg connection running the handler's tenant transaction
-(``set_config('app.account_id')`` + the todos SELECT) per call. Goal: handler p50 ≤ 3× baseline p50.
+(``set_config('app.account_id')`` + the todos SELECT) per call. Goal: handler p50 <= 3x baseline p50.
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", "No application metrics")
 
     import psycopg
+    from agentmate.todos.repository import COLUMNS
     from psycopg.rows import dict_row
 
-    from agentmate.todos.repository import COLUMNS
     from functions.auth.app import handler as auth_handler
     from functions.todos.app import handler as todos_handler
     from tests.apigw import LambdaContext, http_event, parse_response

@@ -12,4 +12,6 @@ ROUTE_GROUPS: dict[str, tuple[str, ...]] = {
     "functions.bookmarks.app": ("/api/bookmarks",),
     "functions.expenses.app": ("/api/expenses",),
     "functions.skills.app": ("/api/skills",),
+    "functions.memory.app": ("/api/memory",),
+    "functions.admin.app": ("/api/admin",),
 }

@@ -78,9 +78,8 @@ def _dependency_calls(dependant: Any) -> list[Any]:
 
 def _security_by_operation(app: Any) -> dict[tuple[str, str], tuple[bool, list[str]]]:
     """(path, method) → (authenticated?, scopes checked by a ``scoped(...)`` dependency)."""
-    from fastapi import routing
-
     from agentmate.api.deps import current_principal
+    from fastapi import routing
 
     # FastAPI >= 0.16x keeps included routers nested; iter_route_contexts flattens them (older: app.routes).
     contexts = routing.iter_route_contexts(app.routes) if hasattr(routing, "iter_route_contexts") else app.routes

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import pytest
@@ -17,28 +17,46 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(scope="session")
-def base_url() -> Iterator[str]:
-    """``http://127.0.0.1:<free port>`` serving every REST route group and a fresh MCP app at ``/mcp``."""
+@contextmanager
+def serve(app: Any, name: str) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on 127.0.0.1:<free port> in a background thread; yields the base URL."""
     import uvicorn
 
-    from agentmate.mcp.app import build_mcp_app
-    from infra.local_app import build_local_app
-
-    app = build_local_app(extra={"/mcp": build_mcp_app()})
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", ws="none",
                                            lifespan="on", access_log=False))
-    thread = threading.Thread(target=server.run, name="uvicorn-e2e", daemon=True)
+    thread = threading.Thread(target=server.run, name=name, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
-    while not server.started:
+    while not server.started:  # start-up only: uvicorn has no readiness event
         if not thread.is_alive() or time.monotonic() > deadline:
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.01)
     port = server.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def base_url() -> Iterator[str]:
+    """The local runtime (every REST route group) with a fresh MCP app at ``/mcp``, as one uvicorn server."""
+    from agentmate.mcp.app import build_mcp_app
+
+    from infra.local_app import build_local_app
+
+    with serve(build_local_app(extra={"/mcp": build_mcp_app()}), "uvicorn-e2e") as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def replica_url() -> Iterator[str]:
+    """A second, independent MCP app (as the container runs it: ``functions.mcp.app`` alone)."""
+    from agentmate.mcp.app import build_mcp_app
+
+    with serve(build_mcp_app(), "uvicorn-replica") as url:
+        yield url
 
 
 @asynccontextmanager

@@ -7,7 +7,6 @@ import uuid
 import anyio
 import httpx
 import pytest
-
 from agentmate.mcp import registry
 
 from .conftest import mcp_session
@@ -124,6 +123,15 @@ async def test_invalid_arguments_are_tool_errors_naming_the_field_and_allowed_va
     assert bad_id.is_error and "id:" in text(bad_id)
     assert both.is_error and "clear_due_date" in text(both)
     assert missing.is_error and "title: field required" in text(missing)
+
+
+async def test_unknown_arguments_are_refused_not_dropped(base_url, account):
+    with anyio.fail_after(10):
+        async with mcp_session(f"{base_url}/mcp/todos", {"X-Api-Key": account.key("todos:rw")}) as s:
+            result = await s.call_tool("todo_create", {"title": "x", "colour": "red"})
+            count = (await s.call_tool("todo_list", {})).structured_content["total"]
+    assert result.is_error and "colour: unknown argument (allowed: description, due_date" in text(result)
+    assert count == 0  # nothing was created with the argument silently dropped
 
 
 async def test_a_tool_outside_the_keys_scopes_is_refused_naming_the_scope(base_url, account):
@@ -252,6 +260,18 @@ async def test_the_spec_curl_handshake_works_statelessly(base_url, account):
     assert sorted(t["name"] for t in listed.json()["result"]["tools"]) == sorted(SPEC_TOOLS["todos"])
     assert listed.headers["cache-control"] == "private, no-store"
     assert other_endpoint.status_code == 200
+
+
+async def test_any_replica_honours_a_session_id_another_one_issued(base_url, replica_url, account):
+    key = account.key("todos:r")
+    async with httpx.AsyncClient() as http:
+        init = await http.post(f"{base_url}/mcp/todos", json=INIT, headers={**MCP_HEADERS, "X-Api-Key": key})
+        headers = {**MCP_HEADERS, "X-Api-Key": key, "Mcp-Session-Id": init.headers["mcp-session-id"]}
+        listed = await http.post(f"{replica_url}/mcp/todos", headers=headers,
+                                 json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        ended = await http.delete(f"{replica_url}/mcp/todos", headers=headers)
+    assert listed.status_code == 200 and len(listed.json()["result"]["tools"]) == len(SPEC_TOOLS["todos"])
+    assert ended.status_code == 405  # stateless: there is no server-side session to terminate
 
 
 async def test_a_session_id_is_bound_to_the_key_it_was_issued_to(base_url, account, other_account):

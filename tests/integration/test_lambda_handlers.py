@@ -10,8 +10,8 @@ import uuid
 from typing import Any
 
 import pytest
-
 from apigw import LambdaContext, http_event, parse_response
+
 from functions.routes import ROUTE_GROUPS
 
 # make_handler's @metrics.log_metrics warns on every invocation that records no metric (reported upstream);

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import psycopg
 import pytest
-
 from agentmate.core import migrate
 
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import ValidationError
-
 from agentmate.core.settings import PLACEHOLDER_JWT_SECRET, Settings
+from pydantic import ValidationError
 
 STRONG = "s" * 32
 

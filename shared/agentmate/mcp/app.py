@@ -33,7 +33,7 @@ from agentmate.mcp import registry, session
 from agentmate.mcp.auth import authenticate, header
 from agentmate.mcp.context import acting_as
 from agentmate.mcp.registry import ToolSet
-from agentmate.mcp.server import AgentmateMCP
+from agentmate.mcp.server import AgentmateMCP, build_tools
 
 PREFIX = "/mcp"
 SESSION_HEADER = b"mcp-session-id"
@@ -59,14 +59,14 @@ def transport_security() -> TransportSecuritySettings:
 
 
 def build_servers(toolsets: dict[str, ToolSet]) -> dict[str, AgentmateMCP]:
-    """``/mcp`` (every tool, listed by scope) and ``/mcp/<module>`` (the module's tools)."""
-    servers = {PREFIX: AgentmateMCP(
-        "agentmate", [spec for ts in toolsets.values() for spec in ts.specs],
-        instructions=AGGREGATE_INSTRUCTIONS, list_by_scope=True,
-    )}
+    """``/mcp`` (every tool, listed by scope) and ``/mcp/<module>`` (the module's tools), sharing tool objects."""
+    specs = [spec for ts in toolsets.values() for spec in ts.specs]
+    built = build_tools(specs)
+    servers = {PREFIX: AgentmateMCP("agentmate", specs, instructions=AGGREGATE_INSTRUCTIONS, list_by_scope=True,
+                                    built=built)}
     for name, toolset in toolsets.items():
         servers[f"{PREFIX}/{name}"] = AgentmateMCP(
-            f"agentmate-{name}", toolset.specs, instructions=toolset.instructions, list_by_scope=False,
+            f"agentmate-{name}", toolset.specs, instructions=toolset.instructions, list_by_scope=False, built=built,
         )
     return servers
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from agentmate.api.errors import pydantic_errors
 from agentmate.core.errors import DomainError, FieldError, ValidationFailed
@@ -31,3 +31,18 @@ def domain_error_text(exc: DomainError) -> str:
 def validation_error_text(exc: ValidationError) -> str:
     """Pydantic argument/body errors, named by argument, with the allowed values of enums."""
     return fields_text(pydantic_errors(list(exc.errors())))
+
+
+def unknown_arguments(unknown: Iterable[str], allowed: Iterable[str], hints: type[BaseModel] | None) -> list[FieldError]:
+    """Arguments a tool does not take. The SDK would drop them silently (losing what the agent meant to store);
+    refuse them like REST's strict bodies, with the domain model's hint where it has one."""
+    found: dict[str, str] = {}
+    if hints is not None:
+        try:
+            hints.model_validate({name: None for name in unknown})
+        except ValidationError as exc:
+            for err in pydantic_errors(list(exc.errors())):
+                if err.field in set(unknown) and err.message.startswith("unknown field ("):
+                    found[err.field] = "unknown argument" + err.message[len("unknown field"):]
+    names = sorted(allowed)
+    return [FieldError(name, found.get(name, "unknown argument"), names) for name in unknown]

@@ -10,10 +10,13 @@ server before the tool runs, and ``tests/e2e/test_mcp_parity.py`` checks it agai
 from __future__ import annotations
 
 import importlib
+import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from agentmate.auth.scopes import SCOPES
 
@@ -26,6 +29,7 @@ MODULES: dict[str, str] = {
     "reports": "agentmate.mcp.tools.reports",
     "bookmarks": "agentmate.mcp.tools.bookmarks",
     "expenses": "agentmate.mcp.tools.expenses",
+    "memory": "agentmate.mcp.tools.memory",
     "skills": "agentmate.mcp.tools.skills",
 }
 
@@ -43,6 +47,13 @@ class ToolSpec:
     title: str | None = None
     destructive: bool = False
     idempotent: bool = False
+    hints: type[BaseModel] | None = None
+    """A strict domain model whose "misplaced field" traps explain unknown arguments (e.g. ``content`` on an
+    event: "event content belongs inside payload")."""
+
+    @property
+    def arguments(self) -> frozenset[str]:
+        return frozenset(inspect.signature(self.fn).parameters)
 
     @property
     def description(self) -> str:
@@ -64,7 +75,7 @@ class ToolSet:
 
     def tool(
         self, scope: str, *, rest: str, title: str | None = None, destructive: bool = False,
-        idempotent: bool | None = None,
+        idempotent: bool | None = None, hints: type[BaseModel] | None = None,
     ) -> Callable[[F], F]:
         """Register ``fn`` as a tool named after the function; its docstring is the description."""
         if scope not in SCOPES:
@@ -82,7 +93,7 @@ class ToolSet:
                 raise ValueError(f"duplicate tool {name!r}")
             self.specs.append(ToolSpec(
                 name=name, fn=fn, scope=scope, rest=rest, title=title, destructive=destructive,
-                idempotent=scope.endswith(":r") if idempotent is None else idempotent,
+                idempotent=scope.endswith(":r") if idempotent is None else idempotent, hints=hints,
             ))
             return fn
 

@@ -7,13 +7,14 @@ from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
 from mcp_types import Tool as MCPTool
 from pydantic import ValidationError
 
 from agentmate.core.errors import DomainError
 from agentmate.mcp import context
-from agentmate.mcp.errors import domain_error_text, validation_error_text
+from agentmate.mcp.errors import domain_error_text, fields_text, unknown_arguments, validation_error_text
 from agentmate.mcp.registry import ToolSpec
 
 SERVER_VERSION = "1.0.0"
@@ -25,28 +26,39 @@ def _scope_refusal(spec: ToolSpec, granted: Iterable[str]) -> str:
             "Use a key that holds this scope; X:rw implies X:r.")
 
 
+def build_tools(specs: Iterable[ToolSpec]) -> dict[str, Tool]:
+    """The SDK's tool objects (argument model, JSON schemas), built once and shared by every server listing them."""
+    return {spec.name: Tool.from_function(
+        spec.fn, name=spec.name, title=spec.title, description=spec.description,
+        annotations=ToolAnnotations(
+            title=spec.title, read_only_hint=spec.read_only, destructive_hint=spec.destructive,
+            idempotent_hint=spec.idempotent, open_world_hint=False,
+        ),
+    ) for spec in specs}
+
+
 class AgentmateMCP(MCPServer):
     """One MCP server over a set of tools.
 
-    Every tool is checked against the caller's scopes *before* its arguments are validated, so a key
-    without the scope learns nothing but the missing scope. With ``list_by_scope`` (the aggregate endpoint)
-    ``tools/list`` only shows the tools the caller's key may call.
+    ``call_tool`` (the SDK's public hook for every ``tools/call``):
+    1. the caller's scopes are checked against the tool's *before* its arguments are validated, so a key
+       without the scope learns nothing but the missing scope;
+    2. arguments the tool does not take are refused (the SDK would drop them silently);
+    3. domain errors (``NotFound`` → "todo not found", ``ValidationFailed``, ``Conflict``, …) and pydantic
+       errors become tool errors (``is_error``) whose text names each field and its allowed values.
+    With ``list_by_scope`` (the aggregate endpoint) ``tools/list`` shows only the tools the caller may call.
     """
 
-    def __init__(self, name: str, specs: Iterable[ToolSpec], *, instructions: str, list_by_scope: bool) -> None:
+    def __init__(self, name: str, specs: Iterable[ToolSpec], *, instructions: str, list_by_scope: bool,
+                 built: dict[str, Tool] | None = None) -> None:
+        specs = list(specs)
+        built = built if built is not None else build_tools(specs)
         # log_level WARNING: MCPServer calls logging.basicConfig(); keep the SDK's per-request INFO lines out.
-        super().__init__(name=name, instructions=instructions, version=SERVER_VERSION, log_level="WARNING")
-        self.specs: dict[str, ToolSpec] = {}
+        super().__init__(name=name, instructions=instructions, version=SERVER_VERSION, log_level="WARNING",
+                         tools=[built[spec.name] for spec in specs])
+        self.specs = {spec.name: spec for spec in specs}
+        self._arguments = {spec.name: spec.arguments for spec in specs}
         self.list_by_scope = list_by_scope
-        for spec in specs:
-            self.specs[spec.name] = spec
-            self.add_tool(
-                spec.fn, name=spec.name, title=spec.title, description=spec.description,
-                annotations=ToolAnnotations(
-                    title=spec.title, read_only_hint=spec.read_only, destructive_hint=spec.destructive,
-                    idempotent_hint=spec.idempotent, open_world_hint=False,
-                ),
-            )
 
     async def list_tools(self) -> list[MCPTool]:
         tools = await super().list_tools()
@@ -67,6 +79,10 @@ class AgentmateMCP(MCPServer):
                 raise ToolError("unauthorized: send an API key (X-Api-Key, Authorization: Bearer ak_…, ?api_key=)")
             if not caller.can(spec.scope):
                 raise ToolError(_scope_refusal(spec, caller.scopes))
+            allowed = self._arguments[name]
+            unknown = [arg for arg in arguments or {} if arg not in allowed]
+            if unknown:
+                raise ToolError(fields_text(unknown_arguments(unknown, allowed, spec.hints)))
         try:
             return await super().call_tool(name, arguments, context_)
         except ToolError as exc:

@@ -466,7 +466,7 @@ def supersede(db: Database, principal: Principal, entry_id: UUID, body: Supersed
         point_ids = retrieval.remove_source(conn, principal.account_id, namespace=NAMESPACE,
                                             source_type=SOURCE_TYPE, source_id=str(old_id))
         new = rows[entry_id]
-    warning = retrieval.remove_points(point_ids)
+    warning = retrieval.remove_points(principal.account_id, point_ids)
     if warning:
         warning = f"superseded, but removing stale vectors failed ({warning}); they are never served"
     return SupersedeResult(superseding=Entry(**new), superseded=Entry(**old), projection_removed=len(point_ids),

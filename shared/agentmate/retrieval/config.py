@@ -32,8 +32,10 @@ def build_embedder(settings: Settings) -> Embedder:
 
     if settings.embedding_base_url:
         return embedders.OpenAIEmbedder(
-            base_url=settings.embedding_base_url, api_key=settings.resolved_embedding_api_key(),
-            model=settings.embedding_model, dimensions=settings.embedding_dimensions,
+            base_url=settings.embedding_base_url,
+            api_key=settings.resolved_embedding_api_key(),
+            model=settings.embedding_model,
+            dimensions=settings.embedding_dimensions,
         )
     if settings.embedding_offline == "hashing":
         return embedders.HashingEmbedder(OFFLINE_HASHING_DIMENSIONS)
@@ -44,12 +46,15 @@ def build_vector_index(settings: Settings, dimensions: int) -> Any:
     from agentmate.retrieval import vector_index
 
     if settings.qdrant_url:
-        return vector_index.QdrantServerIndex(
-            url=settings.qdrant_url, api_key=settings.resolved_qdrant_api_key() or None,
-            collection=settings.qdrant_collection, dimensions=dimensions,
+        index: Any = vector_index.QdrantServerIndex(
+            url=settings.qdrant_url,
+            api_key=settings.resolved_qdrant_api_key() or None,
+            collection=settings.qdrant_collection,
         )
-    return vector_index.EmbeddedIndex(path=settings.vector_path or None, collection=settings.qdrant_collection,
-                                      dimensions=dimensions)
+    else:
+        index = vector_index.EmbeddedIndex(path=settings.vector_path or None)
+    index.ensure_collection(dimensions)
+    return index
 
 
 def get_embedder() -> Embedder:

@@ -18,7 +18,6 @@ failure; error messages never contain the API key.
 
 from __future__ import annotations
 
-import email.utils
 import hashlib
 import json
 import math
@@ -74,7 +73,22 @@ def _l2_normalised(values: Sequence[float]) -> list[float] | None:
 # OpenAI-compatible HTTP
 # --------------------------------------------------------------------------------------------------
 
-_RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
+_RETRY_STATUSES = frozenset({408, 409, 425, 429})  # plus every 5xx (as the OpenAI SDKs do)
+
+
+def _retryable(status: int) -> bool:
+    return status >= 500 or status in _RETRY_STATUSES
+
+
+def _display_url(url: str) -> str:
+    """The URL for messages: without userinfo or query string, which could carry credentials."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 class OpenAIEmbedder:
@@ -123,6 +137,7 @@ class OpenAIEmbedder:
         self.send_dimensions = send_dimensions
         self._api_key = api_key
         self._url = base_url.rstrip("/") + "/embeddings"
+        self._shown_url = _display_url(self._url)
         self._sleep = sleep
         self._owns_client = client is None
         headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
@@ -133,7 +148,7 @@ class OpenAIEmbedder:
             self._client.headers.update(headers)
 
     def __repr__(self) -> str:  # never show the key
-        return f"OpenAIEmbedder(url={self._url!r}, model={self.model!r}, dimensions={self.dimensions})"
+        return f"OpenAIEmbedder(url={self._shown_url!r}, model={self.model!r}, dimensions={self.dimensions})"
 
     def close(self) -> None:
         if self._owns_client:
@@ -172,6 +187,8 @@ class OpenAIEmbedder:
         try:
             seconds = float(value)
         except ValueError:
+            import email.utils  # rare path; keep it off the import-time bill
+
             try:
                 when = email.utils.parsedate_to_datetime(value)
             except (TypeError, ValueError):
@@ -203,17 +220,23 @@ class OpenAIEmbedder:
                 last_error = f"timeout ({type(exc).__name__})"
             except httpx.TransportError as exc:
                 last_error = f"transport error ({type(exc).__name__}: {exc})"
+            except httpx.HTTPError as exc:  # e.g. decoding or redirect errors: retrying will not help
+                raise self._fail(
+                    f"embedding request to {self._shown_url} failed: {type(exc).__name__}: {exc}"
+                ) from None
             else:
                 if response.status_code == 200:
                     return self._parse(response, len(batch))
                 snippet = response.text[:300].replace("\n", " ")
                 last_error = f"HTTP {response.status_code}: {snippet}"
-                if response.status_code not in _RETRY_STATUSES:
-                    raise self._fail(f"embedding request rejected by {self._url}: {last_error}")
+                if not _retryable(response.status_code):
+                    raise self._fail(f"embedding request rejected by {self._shown_url}: {last_error}")
                 delay = self._retry_after(response)
             if attempt + 1 < attempts:
                 self._sleep(delay if delay is not None else self._backoff(attempt))
-        raise self._fail(f"embedding request to {self._url} failed after {attempts} attempts: {last_error}")
+        raise self._fail(
+            f"embedding request to {self._shown_url} failed after {attempts} attempts: {last_error}"
+        )
 
     def _parse(self, response: httpx.Response, expected: int) -> list[list[float]]:
         try:
@@ -233,7 +256,7 @@ class OpenAIEmbedder:
                 vectors.append(unit)
             return vectors
         except (ValueError, KeyError, TypeError) as exc:
-            raise self._fail(f"malformed embeddings response from {self._url}: {exc}") from None
+            raise self._fail(f"malformed embeddings response from {self._shown_url}: {exc}") from None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -344,7 +367,9 @@ class StaticModelEmbedder:
 
                 self._model = StaticModel.from_pretrained(str(self.path), force_download=False)
             except Exception as exc:  # any loader failure is an embedding failure for the caller
-                raise EmbeddingError(f"cannot load static model at {self.path}: {type(exc).__name__}") from exc
+                raise EmbeddingError(
+                    f"cannot load static model at {self.path}: {type(exc).__name__}"
+                ) from exc
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         if not texts:
@@ -367,7 +392,6 @@ class StaticModelEmbedder:
             for i, vec in zip(missing, self._fallback.embed([texts[i] for i in missing]), strict=True):
                 out[i] = vec
         return out
-
 
     def _mostly_unknown(self, texts: list[str]) -> list[bool]:
         model = self._model

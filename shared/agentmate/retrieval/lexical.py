@@ -1,3 +1,4 @@
+# ruff: noqa: RUF002, RUF003  (full-width and CJK characters are the subject of this module)
 """CJK-aware lexical projection for the Postgres full-text leg (prior-art §4.1).
 
 Why a projection: Postgres' `simple` configuration does not segment CJK script, so a whole Chinese

@@ -20,12 +20,19 @@ COLUMNS = (
 )
 _D_COLUMNS = ", ".join("d." + c.strip() for c in COLUMNS.split(","))
 
-# Statuses the lexical leg may serve: a failed row lost only its vector, a pending one is mid-write.
+# Statuses the lexical leg may serve (see retrieval_lexical_search): a failed row lost only its vector, a pending
+# one is mid-write.
 LEXICAL_STATUSES = ("indexed", "failed")
 
 
 def get_by_key(
-    conn: Conn, *, account_id: UUID, namespace: str, source_type: str, source_id: str, chunk_key: str,
+    conn: Conn,
+    *,
+    account_id: UUID,
+    namespace: str,
+    source_type: str,
+    source_id: str,
+    chunk_key: str,
     lock: bool = False,
 ) -> dict[str, Any] | None:
     return conn.execute(
@@ -59,7 +66,16 @@ def upsert_many_pending(conn: Conn, *, account_id: UUID, docs: list[dict[str, An
     """Batch form of ``upsert_pending`` (one statement), rows returned in input order."""
     if not docs:
         return []
-    keys = ("namespace", "source_type", "source_id", "chunk_key", "title", "content", "content_hash", "lexical_text")
+    keys = (
+        "namespace",
+        "source_type",
+        "source_id",
+        "chunk_key",
+        "title",
+        "content",
+        "content_hash",
+        "lexical_text",
+    )
     params: dict[str, Any] = {k: [d[k] for d in docs] for k in keys}
     params["metadata"] = [Jsonb(d["metadata"]) for d in docs]
     params["ord"] = list(range(len(docs)))
@@ -94,8 +110,14 @@ def upsert_many_pending(conn: Conn, *, account_id: UUID, docs: list[dict[str, An
 
 
 def mark_indexed(
-    conn: Conn, *, account_id: UUID, document_ids: list[UUID], content_hashes: list[str], embedding_model: str,
-    embedding_dimension: int, vector_collection: str | None,
+    conn: Conn,
+    *,
+    account_id: UUID,
+    document_ids: list[UUID],
+    content_hashes: list[str],
+    embedding_model: str,
+    embedding_dimension: int,
+    vector_collection: str | None,
 ) -> int:
     """Flip pending rows to ``indexed`` unless a newer write replaced their content meanwhile."""
     if not document_ids:
@@ -105,8 +127,14 @@ def mark_indexed(
                   embedding_model = %(m)s, embedding_dimension = %(dim)s, vector_collection = %(col)s
            FROM unnest(%(ids)s::uuid[], %(hashes)s::text[]) AS u (id, content_hash)
            WHERE d.account_id = %(a)s AND d.id = u.id AND d.content_hash = u.content_hash""",
-        {"a": account_id, "ids": document_ids, "hashes": content_hashes, "m": embedding_model,
-         "dim": embedding_dimension, "col": vector_collection},
+        {
+            "a": account_id,
+            "ids": document_ids,
+            "hashes": content_hashes,
+            "m": embedding_model,
+            "dim": embedding_dimension,
+            "col": vector_collection,
+        },
     ).rowcount
 
 
@@ -167,23 +195,30 @@ def lexical_search(
     conn: Conn, *, account_id: UUID, namespace: str, tsquery: str, limit: int, source_type: str | None = None,
     metadata: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """Rows matching a token-built tsquery, best ``ts_rank_cd`` first (newer first on ties)."""
-    params: dict[str, Any] = {"a": account_id, "ns": namespace, "q": tsquery, "limit": limit,
-                              "st": list(LEXICAL_STATUSES)}
-    extra = _filters(source_type, metadata, params)
-    return conn.execute(
-        f"""SELECT {_D_COLUMNS}, ts_rank_cd(d.lexical_tsv, q.query) AS lexical_score
-            FROM retrieval_documents d, to_tsquery('simple', %(q)s) AS q (query)
-            WHERE d.account_id = %(a)s AND d.namespace = %(ns)s AND d.status = ANY(%(st)s)
-              AND d.lexical_tsv @@ q.query{extra}
-            ORDER BY lexical_score DESC, d.updated_at DESC, d.id
-            LIMIT %(limit)s""",
-        params,
+    """Rows matching a token-built tsquery, best ``ts_rank_cd`` first (newer first on ties).
+
+    The match runs in ``retrieval_lexical_search`` (0011): under RLS the non-leakproof ``@@`` could not use the
+    GIN index. That function reads the tenant from the transaction; the rows are then read back under RLS.
+    """
+    rows = conn.execute(
+        f"""SELECT {_D_COLUMNS}, s.lexical_score
+            FROM retrieval_lexical_search(%(ns)s, %(q)s, %(limit)s, %(st)s, %(meta)s) AS s
+            JOIN retrieval_documents d ON d.id = s.id
+            WHERE d.account_id = %(a)s
+            ORDER BY s.lexical_score DESC, d.updated_at DESC, d.id""",
+        {"a": account_id, "ns": namespace, "q": tsquery, "limit": limit, "st": source_type or None,
+         "meta": Jsonb(metadata) if metadata else None},
     ).fetchall()
+    return rows
 
 
 def hydrate_points(
-    conn: Conn, *, account_id: UUID, namespace: str, point_ids: list[UUID], source_type: str | None = None,
+    conn: Conn,
+    *,
+    account_id: UUID,
+    namespace: str,
+    point_ids: list[UUID],
+    source_type: str | None = None,
     metadata: dict[str, Any] | None = None,
 ) -> dict[UUID, dict[str, Any]]:
     """Rows behind vector hits, keyed by point id: only ``indexed`` rows (stale points drop out)."""
@@ -204,7 +239,12 @@ def hydrate_points(
 
 
 def admin_lexical_batch(
-    conn: Conn, *, admin_user_id: UUID, account_id: UUID | None, namespace: str | None, after: UUID | None,
+    conn: Conn,
+    *,
+    admin_user_id: UUID,
+    account_id: UUID | None,
+    namespace: str | None,
+    after: UUID | None,
     limit: int,
 ) -> list[dict[str, Any]]:
     return conn.execute(

@@ -118,25 +118,25 @@ def _describe(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-def _vector_payload(account_id: UUID, row: dict[str, Any]) -> dict[str, Any]:
-    payload = {
-        "account_id": str(account_id),
+def _vector_payload(row: dict[str, Any]) -> dict[str, Any]:
+    """What the vector index stores beside a vector (the index adds account_id). Filterable metadata is the
+    top-level scalars of the document's metadata, nested under ``metadata`` so the filter path
+    ``metadata.<key>`` matches exactly what the lexical leg matches with ``metadata @> {key: value}``."""
+    return {
         "namespace": row["namespace"],
         "source_type": row["source_type"],
         "source_id": row["source_id"],
         "chunk_key": row["chunk_key"],
         "document_id": str(row["id"]),
         "content_hash": row["content_hash"],
+        "metadata": {
+            k: v for k, v in (row["metadata"] or {}).items() if isinstance(v, str | int | float | bool)
+        },
     }
-    # Filterable metadata: top-level scalars, under "metadata.<key>" (exactly as the lexical leg filters them).
-    for key, value in (row["metadata"] or {}).items():
-        if isinstance(value, str | int | float | bool):
-            payload[f"metadata.{key}"] = value
-    return payload
 
 
-def _metadata_filter(query: Query) -> dict[str, Any]:
-    out: dict[str, Any] = {"namespace": query.namespace}
+def _vector_filters(query: Query) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     if query.source_type:
         out["source_type"] = query.source_type
     for key, value in (query.metadata or {}).items():
@@ -147,23 +147,31 @@ def _metadata_filter(query: Query) -> dict[str, Any]:
 # -- vector index adapter ---------------------------------------------------------------------------------------
 
 
-def _vector_upsert(index: Any, points: list[tuple[UUID, list[float], dict[str, Any]]]) -> None:
-    index.upsert([(str(pid), vec, payload) for pid, vec, payload in points])
+def _vector_upsert(
+    account_id: UUID, dimensions: int, points: list[tuple[UUID, list[float], dict[str, Any]]]
+) -> str:
+    from agentmate.retrieval.vector_index import VectorPoint
+
+    index = config.get_vector_index()
+    index.ensure_collection(dimensions)
+    index.upsert(str(account_id), [VectorPoint(str(pid), vec, payload) for pid, vec, payload in points])
+    return collection_name(index)
 
 
 def _vector_search(
-    index: Any, vector: list[float], *, account_id: UUID, filters: dict[str, Any], limit: int
+    account_id: UUID, query: Query, vector: list[float], limit: int
 ) -> list[tuple[UUID, float]]:
-    hits = index.search(vector, limit=limit, filters={"account_id": str(account_id), **filters})
-    return [(UUID(str(h.id)), float(h.score)) for h in hits]
+    index = config.get_vector_index()
+    hits = index.search(str(account_id), query.namespace, vector, limit, _vector_filters(query))
+    return [(UUID(h.id), float(h.score)) for h in hits]
 
 
-def _vector_delete(index: Any, point_ids: list[UUID]) -> None:
-    index.delete([str(p) for p in point_ids])
+def _vector_delete(account_id: UUID, point_ids: list[UUID]) -> None:
+    config.get_vector_index().delete(str(account_id), [str(p) for p in point_ids])
 
 
-def collection_name(index: Any) -> str | None:
-    return getattr(index, "collection", None)
+def collection_name(index: Any) -> str:
+    return str(getattr(index, "collection", None) or "embedded")
 
 
 # -- indexing ----------------------------------------------------------------------------------------------------
@@ -172,9 +180,14 @@ def collection_name(index: Any) -> str | None:
 def _prepare(doc: DocumentIn) -> dict[str, Any]:
     metadata = json.loads(json.dumps(doc.metadata, default=str))  # JSON-safe copy
     return {
-        "namespace": doc.namespace, "source_type": doc.source_type, "source_id": doc.source_id,
-        "chunk_key": doc.chunk_key, "title": doc.title, "content": doc.content,
-        "content_hash": _content_hash(doc.title, doc.content), "metadata": metadata,
+        "namespace": doc.namespace,
+        "source_type": doc.source_type,
+        "source_id": doc.source_id,
+        "chunk_key": doc.chunk_key,
+        "title": doc.title,
+        "content": doc.content,
+        "content_hash": _content_hash(doc.title, doc.content),
+        "metadata": metadata,
         "lexical_text": lexical.projection(doc.title, doc.content),
     }
 
@@ -188,14 +201,19 @@ def index_documents(db: Database, account_id: UUID, docs: list[DocumentIn]) -> l
     """Index documents in batches: one upsert statement, one embedding call and one vector upsert per batch."""
     results: list[IndexResult] = []
     for start in range(0, len(docs), INDEX_BATCH):
-        results.extend(_index_batch(db, account_id, docs[start:start + INDEX_BATCH]))
+        results.extend(_index_batch(db, account_id, docs[start : start + INDEX_BATCH]))
     return results
 
 
 def _unchanged(existing: dict[str, Any] | None, prepared: dict[str, Any], model: str | None) -> bool:
-    return (existing is not None and existing["status"] == "indexed" and model is not None
-            and existing["content_hash"] == prepared["content_hash"] and existing["metadata"] == prepared["metadata"]
-            and existing["embedding_model"] == model)
+    return (
+        existing is not None
+        and existing["status"] == "indexed"
+        and model is not None
+        and existing["content_hash"] == prepared["content_hash"]
+        and existing["metadata"] == prepared["metadata"]
+        and existing["embedding_model"] == model
+    )
 
 
 def _index_batch(db: Database, account_id: UUID, docs: list[DocumentIn]) -> list[IndexResult]:
@@ -210,9 +228,15 @@ def _index_batch(db: Database, account_id: UUID, docs: list[DocumentIn]) -> list
     with db.tenant(account_id) as conn:
         if len(prepared) == 1:
             p = prepared[0]
-            existing = repo.get_by_key(conn, account_id=account_id, namespace=p["namespace"],
-                                       source_type=p["source_type"], source_id=p["source_id"],
-                                       chunk_key=p["chunk_key"], lock=True)
+            existing = repo.get_by_key(
+                conn,
+                account_id=account_id,
+                namespace=p["namespace"],
+                source_type=p["source_type"],
+                source_id=p["source_id"],
+                chunk_key=p["chunk_key"],
+                lock=True,
+            )
             if _unchanged(existing, p, model):
                 assert existing is not None
                 return [IndexResult("indexed", existing["id"])]
@@ -226,38 +250,51 @@ def _index_batch(db: Database, account_id: UUID, docs: list[DocumentIn]) -> list
         if embedder is None:
             raise build_error or RuntimeError("no embedder")
         vectors = embedder.embed([r["content"] or r["title"] for r in rows])
-        index = config.get_vector_index()
-        _vector_upsert(index, [(r["point_id"], v, _vector_payload(account_id, r)) for r, v in zip(rows, vectors,
-                                                                                                   strict=True)])
+        collection = _vector_upsert(
+            account_id,
+            embedder.dimensions,
+            [(r["point_id"], v, _vector_payload(r)) for r, v in zip(rows, vectors, strict=True)],
+        )
     except Exception as exc:
         error = _describe(exc) if not isinstance(exc, LegError) else exc.reason
         logger.warning("retrieval indexing failed", extra={"error": error, "documents": len(rows)})
     with db.tenant(account_id) as conn:
         if error is None:
-            repo.mark_indexed(conn, account_id=account_id, document_ids=ids, content_hashes=hashes,
-                              embedding_model=embedder.name, embedding_dimension=embedder.dimensions,  # type: ignore[union-attr]
-                              vector_collection=collection_name(config.get_vector_index()))
+            repo.mark_indexed(
+                conn,
+                account_id=account_id,
+                document_ids=ids,
+                content_hashes=hashes,
+                embedding_model=embedder.name,
+                embedding_dimension=embedder.dimensions,  # type: ignore[union-attr]
+                vector_collection=collection,
+            )
         else:
-            repo.mark_failed(conn, account_id=account_id, document_ids=ids, content_hashes=hashes, error=error)
+            repo.mark_failed(
+                conn, account_id=account_id, document_ids=ids, content_hashes=hashes, error=error
+            )
     if error is None:
         return [IndexResult("indexed", i) for i in ids]
     return [IndexResult("failed", i, error) for i in ids]
 
 
-def remove_source(conn: Conn, account_id: UUID, *, namespace: str, source_type: str, source_id: str) -> list[UUID]:
+def remove_source(
+    conn: Conn, account_id: UUID, *, namespace: str, source_type: str, source_id: str
+) -> list[UUID]:
     """Delete a source's projection rows inside the caller's transaction; returns their vector point ids
     (pass them to ``remove_points`` after the commit)."""
-    return repo.delete_source(conn, account_id=account_id, namespace=namespace, source_type=source_type,
-                              source_id=source_id)
+    return repo.delete_source(
+        conn, account_id=account_id, namespace=namespace, source_type=source_type, source_id=source_id
+    )
 
 
-def remove_points(point_ids: list[UUID]) -> str | None:
+def remove_points(account_id: UUID, point_ids: list[UUID]) -> str | None:
     """Best-effort vector deletion; returns a reason on failure. A stale point is harmless: hits are hydrated
     from Postgres, and a point without an ``indexed`` row is dropped."""
     if not point_ids:
         return None
     try:
-        _vector_delete(config.get_vector_index(), point_ids)
+        _vector_delete(account_id, point_ids)
     except Exception as exc:
         reason = _describe(exc)
         logger.warning("retrieval vector delete failed", extra={"error": reason, "points": len(point_ids)})
@@ -268,14 +305,17 @@ def remove_points(point_ids: list[UUID]) -> str | None:
 def indexing_state(
     conn: Conn, account_id: UUID, *, namespace: str, source_type: str, source_ids: list[str]
 ) -> dict[str, dict[str, Any]]:
-    return repo.status_of(conn, account_id=account_id, namespace=namespace, source_type=source_type,
-                          source_ids=source_ids)
+    return repo.status_of(
+        conn, account_id=account_id, namespace=namespace, source_type=source_type, source_ids=source_ids
+    )
 
 
 # -- search ------------------------------------------------------------------------------------------------------
 
 
-def _vector_candidates(account_id: UUID, query: Query, limit: int, timings: dict[str, float]) -> list[tuple[UUID, float]]:
+def _vector_candidates(
+    account_id: UUID, query: Query, limit: int, timings: dict[str, float]
+) -> list[tuple[UUID, float]]:
     try:
         embedder = config.get_embedder()
         t0 = time.perf_counter()
@@ -284,9 +324,8 @@ def _vector_candidates(account_id: UUID, query: Query, limit: int, timings: dict
     except Exception as exc:
         raise LegError(_describe(exc)) from exc
     try:
-        index = config.get_vector_index()
         t0 = time.perf_counter()
-        found = _vector_search(index, vector, account_id=account_id, filters=_metadata_filter(query), limit=limit)
+        found = _vector_search(account_id, query, vector, limit)
         timings["vector_search"] = (time.perf_counter() - t0) * 1000
         return found
     except Exception as exc:
@@ -315,9 +354,15 @@ def search(
         if tsquery is not None:
             try:
                 with conn.transaction():
-                    lexical_rows = repo.lexical_search(conn, account_id=account_id, namespace=query.namespace,
-                                                       tsquery=tsquery, limit=limit, source_type=query.source_type,
-                                                       metadata=query.metadata)
+                    lexical_rows = repo.lexical_search(
+                        conn,
+                        account_id=account_id,
+                        namespace=query.namespace,
+                        tsquery=tsquery,
+                        limit=limit,
+                        source_type=query.source_type,
+                        metadata=query.metadata,
+                    )
             except Exception as exc:
                 lexical_failed = True
                 reason = f"lexical query failed: {_describe(exc)}"
@@ -329,9 +374,14 @@ def search(
             t0 = time.perf_counter()
             try:
                 with conn.transaction():
-                    by_point = repo.hydrate_points(conn, account_id=account_id, namespace=query.namespace,
-                                                   point_ids=[p for p, _ in vector_found],
-                                                   source_type=query.source_type, metadata=query.metadata)
+                    by_point = repo.hydrate_points(
+                        conn,
+                        account_id=account_id,
+                        namespace=query.namespace,
+                        point_ids=[p for p, _ in vector_found],
+                        source_type=query.source_type,
+                        metadata=query.metadata,
+                    )
                 vector_rows = [(by_point[p], s) for p, s in vector_found if p in by_point]
             except Exception as exc:
                 reason = f"vector hydration failed: {_describe(exc)}"
@@ -339,8 +389,10 @@ def search(
                 logger.warning("retrieval vector leg degraded", extra={"reason": reason})
             timings["hydrate"] = (time.perf_counter() - t0) * 1000
         if lexical_failed and vector_rows is None:
-            raise ServiceUnavailable("search is unavailable: both the lexical and the vector leg failed",
-                                     extra={"degraded": [{"leg": d.leg, "reason": d.reason} for d in degraded]})
+            raise ServiceUnavailable(
+                "search is unavailable: both the lexical and the vector leg failed",
+                extra={"degraded": [{"leg": d.leg, "reason": d.reason} for d in degraded]},
+            )
         docs: dict[str, dict[str, Any]] = {}
         lex_cands = []
         for row in lexical_rows or []:
@@ -355,10 +407,24 @@ def search(
         for f in fused:
             doc = dict(docs[f.id])
             doc.pop("lexical_score", None)
-            hits.append(Hit(document=doc, score=f.score, channels=f.channels, lexical_score=f.lexical_score,
-                            vector_score=f.vector_score, lexical_rank=f.lexical_rank, vector_rank=f.vector_rank))
-        result = SearchResult(hits=hits, degraded=degraded, candidate_count=len(docs),
-                              embedding_ms=timings.get("embed", 0.0), timings_ms=timings)
+            hits.append(
+                Hit(
+                    document=doc,
+                    score=f.score,
+                    channels=f.channels,
+                    lexical_score=f.lexical_score,
+                    vector_score=f.vector_score,
+                    lexical_rank=f.lexical_rank,
+                    vector_rank=f.vector_rank,
+                )
+            )
+        result = SearchResult(
+            hits=hits,
+            degraded=degraded,
+            candidate_count=len(docs),
+            embedding_ms=timings.get("embed", 0.0),
+            timings_ms=timings,
+        )
         if then is None:
             return result
         return then(conn, result)

@@ -52,6 +52,7 @@ def search_todos(
 
 @router.get("/{todo_id}", response_model=Todo)
 def get_todo(todo_id: UUID, principal: Reader, db: DbDep) -> Todo:
+    """Get one todo by id; 404 if it does not exist in this account."""
     return service.get(db, principal, todo_id)
 
 

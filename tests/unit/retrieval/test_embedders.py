@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from agentmate.retrieval.embedders import (
     DEFAULT_STATIC_MODEL_PATH,
     Embedder,
@@ -80,7 +79,9 @@ class OpenAIHandler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(length))
         script = self.server.script  # type: ignore[attr-defined]
         with script.lock:
-            script.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
+            script.requests.append(
+                {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
+            )
         action = script.next_action()
         if action.get("sleep"):
             time.sleep(action["sleep"])
@@ -88,14 +89,18 @@ class OpenAIHandler(BaseHTTPRequestHandler):
             self._send(401, {"error": {"message": "bad key"}})
             return
         if action["do"] == "status":
-            self._send(action["status"], action.get("body", {"error": {"message": "nope"}}),
-                       action.get("headers"))
+            self._send(
+                action["status"], action.get("body", {"error": {"message": "nope"}}), action.get("headers")
+            )
             return
         dims = body.get("dimensions", DIMS)
         data = [
             {"object": "embedding", "index": i, "embedding": (fake_vector(t) + [0.0] * dims)[:dims]}
             for i, t in enumerate(body["input"])
         ]
+        if action["do"] == "junk":
+            self._send(200, {"unexpected": True})
+            return
         if action["do"] == "wrong_dims":
             data = [{**d, "embedding": d["embedding"] + [0.5]} for d in data]
         data.reverse()  # servers may answer out of order: the client must sort by index
@@ -132,7 +137,11 @@ def test_batches_requests_and_orders_results_by_index(server: tuple[str, Script]
     texts = ["alpha", "beta", "gamma", "delta", "epsilon"]
     with make_client(base_url, batch_size=2) as emb:
         vectors = emb.embed(texts)
-    assert [r["body"]["input"] for r in script.requests] == [["alpha", "beta"], ["gamma", "delta"], ["epsilon"]]
+    assert [r["body"]["input"] for r in script.requests] == [
+        ["alpha", "beta"],
+        ["gamma", "delta"],
+        ["epsilon"],
+    ]
     for text, vec in zip(texts, vectors, strict=True):
         assert vec == pytest.approx(unit(fake_vector(text)))
     first = script.requests[0]
@@ -181,7 +190,7 @@ def test_500_then_success_is_retried_with_backoff(server: tuple[str, Script]) ->
 def test_400_is_not_retried_and_reports_the_server_message(server: tuple[str, Script]) -> None:
     base_url, script = server
     script.actions = [{"do": "status", "status": 400, "body": {"error": {"message": "input too long"}}}]
-    with make_client(base_url) as emb, pytest.raises(EmbeddingError, match="400.*input too long"):
+    with make_client(base_url) as emb, pytest.raises(EmbeddingError, match=r"400.*input too long"):
         emb.embed(["x"])
     assert len(script.requests) == 1
 
@@ -230,6 +239,36 @@ def test_connection_refused_is_retried_then_fails_without_the_key() -> None:
             emb.embed(["x"])
     assert len(sleeps) == 1
     assert API_KEY not in str(info.value)
+
+
+def test_a_malformed_success_response_is_an_error_and_not_retried(server: tuple[str, Script]) -> None:
+    base_url, script = server
+    script.actions = [{"do": "junk"}]
+    with make_client(base_url) as emb, pytest.raises(EmbeddingError, match="malformed"):
+        emb.embed(["x"])
+    assert len(script.requests) == 1
+
+
+def test_retry_after_as_an_http_date_is_understood(server: tuple[str, Script]) -> None:
+    from email.utils import formatdate
+
+    base_url, script = server
+    script.actions = [
+        {"do": "status", "status": 503, "headers": {"Retry-After": formatdate(time.time() + 3)}}
+    ]
+    sleeps: list[float] = []
+    with make_client(base_url, sleeps) as emb:
+        emb.embed(["x"])
+    assert 1.0 < sleeps[0] <= 3.0
+
+
+def test_credentials_in_the_base_url_are_not_shown(server: tuple[str, Script]) -> None:
+    base_url, script = server
+    script.actions = [{"do": "status", "status": 400}]
+    with make_client(base_url.replace("http://", "http://user:pw-secret@") + "?key=q-secret") as emb:
+        with pytest.raises(EmbeddingError) as info:
+            emb.embed(["x"])
+        assert "secret" not in str(info.value) and "secret" not in repr(emb)
 
 
 def test_wrong_dimensions_in_the_response_is_an_error(server: tuple[str, Script]) -> None:
@@ -281,8 +320,11 @@ def test_hashing_is_identical_across_processes_and_hash_seeds() -> None:
     outs = []
     for seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(Path(__file__).parents[3] / "shared")}
-        outs.append(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                                   check=True).stdout)
+        outs.append(
+            subprocess.run(
+                [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+            ).stdout
+        )
     assert outs[0] == outs[1]
     assert json.loads(outs[0]) == pytest.approx(HashingEmbedder(64).embed(["知识库 hello world"])[0])
 

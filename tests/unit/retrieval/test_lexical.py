@@ -1,8 +1,8 @@
+# ruff: noqa: RUF001  (full-width and CJK characters are the point of these tests)
 import random
 import re
 
 import pytest
-
 from agentmate.retrieval.lexical import (
     MAX_QUERY_CJK_TERMS,
     MAX_QUERY_WORDS,
@@ -17,19 +17,98 @@ from agentmate.retrieval.lexical import (
 
 # Characters that mean something to to_tsquery or to SQL, plus awkward Unicode.
 NASTY_PIECES = [
-    "&", "|", "!", "(", ")", ":", "*", "<", ">", "<->", "<2>", "'", "''", '"', "\\", "\\'", "'\\",
-    ":*", ":A", ":*AB", "!!", "&&", "||", "()", ")(", "-", "_", ".", ",", ";", "--", "/*", "*/", "%",
-    "$$", "\x00", "\t", "\n", "\r", " ", "\u00a0", "\u200b", "\u3000", "\ufeff", "😀", "👍🏽", "🇨🇳",
-    "\u0301", "e\u0301", "ß", "İ", "ǅ", "Ω", "ﬁ", "Ｆｕｌｌ", "①", "²", "٣", "१२", "न्दी", "ไทย",
-    "知", "知识库", "检索增强", "ラーメン", "ｶﾀｶﾅ", "한국어", "々", "〇", "𠀋", "中a文", "a中b", "x" * 300,
-    "abc", "ABC", "select", "or", "and", "not", "null", "1", "123", "0x1F", "v2.0",
+    "&",
+    "|",
+    "!",
+    "(",
+    ")",
+    ":",
+    "*",
+    "<",
+    ">",
+    "<->",
+    "<2>",
+    "'",
+    "''",
+    '"',
+    "\\",
+    "\\'",
+    "'\\",
+    ":*",
+    ":A",
+    ":*AB",
+    "!!",
+    "&&",
+    "||",
+    "()",
+    ")(",
+    "-",
+    "_",
+    ".",
+    ",",
+    ";",
+    "--",
+    "/*",
+    "*/",
+    "%",
+    "$$",
+    "\x00",
+    "\t",
+    "\n",
+    "\r",
+    " ",
+    "\u00a0",
+    "\u200b",
+    "\u3000",
+    "\ufeff",
+    "😀",
+    "👍🏽",
+    "🇨🇳",
+    "\u0301",
+    "e\u0301",
+    "ß",
+    "İ",
+    "ǅ",
+    "Ω",
+    "ﬁ",
+    "Ｆｕｌｌ",
+    "①",
+    "²",
+    "٣",
+    "१२",
+    "न्दी",
+    "ไทย",
+    "知",
+    "知识库",
+    "检索增强",
+    "ラーメン",
+    "ｶﾀｶﾅ",
+    "한국어",
+    "々",
+    "〇",
+    "𠀋",
+    "中a文",
+    "a中b",
+    "x" * 300,
+    "abc",
+    "ABC",
+    "select",
+    "or",
+    "and",
+    "not",
+    "null",
+    "1",
+    "123",
+    "0x1F",
+    "v2.0",
 ]
 
 
 def random_nasty(rng: random.Random) -> str:
     n = rng.randint(0, 12)
-    return "".join(rng.choice(NASTY_PIECES) if rng.random() < 0.8 else chr(rng.randint(1, 0x10FFFF))
-                   for _ in range(n)).replace("\ud800", "")
+    return "".join(
+        rng.choice(NASTY_PIECES) if rng.random() < 0.8 else chr(rng.randint(1, 0x10FFFF)) for _ in range(n)
+    ).replace("\ud800", "")
 
 
 QUOTED = r"'(?:[^'\\]|''|\\\\)+'"

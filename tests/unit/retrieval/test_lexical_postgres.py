@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001  (full-width and CJK characters are the point of these tests)
 """The lexical projection against a real PostgreSQL: no input may make to_tsquery/to_tsvector raise.
 
 Starts a throwaway server (unix socket only, no TCP port) from the PostgreSQL binaries when they are
@@ -17,7 +18,6 @@ import tempfile
 from collections.abc import Iterator
 
 import pytest
-
 from agentmate.retrieval.lexical import projection, tsquery
 
 from .test_lexical import NASTY_PIECES, random_nasty
@@ -49,22 +49,47 @@ def pg_dsns() -> Iterator[dict[str, str]]:
         subprocess.run([*run_as, *args], check=True, capture_output=True, timeout=60)
 
     try:
-        run(f"{pg_bin}/initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-locale",
-            "--no-sync")
-        run(f"{pg_bin}/pg_ctl", "-D", data, "-l", os.path.join(tmp, "server.log"), "-w", "-o",
-            f"-k {tmp} -c listen_addresses= -c fsync=off -c synchronous_commit=off", "start")
+        run(
+            f"{pg_bin}/initdb",
+            "-D",
+            data,
+            "-U",
+            "postgres",
+            "-A",
+            "trust",
+            "-E",
+            "UTF8",
+            "--no-locale",
+            "--no-sync",
+        )
+        run(
+            f"{pg_bin}/pg_ctl",
+            "-D",
+            data,
+            "-l",
+            os.path.join(tmp, "server.log"),
+            "-w",
+            "-o",
+            f"-k {tmp} -c listen_addresses= -c fsync=off -c synchronous_commit=off",
+            "start",
+        )
     except (subprocess.CalledProcessError, FileNotFoundError, subprocess.TimeoutExpired) as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         pytest.skip(f"cannot start PostgreSQL: {exc}")
     try:
         base = f"host={tmp} user=postgres dbname=postgres"
         with psycopg.connect(base, autocommit=True) as conn:
-            conn.execute("CREATE DATABASE lex_cutf8 TEMPLATE template0 ENCODING 'UTF8' "
-                         "LC_COLLATE 'C.UTF-8' LC_CTYPE 'C.UTF-8'")
+            conn.execute(
+                "CREATE DATABASE lex_cutf8 TEMPLATE template0 ENCODING 'UTF8' "
+                "LC_COLLATE 'C.UTF-8' LC_CTYPE 'C.UTF-8'"
+            )
         yield {"C": base, "C.UTF-8": f"host={tmp} user=postgres dbname=lex_cutf8"}
     finally:
-        subprocess.run([*run_as, f"{pg_bin}/pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"],
-                       capture_output=True, timeout=60)
+        subprocess.run(
+            [*run_as, f"{pg_bin}/pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"],
+            capture_output=True,
+            timeout=60,
+        )
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -104,14 +129,23 @@ def test_projection_matches_paraphrase_fragments_and_ranks(pg_dsns: dict[str, st
         "en": ("Retry policy", "Webhooks use pax_global_header and exponential backoff."),
         "ja": ("ラーメン", "東京のラーメン屋さん"),
     }
-    cases = [("向量检索", "zh"), ("检索", "zh"), ("backoff webhooks", "en"), ("global", "en"),
-             ("ラーメン屋", "ja"), ("ＥＸＰＯＮＥＮＴＩＡＬ", "en")]
+    cases = [
+        ("向量检索", "zh"),
+        ("检索", "zh"),
+        ("backoff webhooks", "en"),
+        ("global", "en"),
+        ("ラーメン屋", "ja"),
+        ("ＥＸＰＯＮＥＮＴＩＡＬ", "en"),
+    ]
     with psycopg.connect(pg_dsns[locale], autocommit=True) as conn:
         for query, expected in cases:
             matched = [
-                key for key, (title, content) in docs.items()
-                if conn.execute("SELECT to_tsvector('simple', %s) @@ to_tsquery('simple', %s)",
-                                (projection(title, content), tsquery(query))).fetchone()[0]
+                key
+                for key, (title, content) in docs.items()
+                if conn.execute(
+                    "SELECT to_tsvector('simple', %s) @@ to_tsquery('simple', %s)",
+                    (projection(title, content), tsquery(query)),
+                ).fetchone()[0]
             ]
             assert matched == [expected], (query, matched)
         rank = conn.execute(
@@ -120,8 +154,10 @@ def test_projection_matches_paraphrase_fragments_and_ranks(pg_dsns: dict[str, st
         ).fetchone()[0]
         assert rank > 0
         # and a word that is absent does not match
-        assert not conn.execute("SELECT to_tsvector('simple', %s) @@ to_tsquery('simple', %s)",
-                                (projection(*docs["en"]), tsquery("webhooks kafka"))).fetchone()[0]
+        assert not conn.execute(
+            "SELECT to_tsvector('simple', %s) @@ to_tsquery('simple', %s)",
+            (projection(*docs["en"]), tsquery("webhooks kafka")),
+        ).fetchone()[0]
 
 
 def test_huge_document_projection_fits_a_tsvector(pg_dsns: dict[str, str]) -> None:

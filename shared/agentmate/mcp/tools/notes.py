@@ -12,8 +12,8 @@ from agentmate.core.pagination import DEFAULT_LIMIT, Page, PageParams
 from agentmate.mcp.context import db, principal
 from agentmate.mcp.registry import ToolSet
 from agentmate.mcp.schemas import Deleted, IdempotencyKey, Limit, Offset, TagList, given
-from agentmate.notes import service
 from agentmate.notes import schemas as s
+from agentmate.notes import service
 from agentmate.notes.schemas import Note, NoteAppend, NoteCreate, NoteUpdate
 
 tools = ToolSet(

@@ -21,10 +21,16 @@ from agentmate.mcp.schemas import (
     apply_clear_source,
     given,
 )
-
 from agentmate.reports import schemas as s
 from agentmate.reports import service
-from agentmate.reports.schemas import Report, ReportCreate, ReportFormat, ReportSource, ReportSummary, ReportUpdate
+from agentmate.reports.schemas import (
+    Report,
+    ReportCreate,
+    ReportFormat,
+    ReportSource,
+    ReportSummary,
+    ReportUpdate,
+)
 
 tools = ToolSet(
     "reports",

@@ -1,0 +1,193 @@
+"""Hybrid memory search through the HTTP API: both legs and their scores, fail-open degradation (vector leg down →
+answer + degraded; both down → 503), hostile and CJK queries, filters, the bounded feedback adjustment, access
+counting and tenant isolation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from agentmate.retrieval import config
+from agentmate.retrieval import repository as retrieval_repo
+from agentmate.retrieval.embedders import EmbeddingError
+
+SEARCH = "/api/memory/search"
+ENTRIES = "/api/memory/entries"
+
+
+class BrokenEmbedder:
+    name = "broken-embedder"
+    dimensions = 256
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        raise EmbeddingError("embedding endpoint unreachable (test)")
+
+
+@pytest.fixture
+def vector_leg_down() -> Iterator[None]:
+    config.set_embedder(BrokenEmbedder())
+    yield
+    config.set_embedder(None)
+
+
+@pytest.fixture
+def lexical_leg_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        raise psycopg.errors.QueryCanceled("canceling statement due to statement timeout (test)")
+
+    monkeypatch.setattr(retrieval_repo, "lexical_search", broken)
+
+
+def _remember(client: Any, h: dict[str, str], content: str, **over: Any) -> dict[str, Any]:
+    body = {"memory_type": "semantic", "content": content,
+            "evidence": [{"source_type": "test", "source_id": "fixture"}], **over}
+    r = client.post(ENTRIES, json=body, headers=h)
+    assert r.status_code == 201, r.text
+    assert r.json()["indexing"]["status"] == "indexed"
+    return r.json()
+
+
+@pytest.fixture
+def corpus(client: Any, account: Any) -> dict[str, dict[str, Any]]:
+    h = account.headers("memory:rw")
+    return {
+        "deploy": _remember(client, h, "Production deploys use the blue-green pipeline with a manual approval step.",
+                            title="Deploy process", scope_type="repository", scope_key="acme/app"),
+        "db": _remember(client, h, "The billing service stores invoices in PostgreSQL 15 with row-level security.",
+                        title="Billing database", memory_type="procedural"),
+        "cat": _remember(client, h, "The office cat is called Miso and prefers tuna.", title="Office cat"),
+        "cjk": _remember(client, h, "知识库的检索使用二元组投影，中文句子也能命中。", title="中文检索"),
+    }
+
+
+def _search(client: Any, account: Any, **body: Any) -> Any:
+    return client.post(SEARCH, json=body, headers=account.headers("memory:r"))
+
+
+def test_a_search_answers_from_both_legs_with_channels_and_per_leg_scores(client, account, corpus):
+    r = _search(client, account, query="blue-green deploy pipeline")
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert set(body) == {"items", "total", "degraded"} and body["degraded"] == []
+    top = body["items"][0]
+    assert top["entry"]["id"] == corpus["deploy"]["id"] and top["rank"] == 1
+    assert top["channels"] == ["lexical", "vector"]
+    assert top["lexical_score"] > 0 and 0 < top["vector_score"] <= 1
+    assert top["retrieval_score"] == 1.0 and top["feedback_adjustment"] == 0 and top["score"] == 1.0
+    assert top["hit_reason"] == "lexical+vector match in repository:acme/app"
+    assert top["entry"]["evidence"][0]["source_type"] == "test"
+    assert body["total"] == len(body["items"])
+
+
+def test_a_paraphrase_is_found_by_the_vector_leg_alone(client, account, corpus):
+    body = _search(client, account, query="kitten name").json()
+    hit = next(i for i in body["items"] if i["entry"]["id"] == corpus["cat"]["id"])
+    assert hit["channels"] == ["vector"] and hit["lexical_score"] is None and hit["retrieval_score"] <= 0.5
+
+
+def test_cjk_text_matches_through_the_bigram_projection(client, account, corpus):
+    body = _search(client, account, query="知识库检索").json()
+    assert body["items"][0]["entry"]["id"] == corpus["cjk"]["id"]
+    assert "lexical" in body["items"][0]["channels"]
+
+
+def test_a_query_full_of_tsquery_metacharacters_is_never_a_syntax_error(client, account, corpus):
+    for query in ["billing & | ! ( ) : * <-> '' \\ \"", "!!!", "':*", "(postgresql", "a:* & b:A", "&&&", "\x00x"]:
+        r = _search(client, account, query=query)
+        assert r.status_code == 200, (query, r.text)
+        assert r.json()["degraded"] == []
+    body = _search(client, account, query="postgresql!!! & (billing)").json()
+    assert body["items"][0]["entry"]["id"] == corpus["db"]["id"]
+
+
+def test_a_failing_vector_leg_degrades_to_lexical_and_says_so(client, account, corpus, vector_leg_down):
+    r = _search(client, account, query="blue-green pipeline")
+    assert r.status_code == 200
+    body = r.json()
+    assert [i["entry"]["id"] for i in body["items"]] == [corpus["deploy"]["id"]]
+    assert body["items"][0]["channels"] == ["lexical"] and body["items"][0]["vector_score"] is None
+    assert body["items"][0]["retrieval_score"] == 0.5
+    assert body["degraded"] == [{"leg": "vector", "reason": "embedding failed: embedding endpoint unreachable (test)"}]
+
+
+def test_a_failing_lexical_leg_degrades_to_vector_and_says_so(client, account, corpus, lexical_leg_down):
+    body = _search(client, account, query="blue-green pipeline").json()
+    assert body["items"][0]["entry"]["id"] == corpus["deploy"]["id"]
+    assert body["items"][0]["channels"] == ["vector"]
+    assert [d["leg"] for d in body["degraded"]] == ["lexical"]
+    assert "QueryCanceled" in body["degraded"][0]["reason"] and "statement" not in body["degraded"][0]["reason"]
+
+
+def test_both_legs_failing_is_a_503_problem_listing_both(client, account, corpus, vector_leg_down,
+                                                          lexical_leg_down):
+    r = _search(client, account, query="blue-green pipeline")
+    assert r.status_code == 503
+    assert r.headers["content-type"].startswith("application/problem+json")
+    assert sorted(d["leg"] for d in r.json()["degraded"]) == ["lexical", "vector"]
+
+
+def test_filters_narrow_both_legs(client, account, corpus):
+    body = _search(client, account, query="deploys billing cat", memory_type="procedural").json()
+    assert [i["entry"]["id"] for i in body["items"]] == [corpus["db"]["id"]]
+    body = _search(client, account, query="deploy pipeline", scope_type="repository", scope_key="acme/app").json()
+    assert {i["entry"]["id"] for i in body["items"]} == {corpus["deploy"]["id"]}
+    body = _search(client, account, query="deploy pipeline", scope_type="project", scope_key="acme/app").json()
+    assert body["items"] == []
+    assert _search(client, account, query="x", scope_key="acme/app").status_code == 400
+    assert _search(client, account, query="x", top_k=21).status_code == 400
+    assert _search(client, account, query="   ").status_code == 400
+    r = _search(client, account, q="x")
+    assert r.status_code == 400 and any(e["message"] == "unknown field (use query)" for e in r.json()["errors"])
+
+
+def test_pending_entries_are_only_found_when_asked_for(client, account):
+    h = account.headers("memory:rw")
+    draft = _remember(client, h, "Draft: migrate the wombat cluster to ARM.", status="pending")
+    assert _search(client, account, query="wombat cluster").json()["items"] == []
+    body = _search(client, account, query="wombat cluster", status="pending").json()
+    assert [i["entry"]["id"] for i in body["items"]] == [draft["id"]]
+
+
+def test_feedback_nudges_the_score_within_the_bound(client, account):
+    h = account.headers("memory:rw")
+    a = _remember(client, h, "Use pnpm for the frontend monorepo installs.")
+    b = _remember(client, h, "Use pnpm for the frontend monorepo builds.")
+    # Many useful signals (one per session) for a, many harmful for b
+    for i in range(30):
+        assert client.post(f"{ENTRIES}/{a['id']}/feedback", json={"signal": "useful", "session_id": f"s{i}"},
+                           headers=h).status_code == 201
+        client.post(f"{ENTRIES}/{b['id']}/feedback", json={"signal": "harmful", "session_id": f"s{i}"}, headers=h)
+    items = {i["entry"]["id"]: i for i in _search(client, account, query="pnpm frontend monorepo").json()["items"]}
+    up, down = items[a["id"]], items[b["id"]]
+    # Then the adjustment is 0.15 * (u - h) / (u + h + 3), bounded by 0.15, reported beside the retrieval score
+    assert up["feedback_adjustment"] == pytest.approx(0.15 * 30 / 33, abs=1e-6)
+    assert down["feedback_adjustment"] == pytest.approx(-0.15 * 30 / 33, abs=1e-6)
+    assert 0 < up["feedback_adjustment"] < 0.15 and -0.15 < down["feedback_adjustment"] < 0
+    assert up["score"] == pytest.approx(min(1.0, up["retrieval_score"] + up["feedback_adjustment"]), abs=1e-6)
+    assert down["score"] == pytest.approx(max(0.0, down["retrieval_score"] + down["feedback_adjustment"]), abs=1e-6)
+    assert up["rank"] < down["rank"]
+
+
+def test_search_counts_accesses(client, account):
+    h = account.headers("memory:rw")
+    e = _remember(client, h, "The staging database is reset every Sunday night.")
+    first = _search(client, account, query="staging database reset").json()["items"][0]
+    assert first["entry"]["access_count"] == 1 and first["entry"]["last_accessed_at"]
+    second = _search(client, account, query="staging database reset").json()["items"][0]
+    assert second["entry"]["access_count"] == 2
+    assert client.get(f"{ENTRIES}/{e['id']}", headers=h).json()["access_count"] == 2
+
+
+def test_another_accounts_memories_never_come_back(client, account, other_account, corpus):
+    # The other account stores the same text; each account only ever sees its own entry
+    mine = {i["entry"]["id"] for i in _search(client, account, query="blue-green deploy pipeline").json()["items"]}
+    theirs_entry = _remember(client, other_account.headers("memory:rw"),
+                             "Production deploys use the blue-green pipeline with a manual approval step.")
+    theirs = _search(client, other_account, query="blue-green deploy pipeline").json()["items"]
+    assert [i["entry"]["id"] for i in theirs] == [theirs_entry["id"]]
+    assert theirs_entry["id"] not in {i["entry"]["id"] for i in
+                                      _search(client, account, query="blue-green deploy pipeline").json()["items"]}
+    assert corpus["deploy"]["id"] in mine
+    assert client.post(SEARCH, json={"query": "x"}, headers=account.headers("skills:r")).status_code == 403

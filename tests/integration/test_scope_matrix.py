@@ -1,0 +1,371 @@
+"""Every REST route x every kind of caller: authentication and scopes are enforced on all of them.
+
+Routes are enumerated from the route-group apps in functions/routes.py (their OpenAPI), so a new route is
+picked up automatically — and this test FAILS until the route is added to ``EXPECTED`` below with the scope
+spec/001 gives it. For each route:
+
+* no credential → 401;
+* an API key holding every scope except the route's → 403;
+* ``<domain>:r`` → allowed on reads (2xx or a non-auth 4xx), 403 on writes;
+* ``<domain>:rw`` (the route's own scopes) → not 401/403;
+* the account's JWT → not 401/403.
+
+Public routes only need to answer without credentials; admin routes need an admin user (a normal user's JWT or
+key is a 403). Paths use placeholder ids (random UUIDs): a 404 is fine, the point is that auth comes first.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+import pytest
+from conftest import make_account
+
+from functions.routes import ROUTE_GROUPS
+
+HTTP_METHODS = ("get", "put", "post", "delete", "patch")
+
+PUBLIC = "public"  # no credential needed
+AUTHENTICATED = "authenticated"  # any valid credential, no scope
+ADMIN = "admin"  # a user with role admin
+
+# (method, path template with parameters written as {}) → the scope(s) the route requires.
+# From spec/001 ("API Endpoints": each endpoint's "(scope: …)", the scope table, "Auth (public)").
+SPEC: dict[tuple[str, str], str | tuple[str, ...]] = {
+    # Auth (public) / Auth (authenticated)
+    ("POST", "/api/auth/register"): PUBLIC,
+    ("POST", "/api/auth/login"): PUBLIC,
+    ("GET", "/api/auth/me"): AUTHENTICATED,
+    ("POST", "/api/auth/apikeys"): "manage_keys",  # "manage_keys: Create/delete API keys"
+    ("GET", "/api/auth/apikeys"): "manage_keys",
+    ("DELETE", "/api/auth/apikeys/{}"): "manage_keys",
+    # Todos
+    ("POST", "/api/todos"): "todos:rw",
+    ("GET", "/api/todos"): "todos:r",
+    ("GET", "/api/todos/search"): "todos:r",
+    ("GET", "/api/todos/{}"): "todos:r",
+    ("PATCH", "/api/todos/{}"): "todos:rw",
+    ("DELETE", "/api/todos/{}"): "todos:rw",
+    # Notes
+    ("POST", "/api/notes"): "notes:rw",
+    ("GET", "/api/notes"): "notes:r",
+    ("GET", "/api/notes/search"): "notes:r",
+    ("GET", "/api/notes/{}"): "notes:r",
+    ("PATCH", "/api/notes/{}"): "notes:rw",
+    ("DELETE", "/api/notes/{}"): "notes:rw",
+    # Memory
+    ("POST", "/api/memory/events"): "memory:rw",
+    ("POST", "/api/memory/entries"): "memory:rw",
+    ("GET", "/api/memory/entries"): "memory:r",
+    ("GET", "/api/memory/entries/{}"): "memory:r",
+    ("POST", "/api/memory/search"): "memory:r",
+    ("GET", "/api/memory/timeline"): "memory:r",
+    ("POST", "/api/memory/entries/{}/supersede"): "memory:rw",
+    ("POST", "/api/memory/entries/{}/feedback"): "memory:rw",
+    ("GET", "/api/memory/entries/{}/feedback"): "memory:r",
+    ("POST", "/api/memory/checkpoints"): "memory:rw",
+    ("GET", "/api/memory/resume"): "memory:r",
+    ("GET", "/api/memory/entries/{}/attribution"): "memory:r",
+    # Working memory
+    ("POST", "/api/memory/working/sessions"): "memory:rw",
+    ("GET", "/api/memory/working/sessions"): "memory:r",
+    ("GET", "/api/memory/working/sessions/{}"): "memory:r",
+    ("PATCH", "/api/memory/working/sessions/{}"): "memory:rw",
+    ("DELETE", "/api/memory/working/sessions/{}"): "memory:rw",
+    ("POST", "/api/memory/working/sessions/{}/items"): "memory:rw",
+    ("GET", "/api/memory/working/sessions/{}/items"): "memory:r",
+    ("DELETE", "/api/memory/working/sessions/{}/items/{}"): "memory:rw",
+    # Context pack ("route scope: memory:r", plus per-layer scopes inside)
+    ("POST", "/api/context/pack"): "memory:r",
+    # Skills
+    ("POST", "/api/skills/sources"): "skills:rw",
+    ("GET", "/api/skills/sources"): "skills:r",
+    ("GET", "/api/skills/sources/{}/revisions"): "skills:r",
+    ("POST", "/api/skills/sources/{}/snapshots"): "skills:rw",
+    ("POST", "/api/skills/sources/{}/sync"): "skills:rw",
+    ("POST", "/api/skills/compile"): "skills:rw",
+    ("GET", "/api/skills/catalog"): "skills:r",
+    ("GET", "/api/skills/versions/{}/instructions"): "skills:r",
+    ("GET", "/api/skills/versions/{}/resources"): "skills:r",
+    ("GET", "/api/skills/versions/{}/resources/{}"): "skills:r",
+    ("POST", "/api/skills/index"): "skills:rw",
+    ("POST", "/api/skills/versions/{}/quality-runs"): "skills:rw",
+    ("GET", "/api/skills/versions/{}/quality-runs"): "skills:r",
+    ("GET", "/api/skills/quality-runs/{}"): "skills:r",
+    ("POST", "/api/skills/search"): "skills:r",
+    ("GET", "/api/skills/versions/active"): "skills:r",
+    ("GET", "/api/skills/versions/{}/files"): "skills:r",
+    ("POST", "/api/skills/versions/{}/activate"): "skills:rw",
+    # Knowledge
+    ("POST", "/api/knowledge/sources"): "knowledge:rw",
+    ("GET", "/api/knowledge/sources"): "knowledge:r",
+    ("GET", "/api/knowledge/sources/{}/revisions"): "knowledge:r",
+    ("POST", "/api/knowledge/sources/{}/sync"): "knowledge:rw",
+    ("POST", "/api/knowledge/sources/{}/snapshots"): "knowledge:rw",
+    ("GET", "/api/knowledge/revisions/{}/documents"): "knowledge:r",
+    ("GET", "/api/knowledge/revisions/{}/documents/{}"): "knowledge:r",
+    ("GET", "/api/knowledge/catalog"): "knowledge:r",
+    ("POST", "/api/knowledge/index"): "knowledge:rw",
+    ("POST", "/api/knowledge/search"): "knowledge:r",
+    ("GET", "/api/knowledge/documents/{}/links"): "knowledge:r",
+    ("POST", "/api/knowledge/discover"): ("knowledge:r", "skills:r"),
+    ("POST", "/api/knowledge/resolutions"): ("knowledge:rw", "skills:r"),
+    ("GET", "/api/knowledge/resolutions"): "knowledge:r",
+    ("GET", "/api/knowledge/resolutions/{}"): "knowledge:r",
+    ("POST", "/api/knowledge/wiki/search"): "knowledge:r",
+    ("GET", "/api/knowledge/wiki/index"): "knowledge:r",
+    ("POST", "/api/knowledge/wiki/index"): "knowledge:rw",
+    ("POST", "/api/knowledge/compile"): "knowledge:rw",
+    ("GET", "/api/knowledge/queue"): "knowledge:r",
+    ("GET", "/api/knowledge/builds"): "knowledge:r",
+    ("GET", "/api/knowledge/builds/{}"): "knowledge:r",
+    ("GET", "/api/knowledge/builds/{}/pages"): "knowledge:r",
+    ("GET", "/api/knowledge/builds/{}/pages/{}"): "knowledge:r",
+    ("GET", "/api/knowledge/builds/{}/diff"): "knowledge:r",
+    ("GET", "/api/knowledge/builds/{}/events"): "knowledge:r",
+    ("POST", "/api/knowledge/builds/{}/activate"): "knowledge:rw",
+    # Operator repair ("POST /api/admin/retrieval/lexical/rebuild")
+    ("POST", "/api/admin/retrieval/lexical/rebuild"): ADMIN,
+}
+
+# Routes beyond spec/001's REST listing. Each follows its domain's rule from the scope table ("Read X" for
+# reads, "Read & write X" for changes) and its MCP tool's scope ("MCP tool calls enforce the same API key
+# scopes as REST").
+EXTENSIONS: dict[tuple[str, str], str | tuple[str, ...]] = {
+    ("GET", "/api/health"): PUBLIC,
+    ("GET", "/api/schema"): PUBLIC,
+    ("PATCH", "/api/notes/{}/append"): "notes:rw",  # note_append
+    # reports / bookmarks / expenses: CRUD like todos (MCP report_*, bookmark_*, expense_* tools)
+    ("POST", "/api/reports"): "reports:rw",
+    ("GET", "/api/reports"): "reports:r",
+    ("GET", "/api/reports/search"): "reports:r",
+    ("GET", "/api/reports/sources"): "reports:r",  # report_list_sources
+    ("GET", "/api/reports/{}"): "reports:r",
+    ("PATCH", "/api/reports/{}"): "reports:rw",
+    ("DELETE", "/api/reports/{}"): "reports:rw",
+    ("POST", "/api/bookmarks"): "bookmarks:rw",
+    ("GET", "/api/bookmarks"): "bookmarks:r",
+    ("GET", "/api/bookmarks/search"): "bookmarks:r",
+    ("GET", "/api/bookmarks/{}"): "bookmarks:r",
+    ("PATCH", "/api/bookmarks/{}"): "bookmarks:rw",
+    ("DELETE", "/api/bookmarks/{}"): "bookmarks:rw",
+    ("POST", "/api/expenses"): "expenses:rw",
+    ("GET", "/api/expenses"): "expenses:r",
+    ("GET", "/api/expenses/search"): "expenses:r",
+    ("GET", "/api/expenses/summary"): "expenses:r",  # expense_summary
+    ("GET", "/api/expenses/{}"): "expenses:r",
+    ("PATCH", "/api/expenses/{}"): "expenses:rw",
+    ("DELETE", "/api/expenses/{}"): "expenses:rw",
+    # memory journal reads (memory_get / memory_timeline family)
+    ("GET", "/api/memory/events"): "memory:r",
+    ("GET", "/api/memory/events/{}"): "memory:r",
+    ("GET", "/api/memory/scopes"): "memory:r",
+    # skills: execution logs and versions (skill_log_add, skill_logs_list, skill_version_publish, skill_stats,
+    # skill_signals; "skills:r Read skill logs and versions")
+    ("POST", "/api/skills/logs"): "skills:rw",
+    ("GET", "/api/skills/logs"): "skills:r",
+    ("POST", "/api/skills/versions"): "skills:rw",
+    ("GET", "/api/skills/versions"): "skills:r",
+    ("GET", "/api/skills/versions/{}"): "skills:r",
+    ("GET", "/api/skills/stats"): "skills:r",
+    ("GET", "/api/skills/signals"): "skills:r",
+}
+
+EXPECTED = {**SPEC, **EXTENSIONS}
+ALL_SCOPES = [f"{d}:{m}" for d in ("todos", "notes", "reports", "bookmarks", "expenses", "memory", "skills",
+                                   "knowledge") for m in ("r", "rw")] + ["manage_keys"]
+
+# Bodies for routes whose authorisation runs after body validation (in the service), so an empty body would
+# stop at the 400 before the scope check is reached.
+BODIES: dict[tuple[str, str], Any] = {
+    ("POST", "/api/auth/apikeys"): {"name": "matrix", "scopes": ["manage_keys"]},
+}
+
+
+def template(path: str) -> str:
+    return re.sub(r"\{[^}]*\}", "{}", path)
+
+
+@dataclass(frozen=True)
+class Route:
+    method: str
+    path: str  # as served, e.g. /api/todos/{todo_id}
+    group: str
+    parameters: tuple[tuple[str, str, str | None], ...]  # (name, type, format) of the path parameters
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.method, template(self.path))
+
+    @property
+    def id(self) -> str:
+        return f"{self.method} {self.path}"
+
+    def url(self) -> str:
+        path = self.path
+        for name, typ, fmt in self.parameters:
+            value = str(uuid.uuid4()) if fmt == "uuid" else ("1" if typ in ("integer", "number") else "placeholder")
+            path = re.sub(r"\{" + re.escape(name) + r"(:[^}]*)?\}", value, path)
+        return path
+
+
+def _param_type(schema: dict[str, Any]) -> tuple[str, str | None]:
+    for option in [schema, *schema.get("anyOf", [])]:
+        if option.get("type") and option.get("type") != "null":
+            return option["type"], option.get("format")
+    return "string", None
+
+
+def rest_routes() -> list[Route]:
+    routes: list[Route] = []
+    for module in ROUTE_GROUPS:
+        app = importlib.import_module(module).app
+        if not callable(getattr(app, "openapi", None)):
+            continue  # not a REST app (e.g. a non-FastAPI MCP server)
+        for path, item in app.openapi().get("paths", {}).items():
+            if not path.startswith("/api/"):
+                continue
+            for method, operation in item.items():
+                if method not in HTTP_METHODS:
+                    continue
+                params = tuple(
+                    (p["name"], *_param_type(p.get("schema", {})))
+                    for p in operation.get("parameters", []) if p.get("in") == "path"
+                )
+                routes.append(Route(method.upper(), path, module, params))
+    return sorted(routes, key=lambda r: (r.path, r.method))
+
+
+ROUTES = rest_routes()
+
+
+# --- the table itself -----------------------------------------------------------------------------------------
+
+
+def test_every_rest_route_has_an_expected_scope():
+    missing = [r.id for r in ROUTES if r.key not in EXPECTED]
+    assert not missing, (
+        "routes missing from the expected-scope table in tests/integration/test_scope_matrix.py "
+        f"(add each with the scope spec/001 gives it): {missing}")
+
+
+def test_the_route_groups_serve_rest_routes():
+    assert len(ROUTES) >= 20
+    assert {r.group for r in ROUTES} >= {"functions.auth.app", "functions.todos.app"}
+
+
+def test_the_scopes_declared_by_the_routes_match_the_table():
+    """The scope a route's dependency checks (what the OpenAPI document tells agents) is the expected one."""
+    from infra import openapi
+
+    doc = openapi.build()
+    wrong = []
+    for r in ROUTES:
+        declared = doc["paths"][r.path][r.method.lower()].get("x-required-scopes")
+        expected = EXPECTED.get(r.key)
+        if declared and expected not in (PUBLIC, AUTHENTICATED, ADMIN, None):
+            want = [expected] if isinstance(expected, str) else list(expected)
+            if sorted(declared) != sorted(want):
+                wrong.append(f"{r.id}: declares {declared}, spec says {want}")
+    assert not wrong, wrong
+
+
+# --- the matrix ---------------------------------------------------------------------------------------------------
+
+
+class Callers:
+    """One account (plus one admin) for the whole module; keys cached per scope set."""
+
+    def __init__(self, client: Any, owner_url: str) -> None:
+        self.client = client
+        self.user = make_account(client)
+        self.admin = make_account(client)
+        with psycopg.connect(owner_url) as conn:
+            conn.execute("UPDATE users SET role = 'admin' WHERE id = %s", (self.admin.user_id,))
+        self.admin_jwt = self._login(self.admin)
+
+    def _login(self, account: Any) -> dict[str, str]:
+        r = self.client.post("/api/auth/login", json={"email": account.email, "password": account.password})
+        assert r.status_code == 200, r.text
+        return {"Authorization": f"Bearer {r.json()['token']}"}
+
+    def key(self, *scopes: str) -> dict[str, str]:
+        return self.user.headers(*sorted(set(scopes)))
+
+
+@pytest.fixture(scope="module")
+def callers(client, owner_url) -> Callers:
+    return Callers(client, owner_url)
+
+
+def _domains(scopes: tuple[str, ...]) -> set[str]:
+    return {s.split(":")[0] for s in scopes}
+
+
+def _call(client: Any, route: Route, headers: dict[str, str]):
+    kwargs: dict[str, Any] = {"headers": headers}
+    if route.method in ("POST", "PUT", "PATCH"):
+        kwargs["json"] = BODIES.get(route.key, {})
+    return client.request(route.method, route.url(), **kwargs)
+
+
+def _allowed(r) -> bool:
+    """Authorised: neither 401 nor 403, and no server error (501 = an operator gap the spec allows)."""
+    return r.status_code not in (401, 403) and (r.status_code < 500 or r.status_code == 501)
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=[r.id for r in ROUTES])
+def test_route_enforces_authentication_and_scopes(client, callers: Callers, route: Route):
+    expected = EXPECTED.get(route.key)
+    if expected is None:
+        pytest.fail(f"{route.id} is missing from the expected-scope table")
+    failures: list[str] = []
+
+    def check(label: str, headers: dict[str, str], ok) -> None:
+        r = _call(client, route, headers)
+        if not ok(r):
+            failures.append(f"{label}: {r.status_code} {r.text[:300]}")
+
+    if expected == PUBLIC:
+        check("no credential", {}, _allowed)
+        assert not failures, failures
+        return
+
+    check("no credential", {}, lambda r: r.status_code == 401)
+    check("malformed bearer", {"Authorization": "Bearer nope"}, lambda r: r.status_code == 401)
+
+    if expected == AUTHENTICATED:
+        check("key with one unrelated scope", callers.key("bookmarks:r"), _allowed)
+        check("JWT", callers.user.jwt_headers, _allowed)
+    elif expected == ADMIN:
+        check("normal user's JWT", callers.user.jwt_headers, lambda r: r.status_code == 403)
+        check("normal user's full-access key", callers.key(), lambda r: r.status_code == 403)
+        check("normal user's key with every scope", callers.key(*ALL_SCOPES), lambda r: r.status_code == 403)
+        check("admin's JWT", callers.admin_jwt, _allowed)
+    else:
+        required = (expected,) if isinstance(expected, str) else tuple(expected)
+        unrelated = [s for s in ALL_SCOPES if s not in required and s.split(":")[0] not in _domains(required)]
+        check(f"key with every other scope {unrelated}", callers.key(*unrelated), lambda r: r.status_code == 403)
+        if route.key != ("POST", "/api/auth/apikeys"):  # a minted key may not exceed its parent (test_auth)
+            check(f"key with exactly {list(required)}", callers.key(*required), _allowed)
+        readers = tuple(s if s == "manage_keys" else s.split(":")[0] + ":r" for s in required)
+        is_write = any(s.endswith(":rw") for s in required)
+        if readers != required:
+            check(f"read-only key {list(readers)} on a write", callers.key(*readers),
+                  lambda r: r.status_code == 403)
+        elif "manage_keys" not in required:
+            check(f"read key {list(readers)} on a read", callers.key(*readers), _allowed)
+        if len(required) > 1:
+            for s in required:
+                check(f"key with only {s} of {list(required)}", callers.key(s), lambda r: r.status_code == 403)
+        if not is_write and "manage_keys" not in required:
+            rw = tuple(s.split(":")[0] + ":rw" for s in required)
+            check(f"key with {list(rw)} (rw implies r)", callers.key(*rw), _allowed)
+        check("full-access key (no scopes)", callers.key(), _allowed)
+        check("JWT", callers.user.jwt_headers, _allowed)
+    assert not failures, "\n".join(failures)

@@ -1,0 +1,498 @@
+"""Two tenants, every domain: one account can never read, change or delete the other's rows — through the API
+(404, row unchanged, never listed or found) and in Postgres itself (row-level security under the application
+role, whatever the SQL)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from functions.routes import ROUTE_GROUPS
+
+HTTP_METHODS = ("get", "put", "post", "delete", "patch")
+
+
+# --- API level ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Probe:
+    """One request by the attacker. ``path``/``body``/``params`` are templates formatted with ``v`` (the victim's
+    seeded ids) and ``own`` (the attacker's own ids)."""
+
+    method: str
+    path: str
+    body: Any = None
+    params: dict[str, Any] | None = None
+    statuses: tuple[int, ...] = (404,)  # for reads and writes
+    own_visible: bool | str = False  # for listings: the attacker's own row (or own[<this key>]) must be listed
+    check: Callable[[Any], bool] | None = None  # extra assertion on a listing's JSON
+
+    def render(self, v: dict[str, Any], own: dict[str, Any]) -> tuple[str, Any, dict[str, Any] | None]:
+        def fmt(value: Any) -> Any:
+            if isinstance(value, str):
+                return value.format(v=_Attr(v), own=_Attr(own))
+            if isinstance(value, dict):
+                return {k: fmt(x) for k, x in value.items()}
+            if isinstance(value, list):
+                return [fmt(x) for x in value]
+            return value
+
+        return fmt(self.path), fmt(self.body), fmt(self.params)
+
+
+class _Attr(dict):
+    def __getattr__(self, name: str) -> Any:
+        return self[name]
+
+
+@dataclass
+class Domain:
+    name: str
+    prefix: str  # the domain is tested when a route group serves this prefix
+    scope: str
+    seed: Callable[[Any, dict[str, str], str, str], dict[str, Any]]  # (client, headers, marker, secret) → ids
+    rows: Callable[[dict[str, Any]], list[tuple[str, tuple[Any, ...]]]]  # SQL snapshots of the seeded rows
+    reads: list[Probe] = field(default_factory=list)
+    writes: list[Probe] = field(default_factory=list)
+    listings: list[Probe] = field(default_factory=list)
+    owner_read: str = ""  # a GET the victim uses afterwards to prove its row still works
+
+
+def _ok(r, *statuses: int) -> Any:
+    assert r.status_code in (statuses or (200, 201)), f"{r.request.method} {r.request.url}: {r.status_code} {r.text}"
+    return r.json() if r.content else None
+
+
+def _row(table: str, column: str = "id") -> Callable[[dict[str, Any]], list[tuple[str, tuple[Any, ...]]]]:
+    return lambda v: [(f"SELECT to_jsonb(t) FROM {table} t WHERE {column} = %s ORDER BY 1::text", (v["id"],))]
+
+
+def seed_todos(client, h, marker, secret):
+    return {"id": _ok(client.post("/api/todos", json={"title": f"{marker} todo", "description": secret,
+                                                       "tags": [marker]}, headers=h))["id"]}
+
+
+def seed_notes(client, h, marker, secret):
+    return {"id": _ok(client.post("/api/notes", json={"title": f"{marker} note", "content": f"{marker} {secret}",
+                                                       "tags": [marker]}, headers=h))["id"]}
+
+
+def seed_reports(client, h, marker, secret):
+    return {"id": _ok(client.post("/api/reports", json={"title": f"{marker} report", "content": secret,
+                                                         "tags": [marker], "source": secret}, headers=h))["id"]}
+
+
+def seed_bookmarks(client, h, marker, secret):
+    body = {"url": f"https://example.com/{marker}/{secret}", "title": f"{marker} bookmark", "summary": secret,
+            "content": secret, "tags": [marker], "source": secret}
+    return {"id": _ok(client.post("/api/bookmarks", json=body, headers=h))["id"]}
+
+
+def seed_expenses(client, h, marker, secret):
+    body = {"amount": "12.50", "currency": "EUR", "description": f"{marker} {secret}", "tags": [marker, secret],
+            "source": secret}
+    return {"id": _ok(client.post("/api/expenses", json=body, headers=h))["id"]}
+
+
+def seed_memory(client, h, marker, secret):
+    event = _ok(client.post("/api/memory/events", json={
+        "event_type": "observation", "idempotency_key": f"ev-{marker}", "payload": {"text": f"{marker} {secret}"},
+        "session_id": f"session-{marker}"}, headers=h))
+    entry = _ok(client.post("/api/memory/entries", json={
+        "memory_type": "semantic", "title": f"{marker} memory", "content": f"{marker} {secret}",
+        "source_event_id": event["id"], "evidence": [{"source_type": "note", "source_id": secret}]}, headers=h))
+    other = _ok(client.post("/api/memory/entries", json={
+        "memory_type": "semantic", "content": f"{marker} second {secret}",
+        "evidence": [{"source_type": "note", "source_id": secret}]}, headers=h))
+    _ok(client.post("/api/memory/entries/{}/feedback".format(entry["id"]),
+                    json={"signal": "useful", "session_id": f"session-{marker}"}, headers=h))
+    _ok(client.post("/api/memory/checkpoints", json={"session_id": f"session-{marker}", "goal": f"{marker} {secret}"},
+                    headers=h))
+    return {"id": entry["id"], "other_id": other["id"], "event_id": event["id"], "session": f"session-{marker}"}
+
+
+def rows_memory(v):
+    return [
+        ("SELECT to_jsonb(t) FROM memory_entries t WHERE id = ANY(%s) ORDER BY 1::text", ([v["id"], v["other_id"]],)),
+        ("SELECT to_jsonb(t) FROM memory_events t WHERE id = %s", (v["event_id"],)),
+        ("SELECT to_jsonb(t) FROM memory_feedback t WHERE memory_id = %s ORDER BY 1::text", (v["id"],)),
+        ("SELECT to_jsonb(t) FROM memory_evidence t WHERE memory_id = %s ORDER BY 1::text", (v["id"],)),
+    ]
+
+
+def seed_working(client, h, marker, secret):
+    session = _ok(client.post("/api/memory/working/sessions", json={"title": f"{marker} {secret}",
+                                                                    "agent": f"agent-{marker}"}, headers=h))
+    _ok(client.post(f"/api/memory/working/sessions/{session['id']}/items", json={"items": [
+        {"item_type": "message", "role": "user", "content": secret, "idempotency_key": "i1"},
+        {"item_type": "draft", "content": secret, "idempotency_key": "i2"},
+    ]}, headers=h))
+    return {"id": session["id"], "agent": f"agent-{marker}", "seq": 1}
+
+
+def rows_working(v):
+    return [
+        ("SELECT to_jsonb(t) FROM working_sessions t WHERE id = %s", (v["id"],)),
+        ("SELECT to_jsonb(t) FROM working_items t WHERE session_id = %s ORDER BY 1::text", (v["id"],)),
+    ]
+
+
+def seed_skills(client, h, marker, secret):
+    version = _ok(client.post("/api/skills/versions", json={
+        "skill_name": f"skill-{marker}", "version": "1.0.0", "content": f"# {marker}\n{secret}\n",
+        "activate": True}, headers=h))
+    log = _ok(client.post("/api/skills/logs", json={
+        "skill_name": f"skill-{marker}", "skill_version_id": version["id"], "outcome": "failure",
+        "failure_reason": secret, "trigger_text": secret}, headers=h))
+    return {"id": version["id"], "log_id": log["id"], "skill": f"skill-{marker}"}
+
+
+def rows_skills(v):
+    return [
+        ("SELECT to_jsonb(t) FROM skill_versions t WHERE id = %s", (v["id"],)),
+        ("SELECT to_jsonb(t) FROM skill_logs t WHERE id = %s", (v["log_id"],)),
+    ]
+
+
+def seed_apikeys(client, h, marker, secret):
+    return {"id": _ok(client.post("/api/auth/apikeys", json={"name": f"{marker} {secret}", "scopes": ["manage_keys"]},
+                                  headers=h))["id"]}
+
+
+def _summary_is_empty(doc: Any) -> bool:
+    return doc["count"] == 0 and doc["currencies"] == []
+
+
+DOMAINS: list[Domain] = [
+    Domain(
+        "todos", "/api/todos", "todos:rw", seed_todos, _row("todos"),
+        reads=[Probe("GET", "/api/todos/{v.id}")],
+        writes=[Probe("PATCH", "/api/todos/{v.id}", {"title": "pwned", "status": "done"}),
+                Probe("DELETE", "/api/todos/{v.id}")],
+        listings=[Probe("GET", "/api/todos", own_visible=True), Probe("GET", "/api/todos", params={"q": "{v.marker}"}),
+                  Probe("GET", "/api/todos", params={"tag": "{v.marker}"}),
+                  Probe("GET", "/api/todos/search", params={"q": "{v.marker}"})],
+        owner_read="/api/todos/{v.id}",
+    ),
+    Domain(
+        "notes", "/api/notes", "notes:rw", seed_notes, _row("notes"),
+        reads=[Probe("GET", "/api/notes/{v.id}")],
+        writes=[Probe("PATCH", "/api/notes/{v.id}", {"title": "pwned"}),
+                Probe("PATCH", "/api/notes/{v.id}/append", {"content": "pwned"}),
+                Probe("DELETE", "/api/notes/{v.id}")],
+        listings=[Probe("GET", "/api/notes", own_visible=True), Probe("GET", "/api/notes", params={"q": "{v.marker}"}),
+                  Probe("GET", "/api/notes", params={"tag": "{v.marker}"}),
+                  Probe("GET", "/api/notes/search", params={"q": "{v.marker}"})],
+        owner_read="/api/notes/{v.id}",
+    ),
+    Domain(
+        "reports", "/api/reports", "reports:rw", seed_reports, _row("reports"),
+        reads=[Probe("GET", "/api/reports/{v.id}")],
+        writes=[Probe("PATCH", "/api/reports/{v.id}", {"title": "pwned"}), Probe("DELETE", "/api/reports/{v.id}")],
+        listings=[Probe("GET", "/api/reports", own_visible=True),
+                  Probe("GET", "/api/reports", params={"q": "{v.marker}"}),
+                  Probe("GET", "/api/reports", params={"tag": "{v.marker}"}),
+                  Probe("GET", "/api/reports/sources", check=lambda d: [s["source"] for s in d["items"]] != [])],
+        owner_read="/api/reports/{v.id}",
+    ),
+    Domain(
+        "bookmarks", "/api/bookmarks", "bookmarks:rw", seed_bookmarks, _row("bookmarks"),
+        reads=[Probe("GET", "/api/bookmarks/{v.id}")],
+        writes=[Probe("PATCH", "/api/bookmarks/{v.id}", {"title": "pwned", "is_read": True}),
+                Probe("DELETE", "/api/bookmarks/{v.id}")],
+        listings=[Probe("GET", "/api/bookmarks", own_visible=True),
+                  Probe("GET", "/api/bookmarks", params={"q": "{v.marker}"}),
+                  Probe("GET", "/api/bookmarks", params={"tag": "{v.marker}"})],
+        owner_read="/api/bookmarks/{v.id}",
+    ),
+    Domain(
+        "expenses", "/api/expenses", "expenses:rw", seed_expenses, _row("expenses"),
+        reads=[Probe("GET", "/api/expenses/{v.id}")],
+        writes=[Probe("PATCH", "/api/expenses/{v.id}", {"description": "pwned", "amount": "0.01"}),
+                Probe("DELETE", "/api/expenses/{v.id}")],
+        listings=[Probe("GET", "/api/expenses", own_visible=True),
+                  Probe("GET", "/api/expenses", params={"q": "{v.marker}"}),
+                  Probe("GET", "/api/expenses", params={"tag": "{v.marker}"}),
+                  Probe("GET", "/api/expenses/summary", params={"q": "{v.marker}"}, check=_summary_is_empty),
+                  Probe("GET", "/api/expenses/summary", check=lambda d: d["count"] == 1)],
+        owner_read="/api/expenses/{v.id}",
+    ),
+    Domain(
+        "memory", "/api/memory", "memory:rw", seed_memory, rows_memory,
+        reads=[Probe("GET", "/api/memory/entries/{v.id}"), Probe("GET", "/api/memory/entries/{v.id}/feedback"),
+               Probe("GET", "/api/memory/entries/{v.id}/attribution"),
+               Probe("GET", "/api/memory/events/{v.event_id}")],
+        writes=[
+            Probe("POST", "/api/memory/entries/{v.id}/feedback", {"signal": "harmful", "session_id": "x"}),
+            Probe("POST", "/api/memory/entries/{v.id}/supersede", {"superseded_id": "{own.id}"}),
+            Probe("POST", "/api/memory/entries/{v.other_id}/supersede", {"superseded_id": "{v.id}"}),
+            # references to the victim's ids in a body are refused too (and change nothing)
+            Probe("POST", "/api/memory/entries/{own.id}/supersede", {"superseded_id": "{v.id}"}, statuses=(400, 404)),
+            Probe("POST", "/api/memory/entries", {"memory_type": "semantic", "content": "pwned",
+                                                  "source_event_id": "{v.event_id}"}, statuses=(400, 404)),
+        ],
+        listings=[
+            Probe("GET", "/api/memory/entries", own_visible=True),
+            Probe("GET", "/api/memory/events", own_visible="event_id"),
+            Probe("GET", "/api/memory/scopes"),
+            Probe("POST", "/api/memory/search", {"query": "{v.marker}"}),
+            Probe("POST", "/api/memory/search", {"query": "{v.marker} memory", "status": "active"}),
+            Probe("GET", "/api/memory/timeline", params={"session_id": "{v.session}"}),
+            Probe("GET", "/api/memory/resume", params={"session_id": "{v.session}"},
+                  check=lambda d: d["resolution"] == "empty"),
+        ],
+        owner_read="/api/memory/entries/{v.id}",
+    ),
+    Domain(
+        "working", "/api/memory/working", "memory:rw", seed_working, rows_working,
+        reads=[Probe("GET", "/api/memory/working/sessions/{v.id}"),
+               Probe("GET", "/api/memory/working/sessions/{v.id}/items")],
+        writes=[Probe("PATCH", "/api/memory/working/sessions/{v.id}", {"title": "pwned", "status": "archived"}),
+                Probe("POST", "/api/memory/working/sessions/{v.id}/items", {"items": [
+                    {"item_type": "draft", "content": "pwned", "idempotency_key": "i1"}]}),
+                Probe("DELETE", "/api/memory/working/sessions/{v.id}/items/{v.seq}"),
+                Probe("DELETE", "/api/memory/working/sessions/{v.id}")],
+        listings=[Probe("GET", "/api/memory/working/sessions", own_visible=True),
+                  Probe("GET", "/api/memory/working/sessions", params={"agent": "{v.agent}"})],
+        owner_read="/api/memory/working/sessions/{v.id}",
+    ),
+    Domain(
+        "skills", "/api/skills", "skills:rw", seed_skills, rows_skills,
+        reads=[Probe("GET", "/api/skills/versions/{v.id}"),
+               Probe("GET", "/api/skills/versions/active", params={"skill_name": "{v.skill}"})],
+        writes=[Probe("POST", "/api/skills/versions/{v.id}/activate"),
+                Probe("POST", "/api/skills/logs", {"skill_name": "{v.skill}", "outcome": "success",
+                                                   "skill_version_id": "{v.id}"}, statuses=(400, 404))],
+        listings=[Probe("GET", "/api/skills/versions", own_visible=True),
+                  Probe("GET", "/api/skills/logs", own_visible=True),
+                  Probe("GET", "/api/skills/logs", params={"skill_version_id": "{v.id}"}),
+                  Probe("GET", "/api/skills/logs", params={"skill_name": "{v.skill}"}),
+                  Probe("GET", "/api/skills/stats", params={"skill_name": "{v.skill}"}),
+                  Probe("GET", "/api/skills/signals", params={"skill_name": "{v.skill}"})],
+        owner_read="/api/skills/versions/{v.id}",
+    ),
+    Domain(
+        "apikeys", "/api/auth", "manage_keys", seed_apikeys, _row("api_keys"),
+        writes=[Probe("DELETE", "/api/auth/apikeys/{v.id}")],
+        listings=[Probe("GET", "/api/auth/apikeys", own_visible=True)],
+    ),
+]
+
+# Route groups that own no tenant rows of their own (public discovery, operator repair).
+NO_TENANT_ROWS = {"/api/health", "/api/schema", "/api/admin"}
+
+
+def _served_prefixes() -> set[str]:
+    return {p for prefixes in ROUTE_GROUPS.values() for p in prefixes}
+
+
+def _present(domain: Domain) -> bool:
+    return any(domain.prefix == p or domain.prefix.startswith(p + "/") for p in _served_prefixes())
+
+
+PRESENT = [d for d in DOMAINS if _present(d)]
+
+
+def _template(path: str) -> str:
+    return re.sub(r"\{[^}]*\}", "{}", path)
+
+
+def test_every_route_group_with_tenant_rows_has_an_isolation_spec():
+    covered = {d.prefix for d in DOMAINS}
+    missing = sorted(p for p in _served_prefixes() - NO_TENANT_ROWS
+                     if not any(c == p or c.startswith(p + "/") for c in covered))
+    assert not missing, f"add a Domain to tests/integration/test_tenant_isolation.py for: {missing}"
+
+
+def test_every_route_taking_an_id_is_probed_with_the_other_accounts_id():
+    """Each route with a path parameter (a read, update or delete of one row) is attacked by some probe."""
+    probed = {(p.method, _template(p.path)) for d in DOMAINS for p in d.reads + d.writes}
+    unprobed = []
+    for module, prefixes in ROUTE_GROUPS.items():
+        if set(prefixes) <= NO_TENANT_ROWS:
+            continue
+        app = importlib.import_module(module).app
+        if not callable(getattr(app, "openapi", None)):
+            continue
+        for path, item in app.openapi().get("paths", {}).items():
+            for method in item:
+                if method in HTTP_METHODS and "{" in path and (method.upper(), _template(path)) not in probed:
+                    unprobed.append(f"{method.upper()} {path}")
+    assert not unprobed, f"routes no isolation probe attacks: {sorted(unprobed)}"
+
+
+def _snapshot(owner_url: str, domain: Domain, v: dict[str, Any]) -> list[Any]:
+    with psycopg.connect(owner_url) as conn:
+        return [conn.execute(q, params).fetchall() for q, params in domain.rows(v)]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("domain", PRESENT, ids=[d.name for d in PRESENT])
+def test_another_accounts_rows_cannot_be_read_changed_deleted_or_listed(client, account, other_account, owner_url,
+                                                                        domain: Domain):
+    # Given a victim and an attacker, each with the same kind of data
+    victim_marker, victim_secret = f"vm{uuid.uuid4().hex[:10]}", f"vs{uuid.uuid4().hex[:12]}"
+    v = {**domain.seed(client, other_account.headers(domain.scope), victim_marker, victim_secret),
+         "marker": victim_marker}
+    own = {**domain.seed(client, account.headers(domain.scope), f"am{uuid.uuid4().hex[:10]}",
+                         f"as{uuid.uuid4().hex[:12]}")}
+    before = _snapshot(owner_url, domain, v)
+    assert all(before), f"seeded rows not found: {before}"
+    forbidden = {victim_secret, *(str(x) for k, x in v.items() if k.endswith("id"))}
+    failures: list[str] = []
+    for label, headers in (("scoped key", account.headers(domain.scope)), ("JWT", account.jwt_headers)):
+        # When the attacker reads, updates and deletes the victim's ids
+        for probe in domain.reads + domain.writes:
+            path, body, params = probe.render(v, own)
+            r = client.request(probe.method, path, json=body, params=params, headers=headers)
+            sent = path + json.dumps(params or {}) + json.dumps(body or {})
+            if r.status_code not in probe.statuses:
+                failures.append(f"[{label}] {probe.method} {path} {body or ''}: {r.status_code} {r.text[:300]}")
+            elif any(s in r.text for s in forbidden if s not in sent):
+                failures.append(f"[{label}] {probe.method} {path}: the error leaks victim data: {r.text[:300]}")
+        # And lists and searches
+        for probe in domain.listings:
+            path, body, params = probe.render(v, own)
+            r = client.request(probe.method, path, json=body, params=params, headers=headers)
+            echoed = path + json.dumps(params or {}) + json.dumps(body or {})
+            if r.status_code != 200:
+                failures.append(f"[{label}] {probe.method} {path} {params or body or ''}: {r.status_code} {r.text[:300]}")
+                continue
+            leaked = [s for s in forbidden if s in r.text and s not in echoed]
+            if leaked:
+                failures.append(f"[{label}] {probe.method} {path} {params or body or ''} shows the victim's {leaked}")
+            own_key = probe.own_visible if isinstance(probe.own_visible, str) else "id"
+            if probe.own_visible and own[own_key] not in r.text:
+                failures.append(f"[{label}] {probe.method} {path} does not list the caller's own row")
+            if probe.check and not probe.check(r.json()):
+                failures.append(f"[{label}] {probe.method} {path} {params or body or ''}: unexpected {r.text[:300]}")
+    assert not failures, "\n".join(failures)
+    # Then the victim's rows are exactly as they were, and still work for the victim
+    assert _snapshot(owner_url, domain, v) == before
+    if domain.owner_read:
+        path, _, _ = Probe("GET", domain.owner_read).render(v, own)
+        assert client.get(path, headers=other_account.headers(domain.scope)).status_code == 200
+
+
+# --- database level -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tenant_tables(owner_url) -> list[str]:
+    """Every table with an account_id column (discovered, so new tables are covered automatically)."""
+    with psycopg.connect(owner_url) as conn:
+        tables = [r[0] for r in conn.execute(
+            """SELECT c.table_name FROM information_schema.columns c
+               JOIN information_schema.tables t USING (table_schema, table_name)
+               WHERE c.table_schema = 'public' AND c.column_name = 'account_id' AND t.table_type = 'BASE TABLE'
+               ORDER BY 1""")]
+    assert {"users", "api_keys", "todos"} <= set(tables)
+    return tables
+
+
+@pytest.fixture(scope="module")
+def two_populated_tenants(client, tenant_tables):
+    """Two accounts that both hold rows in every domain present."""
+    from conftest import make_account
+
+    pair = [make_account(client), make_account(client)]
+    for acct in pair:
+        for domain in PRESENT:
+            domain.seed(client, acct.headers(domain.scope), f"db{uuid.uuid4().hex[:8]}", uuid.uuid4().hex)
+        acct.key("todos:r")
+    return pair
+
+
+def _app_connect() -> psycopg.Connection:
+    import os
+
+    return psycopg.connect(os.environ["DATABASE_URL"])
+
+
+def test_the_application_role_is_not_privileged(owner_url):
+    with _app_connect() as conn:
+        role = conn.execute("SELECT current_user").fetchone()[0]
+        flags = conn.execute("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user").fetchone()
+    assert role == "agentmate_app"
+    assert flags == (False, False), f"agentmate_app rolsuper/rolbypassrls = {flags}"
+
+
+def test_every_tenant_table_has_row_level_security_and_a_policy_and_is_not_owned_by_the_app(owner_url,
+                                                                                            tenant_tables):
+    with psycopg.connect(owner_url) as conn:
+        info = {r[0]: r[1:] for r in conn.execute(
+            """SELECT c.relname, c.relrowsecurity, pg_get_userbyid(c.relowner),
+                      (SELECT count(*) FROM pg_policy p WHERE p.polrelid = c.oid)
+               FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+               WHERE n.nspname = 'public' AND c.relname = ANY(%s)""", ([*tenant_tables, "accounts"],))}
+    problems = [f"{t}: rls={rls} owner={owner} policies={n}" for t, (rls, owner, n) in sorted(info.items())
+                if not rls or owner == "agentmate_app" or n == 0]
+    assert not problems, problems
+
+
+def test_raw_selects_without_where_see_only_the_callers_rows(owner_url, tenant_tables, two_populated_tenants):
+    a, b = two_populated_tenants
+    with psycopg.connect(owner_url) as conn:
+        owned = {t: {acct.account_id: conn.execute(
+            sql.SQL("SELECT count(*) FROM {} WHERE account_id = %s").format(sql.Identifier(t)),
+            (acct.account_id,)).fetchone()[0] for acct in (a, b)} for t in tenant_tables}
+    populated = [t for t in tenant_tables if all(owned[t].values())]
+    assert {"users", "api_keys", "todos"} <= set(populated), owned
+    with _app_connect() as conn:
+        for acct in (a, b):
+            with conn.transaction():
+                conn.execute("SELECT set_config('app.account_id', %s, true)", (acct.account_id,))
+                for table in tenant_tables:
+                    rows = conn.execute(sql.SQL("SELECT account_id::text FROM {}").format(sql.Identifier(table))
+                                        ).fetchall()
+                    assert {r[0] for r in rows} <= {acct.account_id}, f"{table} shows another account's rows"
+                    assert len(rows) == owned[table][acct.account_id], f"{table}: own rows hidden"
+                accounts = conn.execute("SELECT id::text FROM accounts").fetchall()
+                assert accounts == [(acct.account_id,)]
+
+
+def test_raw_selects_see_nothing_when_no_account_is_set(tenant_tables, two_populated_tenants):
+    with _app_connect() as conn:
+        for setting in (None, ""):
+            with conn.transaction():
+                if setting is not None:
+                    conn.execute("SELECT set_config('app.account_id', %s, true)", (setting,))
+                for table in [*tenant_tables, "accounts"]:
+                    n = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(table))).fetchone()[0]
+                    assert n == 0, f"{table}: {n} rows visible without app.account_id ({setting!r})"
+
+
+def test_unfiltered_updates_touch_only_the_callers_rows_and_cannot_move_rows_to_another_account(
+        owner_url, tenant_tables, two_populated_tenants):
+    a, b = two_populated_tenants
+    with psycopg.connect(owner_url) as conn:
+        owned = {t: conn.execute(sql.SQL("SELECT count(*) FROM {} WHERE account_id = %s").format(sql.Identifier(t)),
+                                 (a.account_id,)).fetchone()[0] for t in tenant_tables}
+    with _app_connect() as conn:
+        for table in tenant_tables:
+            ident = sql.Identifier(table)
+            updatable = conn.execute("SELECT has_table_privilege(current_user, %s, 'UPDATE')", (table,)).fetchone()[0]
+            if not updatable:  # append-only tables: the application role may not UPDATE them at all
+                with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction(force_rollback=True):
+                    conn.execute(sql.SQL("UPDATE {} SET account_id = account_id").format(ident))
+                continue
+            with conn.transaction(force_rollback=True):
+                conn.execute("SELECT set_config('app.account_id', %s, true)", (a.account_id,))
+                cur = conn.execute(sql.SQL("UPDATE {} SET account_id = account_id").format(ident))
+                assert cur.rowcount == owned[table], f"{table}: an unfiltered UPDATE touched {cur.rowcount} rows"
+            if owned[table]:
+                with pytest.raises(psycopg.Error), conn.transaction(force_rollback=True):
+                    conn.execute("SELECT set_config('app.account_id', %s, true)", (a.account_id,))
+                    conn.execute(sql.SQL("UPDATE {} SET account_id = %s").format(ident), (b.account_id,))
+        with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction(force_rollback=True):
+            conn.execute("SELECT set_config('app.account_id', %s, true)", (a.account_id,))
+            conn.execute("INSERT INTO todos (account_id, title) VALUES (%s, 'planted')", (b.account_id,))
