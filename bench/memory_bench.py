@@ -3,9 +3,10 @@ entries in one account with the local engines (static embedder + embedded qdrant
 
     .venv/bin/python bench/memory_bench.py [--appends 2000] [--queries 200] [--sizes 1000,10000,100000]
 
-Postgres: the bench cluster of bench/common.py (.local/bench-pg, port $AGENTMATE_BENCH_PG_PORT, default 26435), a
-fresh migrated database, the application connecting as ``agentmate_app`` (RLS applies) with DB_POOL_MAX_SIZE=1
-as in Lambda. Requests are API Gateway HTTP API v2 events handed to ``functions.memory.app.handler`` in-process
+Postgres: a cluster of its own in .local/bench-memory-pg (port $AGENTMATE_MEMORY_BENCH_PG_PORT, default 26436;
+separate from bench/common.py's cluster so concurrent benchmarks cannot stop each other's server), a fresh
+migrated database, the application connecting as ``agentmate_app`` (RLS applies) with DB_POOL_MAX_SIZE=1 as in
+Lambda. Requests are API Gateway HTTP API v2 events handed to ``functions.memory.app.handler`` in-process
 (Mangum, Powertools decorators, API-key auth, scope check, validation, the service and its transactions all run).
 
 Baselines measured in the same run: one psycopg connection running a tenant transaction with a SELECT by id
@@ -30,7 +31,7 @@ import uuid
 import warnings
 from typing import Any
 
-from common import PASSWORD, machine, prepare_database, print_table, summary
+from common import PASSWORD, ROOT, BenchDatabase, bench_environment, machine, print_table, summary
 
 COMMAND = ".venv/bin/python bench/memory_bench.py"
 SEARCH_GOAL_P95_MS = 50.0
@@ -100,6 +101,44 @@ class TimingEmbedder:
         out = self.inner.embed(texts)
         self.last_ms = (time.perf_counter() - t0) * 1000
         return out
+
+
+PG_DIR = ROOT / ".local" / "bench-memory-pg"
+PG_PORT = int(os.environ.get("AGENTMATE_MEMORY_BENCH_PG_PORT", "26436"))
+
+
+def prepare_database(name: str) -> BenchDatabase:
+    """Start (if needed) this benchmark's cluster, create ``name`` fresh, migrate it as the owner and point this
+    process at it as ``agentmate_app``. Dropped (and the cluster stopped if we started it) at exit."""
+    import atexit
+
+    import psycopg
+
+    from agentmate.core import migrate
+    from infra import localpg
+
+    already_running = localpg._ready(PG_PORT)
+    localpg.start(PG_DIR, PG_PORT)
+    admin = localpg.url(PG_PORT, "postgres")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')  # type: ignore[arg-type]
+    owner_url = localpg.url(PG_PORT, name)
+    migrate.apply_all(owner_url)
+    app_url = localpg.url(PG_PORT, name, role=localpg.APP_ROLE)
+    os.environ.update(bench_environment(app_url))
+
+    def cleanup() -> None:
+        try:
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
+        except psycopg.Error:
+            pass
+        if not already_running:
+            localpg.stop(PG_DIR)
+
+    atexit.register(cleanup)
+    return BenchDatabase(name, owner_url, app_url)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -192,7 +192,13 @@ def _filters(source_type: str | None, metadata: dict[str, Any] | None, params: d
 
 
 def lexical_search(
-    conn: Conn, *, account_id: UUID, namespace: str, tsquery: str, limit: int, source_type: str | None = None,
+    conn: Conn,
+    *,
+    account_id: UUID,
+    namespace: str,
+    tsquery: str,
+    limit: int,
+    source_type: str | None = None,
     metadata: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Rows matching a token-built tsquery, best ``ts_rank_cd`` first (newer first on ties).
@@ -206,8 +212,14 @@ def lexical_search(
             JOIN retrieval_documents d ON d.id = s.id
             WHERE d.account_id = %(a)s
             ORDER BY s.lexical_score DESC, d.updated_at DESC, d.id""",
-        {"a": account_id, "ns": namespace, "q": tsquery, "limit": limit, "st": source_type or None,
-         "meta": Jsonb(metadata) if metadata else None},
+        {
+            "a": account_id,
+            "ns": namespace,
+            "q": tsquery,
+            "limit": limit,
+            "st": source_type or None,
+            "meta": Jsonb(metadata) if metadata else None,
+        },
     ).fetchall()
     return rows
 

@@ -152,6 +152,31 @@ def _check_filters(filters: Mapping[str, FilterValue] | None) -> list[tuple[str,
     return out
 
 
+_MISSING = object()
+
+
+def _split_bool_filters(
+    filters: list[tuple[str, FilterValue]],
+) -> tuple[list[tuple[str, FilterValue]], list[tuple[str, bool]]]:
+    """(filters the engine can apply, boolean filters) — see EmbeddedIndex on why booleans differ."""
+    engine = [(k, v) for k, v in filters if not isinstance(v, bool)]
+    booleans = [(k, v) for k, v in filters if isinstance(v, bool)]
+    return engine, booleans
+
+
+def _payload_matches_bool(payload: Mapping[str, Any], key: str, value: bool) -> bool:
+    """Exact boolean match on a dotted payload path, with Qdrant's rule that an array matches when
+    any element does."""
+    node: Any = payload
+    for part in key.split("."):
+        if not isinstance(node, Mapping):
+            return False
+        node = node.get(part, _MISSING)
+    if isinstance(node, list):
+        return any(type(item) is bool and item is value for item in node)
+    return type(node) is bool and node is value
+
+
 def _is_number(value: FilterValue) -> bool:
     # Numbers match numerically (1 == 1.0, as jsonb containment does), hence a closed range rather
     # than an exact keyword/integer match; bool is an int subclass but must match as a boolean.
@@ -442,7 +467,10 @@ class EmbeddedIndex:
     - One process per folder: the engine locks its WAL, and a second opener gets VectorIndexError.
     - Segments are never optimised into HNSW here: with the tenant payload index a filtered search
       scores only that account's points, which the benchmark shows is faster than HNSW at 100k and
-      avoids a 60 s index build.
+      avoids a 40-60 s index build.
+    - Boolean filters are applied in Python: qdrant-edge 0.9's Python binding turns
+      `MatchValue(True)` into the integer 1 (it would match `1` and miss `true`). Searches then
+      over-fetch and re-check; deletes resolve the matching ids first. Tests pin the behaviour.
     """
 
     SHARD_DIR = "shard"
@@ -607,22 +635,30 @@ class EmbeddedIndex:
         limit: int,
         filters: Mapping[str, FilterValue] | None = None,
     ) -> list[VectorHit]:
-        checked = _check_filters(filters)
-        flt = self._filter(_check_tenant(account_id), _check_namespace(namespace), checked)
+        engine_filters, bool_filters = _split_bool_filters(_check_filters(filters))
+        flt = self._filter(_check_tenant(account_id), _check_namespace(namespace), engine_filters)
         limit = _check_limit(limit)
         shard = self._shard()
         vec = _check_vector(vector, self._dimensions)
         if shard is None or limit == 0:
             return []
-        for key, value in checked:
+        for key, value in engine_filters:
             if not _is_number(value):  # numbers filter by range: a keyword index would not serve them
                 self._ensure_indexed(key)
         qe = self._qe
-        request = qe.SearchRequest(
-            query=qe.Query.Nearest(vec, using=VECTOR_NAME), limit=limit, filter=flt, with_payload=True
-        )
-        hits = self._call("search", shard.search, request)
-        return [VectorHit(id=str(h.id), score=float(h.score), payload=dict(h.payload or {})) for h in hits]
+        fetch = limit if not bool_filters else max(limit * 4, 64)
+        while True:
+            request = qe.SearchRequest(
+                query=qe.Query.Nearest(vec, using=VECTOR_NAME), limit=fetch, filter=flt, with_payload=True
+            )
+            raw = self._call("search", shard.search, request)
+            hits = [VectorHit(id=str(h.id), score=float(h.score), payload=dict(h.payload or {})) for h in raw]
+            if not bool_filters:
+                return hits
+            kept = [h for h in hits if all(_payload_matches_bool(h.payload, k, v) for k, v in bool_filters)]
+            if len(kept) >= limit or len(raw) < fetch:
+                return kept[:limit]
+            fetch *= 4  # too many near neighbours failed the boolean check: look further
 
     def delete(self, account_id: str, ids: Iterable[str]) -> None:
         _check_tenant(account_id)
@@ -636,11 +672,30 @@ class EmbeddedIndex:
     def delete_by_filter(
         self, account_id: str, namespace: str, filters: Mapping[str, FilterValue] | None = None
     ) -> None:
-        flt = self._filter(_check_tenant(account_id), _check_namespace(namespace), _check_filters(filters))
+        engine_filters, bool_filters = _split_bool_filters(_check_filters(filters))
+        flt = self._filter(_check_tenant(account_id), _check_namespace(namespace), engine_filters)
         shard = self._shard()
         if shard is None:
             return
-        self._call("delete", shard.update, self._qe.UpdateOperation.delete_points_by_filter(flt))
+        qe = self._qe
+        if not bool_filters:
+            self._call("delete", shard.update, qe.UpdateOperation.delete_points_by_filter(flt))
+            return
+        # Resolve the ids in Python (see the class docstring), then delete them, still tenant-scoped.
+        ids: list[str] = []
+        offset = None
+        while True:
+            scroll = qe.ScrollRequest(offset=offset, limit=1000, filter=flt, with_payload=True)
+            records, offset = self._call("delete", shard.scroll, scroll)
+            ids.extend(
+                str(r.id)
+                for r in records
+                if all(_payload_matches_bool(r.payload or {}, k, v) for k, v in bool_filters)
+            )
+            if offset is None or not records:
+                break
+        for start in range(0, len(ids), 1000):
+            self.delete(account_id, ids[start : start + 1000])
 
     def count(self, account_id: str, namespace: str | None = None) -> int:
         flt = self._filter(

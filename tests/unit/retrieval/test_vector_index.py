@@ -160,7 +160,9 @@ def test_numeric_filters_match_numerically_and_booleans_exactly(index: Any) -> N
     }
     assert ids_of(index.search("acct-a", "memory", vec(1, 0), 10, {"metadata.priority": 2.5})) == [two.id]
     assert ids_of(index.search("acct-a", "memory", vec(1, 0), 10, {"metadata.pinned": True})) == [one_int.id]
-    assert ids_of(index.search("acct-a", "memory", vec(1, 0), 10, {"metadata.pinned": False})) == [one_float.id]
+    assert ids_of(index.search("acct-a", "memory", vec(1, 0), 10, {"metadata.pinned": False})) == [
+        one_float.id
+    ]
     # a key that already has a keyword index still filters numbers correctly
     assert index.search("acct-a", "memory", vec(1, 0), 10, {"metadata.status": 1}) == []
 
