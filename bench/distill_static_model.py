@@ -90,6 +90,10 @@ def main() -> int:
         "Licence of the source weights: Apache-2.0.\n"
     )
 
+    for p in args.out.rglob("*"):
+        if p.is_file():
+            p.chmod(0o644)  # safetensors writes 0600; a Lambda layer needs world-readable files
+
     total = sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file())
     for p in sorted(args.out.rglob("*")):
         if p.is_file():

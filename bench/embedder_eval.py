@@ -206,6 +206,15 @@ def main() -> int:
         else:
             print("(MiniLM reference skipped: no sentence-transformers here; pass --reference-python)")
     print_table(results)
+    by_name = {r["name"]: r for r in results}
+    static, hashing = by_name["static"], by_name["hashing"]
+    gain = static["recall"]["paraphrase-en"] - hashing["recall"]["paraphrase-en"]
+    choice = "static" if gain >= 0.2 and static["recall"]["all"] >= hashing["recall"]["all"] else "hashing"
+    print(
+        f"\noffline default: {choice} (paraphrase-en recall@5 static {static['recall']['paraphrase-en']:.3f} "
+        f"vs hashing {hashing['recall']['paraphrase-en']:.3f}; overall {static['recall']['all']:.3f} vs "
+        f"{hashing['recall']['all']:.3f})"
+    )
     return 0
 
 

@@ -18,17 +18,25 @@ def _make_admin(owner_url: str, account: Any) -> None:
 
 
 def _remember(client: Any, account: Any, content: str) -> str:
-    r = client.post("/api/memory/entries", json={"memory_type": "semantic", "content": content,
-                                                 "evidence": [{"source_type": "test", "source_id": "t"}]},
-                    headers=account.headers("memory:rw"))
+    r = client.post(
+        "/api/memory/entries",
+        json={
+            "memory_type": "semantic",
+            "content": content,
+            "evidence": [{"source_type": "test", "source_id": "t"}],
+        },
+        headers=account.headers("memory:rw"),
+    )
     assert r.status_code == 201, r.text
     return r.json()["id"]
 
 
 def _wipe_projection(owner_url: str, *accounts: Any) -> None:
     with psycopg.connect(owner_url) as conn:
-        conn.execute("UPDATE retrieval_documents SET lexical_text = '' WHERE account_id = ANY(%s)",
-                     ([uuid.UUID(a.account_id) for a in accounts],))
+        conn.execute(
+            "UPDATE retrieval_documents SET lexical_text = '' WHERE account_id = ANY(%s)",
+            ([uuid.UUID(a.account_id) for a in accounts],),
+        )
 
 
 def _lexical_hits(client: Any, account: Any, query: str) -> list[list[str]]:
@@ -38,8 +46,13 @@ def _lexical_hits(client: Any, account: Any, query: str) -> list[list[str]]:
 
 def _embedded_at(owner_url: str, account: Any) -> list[Any]:
     with psycopg.connect(owner_url) as conn:
-        return [r[0] for r in conn.execute("SELECT indexed_at FROM retrieval_documents WHERE account_id = %s "
-                                           "ORDER BY id", (account.account_id,))]
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT indexed_at FROM retrieval_documents WHERE account_id = %s ORDER BY id",
+                (account.account_id,),
+            )
+        ]
 
 
 def test_only_admins_may_rebuild(client, account):
@@ -49,7 +62,9 @@ def test_only_admins_may_rebuild(client, account):
     assert client.post(REBUILD, headers=account.headers()).status_code == 403
 
 
-def test_an_admin_repairs_every_accounts_projection_without_re_embedding(client, account, other_account, owner_url):
+def test_an_admin_repairs_every_accounts_projection_without_re_embedding(
+    client, account, other_account, owner_url
+):
     # Given two accounts whose rows lost their lexical projection (written outside the write path)
     _remember(client, account, "Sloths descend once a week.")
     _remember(client, other_account, "Sloths swim surprisingly well.")
@@ -68,8 +83,11 @@ def test_an_admin_repairs_every_accounts_projection_without_re_embedding(client,
     assert _lexical_hits(client, other_account, "sloths swim")[0] == ["lexical", "vector"]
     assert _embedded_at(owner_url, account) == before
     # And running it again changes nothing
-    again = client.post(REBUILD, params={"namespace": "memory", "account_id": other_account.account_id},
-                        headers=admin.jwt_headers).json()
+    again = client.post(
+        REBUILD,
+        params={"namespace": "memory", "account_id": other_account.account_id},
+        headers=admin.jwt_headers,
+    ).json()
     assert again["updated"] == 0 and again["scanned"] == 1 and again["batch_size"] == 200
 
 
@@ -78,13 +96,21 @@ def test_filters_limit_the_rebuild_to_one_account(client, account, other_account
     _remember(client, other_account, "Geckos lick their eyes.")
     _wipe_projection(owner_url, account, other_account)
     _make_admin(owner_url, account)
-    r = client.post(REBUILD, json={"account_id": other_account.account_id, "batch_size": 1000},
-                    headers=account.headers())
-    assert r.status_code == 200 and r.json()["updated"] == 1 and r.json()["account_id"] == other_account.account_id
+    r = client.post(
+        REBUILD, json={"account_id": other_account.account_id, "batch_size": 1000}, headers=account.headers()
+    )
+    assert (
+        r.status_code == 200
+        and r.json()["updated"] == 1
+        and r.json()["account_id"] == other_account.account_id
+    )
     with psycopg.connect(owner_url) as conn:
-        rows = dict(conn.execute("SELECT account_id::text, lexical_text FROM retrieval_documents "
-                                 "WHERE account_id = ANY(%s)",
-                                 ([uuid.UUID(account.account_id), uuid.UUID(other_account.account_id)],)).fetchall())
+        rows = dict(
+            conn.execute(
+                "SELECT account_id::text, lexical_text FROM retrieval_documents WHERE account_id = ANY(%s)",
+                ([uuid.UUID(account.account_id), uuid.UUID(other_account.account_id)],),
+            ).fetchall()
+        )
     assert rows[account.account_id] == "" and "geckos" in rows[other_account.account_id]
 
 
@@ -96,7 +122,9 @@ def test_bad_parameters_are_400(client, account, owner_url, params):
 
 def test_query_and_body_must_agree(client, account, owner_url):
     _make_admin(owner_url, account)
-    r = client.post(REBUILD, params={"namespace": "memory"}, json={"namespace": "skills"}, headers=account.jwt_headers)
+    r = client.post(
+        REBUILD, params={"namespace": "memory"}, json={"namespace": "skills"}, headers=account.jwt_headers
+    )
     assert r.status_code == 400 and r.json()["errors"][0]["field"] == "namespace"
     r = client.post(REBUILD, json={"namespace": "memory", "extra": 1}, headers=account.jwt_headers)
     assert r.status_code == 400 and r.json()["errors"][0]["field"] == "extra"

@@ -55,9 +55,13 @@ def broken_index() -> Iterator[None]:
 
 
 def _entry(**over: Any) -> dict[str, Any]:
-    return {"memory_type": "semantic", "title": "Deploys", "content": "Deploys go through the blue-green pipeline.",
-            "evidence": [{"source_type": "url", "source_id": "https://wiki/deploys", "excerpt": "blue-green"}],
-            **over}
+    return {
+        "memory_type": "semantic",
+        "title": "Deploys",
+        "content": "Deploys go through the blue-green pipeline.",
+        "evidence": [{"source_type": "url", "source_id": "https://wiki/deploys", "excerpt": "blue-green"}],
+        **over,
+    }
 
 
 def _errors(r: Any) -> dict[str, dict[str, Any]]:
@@ -66,13 +70,20 @@ def _errors(r: Any) -> dict[str, dict[str, Any]]:
 
 def test_an_entry_with_evidence_is_stored_indexed_and_read_back(client, account):
     h = account.headers("memory:rw")
-    r = client.post(ENTRIES, json=_entry(scope_type="repository", scope_key="acme/app", importance=0.9,
-                                         metadata={"team": "infra"}), headers=h)
+    r = client.post(
+        ENTRIES,
+        json=_entry(
+            scope_type="repository", scope_key="acme/app", importance=0.9, metadata={"team": "infra"}
+        ),
+        headers=h,
+    )
     assert r.status_code == 201, r.text
     entry = r.json()
     assert entry["status"] == "active" and entry["extraction_method"] == "explicit"
     assert entry["indexing"]["status"] == "indexed" and "error" not in entry["indexing"]
-    assert [(e["source_type"], e["source_id"]) for e in entry["evidence"]] == [("url", "https://wiki/deploys")]
+    assert [(e["source_type"], e["source_id"]) for e in entry["evidence"]] == [
+        ("url", "https://wiki/deploys")
+    ]
     got = client.get(f"{ENTRIES}/{entry['id']}", headers=account.headers("memory:r")).json()
     assert got["evidence"][0]["excerpt"] == "blue-green" and got["metadata"] == {"team": "infra"}
     assert got["indexing"]["status"] == "indexed" and got["useful_count"] == 0
@@ -83,24 +94,38 @@ def test_an_entry_needs_a_source_event_or_evidence(client, account, other_accoun
     r = client.post(ENTRIES, json=_entry(evidence=[]), headers=h)
     assert r.status_code == 400 and "evidence" in _errors(r)
     # A source event of this account is enough
-    ev = client.post("/api/memory/events", json={"event_type": "decision", "idempotency_key": "d1",
-                                                 "payload": {"text": "use blue-green"}}, headers=h).json()
+    ev = client.post(
+        "/api/memory/events",
+        json={"event_type": "decision", "idempotency_key": "d1", "payload": {"text": "use blue-green"}},
+        headers=h,
+    ).json()
     r = client.post(ENTRIES, json=_entry(evidence=[], source_event_id=ev["id"]), headers=h)
     assert r.status_code == 201 and r.json()["source_event_id"] == ev["id"]
     # An unknown or foreign event is a 400 on source_event_id
-    foreign = client.post("/api/memory/events", json={"event_type": "note", "idempotency_key": "f1",
-                                                      "payload": {"x": 1}},
-                          headers=other_account.headers("memory:rw")).json()
+    foreign = client.post(
+        "/api/memory/events",
+        json={"event_type": "note", "idempotency_key": "f1", "payload": {"x": 1}},
+        headers=other_account.headers("memory:rw"),
+    ).json()
     for bad in (foreign["id"], str(uuid.uuid4())):
         r = client.post(ENTRIES, json=_entry(evidence=[], source_event_id=bad), headers=h)
         assert r.status_code == 400 and "source_event_id" in _errors(r)
 
 
 def test_wrong_vocabulary_gets_hints_and_every_bad_field_is_named(client, account):
-    r = client.post(ENTRIES, json={"memory_type": "fact", "content": "", "type": "semantic", "status": "superseded",
-                                   "confidence": 2, "tags": ["x"],
-                                   "evidence": [{"kind": "url", "ref": "https://x", "note": "see"}]},
-                    headers=account.headers("memory:rw"))
+    r = client.post(
+        ENTRIES,
+        json={
+            "memory_type": "fact",
+            "content": "",
+            "type": "semantic",
+            "status": "superseded",
+            "confidence": 2,
+            "tags": ["x"],
+            "evidence": [{"kind": "url", "ref": "https://x", "note": "see"}],
+        },
+        headers=account.headers("memory:rw"),
+    )
     assert r.status_code == 400
     errors = _errors(r)
     assert errors["memory_type"]["allowed"] == ["semantic", "episodic", "procedural"]
@@ -117,28 +142,36 @@ def test_scope_and_validity_rules(client, account):
     h = account.headers("memory:rw")
     r = client.post(ENTRIES, json=_entry(scope_type="project"), headers=h)
     assert r.status_code == 400 and "scope_key" in _errors(r)
-    r = client.post(ENTRIES, json=_entry(valid_from="2026-01-02T00:00:00Z", valid_to="2026-01-01T00:00:00Z"),
-                    headers=h)
+    r = client.post(
+        ENTRIES, json=_entry(valid_from="2026-01-02T00:00:00Z", valid_to="2026-01-01T00:00:00Z"), headers=h
+    )
     assert r.status_code == 400 and "valid_to" in _errors(r)
 
 
-def test_a_failing_embedder_still_stores_the_memory_and_reports_indexing_failed(client, account, broken_embedder):
-    r = client.post(ENTRIES, json=_entry(content="Quokkas live on Rottnest island."),
-                    headers=account.headers("memory:rw"))
+def test_a_failing_embedder_still_stores_the_memory_and_reports_indexing_failed(
+    client, account, broken_embedder
+):
+    r = client.post(
+        ENTRIES, json=_entry(content="Quokkas live on Rottnest island."), headers=account.headers("memory:rw")
+    )
     assert r.status_code == 201, r.text
     assert r.json()["indexing"]["status"] == "failed"
     assert "embedding" in r.json()["indexing"]["error"]
     # And the memory is durable and still found through the lexical leg (the vector leg is down too)
     got = client.get(f"{ENTRIES}/{r.json()['id']}", headers=account.headers("memory:r")).json()
     assert got["indexing"]["status"] == "failed"
-    s = client.post("/api/memory/search", json={"query": "quokkas rottnest"}, headers=account.headers("memory:r"))
+    s = client.post(
+        "/api/memory/search", json={"query": "quokkas rottnest"}, headers=account.headers("memory:r")
+    )
     assert s.status_code == 200
     assert [i["entry"]["id"] for i in s.json()["items"]] == [r.json()["id"]]
     assert s.json()["items"][0]["channels"] == ["lexical"]
     assert [d["leg"] for d in s.json()["degraded"]] == ["vector"]
 
 
-def test_a_failing_vector_index_still_stores_the_memory_and_reports_indexing_failed(client, account, broken_index):
+def test_a_failing_vector_index_still_stores_the_memory_and_reports_indexing_failed(
+    client, account, broken_index
+):
     r = client.post(ENTRIES, json=_entry(), headers=account.headers("memory:rw"))
     assert r.status_code == 201
     assert r.json()["indexing"]["status"] == "failed"
@@ -154,7 +187,9 @@ def test_entry_creates_honour_the_idempotency_key_header(client, account, owner_
     assert again.json()["indexing"]["status"] == "indexed"
     assert client.post(ENTRIES, json=_entry(content="different"), headers=h).status_code == 409
     with psycopg.connect(owner_url) as conn:
-        n = conn.execute("SELECT count(*) FROM memory_entries WHERE account_id = %s", (account.account_id,)).fetchone()
+        n = conn.execute(
+            "SELECT count(*) FROM memory_entries WHERE account_id = %s", (account.account_id,)
+        ).fetchone()
     assert n == (1,)
 
 
@@ -162,17 +197,22 @@ def test_entries_list_with_filters_ordered_by_importance(client, account):
     h = account.headers("memory:rw")
     low = client.post(ENTRIES, json=_entry(importance=0.2), headers=h).json()
     high = client.post(ENTRIES, json=_entry(importance=0.9, memory_type="procedural"), headers=h).json()
-    pending = client.post(ENTRIES, json=_entry(status="pending", scope_type="agent", scope_key="bot-1"),
-                          headers=h).json()
+    pending = client.post(
+        ENTRIES, json=_entry(status="pending", scope_type="agent", scope_key="bot-1"), headers=h
+    ).json()
     r = client.get(ENTRIES, headers=h).json()
     assert r["total"] == 3 and r["items"][0]["id"] == high["id"]
-    assert [e["id"] for e in client.get(ENTRIES, params={"memory_type": "procedural"}, headers=h).json()["items"]] \
-        == [high["id"]]
-    assert [e["id"] for e in client.get(ENTRIES, params={"status": "pending"}, headers=h).json()["items"]] \
-        == [pending["id"]]
+    assert [
+        e["id"] for e in client.get(ENTRIES, params={"memory_type": "procedural"}, headers=h).json()["items"]
+    ] == [high["id"]]
+    assert [
+        e["id"] for e in client.get(ENTRIES, params={"status": "pending"}, headers=h).json()["items"]
+    ] == [pending["id"]]
     r = client.get(ENTRIES, params={"scope_type": "agent", "scope_key": "bot-1"}, headers=h).json()
     assert [e["id"] for e in r["items"]] == [pending["id"]]
-    assert client.get(ENTRIES, params={"limit": 1, "offset": 2}, headers=h).json()["items"][0]["id"] == low["id"]
+    assert (
+        client.get(ENTRIES, params={"limit": 1, "offset": 2}, headers=h).json()["items"][0]["id"] == low["id"]
+    )
     assert client.get(ENTRIES, params={"status": "gone"}, headers=h).status_code == 400
     assert client.get(ENTRIES, params={"limit": 0}, headers=h).status_code == 400
 
@@ -188,9 +228,13 @@ def test_entries_are_scoped_and_tenant_isolated(client, account, other_account):
     assert client.get(f"{ENTRIES}/{eid}/feedback", headers=h2).status_code == 404
     assert client.post(f"{ENTRIES}/{eid}/feedback", json={"signal": "harmful"}, headers=h2).status_code == 404
     mine = client.post(ENTRIES, json=_entry(), headers=h2).json()
-    assert client.post(f"{ENTRIES}/{mine['id']}/supersede", json={"superseded_id": eid},
-                       headers=h2).status_code == 404
-    assert client.post(f"{ENTRIES}/{eid}/supersede", json={"superseded_id": mine["id"]},
-                       headers=h2).status_code == 404
+    assert (
+        client.post(f"{ENTRIES}/{mine['id']}/supersede", json={"superseded_id": eid}, headers=h2).status_code
+        == 404
+    )
+    assert (
+        client.post(f"{ENTRIES}/{eid}/supersede", json={"superseded_id": mine["id"]}, headers=h2).status_code
+        == 404
+    )
     s = client.post("/api/memory/search", json={"query": "blue-green pipeline deploys"}, headers=h2).json()
     assert [i["entry"]["id"] for i in s["items"]] == [mine["id"]]

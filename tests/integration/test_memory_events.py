@@ -20,8 +20,13 @@ EVENTS = "/api/memory/events"
 
 
 def _event(key: str, **over: Any) -> dict[str, Any]:
-    return {"event_type": "observation", "idempotency_key": key, "session_id": "sess-1",
-            "payload": {"text": "the build is green", "n": 1}, **over}
+    return {
+        "event_type": "observation",
+        "idempotency_key": key,
+        "session_id": "sess-1",
+        "payload": {"text": "the build is green", "n": 1},
+        **over,
+    }
 
 
 def _errors(r: Any) -> dict[str, dict[str, Any]]:
@@ -29,8 +34,11 @@ def _errors(r: Any) -> dict[str, dict[str, Any]]:
 
 
 def _version(client, account, name: str = "web-research") -> str:
-    r = client.post("/api/skills/versions", json={"skill_name": name, "version": "1", "content": f"# {name}"},
-                    headers=account.headers("skills:rw"))
+    r = client.post(
+        "/api/skills/versions",
+        json={"skill_name": name, "version": "1", "content": f"# {name}"},
+        headers=account.headers("skills:rw"),
+    )
     assert r.status_code == 201, r.text
     return r.json()["id"]
 
@@ -42,8 +50,16 @@ def test_an_event_is_created_once_and_a_replay_returns_it_with_200(client, accou
     assert first.status_code == 201, first.text
     assert "x-idempotent-replay" not in first.headers and first.json()["created"] is True
     # And the same body is sent again (key order and whitespace differ)
-    again = client.post(EVENTS, json={"payload": {"n": 1, "text": "the build is green"}, "event_type": " Observation ",
-                                      "idempotency_key": " k1 ", "session_id": "sess-1"}, headers=h)
+    again = client.post(
+        EVENTS,
+        json={
+            "payload": {"n": 1, "text": "the build is green"},
+            "event_type": " Observation ",
+            "idempotency_key": " k1 ",
+            "session_id": "sess-1",
+        },
+        headers=h,
+    )
     # Then it is a replay of the stored event
     assert again.status_code == 200 and again.headers["x-idempotent-replay"] == "true"
     assert again.json()["id"] == first.json()["id"] and again.json()["created"] is False
@@ -52,7 +68,9 @@ def test_an_event_is_created_once_and_a_replay_returns_it_with_200(client, accou
     changed = client.post(EVENTS, json=_event("k1", payload={"text": "the build is red"}), headers=h)
     assert changed.status_code == 409 and changed.json()["existing_event_id"] == first.json()["id"]
     with psycopg.connect(owner_url) as conn:
-        n = conn.execute("SELECT count(*) FROM memory_events WHERE account_id = %s", (account.account_id,)).fetchone()
+        n = conn.execute(
+            "SELECT count(*) FROM memory_events WHERE account_id = %s", (account.account_id,)
+        ).fetchone()
     assert n == (1,)
 
 
@@ -62,8 +80,14 @@ def test_a_supplied_occurred_at_is_part_of_the_hash(client, account):
     first = client.post(EVENTS, json=body, headers=h)
     assert first.status_code == 201 and first.json()["occurred_at"].startswith("2026-05-01T08:00:00")
     # The same instant written differently replays; another instant conflicts
-    assert client.post(EVENTS, json={**body, "occurred_at": "2026-05-01T08:00:00Z"}, headers=h).status_code == 200
-    assert client.post(EVENTS, json={**body, "occurred_at": "2026-05-01T09:00:00Z"}, headers=h).status_code == 409
+    assert (
+        client.post(EVENTS, json={**body, "occurred_at": "2026-05-01T08:00:00Z"}, headers=h).status_code
+        == 200
+    )
+    assert (
+        client.post(EVENTS, json={**body, "occurred_at": "2026-05-01T09:00:00Z"}, headers=h).status_code
+        == 409
+    )
     assert client.post(EVENTS, json=_event("k-time"), headers=h).status_code == 409
 
 
@@ -75,17 +99,27 @@ def test_skill_attribution_is_verified_in_the_account_and_hashed(client, account
     r = client.post(EVENTS, json=_event("k-attr", skill_version_id=version_id), headers=h)
     assert r.status_code == 409
     # An attributed event replays only with the same attribution
-    assert client.post(EVENTS, json=_event("k-attr2", skill_version_id=version_id), headers=h).status_code == 201
-    assert client.post(EVENTS, json=_event("k-attr2", skill_version_id=version_id), headers=h).status_code == 200
+    assert (
+        client.post(EVENTS, json=_event("k-attr2", skill_version_id=version_id), headers=h).status_code == 201
+    )
+    assert (
+        client.post(EVENTS, json=_event("k-attr2", skill_version_id=version_id), headers=h).status_code == 200
+    )
     other_version = _version(client, account, "other-skill")
-    assert client.post(EVENTS, json=_event("k-attr2", skill_version_id=other_version), headers=h).status_code == 409
+    assert (
+        client.post(EVENTS, json=_event("k-attr2", skill_version_id=other_version), headers=h).status_code
+        == 409
+    )
     # Another account's version (or an unknown one) is a 400 on skill_version_id
     foreign = _version(client, other_account)
     for bad in (foreign, str(uuid.uuid4())):
         r = client.post(EVENTS, json=_event(f"k-{bad}", skill_version_id=bad), headers=h)
         assert r.status_code == 400 and "skill_version_id" in _errors(r)
     # An empty string means "no attribution"
-    assert client.post(EVENTS, json=_event("k-empty", skill_version_id=""), headers=h).json()["skill_version_id"] is None
+    assert (
+        client.post(EVENTS, json=_event("k-empty", skill_version_id=""), headers=h).json()["skill_version_id"]
+        is None
+    )
 
 
 def test_concurrent_replays_of_one_key_store_exactly_one_event(account, owner_url):
@@ -116,47 +150,89 @@ def test_concurrent_replays_of_one_key_store_exactly_one_event(account, owner_ur
     assert sorted(o.status for o in outcomes) == [200] * 7 + [201]
     assert len({o.body["id"] for o in outcomes}) == 1
     with psycopg.connect(owner_url) as conn:
-        rows = conn.execute("SELECT count(*) FROM memory_events WHERE account_id = %s AND idempotency_key = %s",
-                            (account.account_id, "race-key")).fetchone()
+        rows = conn.execute(
+            "SELECT count(*) FROM memory_events WHERE account_id = %s AND idempotency_key = %s",
+            (account.account_id, "race-key"),
+        ).fetchone()
     assert rows == (1,)
 
 
 def test_content_outside_payload_is_refused_with_a_hint_and_every_bad_field_is_named(client, account):
-    r = client.post(EVENTS, json={"event_type": "thought", "idempotency_key": "", "content": "lost body",
-                                  "scope_type": "planet", "colour": "red", "type": "note"},
-                    headers=account.headers("memory:rw"))
+    r = client.post(
+        EVENTS,
+        json={
+            "event_type": "thought",
+            "idempotency_key": "",
+            "content": "lost body",
+            "scope_type": "planet",
+            "colour": "red",
+            "type": "note",
+        },
+        headers=account.headers("memory:rw"),
+    )
     assert r.status_code == 400
     errors = _errors(r)
     assert set(errors) == {"event_type", "idempotency_key", "content", "scope_type", "colour", "type"}
     assert errors["content"]["message"] == "unknown field (event content belongs inside payload)"
     assert errors["type"]["message"] == "unknown field (use event_type)"
     assert errors["colour"]["message"] == "unknown field"
-    assert errors["event_type"]["allowed"] == ["goal", "observation", "action", "decision", "issue", "attempt",
-                                               "outcome", "correction", "checkpoint", "note"]
+    assert errors["event_type"]["allowed"] == [
+        "goal",
+        "observation",
+        "action",
+        "decision",
+        "issue",
+        "attempt",
+        "outcome",
+        "correction",
+        "checkpoint",
+        "note",
+    ]
     assert errors["scope_type"]["allowed"] == ["global", "project", "repository", "agent", "session"]
 
 
 def test_cross_field_rules_are_reported_together(client, account):
     h = account.headers("memory:rw")
-    r = client.post(EVENTS, json={"event_type": "note", "idempotency_key": "x", "scope_type": "repository",
-                                  "sequence_no": 3, "source_type": "url"}, headers=h)
+    r = client.post(
+        EVENTS,
+        json={
+            "event_type": "note",
+            "idempotency_key": "x",
+            "scope_type": "repository",
+            "sequence_no": 3,
+            "source_type": "url",
+        },
+        headers=h,
+    )
     assert r.status_code == 400
     assert set(_errors(r)) == {"scope_key", "sequence_no", "source_id"}
-    r = client.post(EVENTS, json={"event_type": "note", "idempotency_key": "x", "scope_key": "acme/app"}, headers=h)
+    r = client.post(
+        EVENTS, json={"event_type": "note", "idempotency_key": "x", "scope_key": "acme/app"}, headers=h
+    )
     assert r.status_code == 400 and _errors(r)["scope_key"]["allowed"]
 
 
 def test_checkpoint_events_have_a_strict_payload(client, account):
     h = account.headers("memory:rw")
-    r = client.post(EVENTS, json={"event_type": "checkpoint", "idempotency_key": "cp", "session_id": "s",
-                                  "payload": {"goal": "", "next": "a string", "blocked_on": "x", "notes": 3}},
-                    headers=h)
+    r = client.post(
+        EVENTS,
+        json={
+            "event_type": "checkpoint",
+            "idempotency_key": "cp",
+            "session_id": "s",
+            "payload": {"goal": "", "next": "a string", "blocked_on": "x", "notes": 3},
+        },
+        headers=h,
+    )
     assert r.status_code == 400
     errors = _errors(r)
     assert set(errors) == {"payload.goal", "payload.next", "payload.blocked_on", "payload.notes"}
     assert errors["payload.blocked_on"]["allowed"] == ["goal", "label", "notes", "done", "next", "open"]
-    r = client.post(EVENTS, json={"event_type": "checkpoint", "idempotency_key": "cp", "payload": {"goal": "g"}},
-                    headers=h)
+    r = client.post(
+        EVENTS,
+        json={"event_type": "checkpoint", "idempotency_key": "cp", "payload": {"goal": "g"}},
+        headers=h,
+    )
     assert r.status_code == 400 and "session_id" in _errors(r)
 
 
@@ -165,15 +241,28 @@ def test_a_sequence_number_is_unique_within_a_session(client, account):
     assert client.post(EVENTS, json=_event("s1", sequence_no=1), headers=h).status_code == 201
     r = client.post(EVENTS, json=_event("s2", sequence_no=1), headers=h)
     assert r.status_code == 409 and "sequence_no" in r.json()["detail"]
-    assert client.post(EVENTS, json=_event("s3", sequence_no=1, session_id="sess-2"), headers=h).status_code == 201
+    assert (
+        client.post(EVENTS, json=_event("s3", sequence_no=1, session_id="sess-2"), headers=h).status_code
+        == 201
+    )
 
 
 def test_events_read_back_with_filters_and_an_empty_payload_warning(client, account):
     h = account.headers("memory:rw")
     ids = []
     for i, (etype, scope) in enumerate([("goal", "acme/app"), ("note", "acme/app"), ("note", "acme/lib")]):
-        r = client.post(EVENTS, json={"event_type": etype, "idempotency_key": f"rb-{i}", "scope_type": "repository",
-                                      "scope_key": scope, "session_id": "sess-rb", "payload": {"i": i}}, headers=h)
+        r = client.post(
+            EVENTS,
+            json={
+                "event_type": etype,
+                "idempotency_key": f"rb-{i}",
+                "scope_type": "repository",
+                "scope_key": scope,
+                "session_id": "sess-rb",
+                "payload": {"i": i},
+            },
+            headers=h,
+        )
         ids.append(r.json()["id"])
     empty = client.post(EVENTS, json={"event_type": "note", "idempotency_key": "rb-empty"}, headers=h)
     assert empty.status_code == 201 and "payload is empty" in empty.json()["warning"]
@@ -202,18 +291,47 @@ def test_events_are_immutable_for_the_application_role(client, account, owner_ur
 
 def test_scopes_list_what_is_in_use_with_counts(client, account):
     h = account.headers("memory:rw")
-    client.post(EVENTS, json={"event_type": "note", "idempotency_key": "sc1", "scope_type": "repository",
-                              "scope_key": "acme/app", "payload": {"a": 1}}, headers=h)
+    client.post(
+        EVENTS,
+        json={
+            "event_type": "note",
+            "idempotency_key": "sc1",
+            "scope_type": "repository",
+            "scope_key": "acme/app",
+            "payload": {"a": 1},
+        },
+        headers=h,
+    )
     client.post(EVENTS, json={"event_type": "note", "idempotency_key": "sc2", "payload": {"a": 1}}, headers=h)
-    r = client.post(EVENTS, json={"event_type": "note", "idempotency_key": "sc3", "scope_type": "project",
-                                  "scope_key": "apollo", "payload": {"a": 1}}, headers=h)
-    client.post("/api/memory/entries", json={"memory_type": "semantic", "content": "Apollo uses Postgres",
-                                             "scope_type": "project", "scope_key": "apollo",
-                                             "source_event_id": r.json()["id"]}, headers=h)
+    r = client.post(
+        EVENTS,
+        json={
+            "event_type": "note",
+            "idempotency_key": "sc3",
+            "scope_type": "project",
+            "scope_key": "apollo",
+            "payload": {"a": 1},
+        },
+        headers=h,
+    )
+    client.post(
+        "/api/memory/entries",
+        json={
+            "memory_type": "semantic",
+            "content": "Apollo uses Postgres",
+            "scope_type": "project",
+            "scope_key": "apollo",
+            "source_event_id": r.json()["id"],
+        },
+        headers=h,
+    )
     page = client.get("/api/memory/scopes", headers=account.headers("memory:r")).json()
     by_scope = {(s["scope_type"], s["scope_key"]): s for s in page["items"]}
     assert page["total"] == 3 and page["note"]
-    assert by_scope[("project", "apollo")]["entry_count"] == 1 and by_scope[("project", "apollo")]["event_count"] == 1
+    assert (
+        by_scope[("project", "apollo")]["entry_count"] == 1
+        and by_scope[("project", "apollo")]["event_count"] == 1
+    )
     assert by_scope[("repository", "acme/app")]["entry_count"] == 0
     assert client.get("/api/memory/scopes", params={"limit": 1}, headers=h).json()["total"] == 3
 
@@ -246,8 +364,12 @@ def test_the_memory_lambda_handler_serves_events_with_the_replay_header(account)
 
     headers = {**account.headers("memory:rw"), "content-type": "application/json"}
     body = _event("lambda-1")
-    first = parse_response(handler(http_event("POST", EVENTS, headers=headers, json_body=body), LambdaContext()))
-    again = parse_response(handler(http_event("POST", EVENTS, headers=headers, json_body=body), LambdaContext()))
+    first = parse_response(
+        handler(http_event("POST", EVENTS, headers=headers, json_body=body), LambdaContext())
+    )
+    again = parse_response(
+        handler(http_event("POST", EVENTS, headers=headers, json_body=body), LambdaContext())
+    )
     assert first.status_code == 201 and again.status_code == 200
     assert again.headers["x-idempotent-replay"] == "true" and again.json()["id"] == first.json()["id"]
     assert first.headers["cache-control"] == "private, no-store"

@@ -41,8 +41,12 @@ def lexical_leg_down(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _remember(client: Any, h: dict[str, str], content: str, **over: Any) -> dict[str, Any]:
-    body = {"memory_type": "semantic", "content": content,
-            "evidence": [{"source_type": "test", "source_id": "fixture"}], **over}
+    body = {
+        "memory_type": "semantic",
+        "content": content,
+        "evidence": [{"source_type": "test", "source_id": "fixture"}],
+        **over,
+    }
     r = client.post(ENTRIES, json=body, headers=h)
     assert r.status_code == 201, r.text
     assert r.json()["indexing"]["status"] == "indexed"
@@ -53,12 +57,23 @@ def _remember(client: Any, h: dict[str, str], content: str, **over: Any) -> dict
 def corpus(client: Any, account: Any) -> dict[str, dict[str, Any]]:
     h = account.headers("memory:rw")
     return {
-        "deploy": _remember(client, h, "Production deploys use the blue-green pipeline with a manual approval step.",
-                            title="Deploy process", scope_type="repository", scope_key="acme/app"),
-        "db": _remember(client, h, "The billing service stores invoices in PostgreSQL 15 with row-level security.",
-                        title="Billing database", memory_type="procedural"),
+        "deploy": _remember(
+            client,
+            h,
+            "Production deploys use the blue-green pipeline with a manual approval step.",
+            title="Deploy process",
+            scope_type="repository",
+            scope_key="acme/app",
+        ),
+        "db": _remember(
+            client,
+            h,
+            "The billing service stores invoices in PostgreSQL 15 with row-level security.",
+            title="Billing database",
+            memory_type="procedural",
+        ),
         "cat": _remember(client, h, "The office cat is called Miso and prefers tuna.", title="Office cat"),
-        "cjk": _remember(client, h, "知识库的检索使用二元组投影，中文句子也能命中。", title="中文检索"),
+        "cjk": _remember(client, h, "知识库的检索使用二元组投影。中文句子也能命中。", title="中文检索"),
     }
 
 
@@ -94,7 +109,15 @@ def test_cjk_text_matches_through_the_bigram_projection(client, account, corpus)
 
 
 def test_a_query_full_of_tsquery_metacharacters_is_never_a_syntax_error(client, account, corpus):
-    for query in ["billing & | ! ( ) : * <-> '' \\ \"", "!!!", "':*", "(postgresql", "a:* & b:A", "&&&", "\x00x"]:
+    for query in [
+        "billing & | ! ( ) : * <-> '' \\ \"",
+        "!!!",
+        "':*",
+        "(postgresql",
+        "a:* & b:A",
+        "&&&",
+        "\x00x",
+    ]:
         r = _search(client, account, query=query)
         assert r.status_code == 200, (query, r.text)
         assert r.json()["degraded"] == []
@@ -109,7 +132,9 @@ def test_a_failing_vector_leg_degrades_to_lexical_and_says_so(client, account, c
     assert [i["entry"]["id"] for i in body["items"]] == [corpus["deploy"]["id"]]
     assert body["items"][0]["channels"] == ["lexical"] and body["items"][0]["vector_score"] is None
     assert body["items"][0]["retrieval_score"] == 0.5
-    assert body["degraded"] == [{"leg": "vector", "reason": "embedding failed: embedding endpoint unreachable (test)"}]
+    assert body["degraded"] == [
+        {"leg": "vector", "reason": "embedding failed: embedding endpoint unreachable (test)"}
+    ]
 
 
 def test_a_failing_lexical_leg_degrades_to_vector_and_says_so(client, account, corpus, lexical_leg_down):
@@ -117,11 +142,14 @@ def test_a_failing_lexical_leg_degrades_to_vector_and_says_so(client, account, c
     assert body["items"][0]["entry"]["id"] == corpus["deploy"]["id"]
     assert body["items"][0]["channels"] == ["vector"]
     assert [d["leg"] for d in body["degraded"]] == ["lexical"]
-    assert "QueryCanceled" in body["degraded"][0]["reason"] and "statement" not in body["degraded"][0]["reason"]
+    assert (
+        "QueryCanceled" in body["degraded"][0]["reason"] and "statement" not in body["degraded"][0]["reason"]
+    )
 
 
-def test_both_legs_failing_is_a_503_problem_listing_both(client, account, corpus, vector_leg_down,
-                                                          lexical_leg_down):
+def test_both_legs_failing_is_a_503_problem_listing_both(
+    client, account, corpus, vector_leg_down, lexical_leg_down
+):
     r = _search(client, account, query="blue-green pipeline")
     assert r.status_code == 503
     assert r.headers["content-type"].startswith("application/problem+json")
@@ -131,15 +159,21 @@ def test_both_legs_failing_is_a_503_problem_listing_both(client, account, corpus
 def test_filters_narrow_both_legs(client, account, corpus):
     body = _search(client, account, query="deploys billing cat", memory_type="procedural").json()
     assert [i["entry"]["id"] for i in body["items"]] == [corpus["db"]["id"]]
-    body = _search(client, account, query="deploy pipeline", scope_type="repository", scope_key="acme/app").json()
+    body = _search(
+        client, account, query="deploy pipeline", scope_type="repository", scope_key="acme/app"
+    ).json()
     assert {i["entry"]["id"] for i in body["items"]} == {corpus["deploy"]["id"]}
-    body = _search(client, account, query="deploy pipeline", scope_type="project", scope_key="acme/app").json()
+    body = _search(
+        client, account, query="deploy pipeline", scope_type="project", scope_key="acme/app"
+    ).json()
     assert body["items"] == []
     assert _search(client, account, query="x", scope_key="acme/app").status_code == 400
     assert _search(client, account, query="x", top_k=21).status_code == 400
     assert _search(client, account, query="   ").status_code == 400
     r = _search(client, account, q="x")
-    assert r.status_code == 400 and any(e["message"] == "unknown field (use query)" for e in r.json()["errors"])
+    assert r.status_code == 400 and any(
+        e["message"] == "unknown field (use query)" for e in r.json()["errors"]
+    )
 
 
 def test_pending_entries_are_only_found_when_asked_for(client, account):
@@ -156,17 +190,27 @@ def test_feedback_nudges_the_score_within_the_bound(client, account):
     b = _remember(client, h, "Use pnpm for the frontend monorepo builds.")
     # Many useful signals (one per session) for a, many harmful for b
     for i in range(30):
-        assert client.post(f"{ENTRIES}/{a['id']}/feedback", json={"signal": "useful", "session_id": f"s{i}"},
-                           headers=h).status_code == 201
-        client.post(f"{ENTRIES}/{b['id']}/feedback", json={"signal": "harmful", "session_id": f"s{i}"}, headers=h)
-    items = {i["entry"]["id"]: i for i in _search(client, account, query="pnpm frontend monorepo").json()["items"]}
+        assert (
+            client.post(
+                f"{ENTRIES}/{a['id']}/feedback", json={"signal": "useful", "session_id": f"s{i}"}, headers=h
+            ).status_code
+            == 201
+        )
+        client.post(
+            f"{ENTRIES}/{b['id']}/feedback", json={"signal": "harmful", "session_id": f"s{i}"}, headers=h
+        )
+    items = {
+        i["entry"]["id"]: i for i in _search(client, account, query="pnpm frontend monorepo").json()["items"]
+    }
     up, down = items[a["id"]], items[b["id"]]
     # Then the adjustment is 0.15 * (u - h) / (u + h + 3), bounded by 0.15, reported beside the retrieval score
     assert up["feedback_adjustment"] == pytest.approx(0.15 * 30 / 33, abs=1e-6)
     assert down["feedback_adjustment"] == pytest.approx(-0.15 * 30 / 33, abs=1e-6)
     assert 0 < up["feedback_adjustment"] < 0.15 and -0.15 < down["feedback_adjustment"] < 0
     assert up["score"] == pytest.approx(min(1.0, up["retrieval_score"] + up["feedback_adjustment"]), abs=1e-6)
-    assert down["score"] == pytest.approx(max(0.0, down["retrieval_score"] + down["feedback_adjustment"]), abs=1e-6)
+    assert down["score"] == pytest.approx(
+        max(0.0, down["retrieval_score"] + down["feedback_adjustment"]), abs=1e-6
+    )
     assert up["rank"] < down["rank"]
 
 
@@ -182,12 +226,18 @@ def test_search_counts_accesses(client, account):
 
 def test_another_accounts_memories_never_come_back(client, account, other_account, corpus):
     # The other account stores the same text; each account only ever sees its own entry
-    mine = {i["entry"]["id"] for i in _search(client, account, query="blue-green deploy pipeline").json()["items"]}
-    theirs_entry = _remember(client, other_account.headers("memory:rw"),
-                             "Production deploys use the blue-green pipeline with a manual approval step.")
+    mine = {
+        i["entry"]["id"] for i in _search(client, account, query="blue-green deploy pipeline").json()["items"]
+    }
+    theirs_entry = _remember(
+        client,
+        other_account.headers("memory:rw"),
+        "Production deploys use the blue-green pipeline with a manual approval step.",
+    )
     theirs = _search(client, other_account, query="blue-green deploy pipeline").json()["items"]
     assert [i["entry"]["id"] for i in theirs] == [theirs_entry["id"]]
-    assert theirs_entry["id"] not in {i["entry"]["id"] for i in
-                                      _search(client, account, query="blue-green deploy pipeline").json()["items"]}
+    assert theirs_entry["id"] not in {
+        i["entry"]["id"] for i in _search(client, account, query="blue-green deploy pipeline").json()["items"]
+    }
     assert corpus["deploy"]["id"] in mine
     assert client.post(SEARCH, json={"query": "x"}, headers=account.headers("skills:r")).status_code == 403

@@ -57,8 +57,9 @@ def broken() -> Iterator[None]:
 
 
 def _doc(source_id: str, content: str, **metadata: Any) -> service.DocumentIn:
-    return service.DocumentIn(namespace=NS, source_type="note", source_id=source_id, title="", content=content,
-                              metadata=metadata)
+    return service.DocumentIn(
+        namespace=NS, source_type="note", source_id=source_id, title="", content=content, metadata=metadata
+    )
 
 
 def _ids(result: service.SearchResult) -> list[str]:
@@ -66,8 +67,9 @@ def _ids(result: service.SearchResult) -> list[str]:
 
 
 def _search(account_id: UUID, text: str, **kw: Any) -> service.SearchResult:
-    return service.search(get_database(), account_id, service.Query(namespace=NS, text=text, top_k=kw.pop("top_k", 5),
-                                                                    **kw))  # type: ignore[return-value]
+    return service.search(
+        get_database(), account_id, service.Query(namespace=NS, text=text, top_k=kw.pop("top_k", 5), **kw)
+    )  # type: ignore[return-value]
 
 
 def test_candidate_limit_is_clamped_between_20_and_50():
@@ -80,15 +82,20 @@ def test_indexing_marks_rows_indexed_and_skips_unchanged_documents(account, coun
     assert first.status == "indexed" and first.error is None
     assert counting.texts == ["Otters hold hands while sleeping."]
     # The same document again is not re-embedded
-    assert service.index_document(db, acc, _doc("n1", "Otters hold hands while sleeping.", kind="fact")).status \
+    assert (
+        service.index_document(db, acc, _doc("n1", "Otters hold hands while sleeping.", kind="fact")).status
         == "indexed"
+    )
     assert len(counting.texts) == 1
     # Changed metadata or content is
     service.index_document(db, acc, _doc("n1", "Otters hold hands while sleeping.", kind="trivia"))
     assert len(counting.texts) == 2
     with psycopg.connect(owner_url) as conn:
-        row = conn.execute("SELECT status, embedding_model, embedding_dimension, lexical_text, indexed_at "
-                           "FROM retrieval_documents WHERE id = %s", (first.document_id,)).fetchone()
+        row = conn.execute(
+            "SELECT status, embedding_model, embedding_dimension, lexical_text, indexed_at "
+            "FROM retrieval_documents WHERE id = %s",
+            (first.document_id,),
+        ).fetchone()
     assert row[0] == "indexed" and row[1] == counting.name and row[2] == counting.dimensions
     assert row[3] == lexical.projection("", "Otters hold hands while sleeping.") and row[4] is not None
 
@@ -105,14 +112,27 @@ def test_a_failed_row_serves_the_lexical_leg_only(account, broken):
 def test_pending_rows_are_invisible_to_both_legs(account):
     db, acc = get_database(), UUID(account.account_id)
     with db.tenant(acc) as conn:
-        repo.upsert_pending(conn, account_id=acc, doc={
-            "namespace": NS, "source_type": "note", "source_id": "p1", "chunk_key": "default", "title": "",
-            "content": "Narwhal tusks are teeth.", "content_hash": "h", "metadata": {},
-            "lexical_text": lexical.projection("", "Narwhal tusks are teeth.")})
+        repo.upsert_pending(
+            conn,
+            account_id=acc,
+            doc={
+                "namespace": NS,
+                "source_type": "note",
+                "source_id": "p1",
+                "chunk_key": "default",
+                "title": "",
+                "content": "Narwhal tusks are teeth.",
+                "content_hash": "h",
+                "metadata": {},
+                "lexical_text": lexical.projection("", "Narwhal tusks are teeth."),
+            },
+        )
     assert _ids(_search(acc, "narwhal tusks teeth")) == []
     with db.tenant(acc) as conn:
-        conn.execute("UPDATE retrieval_documents SET status = 'failed' WHERE source_id = 'p1' AND account_id = %s",
-                     (acc,))
+        conn.execute(
+            "UPDATE retrieval_documents SET status = 'failed' WHERE source_id = 'p1' AND account_id = %s",
+            (acc,),
+        )
     assert _ids(_search(acc, "narwhal tusks teeth")) == ["p1"]
 
 
@@ -158,8 +178,14 @@ def test_the_vector_index_never_returns_another_accounts_points(account, other_a
 
 def test_metadata_filters_apply_to_both_legs(account):
     db, acc = get_database(), UUID(account.account_id)
-    service.index_documents(db, acc, [_doc("m1", "Wombat poop is cube shaped.", status="active"),
-                                      _doc("m2", "Wombat burrows are long.", status="archived")])
+    service.index_documents(
+        db,
+        acc,
+        [
+            _doc("m1", "Wombat poop is cube shaped.", status="active"),
+            _doc("m2", "Wombat burrows are long.", status="archived"),
+        ],
+    )
     assert _ids(_search(acc, "wombat", metadata={"status": "archived"})) == ["m2"]
     assert set(_ids(_search(acc, "wombat"))) == {"m1", "m2"}
     assert _ids(_search(acc, "wombat", source_type="other")) == []
@@ -191,7 +217,9 @@ def test_search_runs_the_callback_in_the_same_tenant_transaction(account):
         return setting, _ids(result)
 
     assert service.search(db, acc, service.Query(namespace=NS, text="koalas sleep", top_k=3), then=then) == (
-        str(acc), ["t1"])
+        str(acc),
+        ["t1"],
+    )
 
 
 def test_a_hashing_embedder_can_replace_the_default(account):
@@ -202,7 +230,9 @@ def test_a_hashing_embedder_can_replace_the_default(account):
     config.set_vector_index(index)
     try:
         db, acc = get_database(), UUID(account.account_id)
-        assert service.index_document(db, acc, _doc(str(uuid4()), "Hashing works offline.")).status == "indexed"
+        assert (
+            service.index_document(db, acc, _doc(str(uuid4()), "Hashing works offline.")).status == "indexed"
+        )
         assert _search(acc, "hashing offline").hits[0].channels == ("lexical", "vector")
     finally:
         config.set_vector_index(None)

@@ -33,8 +33,13 @@ def test_publish_computes_the_content_hash_and_refuses_a_mismatching_one(client,
     assert [e["field"] for e in r.json()["errors"]] == ["content_hash"]
     # And a matching supplied hash (any case) is accepted
     other = BODY + "more\n"
-    r = _publish(client, h, version="1.1.0", content=other,
-                 content_hash=hashlib.sha256(other.encode()).hexdigest().upper())
+    r = _publish(
+        client,
+        h,
+        version="1.1.0",
+        content=other,
+        content_hash=hashlib.sha256(other.encode()).hexdigest().upper(),
+    )
     assert r.status_code == 201, r.text
 
 
@@ -65,18 +70,27 @@ def test_exactly_one_version_per_skill_is_active_and_active_lookup_follows_activ
     r = client.post(f"/api/skills/versions/{v2['id']}/activate", headers=h)
     assert r.status_code == 200 and r.json()["is_active"] is True
     # Then it is the only active version of its skill; the other skill keeps its own active version
-    assert client.get("/api/skills/versions/active", params={"skill_name": "web-research"},
-                      headers=h).json()["id"] == v2["id"]
-    listing = client.get("/api/skills/versions", params={"skill_name": "web-research", "active": "true"},
-                         headers=h).json()
+    assert (
+        client.get("/api/skills/versions/active", params={"skill_name": "web-research"}, headers=h).json()[
+            "id"
+        ]
+        == v2["id"]
+    )
+    listing = client.get(
+        "/api/skills/versions", params={"skill_name": "web-research", "active": "true"}, headers=h
+    ).json()
     assert [v["id"] for v in listing["items"]] == [v2["id"]] and "content" not in listing["items"][0]
-    assert client.get("/api/skills/versions/active", params={"skill_name": "other"},
-                      headers=h).json()["id"] == other_skill["id"]
+    assert (
+        client.get("/api/skills/versions/active", params={"skill_name": "other"}, headers=h).json()["id"]
+        == other_skill["id"]
+    )
     # And activating again is idempotent
     assert client.post(f"/api/skills/versions/{v2['id']}/activate", headers=h).json()["is_active"] is True
     # And unknown ids / skills without an active version are 404
     assert client.post(f"/api/skills/versions/{uuid.uuid4()}/activate", headers=h).status_code == 404
-    assert client.get("/api/skills/versions/active", params={"skill_name": "nope"}, headers=h).status_code == 404
+    assert (
+        client.get("/api/skills/versions/active", params={"skill_name": "nope"}, headers=h).status_code == 404
+    )
     assert client.get("/api/skills/versions/active", headers=h).status_code == 400
 
 
@@ -89,26 +103,43 @@ def test_the_database_refuses_a_second_active_version(client, account, owner_url
     assert v1["is_active"]
 
 
-def test_a_log_bound_to_a_version_takes_its_label_and_must_match_account_and_skill(client, account, other_account):
+def test_a_log_bound_to_a_version_takes_its_label_and_must_match_account_and_skill(
+    client, account, other_account
+):
     h = account.headers("skills:rw")
     v = _publish(client, h).json()
     # When a log names the version id and a different legacy label
-    r = client.post("/api/skills/logs", json={"skill_name": "web-research", "skill_version": "old-label",
-                                              "skill_version_id": v["id"], "outcome": "success",
-                                              "tool_calls": [{"name": "fetch"}], "duration_ms": 1200}, headers=h)
+    r = client.post(
+        "/api/skills/logs",
+        json={
+            "skill_name": "web-research",
+            "skill_version": "old-label",
+            "skill_version_id": v["id"],
+            "outcome": "success",
+            "tool_calls": [{"name": "fetch"}],
+            "duration_ms": 1200,
+        },
+        headers=h,
+    )
     assert r.status_code == 201, r.text
     # Then the label is the version's own
     assert r.json()["skill_version"] == "1.0.0" and r.json()["skill_version_id"] == v["id"]
     # And a version of another skill is refused, naming the field
     other = _publish(client, h, skill_name="other-skill").json()
-    r = client.post("/api/skills/logs", json={"skill_name": "web-research", "skill_version_id": other["id"],
-                                              "outcome": "success"}, headers=h)
+    r = client.post(
+        "/api/skills/logs",
+        json={"skill_name": "web-research", "skill_version_id": other["id"], "outcome": "success"},
+        headers=h,
+    )
     assert r.status_code == 400 and r.json()["errors"][0]["field"] == "skill_version_id"
     assert "other-skill" in r.json()["errors"][0]["message"]
     # And another account's version is unknown here
     foreign = _publish(client, other_account.headers("skills:rw")).json()
-    r = client.post("/api/skills/logs", json={"skill_name": "web-research", "skill_version_id": foreign["id"],
-                                              "outcome": "success"}, headers=h)
+    r = client.post(
+        "/api/skills/logs",
+        json={"skill_name": "web-research", "skill_version_id": foreign["id"], "outcome": "success"},
+        headers=h,
+    )
     assert r.status_code == 400 and r.json()["errors"][0]["field"] == "skill_version_id"
     # And an unbound log without a label is "unknown"
     r = client.post("/api/skills/logs", json={"skill_name": "web-research", "outcome": "failure"}, headers=h)
@@ -116,8 +147,11 @@ def test_a_log_bound_to_a_version_takes_its_label_and_must_match_account_and_ski
 
 
 def test_log_validation_lists_bad_fields_with_allowed_outcomes(client, account):
-    r = client.post("/api/skills/logs", json={"skill_name": "", "outcome": "great", "duration_ms": -1, "extra": 1},
-                    headers=account.headers("skills:rw"))
+    r = client.post(
+        "/api/skills/logs",
+        json={"skill_name": "", "outcome": "great", "duration_ms": -1, "extra": 1},
+        headers=account.headers("skills:rw"),
+    )
     assert r.status_code == 400
     errors = {e["field"]: e for e in r.json()["errors"]}
     assert set(errors) == {"skill_name", "outcome", "duration_ms", "extra"}
@@ -137,8 +171,16 @@ def test_log_creates_honour_the_idempotency_key_header(client, account):
 def test_logs_filter_and_paginate_newest_first(client, account):
     h = account.headers("skills:rw")
     for i, outcome in enumerate(["success", "failure", "success", "partial"]):
-        client.post("/api/skills/logs", json={"skill_name": "a" if i < 3 else "b", "outcome": outcome,
-                                              "agent_id": f"agent-{i % 2}", "session_id": "s1"}, headers=h)
+        client.post(
+            "/api/skills/logs",
+            json={
+                "skill_name": "a" if i < 3 else "b",
+                "outcome": outcome,
+                "agent_id": f"agent-{i % 2}",
+                "session_id": "s1",
+            },
+            headers=h,
+        )
     r = client.get("/api/skills/logs", params={"skill_name": "a"}, headers=h).json()
     assert r["total"] == 3 and [x["outcome"] for x in r["items"]] == ["success", "failure", "success"]
     r = client.get("/api/skills/logs", params={"outcome": "success", "agent_id": "agent-0"}, headers=h).json()
@@ -151,11 +193,24 @@ def test_logs_filter_and_paginate_newest_first(client, account):
 def test_stats_report_counts_trigger_rate_outcomes_and_versions(client, account):
     h = account.headers("skills:rw")
     v = _publish(client, h).json()
-    runs = [("success", True, 100), ("success", True, 300), ("failure", True, None), ("user_corrected", False, 50)]
+    runs = [
+        ("success", True, 100),
+        ("success", True, 300),
+        ("failure", True, None),
+        ("user_corrected", False, 50),
+    ]
     for outcome, triggered, duration in runs:
-        client.post("/api/skills/logs", json={"skill_name": "web-research", "outcome": outcome,
-                                              "was_triggered": triggered, "duration_ms": duration,
-                                              "skill_version_id": v["id"] if triggered else None}, headers=h)
+        client.post(
+            "/api/skills/logs",
+            json={
+                "skill_name": "web-research",
+                "outcome": outcome,
+                "was_triggered": triggered,
+                "duration_ms": duration,
+                "skill_version_id": v["id"] if triggered else None,
+            },
+            headers=h,
+        )
     s = client.get("/api/skills/stats", params={"skill_name": "web-research"}, headers=h).json()
     assert s["total_runs"] == 4 and s["triggered_runs"] == 3 and s["not_triggered_runs"] == 1
     assert s["trigger_rate"] == 0.75 and s["success_rate"] == 0.5 and s["correction_rate"] == 0.25
@@ -170,11 +225,17 @@ def test_stats_report_counts_trigger_rate_outcomes_and_versions(client, account)
 def test_signals_are_the_recent_failures_partials_and_corrections(client, account):
     h = account.headers("skills:rw")
     for outcome in ["failure", "success", "user_corrected", "partial", "success"]:
-        client.post("/api/skills/logs", json={"skill_name": "s", "outcome": outcome,
-                                              "failure_reason": f"why {outcome}"}, headers=h)
+        client.post(
+            "/api/skills/logs",
+            json={"skill_name": "s", "outcome": outcome, "failure_reason": f"why {outcome}"},
+            headers=h,
+        )
     r = client.get("/api/skills/signals", params={"skill_name": "s", "limit": 2}, headers=h).json()
     assert r["total"] == 3 and [x["outcome"] for x in r["items"]] == ["partial", "user_corrected"]
-    assert client.get("/api/skills/signals", params={"skill_name": "s", "limit": 51}, headers=h).status_code == 400
+    assert (
+        client.get("/api/skills/signals", params={"skill_name": "s", "limit": 51}, headers=h).status_code
+        == 400
+    )
 
 
 def test_skill_records_are_scoped_and_tenant_isolated(client, account, other_account):
@@ -182,16 +243,28 @@ def test_skill_records_are_scoped_and_tenant_isolated(client, account, other_acc
     assert _publish(client, account.headers("skills:r")).status_code == 403
     assert client.get("/api/skills/logs", headers=account.headers("memory:rw")).status_code == 403
     v = _publish(client, account.headers("skills:rw"), activate=True).json()
-    client.post("/api/skills/logs", json={"skill_name": "web-research", "outcome": "success"},
-                headers=account.headers("skills:rw"))
+    client.post(
+        "/api/skills/logs",
+        json={"skill_name": "web-research", "outcome": "success"},
+        headers=account.headers("skills:rw"),
+    )
     h2 = other_account.headers("skills:rw")
     # The other account sees none of it
     assert client.get(f"/api/skills/versions/{v['id']}", headers=h2).status_code == 404
     assert client.post(f"/api/skills/versions/{v['id']}/activate", headers=h2).status_code == 404
     assert client.get("/api/skills/versions", headers=h2).json()["total"] == 0
     assert client.get("/api/skills/logs", headers=h2).json()["total"] == 0
-    assert client.get("/api/skills/versions/active", params={"skill_name": "web-research"},
-                      headers=h2).status_code == 404
-    assert client.get("/api/skills/stats", params={"skill_name": "web-research"}, headers=h2).json()["total_runs"] == 0
+    assert (
+        client.get(
+            "/api/skills/versions/active", params={"skill_name": "web-research"}, headers=h2
+        ).status_code
+        == 404
+    )
+    assert (
+        client.get("/api/skills/stats", params={"skill_name": "web-research"}, headers=h2).json()[
+            "total_runs"
+        ]
+        == 0
+    )
     # And the same label can be published independently there
     assert _publish(client, h2).status_code == 201

@@ -6,7 +6,12 @@ from uuid import UUID
 from fastapi import APIRouter, Body, Query
 
 from agentmate.admin import service
-from agentmate.admin.schemas import DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE, LexicalRebuildRequest, LexicalRebuildResult
+from agentmate.admin.schemas import (
+    DEFAULT_BATCH_SIZE,
+    MAX_BATCH_SIZE,
+    LexicalRebuildRequest,
+    LexicalRebuildResult,
+)
 from agentmate.api.deps import CurrentPrincipal, DbDep
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.core.errors import ErrorCollector
@@ -16,11 +21,14 @@ router = APIRouter(prefix="/api/admin", tags=["admin"], responses=PROBLEM_RESPON
 
 @router.post("/retrieval/lexical/rebuild", response_model=LexicalRebuildResult)
 def rebuild_lexical(
-    principal: CurrentPrincipal, db: DbDep,
+    principal: CurrentPrincipal,
+    db: DbDep,
     body: Annotated[LexicalRebuildRequest | None, Body()] = None,
     account_id: Annotated[UUID | None, Query(description="Only this account's rows")] = None,
     namespace: Annotated[str | None, Query(max_length=64, description="Only this namespace")] = None,
-    batch_size: Annotated[int | None, Query(ge=1, le=MAX_BATCH_SIZE, description="1..1000, default 200")] = None,
+    batch_size: Annotated[
+        int | None, Query(ge=1, le=MAX_BATCH_SIZE, description="1..1000, default 200")
+    ] = None,
 ) -> LexicalRebuildResult:
     """Admin only: recompute the lexical projection (no re-embedding), in id-ordered batches; returns {updated}."""
     errors = ErrorCollector()
@@ -32,5 +40,10 @@ def rebuild_lexical(
             errors.add(name, "given in both the query and the body with different values")
         values[name] = value
     errors.raise_if_any()
-    return service.rebuild_lexical(db, principal, account_id=values["account_id"], namespace=values["namespace"],
-                                   batch_size=values["batch_size"] or DEFAULT_BATCH_SIZE)
+    return service.rebuild_lexical(
+        db,
+        principal,
+        account_id=values["account_id"],
+        namespace=values["namespace"],
+        batch_size=values["batch_size"] or DEFAULT_BATCH_SIZE,
+    )

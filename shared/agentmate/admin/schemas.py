@@ -24,9 +24,11 @@ class LexicalRebuildRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     account_id: Annotated[UUID | None, BeforeValidator(_blank_to_none)] = Field(
-        default=None, description="Only this account's rows")
+        default=None, description="Only this account's rows"
+    )
     namespace: Annotated[str | None, BeforeValidator(_blank_to_none)] = Field(
-        default=None, max_length=64, description="Only this namespace, e.g. memory")
+        default=None, max_length=64, description="Only this namespace, e.g. memory"
+    )
     batch_size: int | None = Field(default=None, ge=1, le=MAX_BATCH_SIZE, description="Rows per transaction")
 
 

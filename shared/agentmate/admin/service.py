@@ -6,9 +6,9 @@ from uuid import UUID
 
 import psycopg
 
+from agentmate.admin.schemas import DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE, LexicalRebuildResult
 from agentmate.auth.principal import Principal
 from agentmate.auth.service import require_admin
-from agentmate.admin.schemas import DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE, LexicalRebuildResult
 from agentmate.core.db import Database
 from agentmate.core.errors import Forbidden, invalid
 from agentmate.retrieval import lexical
@@ -16,7 +16,11 @@ from agentmate.retrieval import repository as retrieval_repo
 
 
 def rebuild_lexical(
-    db: Database, principal: Principal, *, account_id: UUID | None = None, namespace: str | None = None,
+    db: Database,
+    principal: Principal,
+    *,
+    account_id: UUID | None = None,
+    namespace: str | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> LexicalRebuildResult:
     """Recompute ``retrieval_documents.lexical_text`` from stored title and content, in id order, one transaction
@@ -29,14 +33,20 @@ def rebuild_lexical(
     try:
         while True:
             with db.tenant(principal.account_id) as conn:
-                rows = retrieval_repo.admin_lexical_batch(conn, admin_user_id=principal.user_id,
-                                                          account_id=account_id, namespace=namespace, after=after,
-                                                          limit=batch_size)
+                rows = retrieval_repo.admin_lexical_batch(
+                    conn,
+                    admin_user_id=principal.user_id,
+                    account_id=account_id,
+                    namespace=namespace,
+                    after=after,
+                    limit=batch_size,
+                )
                 if not rows:
                     break
                 texts = [lexical.projection(r["title"], r["content"]) for r in rows]
-                updated += retrieval_repo.admin_lexical_update(conn, admin_user_id=principal.user_id,
-                                                               ids=[r["id"] for r in rows], texts=texts)
+                updated += retrieval_repo.admin_lexical_update(
+                    conn, admin_user_id=principal.user_id, ids=[r["id"] for r in rows], texts=texts
+                )
             scanned += len(rows)
             batches += 1
             after = rows[-1]["id"]
@@ -44,5 +54,11 @@ def rebuild_lexical(
                 break
     except psycopg.errors.InsufficientPrivilege:
         raise Forbidden("admin access required") from None
-    return LexicalRebuildResult(updated=updated, scanned=scanned, batches=batches, account_id=account_id,
-                                namespace=namespace, batch_size=batch_size)
+    return LexicalRebuildResult(
+        updated=updated,
+        scanned=scanned,
+        batches=batches,
+        account_id=account_id,
+        namespace=namespace,
+        batch_size=batch_size,
+    )

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agentmate.api.errors import install_error_handlers
+from agentmate.api.errors import PROBLEM, install_error_handlers
 
 API_TITLE = "Agentmate"
 API_VERSION = "1.0.0"
@@ -41,6 +42,30 @@ def _operation_id(route: APIRoute) -> str:
     return f"{tag}-{route.name}"
 
 
+def _problem_openapi(app: FastAPI) -> None:
+    """Document errors as they are served: problem+json, 400 for validation (never FastAPI's 422)."""
+    original = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        schema = original()
+        for path_item in schema.get("paths", {}).values():
+            for operation in path_item.values():
+                responses = operation.get("responses", {})
+                responses.pop("422", None)
+                for code, response in responses.items():
+                    content = response.get("content", {})
+                    if code.startswith(("4", "5")) and "application/json" in content:
+                        content[PROBLEM] = content.pop("application/json")
+        for name in ("HTTPValidationError", "ValidationError"):
+            schema.get("components", {}).get("schemas", {}).pop(name, None)
+        app.openapi_schema = schema
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
 def build_app(routers: Iterable[APIRouter], *, title: str = API_TITLE) -> FastAPI:
     app = FastAPI(
         title=title,
@@ -53,5 +78,6 @@ def build_app(routers: Iterable[APIRouter], *, title: str = API_TITLE) -> FastAP
     for router in routers:
         app.include_router(router)
     install_error_handlers(app)
+    _problem_openapi(app)
     app.add_middleware(NoStoreMiddleware)
     return app

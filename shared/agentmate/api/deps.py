@@ -14,8 +14,19 @@ from agentmate.core.idempotency import check_key
 from agentmate.core.observability import logger
 from agentmate.core.settings import Settings, get_settings
 
-SettingsDep = Annotated[Settings, Depends(get_settings)]
-DbDep = Annotated[Database, Depends(get_database)]
+
+# Trivial dependencies are ``async def`` on purpose: a plain ``def`` dependency costs a worker-thread hop per
+# request, which dominated warm Lambda latency (bench/warm_invoke.py).
+async def _settings() -> Settings:
+    return get_settings()
+
+
+async def _database() -> Database:
+    return get_database()
+
+
+SettingsDep = Annotated[Settings, Depends(_settings)]
+DbDep = Annotated[Database, Depends(_database)]
 
 
 def current_principal(request: Request, db: DbDep, settings: SettingsDep) -> Principal:
@@ -31,7 +42,7 @@ CurrentPrincipal = Annotated[Principal, Depends(current_principal)]
 
 
 def require_scope(scope: str) -> Callable[[Principal], Principal]:
-    def checker(principal: CurrentPrincipal) -> Principal:
+    async def checker(principal: CurrentPrincipal) -> Principal:
         principal.require(scope)
         return principal
 
@@ -44,7 +55,7 @@ def scoped(scope: str) -> type[Principal]:
     return Annotated[Principal, Depends(require_scope(scope))]  # type: ignore[return-value]
 
 
-def idempotency_key(
+async def idempotency_key(
     idempotency_key: Annotated[
         str | None,
         Header(alias="Idempotency-Key", description="Retry-safe create: a replay returns the original response"),

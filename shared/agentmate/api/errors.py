@@ -40,7 +40,7 @@ class Problem(BaseModel):
 
 
 PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
-    code: {"model": Problem, "content": {PROBLEM: {}}, "description": desc}
+    code: {"model": Problem, "description": desc}
     for code, desc in {
         400: "Invalid input; errors[] names every bad field",
         401: "Missing or invalid credentials",

@@ -1,17 +1,28 @@
 from __future__ import annotations
 
+from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Depends, Response
 
 from agentmate.api.deps import CurrentPrincipal, DbDep, SettingsDep
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.auth import service
+from agentmate.auth.principal import Principal
 from agentmate.auth.schemas import ApiKey, ApiKeyCreate, ApiKeyCreated, Credentials, Me, Registered, Token
 from agentmate.core.observability import count
 from agentmate.core.pagination import Page, PageDep
 
 router = APIRouter(prefix="/api/auth", tags=["auth"], responses=PROBLEM_RESPONSES)
+
+
+async def _key_manager(principal: CurrentPrincipal) -> Principal:
+    """Checked before the body is validated, so a key without manage_keys always gets a 403."""
+    service.require_key_management(principal)
+    return principal
+
+
+KeyManager = Annotated[Principal, Depends(_key_manager)]
 
 
 @router.post("/register", status_code=201, response_model=Registered)
@@ -35,7 +46,7 @@ def me(principal: CurrentPrincipal, db: DbDep) -> Me:
 
 
 @router.post("/apikeys", status_code=201, response_model=ApiKeyCreated)
-def create_api_key(body: ApiKeyCreate, principal: CurrentPrincipal, db: DbDep) -> ApiKeyCreated:
+def create_api_key(body: ApiKeyCreate, principal: KeyManager, db: DbDep) -> ApiKeyCreated:
     """Create an API key. The plaintext `key` is returned once. API-key callers need `manage_keys`."""
     out = service.create_api_key(db, principal, body)
     count("ApiKeyCreated")
@@ -43,13 +54,13 @@ def create_api_key(body: ApiKeyCreate, principal: CurrentPrincipal, db: DbDep) -
 
 
 @router.get("/apikeys", response_model=Page[ApiKey])
-def list_api_keys(principal: CurrentPrincipal, db: DbDep, page: PageDep) -> Page[ApiKey]:
+def list_api_keys(principal: KeyManager, db: DbDep, page: PageDep) -> Page[ApiKey]:
     """List the account's API keys (never the key material)."""
     return service.list_api_keys(db, principal, page)
 
 
 @router.delete("/apikeys/{key_id}", status_code=204, response_class=Response)
-def delete_api_key(key_id: UUID, principal: CurrentPrincipal, db: DbDep) -> Response:
+def delete_api_key(key_id: UUID, principal: KeyManager, db: DbDep) -> Response:
     """Delete an API key; 404 if it does not exist in this account."""
     service.delete_api_key(db, principal, key_id)
     return Response(status_code=204)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from uuid import UUID
 
-import jwt as pyjwt
 import psycopg
 
 from agentmate.auth import repository as repo
@@ -54,6 +53,8 @@ def authenticate(db: Database, settings: Settings, *, api_key: str | None, beare
             key_id=row["key_id"], scopes=tuple(row["scopes"]), role=row["role"],
         )
     if bearer:
+        import jwt as pyjwt
+
         try:
             claims = security.decode_jwt(bearer, settings.resolved_jwt_secret())
             return Principal(account_id=UUID(claims["account_id"]), user_id=UUID(claims["sub"]), via="jwt")
@@ -74,19 +75,23 @@ def me(db: Database, principal: Principal) -> Me:
 
 
 def require_admin(db: Database, principal: Principal) -> None:
+    """Admin routes act across accounts: they need an admin user's JWT or full-access (empty-scope) key,
+    never a narrowly scoped key that merely belongs to an admin."""
+    if principal.via == "api_key" and principal.scopes:
+        raise Forbidden("admin access requires a JWT or a full-access API key")
     with db.tenant(principal.account_id) as conn:
         role = repo.user_role(conn, principal.user_id)
     if role != "admin":
         raise Forbidden("admin access required")
 
 
-def _require_key_management(principal: Principal) -> None:
+def require_key_management(principal: Principal) -> None:
     if principal.via == "api_key" and not principal.can("manage_keys"):
         raise Forbidden("insufficient scope: manage_keys", extra={"required_scope": "manage_keys"})
 
 
 def create_api_key(db: Database, principal: Principal, body: ApiKeyCreate) -> ApiKeyCreated:
-    _require_key_management(principal)
+    require_key_management(principal)
     errors = ErrorCollector()
     requested: list[str] = []
     for i, scope in enumerate(body.scopes):
@@ -108,14 +113,14 @@ def create_api_key(db: Database, principal: Principal, body: ApiKeyCreate) -> Ap
 
 
 def list_api_keys(db: Database, principal: Principal, page: PageParams) -> Page[ApiKey]:
-    _require_key_management(principal)
+    require_key_management(principal)
     with db.tenant(principal.account_id) as conn:
         rows, total = repo.list_api_keys(conn, limit=page.limit, offset=page.offset)
     return Page[ApiKey](items=[ApiKey(**r) for r in rows], total=total, limit=page.limit, offset=page.offset)
 
 
 def delete_api_key(db: Database, principal: Principal, key_id: UUID) -> None:
-    _require_key_management(principal)
+    require_key_management(principal)
     with db.tenant(principal.account_id) as conn:
         if not repo.delete_api_key(conn, key_id):
             raise NotFound("api key")

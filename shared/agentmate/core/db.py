@@ -9,6 +9,8 @@ parameterisable form of ``SET LOCAL``); row-level security policies read it, so 
 from __future__ import annotations
 
 import threading
+import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -19,6 +21,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 Conn = psycopg.Connection[dict[str, Any]]
+_PING_AFTER_IDLE_S = 10.0
 
 
 class Database:
@@ -30,9 +33,19 @@ class Database:
         self._connect_timeout_s = connect_timeout_s
         self._pool: ConnectionPool[Conn] | None = None
         self._lock = threading.Lock()
+        self._last_used: weakref.WeakKeyDictionary[Conn, float] = weakref.WeakKeyDictionary()
 
     def _configure(self, conn: Conn) -> None:
         conn.prepare_threshold = None
+
+    def _check(self, conn: Conn) -> None:
+        """Ping only connections idle for a while (e.g. across a Lambda freeze): a ping per checkout was
+        a measurable share of warm latency, and a recently used connection is almost surely alive."""
+        if time.monotonic() - self._last_used.get(conn, 0.0) > _PING_AFTER_IDLE_S:
+            ConnectionPool.check_connection(conn)
+
+    def _reset(self, conn: Conn) -> None:
+        self._last_used[conn] = time.monotonic()
 
     @property
     def pool(self) -> ConnectionPool[Conn]:
@@ -46,7 +59,8 @@ class Database:
                         open=False,
                         kwargs={"row_factory": dict_row, "autocommit": False},
                         configure=self._configure,
-                        check=ConnectionPool.check_connection,
+                        check=self._check,
+                        reset=self._reset,
                         timeout=self._connect_timeout_s * 2,
                         name="agentmate",
                     )

@@ -21,3 +21,9 @@ def count(name: str, value: float = 1) -> None:
         from aws_lambda_powertools.metrics import MetricUnit
 
         metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
+
+
+def flush_metrics() -> None:
+    """Publish the metrics an invocation recorded; nothing (and no warning) when it recorded none."""
+    if _IN_LAMBDA and metrics.metric_set:
+        metrics.flush_metrics()

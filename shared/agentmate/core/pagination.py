@@ -18,7 +18,7 @@ class PageParams(BaseModel):
     offset: int = 0
 
 
-def page_params(
+async def page_params(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size, 1..100")] = DEFAULT_LIMIT,
     offset: Annotated[int, Query(ge=0, description="Items to skip")] = 0,
 ) -> PageParams:

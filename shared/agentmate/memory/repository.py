@@ -25,7 +25,9 @@ ENTRY_COLUMNS = (
     "extractor_version, access_count, useful_count, harmful_count, created_at, updated_at"
 )
 EVIDENCE_COLUMNS = "id, memory_id, source_type, source_id, excerpt, metadata, created_at"
-FEEDBACK_COLUMNS = "id, memory_id, signal, reason, session_id, skill_version_id, metadata, observed_at, created_at"
+FEEDBACK_COLUMNS = (
+    "id, memory_id, signal, reason, session_id, skill_version_id, metadata, observed_at, created_at"
+)
 
 
 # -- events ------------------------------------------------------------------------------------------------------
@@ -59,8 +61,9 @@ def event_by_key(conn: Conn, *, account_id: UUID, idempotency_key: str) -> dict[
 
 
 def get_event(conn: Conn, *, account_id: UUID, event_id: UUID) -> dict[str, Any] | None:
-    return conn.execute(f"SELECT {EVENT_COLUMNS} FROM memory_events WHERE account_id = %s AND id = %s",
-                        (account_id, event_id)).fetchone()
+    return conn.execute(
+        f"SELECT {EVENT_COLUMNS} FROM memory_events WHERE account_id = %s AND id = %s", (account_id, event_id)
+    ).fetchone()
 
 
 def list_events(
@@ -73,8 +76,16 @@ def list_events(
         if value is not None:
             where.append(f"{column} = %({column})s")
             params[column] = value
-    return paged(conn, columns=EVENT_COLUMNS, table="memory_events", where=where, params=params,
-                 order_by="occurred_at DESC, created_at DESC, id", limit=limit, offset=offset)
+    return paged(
+        conn,
+        columns=EVENT_COLUMNS,
+        table="memory_events",
+        where=where,
+        params=params,
+        order_by="occurred_at DESC, created_at DESC, id",
+        limit=limit,
+        offset=offset,
+    )
 
 
 def latest_checkpoint(conn: Conn, *, account_id: UUID, session_id: str) -> dict[str, Any] | None:
@@ -145,7 +156,12 @@ def insert_entry(
 
 
 def insert_evidence(
-    conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, memory_id: UUID,
+    conn: Conn,
+    *,
+    account_id: UUID,
+    user_id: UUID,
+    key_id: UUID | None,
+    memory_id: UUID,
     items: list[dict[str, Any]],
 ) -> list[dict[str, Any]]:
     if not items:
@@ -159,10 +175,17 @@ def insert_evidence(
                  AS t (source_type, source_id, excerpt, metadata, ord)
             ORDER BY t.ord
             RETURNING {EVIDENCE_COLUMNS}""",
-        {"a": account_id, "u": user_id, "k": key_id, "m": memory_id,
-         "st": [i["source_type"] for i in items], "sid": [i["source_id"] for i in items],
-         "ex": [i["excerpt"] for i in items], "md": [Jsonb(i["metadata"]) for i in items],
-         "ord": list(range(len(items)))},
+        {
+            "a": account_id,
+            "u": user_id,
+            "k": key_id,
+            "m": memory_id,
+            "st": [i["source_type"] for i in items],
+            "sid": [i["source_id"] for i in items],
+            "ex": [i["excerpt"] for i in items],
+            "md": [Jsonb(i["metadata"]) for i in items],
+            "ord": list(range(len(items))),
+        },
     ).fetchall()
 
 
@@ -176,8 +199,10 @@ def get_entry(conn: Conn, *, account_id: UUID, entry_id: UUID, lock: bool = Fals
 def entries_by_ids(conn: Conn, *, account_id: UUID, ids: list[UUID]) -> dict[UUID, dict[str, Any]]:
     if not ids:
         return {}
-    rows = conn.execute(f"SELECT {ENTRY_COLUMNS} FROM memory_entries WHERE account_id = %s AND id = ANY(%s)",
-                        (account_id, ids)).fetchall()
+    rows = conn.execute(
+        f"SELECT {ENTRY_COLUMNS} FROM memory_entries WHERE account_id = %s AND id = ANY(%s)",
+        (account_id, ids),
+    ).fetchall()
     return {r["id"]: r for r in rows}
 
 
@@ -215,8 +240,16 @@ def list_entries(
         if value is not None:
             where.append(f"{column} = %({column})s")
             params[column] = value
-    return paged(conn, columns=ENTRY_COLUMNS, table="memory_entries", where=where, params=params,
-                 order_by="importance DESC, updated_at DESC, id", limit=limit, offset=offset)
+    return paged(
+        conn,
+        columns=ENTRY_COLUMNS,
+        table="memory_entries",
+        where=where,
+        params=params,
+        order_by="importance DESC, updated_at DESC, id",
+        limit=limit,
+        offset=offset,
+    )
 
 
 def chain_reaches(conn: Conn, *, account_id: UUID, start: UUID, target: UUID) -> bool:
@@ -276,7 +309,14 @@ def insert_feedback(
                     %(metadata)s)
             ON CONFLICT ON CONSTRAINT memory_feedback_once_key DO NOTHING
             RETURNING {FEEDBACK_COLUMNS}""",
-        {**data, "metadata": Jsonb(data["metadata"]), "a": account_id, "u": user_id, "k": key_id, "m": memory_id},
+        {
+            **data,
+            "metadata": Jsonb(data["metadata"]),
+            "a": account_id,
+            "u": user_id,
+            "k": key_id,
+            "m": memory_id,
+        },
     ).fetchone()
 
 
@@ -305,17 +345,30 @@ def count_feedback(conn: Conn, *, account_id: UUID, entry_id: UUID, signal: str)
 def list_feedback(
     conn: Conn, *, account_id: UUID, memory_id: UUID, limit: int, offset: int
 ) -> tuple[list[dict[str, Any]], int]:
-    return paged(conn, columns=FEEDBACK_COLUMNS, table="memory_feedback",
-                 where=["account_id = %(a)s", "memory_id = %(m)s"], params={"a": account_id, "m": memory_id},
-                 order_by="created_at DESC, id DESC", limit=limit, offset=offset)
+    return paged(
+        conn,
+        columns=FEEDBACK_COLUMNS,
+        table="memory_feedback",
+        where=["account_id = %(a)s", "memory_id = %(m)s"],
+        params={"a": account_id, "m": memory_id},
+        order_by="created_at DESC, id DESC",
+        limit=limit,
+        offset=offset,
+    )
 
 
 # -- timeline ----------------------------------------------------------------------------------------------------
 
 
 def timeline(
-    conn: Conn, *, account_id: UUID, session_id: str | None, skill_version_id: UUID | None, limit: int,
-    after: tuple[datetime, datetime, UUID] | None = None, tail: bool = False,
+    conn: Conn,
+    *,
+    account_id: UUID,
+    session_id: str | None,
+    skill_version_id: UUID | None,
+    limit: int,
+    after: tuple[datetime, datetime, UUID] | None = None,
+    tail: bool = False,
 ) -> list[dict[str, Any]]:
     """Skill executions and journal events merged in time order (up to ``limit`` rows: the first ones, or the
     last ones with ``tail``).

@@ -47,8 +47,11 @@ Reader = scoped("memory:r")
 Writer = scoped("memory:rw")
 REPLAY_HEADER = "X-Idempotent-Replay"
 SEARCH_RESPONSES: dict[int | str, dict[str, Any]] = {
-    503: {"model": Problem, "content": {PROBLEM: {}},
-          "description": "Both search legs failed; `degraded` lists why"},
+    503: {
+        "model": Problem,
+        "content": {PROBLEM: {}},
+        "description": "Both search legs failed; `degraded` lists why",
+    },
 }
 
 
@@ -61,8 +64,12 @@ def _replayable(outcome: Outcome) -> JSONResponse:
 # -- events ------------------------------------------------------------------------------------------------------
 
 
-@router.post("/events", status_code=201, response_model=EventRecorded,
-             responses={200: {"model": EventRecorded, "description": "Replay of an already stored event"}})
+@router.post(
+    "/events",
+    status_code=201,
+    response_model=EventRecorded,
+    responses={200: {"model": EventRecorded, "description": "Replay of an already stored event"}},
+)
 def record_event(body: EventCreate, principal: Writer, db: DbDep) -> Response:
     """Append an immutable event; retry with the same idempotency_key (same body = 200 replay, else 409)."""
     outcome = service.record_event(db, principal, body)
@@ -73,15 +80,24 @@ def record_event(body: EventCreate, principal: Writer, db: DbDep) -> Response:
 
 @router.get("/events", response_model=Page[Event])
 def list_events(
-    principal: Reader, db: DbDep, page: PageDep,
+    principal: Reader,
+    db: DbDep,
+    page: PageDep,
     session_id: Annotated[str | None, Query(max_length=200)] = None,
     scope_type: Annotated[ScopeType | None, Query()] = None,
     scope_key: Annotated[str | None, Query(max_length=500)] = None,
     event_type: Annotated[EventType | None, Query()] = None,
 ) -> Page[Event]:
     """Read back journal events, newest first."""
-    return service.list_events(db, principal, page, session_id=blank_to_none(session_id), scope_type=scope_type,
-                               scope_key=blank_to_none(scope_key), event_type=event_type)
+    return service.list_events(
+        db,
+        principal,
+        page,
+        session_id=blank_to_none(session_id),
+        scope_type=scope_type,
+        scope_key=blank_to_none(scope_key),
+        event_type=event_type,
+    )
 
 
 @router.get("/events/{event_id}", response_model=EventDetail)
@@ -100,7 +116,9 @@ def list_scopes(principal: Reader, db: DbDep, page: PageDep) -> ScopePage:
 
 
 @router.post("/entries", status_code=201, response_model=EntryDetail)
-def create_entry(body: EntryCreate, principal: Writer, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
+def create_entry(
+    body: EntryCreate, principal: Writer, db: DbDep, idempotency_key: IdempotencyKey
+) -> Response:
     """Store a durable memory (needs source_event_id or evidence); `indexing` reports the search projection."""
     outcome = service.create_entry(db, principal, body, idempotency_key)
     if not outcome.replay:
@@ -110,15 +128,24 @@ def create_entry(body: EntryCreate, principal: Writer, db: DbDep, idempotency_ke
 
 @router.get("/entries", response_model=Page[Entry])
 def list_entries(
-    principal: Reader, db: DbDep, page: PageDep,
+    principal: Reader,
+    db: DbDep,
+    page: PageDep,
     scope_type: Annotated[ScopeType | None, Query()] = None,
     scope_key: Annotated[str | None, Query(max_length=500)] = None,
     memory_type: Annotated[MemoryType | None, Query()] = None,
     status: Annotated[EntryStatus | None, Query()] = None,
 ) -> Page[Entry]:
     """List durable memories, most important and most recently updated first."""
-    return service.list_entries(db, principal, page, scope_type=scope_type, scope_key=blank_to_none(scope_key),
-                                memory_type=memory_type, status=status)
+    return service.list_entries(
+        db,
+        principal,
+        page,
+        scope_type=scope_type,
+        scope_key=blank_to_none(scope_key),
+        memory_type=memory_type,
+        status=status,
+    )
 
 
 @router.get("/entries/{entry_id}", response_model=EntryDetail)
@@ -141,8 +168,12 @@ def supersede(entry_id: UUID, body: SupersedeRequest, principal: Writer, db: DbD
     return service.supersede(db, principal, entry_id, body)
 
 
-@router.post("/entries/{entry_id}/feedback", status_code=201, response_model=FeedbackRecorded,
-             responses={200: {"model": FeedbackRecorded, "description": "Signal already recorded (created: false)"}})
+@router.post(
+    "/entries/{entry_id}/feedback",
+    status_code=201,
+    response_model=FeedbackRecorded,
+    responses={200: {"model": FeedbackRecorded, "description": "Signal already recorded (created: false)"}},
+)
 def add_feedback(entry_id: UUID, body: FeedbackCreate, principal: Writer, db: DbDep) -> Response:
     """Report whether a memory helped (useful|harmful); one signal of each kind per memory per session."""
     outcome = service.add_feedback(db, principal, entry_id, body)
@@ -168,17 +199,24 @@ def attribution(entry_id: UUID, principal: Reader, db: DbDep) -> Attribution:
 
 @router.get("/timeline", response_model=Timeline)
 def timeline(
-    principal: Reader, db: DbDep,
+    principal: Reader,
+    db: DbDep,
     session_id: Annotated[str | None, Query(max_length=200)] = None,
     skill_version_id: Annotated[UUID | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=service.TIMELINE_MAX_LIMIT, description="1..500")] = 200,
 ) -> Timeline:
     """Skill executions and journal events in time order; needs session_id or skill_version_id."""
-    return service.timeline(db, principal, session_id=session_id, skill_version_id=skill_version_id, limit=limit)
+    return service.timeline(
+        db, principal, session_id=session_id, skill_version_id=skill_version_id, limit=limit
+    )
 
 
-@router.post("/checkpoints", status_code=201, response_model=CheckpointSaved,
-             responses={200: {"model": CheckpointSaved, "description": "Same state already saved (created: false)"}})
+@router.post(
+    "/checkpoints",
+    status_code=201,
+    response_model=CheckpointSaved,
+    responses={200: {"model": CheckpointSaved, "description": "Same state already saved (created: false)"}},
+)
 def save_checkpoint(body: CheckpointCreate, principal: Writer, db: DbDep) -> Response:
     """Save a resumable snapshot (goal required; done/next/open are string arrays); unchanged state is a no-op."""
     outcome = service.save_checkpoint(db, principal, body)
@@ -188,7 +226,8 @@ def save_checkpoint(body: CheckpointCreate, principal: Writer, db: DbDep) -> Res
 
 
 @router.get("/resume", response_model=Resume)
-def resume(principal: Reader, db: DbDep,
-           session_id: Annotated[str, Query(min_length=1, max_length=200)]) -> Resume:
+def resume(
+    principal: Reader, db: DbDep, session_id: Annotated[str, Query(min_length=1, max_length=200)]
+) -> Resume:
     """Latest checkpoint plus everything recorded after it: checkpoint, journal_only or empty."""
     return service.resume(db, principal, session_id)

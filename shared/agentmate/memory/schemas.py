@@ -16,7 +16,16 @@ from pydantic.json_schema import SkipJsonSchema
 
 ScopeType = Literal["global", "project", "repository", "agent", "session"]
 EventType = Literal[
-    "goal", "observation", "action", "decision", "issue", "attempt", "outcome", "correction", "checkpoint", "note"
+    "goal",
+    "observation",
+    "action",
+    "decision",
+    "issue",
+    "attempt",
+    "outcome",
+    "correction",
+    "checkpoint",
+    "note",
 ]
 MemoryType = Literal["semantic", "episodic", "procedural"]
 EntryStatus = Literal["pending", "active", "superseded", "invalidated", "archived", "expired"]
@@ -92,8 +101,15 @@ class EventCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     event_type: Annotated[EventType, Lower]
-    idempotency_key: Annotated[str, Strip, Field(min_length=1, max_length=MAX_IDEMPOTENCY_KEY,
-                                                 description="Stable per logical event; reuse it on retries")]
+    idempotency_key: Annotated[
+        str,
+        Strip,
+        Field(
+            min_length=1,
+            max_length=MAX_IDEMPOTENCY_KEY,
+            description="Stable per logical event; reuse it on retries",
+        ),
+    ]
     payload: JsonObject = Field(default_factory=dict, description="The event's content (JSON object)")
     scope_type: ScopeTypeIn = "global"
     scope_key: ScopeKey = Field(default="", description="Required unless scope_type is global")
@@ -101,8 +117,12 @@ class EventCreate(BaseModel):
     sequence_no: int | None = Field(default=None, ge=0, description="Optional order within session_id")
     source_type: Annotated[str, Lower, Field(max_length=64)] = ""
     source_id: Annotated[str, Strip, Field(max_length=1000)] = ""
-    occurred_at: datetime | None = Field(default=None, description="RFC 3339; defaults to now (then not hashed)")
-    skill_version_id: OptionalUUID = Field(default=None, description="The skill version that produced the event")
+    occurred_at: datetime | None = Field(
+        default=None, description="RFC 3339; defaults to now (then not hashed)"
+    )
+    skill_version_id: OptionalUUID = Field(
+        default=None, description="The skill version that produced the event"
+    )
 
     content: misplaced(_IN_PAYLOAD) = None
     text: misplaced(_IN_PAYLOAD) = None
@@ -142,8 +162,11 @@ class EventRecorded(EventDetail):
 
 class EvidenceIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    source_type: Annotated[str, Lower, Field(min_length=1, max_length=64,
-                                             description="What the evidence is, e.g. memory_event, url, file")]
+    source_type: Annotated[
+        str,
+        Lower,
+        Field(min_length=1, max_length=64, description="What the evidence is, e.g. memory_event, url, file"),
+    ]
     source_id: Annotated[str, Strip, Field(min_length=1, max_length=1000, description="Its id, URL or path")]
     excerpt: str = Field(default="", max_length=5000)
     metadata: JsonObject = Field(default_factory=dict)
@@ -231,7 +254,8 @@ class Entry(BaseModel):
 class Indexing(BaseModel):
     status: Literal["indexed", "failed", "pending", "missing"] = Field(
         description="indexed: both search legs; failed: lexical leg only (error says why); pending: being "
-                    "indexed; missing: no retrieval projection (e.g. superseded)")
+        "indexed; missing: no retrieval projection (e.g. superseded)"
+    )
     document_id: UUID | None = None
     error: str | None = None
 
@@ -250,7 +274,8 @@ class SearchRequest(BaseModel):
     top_k: int = Field(default=8, ge=1, le=20)
     scope_type: Annotated[ScopeType | None, Lower] = None
     scope_key: Annotated[str | None, Strip, Field(max_length=MAX_SCOPE_KEY)] = Field(
-        default=None, description="Requires scope_type")
+        default=None, description="Requires scope_type"
+    )
     memory_type: Annotated[MemoryType | None, Lower] = None
     status: Annotated[EntryStatus, Lower] = "active"
 
@@ -268,19 +293,24 @@ class SearchItem(BaseModel):
     entry: EntryDetail
     rank: int
     score: float = Field(description="retrieval_score + feedback_adjustment, clamped to 0..1")
-    retrieval_score: float = Field(description="Fused rank score: 1.0 = first in both legs, 0.5 = first in one")
+    retrieval_score: float = Field(
+        description="Fused rank score: 1.0 = first in both legs, 0.5 = first in one"
+    )
     feedback_adjustment: float = Field(description="0.15 * (useful - harmful) / (useful + harmful + 3)")
     channels: list[Literal["lexical", "vector"]]
     hit_reason: str
-    lexical_score: float | None = Field(description="Raw ts_rank_cd; null when the lexical leg did not find it")
+    lexical_score: float | None = Field(
+        description="Raw ts_rank_cd; null when the lexical leg did not find it"
+    )
     vector_score: float | None = Field(description="Raw cosine; null when the vector leg did not find it")
 
 
 class SearchResponse(BaseModel):
     items: list[SearchItem]
     total: int
-    degraded: list[Degraded] = Field(default_factory=list,
-                                     description="Search legs that failed; the others still answered")
+    degraded: list[Degraded] = Field(
+        default_factory=list, description="Search legs that failed; the others still answered"
+    )
 
 
 # --- supersede / feedback -------------------------------------------------------------------------------------
@@ -331,7 +361,9 @@ class Feedback(BaseModel):
 
 class FeedbackRecorded(BaseModel):
     feedback: Feedback
-    created: bool = Field(description="false when this signal was already recorded for this memory and session")
+    created: bool = Field(
+        description="false when this signal was already recorded for this memory and session"
+    )
     entry: Entry
 
 
@@ -441,7 +473,8 @@ class Resume(BaseModel):
     resolution: ResumeResolution
     checkpoint: Checkpoint | None
     since_checkpoint: list[TimelineItem] = Field(
-        description="Everything recorded after the checkpoint (the whole session journal when there is none)")
+        description="Everything recorded after the checkpoint (the whole session journal when there is none)"
+    )
     truncated: bool
 
 

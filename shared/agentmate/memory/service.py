@@ -132,8 +132,11 @@ def _check_scope(errors: ErrorCollector, scope_type: str, scope_key: str, prefix
     if scope_type != "global" and not scope_key:
         errors.add(prefix + "scope_key", f"required when scope_type is {scope_type!r}")
     if scope_type == "global" and scope_key:
-        errors.add(prefix + "scope_key", "must be empty when scope_type is 'global' (pick a scope_type for it)",
-                   ["project", "repository", "agent", "session"])
+        errors.add(
+            prefix + "scope_key",
+            "must be empty when scope_type is 'global' (pick a scope_type for it)",
+            ["project", "repository", "agent", "session"],
+        )
 
 
 def _check_size(errors: ErrorCollector, field: str, value: Any, limit: int) -> None:
@@ -141,7 +144,9 @@ def _check_size(errors: ErrorCollector, field: str, value: Any, limit: int) -> N
         errors.add(field, f"at most {limit // 1024} KiB of JSON")
 
 
-def checkpoint_payload_errors(payload: dict[str, Any], errors: ErrorCollector, prefix: str = "payload.") -> None:
+def checkpoint_payload_errors(
+    payload: dict[str, Any], errors: ErrorCollector, prefix: str = "payload."
+) -> None:
     """A checkpoint payload is exactly: goal (required), label, notes (strings); done, next, open (string lists)."""
     for key in payload:
         if key not in CHECKPOINT_FIELDS:
@@ -159,7 +164,10 @@ def checkpoint_payload_errors(payload: dict[str, Any], errors: ErrorCollector, p
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             errors.add(prefix + key, "must be an array of strings")
         elif len(value) > MAX_CHECKPOINT_ITEMS or any(len(v) > MAX_CHECKPOINT_ITEM_CHARS for v in value):
-            errors.add(prefix + key, f"at most {MAX_CHECKPOINT_ITEMS} items of {MAX_CHECKPOINT_ITEM_CHARS} characters")
+            errors.add(
+                prefix + key,
+                f"at most {MAX_CHECKPOINT_ITEMS} items of {MAX_CHECKPOINT_ITEM_CHARS} characters",
+            )
 
 
 def _event_data(body: EventCreate) -> dict[str, Any]:
@@ -168,7 +176,9 @@ def _event_data(body: EventCreate) -> dict[str, Any]:
     if body.sequence_no is not None and not body.session_id:
         errors.add("sequence_no", "requires session_id")
     if bool(body.source_type) != bool(body.source_id):
-        errors.add("source_id" if body.source_type else "source_type", "source_type and source_id go together")
+        errors.add(
+            "source_id" if body.source_type else "source_type", "source_type and source_id go together"
+        )
     _check_size(errors, "payload", body.payload, MAX_PAYLOAD_BYTES)
     if body.event_type == "checkpoint":
         if not body.session_id:
@@ -193,24 +203,35 @@ def _record_in(conn: Conn, principal: Principal, data: dict[str, Any]) -> tuple[
         resolve_version(conn, account_id=principal.account_id, version_id=data["skill_version_id"])
     try:
         with conn.transaction():
-            row = repo.insert_event(conn, account_id=principal.account_id, user_id=principal.user_id,
-                                    key_id=principal.key_id, data=data)
+            row = repo.insert_event(
+                conn,
+                account_id=principal.account_id,
+                user_id=principal.user_id,
+                key_id=principal.key_id,
+                data=data,
+            )
     except psycopg.errors.UniqueViolation as exc:
         if exc.diag.constraint_name == "memory_events_session_sequence_key":
-            raise Conflict(f"sequence_no {data['sequence_no']} is already used in session {data['session_id']!r} "
-                           "by another event") from None
+            raise Conflict(
+                f"sequence_no {data['sequence_no']} is already used in session {data['session_id']!r} "
+                "by another event"
+            ) from None
         raise
     except psycopg.errors.ForeignKeyViolation:
         raise invalid("skill_version_id", "unknown skill version in this account") from None
     if row is not None:
         return row, True
-    existing = repo.event_by_key(conn, account_id=principal.account_id, idempotency_key=data["idempotency_key"])
+    existing = repo.event_by_key(
+        conn, account_id=principal.account_id, idempotency_key=data["idempotency_key"]
+    )
     if existing is None:  # pragma: no cover - the conflicting row is committed before ON CONFLICT resolves
         raise Conflict("an event with this idempotency_key is still being written; retry")
     if existing["content_hash"] != data["content_hash"]:
-        raise Conflict("idempotency_key was already used with different event content (attribution included); "
-                       "retries must resend the same event, a new event needs a new key",
-                       extra={"existing_event_id": str(existing["id"])})
+        raise Conflict(
+            "idempotency_key was already used with different event content (attribution included); "
+            "retries must resend the same event, a new event needs a new key",
+            extra={"existing_event_id": str(existing["id"])},
+        )
     return existing, False
 
 
@@ -234,21 +255,38 @@ def get_event(db: Database, principal: Principal, event_id: UUID) -> EventDetail
 
 
 def list_events(
-    db: Database, principal: Principal, page: PageParams, *, session_id: str | None = None,
-    scope_type: str | None = None, scope_key: str | None = None, event_type: str | None = None,
+    db: Database,
+    principal: Principal,
+    page: PageParams,
+    *,
+    session_id: str | None = None,
+    scope_type: str | None = None,
+    scope_key: str | None = None,
+    event_type: str | None = None,
 ) -> Page[Event]:
-    filters = {"session_id": session_id, "scope_type": scope_type, "scope_key": scope_key, "event_type": event_type}
+    filters = {
+        "session_id": session_id,
+        "scope_type": scope_type,
+        "scope_key": scope_key,
+        "event_type": event_type,
+    }
     with db.tenant(principal.account_id) as conn:
-        rows, total = repo.list_events(conn, account_id=principal.account_id, filters=filters, limit=page.limit,
-                                       offset=page.offset)
+        rows, total = repo.list_events(
+            conn, account_id=principal.account_id, filters=filters, limit=page.limit, offset=page.offset
+        )
     return Page[Event](items=[Event(**r) for r in rows], total=total, limit=page.limit, offset=page.offset)
 
 
 def list_scopes(db: Database, principal: Principal, page: PageParams) -> ScopePage:
     with db.tenant(principal.account_id) as conn:
         rows, total = repo.scopes(conn, account_id=principal.account_id, limit=page.limit, offset=page.offset)
-    return ScopePage(items=[ScopeSummary(**r) for r in rows], total=total, limit=page.limit, offset=page.offset,
-                     note=SCOPES_NOTE)
+    return ScopePage(
+        items=[ScopeSummary(**r) for r in rows],
+        total=total,
+        limit=page.limit,
+        offset=page.offset,
+        note=SCOPES_NOTE,
+    )
 
 
 # -- entries -----------------------------------------------------------------------------------------------------
@@ -274,9 +312,15 @@ def _entry_document(entry: dict[str, Any]) -> retrieval.DocumentIn:
     if entry.get("source_event_id") is not None:
         metadata["source_event_id"] = str(entry["source_event_id"])
     parts = [p for p in (entry["title"], entry["summary"], entry["content"]) if p and p.strip()]
-    return retrieval.DocumentIn(namespace=NAMESPACE, source_type=SOURCE_TYPE, source_id=str(entry["id"]),
-                                chunk_key=CHUNK_KEY, title=entry["title"], content="\n\n".join(parts),
-                                metadata=metadata)
+    return retrieval.DocumentIn(
+        namespace=NAMESPACE,
+        source_type=SOURCE_TYPE,
+        source_id=str(entry["id"]),
+        chunk_key=CHUNK_KEY,
+        title=entry["title"],
+        content="\n\n".join(parts),
+        metadata=metadata,
+    )
 
 
 def index_entry(db: Database, account_id: UUID, entry: dict[str, Any]) -> Indexing:
@@ -292,23 +336,32 @@ def index_entries(db: Database, account_id: UUID, entries: list[dict[str, Any]])
 
 
 def _indexing_state(conn: Conn, account_id: UUID, entry_ids: list[UUID]) -> dict[UUID, Indexing]:
-    states = retrieval.indexing_state(conn, account_id, namespace=NAMESPACE, source_type=SOURCE_TYPE,
-                                      source_ids=[str(i) for i in entry_ids])
+    states = retrieval.indexing_state(
+        conn, account_id, namespace=NAMESPACE, source_type=SOURCE_TYPE, source_ids=[str(i) for i in entry_ids]
+    )
     out: dict[UUID, Indexing] = {}
     for entry_id in entry_ids:
         state = states.get(str(entry_id))
-        out[entry_id] = (Indexing(status=state["status"], document_id=state["id"], error=state["error"])
-                         if state else Indexing(status="missing"))
+        out[entry_id] = (
+            Indexing(status=state["status"], document_id=state["id"], error=state["error"])
+            if state
+            else Indexing(status="missing")
+        )
     return out
 
 
-def create_entry(db: Database, principal: Principal, body: EntryCreate, idempotency_key: str | None = None) -> Outcome:
+def create_entry(
+    db: Database, principal: Principal, body: EntryCreate, idempotency_key: str | None = None
+) -> Outcome:
     """Store a durable memory with its evidence, then index it (indexing failures are reported, not raised)."""
     errors = ErrorCollector()
     _check_scope(errors, body.scope_type, body.scope_key)
     if body.source_event_id is None and not body.evidence:
-        errors.add("evidence", "a durable memory needs provenance: source_event_id or at least one evidence item "
-                               "({source_type, source_id, excerpt})")
+        errors.add(
+            "evidence",
+            "a durable memory needs provenance: source_event_id or at least one evidence item "
+            "({source_type, source_id, excerpt})",
+        )
     if not body.content.strip():
         errors.add("content", "must not be blank")
     valid_from = _utc(body.valid_from) if body.valid_from else None
@@ -322,19 +375,45 @@ def create_entry(db: Database, principal: Principal, body: EntryCreate, idempote
     with db.tenant(principal.account_id) as conn:
 
         def insert() -> dict[str, Any]:
-            if body.source_event_id is not None and repo.get_event(
-                    conn, account_id=principal.account_id, event_id=body.source_event_id) is None:
+            if (
+                body.source_event_id is not None
+                and repo.get_event(conn, account_id=principal.account_id, event_id=body.source_event_id)
+                is None
+            ):
                 raise invalid("source_event_id", "unknown memory event in this account")
-            row = repo.insert_entry(conn, account_id=principal.account_id, user_id=principal.user_id,
-                                    key_id=principal.key_id, data=data)
-            ev = repo.insert_evidence(conn, account_id=principal.account_id, user_id=principal.user_id,
-                                      key_id=principal.key_id, memory_id=row["id"], items=evidence)
-            return EntryDetail(**row, evidence=[Evidence(**e) for e in ev]).model_dump(mode="json", exclude={"indexing"})
+            row = repo.insert_entry(
+                conn,
+                account_id=principal.account_id,
+                user_id=principal.user_id,
+                key_id=principal.key_id,
+                data=data,
+            )
+            ev = repo.insert_evidence(
+                conn,
+                account_id=principal.account_id,
+                user_id=principal.user_id,
+                key_id=principal.key_id,
+                memory_id=row["id"],
+                items=evidence,
+            )
+            return EntryDetail(**row, evidence=[Evidence(**e) for e in ev]).model_dump(
+                mode="json", exclude={"indexing"}
+            )
 
-        outcome = idempotency.run_once(conn, account_id=principal.account_id, route="memory.entries.create",
-                                       key=idempotency_key, request=body.model_dump(mode="json"), create=insert)
+        outcome = idempotency.run_once(
+            conn,
+            account_id=principal.account_id,
+            route="memory.entries.create",
+            key=idempotency_key,
+            request=body.model_dump(mode="json"),
+            create=insert,
+        )
         entry_id = UUID(outcome.body["id"])
-        row = repo.get_entry(conn, account_id=principal.account_id, entry_id=entry_id) if outcome.replay else None
+        row = (
+            repo.get_entry(conn, account_id=principal.account_id, entry_id=entry_id)
+            if outcome.replay
+            else None
+        )
     if outcome.replay:
         with db.tenant(principal.account_id) as conn:
             indexing = _indexing_state(conn, principal.account_id, [entry_id])[entry_id]
@@ -358,13 +437,20 @@ def get_entry(db: Database, principal: Principal, entry_id: UUID) -> EntryDetail
 
 
 def list_entries(
-    db: Database, principal: Principal, page: PageParams, *, scope_type: str | None = None,
-    scope_key: str | None = None, memory_type: str | None = None, status: str | None = None,
+    db: Database,
+    principal: Principal,
+    page: PageParams,
+    *,
+    scope_type: str | None = None,
+    scope_key: str | None = None,
+    memory_type: str | None = None,
+    status: str | None = None,
 ) -> Page[Entry]:
     filters = {"scope_type": scope_type, "scope_key": scope_key, "memory_type": memory_type, "status": status}
     with db.tenant(principal.account_id) as conn:
-        rows, total = repo.list_entries(conn, account_id=principal.account_id, filters=filters, limit=page.limit,
-                                        offset=page.offset)
+        rows, total = repo.list_entries(
+            conn, account_id=principal.account_id, filters=filters, limit=page.limit, offset=page.offset
+        )
     return Page[Entry](items=[Entry(**r) for r in rows], total=total, limit=page.limit, offset=page.offset)
 
 
@@ -395,8 +481,13 @@ def search(db: Database, principal: Principal, body: SearchRequest) -> SearchRes
         metadata["scope_key"] = body.scope_key
     if body.memory_type is not None:
         metadata["memory_type"] = body.memory_type
-    query = retrieval.Query(namespace=NAMESPACE, text=body.query, top_k=min(body.top_k * 3, 50),
-                            source_type=SOURCE_TYPE, metadata=metadata)
+    query = retrieval.Query(
+        namespace=NAMESPACE,
+        text=body.query,
+        top_k=min(body.top_k * 3, 50),
+        source_type=SOURCE_TYPE,
+        metadata=metadata,
+    )
 
     def finish(conn: Conn, result: retrieval.SearchResult) -> SearchResponse:
         hits = [(h, UUID(h.document["source_id"])) for h in result.hits]
@@ -423,14 +514,24 @@ def search(db: Database, principal: Principal, body: SearchRequest) -> SearchRes
             reason = "+".join(hit.channels) + " match"
             if entry["scope_type"] != "global":
                 reason += f" in {entry['scope_type']}:{entry['scope_key']}"
-            items.append(SearchItem(
-                entry=EntryDetail(**entry, evidence=[Evidence(**e) for e in evidence[entry["id"]]]),
-                rank=rank, score=round(score, 6), retrieval_score=round(hit.score, 6),
-                feedback_adjustment=round(adjustment, 6), channels=list(hit.channels), hit_reason=reason,
-                lexical_score=hit.lexical_score, vector_score=hit.vector_score,
-            ))
-        return SearchResponse(items=items, total=len(items),
-                              degraded=[Degraded(leg=d.leg, reason=d.reason) for d in result.degraded])
+            items.append(
+                SearchItem(
+                    entry=EntryDetail(**entry, evidence=[Evidence(**e) for e in evidence[entry["id"]]]),
+                    rank=rank,
+                    score=round(score, 6),
+                    retrieval_score=round(hit.score, 6),
+                    feedback_adjustment=round(adjustment, 6),
+                    channels=list(hit.channels),
+                    hit_reason=reason,
+                    lexical_score=hit.lexical_score,
+                    vector_score=hit.vector_score,
+                )
+            )
+        return SearchResponse(
+            items=items,
+            total=len(items),
+            degraded=[Degraded(leg=d.leg, reason=d.reason) for d in result.degraded],
+        )
 
     return retrieval.search(db, principal.account_id, query, then=finish)
 
@@ -454,23 +555,34 @@ def supersede(db: Database, principal: Principal, entry_id: UUID, body: Supersed
         if old["superseded_by"] == entry_id:
             created = False
         elif old["superseded_by"] is not None:
-            raise Conflict(f"entry {old_id} is already superseded by {old['superseded_by']}; supersede that entry "
-                           "instead (supersedes form a chain)",
-                           extra={"superseded_by": str(old["superseded_by"])})
+            raise Conflict(
+                f"entry {old_id} is already superseded by {old['superseded_by']}; supersede that entry "
+                "instead (supersedes form a chain)",
+                extra={"superseded_by": str(old["superseded_by"])},
+            )
         elif repo.chain_reaches(conn, account_id=principal.account_id, start=entry_id, target=old_id):
-            raise Conflict(f"entry {entry_id} is itself (directly or through a chain) superseded by {old_id}: "
-                           "this supersede would make a cycle")
+            raise Conflict(
+                f"entry {entry_id} is itself (directly or through a chain) superseded by {old_id}: "
+                "this supersede would make a cycle"
+            )
         if created:
-            old = repo.mark_superseded(conn, account_id=principal.account_id, entry_id=old_id,
-                                       superseded_by=entry_id)
-        point_ids = retrieval.remove_source(conn, principal.account_id, namespace=NAMESPACE,
-                                            source_type=SOURCE_TYPE, source_id=str(old_id))
+            old = repo.mark_superseded(
+                conn, account_id=principal.account_id, entry_id=old_id, superseded_by=entry_id
+            )
+        point_ids = retrieval.remove_source(
+            conn, principal.account_id, namespace=NAMESPACE, source_type=SOURCE_TYPE, source_id=str(old_id)
+        )
         new = rows[entry_id]
     warning = retrieval.remove_points(principal.account_id, point_ids)
     if warning:
         warning = f"superseded, but removing stale vectors failed ({warning}); they are never served"
-    return SupersedeResult(superseding=Entry(**new), superseded=Entry(**old), projection_removed=len(point_ids),
-                           created=created, warning=warning)
+    return SupersedeResult(
+        superseding=Entry(**new),
+        superseded=Entry(**old),
+        projection_removed=len(point_ids),
+        created=created,
+        warning=warning,
+    )
 
 
 # -- feedback ----------------------------------------------------------------------------------------------------
@@ -489,15 +601,27 @@ def add_feedback(db: Database, principal: Principal, entry_id: UUID, body: Feedb
             raise NotFound("memory entry")
         if body.skill_version_id is not None:
             resolve_version(conn, account_id=principal.account_id, version_id=body.skill_version_id)
-        row = repo.insert_feedback(conn, account_id=principal.account_id, user_id=principal.user_id,
-                                   key_id=principal.key_id, memory_id=entry_id, data=data)
+        row = repo.insert_feedback(
+            conn,
+            account_id=principal.account_id,
+            user_id=principal.user_id,
+            key_id=principal.key_id,
+            memory_id=entry_id,
+            data=data,
+        )
         created = row is not None
         if row is not None:
-            entry = repo.count_feedback(conn, account_id=principal.account_id, entry_id=entry_id,
-                                        signal=body.signal)
+            entry = repo.count_feedback(
+                conn, account_id=principal.account_id, entry_id=entry_id, signal=body.signal
+            )
         else:
-            row = repo.existing_feedback(conn, account_id=principal.account_id, memory_id=entry_id,
-                                         session_id=body.session_id, signal=body.signal)
+            row = repo.existing_feedback(
+                conn,
+                account_id=principal.account_id,
+                memory_id=entry_id,
+                session_id=body.session_id,
+                signal=body.signal,
+            )
             assert row is not None
     out = FeedbackRecorded(feedback=Feedback(**row), created=created, entry=Entry(**entry))
     return Outcome(201 if created else 200, out.model_dump(mode="json"), not created)
@@ -507,9 +631,12 @@ def list_feedback(db: Database, principal: Principal, entry_id: UUID, page: Page
     with db.tenant(principal.account_id) as conn:
         if repo.get_entry(conn, account_id=principal.account_id, entry_id=entry_id) is None:
             raise NotFound("memory entry")
-        rows, total = repo.list_feedback(conn, account_id=principal.account_id, memory_id=entry_id,
-                                         limit=page.limit, offset=page.offset)
-    return Page[Feedback](items=[Feedback(**r) for r in rows], total=total, limit=page.limit, offset=page.offset)
+        rows, total = repo.list_feedback(
+            conn, account_id=principal.account_id, memory_id=entry_id, limit=page.limit, offset=page.offset
+        )
+    return Page[Feedback](
+        items=[Feedback(**r) for r in rows], total=total, limit=page.limit, offset=page.offset
+    )
 
 
 # -- timeline / attribution --------------------------------------------------------------------------------------
@@ -525,29 +652,49 @@ def _timeline_items(rows: list[dict[str, Any]]) -> list[TimelineItem]:
 
 
 def timeline(
-    db: Database, principal: Principal, *, session_id: str | None = None, skill_version_id: UUID | None = None,
+    db: Database,
+    principal: Principal,
+    *,
+    session_id: str | None = None,
+    skill_version_id: UUID | None = None,
     limit: int = TIMELINE_DEFAULT_LIMIT,
 ) -> Timeline:
     """Skill executions and journal events of one session and/or skill version, in time order."""
     session_id = (session_id or "").strip() or None
     if session_id is None and skill_version_id is None:
-        raise invalid("session_id", "session_id or skill_version_id is required: an unfiltered account-wide "
-                                    "timeline is a data dump, not attribution")
+        raise invalid(
+            "session_id",
+            "session_id or skill_version_id is required: an unfiltered account-wide "
+            "timeline is a data dump, not attribution",
+        )
     if not 1 <= limit <= TIMELINE_MAX_LIMIT:
         raise invalid("limit", f"must be 1..{TIMELINE_MAX_LIMIT}")
     with db.tenant(principal.account_id) as conn:
-        if skill_version_id is not None and skills_repo.version_ref(
-                conn, account_id=principal.account_id, version_id=skill_version_id) is None:
+        if (
+            skill_version_id is not None
+            and skills_repo.version_ref(conn, account_id=principal.account_id, version_id=skill_version_id)
+            is None
+        ):
             raise NotFound("skill version")
-        rows = repo.timeline(conn, account_id=principal.account_id, session_id=session_id,
-                             skill_version_id=skill_version_id, limit=limit + 1)
+        rows = repo.timeline(
+            conn,
+            account_id=principal.account_id,
+            session_id=session_id,
+            skill_version_id=skill_version_id,
+            limit=limit + 1,
+        )
     truncated = len(rows) > limit
     items = _timeline_items(rows[:limit])
     return Timeline(
-        session_id=session_id, skill_version_id=skill_version_id, items=items, total=len(items),
+        session_id=session_id,
+        skill_version_id=skill_version_id,
+        items=items,
+        total=len(items),
         skill_log_count=sum(1 for i in items if i.kind == "skill_log"),
         memory_event_count=sum(1 for i in items if i.kind == "memory_event"),
-        unattributed_count=sum(1 for i in items if not i.attributed), truncated=truncated, limit=limit,
+        unattributed_count=sum(1 for i in items if not i.attributed),
+        truncated=truncated,
+        limit=limit,
     )
 
 
@@ -559,7 +706,9 @@ def attribution(db: Database, principal: Principal, entry_id: UUID) -> Attributi
             raise NotFound("memory entry")
         event = None
         if entry["source_event_id"] is not None:
-            event = repo.event_with_version(conn, account_id=principal.account_id, event_id=entry["source_event_id"])
+            event = repo.event_with_version(
+                conn, account_id=principal.account_id, event_id=entry["source_event_id"]
+            )
         if event is None:
             return Attribution(entry_id=entry_id, resolution="none")
         session_id = event["session_id"] or None
@@ -571,11 +720,20 @@ def attribution(db: Database, principal: Principal, entry_id: UUID) -> Attributi
             resolution = "event_only"
         rows = None
         if session_id:
-            rows = repo.timeline(conn, account_id=principal.account_id, session_id=session_id,
-                                 skill_version_id=None, limit=ATTRIBUTION_TIMELINE_LIMIT + 1)
+            rows = repo.timeline(
+                conn,
+                account_id=principal.account_id,
+                session_id=session_id,
+                skill_version_id=None,
+                limit=ATTRIBUTION_TIMELINE_LIMIT + 1,
+            )
     return Attribution(
-        entry_id=entry_id, resolution=resolution, source_event_id=event["id"], session_id=session_id,
-        skill_version_id=event["skill_version_id"], skill_name=event["skill_name"],
+        entry_id=entry_id,
+        resolution=resolution,
+        source_event_id=event["id"],
+        session_id=session_id,
+        skill_version_id=event["skill_version_id"],
+        skill_name=event["skill_name"],
         skill_version=event["skill_version"],
         session_timeline=_timeline_items(rows[:ATTRIBUTION_TIMELINE_LIMIT]) if rows is not None else None,
         session_timeline_truncated=(len(rows) > ATTRIBUTION_TIMELINE_LIMIT) if rows is not None else None,
@@ -626,18 +784,32 @@ def _decode_checkpoint(row: dict[str, Any]) -> Checkpoint:
     unknown = sorted(k for k in payload if k not in CHECKPOINT_FIELDS)
     if unknown:
         problems.append("ignored unknown keys: " + ", ".join(unknown))
-    return Checkpoint(event_id=row["id"], session_id=row["session_id"], scope_type=row["scope_type"],
-                      scope_key=row["scope_key"], skill_version_id=row["skill_version_id"],
-                      idempotency_key=row["idempotency_key"], occurred_at=row["occurred_at"],
-                      warning="; ".join(problems) or None, **values)
+    return Checkpoint(
+        event_id=row["id"],
+        session_id=row["session_id"],
+        scope_type=row["scope_type"],
+        scope_key=row["scope_key"],
+        skill_version_id=row["skill_version_id"],
+        idempotency_key=row["idempotency_key"],
+        occurred_at=row["occurred_at"],
+        warning="; ".join(problems) or None,
+        **values,
+    )
 
 
 def save_checkpoint(db: Database, principal: Principal, body: CheckpointCreate) -> Outcome:
     """Store the snapshot as a ``checkpoint`` journal event; unchanged state under the default key is a no-op."""
     payload = checkpoint_payload(body)
     key = body.idempotency_key or default_checkpoint_key(body.session_id, payload)
-    event = EventCreate(event_type="checkpoint", idempotency_key=key, payload=payload, scope_type=body.scope_type,
-                        scope_key=body.scope_key, session_id=body.session_id, skill_version_id=body.skill_version_id)
+    event = EventCreate(
+        event_type="checkpoint",
+        idempotency_key=key,
+        payload=payload,
+        scope_type=body.scope_type,
+        scope_key=body.scope_key,
+        session_id=body.session_id,
+        skill_version_id=body.skill_version_id,
+    )
     data = _event_data(event)
     warning = None
     with db.tenant(principal.account_id) as conn:
@@ -645,9 +817,11 @@ def save_checkpoint(db: Database, principal: Principal, body: CheckpointCreate) 
         if not created:
             latest = repo.latest_checkpoint(conn, account_id=principal.account_id, session_id=body.session_id)
             if latest is not None and latest["id"] != row["id"]:
-                warning = ("identical to an earlier checkpoint, but a different checkpoint was saved after it, so "
-                           "resume returns that later one; send an explicit idempotency_key to record this state "
-                           "again as the latest")
+                warning = (
+                    "identical to an earlier checkpoint, but a different checkpoint was saved after it, so "
+                    "resume returns that later one; send an explicit idempotency_key to record this state "
+                    "again as the latest"
+                )
     out = CheckpointSaved(checkpoint=_decode_checkpoint(row), created=created, warning=warning)
     return Outcome(201 if created else 200, out.model_dump(mode="json"), not created)
 
@@ -661,15 +835,25 @@ def resume(db: Database, principal: Principal, session_id: str) -> Resume:
         cp = repo.latest_checkpoint(conn, account_id=principal.account_id, session_id=session_id)
         limit = RESUME_LIMIT if cp is not None else JOURNAL_ONLY_LIMIT
         after = (cp["occurred_at"], cp["created_at"], cp["id"]) if cp is not None else None
-        rows = repo.timeline(conn, account_id=principal.account_id, session_id=session_id, skill_version_id=None,
-                             limit=limit + 1, after=after, tail=True)
+        rows = repo.timeline(
+            conn,
+            account_id=principal.account_id,
+            session_id=session_id,
+            skill_version_id=None,
+            limit=limit + 1,
+            after=after,
+            tail=True,
+        )
     truncated = len(rows) > limit
     items = _timeline_items(rows[-limit:] if truncated else rows)
     if cp is not None:
         resolution = "checkpoint"
     else:
         resolution = "journal_only" if items else "empty"
-    return Resume(session_id=session_id, resolution=resolution,
-                  checkpoint=_decode_checkpoint(cp) if cp is not None else None, since_checkpoint=items,
-                  truncated=truncated)
-
+    return Resume(
+        session_id=session_id,
+        resolution=resolution,
+        checkpoint=_decode_checkpoint(cp) if cp is not None else None,
+        since_checkpoint=items,
+        truncated=truncated,
+    )

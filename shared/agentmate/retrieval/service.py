@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 from uuid import UUID
@@ -35,6 +38,10 @@ T = TypeVar("T")
 MIN_CANDIDATES = 20
 MAX_CANDIDATES = 50
 INDEX_BATCH = 64
+# The vector leg (query embedding + vector search) runs beside the lexical leg on a small thread pool and is
+# abandoned (search degrades to lexical) when it takes longer than this.
+VECTOR_LEG_TIMEOUT_S = 5.0
+VECTOR_WORKERS = 4
 
 
 @dataclass(frozen=True)
@@ -332,20 +339,38 @@ def _vector_candidates(
         raise LegError(f"vector index unavailable: {_describe(exc)}") from exc
 
 
+def _vector_leg(account_id: UUID, query: Query, limit: int, timings: dict[str, float]) -> Future[Any]:
+    """Start the vector leg (query embedding + vector search) on a worker thread: it overlaps the lexical leg,
+    which waits on Postgres, so a search costs about the slower leg rather than the sum of both."""
+    return _executor().submit(_vector_candidates, account_id, query, limit, timings)
+
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        with _pool_lock:
+            if _pool is None:
+                _pool = ThreadPoolExecutor(max_workers=VECTOR_WORKERS, thread_name_prefix="retrieval-vector")
+    return _pool
+
+
 def search(
     db: Database, account_id: UUID, query: Query, *, then: Callable[[Conn, SearchResult], T] | None = None
 ) -> T | SearchResult:
     """Hybrid search. ``then(conn, result)`` runs in the same tenant transaction (e.g. to hydrate source rows)
-    and its return value is returned; without it the ``SearchResult`` is returned."""
+    and its return value is returned; without it the ``SearchResult`` is returned.
+
+    The vector leg runs concurrently with the lexical leg and has a deadline (``VECTOR_LEG_TIMEOUT_S``): a slow
+    embedding endpoint or vector store degrades the search instead of stalling it.
+    """
     limit = candidate_limit(query.top_k)
     degraded: list[LegFailure] = []
     timings: dict[str, float] = {}
-    vector_found: list[tuple[UUID, float]] | None = None
-    try:
-        vector_found = _vector_candidates(account_id, query, limit, timings)
-    except LegError as exc:
-        degraded.append(LegFailure("vector", exc.reason))
-        logger.warning("retrieval vector leg degraded", extra={"reason": exc.reason})
+    vector_future = _vector_leg(account_id, query, limit, timings)
     tsquery = lexical.tsquery(query.text)
     with db.tenant(account_id) as conn:
         t0 = time.perf_counter()
@@ -369,6 +394,16 @@ def search(
                 degraded.append(LegFailure("lexical", reason))
                 logger.warning("retrieval lexical leg degraded", extra={"reason": reason})
         timings["lexical"] = (time.perf_counter() - t0) * 1000
+        vector_found: list[tuple[UUID, float]] | None = None
+        try:
+            vector_found = vector_future.result(timeout=VECTOR_LEG_TIMEOUT_S)
+        except FutureTimeout:
+            reason = f"vector leg timed out after {VECTOR_LEG_TIMEOUT_S:g}s"
+            degraded.append(LegFailure("vector", reason))
+            logger.warning("retrieval vector leg degraded", extra={"reason": reason})
+        except LegError as exc:
+            degraded.append(LegFailure("vector", exc.reason))
+            logger.warning("retrieval vector leg degraded", extra={"reason": exc.reason})
         vector_rows: list[tuple[dict[str, Any], float]] | None = None
         if vector_found is not None:
             t0 = time.perf_counter()

@@ -13,9 +13,12 @@ Implementations:
   with `is_tenant=True` plus `namespace` and common filter keys, and Qdrant's multitenancy HNSW layout
   (`m=0, payload_m=16`: per-tenant graphs only, since every search is tenant-filtered).
 - `EmbeddedIndex`: local runtime and tests, on qdrant-edge (Qdrant's in-process engine). Chosen by
-  bench/vector_engines.py: about 2 ms filtered search at 100k vectors (qdrant-client local mode, a
-  Python scan, takes about 1.4 s), durable through its write-ahead log, thread-safe, the same filter
-  semantics as the server, and it refuses a second process on the same folder instead of corrupting it.
+  bench/vector_engines.py (100k vectors, 256 dims, 10 accounts): filtered search p50 3.1 ms / p95
+  4.2 ms where qdrant-client local mode (a Python scan) takes 1.3 s / 1.7 s, and 0.14 ms per
+  single-point upsert. A numpy matrix per account searches as fast, but made durable with np.save it
+  costs 85 ms per upsert and still lacks a WAL and a process lock. qdrant-edge is durable through its
+  write-ahead log, thread-safe, has the server's filter semantics, and refuses a second process on
+  the same folder instead of corrupting it.
 
 qdrant-client and qdrant-edge are imported lazily, inside the classes (cold start matters).
 """
@@ -531,8 +534,14 @@ class EmbeddedIndex:
         self._shard_box.append(shard)
         import json
 
-        config = json.loads((self._shard_dir / "edge_config.json").read_text())
-        self._dimensions = int(config["vectors"][VECTOR_NAME]["size"])
+        try:
+            config = json.loads((self._shard_dir / "edge_config.json").read_text())
+            self._dimensions = int(config["vectors"][VECTOR_NAME]["size"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            self._finalizer()
+            raise VectorIndexError(
+                f"vector folder {self.path} holds no {VECTOR_NAME!r} vectors: {exc}"
+            ) from exc
         self._indexed = set(shard.info().payload_schema.keys())
 
     def _shard(self) -> Any:

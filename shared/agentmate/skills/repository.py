@@ -23,14 +23,19 @@ LOG_COLUMNS = (
 
 def lock_skill(conn: Conn, *, account_id: UUID, skill_name: str) -> None:
     """Serialise publishes/activations of one skill (the one-active partial unique index is the backstop)."""
-    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 7452015))",
-                 (f"skill-version:{account_id}:{skill_name}",))
+    conn.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 7452015))",
+        (f"skill-version:{account_id}:{skill_name}",),
+    )
 
 
-def get_version(conn: Conn, *, account_id: UUID, version_id: UUID, content: bool = True) -> dict[str, Any] | None:
+def get_version(
+    conn: Conn, *, account_id: UUID, version_id: UUID, content: bool = True
+) -> dict[str, Any] | None:
     cols = VERSION_COLUMNS if content else SUMMARY_COLUMNS
-    return conn.execute(f"SELECT {cols} FROM skill_versions WHERE account_id = %s AND id = %s",
-                        (account_id, version_id)).fetchone()
+    return conn.execute(
+        f"SELECT {cols} FROM skill_versions WHERE account_id = %s AND id = %s", (account_id, version_id)
+    ).fetchone()
 
 
 def version_ref(conn: Conn, *, account_id: UUID, version_id: UUID) -> dict[str, Any] | None:
@@ -41,7 +46,9 @@ def version_ref(conn: Conn, *, account_id: UUID, version_id: UUID) -> dict[str, 
     ).fetchone()
 
 
-def find_direct(conn: Conn, *, account_id: UUID, skill_name: str, version: str, content_hash: str) -> list[dict[str, Any]]:
+def find_direct(
+    conn: Conn, *, account_id: UUID, skill_name: str, version: str, content_hash: str
+) -> list[dict[str, Any]]:
     """Direct publishes of this skill that share the label or the body."""
     return conn.execute(
         f"""SELECT {VERSION_COLUMNS} FROM skill_versions
@@ -99,8 +106,16 @@ def list_versions(
     if active is not None:
         where.append("is_active = %(act)s")
         params["act"] = active
-    return paged(conn, columns=SUMMARY_COLUMNS, table="skill_versions", where=where, params=params,
-                 order_by="published_at DESC, id", limit=limit, offset=offset)
+    return paged(
+        conn,
+        columns=SUMMARY_COLUMNS,
+        table="skill_versions",
+        where=where,
+        params=params,
+        order_by="published_at DESC, id",
+        limit=limit,
+        offset=offset,
+    )
 
 
 def insert_log(
@@ -133,8 +148,16 @@ def list_logs(
     if filters.get("outcomes"):
         where.append("outcome = ANY(%(outcomes)s)")
         params["outcomes"] = list(filters["outcomes"])
-    return paged(conn, columns=LOG_COLUMNS, table="skill_logs", where=where, params=params,
-                 order_by="created_at DESC, id", limit=limit, offset=offset)
+    return paged(
+        conn,
+        columns=LOG_COLUMNS,
+        table="skill_logs",
+        where=where,
+        params=params,
+        order_by="created_at DESC, id",
+        limit=limit,
+        offset=offset,
+    )
 
 
 def stats(conn: Conn, *, account_id: UUID, skill_name: str) -> dict[str, Any]:

@@ -43,7 +43,9 @@ def add_log(body: SkillLogCreate, principal: Writer, db: DbDep, idempotency_key:
 
 @router.get("/logs", response_model=Page[SkillLog])
 def list_logs(
-    principal: Reader, db: DbDep, page: PageDep,
+    principal: Reader,
+    db: DbDep,
+    page: PageDep,
     skill_name: Annotated[str | None, Query(max_length=200)] = None,
     agent_id: Annotated[str | None, Query(max_length=200)] = None,
     outcome: Annotated[Outcome | None, Query()] = None,
@@ -51,9 +53,16 @@ def list_logs(
     skill_version_id: Annotated[UUID | None, Query()] = None,
 ) -> Page[SkillLog]:
     """List skill executions, newest first."""
-    return service.list_logs(db, principal, page, skill_name=blank_to_none(skill_name),
-                             agent_id=blank_to_none(agent_id), outcome=outcome,
-                             session_id=blank_to_none(session_id), skill_version_id=skill_version_id)
+    return service.list_logs(
+        db,
+        principal,
+        page,
+        skill_name=blank_to_none(skill_name),
+        agent_id=blank_to_none(agent_id),
+        outcome=outcome,
+        session_id=blank_to_none(session_id),
+        skill_version_id=skill_version_id,
+    )
 
 
 @router.post("/versions", status_code=201, response_model=VersionPublished)
@@ -68,9 +77,13 @@ def publish_version(body: SkillVersionCreate, principal: Writer, db: DbDep) -> R
 
 @router.get("/versions", response_model=Page[SkillVersionSummary])
 def list_versions(
-    principal: Reader, db: DbDep, page: PageDep,
+    principal: Reader,
+    db: DbDep,
+    page: PageDep,
     skill_name: Annotated[str | None, Query(max_length=200)] = None,
-    active: Annotated[bool | None, Query(description="Only active (true) or inactive (false) versions")] = None,
+    active: Annotated[
+        bool | None, Query(description="Only active (true) or inactive (false) versions")
+    ] = None,
 ) -> Page[SkillVersionSummary]:
     """List published versions (without bodies), newest first."""
     return service.list_versions(db, principal, page, skill_name=blank_to_none(skill_name), active=active)
@@ -102,7 +115,9 @@ def skill_stats(principal: Reader, db: DbDep, skill_name: SkillNameQuery) -> Ski
 
 @router.get("/signals", response_model=SkillSignals)
 def skill_signals(
-    principal: Reader, db: DbDep, skill_name: SkillNameQuery,
+    principal: Reader,
+    db: DbDep,
+    skill_name: SkillNameQuery,
     limit: Annotated[int, Query(ge=1, le=service.MAX_SIGNALS, description="1..50")] = 10,
 ) -> SkillSignals:
     """Recent failures, partial runs and user corrections of one skill, newest first."""

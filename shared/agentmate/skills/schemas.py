@@ -28,8 +28,11 @@ def _lower_strip(value: object) -> object:
 
 
 SkillName = Annotated[str, BeforeValidator(_strip), Field(min_length=1, max_length=MAX_SKILL_NAME)]
-Sha256Hex = Annotated[str, BeforeValidator(_lower_strip), Field(pattern=r"^[0-9a-f]{64}$",
-                                                                 description="sha256 hex (64 characters)")]
+Sha256Hex = Annotated[
+    str,
+    BeforeValidator(_lower_strip),
+    Field(pattern=r"^[0-9a-f]{64}$", description="sha256 hex (64 characters)"),
+]
 
 
 class SkillLogCreate(BaseModel):
@@ -39,9 +42,13 @@ class SkillLogCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     skill_name: SkillName
     skill_version: Annotated[str, BeforeValidator(_strip)] = Field(
-        default="", max_length=MAX_VERSION_LABEL,
-        description="Legacy version label; replaced by the label of skill_version_id when that is given")
-    skill_version_id: UUID | None = Field(default=None, description="A version of the same skill in this account")
+        default="",
+        max_length=MAX_VERSION_LABEL,
+        description="Legacy version label; replaced by the label of skill_version_id when that is given",
+    )
+    skill_version_id: UUID | None = Field(
+        default=None, description="A version of the same skill in this account"
+    )
     agent_id: Annotated[str, BeforeValidator(_strip)] = Field(default="", max_length=200)
     session_id: Annotated[str, BeforeValidator(_strip)] = Field(default="", max_length=200)
     trigger_text: str = Field(default="", max_length=10_000)
@@ -49,8 +56,9 @@ class SkillLogCreate(BaseModel):
     outcome: Outcome
     failure_reason: str = Field(default="", max_length=10_000)
     user_correction: str = Field(default="", max_length=10_000)
-    tool_calls: list[Any] = Field(default_factory=list, max_length=MAX_TOOL_CALLS,
-                                  description="JSON array of the tool calls made")
+    tool_calls: list[Any] = Field(
+        default_factory=list, max_length=MAX_TOOL_CALLS, description="JSON array of the tool calls made"
+    )
     duration_ms: int | None = Field(default=None, ge=0, le=86_400_000)
 
 
@@ -78,7 +86,9 @@ class SkillVersionCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     skill_name: SkillName
     version: Annotated[str, BeforeValidator(_strip)] = Field(min_length=1, max_length=MAX_VERSION_LABEL)
-    content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS, description="The SKILL.md body, verbatim")
+    content: str = Field(
+        min_length=1, max_length=MAX_CONTENT_CHARS, description="The SKILL.md body, verbatim"
+    )
     content_hash: Sha256Hex | None = None
     change_summary: str = Field(default="", max_length=5000)
     agent_id: Annotated[str, BeforeValidator(_strip)] = Field(default="", max_length=200)

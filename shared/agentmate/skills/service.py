@@ -39,7 +39,9 @@ def content_hash(content: str) -> str:
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
-def resolve_version(conn: Conn, *, account_id: UUID, version_id: UUID, field: str = "skill_version_id") -> dict[str, Any]:
+def resolve_version(
+    conn: Conn, *, account_id: UUID, version_id: UUID, field: str = "skill_version_id"
+) -> dict[str, Any]:
     """A version of this account by id, or a 400 naming ``field`` (used by memory attribution too)."""
     row = repo.version_ref(conn, account_id=account_id, version_id=version_id)
     if row is None:
@@ -59,27 +61,52 @@ def publish_version(db: Database, principal: Principal, body: SkillVersionCreate
     data["content_hash"] = digest
     with db.tenant(principal.account_id) as conn:
         repo.lock_skill(conn, account_id=principal.account_id, skill_name=body.skill_name)
-        existing = repo.find_direct(conn, account_id=principal.account_id, skill_name=body.skill_name,
-                                    version=body.version, content_hash=digest)
+        existing = repo.find_direct(
+            conn,
+            account_id=principal.account_id,
+            skill_name=body.skill_name,
+            version=body.version,
+            content_hash=digest,
+        )
         for row in existing:
             if row["version"] == body.version and row["content_hash"] == digest:
                 if body.activate and not row["is_active"]:
-                    row = repo.activate(conn, account_id=principal.account_id, version_id=row["id"],
-                                        skill_name=body.skill_name) or row
+                    row = (
+                        repo.activate(
+                            conn,
+                            account_id=principal.account_id,
+                            version_id=row["id"],
+                            skill_name=body.skill_name,
+                        )
+                        or row
+                    )
                 out = VersionPublished(**row, created=False).model_dump(mode="json")
                 return Outcome(200, out, True)
         for row in existing:
             if row["version"] == body.version:
-                raise Conflict(f"version {body.version!r} of skill {body.skill_name!r} is already published with "
-                               "different content; publish the new body under a new version label",
-                               extra={"existing_version_id": str(row["id"])})
-            raise Conflict(f"this body is already published as version {row['version']!r} of skill "
-                           f"{body.skill_name!r}", extra={"existing_version_id": str(row["id"])})
-        row = repo.insert_version(conn, account_id=principal.account_id, user_id=principal.user_id,
-                                  key_id=principal.key_id, data=data)
+                raise Conflict(
+                    f"version {body.version!r} of skill {body.skill_name!r} is already published with "
+                    "different content; publish the new body under a new version label",
+                    extra={"existing_version_id": str(row["id"])},
+                )
+            raise Conflict(
+                f"this body is already published as version {row['version']!r} of skill {body.skill_name!r}",
+                extra={"existing_version_id": str(row["id"])},
+            )
+        row = repo.insert_version(
+            conn,
+            account_id=principal.account_id,
+            user_id=principal.user_id,
+            key_id=principal.key_id,
+            data=data,
+        )
         if body.activate:
-            row = repo.activate(conn, account_id=principal.account_id, version_id=row["id"],
-                                skill_name=body.skill_name) or row
+            row = (
+                repo.activate(
+                    conn, account_id=principal.account_id, version_id=row["id"], skill_name=body.skill_name
+                )
+                or row
+            )
     return Outcome(201, VersionPublished(**row, created=True).model_dump(mode="json"), False)
 
 
@@ -89,8 +116,9 @@ def activate_version(db: Database, principal: Principal, version_id: UUID) -> Sk
         if ref is None:
             raise NotFound("skill version")
         repo.lock_skill(conn, account_id=principal.account_id, skill_name=ref["skill_name"])
-        row = repo.activate(conn, account_id=principal.account_id, version_id=version_id,
-                            skill_name=ref["skill_name"])
+        row = repo.activate(
+            conn, account_id=principal.account_id, version_id=version_id, skill_name=ref["skill_name"]
+        )
     if row is None:
         raise NotFound("skill version")
     return SkillVersion(**row)
@@ -116,20 +144,33 @@ def active_version(db: Database, principal: Principal, skill_name: str) -> Skill
 
 
 def list_versions(
-    db: Database, principal: Principal, page: PageParams, *, skill_name: str | None = None,
+    db: Database,
+    principal: Principal,
+    page: PageParams,
+    *,
+    skill_name: str | None = None,
     active: bool | None = None,
 ) -> Page[SkillVersionSummary]:
     with db.tenant(principal.account_id) as conn:
-        rows, total = repo.list_versions(conn, account_id=principal.account_id, skill_name=skill_name,
-                                         active=active, limit=page.limit, offset=page.offset)
-    return Page[SkillVersionSummary](items=[SkillVersionSummary(**r) for r in rows], total=total,
-                                     limit=page.limit, offset=page.offset)
+        rows, total = repo.list_versions(
+            conn,
+            account_id=principal.account_id,
+            skill_name=skill_name,
+            active=active,
+            limit=page.limit,
+            offset=page.offset,
+        )
+    return Page[SkillVersionSummary](
+        items=[SkillVersionSummary(**r) for r in rows], total=total, limit=page.limit, offset=page.offset
+    )
 
 
 # -- logs --------------------------------------------------------------------------------------------------------
 
 
-def add_log(db: Database, principal: Principal, body: SkillLogCreate, idempotency_key: str | None = None) -> Outcome:
+def add_log(
+    db: Database, principal: Principal, body: SkillLogCreate, idempotency_key: str | None = None
+) -> Outcome:
     data = body.model_dump()
     with db.tenant(principal.account_id) as conn:
 
@@ -137,32 +178,58 @@ def add_log(db: Database, principal: Principal, body: SkillLogCreate, idempotenc
             if body.skill_version_id is not None:
                 ref = resolve_version(conn, account_id=principal.account_id, version_id=body.skill_version_id)
                 if ref["skill_name"] != body.skill_name:
-                    raise invalid("skill_version_id",
-                                  f"belongs to skill {ref['skill_name']!r}, not {body.skill_name!r}")
+                    raise invalid(
+                        "skill_version_id", f"belongs to skill {ref['skill_name']!r}, not {body.skill_name!r}"
+                    )
                 data["skill_version"] = ref["version"]  # the canonical label of the bound version
             elif not data["skill_version"]:
                 data["skill_version"] = "unknown"
-            row = repo.insert_log(conn, account_id=principal.account_id, user_id=principal.user_id,
-                                  key_id=principal.key_id, data=data)
+            row = repo.insert_log(
+                conn,
+                account_id=principal.account_id,
+                user_id=principal.user_id,
+                key_id=principal.key_id,
+                data=data,
+            )
             return SkillLog(**row).model_dump(mode="json")
 
-        return idempotency.run_once(conn, account_id=principal.account_id, route="skills.logs.create",
-                                    key=idempotency_key, request=body.model_dump(mode="json"), create=insert)
+        return idempotency.run_once(
+            conn,
+            account_id=principal.account_id,
+            route="skills.logs.create",
+            key=idempotency_key,
+            request=body.model_dump(mode="json"),
+            create=insert,
+        )
 
 
 def list_logs(
-    db: Database, principal: Principal, page: PageParams, *, skill_name: str | None = None,
-    agent_id: str | None = None, outcome: str | None = None, session_id: str | None = None,
+    db: Database,
+    principal: Principal,
+    page: PageParams,
+    *,
+    skill_name: str | None = None,
+    agent_id: str | None = None,
+    outcome: str | None = None,
+    session_id: str | None = None,
     skill_version_id: UUID | None = None,
 ) -> Page[SkillLog]:
     if outcome is not None and outcome not in OUTCOMES:
         raise invalid("outcome", "must be one of the allowed values", list(OUTCOMES))
-    filters = {"skill_name": skill_name, "agent_id": agent_id, "outcome": outcome, "session_id": session_id,
-               "skill_version_id": skill_version_id}
+    filters = {
+        "skill_name": skill_name,
+        "agent_id": agent_id,
+        "outcome": outcome,
+        "session_id": session_id,
+        "skill_version_id": skill_version_id,
+    }
     with db.tenant(principal.account_id) as conn:
-        rows, total = repo.list_logs(conn, account_id=principal.account_id, filters=filters, limit=page.limit,
-                                     offset=page.offset)
-    return Page[SkillLog](items=[SkillLog(**r) for r in rows], total=total, limit=page.limit, offset=page.offset)
+        rows, total = repo.list_logs(
+            conn, account_id=principal.account_id, filters=filters, limit=page.limit, offset=page.offset
+        )
+    return Page[SkillLog](
+        items=[SkillLog(**r) for r in rows], total=total, limit=page.limit, offset=page.offset
+    )
 
 
 def _rate(part: int, whole: int) -> float:
@@ -180,14 +247,27 @@ def stats(db: Database, principal: Principal, skill_name: str) -> SkillStats:
     triggered = int(row["triggered_runs"])
     outcomes = OutcomeCounts(**{o: int(row[o]) for o in OUTCOMES})
     return SkillStats(
-        skill_name=name, total_runs=total, triggered_runs=triggered, not_triggered_runs=total - triggered,
-        trigger_rate=_rate(triggered, total), outcomes=outcomes,
-        success_rate=_rate(outcomes.success, total), failure_rate=_rate(outcomes.failure, total),
-        partial_rate=_rate(outcomes.partial, total), correction_rate=_rate(outcomes.user_corrected, total),
-        avg_duration_ms=row["avg_duration_ms"], last_run_at=row["last_run_at"],
-        by_version=[VersionStats(skill_version_id=v["skill_version_id"], skill_version=v["skill_version"],
-                                 total_runs=int(v["total_runs"]),
-                                 success_rate=_rate(int(v["success"]), int(v["total_runs"]))) for v in versions],
+        skill_name=name,
+        total_runs=total,
+        triggered_runs=triggered,
+        not_triggered_runs=total - triggered,
+        trigger_rate=_rate(triggered, total),
+        outcomes=outcomes,
+        success_rate=_rate(outcomes.success, total),
+        failure_rate=_rate(outcomes.failure, total),
+        partial_rate=_rate(outcomes.partial, total),
+        correction_rate=_rate(outcomes.user_corrected, total),
+        avg_duration_ms=row["avg_duration_ms"],
+        last_run_at=row["last_run_at"],
+        by_version=[
+            VersionStats(
+                skill_version_id=v["skill_version_id"],
+                skill_version=v["skill_version"],
+                total_runs=int(v["total_runs"]),
+                success_rate=_rate(int(v["success"]), int(v["total_runs"])),
+            )
+            for v in versions
+        ],
     )
 
 
@@ -199,8 +279,17 @@ def signals(db: Database, principal: Principal, skill_name: str, limit: int = 10
     if not 1 <= limit <= MAX_SIGNALS:
         raise invalid("limit", f"must be 1..{MAX_SIGNALS}")
     with db.tenant(principal.account_id) as conn:
-        rows, total = repo.list_logs(conn, account_id=principal.account_id,
-                                     filters={"skill_name": name, "outcomes": SIGNAL_OUTCOMES}, limit=limit,
-                                     offset=0)
-    return SkillSignals(skill_name=name, outcomes=list(SIGNAL_OUTCOMES), items=[SkillLog(**r) for r in rows],
-                        total=total, limit=limit)
+        rows, total = repo.list_logs(
+            conn,
+            account_id=principal.account_id,
+            filters={"skill_name": name, "outcomes": SIGNAL_OUTCOMES},
+            limit=limit,
+            offset=0,
+        )
+    return SkillSignals(
+        skill_name=name,
+        outcomes=list(SIGNAL_OUTCOMES),
+        items=[SkillLog(**r) for r in rows],
+        total=total,
+        limit=limit,
+    )
