@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -39,6 +40,18 @@ def _keep_worker_threads() -> None:
         _root_task.set(task)
 
     loop.run_until_complete(pin())
+    # The pinned workers are non-daemon threads: release them before the interpreter joins its threads at exit
+    # (atexit runs too late for that), so scripts and tests still exit.
+    threading._register_atexit(_release_worker_threads)  # type: ignore[attr-defined]
+
+
+def _release_worker_threads() -> None:
+    for task in _pinned:
+        loop = task.get_loop()
+        if task.done() or loop.is_closed() or loop.is_running():
+            continue
+        task.cancel()
+        loop.run_until_complete(asyncio.gather(task, return_exceptions=True))
 
 
 def make_handler(app: FastAPI) -> Handler:

@@ -28,7 +28,7 @@ def register(db: Database, body: Credentials) -> Registered:
 
 
 def login(db: Database, settings: Settings, body: Credentials) -> Token:
-    with db.transaction() as conn:
+    with db.single_statement() as conn:
         row = repo.user_by_email(conn, str(body.email))
     if row is None or not security.verify_password(body.password, row["password_hash"]):
         raise Unauthorized("invalid email or password")
@@ -44,7 +44,7 @@ def authenticate(db: Database, settings: Settings, *, api_key: str | None, beare
     if bearer and bearer.startswith(security.API_KEY_PREFIX) and not api_key:
         api_key = bearer
     if api_key:
-        with db.transaction() as conn:
+        with db.single_statement() as conn:
             row = repo.api_key_by_hash(conn, security.hash_api_key(api_key.strip()))
         if row is None:
             raise Unauthorized("invalid api key")
