@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec .venv/bin/python -m pytest -n "${PYTEST_WORKERS:-2}" "$@"
+exec .venv/bin/python -m pytest -q -n "${PYTEST_WORKERS:-2}" "$@"
