@@ -1,0 +1,423 @@
+#!/usr/bin/env bash
+# The runnable form of docs/agent-integration.md. Every ```bash block of the guide (except those marked
+# <!-- docs-test: skip -->) appears in this file verbatim and in the guide's order; the lines ending in
+# "# verify" between them are extra assertions that only this script makes.
+# tests/e2e/test_docs_examples.py checks that and runs the script against a fresh local runtime.
+#
+#   BASE=http://127.0.0.1:26001 bash docs/examples/memory-loop.sh
+#
+# Needs only curl and python3. Creates its own user; exits non-zero at the first unexpected answer.
+set -euo pipefail
+trap 'echo "memory-loop.sh: FAILED at line $LINENO" >&2' ERR
+BASE="${BASE:-http://127.0.0.1:26001}"
+BASE="${BASE%/}"
+# expect PYTHON_EXPR: the last response body (as d) must satisfy it  # verify
+expect() { python3 -c "import json, sys; d = json.load(open('$R')); sys.exit(0 if ($1) else 1)" || { echo "expectation failed: $1 -- body: $(cat "$R")" >&2; return 1; }; }  # verify
+
+# == 0. Setup: the base URL and two helpers ========================================================================
+R=$(mktemp); H=$(mktemp)   # body and headers of the last response
+check() {  # check EXPECTED ACTUAL — stop when a call did not return what you expected
+  if [ "$2" != "$1" ]; then echo "expected $1, got $2: $(cat "$R")" >&2; return 1; fi
+}
+json() { python3 -c "import json; d = json.load(open('$R')); print($1)"; }
+
+# == 1.1 Is this Agentmate? ========================================================================================
+code=$(curl -s -o "$R" -w '%{http_code} %{content_type}' "$BASE/api/health")
+check "200 application/json" "$code"   # anything else (HTML!) means BASE is wrong: stop here
+json 'd["status"], d["mcp_endpoints"]'
+expect 'd["status"] == "ok" and "/mcp/memory" in d["mcp_endpoints"]'  # verify
+
+# == 1.2 Allowed values: `GET /api/schema` =========================================================================
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/schema")
+check 200 "$code"
+json 'list(d["models"])'
+json 'd["models"]["memory_event"]["required"], d["models"]["memory_event"]["fields"]["event_type"]["enum"]'
+expect '"decision" in d["models"]["memory_event"]["fields"]["event_type"]["enum"] and d["models"]["memory_event"]["unknown_fields"] == "rejected"'  # verify
+
+# == 1.3 Get a key: register → login → create a key with the narrowest scopes ======================================
+EMAIL="agent-$(python3 -c 'import uuid; print(uuid.uuid4().hex[:12])')@example.com"
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/auth/register" -H 'Content-Type: application/json' \
+  -d "{\"email\": \"$EMAIL\", \"password\": \"password123\"}")
+check 201 "$code"
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/auth/login" -H 'Content-Type: application/json' \
+  -d "{\"email\": \"$EMAIL\", \"password\": \"password123\"}")
+check 200 "$code"
+TOKEN=$(json 'd["token"]')
+expect 'len(d["token"]) > 20 and d["token_type"] == "bearer"'  # verify
+
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/auth/apikeys" -H "Authorization: Bearer $TOKEN" \
+  -H 'Content-Type: application/json' -d '{"name": "memory-agent", "scopes": ["memory:rw", "skills:rw"]}')
+check 201 "$code"
+KEY=$(json 'd["key"]')   # shown once; only its hash is stored
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/auth/apikeys" -H "Authorization: Bearer $TOKEN" \
+  -H 'Content-Type: application/json' -d '{"name": "memory-reviewer", "scopes": ["memory:r"]}')
+check 201 "$code"
+READER=$(json 'd["key"]')
+expect 'd["scopes"] == ["memory:r"] and d["key"].startswith("ak_")'  # verify
+
+# == 1.4 Verify the key ============================================================================================
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/auth/me" -H "X-Api-Key: $KEY")
+check 200 "$code"
+json 'd["auth"], d["scopes"]'   # api_key ['memory:rw', 'skills:rw']
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/auth/me" -H "Authorization: Bearer $KEY")
+check 200 "$code"               # the same key as a Bearer token
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/auth/me" -H "X-Api-Key: ak_not_a_real_key")
+check 401 "$code"               # 401: the credential itself is missing or wrong
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/todos" -H "X-Api-Key: $KEY")
+check 403 "$code"               # 403: the key is valid but lacks the scope
+json 'd["detail"], d["required_scope"]'   # insufficient scope: todos:r  todos:r
+expect 'd["required_scope"] == "todos:r"'  # verify
+check 200 "$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/auth/me" -H "X-Api-Key: $KEY")"  # verify
+expect 'd["auth"] == "api_key" and d["scopes"] == ["memory:rw", "skills:rw"]'  # verify
+
+# == 2.1 Errors are problem+json and name every field ==============================================================
+code=$(curl -s -o "$R" -w '%{http_code} %{content_type}' -X POST "$BASE/api/memory/events" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d '{"event_type": "thought", "idempotency_key": "demo-1", "content": "hi"}')
+check "400 application/problem+json" "$code"
+json 'd["detail"]'
+json 'd["errors"]'
+expect '[e["field"] for e in d["errors"]] == ["event_type", "content"] and "decision" in d["errors"][0]["allowed"]'  # verify
+expect '"inside payload" in d["errors"][1]["message"]'  # verify
+
+# == 2.2 Pagination, envelopes, Cache-Control ======================================================================
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/entries?limit=101" -H "X-Api-Key: $KEY")
+check 400 "$code"               # limit is 1..100; out of range is an error, never silently clamped
+code=$(curl -s -o "$R" -D "$H" -w '%{http_code}' "$BASE/api/memory/entries?limit=100&offset=0" -H "X-Api-Key: $KEY")
+check 200 "$code"
+json 'sorted(d)'                # ['items', 'limit', 'offset', 'total']
+grep -i '^cache-control' "$H"   # cache-control: private, no-store
+expect 'sorted(d) == ["items", "limit", "offset", "total"] and d["total"] == 0 and d["limit"] == 100'  # verify
+grep -qi '^cache-control: private, no-store' "$H"  # verify
+
+# == 3.0 One session id per task ===================================================================================
+SESSION="task-$(python3 -c 'import uuid; print(uuid.uuid4())')"
+case "$SESSION" in task-????????-????-????-????-????????????) ;; *) echo "bad SESSION $SESSION" >&2; false ;; esac  # verify
+
+# == 3.1 Recall before you act =====================================================================================
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/scopes" -H "X-Api-Key: $KEY")
+check 200 "$code"
+json 'd["items"], d["note"]'    # a fresh account has no scopes yet
+SEARCH='{"query": "deploy order database migrations", "scope_type": "repository", "scope_key": "acme/shop", "top_k": 5}'
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/search" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d "$SEARCH")
+check 200 "$code"
+json 'd["total"], d["degraded"]'   # 0 []  — nothing stored yet, both search legs answered
+expect 'd["total"] == 0 and d["degraded"] == []'  # verify
+check 200 "$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/scopes" -H "X-Api-Key: $KEY")"  # verify
+expect 'd["items"] == [] and "owner/repo" in d["note"]'  # verify
+
+# == 3.3 Record events =============================================================================================
+EVENT=$(cat <<EOF
+{"event_type": "decision", "idempotency_key": "$SESSION:decision:migrate-first", "session_id": "$SESSION",
+ "scope_type": "repository", "scope_key": "acme/shop",
+ "payload": {"text": "Run the database migrations before deploying the web app", "why": "the last deploy failed"}}
+EOF
+)
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/events" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d "$EVENT")
+check 201 "$code"
+EVENT_ID=$(json 'd["id"]')
+json 'd["created"], d["warning"]'   # True None
+expect 'd["created"] is True and d["warning"] is None and d["payload"]["why"] == "the last deploy failed"'  # verify
+
+code=$(curl -s -o "$R" -D "$H" -w '%{http_code}' -X POST "$BASE/api/memory/events" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d "$EVENT")
+check 200 "$code"                       # a retry of the same event: the stored one comes back
+grep -i '^x-idempotent-replay' "$H"     # x-idempotent-replay: true
+json 'd["id"], d["created"]'            # same id, False
+grep -qi '^x-idempotent-replay: true' "$H"  # verify
+expect 'd["id"] == "'"$EVENT_ID"'" and d["created"] is False'  # verify
+
+CHANGED="${EVENT/before deploying/after deploying}"   # same idempotency_key, different content
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/events" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d "$CHANGED")
+check 409 "$code"
+json 'd["detail"], d["existing_event_id"]'
+expect 'd["existing_event_id"] == "'"$EVENT_ID"'"'  # verify
+
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/events/$EVENT_ID" -H "X-Api-Key: $KEY")
+check 200 "$code"
+json 'd["payload"], d["warning"]'       # the content you sent; warning is set only when payload is empty
+expect 'd["payload"]["text"].startswith("Run the database migrations before") and d["warning"] is None'  # verify
+check 200 "$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/scopes" -H "X-Api-Key: $KEY")"  # verify
+expect '[(s["scope_type"], s["scope_key"], s["event_count"]) for s in d["items"]] == [("repository", "acme/shop", 1)]'  # verify
+
+# == 3.4 Store evidence-backed memories ============================================================================
+ENTRY=$(cat <<EOF
+{"memory_type": "procedural", "title": "Deploy order for acme/shop",
+ "content": "In acme/shop run the database migrations before deploying the web app.",
+ "scope_type": "repository", "scope_key": "acme/shop", "confidence": 0.9, "importance": 0.7,
+ "source_event_id": "$EVENT_ID",
+ "evidence": [{"source_type": "file", "source_id": "docs/deploy.md", "excerpt": "migrations run first"}]}
+EOF
+)
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/entries" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -H "Idempotency-Key: $SESSION:entry:deploy-order" -d "$ENTRY")
+check 201 "$code"
+ENTRY_ID=$(json 'd["id"]')
+json 'd["status"], d["indexing"]["status"]'   # active indexed   ('failed' = saved, found by full-text only)
+expect 'd["status"] == "active" and d["indexing"]["status"] in ("indexed", "failed")'  # verify
+expect 'd["source_event_id"] == "'"$EVENT_ID"'" and d["evidence"][0]["source_id"] == "docs/deploy.md"'  # verify
+
+code=$(curl -s -o "$R" -D "$H" -w '%{http_code}' -X POST "$BASE/api/memory/entries" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -H "Idempotency-Key: $SESSION:entry:deploy-order" -d "$ENTRY")
+check 201 "$code"                        # a replay keeps the original status...
+grep -i '^idempotent-replay' "$H"        # ...and says so: idempotent-replay: true
+grep -qi '^idempotent-replay: true' "$H"  # verify
+expect 'd["id"] == "'"$ENTRY_ID"'"'  # verify
+
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/entries" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d '{"memory_type": "semantic", "content": "Deploys are on Tuesdays", "scope_type": "repository"}')
+check 400 "$code"                        # no provenance, no scope_key
+json '[e["field"] for e in d["errors"]]' # ['scope_key', 'evidence']
+expect '[e["field"] for e in d["errors"]] == ["scope_key", "evidence"]'  # verify
+
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/search" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d "$SEARCH")
+check 200 "$code"
+json '[(i["rank"], i["entry"]["title"], i["score"], i["retrieval_score"], i["feedback_adjustment"], i["channels"]) for i in d["items"]]'
+json 'd["degraded"]'
+expect 'd["items"] and d["items"][0]["entry"]["id"] == "'"$ENTRY_ID"'" and "lexical" in d["items"][0]["channels"]'  # verify
+
+# == 3.5 Supersede outdated memories; report usefulness ============================================================
+ENTRY2=$(cat <<EOF
+{"memory_type": "procedural", "title": "Deploy order for acme/shop (with smoke tests)",
+ "content": "In acme/shop run the database migrations, then the smoke tests, then deploy the web app.",
+ "scope_type": "repository", "scope_key": "acme/shop",
+ "evidence": [{"source_type": "url", "source_id": "https://wiki.example.com/acme-shop/runbook", "excerpt": "smoke tests gate the deploy"}]}
+EOF
+)
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/entries" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -H "Idempotency-Key: $SESSION:entry:deploy-order-v2" -d "$ENTRY2")
+check 201 "$code"
+ENTRY2_ID=$(json 'd["id"]')
+
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/entries/$ENTRY2_ID/supersede" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d "{\"superseded_id\": \"$ENTRY_ID\"}")
+check 200 "$code"
+json 'd["superseded"]["status"], d["superseded"]["superseded_by"], d["projection_removed"], d["created"]'
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/entries/$ENTRY_ID/supersede" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d "{\"superseded_id\": \"$ENTRY2_ID\"}")
+check 409 "$code"                        # the reverse would be a cycle
+expect '"cycle" in d["detail"]'  # verify
+check 200 "$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/entries/$ENTRY_ID" -H "X-Api-Key: $KEY")"  # verify
+expect 'd["status"] == "superseded" and d["superseded_by"] == "'"$ENTRY2_ID"'" and d["valid_to"] is not None and d["indexing"]["status"] == "missing"'  # verify
+
+FEEDBACK="{\"signal\": \"useful\", \"reason\": \"the deploy went through\", \"session_id\": \"$SESSION\"}"
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/entries/$ENTRY2_ID/feedback" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d "$FEEDBACK")
+check 201 "$code"
+json 'd["created"], d["entry"]["useful_count"]'   # True 1
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/entries/$ENTRY2_ID/feedback" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d "$FEEDBACK")
+check 200 "$code"                                 # one signal of each kind per memory per session
+json 'd["created"], d["entry"]["useful_count"]'   # False 1
+expect 'd["created"] is False and d["entry"]["useful_count"] == 1'  # verify
+
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/search" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d "$SEARCH")
+check 200 "$code"
+json '[(i["entry"]["id"], i["score"], i["retrieval_score"], i["feedback_adjustment"]) for i in d["items"]]'
+expect '[i["entry"]["id"] for i in d["items"]] == ["'"$ENTRY2_ID"'"] and d["items"][0]["feedback_adjustment"] == 0.0375'  # verify
+
+# == 3.6 Checkpoint, then resume ===================================================================================
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/resume?session_id=$SESSION" -H "X-Api-Key: $KEY")
+check 200 "$code"
+json 'd["resolution"], len(d["since_checkpoint"])'   # journal_only 1  (events, no checkpoint yet)
+expect 'd["resolution"] == "journal_only" and d["checkpoint"] is None and len(d["since_checkpoint"]) == 1'  # verify
+
+CHECKPOINT=$(cat <<EOF
+{"session_id": "$SESSION", "goal": "Write the deploy runbook for acme/shop",
+ "done": ["recorded the migrate-first decision", "stored the deploy order as a memory"],
+ "next": ["add the smoke-test step to docs/deploy.md"], "open": ["who owns rollbacks?"],
+ "notes": "staging is frozen until Friday", "label": "after-deploy-order",
+ "scope_type": "repository", "scope_key": "acme/shop"}
+EOF
+)
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/checkpoints" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d "$CHECKPOINT")
+check 201 "$code"
+json 'd["created"], d["checkpoint"]["event_id"]'
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/checkpoints" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d "$CHECKPOINT")
+check 200 "$code"                       # unchanged state: nothing appended
+json 'd["created"]'                     # False
+expect 'd["created"] is False and d["checkpoint"]["next"] == ["add the smoke-test step to docs/deploy.md"]'  # verify
+
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/events" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' \
+  -d "{\"event_type\": \"action\", \"idempotency_key\": \"$SESSION:action:smoke-step\", \"session_id\": \"$SESSION\", \"scope_type\": \"repository\", \"scope_key\": \"acme/shop\", \"payload\": {\"text\": \"added the smoke-test step to docs/deploy.md\"}}")
+check 201 "$code"
+
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/resume?session_id=$SESSION" -H "X-Api-Key: $KEY")
+check 200 "$code"
+json 'd["resolution"], d["checkpoint"]["goal"], d["checkpoint"]["next"]'
+json '[(i["kind"], i["event_type"], i["payload"]) for i in d["since_checkpoint"]]'   # what happened after it
+
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/resume?session_id=never-used-$SESSION" -H "X-Api-Key: $KEY")
+check 200 "$code"
+json 'd["resolution"]'                  # empty
+expect 'd["resolution"] == "empty" and d["since_checkpoint"] == [] and d["checkpoint"] is None'  # verify
+check 200 "$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/resume?session_id=$SESSION" -H "X-Api-Key: $KEY")"  # verify
+expect 'd["resolution"] == "checkpoint" and d["checkpoint"]["open"] == ["who owns rollbacks?"] and [i["event_type"] for i in d["since_checkpoint"]] == ["action"]'  # verify
+
+# == 3.7 Timeline and attribution ==================================================================================
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/timeline?session_id=$SESSION&limit=50" -H "X-Api-Key: $KEY")
+check 200 "$code"
+json 'd["memory_event_count"], d["skill_log_count"], d["unattributed_count"], d["truncated"]'
+json '[(i["kind"], i["event_type"]) for i in d["items"]]'
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/entries/$ENTRY_ID/attribution" -H "X-Api-Key: $KEY")
+check 200 "$code"
+json 'd["resolution"], d["source_event_id"], d["session_id"]'   # session_only: no skill version on the event
+expect 'd["resolution"] == "session_only" and d["source_event_id"] == "'"$EVENT_ID"'" and d["session_id"] == "'"$SESSION"'"'  # verify
+check 200 "$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/timeline?session_id=$SESSION&limit=50" -H "X-Api-Key: $KEY")"  # verify
+expect '[i["event_type"] for i in d["items"]] == ["decision", "checkpoint", "action"] and d["unattributed_count"] == 3'  # verify
+
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/skills/versions" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' \
+  -d '{"skill_name": "deploy-runbook", "version": "1.0.0", "content": "# Deploy runbook\nMigrate, smoke-test, deploy.", "activate": true}')
+check 201 "$code"
+VERSION_ID=$(json 'd["id"]')
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/skills/logs" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -H "Idempotency-Key: $SESSION:skill-run:1" \
+  -d "{\"skill_name\": \"deploy-runbook\", \"skill_version_id\": \"$VERSION_ID\", \"session_id\": \"$SESSION\", \"outcome\": \"success\", \"duration_ms\": 5400}")
+check 201 "$code"
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/events" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' \
+  -d "{\"event_type\": \"outcome\", \"idempotency_key\": \"$SESSION:outcome:runbook\", \"session_id\": \"$SESSION\", \"skill_version_id\": \"$VERSION_ID\", \"scope_type\": \"repository\", \"scope_key\": \"acme/shop\", \"payload\": {\"text\": \"runbook written; staging deploy passed\"}}")
+check 201 "$code"
+OUTCOME_ID=$(json 'd["id"]')
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/entries" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' \
+  -d "{\"memory_type\": \"episodic\", \"content\": \"The deploy-runbook skill produced a working runbook for acme/shop.\", \"scope_type\": \"repository\", \"scope_key\": \"acme/shop\", \"source_event_id\": \"$OUTCOME_ID\"}")
+check 201 "$code"
+EPISODE_ID=$(json 'd["id"]')
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/entries/$EPISODE_ID/attribution" -H "X-Api-Key: $KEY")
+check 200 "$code"
+json 'd["resolution"], d["skill_name"], d["skill_version"]'   # skill_version deploy-runbook 1.0.0
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/timeline?skill_version_id=$VERSION_ID" -H "X-Api-Key: $KEY")
+check 200 "$code"
+json '[(i["kind"], i["outcome"] or i["event_type"]) for i in d["items"]]'   # the skill run and the event it produced
+expect 'd["skill_log_count"] == 1 and d["memory_event_count"] == 1 and d["unattributed_count"] == 0'  # verify
+check 200 "$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/entries/$EPISODE_ID/attribution" -H "X-Api-Key: $KEY")"  # verify
+expect 'd["resolution"] == "skill_version" and d["skill_version_id"] == "'"$VERSION_ID"'" and d["skill_version"] == "1.0.0"'  # verify
+
+# == 3.8 Working memory ============================================================================================
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/working/sessions" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -H "Idempotency-Key: $SESSION:working-session" \
+  -d "{\"title\": \"Deploy runbook\", \"agent\": \"memory-agent\", \"metadata\": {\"task\": \"$SESSION\"}}")
+check 201 "$code"
+WS=$(json 'd["id"]')
+ITEMS='{"items": [
+  {"item_type": "message", "role": "user", "content": "Write the deploy runbook for acme/shop", "idempotency_key": "turn-1"},
+  {"item_type": "tool_result", "content": "{\"files\": [\"docs/deploy.md\"]}", "metadata": {"tool": "ls"}, "idempotency_key": "turn-2"},
+  {"item_type": "draft", "content": "1. migrate\n2. smoke-test\n3. deploy\n", "idempotency_key": "turn-3"}]}'
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/working/sessions/$WS/items" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d "$ITEMS")
+check 201 "$code"
+json 'd["created_count"], d["last_seq"], [i["seq"] for i in d["items"]]'   # 3 3 [1, 2, 3]
+expect 'd["created_count"] == 3 and [i["seq"] for i in d["items"]] == [1, 2, 3] and d["last_seq"] == 3'  # verify
+
+code=$(curl -s -o "$R" -D "$H" -w '%{http_code}' -X POST "$BASE/api/memory/working/sessions/$WS/items" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d "$ITEMS")
+check 200 "$code"                        # the whole batch was already stored
+grep -i '^x-idempotent-replay' "$H"      # x-idempotent-replay: true
+json 'd["created_count"], d["replayed_count"], [i["seq"] for i in d["items"]]'   # 0 3 [1, 2, 3]
+
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/working/sessions/$WS/items" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' \
+  -d '{"items": [{"item_type": "message", "role": "user", "content": "Something else", "idempotency_key": "turn-1"}]}')
+check 409 "$code"                        # a used key with other content; nothing of the batch is stored
+json 'd["errors"]'
+expect 'd["errors"][0]["field"] == "items[0].idempotency_key"'  # verify
+check 200 "$(curl -s -o "$R" -D "$H" -w '%{http_code}' -X POST "$BASE/api/memory/working/sessions/$WS/items" -H "X-Api-Key: $KEY" -H 'Content-Type: application/json' -d "$ITEMS")"  # verify
+grep -qi '^x-idempotent-replay: true' "$H"  # verify
+expect 'd["created_count"] == 0 and d["replayed_count"] == 3 and d["last_seq"] == 3'  # verify
+
+AFTER=0
+while :; do
+  code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/working/sessions/$WS/items?after_seq=$AFTER&limit=2" -H "X-Api-Key: $KEY")
+  check 200 "$code"
+  json '[(i["seq"], i["item_type"], i["role"]) for i in d["items"]], d["has_more"]'
+  [ "$(json 'd["has_more"]')" = True ] || break
+  AFTER=$(json 'd["next_after_seq"]')
+done
+expect 'd["after_seq"] == 2 and [i["seq"] for i in d["items"]] == [3] and d["items"][0]["content"] == "1. migrate\n2. smoke-test\n3. deploy\n"'  # verify
+
+# == 3.9 Failure modes =============================================================================================
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/events" -H "X-Api-Key: $READER" \
+  -H 'Content-Type: application/json' -d "$EVENT")
+check 403 "$code"                        # a memory:r key cannot write
+code=$(curl -s -o "$R" -w '%{http_code} %{content_type}' "$BASE/api/memory/event/$EVENT_ID" -H "X-Api-Key: $KEY")
+check "404 application/problem+json" "$code"
+json 'd["detail"]'                       # no such endpoint: GET /api/memory/event/…  → fix the path
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/entries/00000000-0000-0000-0000-000000000000" -H "X-Api-Key: $KEY")
+check 404 "$code"
+json 'd["detail"]'                       # memory entry not found  → the path is right, the id is not
+expect 'd["detail"] == "memory entry not found"'  # verify
+
+# == 4.2 The handshake with curl ===================================================================================
+SID=$(curl -s -D - -o /dev/null -X POST $BASE/mcp/todos \
+  -H "Content-Type: application/json" \
+  -H "Accept: application/json, text/event-stream" \
+  -H "X-Api-Key: $KEY" \
+  -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}' \
+  | grep -i '^mcp-session-id' | tr -d '\r' | cut -d' ' -f2)
+echo "$SID"
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST $BASE/mcp/todos \
+  -H "Content-Type: application/json" \
+  -H "Accept: application/json, text/event-stream" \
+  -H "X-Api-Key: $KEY" \
+  -H "Mcp-Session-Id: $SID" \
+  -d '{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}')
+check 200 "$code"
+json '[t["name"] for t in d["result"]["tools"]]'
+expect '[t["name"] for t in d["result"]["tools"]] == ["todo_create", "todo_get", "todo_list", "todo_search", "todo_update", "todo_delete"]'  # verify
+case "$SID" in ????????????????????????????????.????????????????????????????????) ;; *) echo "bad SID $SID" >&2; false ;; esac  # verify
+
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST $BASE/mcp/todos \
+  -H "Content-Type: application/json" -H "Accept: application/json, text/event-stream" -H "X-Api-Key: $KEY" \
+  -d '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"todo_list","arguments":{"limit":5}}}')
+check 200 "$code"                        # HTTP 200, yet the call was refused:
+json 'd["result"]["isError"], d["result"]["content"][0]["text"]'   # True insufficient scope: todo_list requires todos:r …
+
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST $BASE/mcp \
+  -H "Content-Type: application/json" -H "Accept: application/json, text/event-stream" -H "X-Api-Key: $KEY" \
+  -d '{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{}}')
+check 200 "$code"
+json '[t["name"] for t in d["result"]["tools"]]'   # only memory_* and skill_* tools: what this key may call
+expect 'len(d["result"]["tools"]) == 25 and all(t["name"].startswith(("memory_", "skill_")) for t in d["result"]["tools"])'  # verify
+check 200 "$(curl -s -o "$R" -w '%{http_code}' -X POST $BASE/mcp/todos -H "Content-Type: application/json" -H "Accept: application/json, text/event-stream" -H "X-Api-Key: $KEY" -d '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"todo_list","arguments":{"limit":5}}}')"  # verify
+expect 'd["result"]["isError"] is True and "insufficient scope: todo_list requires todos:r" in d["result"]["content"][0]["text"]'  # verify
+
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST $BASE/mcp/memory \
+  -H "Content-Type: application/json" -H "Accept: application/json, text/event-stream" -H "X-Api-Key: $KEY" \
+  -d "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"memory_record\",\"arguments\":{\"event_type\":\"observation\",\"idempotency_key\":\"$SESSION:mcp:1\",\"session_id\":\"$SESSION\",\"payload\":{\"text\":\"recorded over MCP\"}}}}")
+check 200 "$code"
+json 'd["result"]["isError"], d["result"]["structuredContent"]["id"], d["result"]["structuredContent"]["created"]'
+expect 'd["result"]["isError"] is False and d["result"]["structuredContent"]["created"] is True and d["result"]["structuredContent"]["payload"] == {"text": "recorded over MCP"}'  # verify
+
+# == 4.3 Key transports and refusals ===============================================================================
+LIST='{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{}}'
+ACCEPT='Accept: application/json, text/event-stream'
+curl -s -o "$R" -w '%{http_code}\n' -X POST "$BASE/mcp/memory" -H 'Content-Type: application/json' -H "$ACCEPT" -H "X-Api-Key: $KEY" -d "$LIST"                # 200
+curl -s -o "$R" -w '%{http_code}\n' -X POST "$BASE/mcp/memory" -H 'Content-Type: application/json' -H "$ACCEPT" -H "Authorization: Bearer $KEY" -d "$LIST"   # 200
+curl -s -o "$R" -w '%{http_code}\n' -X POST "$BASE/mcp/memory?api_key=$KEY" -H 'Content-Type: application/json' -H "$ACCEPT" -d "$LIST"                         # 200
+curl -s -o "$R" -w '%{http_code}\n' -X POST "$BASE/mcp/memory" -H 'Content-Type: application/json' -H "$ACCEPT" -d "$LIST"                                       # 401: no key
+curl -s -o "$R" -w '%{http_code}\n' -X POST "$BASE/mcp/memory" -H 'Content-Type: application/json' -H "$ACCEPT" -H "Authorization: Bearer $TOKEN" -d "$LIST" # 401: JWTs are refused
+curl -s -o "$R" -w '%{http_code}\n' -X POST "$BASE/mcp/memory" -H 'Content-Type: application/json' -H "$ACCEPT" -H "X-Api-Key: $KEY" -H "Mcp-Session-Id: forged" -d "$LIST"  # 404: initialize again
+for t in "X-Api-Key: $KEY" "Authorization: Bearer $KEY"; do  # verify
+  check 200 "$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/mcp/memory" -H 'Content-Type: application/json' -H "$ACCEPT" -H "$t" -d "$LIST")"  # verify
+done  # verify
+check 200 "$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/mcp/memory?api_key=$KEY" -H 'Content-Type: application/json' -H "$ACCEPT" -d "$LIST")"  # verify
+check 401 "$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/mcp/memory" -H 'Content-Type: application/json' -H "$ACCEPT" -d "$LIST")"  # verify
+check 401 "$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/mcp/memory" -H 'Content-Type: application/json' -H "$ACCEPT" -H "Authorization: Bearer $TOKEN" -d "$LIST")"  # verify
+check 404 "$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/mcp/memory" -H 'Content-Type: application/json' -H "$ACCEPT" -H "X-Api-Key: $KEY" -H "Mcp-Session-Id: forged" -d "$LIST")"  # verify
+check 404 "$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/mcp/context" -H 'Content-Type: application/json' -H "$ACCEPT" -H "X-Api-Key: $KEY" -d "$LIST")"  # verify
+check 404 "$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/mcp/knowledge" -H 'Content-Type: application/json' -H "$ACCEPT" -H "X-Api-Key: $KEY" -d "$LIST")"  # verify
+check 404 "$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/context/pack" -H 'Content-Type: application/json' -H "X-Api-Key: $KEY" -d '{"task": "x"}')"  # verify
+check 404 "$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/knowledge/sources" -H "X-Api-Key: $KEY")"  # verify
+check 404 "$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/skills/catalog" -H "X-Api-Key: $KEY")"  # verify
+
+rm -f "$R" "$H"
+echo "memory-loop.sh: all steps passed against $BASE"
