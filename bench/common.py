@@ -40,8 +40,8 @@ def prepare_database(name: str, *, keep: bool = False) -> BenchDatabase:
     The database is dropped at exit (unless ``keep``), and the cluster stopped if this process started it.
     """
     import psycopg
-    from agentmate.core import migrate
 
+    from agentmate.core import migrate
     from infra import localpg
 
     already_running = localpg._ready(BENCH_PG_PORT)

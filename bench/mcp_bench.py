@@ -52,8 +52,8 @@ def free_port() -> int:
 def prepare_database() -> dict[str, str]:
     """A fresh, migrated bench database; returns the environment the servers run with."""
     import psycopg
-    from agentmate.core import migrate
 
+    from agentmate.core import migrate
     from infra import localpg
 
     localpg.start(PG_DIR, PG_PORT)

@@ -37,9 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", "No application metrics")
 
     import psycopg
-    from agentmate.todos.repository import COLUMNS
     from psycopg.rows import dict_row
 
+    from agentmate.todos.repository import COLUMNS
     from functions.auth.app import handler as auth_handler
     from functions.todos.app import handler as todos_handler
     from tests.apigw import LambdaContext, http_event, parse_response

@@ -15,3 +15,7 @@ ROUTE_GROUPS: dict[str, tuple[str, ...]] = {
     "functions.memory.app": ("/api/memory",),
     "functions.admin.app": ("/api/admin",),
 }
+
+# Unmatched /api paths go to the auth group (template.yaml's ApiFallback route), whose 404 is problem+json and
+# which serves GET /api/openapi.json.
+API_FALLBACK = "functions.auth.app"

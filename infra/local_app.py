@@ -8,14 +8,15 @@ from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from functions.routes import ROUTE_GROUPS
+from agentmate.api.errors import NOT_FOUND_HINT
+from functions.routes import API_FALLBACK, ROUTE_GROUPS
 
 
 def _not_found(path: str, method: str) -> tuple[dict[str, Any], bytes]:
     body = {
         "type": "about:blank", "title": "Not Found", "status": 404,
         "detail": f"no such endpoint: {method} {path}", "errors": [],
-        "hint": "GET /api/health lists the API and MCP endpoints",
+        "hint": NOT_FOUND_HINT,
     }
     return body, json.dumps(body).encode()
 
@@ -82,4 +83,5 @@ def build_local_app(extra: dict[str, ASGIApp] | None = None) -> Dispatcher:
         if prefix not in (extra or {}):
             table[prefix] = importlib.import_module(module_name).app  # runs via its ``local_lifespan``
     table.update(extra or {})
+    table.setdefault("/api", importlib.import_module(API_FALLBACK).app)  # longest prefix wins: a fallback
     return Dispatcher(table)

@@ -28,6 +28,8 @@ for _p in (str(ROOT), str(ROOT / "shared")):
         sys.path.insert(0, _p)
 
 DOC_PATH = ROOT / "docs" / "openapi.json"
+# The copy the layer ships, served at GET /api/openapi.json (a Lambda only holds its own group's routes).
+LAYER_COPY = ROOT / "shared" / "agentmate" / "api" / "openapi.json"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 DESCRIPTION = (
     "Backend as toolset for AI agents. Every route group is served by its own function; this document merges "
@@ -78,8 +80,9 @@ def _dependency_calls(dependant: Any) -> list[Any]:
 
 def _security_by_operation(app: Any) -> dict[tuple[str, str], tuple[bool, list[str]]]:
     """(path, method) → (authenticated?, scopes checked by a ``scoped(...)`` dependency)."""
-    from agentmate.api.deps import current_principal
     from fastapi import routing
+
+    from agentmate.api.deps import current_principal
 
     # FastAPI >= 0.16x keeps included routers nested; iter_route_contexts flattens them (older: app.routes).
     contexts = routing.iter_route_contexts(app.routes) if hasattr(routing, "iter_route_contexts") else app.routes
@@ -164,6 +167,8 @@ def _operations(doc: dict[str, Any]) -> dict[str, Any]:
 def drift(path: Path = DOC_PATH, max_lines: int = 400) -> str:
     """Empty when ``path`` matches the served document; otherwise a human-readable report."""
     current = render(build())
+    if path == DOC_PATH and (not LAYER_COPY.exists() or LAYER_COPY.read_text(encoding="utf-8") != current):
+        return f"{LAYER_COPY.relative_to(ROOT)} is out of date; run: make openapi\n"
     if not path.exists():
         return f"{path} does not exist; run: make openapi (python -m infra.openapi --write)\n"
     committed = path.read_text(encoding="utf-8")
@@ -209,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.write:
         args.path.parent.mkdir(parents=True, exist_ok=True)
         args.path.write_text(text, encoding="utf-8")
+        if args.path == DOC_PATH:
+            LAYER_COPY.write_text(text, encoding="utf-8")
         print(f"wrote {args.path} ({len(_operations(json.loads(text)))} operations)")
         return 0
     sys.stdout.write(text)

@@ -43,7 +43,6 @@ def serve(app: Any, name: str) -> Iterator[str]:
 def base_url() -> Iterator[str]:
     """The local runtime (every REST route group) with a fresh MCP app at ``/mcp``, as one uvicorn server."""
     from agentmate.mcp.app import build_mcp_app
-
     from infra.local_app import build_local_app
 
     with serve(build_local_app(extra={"/mcp": build_mcp_app()}), "uvicorn-e2e") as url:

@@ -7,6 +7,7 @@ import uuid
 import anyio
 import httpx
 import pytest
+
 from agentmate.mcp import registry
 
 from .conftest import mcp_session

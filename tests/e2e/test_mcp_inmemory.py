@@ -7,11 +7,12 @@ import uuid
 
 import anyio
 import pytest
+from mcp import Client
+
 from agentmate.auth.principal import Principal
 from agentmate.mcp import registry
 from agentmate.mcp.app import build_servers
 from agentmate.mcp.context import acting_as
-from mcp import Client
 
 pytestmark = pytest.mark.anyio
 

@@ -12,7 +12,6 @@ from typing import Any
 
 import agentmate
 from agentmate.mcp import registry
-
 from functions.routes import ROUTE_GROUPS
 
 from .spec_tools import SPEC_TOOLS

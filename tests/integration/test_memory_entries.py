@@ -9,6 +9,7 @@ from typing import Any
 
 import psycopg
 import pytest
+
 from agentmate.retrieval import config
 from agentmate.retrieval.embedders import EmbeddingError
 from agentmate.retrieval.vector_index import VectorIndexError

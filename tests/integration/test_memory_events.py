@@ -10,6 +10,7 @@ from uuid import UUID
 
 import psycopg
 import pytest
+
 from agentmate.auth.principal import Principal
 from agentmate.core.db import get_database
 from agentmate.core.errors import Conflict

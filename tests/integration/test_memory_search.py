@@ -9,6 +9,7 @@ from typing import Any
 
 import psycopg
 import pytest
+
 from agentmate.retrieval import config
 from agentmate.retrieval import repository as retrieval_repo
 from agentmate.retrieval.embedders import EmbeddingError

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+
 from agentmate.core import migrate
 
 

@@ -10,6 +10,7 @@ from uuid import UUID, uuid4
 
 import psycopg
 import pytest
+
 from agentmate.core.db import get_database
 from agentmate.core.errors import ServiceUnavailable
 from agentmate.retrieval import config, lexical, service

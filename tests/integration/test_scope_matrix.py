@@ -139,6 +139,7 @@ SPEC: dict[tuple[str, str], str | tuple[str, ...]] = {
 EXTENSIONS: dict[tuple[str, str], str | tuple[str, ...]] = {
     ("GET", "/api/health"): PUBLIC,
     ("GET", "/api/schema"): PUBLIC,
+    ("GET", "/api/openapi.json"): PUBLIC,
     ("PATCH", "/api/notes/{}/append"): "notes:rw",  # note_append
     # reports / bookmarks / expenses: CRUD like todos (MCP report_*, bookmark_*, expense_* tools)
     ("POST", "/api/reports"): "reports:rw",

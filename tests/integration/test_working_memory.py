@@ -11,13 +11,14 @@ from typing import Any
 
 import psycopg
 import pytest
+from starlette.testclient import TestClient
+
 from agentmate.api.app import build_app
 from agentmate.auth.principal import Principal
 from agentmate.core.db import Database
 from agentmate.working import service
 from agentmate.working.router import router
 from agentmate.working.schemas import MAX_BATCH_ITEMS, MAX_CONTENT_BYTES, ItemIn, ItemsAppend, SessionCreate
-from starlette.testclient import TestClient
 
 BASE = "/api/memory/working"
 SESSIONS = f"{BASE}/sessions"

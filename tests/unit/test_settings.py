@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from agentmate.core.settings import PLACEHOLDER_JWT_SECRET, Settings
 from pydantic import ValidationError
+
+from agentmate.core.settings import PLACEHOLDER_JWT_SECRET, Settings
 
 STRONG = "s" * 32
 

@@ -70,8 +70,9 @@ def build_app(routers: Iterable[APIRouter], *, title: str = API_TITLE) -> FastAP
     app = FastAPI(
         title=title,
         version=API_VERSION,
-        openapi_url="/api/openapi.json",
-        docs_url="/api/docs",
+        # The combined document of every group is served by the system router at /api/openapi.json.
+        openapi_url=None,
+        docs_url=None,
         redoc_url=None,
         generate_unique_id_function=_operation_id,
     )

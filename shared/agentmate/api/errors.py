@@ -16,6 +16,9 @@ from agentmate.core.errors import DomainError, FieldError
 from agentmate.core.observability import logger
 
 PROBLEM = "application/problem+json"
+NOT_FOUND_HINT = ("GET /api/openapi.json lists every endpoint, GET /api/schema the allowed values, "
+                  "GET /api/health the MCP endpoints")
+_CHALLENGE = 'Bearer realm="agentmate", ApiKey realm="agentmate" header="X-Api-Key"'
 _QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'")
 
 _HINTS = {
@@ -100,7 +103,8 @@ def pydantic_errors(raw: list[dict[str, Any]]) -> list[FieldError]:
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(DomainError)
     async def _domain(_: Request, exc: DomainError) -> JSONResponse:
-        return problem(exc.status, exc.title, exc.detail, [e.as_dict() for e in exc.errors], exc.extra)
+        headers = {"WWW-Authenticate": _CHALLENGE} if exc.status == 401 else None
+        return problem(exc.status, exc.title, exc.detail, [e.as_dict() for e in exc.errors], exc.extra, headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -112,7 +116,7 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         if exc.status_code == 404:
             return problem(404, "Not Found", f"no such endpoint: {request.method} {request.url.path}",
-                           extra={"hint": "GET /api/health lists the API; GET /api/schema lists allowed values"})
+                           extra={"hint": NOT_FOUND_HINT})
         if exc.status_code == 405:
             return problem(405, "Method Not Allowed", f"{request.method} is not allowed on {request.url.path}",
                            headers=dict(exc.headers or {}))

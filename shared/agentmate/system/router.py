@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import importlib
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 from pydantic import BaseModel
 
 from agentmate.api.app import API_VERSION
@@ -98,6 +99,17 @@ def _schema() -> dict[str, Any]:
         "pagination": {"limit": {"minimum": 1, "maximum": 100, "default": 20}, "offset": {"minimum": 0}},
         "errors": "application/problem+json with errors[] of {field, message, allowed}",
     }
+
+
+@lru_cache(maxsize=1)
+def _openapi_document() -> bytes:
+    return (Path(__file__).resolve().parents[1] / "api" / "openapi.json").read_bytes()
+
+
+@router.get("/openapi.json", response_class=Response, responses={200: {"content": {"application/json": {}}}})
+def openapi_document() -> Response:
+    """The OpenAPI document of the whole REST API (every route group), as committed in docs/openapi.json."""
+    return Response(_openapi_document(), media_type="application/json")
 
 
 @router.get("/schema")

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from agentmate.retrieval.embedders import (
     DEFAULT_STATIC_MODEL_PATH,
     Embedder,

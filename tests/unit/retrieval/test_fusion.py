@@ -1,6 +1,7 @@
 from datetime import UTC, datetime, timedelta
 
 import pytest
+
 from agentmate.retrieval.fusion import Candidate, reciprocal_rank_fusion
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -3,6 +3,7 @@ import random
 import re
 
 import pytest
+
 from agentmate.retrieval.lexical import (
     MAX_QUERY_CJK_TERMS,
     MAX_QUERY_WORDS,

@@ -18,6 +18,7 @@ import tempfile
 from collections.abc import Iterator
 
 import pytest
+
 from agentmate.retrieval.lexical import projection, tsquery
 
 from .test_lexical import NASTY_PIECES, random_nasty

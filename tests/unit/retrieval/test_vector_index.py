@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from agentmate.retrieval.vector_index import (
     EmbeddedIndex,
     QdrantServerIndex,
