@@ -201,15 +201,14 @@ def _record_in(conn: Conn, principal: Principal, data: dict[str, Any]) -> tuple[
     """Append (or replay) one event inside the caller's transaction: (row, created)."""
     if data["skill_version_id"] is not None:
         resolve_version(conn, account_id=principal.account_id, version_id=data["skill_version_id"])
-    try:
-        with conn.transaction():
-            row = repo.insert_event(
-                conn,
-                account_id=principal.account_id,
-                user_id=principal.user_id,
-                key_id=principal.key_id,
-                data=data,
-            )
+    try:  # no savepoint: on an error the whole transaction is abandoned anyway
+        row = repo.insert_event(
+            conn,
+            account_id=principal.account_id,
+            user_id=principal.user_id,
+            key_id=principal.key_id,
+            data=data,
+        )
     except psycopg.errors.UniqueViolation as exc:
         if exc.diag.constraint_name == "memory_events_session_sequence_key":
             raise Conflict(

@@ -3,7 +3,8 @@
 - ``EMBEDDING_BASE_URL`` set → the OpenAI-compatible client; otherwise the offline default
   (``EMBEDDING_OFFLINE``: ``static`` = the bundled model2vec model, ``hashing`` = feature hashing).
 - ``QDRANT_URL`` set → the Qdrant server index; otherwise the embedded index (in memory when ``VECTOR_PATH``
-  is empty, else persisted in that folder).
+  is empty, else persisted in that folder) — except in ``prod``, where a missing ``QDRANT_URL`` is an error (each
+  Lambda environment would otherwise hold its own partial index).
 
 Building is lazy (first use) and a failure is not cached, so a transient error is retried on the next request.
 Tests and tools replace either part with ``set_embedder`` / ``set_vector_index`` (``None`` restores the
@@ -50,6 +51,12 @@ def build_vector_index(settings: Settings, dimensions: int) -> Any:
             url=settings.qdrant_url,
             api_key=settings.resolved_qdrant_api_key() or None,
             collection=settings.qdrant_collection,
+        )
+    elif settings.agentmate_env == "prod":
+        # In Lambda the embedded index would be a private, throwaway copy per execution environment: refuse it,
+        # so the vector leg reports itself degraded instead of silently answering from a partial index.
+        raise vector_index.VectorIndexError(
+            "QDRANT_URL is not set: the embedded vector index is for local runs"
         )
     else:
         index = vector_index.EmbeddedIndex(path=settings.vector_path or None)
