@@ -273,7 +273,7 @@ class SearchRequest(BaseModel):
     query: Annotated[str, Strip, Field(min_length=1, max_length=2000)]
     top_k: int = Field(default=8, ge=1, le=20)
     scope_type: Annotated[ScopeType | None, Lower] = None
-    scope_key: Annotated[str | None, Strip, Field(max_length=MAX_SCOPE_KEY)] = Field(
+    scope_key: Annotated[str, Strip, Field(max_length=MAX_SCOPE_KEY)] | None = Field(
         default=None, description="Requires scope_type"
     )
     memory_type: Annotated[MemoryType | None, Lower] = None
@@ -432,7 +432,7 @@ class CheckpointCreate(BaseModel):
     scope_type: ScopeTypeIn = "global"
     scope_key: ScopeKey = ""
     skill_version_id: OptionalUUID = None
-    idempotency_key: Annotated[str | None, Strip, Field(max_length=MAX_IDEMPOTENCY_KEY)] = None
+    idempotency_key: Annotated[str, Strip, Field(max_length=MAX_IDEMPOTENCY_KEY)] | None = None
 
     blocked_on: misplaced("list blockers in open") = None
     blockers: misplaced("list blockers in open") = None

@@ -157,8 +157,8 @@ def memory_search(
     top_k: Annotated[int, Field(ge=1, le=20, description="1..20 (default 8)")] = 8,
     scope_type: Annotated[m.ScopeType | None, Field(description="Only this scope type: global, project, "
                                                                 "repository, agent, session")] = None,
-    scope_key: Annotated[str | None, Field(max_length=m.MAX_SCOPE_KEY, description="Only this scope key "
-                                                                                   "(requires scope_type)")] = None,
+    scope_key: Annotated[str, Field(max_length=m.MAX_SCOPE_KEY, description="Only this scope key "
+                                                                                   "(requires scope_type)")] | None = None,
     memory_type: Annotated[m.MemoryType | None, Field(description="semantic, episodic or procedural")] = None,
     status: Annotated[m.EntryStatus, Field(description="active (default), pending, superseded, invalidated, "
                                                        "archived or expired")] = "active",
@@ -181,7 +181,7 @@ def memory_get(id: EntryId) -> EntryDetail:
 
 @tools.tool("memory:r", rest="GET /api/memory/timeline", title="Session / skill timeline")
 def memory_timeline(
-    session_id: Annotated[str | None, Field(max_length=m.MAX_SESSION_ID, description="The session to trace")]
+    session_id: Annotated[str, Field(max_length=m.MAX_SESSION_ID, description="The session to trace")] | None
     = None,
     skill_version_id: Annotated[UUID | None, Field(description="The skill version to trace")] = None,
     limit: Annotated[int, Field(ge=1, le=service.TIMELINE_MAX_LIMIT, description="1..500 (default 200)")]
@@ -256,9 +256,9 @@ def memory_checkpoint_save(
     scope_type: ScopeType = "global",
     scope_key: ScopeKey = "",
     skill_version_id: SkillVersionId = None,
-    idempotency_key: Annotated[str | None, Field(max_length=m.MAX_IDEMPOTENCY_KEY, description="Optional; by "
+    idempotency_key: Annotated[str, Field(max_length=m.MAX_IDEMPOTENCY_KEY, description="Optional; by "
                                                  "default derived from the content, so unchanged state is a "
-                                                 "no-op")] = None,
+                                                 "no-op")] | None = None,
 ) -> CheckpointSaved:
     """Save a resumable snapshot of the session: goal (required), done, next and open (lists of strings),
     notes and label. Saving unchanged state again is a no-op (created=false). Resume later with

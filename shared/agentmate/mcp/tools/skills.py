@@ -78,10 +78,10 @@ def skill_log_add(
 
 @tools.tool("skills:r", rest="GET /api/skills/logs", title="List skill runs")
 def skill_logs_list(
-    skill_name: Annotated[str | None, Field(max_length=200, description="Exact skill name")] = None,
+    skill_name: Annotated[str, Field(max_length=200, description="Exact skill name")] | None = None,
     outcome: Annotated[Outcome | None, Field(description="success, failure, partial or user_corrected")] = None,
-    agent_id: Annotated[str | None, Field(max_length=200)] = None,
-    session_id: Annotated[str | None, Field(max_length=200)] = None,
+    agent_id: Annotated[str, Field(max_length=200)] | None = None,
+    session_id: Annotated[str, Field(max_length=200)] | None = None,
     skill_version_id: UUID | None = None,
     limit: Limit = DEFAULT_LIMIT,
     offset: Offset = 0,

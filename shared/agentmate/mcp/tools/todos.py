@@ -90,7 +90,7 @@ def todo_search(q: Query, limit: Limit = DEFAULT_LIMIT, offset: Offset = 0) -> P
 def todo_update(
     id: TodoId,
     title: Title | None = None,
-    description: Annotated[str | None, Field(max_length=20000, description="New description")] = None,
+    description: Annotated[str, Field(max_length=20000, description="New description")] | None = None,
     status: Annotated[TodoStatus | None, Field(description="New status: pending, in_progress, done, "
                                                             "cancelled")] = None,
     priority: Annotated[TodoPriority | None, Field(description="New priority: low, medium, high")] = None,
