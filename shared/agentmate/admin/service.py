@@ -7,8 +7,8 @@ from uuid import UUID
 import psycopg
 
 from agentmate.admin.schemas import DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE, LexicalRebuildResult
+from agentmate.auth.credentials import require_admin
 from agentmate.auth.principal import Principal
-from agentmate.auth.service import require_admin
 from agentmate.core.db import Database
 from agentmate.core.errors import Forbidden, invalid
 from agentmate.retrieval import lexical

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import Depends, Header, Request
 
-from agentmate.auth import service as auth_service
+from agentmate.auth import credentials
 from agentmate.auth.principal import Principal
 from agentmate.core.db import Database, get_database
 from agentmate.core.idempotency import check_key
@@ -32,7 +32,7 @@ DbDep = Annotated[Database, Depends(_database)]
 def current_principal(request: Request, db: DbDep, settings: SettingsDep) -> Principal:
     auth = request.headers.get("authorization", "")
     bearer = auth[7:].strip() if auth[:7].lower() == "bearer " else None
-    principal = auth_service.authenticate(db, settings, api_key=request.headers.get("x-api-key"), bearer=bearer)
+    principal = credentials.authenticate(db, settings, api_key=request.headers.get("x-api-key"), bearer=bearer)
     logger.append_keys(account_id=str(principal.account_id))
     request.state.principal = principal
     return principal

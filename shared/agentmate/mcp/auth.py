@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl, urlencode
 import anyio.to_thread
 from starlette.types import Scope
 
-from agentmate.auth import service as auth_service
+from agentmate.auth import credentials
 from agentmate.auth.principal import Principal
 from agentmate.auth.security import API_KEY_PREFIX
 from agentmate.core.db import get_database
@@ -61,7 +61,7 @@ async def authenticate(scope: Scope) -> Principal:
     """The request's caller; raises ``Unauthorized`` for a missing, malformed or unknown key."""
     key = api_key_from(scope)
     caller = await anyio.to_thread.run_sync(functools.partial(
-        auth_service.authenticate, get_database(), get_settings(), api_key=key, bearer=None,
+        credentials.authenticate, get_database(), get_settings(), api_key=key, bearer=None,
     ))
     if caller.via != "api_key":  # pragma: no cover - authenticate() returns api_key principals for keys
         raise Unauthorized(f"missing API key: {HOW}")
