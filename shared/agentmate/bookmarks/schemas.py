@@ -13,7 +13,6 @@ MAX_URL_LENGTH = 2048
 MAX_TITLE_LENGTH = 500
 MAX_SUMMARY_LENGTH = 20000
 MAX_SOURCE_LENGTH = 255
-NUL_MESSAGE = "must not contain NUL (U+0000) characters"
 URL_MESSAGE = "must be an absolute http:// or https:// URL with a host, e.g. https://example.com/page"
 
 

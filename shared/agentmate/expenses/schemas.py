@@ -28,7 +28,6 @@ CENT = Decimal("0.01")
 MAX_AMOUNT = Decimal("9999999999.99")  # numeric(12,2)
 MAX_DESCRIPTION_LENGTH = 2000
 MAX_SOURCE_LENGTH = 255
-NUL_MESSAGE = "must not contain NUL (U+0000) characters"
 AMOUNT_MESSAGE = 'must be a decimal number such as "12.50"'
 
 

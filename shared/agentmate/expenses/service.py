@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any
 from uuid import UUID
 
 from agentmate.auth.principal import Principal
-from agentmate.core import idempotency
+from agentmate.core import records
 from agentmate.core.db import Database
-from agentmate.core.errors import ErrorCollector, NotFound
+from agentmate.core.errors import ErrorCollector
 from agentmate.core.idempotency import Outcome
 from agentmate.core.pagination import Page, PageParams
-from agentmate.core.text import blank_to_none, normalise_tag
+from agentmate.core.text import blank_to_none
 from agentmate.expenses import repository as repo
 from agentmate.expenses.repository import Filters
 from agentmate.expenses.schemas import (
-    NUL_MESSAGE,
     CurrencyTotal,
     Expense,
     ExpenseCreate,
@@ -27,66 +25,73 @@ from agentmate.expenses.schemas import (
 )
 
 NOT_NULL = ("amount", "currency", "description", "tags", "happened_at")
+
+
 _CODE = re.compile(r"^[A-Z]{3}$")
 
 
-def create(db: Database, principal: Principal, body: ExpenseCreate, idempotency_key: str | None = None) -> Outcome:
+def create(
+    db: Database, principal: Principal, body: ExpenseCreate, idempotency_key: str | None = None
+) -> Outcome:
     """Record an expense; ``happened_at`` defaults to now."""
-    data = body.model_dump()
-    with db.tenant(principal.account_id) as conn:
-
-        def insert() -> dict[str, Any]:
-            row = repo.insert(conn, account_id=principal.account_id, user_id=principal.user_id,
-                              key_id=principal.key_id, data=data)
-            return Expense(**row).model_dump(mode="json")
-
-        return idempotency.run_once(conn, account_id=principal.account_id, route="expenses.create",
-                                    key=idempotency_key, request=body.model_dump(mode="json"), create=insert)
+    return records.create(
+        db,
+        principal,
+        body,
+        route="expenses.create",
+        model=Expense,
+        insert=repo.insert,
+        idempotency_key=idempotency_key,
+    )
 
 
 def get(db: Database, principal: Principal, expense_id: UUID) -> Expense:
-    with db.tenant(principal.account_id) as conn:
-        row = repo.get(conn, account_id=principal.account_id, expense_id=expense_id)
-    if row is None:
-        raise NotFound("expense")
-    return Expense(**row)
+    """One expense by id; 404 if it does not exist in this account."""
+    return records.one(
+        db,
+        principal,
+        "expense",
+        Expense,
+        lambda conn, account_id: repo.get(conn, account_id=account_id, expense_id=expense_id),
+    )
 
 
 def update(db: Database, principal: Principal, expense_id: UUID, body: ExpenseUpdate) -> Expense:
-    changes = body.model_dump(exclude_unset=True)
-    errors = ErrorCollector()
-    for name in NOT_NULL:
-        if name in changes and changes[name] is None:
-            errors.add(name, "may not be null")
-    errors.raise_if_any()
-    with db.tenant(principal.account_id) as conn:
-        row = repo.update(conn, account_id=principal.account_id, expense_id=expense_id, changes=changes)
-    if row is None:
-        raise NotFound("expense")
-    return Expense(**row)
+    """Change the fields sent; the others stay as they are."""
+    changes = records.changes(body, NOT_NULL)
+    return records.one(
+        db,
+        principal,
+        "expense",
+        Expense,
+        lambda conn, account_id: repo.update(
+            conn, account_id=account_id, expense_id=expense_id, changes=changes
+        ),
+    )
 
 
 def delete(db: Database, principal: Principal, expense_id: UUID) -> None:
-    with db.tenant(principal.account_id) as conn:
-        if not repo.delete(conn, account_id=principal.account_id, expense_id=expense_id):
-            raise NotFound("expense")
+    records.remove(
+        db,
+        principal,
+        "expense",
+        lambda conn, account_id: repo.delete(conn, account_id=account_id, expense_id=expense_id),
+    )
 
 
 def _filters(
-    *, tags: list[str] | None, q: str | None, source: str | None, currency: str | None,
-    start: datetime | None, end: datetime | None,
+    *,
+    tags: list[str] | None,
+    q: str | None,
+    source: str | None,
+    currency: str | None,
+    start: datetime | None,
+    end: datetime | None,
 ) -> Filters:
     """Normalise and check filter values, reporting every bad one at once. Blank values mean "no filter"."""
+    wanted, given = records.filters(tags, q=q, source=source)
+    text, source = given["q"], given["source"]
     errors = ErrorCollector()
-    wanted = list(dict.fromkeys(t for t in (normalise_tag(x) for x in tags or []) if t))
-    if any("\x00" in t for t in wanted):
-        errors.add("tags", NUL_MESSAGE)
-    text = blank_to_none(q)
-    if text and "\x00" in text:
-        errors.add("q", NUL_MESSAGE)
-    source = blank_to_none(source)
-    if source and "\x00" in source:
-        errors.add("source", NUL_MESSAGE)
     code = blank_to_none(currency)
     if code is not None:
         code = code.upper()
@@ -102,22 +107,38 @@ def _filters(
 
 
 def search(
-    db: Database, principal: Principal, page: PageParams, *, tags: list[str] | None = None, q: str | None = None,
-    source: str | None = None, currency: str | None = None, start: datetime | None = None,
+    db: Database,
+    principal: Principal,
+    page: PageParams,
+    *,
+    tags: list[str] | None = None,
+    q: str | None = None,
+    source: str | None = None,
+    currency: str | None = None,
+    start: datetime | None = None,
     end: datetime | None = None,
 ) -> Page[Expense]:
     """Expenses, most recent ``happened_at`` first. ``tags`` all must match (normalised here); ``q`` is a
     case-insensitive substring of the description; ``start`` inclusive, ``end`` exclusive, on ``happened_at``."""
     filters = _filters(tags=tags, q=q, source=source, currency=currency, start=start, end=end)
     with db.tenant(principal.account_id) as conn:
-        rows, total = repo.search(conn, account_id=principal.account_id, filters=filters,
-                                  limit=page.limit, offset=page.offset)
-    return Page[Expense](items=[Expense(**r) for r in rows], total=total, limit=page.limit, offset=page.offset)
+        rows, total = repo.search(
+            conn, account_id=principal.account_id, filters=filters, limit=page.limit, offset=page.offset
+        )
+    return Page[Expense](
+        items=[Expense(**r) for r in rows], total=total, limit=page.limit, offset=page.offset
+    )
 
 
 def summary(
-    db: Database, principal: Principal, *, tags: list[str] | None = None, q: str | None = None,
-    source: str | None = None, currency: str | None = None, start: datetime | None = None,
+    db: Database,
+    principal: Principal,
+    *,
+    tags: list[str] | None = None,
+    q: str | None = None,
+    source: str | None = None,
+    currency: str | None = None,
+    start: datetime | None = None,
     end: datetime | None = None,
 ) -> ExpenseSummary:
     """Totals and counts per currency, each with per-tag totals; different currencies are never summed."""
@@ -127,8 +148,9 @@ def summary(
     currencies: list[CurrencyTotal] = []
     for row in rows:
         if row["level"] == 0:
-            currencies.append(CurrencyTotal(currency=row["currency"], total=row["total"], count=row["count"],
-                                            by_tag=[]))
+            currencies.append(
+                CurrencyTotal(currency=row["currency"], total=row["total"], count=row["count"], by_tag=[])
+            )
         else:
             currencies[-1].by_tag.append(TagTotal(tag=row["tag"], total=row["total"], count=row["count"]))
     return ExpenseSummary(currencies=currencies, count=sum(c.count for c in currencies))

@@ -12,7 +12,6 @@ ReportFormat = Literal["md", "html"]
 FORMATS: tuple[str, ...] = ReportFormat.__args__  # type: ignore[attr-defined]
 MAX_TITLE_LENGTH = 500
 MAX_SOURCE_LENGTH = 255
-NUL_MESSAGE = "must not contain NUL (U+0000) characters"
 
 
 def blank_to_none(value: object) -> object:

@@ -1,0 +1,106 @@
+"""The use-case skeleton shared by the record domains (todos, notes, reports, bookmarks, expenses).
+
+Each helper opens one tenant transaction; the domain passes its repository call and response model, so a
+domain's service keeps only what is particular to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+from uuid import UUID
+
+from pydantic import BaseModel
+
+from agentmate.auth.principal import Principal
+from agentmate.core import idempotency
+from agentmate.core.db import Conn, Database
+from agentmate.core.errors import ErrorCollector, NotFound
+from agentmate.core.idempotency import Outcome
+from agentmate.core.text import blank_to_none, normalise_tag
+
+M = TypeVar("M", bound=BaseModel)
+Row = dict[str, Any]
+NUL_MESSAGE = "must not contain NUL (U+0000) characters"
+
+
+def create(
+    db: Database,
+    principal: Principal,
+    body: BaseModel,
+    *,
+    route: str,
+    model: type[BaseModel],
+    insert: Callable[..., Row],
+    idempotency_key: str | None,
+    data: dict[str, Any] | None = None,
+) -> Outcome:
+    """Insert one record (at most once per ``Idempotency-Key``) and return its serialised response."""
+    values = body.model_dump() if data is None else data
+    with db.tenant(principal.account_id) as conn:
+
+        def run() -> dict[str, Any]:
+            row = insert(
+                conn,
+                account_id=principal.account_id,
+                user_id=principal.user_id,
+                key_id=principal.key_id,
+                data=values,
+            )
+            return model(**row).model_dump(mode="json")
+
+        return idempotency.run_once(
+            conn,
+            account_id=principal.account_id,
+            route=route,
+            key=idempotency_key,
+            request=body.model_dump(mode="json"),
+            create=run,
+        )
+
+
+def one(
+    db: Database,
+    principal: Principal,
+    resource: str,
+    model: type[M],
+    fetch: Callable[[Conn, UUID], Row | None],
+) -> M:
+    """The record ``fetch(conn, account_id)`` returns (a read or an update), or 404 naming ``resource``."""
+    with db.tenant(principal.account_id) as conn:
+        row = fetch(conn, principal.account_id)
+    if row is None:
+        raise NotFound(resource)
+    return model(**row)
+
+
+def remove(db: Database, principal: Principal, resource: str, delete: Callable[[Conn, UUID], bool]) -> None:
+    with db.tenant(principal.account_id) as conn:
+        if not delete(conn, principal.account_id):
+            raise NotFound(resource)
+
+
+def changes(body: BaseModel, not_null: tuple[str, ...]) -> dict[str, Any]:
+    """The fields a PATCH sent; an explicit null on a field that cannot be cleared is a 400 naming it."""
+    sent = body.model_dump(exclude_unset=True)
+    errors = ErrorCollector()
+    for name in not_null:
+        if name in sent and sent[name] is None:
+            errors.add(name, "may not be null")
+    errors.raise_if_any()
+    return sent
+
+
+def filters(tags: list[str] | None = None, **texts: str | None) -> tuple[list[str], dict[str, str | None]]:
+    """List filters: tags normalised and deduplicated, text values with blanks meaning "no filter".
+    NUL in any value is a 400 naming each such field (Postgres cannot compare it)."""
+    errors = ErrorCollector()
+    wanted = list(dict.fromkeys(t for t in (normalise_tag(x) for x in tags or []) if t))
+    if any("\x00" in t for t in wanted):
+        errors.add("tags", NUL_MESSAGE)
+    cleaned = {name: blank_to_none(value) for name, value in texts.items()}
+    for name, value in cleaned.items():
+        if value and "\x00" in value:
+            errors.add(name, NUL_MESSAGE)
+    errors.raise_if_any()
+    return wanted, cleaned
