@@ -376,3 +376,32 @@ def test_in_memory_embedded_index_removes_its_folder_and_refuses_use_after_close
     with pytest.raises(VectorIndexError, match="closed"):
         idx.count("acct-a")
     idx.close()  # idempotent
+
+
+def test_embedded_index_optimises_in_the_background_and_keeps_answering(tmp_path: Path) -> None:
+    # Given an index that optimises after every 100 written points
+    idx = EmbeddedIndex(str(tmp_path / "vectors"), optimize_every=100)
+    idx.ensure_collection(DIMS)
+    mine, other = "acct-a", "acct-b"
+    nearest = point(vec(1.0, 0.0))
+    idx.upsert(other, [nearest])
+    for i in range(3):
+        idx.upsert(mine, [point(vec(0.5, 0.1 * j + i)) for j in range(50)])
+    # When the background optimisation it started has finished
+    assert idx._optimizer is not None
+    assert idx.wait_optimized(timeout=60)
+    # Then searches answer from the optimised segments, still confined to the account
+    hits = idx.search(mine, "memory", vec(1.0, 0.0), 10)
+    assert len(hits) == 10
+    assert idx.count(mine) == 150 and idx.count(other) == 1
+    assert nearest.id not in ids_of(hits)
+    assert all(h.payload["account_id"] == mine for h in hits)
+    idx.close()
+
+
+def test_embedded_index_never_optimises_when_disabled(tmp_path: Path) -> None:
+    idx = EmbeddedIndex(str(tmp_path / "vectors"), optimize_every=None)
+    idx.ensure_collection(DIMS)
+    idx.upsert("acct-a", [point(vec(0.1 * j, 1.0)) for j in range(200)])
+    assert idx._optimizer is None
+    idx.close()
