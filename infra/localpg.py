@@ -8,9 +8,11 @@ we are root because Postgres refuses to run as root. Without system binaries it 
 from __future__ import annotations
 
 import glob
+import hashlib
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -50,11 +52,28 @@ def url(port: int, database: str, role: str = OWNER) -> str:
     return f"postgresql://{role}@127.0.0.1:{port}/{database}"
 
 
+def cluster_dir(base_dir: Path) -> Path:
+    """Where the cluster for ``base_dir`` lives. As root the server runs as ``postgres``, which cannot reach a
+    folder under e.g. /root (mode 700): then a folder of its own under the system temp dir is used instead."""
+    base_dir = base_dir.resolve()
+    if os.geteuid() != 0:
+        return base_dir
+    probe = base_dir
+    while not probe.exists():
+        probe = probe.parent
+    reachable = subprocess.run(["runuser", "-u", "postgres", "--", "test", "-x", str(probe)],
+                               check=False).returncode == 0
+    if reachable:
+        return base_dir
+    digest = hashlib.sha1(str(base_dir).encode()).hexdigest()[:10]
+    return Path(tempfile.gettempdir()) / f"agentmate-pg-{digest}"
+
+
 def start(base_dir: Path, port: int) -> None:
-    """Initialise (first time) and start a cluster in ``base_dir`` listening on 127.0.0.1:``port``."""
+    """Initialise (first time) and start a cluster for ``base_dir`` listening on 127.0.0.1:``port``."""
     if _ready(port):
         return
-    base_dir = base_dir.resolve()
+    base_dir = cluster_dir(base_dir)
     pg_bin = _pg_bin()
     if pg_bin is None:
         raise RuntimeError(
@@ -87,7 +106,7 @@ def start(base_dir: Path, port: int) -> None:
 
 def stop(base_dir: Path) -> None:
     pg_bin = _pg_bin()
-    data = base_dir.resolve() / "data"
+    data = cluster_dir(base_dir) / "data"
     if pg_bin is not None and (data / "postmaster.pid").exists():
         subprocess.run(_as_pg_user([str(pg_bin / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
                        check=False, stdout=subprocess.DEVNULL)
