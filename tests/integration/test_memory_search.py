@@ -242,3 +242,19 @@ def test_another_accounts_memories_never_come_back(client, account, other_accoun
     }
     assert corpus["deploy"]["id"] in mine
     assert client.post(SEARCH, json={"query": "x"}, headers=account.headers("skills:r")).status_code == 403
+
+
+def test_search_hits_report_the_entrys_indexing_state(client, account):
+    # Given an entry stored and indexed
+    h = account.headers("memory:rw")
+    r = client.post("/api/memory/entries", headers=h, json={
+        "content": "The deploy pipeline needs the staging database migrated first",
+        "memory_type": "procedural", "evidence": [{"source_type": "url", "source_id": "https://example.com/x"}]})
+    assert r.status_code == 201, r.text
+    # When a search finds it
+    found = client.post("/api/memory/search", headers=h, json={"query": "staging database migrated"}).json()
+    # Then the hit carries the same indexing state as GET /entries/{id}
+    hit = next(i for i in found["items"] if i["entry"]["id"] == r.json()["id"])
+    detail = client.get(f"/api/memory/entries/{r.json()['id']}", headers=h).json()
+    assert hit["entry"]["indexing"]["status"] == detail["indexing"]["status"] == "indexed"
+    assert hit["entry"]["indexing"]["document_id"] == detail["indexing"]["document_id"]

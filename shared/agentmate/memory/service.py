@@ -515,7 +515,13 @@ def search(db: Database, principal: Principal, body: SearchRequest) -> SearchRes
                 reason += f" in {entry['scope_type']}:{entry['scope_key']}"
             items.append(
                 SearchItem(
-                    entry=EntryDetail(**entry, evidence=[Evidence(**e) for e in evidence[entry["id"]]]),
+                    entry=EntryDetail(
+                        **entry,
+                        evidence=[Evidence(**e) for e in evidence[entry["id"]]],
+                        # The hit is the entry's retrieval projection, so its indexing state is at hand.
+                        indexing=Indexing(status=hit.document["status"], document_id=hit.document["id"],
+                                          error=hit.document.get("error")),
+                    ),
                     rank=rank,
                     score=round(score, 6),
                     retrieval_score=round(hit.score, 6),
