@@ -374,3 +374,16 @@ def test_the_memory_lambda_handler_serves_events_with_the_replay_header(account)
     assert first.status_code == 201 and again.status_code == 200
     assert again.headers["x-idempotent-replay"] == "true" and again.json()["id"] == first.json()["id"]
     assert first.headers["cache-control"] == "private, no-store"
+
+
+def test_every_replay_carries_both_replay_headers(client, account):
+    # One rule for agents (docs/decisions.md D17): body-keyed and header-keyed replays say so the same way.
+    h = account.headers("memory:rw", "todos:rw")
+    event = {"event_type": "note", "idempotency_key": "replay-headers", "payload": {"text": "x"}}
+    client.post("/api/memory/events", json=event, headers=h)
+    body_keyed = client.post("/api/memory/events", json=event, headers=h)
+    client.post("/api/todos", json={"title": "t"}, headers={**h, "Idempotency-Key": "replay-headers"})
+    header_keyed = client.post("/api/todos", json={"title": "t"}, headers={**h, "Idempotency-Key": "replay-headers"})
+    assert (body_keyed.status_code, header_keyed.status_code) == (200, 201)
+    for r in (body_keyed, header_keyed):
+        assert r.headers["idempotent-replay"] == "true" and r.headers["x-idempotent-replay"] == "true"

@@ -8,7 +8,7 @@ from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import DbDep, IdempotencyKey, scoped
 from agentmate.api.errors import PROBLEM, PROBLEM_RESPONSES, Problem
-from agentmate.api.responses import created
+from agentmate.api.responses import REPLAY_HEADERS, created
 from agentmate.core.idempotency import Outcome
 from agentmate.core.observability import count
 from agentmate.core.pagination import Page, PageDep
@@ -45,7 +45,6 @@ router = APIRouter(prefix="/api/memory", tags=["memory"], responses=PROBLEM_RESP
 
 Reader = scoped("memory:r")
 Writer = scoped("memory:rw")
-REPLAY_HEADER = "X-Idempotent-Replay"
 SEARCH_RESPONSES: dict[int | str, dict[str, Any]] = {
     503: {
         "model": Problem,
@@ -56,8 +55,8 @@ SEARCH_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 
 def _replayable(outcome: Outcome) -> JSONResponse:
-    """201 for a new record; 200 + ``X-Idempotent-Replay: true`` when it already existed."""
-    headers = {REPLAY_HEADER: "true"} if outcome.replay else None
+    """201 for a new record; 200 + the replay headers (``X-Idempotent-Replay: true``) when it already existed."""
+    headers = REPLAY_HEADERS if outcome.replay else None
     return JSONResponse(outcome.body, status_code=outcome.status, headers=headers)
 
 

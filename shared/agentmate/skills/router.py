@@ -8,7 +8,7 @@ from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import DbDep, IdempotencyKey, scoped
 from agentmate.api.errors import PROBLEM_RESPONSES
-from agentmate.api.responses import created
+from agentmate.api.responses import REPLAY_HEADERS, created
 from agentmate.core.observability import count
 from agentmate.core.pagination import Page, PageDep
 from agentmate.core.text import blank_to_none
@@ -71,7 +71,7 @@ def publish_version(body: SkillVersionCreate, principal: Writer, db: DbDep) -> R
     outcome = service.publish_version(db, principal, body)
     if not outcome.replay:
         count("SkillVersionPublished")
-    headers = {"X-Idempotent-Replay": "true"} if outcome.replay else None
+    headers = REPLAY_HEADERS if outcome.replay else None
     return JSONResponse(outcome.body, status_code=outcome.status, headers=headers)
 
 

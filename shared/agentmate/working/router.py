@@ -8,7 +8,7 @@ from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import DbDep, IdempotencyKey, scoped
 from agentmate.api.errors import PROBLEM_RESPONSES
-from agentmate.api.responses import created
+from agentmate.api.responses import REPLAY_HEADERS, created
 from agentmate.core.observability import count
 from agentmate.core.pagination import MAX_LIMIT, Page, PageDep
 from agentmate.working import service
@@ -29,7 +29,6 @@ Reader = scoped("memory:r")
 Writer = scoped("memory:rw")
 
 SessionId = Annotated[UUID, Path(description="Working session id")]
-REPLAY_HEADER = "X-Idempotent-Replay"
 
 
 @router.post("/sessions", status_code=201, response_model=WorkingSession)
@@ -83,7 +82,7 @@ def append_items(session_id: SessionId, body: ItemsAppend, principal: Writer, db
     if result.created_count:
         count("WorkingItemsAppended", result.created_count)
     if result.replay:
-        return JSONResponse(result.model_dump(mode="json"), status_code=200, headers={REPLAY_HEADER: "true"})
+        return JSONResponse(result.model_dump(mode="json"), status_code=200, headers=REPLAY_HEADERS)
     return JSONResponse(result.model_dump(mode="json"), status_code=201)
 
 
