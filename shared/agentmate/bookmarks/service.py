@@ -2,66 +2,24 @@
 
 from __future__ import annotations
 
-from uuid import UUID
-
 from agentmate.auth.principal import Principal
 from agentmate.bookmarks import repository as repo
-from agentmate.bookmarks.schemas import Bookmark, BookmarkCreate, BookmarkSummary, BookmarkUpdate
+from agentmate.bookmarks.schemas import Bookmark, BookmarkSummary
 from agentmate.core import records
 from agentmate.core.db import Database
-from agentmate.core.idempotency import Outcome
 from agentmate.core.pagination import Page, PageParams
 
 NOT_NULL = ("url", "title", "summary", "content", "tags", "is_read")
 
 
-def create(
-    db: Database, principal: Principal, body: BookmarkCreate, idempotency_key: str | None = None
-) -> Outcome:
-    """Save a bookmark; ``is_read=true`` stamps ``read_at`` now."""
-    return records.create(
-        db,
-        principal,
-        body,
-        route="bookmarks.create",
-        model=Bookmark,
-        insert=repo.insert,
-        idempotency_key=idempotency_key,
-    )
-
-
-def get(db: Database, principal: Principal, bookmark_id: UUID) -> Bookmark:
-    """One bookmark by id; 404 if it does not exist in this account."""
-    return records.one(
-        db,
-        principal,
-        "bookmark",
-        Bookmark,
-        lambda conn, account_id: repo.get(conn, account_id=account_id, bookmark_id=bookmark_id),
-    )
-
-
-def update(db: Database, principal: Principal, bookmark_id: UUID, body: BookmarkUpdate) -> Bookmark:
-    """Change the fields sent. ``is_read`` true keeps an existing ``read_at`` (or stamps now); false clears it."""
-    changes = records.changes(body, NOT_NULL)
-    return records.one(
-        db,
-        principal,
-        "bookmark",
-        Bookmark,
-        lambda conn, account_id: repo.update(
-            conn, account_id=account_id, bookmark_id=bookmark_id, changes=changes
-        ),
-    )
-
-
-def delete(db: Database, principal: Principal, bookmark_id: UUID) -> None:
-    records.remove(
-        db,
-        principal,
-        "bookmark",
-        lambda conn, account_id: repo.delete(conn, account_id=account_id, bookmark_id=bookmark_id),
-    )
+# create / get / update / delete: the shared record use cases (agentmate.core.records).
+_records = records.RecordService(
+    resource="bookmark", model=Bookmark, repo=repo, id_field="bookmark_id", not_null=NOT_NULL
+)
+create = _records.create
+get = _records.get
+update = _records.update
+delete = _records.delete
 
 
 def search(

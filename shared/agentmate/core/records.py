@@ -1,13 +1,16 @@
-"""The use-case skeleton shared by the record domains (todos, notes, reports, bookmarks, expenses).
+"""The use cases shared by the record domains (todos, notes, reports, bookmarks, expenses).
 
-Each helper opens one tenant transaction; the domain passes its repository call and response model, so a
-domain's service keeps only what is particular to it.
+``RecordService`` gives a domain its create / get / update / delete, each in one tenant transaction, from its
+repository and response model; the domain's service module keeps only what is particular to it (search,
+summaries, note append) and uses ``one``, ``changes`` and ``filters`` for those.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Generic, TypeVar
 from uuid import UUID
 
 from pydantic import BaseModel
@@ -104,3 +107,60 @@ def filters(tags: list[str] | None = None, **texts: str | None) -> tuple[list[st
             errors.add(name, NUL_MESSAGE)
     errors.raise_if_any()
     return wanted, cleaned
+
+
+@dataclass(frozen=True)
+class RecordService(Generic[M]):
+    """create / get / update / delete of one record table. ``repo`` has ``insert``, ``get``, ``update`` and
+    ``delete`` functions taking ``account_id=`` and the record id as ``<id_field>=``."""
+
+    resource: str  # "note": names the record in 404s
+    model: type[M]
+    repo: ModuleType
+    id_field: str  # "note_id"
+    not_null: tuple[str, ...]  # fields a PATCH may not set to null
+
+    def create(
+        self, db: Database, principal: Principal, body: BaseModel, idempotency_key: str | None = None
+    ) -> Outcome:
+        return create(
+            db,
+            principal,
+            body,
+            route=f"{self.resource}s.create",
+            model=self.model,
+            insert=self.repo.insert,
+            idempotency_key=idempotency_key,
+        )
+
+    def get(self, db: Database, principal: Principal, record_id: UUID) -> M:
+        return one(
+            db,
+            principal,
+            self.resource,
+            self.model,
+            lambda conn, account_id: self.repo.get(conn, account_id=account_id, **{self.id_field: record_id}),
+        )
+
+    def update(self, db: Database, principal: Principal, record_id: UUID, body: BaseModel) -> M:
+        """Change the fields sent; the others stay as they are."""
+        sent = changes(body, self.not_null)
+        return one(
+            db,
+            principal,
+            self.resource,
+            self.model,
+            lambda conn, account_id: self.repo.update(
+                conn, account_id=account_id, changes=sent, **{self.id_field: record_id}
+            ),
+        )
+
+    def delete(self, db: Database, principal: Principal, record_id: UUID) -> None:
+        remove(
+            db,
+            principal,
+            self.resource,
+            lambda conn, account_id: self.repo.delete(
+                conn, account_id=account_id, **{self.id_field: record_id}
+            ),
+        )

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from uuid import UUID
 
 from agentmate.auth.principal import Principal
 from agentmate.core import records
 from agentmate.core.db import Database
 from agentmate.core.errors import ErrorCollector
-from agentmate.core.idempotency import Outcome
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.text import blank_to_none
 from agentmate.expenses import repository as repo
@@ -18,9 +16,7 @@ from agentmate.expenses.repository import Filters
 from agentmate.expenses.schemas import (
     CurrencyTotal,
     Expense,
-    ExpenseCreate,
     ExpenseSummary,
-    ExpenseUpdate,
     TagTotal,
 )
 
@@ -30,53 +26,14 @@ NOT_NULL = ("amount", "currency", "description", "tags", "happened_at")
 _CODE = re.compile(r"^[A-Z]{3}$")
 
 
-def create(
-    db: Database, principal: Principal, body: ExpenseCreate, idempotency_key: str | None = None
-) -> Outcome:
-    """Record an expense; ``happened_at`` defaults to now."""
-    return records.create(
-        db,
-        principal,
-        body,
-        route="expenses.create",
-        model=Expense,
-        insert=repo.insert,
-        idempotency_key=idempotency_key,
-    )
-
-
-def get(db: Database, principal: Principal, expense_id: UUID) -> Expense:
-    """One expense by id; 404 if it does not exist in this account."""
-    return records.one(
-        db,
-        principal,
-        "expense",
-        Expense,
-        lambda conn, account_id: repo.get(conn, account_id=account_id, expense_id=expense_id),
-    )
-
-
-def update(db: Database, principal: Principal, expense_id: UUID, body: ExpenseUpdate) -> Expense:
-    """Change the fields sent; the others stay as they are."""
-    changes = records.changes(body, NOT_NULL)
-    return records.one(
-        db,
-        principal,
-        "expense",
-        Expense,
-        lambda conn, account_id: repo.update(
-            conn, account_id=account_id, expense_id=expense_id, changes=changes
-        ),
-    )
-
-
-def delete(db: Database, principal: Principal, expense_id: UUID) -> None:
-    records.remove(
-        db,
-        principal,
-        "expense",
-        lambda conn, account_id: repo.delete(conn, account_id=account_id, expense_id=expense_id),
-    )
+# create / get / update / delete: the shared record use cases (agentmate.core.records).
+_records = records.RecordService(
+    resource="expense", model=Expense, repo=repo, id_field="expense_id", not_null=NOT_NULL
+)
+create = _records.create
+get = _records.get
+update = _records.update
+delete = _records.delete
 
 
 def _filters(

@@ -7,49 +7,21 @@ from uuid import UUID
 from agentmate.auth.principal import Principal
 from agentmate.core import records
 from agentmate.core.db import Database
-from agentmate.core.idempotency import Outcome
 from agentmate.core.pagination import Page, PageParams
 from agentmate.notes import repository as repo
-from agentmate.notes.schemas import Note, NoteAppend, NoteCreate, NoteUpdate
+from agentmate.notes.schemas import Note, NoteAppend
 
 NOT_NULL = ("title", "content", "tags")
 
 
-def create(
-    db: Database, principal: Principal, body: NoteCreate, idempotency_key: str | None = None
-) -> Outcome:
-    return records.create(
-        db,
-        principal,
-        body,
-        route="notes.create",
-        model=Note,
-        insert=repo.insert,
-        idempotency_key=idempotency_key,
-    )
-
-
-def get(db: Database, principal: Principal, note_id: UUID) -> Note:
-    """One note by id; 404 if it does not exist in this account."""
-    return records.one(
-        db,
-        principal,
-        "note",
-        Note,
-        lambda conn, account_id: repo.get(conn, account_id=account_id, note_id=note_id),
-    )
-
-
-def update(db: Database, principal: Principal, note_id: UUID, body: NoteUpdate) -> Note:
-    """Change the fields sent; the others stay as they are."""
-    changes = records.changes(body, NOT_NULL)
-    return records.one(
-        db,
-        principal,
-        "note",
-        Note,
-        lambda conn, account_id: repo.update(conn, account_id=account_id, note_id=note_id, changes=changes),
-    )
+# create / get / update / delete: the shared record use cases (agentmate.core.records).
+_records = records.RecordService(
+    resource="note", model=Note, repo=repo, id_field="note_id", not_null=NOT_NULL
+)
+create = _records.create
+get = _records.get
+update = _records.update
+delete = _records.delete
 
 
 def append(db: Database, principal: Principal, note_id: UUID, body: NoteAppend) -> Note:
@@ -62,15 +34,6 @@ def append(db: Database, principal: Principal, note_id: UUID, body: NoteAppend) 
         lambda conn, account_id: repo.append(
             conn, account_id=account_id, note_id=note_id, content=body.content
         ),
-    )
-
-
-def delete(db: Database, principal: Principal, note_id: UUID) -> None:
-    records.remove(
-        db,
-        principal,
-        "note",
-        lambda conn, account_id: repo.delete(conn, account_id=account_id, note_id=note_id),
     )
 
 

@@ -2,72 +2,28 @@
 
 from __future__ import annotations
 
-from uuid import UUID
-
 from agentmate.auth.principal import Principal
 from agentmate.core import records
 from agentmate.core.db import Database
-from agentmate.core.idempotency import Outcome
 from agentmate.core.pagination import Page, PageParams
 from agentmate.reports import repository as repo
 from agentmate.reports.schemas import (
     Report,
-    ReportCreate,
     ReportSource,
     ReportSummary,
-    ReportUpdate,
 )
 
 NOT_NULL = ("title", "content", "format", "tags")
 
 
-def create(
-    db: Database, principal: Principal, body: ReportCreate, idempotency_key: str | None = None
-) -> Outcome:
-    """Create a report; ``source_key_id`` is the caller's API key (null for a JWT session)."""
-    return records.create(
-        db,
-        principal,
-        body,
-        route="reports.create",
-        model=Report,
-        insert=repo.insert,
-        idempotency_key=idempotency_key,
-    )
-
-
-def get(db: Database, principal: Principal, report_id: UUID) -> Report:
-    """One report by id; 404 if it does not exist in this account."""
-    return records.one(
-        db,
-        principal,
-        "report",
-        Report,
-        lambda conn, account_id: repo.get(conn, account_id=account_id, report_id=report_id),
-    )
-
-
-def update(db: Database, principal: Principal, report_id: UUID, body: ReportUpdate) -> Report:
-    """Change the fields sent; the others stay as they are."""
-    changes = records.changes(body, NOT_NULL)
-    return records.one(
-        db,
-        principal,
-        "report",
-        Report,
-        lambda conn, account_id: repo.update(
-            conn, account_id=account_id, report_id=report_id, changes=changes
-        ),
-    )
-
-
-def delete(db: Database, principal: Principal, report_id: UUID) -> None:
-    records.remove(
-        db,
-        principal,
-        "report",
-        lambda conn, account_id: repo.delete(conn, account_id=account_id, report_id=report_id),
-    )
+# create / get / update / delete: the shared record use cases (agentmate.core.records).
+_records = records.RecordService(
+    resource="report", model=Report, repo=repo, id_field="report_id", not_null=NOT_NULL
+)
+create = _records.create
+get = _records.get
+update = _records.update
+delete = _records.delete
 
 
 def search(
