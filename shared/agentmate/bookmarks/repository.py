@@ -10,7 +10,7 @@ from typing import Any
 from uuid import UUID
 
 from agentmate.core.db import Conn
-from agentmate.core.sql import like_pattern, paged
+from agentmate.core.sql import delete_by_id, like_pattern, paged, select_by_id, update_by_id
 
 SUMMARY_COLUMNS = "id, url, title, summary, tags, source, is_read, read_at, created_at, updated_at"
 COLUMNS = SUMMARY_COLUMNS + ", content"
@@ -31,27 +31,18 @@ def insert(conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, 
 
 
 def get(conn: Conn, *, account_id: UUID, bookmark_id: UUID) -> dict[str, Any] | None:
-    return conn.execute(
-        f"SELECT {COLUMNS} FROM bookmarks WHERE account_id = %s AND id = %s", (account_id, bookmark_id)
-    ).fetchone()
+    return select_by_id(conn, table="bookmarks", columns=COLUMNS, account_id=account_id, record_id=bookmark_id)
 
 
 def update(conn: Conn, *, account_id: UUID, bookmark_id: UUID, changes: dict[str, Any]) -> dict[str, Any] | None:
-    sets = [f"{col} = %({col})s" for col in changes if col in UPDATABLE]
-    if "is_read" in changes:
-        sets.append("read_at = CASE WHEN %(is_read)s THEN coalesce(read_at, now()) END")
-    sets.append("updated_at = now()")
-    return conn.execute(
-        f"""UPDATE bookmarks SET {", ".join(sets)}
-            WHERE account_id = %(account_id)s AND id = %(id)s RETURNING {COLUMNS}""",
-        {**changes, "account_id": account_id, "id": bookmark_id},
-    ).fetchone()
+    """``is_read`` true keeps an existing ``read_at`` (or stamps now); false clears it."""
+    read_at = ("read_at = CASE WHEN %(is_read)s THEN coalesce(read_at, now()) END",) if "is_read" in changes else ()
+    return update_by_id(conn, table="bookmarks", columns=COLUMNS, updatable=UPDATABLE, account_id=account_id,
+                        record_id=bookmark_id, changes=changes, extra_sets=read_at)
 
 
 def delete(conn: Conn, *, account_id: UUID, bookmark_id: UUID) -> bool:
-    return conn.execute(
-        "DELETE FROM bookmarks WHERE account_id = %s AND id = %s", (account_id, bookmark_id)
-    ).rowcount > 0
+    return delete_by_id(conn, table="bookmarks", account_id=account_id, record_id=bookmark_id)
 
 
 def search(

@@ -34,3 +34,31 @@ def paged(
     for r in rows:
         r.pop("_total", None)
     return rows, total
+
+
+# One record by id, for the record domains. ``table``/``columns``/``updatable`` are the repository's constants,
+# never user input; the changed columns are filtered through ``updatable``.
+
+
+def select_by_id(conn: Conn, *, table: str, columns: str, account_id: Any, record_id: Any) -> dict[str, Any] | None:
+    return conn.execute(
+        f"SELECT {columns} FROM {table} WHERE account_id = %s AND id = %s", (account_id, record_id)
+    ).fetchone()
+
+
+def update_by_id(
+    conn: Conn, *, table: str, columns: str, updatable: tuple[str, ...], account_id: Any, record_id: Any,
+    changes: dict[str, Any], extra_sets: tuple[str, ...] = (),
+) -> dict[str, Any] | None:
+    """Set the changed updatable columns (plus ``extra_sets`` SQL and ``updated_at``); None if no such row."""
+    sets = [f"{col} = %({col})s" for col in changes if col in updatable]
+    sets += [*extra_sets, "updated_at = now()"]
+    return conn.execute(
+        f"""UPDATE {table} SET {", ".join(sets)}
+            WHERE account_id = %(_account_id)s AND id = %(_id)s RETURNING {columns}""",
+        {**changes, "_account_id": account_id, "_id": record_id},
+    ).fetchone()
+
+
+def delete_by_id(conn: Conn, *, table: str, account_id: Any, record_id: Any) -> bool:
+    return conn.execute(f"DELETE FROM {table} WHERE account_id = %s AND id = %s", (account_id, record_id)).rowcount > 0

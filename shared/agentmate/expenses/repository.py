@@ -9,7 +9,7 @@ from typing import Any
 from uuid import UUID
 
 from agentmate.core.db import Conn
-from agentmate.core.sql import like_pattern, paged
+from agentmate.core.sql import delete_by_id, like_pattern, paged, select_by_id, update_by_id
 
 COLUMNS = "id, amount, currency, description, tags, source, happened_at, created_at, updated_at"
 UPDATABLE = ("amount", "currency", "description", "tags", "source", "happened_at")
@@ -65,24 +65,16 @@ def insert(conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, 
 
 
 def get(conn: Conn, *, account_id: UUID, expense_id: UUID) -> dict[str, Any] | None:
-    return conn.execute(
-        f"SELECT {COLUMNS} FROM expenses WHERE account_id = %s AND id = %s", (account_id, expense_id)
-    ).fetchone()
+    return select_by_id(conn, table="expenses", columns=COLUMNS, account_id=account_id, record_id=expense_id)
 
 
 def update(conn: Conn, *, account_id: UUID, expense_id: UUID, changes: dict[str, Any]) -> dict[str, Any] | None:
-    sets = ", ".join(f"{col} = %({col})s" for col in changes if col in UPDATABLE)
-    return conn.execute(
-        f"""UPDATE expenses SET {sets}{", " if sets else ""}updated_at = now()
-            WHERE account_id = %(account_id)s AND id = %(id)s RETURNING {COLUMNS}""",
-        {**changes, "account_id": account_id, "id": expense_id},
-    ).fetchone()
+    return update_by_id(conn, table="expenses", columns=COLUMNS, updatable=UPDATABLE, account_id=account_id,
+                        record_id=expense_id, changes=changes,)
 
 
 def delete(conn: Conn, *, account_id: UUID, expense_id: UUID) -> bool:
-    return conn.execute(
-        "DELETE FROM expenses WHERE account_id = %s AND id = %s", (account_id, expense_id)
-    ).rowcount > 0
+    return delete_by_id(conn, table="expenses", account_id=account_id, record_id=expense_id)
 
 
 def search(conn: Conn, *, account_id: UUID, filters: Filters, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:

@@ -10,7 +10,7 @@ from psycopg import errors as pg_errors
 
 from agentmate.core.db import Conn
 from agentmate.core.errors import invalid
-from agentmate.core.sql import like_pattern, paged
+from agentmate.core.sql import delete_by_id, like_pattern, paged, select_by_id, update_by_id
 from agentmate.core.text import MAX_CONTENT_BYTES
 
 COLUMNS = "id, title, content, tags, created_at, updated_at"
@@ -29,18 +29,12 @@ def insert(conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, 
 
 
 def get(conn: Conn, *, account_id: UUID, note_id: UUID) -> dict[str, Any] | None:
-    return conn.execute(
-        f"SELECT {COLUMNS} FROM notes WHERE account_id = %s AND id = %s", (account_id, note_id)
-    ).fetchone()
+    return select_by_id(conn, table="notes", columns=COLUMNS, account_id=account_id, record_id=note_id)
 
 
 def update(conn: Conn, *, account_id: UUID, note_id: UUID, changes: dict[str, Any]) -> dict[str, Any] | None:
-    sets = ", ".join(f"{col} = %({col})s" for col in changes if col in UPDATABLE)
-    return conn.execute(
-        f"""UPDATE notes SET {sets}{", " if sets else ""}updated_at = now()
-            WHERE account_id = %(account_id)s AND id = %(id)s RETURNING {COLUMNS}""",
-        {**changes, "account_id": account_id, "id": note_id},
-    ).fetchone()
+    return update_by_id(conn, table="notes", columns=COLUMNS, updatable=UPDATABLE, account_id=account_id,
+                        record_id=note_id, changes=changes,)
 
 
 def append(conn: Conn, *, account_id: UUID, note_id: UUID, content: str) -> dict[str, Any] | None:
@@ -58,7 +52,7 @@ def append(conn: Conn, *, account_id: UUID, note_id: UUID, content: str) -> dict
 
 
 def delete(conn: Conn, *, account_id: UUID, note_id: UUID) -> bool:
-    return conn.execute("DELETE FROM notes WHERE account_id = %s AND id = %s", (account_id, note_id)).rowcount > 0
+    return delete_by_id(conn, table="notes", account_id=account_id, record_id=note_id)
 
 
 def search(

@@ -8,7 +8,7 @@ from typing import Any
 from uuid import UUID
 
 from agentmate.core.db import Conn
-from agentmate.core.sql import like_pattern, paged
+from agentmate.core.sql import delete_by_id, like_pattern, paged, select_by_id, update_by_id
 
 SUMMARY_COLUMNS = "id, title, format, tags, source, source_key_id, created_at, updated_at"
 COLUMNS = SUMMARY_COLUMNS + ", content"
@@ -28,22 +28,16 @@ def insert(conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, 
 
 
 def get(conn: Conn, *, account_id: UUID, report_id: UUID) -> dict[str, Any] | None:
-    return conn.execute(
-        f"SELECT {COLUMNS} FROM reports WHERE account_id = %s AND id = %s", (account_id, report_id)
-    ).fetchone()
+    return select_by_id(conn, table="reports", columns=COLUMNS, account_id=account_id, record_id=report_id)
 
 
 def update(conn: Conn, *, account_id: UUID, report_id: UUID, changes: dict[str, Any]) -> dict[str, Any] | None:
-    sets = ", ".join(f"{col} = %({col})s" for col in changes if col in UPDATABLE)
-    return conn.execute(
-        f"""UPDATE reports SET {sets}{", " if sets else ""}updated_at = now()
-            WHERE account_id = %(account_id)s AND id = %(id)s RETURNING {COLUMNS}""",
-        {**changes, "account_id": account_id, "id": report_id},
-    ).fetchone()
+    return update_by_id(conn, table="reports", columns=COLUMNS, updatable=UPDATABLE, account_id=account_id,
+                        record_id=report_id, changes=changes,)
 
 
 def delete(conn: Conn, *, account_id: UUID, report_id: UUID) -> bool:
-    return conn.execute("DELETE FROM reports WHERE account_id = %s AND id = %s", (account_id, report_id)).rowcount > 0
+    return delete_by_id(conn, table="reports", account_id=account_id, record_id=report_id)
 
 
 def search(
