@@ -400,8 +400,17 @@ def test_embedded_index_optimises_in_the_background_and_keeps_answering(tmp_path
 
 
 def test_embedded_index_never_optimises_when_disabled(tmp_path: Path) -> None:
-    idx = EmbeddedIndex(str(tmp_path / "vectors"), optimize_every=None)
-    idx.ensure_collection(DIMS)
-    idx.upsert("acct-a", [point(vec(0.1 * j, 1.0)) for j in range(200)])
-    assert idx._optimizer is None
-    idx.close()
+    # Given the same writes that start an optimisation at a threshold of 100
+    def written(optimize_every: int | None) -> EmbeddedIndex:
+        idx = EmbeddedIndex(str(tmp_path / f"vectors-{optimize_every}"), optimize_every=optimize_every)
+        idx.ensure_collection(DIMS)
+        for i in range(3):
+            idx.upsert("acct-a", [point(vec(0.1 * j, 1.0 + i)) for j in range(100)])
+        return idx
+
+    enabled, disabled = written(100), written(None)
+    # Then only the index with a threshold optimised
+    assert enabled._optimizer is not None and enabled.wait_optimized(timeout=60)
+    assert disabled._optimizer is None
+    enabled.close()
+    disabled.close()
