@@ -3,22 +3,11 @@
 from __future__ import annotations
 
 import importlib
-import json
-from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from agentmate.api.errors import NOT_FOUND_HINT
+from agentmate.api.errors import endpoint_not_found, send_problem
 from functions.routes import API_FALLBACK, ROUTE_GROUPS
-
-
-def _not_found(path: str, method: str) -> tuple[dict[str, Any], bytes]:
-    body = {
-        "type": "about:blank", "title": "Not Found", "status": 404,
-        "detail": f"no such endpoint: {method} {path}", "errors": [],
-        "hint": NOT_FOUND_HINT,
-    }
-    return body, json.dumps(body).encode()
 
 
 class Dispatcher:
@@ -43,11 +32,8 @@ class Dispatcher:
             return
         if scope["type"] != "http":
             return
-        _, payload = _not_found(scope.get("path", ""), scope.get("method", "GET"))
-        await send({"type": "http.response.start", "status": 404,
-                    "headers": [(b"content-type", b"application/problem+json"),
-                                (b"cache-control", b"private, no-store")]})
-        await send({"type": "http.response.body", "body": payload})
+        status, title, detail, extra = endpoint_not_found(scope.get("method", "GET"), scope.get("path", ""))
+        await send_problem(send, status, title, detail, **extra)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         # Route-group apps run with lifespan off (as under Mangum); apps that need one (MCP) expose

@@ -1,9 +1,23 @@
-"""Domain exceptions. They carry no HTTP: agentmate.api.errors maps them to problem+json."""
+"""Domain exceptions. They carry a kind and field details, never HTTP: ``agentmate.api.errors`` maps each kind
+to a status and renders problem+json; ``agentmate.mcp.errors`` renders the same error as a tool error."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from enum import StrEnum
+from typing import Any, ClassVar
+
+
+class ErrorKind(StrEnum):
+    INVALID = "invalid"
+    UNAUTHORIZED = "unauthorized"
+    FORBIDDEN = "forbidden"
+    NOT_FOUND = "not_found"
+    CONFLICT = "conflict"
+    TOO_LARGE = "too_large"
+    RATE_LIMITED = "rate_limited"
+    NOT_IMPLEMENTED = "not_implemented"
+    UNAVAILABLE = "unavailable"
 
 
 @dataclass
@@ -20,21 +34,22 @@ class FieldError:
 
 
 class DomainError(Exception):
-    status = 500
-    title = "Internal Server Error"
+    kind: ClassVar[ErrorKind] = ErrorKind.UNAVAILABLE
+    default_detail: ClassVar[str] = "the request could not be completed"
 
-    def __init__(self, detail: str = "", *, errors: list[FieldError] | None = None, extra: dict[str, Any] | None = None):
-        super().__init__(detail or self.title)
-        self.detail = detail or self.title
+    def __init__(self, detail: str = "", *, errors: list[FieldError] | None = None,
+                 extra: dict[str, Any] | None = None) -> None:
+        super().__init__(detail or self.default_detail)
+        self.detail = detail or self.default_detail
         self.errors = errors or []
         self.extra = extra or {}
 
 
 class ValidationFailed(DomainError):
-    status = 400
-    title = "Validation failed"
+    kind = ErrorKind.INVALID
+    default_detail = "Validation failed"
 
-    def __init__(self, errors: list[FieldError], detail: str = ""):
+    def __init__(self, errors: list[FieldError], detail: str = "") -> None:
         fields = ", ".join(e.field for e in errors)
         super().__init__(detail or f"invalid fields: {fields}", errors=errors)
 
@@ -44,37 +59,53 @@ def invalid(field_name: str, message: str, allowed: list[Any] | None = None) -> 
 
 
 class Unauthorized(DomainError):
-    status = 401
-    title = "Unauthorized"
+    kind = ErrorKind.UNAUTHORIZED
+    default_detail = "Unauthorized"
 
 
 class Forbidden(DomainError):
-    status = 403
-    title = "Forbidden"
+    kind = ErrorKind.FORBIDDEN
+    default_detail = "Forbidden"
 
 
 class NotFound(DomainError):
-    status = 404
-    title = "Not Found"
+    kind = ErrorKind.NOT_FOUND
+    default_detail = "Not Found"
 
-    def __init__(self, resource: str = "resource", detail: str = ""):
+    def __init__(self, resource: str = "resource", detail: str = "") -> None:
         super().__init__(detail or f"{resource} not found")
         self.resource = resource
 
 
 class Conflict(DomainError):
-    status = 409
-    title = "Conflict"
+    kind = ErrorKind.CONFLICT
+    default_detail = "Conflict"
+
+
+class TooLarge(DomainError):
+    kind = ErrorKind.TOO_LARGE
+    default_detail = "Content Too Large"
+
+
+class RateLimited(DomainError):
+    """Too many attempts; ``retry_after`` is whole seconds until the caller may try again."""
+
+    kind = ErrorKind.RATE_LIMITED
+    default_detail = "Too Many Requests"
+
+    def __init__(self, detail: str = "", retry_after: int = 1) -> None:
+        super().__init__(detail)
+        self.retry_after = max(1, int(retry_after))
 
 
 class NotImplementedYet(DomainError):
-    status = 501
-    title = "Not Implemented"
+    kind = ErrorKind.NOT_IMPLEMENTED
+    default_detail = "Not Implemented"
 
 
 class ServiceUnavailable(DomainError):
-    status = 503
-    title = "Service Unavailable"
+    kind = ErrorKind.UNAVAILABLE
+    default_detail = "Service Unavailable"
 
 
 @dataclass

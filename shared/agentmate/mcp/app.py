@@ -25,6 +25,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from starlette.types import Message, Receive, Scope, Send
 
+from agentmate.api.errors import send_problem
 from agentmate.core.db import get_database
 from agentmate.core.errors import Unauthorized
 from agentmate.core.observability import logger
@@ -81,10 +82,7 @@ async def _respond(send: Send, status: int, body: dict[str, Any], *, content_typ
     await send({"type": "http.response.body", "body": payload})
 
 
-async def _problem(send: Send, status: int, title: str, detail: str, *,
-                   headers: Iterable[tuple[bytes, bytes]] = (), **extra: Any) -> None:
-    body = {"type": "about:blank", "title": title, "status": status, "detail": detail, "errors": [], **extra}
-    await _respond(send, status, body, content_type=b"application/problem+json", headers=headers)
+_problem = send_problem  # the one problem+json renderer (agentmate.api.errors)
 
 
 async def _buffer_body(receive: Receive, limit: int) -> tuple[bytes | None, Receive]:
