@@ -9,7 +9,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from agentmate.auth.principal import Principal
+from agentmate.core.principal import Principal
 from agentmate.mcp import registry
 from agentmate.mcp.app import build_servers
 from agentmate.mcp.context import acting_as

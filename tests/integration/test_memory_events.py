@@ -11,9 +11,9 @@ from uuid import UUID
 import psycopg
 import pytest
 
-from agentmate.auth.principal import Principal
 from agentmate.core.db import get_database
 from agentmate.core.errors import Conflict
+from agentmate.core.principal import Principal
 from agentmate.memory import service
 from agentmate.memory.schemas import EventCreate
 

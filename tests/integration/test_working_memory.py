@@ -14,8 +14,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from agentmate.api.app import build_app
-from agentmate.auth.principal import Principal
 from agentmate.core.db import Database
+from agentmate.core.principal import Principal
 from agentmate.working import service
 from agentmate.working.router import router
 from agentmate.working.schemas import MAX_BATCH_ITEMS, MAX_CONTENT_BYTES, ItemIn, ItemsAppend, SessionCreate

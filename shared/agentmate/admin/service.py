@@ -8,9 +8,9 @@ import psycopg
 
 from agentmate.admin.schemas import DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE, LexicalRebuildResult
 from agentmate.auth.credentials import require_admin
-from agentmate.auth.principal import Principal
 from agentmate.core.db import Database
 from agentmate.core.errors import Forbidden, invalid
+from agentmate.core.principal import Principal
 from agentmate.retrieval import lexical
 from agentmate.retrieval import repository as retrieval_repo
 

@@ -8,10 +8,10 @@ from typing import Annotated
 from fastapi import Depends, Header, Request
 
 from agentmate.auth import credentials
-from agentmate.auth.principal import Principal
 from agentmate.core.db import Database, get_database
 from agentmate.core.idempotency import check_key
 from agentmate.core.observability import logger
+from agentmate.core.principal import Principal
 from agentmate.core.settings import Settings, get_settings
 
 

@@ -6,9 +6,9 @@ from uuid import UUID
 
 from agentmate.auth import repository as repo
 from agentmate.auth import security
-from agentmate.auth.principal import Principal
 from agentmate.core.db import Database
 from agentmate.core.errors import Forbidden, Unauthorized
+from agentmate.core.principal import Principal
 from agentmate.core.settings import Settings
 
 

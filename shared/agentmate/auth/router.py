@@ -8,10 +8,10 @@ from fastapi import APIRouter, Depends, Response
 from agentmate.api.deps import CurrentPrincipal, DbDep, SettingsDep
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.auth import service
-from agentmate.auth.principal import Principal
 from agentmate.auth.schemas import ApiKey, ApiKeyCreate, ApiKeyCreated, Credentials, Me, Registered, Token
 from agentmate.core.observability import count
 from agentmate.core.pagination import Page, PageDep
+from agentmate.core.principal import Principal
 
 router = APIRouter(prefix="/api/auth", tags=["auth"], responses=PROBLEM_RESPONSES)
 

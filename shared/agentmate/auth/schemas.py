@@ -5,7 +5,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field
 
-from agentmate.auth.scopes import SCOPES
+from agentmate.core.scopes import SCOPES
 
 ScopeName = str
 

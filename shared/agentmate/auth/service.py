@@ -11,14 +11,14 @@ from uuid import UUID
 import psycopg
 
 from agentmate.auth import repository as repo
-from agentmate.auth import scopes as scope_rules
 from agentmate.auth import security
 from agentmate.auth.credentials import authenticate, require_admin, require_key_management
-from agentmate.auth.principal import Principal
 from agentmate.auth.schemas import ApiKey, ApiKeyCreate, ApiKeyCreated, Credentials, Me, Registered, Token
+from agentmate.core import scopes as scope_rules
 from agentmate.core.db import Database
 from agentmate.core.errors import Conflict, ErrorCollector, Forbidden, NotFound, Unauthorized
 from agentmate.core.pagination import Page, PageParams
+from agentmate.core.principal import Principal
 from agentmate.core.settings import Settings
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from agentmate.auth.principal import Principal
 from agentmate.bookmarks import repository as repo
 from agentmate.bookmarks.schemas import Bookmark, BookmarkSummary
 from agentmate.core import records
 from agentmate.core.db import Database
 from agentmate.core.pagination import Page, PageParams
+from agentmate.core.principal import Principal
 
 NOT_NULL = ("url", "title", "summary", "content", "tags", "is_read")
 

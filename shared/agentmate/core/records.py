@@ -15,11 +15,11 @@ from uuid import UUID
 
 from pydantic import BaseModel
 
-from agentmate.auth.principal import Principal
 from agentmate.core import idempotency
 from agentmate.core.db import Conn, Database
 from agentmate.core.errors import ErrorCollector, NotFound
 from agentmate.core.idempotency import Outcome
+from agentmate.core.principal import Principal
 from agentmate.core.text import blank_to_none, normalise_tag
 
 M = TypeVar("M", bound=BaseModel)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from agentmate.auth.principal import Principal
 from agentmate.core import records
 from agentmate.core.db import Database
 from agentmate.core.errors import ErrorCollector
 from agentmate.core.pagination import Page, PageParams
+from agentmate.core.principal import Principal
 from agentmate.core.text import blank_to_none
 from agentmate.expenses import repository as repo
 from agentmate.expenses.repository import Filters

@@ -14,10 +14,10 @@ import anyio.to_thread
 from starlette.types import Scope
 
 from agentmate.auth import credentials
-from agentmate.auth.principal import Principal
 from agentmate.auth.security import API_KEY_PREFIX
 from agentmate.core.db import get_database
 from agentmate.core.errors import Unauthorized
+from agentmate.core.principal import Principal
 from agentmate.core.settings import get_settings
 
 HOW = "send an API key as X-Api-Key, Authorization: Bearer ak_…, or ?api_key="

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from agentmate.auth.principal import Principal
 from agentmate.core.db import Database, get_database
 from agentmate.core.errors import Unauthorized
+from agentmate.core.principal import Principal
 
 _principal: ContextVar[Principal | None] = ContextVar("agentmate_mcp_principal", default=None)
 

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from agentmate.auth.scopes import SCOPES
+from agentmate.core.scopes import SCOPES
 
 F = TypeVar("F", bound=Callable[..., Any])
 

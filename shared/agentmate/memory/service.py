@@ -17,12 +17,12 @@ from uuid import UUID
 
 import psycopg
 
-from agentmate.auth.principal import Principal
 from agentmate.core import idempotency
 from agentmate.core.db import Conn, Database
 from agentmate.core.errors import Conflict, ErrorCollector, NotFound, invalid
 from agentmate.core.idempotency import Outcome
 from agentmate.core.pagination import Page, PageParams
+from agentmate.core.principal import Principal
 from agentmate.memory import repository as repo
 from agentmate.memory.schemas import (
     CHECKPOINT_FIELDS,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from agentmate.auth.principal import Principal
 from agentmate.core import records
 from agentmate.core.db import Database
 from agentmate.core.pagination import Page, PageParams
+from agentmate.core.principal import Principal
 from agentmate.notes import repository as repo
 from agentmate.notes.schemas import Note, NoteAppend
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from agentmate.auth.principal import Principal
 from agentmate.core import records
 from agentmate.core.db import Database
 from agentmate.core.pagination import Page, PageParams
+from agentmate.core.principal import Principal
 from agentmate.reports import repository as repo
 from agentmate.reports.schemas import (
     Report,

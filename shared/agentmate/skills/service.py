@@ -10,12 +10,12 @@ import hashlib
 from typing import Any
 from uuid import UUID
 
-from agentmate.auth.principal import Principal
 from agentmate.core import idempotency
 from agentmate.core.db import Conn, Database
 from agentmate.core.errors import Conflict, NotFound, invalid
 from agentmate.core.idempotency import Outcome
 from agentmate.core.pagination import Page, PageParams
+from agentmate.core.principal import Principal
 from agentmate.skills import repository as repo
 from agentmate.skills.schemas import (
     OUTCOMES,

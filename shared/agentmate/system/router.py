@@ -11,7 +11,7 @@ from fastapi import APIRouter, Response
 from pydantic import BaseModel
 
 from agentmate.api.app import API_VERSION
-from agentmate.auth.scopes import DESCRIPTIONS, SCOPES
+from agentmate.core.scopes import DESCRIPTIONS, SCOPES
 
 router = APIRouter(prefix="/api", tags=["system"])
 

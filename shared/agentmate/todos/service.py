@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from agentmate.auth.principal import Principal
 from agentmate.core import records
 from agentmate.core.db import Database
 from agentmate.core.errors import invalid
 from agentmate.core.pagination import Page, PageParams
+from agentmate.core.principal import Principal
 from agentmate.todos import repository as repo
 from agentmate.todos.schemas import STATUSES, Todo
 

@@ -16,12 +16,12 @@ import json
 from typing import Any
 from uuid import UUID
 
-from agentmate.auth.principal import Principal
 from agentmate.core import idempotency
 from agentmate.core.db import Database
 from agentmate.core.errors import Conflict, ErrorCollector, FieldError, NotFound, invalid
 from agentmate.core.idempotency import Outcome, canonical_hash
 from agentmate.core.pagination import MAX_LIMIT, Page, PageParams
+from agentmate.core.principal import Principal
 from agentmate.core.text import blank_to_none
 from agentmate.working import repository as repo
 from agentmate.working.schemas import (

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 from uuid import UUID
 
-from agentmate.auth import scopes as scope_rules
+from agentmate.core import scopes as scope_rules
 from agentmate.core.errors import Forbidden
 
 
