@@ -254,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     from agentmate.auth.security import hash_api_key
     from agentmate.core.db import get_database
     from agentmate.memory import repository as memory_repo
-    from agentmate.memory import service as memory_service
+    from agentmate.memory.service import projection
     from agentmate.retrieval import config
     from agentmate.retrieval import service as retrieval_service
     from functions.auth.app import handler as auth_handler
@@ -486,7 +486,7 @@ def main(argv: list[str] | None = None) -> int:
                               SELECT %s, id, 'bench', 'seed' FROM unnest(%s::uuid[]) AS id""",
                     (account_id, [r["id"] for r in rows_in]),
                 )
-            results = memory_service.index_entries(db, account_id, rows_in)
+            results = projection.index_entries(db, account_id, rows_in)
             failed = [r for r in results if r.status != "indexed"]
             if failed:
                 raise RuntimeError(f"indexing failed: {failed[0].error}")

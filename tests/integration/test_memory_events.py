@@ -14,8 +14,8 @@ import pytest
 from agentmate.core.db import get_database
 from agentmate.core.errors import Conflict
 from agentmate.core.principal import Principal
-from agentmate.memory import service
 from agentmate.memory.schemas import EventCreate
+from agentmate.memory.service import events
 
 EVENTS = "/api/memory/events"
 
@@ -135,7 +135,7 @@ def test_concurrent_replays_of_one_key_store_exactly_one_event(account, owner_ur
     def send() -> None:
         barrier.wait()
         try:
-            result: Any = service.record_event(db, principal, body)
+            result: Any = events.record_event(db, principal, body)
         except Exception as exc:  # recorded and asserted below
             result = exc
         with lock:
@@ -353,9 +353,9 @@ def test_events_are_scoped_and_tenant_isolated(client, account, other_account):
 def test_the_service_reports_conflicts_without_http(account):
     principal = Principal(account_id=UUID(account.account_id), user_id=UUID(account.user_id), via="jwt")
     db = get_database()
-    service.record_event(db, principal, EventCreate.model_validate(_event("svc")))
+    events.record_event(db, principal, EventCreate.model_validate(_event("svc")))
     with pytest.raises(Conflict):
-        service.record_event(db, principal, EventCreate.model_validate(_event("svc", payload={"x": 2})))
+        events.record_event(db, principal, EventCreate.model_validate(_event("svc", payload={"x": 2})))
 
 
 @pytest.mark.filterwarnings("ignore:No application metrics to publish:UserWarning")

@@ -384,9 +384,9 @@ def test_attribution_reports_how_far_the_chain_resolved(client, account):
 
 
 def test_resume_keeps_the_most_recent_activity_when_truncated(client, account, monkeypatch):
-    from agentmate.memory import service
+    from agentmate.memory.service import checkpoints
 
-    monkeypatch.setattr(service, "RESUME_LIMIT", 2)
+    monkeypatch.setattr(checkpoints, "RESUME_LIMIT", 2)
     h = account.headers("memory:rw")
     client.post("/api/memory/checkpoints", json={"session_id": "tail", "goal": "g"}, headers=h)
     for i in range(4):

@@ -13,7 +13,6 @@ from agentmate.core.idempotency import Outcome
 from agentmate.core.observability import count
 from agentmate.core.pagination import Page, PageDep
 from agentmate.core.text import blank_to_none
-from agentmate.memory import service
 from agentmate.memory.schemas import (
     Attribution,
     CheckpointCreate,
@@ -40,6 +39,7 @@ from agentmate.memory.schemas import (
     SupersedeResult,
     Timeline,
 )
+from agentmate.memory.service import checkpoints, curation, entries, events, provenance, ranking
 
 router = APIRouter(prefix="/api/memory", tags=["memory"], responses=PROBLEM_RESPONSES)
 
@@ -71,7 +71,7 @@ def _replayable(outcome: Outcome) -> JSONResponse:
 )
 def record_event(body: EventCreate, principal: Writer, db: DbDep) -> Response:
     """Append an immutable event; retry with the same idempotency_key (same body = 200 replay, else 409)."""
-    outcome = service.record_event(db, principal, body)
+    outcome = events.record_event(db, principal, body)
     if not outcome.replay:
         count("MemoryEventRecorded")
     return _replayable(outcome)
@@ -88,7 +88,7 @@ def list_events(
     event_type: Annotated[EventType | None, Query()] = None,
 ) -> Page[Event]:
     """Read back journal events, newest first."""
-    return service.list_events(
+    return events.list_events(
         db,
         principal,
         page,
@@ -102,13 +102,13 @@ def list_events(
 @router.get("/events/{event_id}", response_model=EventDetail)
 def get_event(event_id: UUID, principal: Reader, db: DbDep) -> EventDetail:
     """One event as stored; `warning` is set when its payload is empty."""
-    return service.get_event(db, principal, event_id)
+    return events.get_event(db, principal, event_id)
 
 
 @router.get("/scopes", response_model=ScopePage)
 def list_scopes(principal: Reader, db: DbDep, page: PageDep) -> ScopePage:
     """Scopes in use with entry and event counts: reuse them instead of inventing new keys."""
-    return service.list_scopes(db, principal, page)
+    return events.list_scopes(db, principal, page)
 
 
 # -- entries -----------------------------------------------------------------------------------------------------
@@ -119,7 +119,7 @@ def create_entry(
     body: EntryCreate, principal: Writer, db: DbDep, idempotency_key: IdempotencyKey
 ) -> Response:
     """Store a durable memory (needs source_event_id or evidence); `indexing` reports the search projection."""
-    outcome = service.create_entry(db, principal, body, idempotency_key)
+    outcome = entries.create_entry(db, principal, body, idempotency_key)
     if not outcome.replay:
         count("MemoryEntryCreated")
     return created(outcome)
@@ -136,7 +136,7 @@ def list_entries(
     status: Annotated[EntryStatus | None, Query()] = None,
 ) -> Page[Entry]:
     """List durable memories, most important and most recently updated first."""
-    return service.list_entries(
+    return entries.list_entries(
         db,
         principal,
         page,
@@ -150,13 +150,13 @@ def list_entries(
 @router.get("/entries/{entry_id}", response_model=EntryDetail)
 def get_entry(entry_id: UUID, principal: Reader, db: DbDep) -> EntryDetail:
     """One memory with its evidence and indexing state."""
-    return service.get_entry(db, principal, entry_id)
+    return entries.get_entry(db, principal, entry_id)
 
 
 @router.post("/search", response_model=SearchResponse, responses=SEARCH_RESPONSES)
 def search(body: SearchRequest, principal: Reader, db: DbDep) -> SearchResponse:
     """Hybrid (full-text + vector) memory search; `degraded` names a failed leg, 503 when both fail."""
-    result = service.search(db, principal, body)
+    result = ranking.search(db, principal, body)
     count("MemorySearch")
     return result
 
@@ -164,7 +164,7 @@ def search(body: SearchRequest, principal: Reader, db: DbDep) -> SearchResponse:
 @router.post("/entries/{entry_id}/supersede", response_model=SupersedeResult)
 def supersede(entry_id: UUID, body: SupersedeRequest, principal: Writer, db: DbDep) -> SupersedeResult:
     """This entry replaces `superseded_id`: that one becomes superseded, its window closes, its projection goes."""
-    return service.supersede(db, principal, entry_id, body)
+    return curation.supersede(db, principal, entry_id, body)
 
 
 @router.post(
@@ -175,7 +175,7 @@ def supersede(entry_id: UUID, body: SupersedeRequest, principal: Writer, db: DbD
 )
 def add_feedback(entry_id: UUID, body: FeedbackCreate, principal: Writer, db: DbDep) -> Response:
     """Report whether a memory helped (useful|harmful); one signal of each kind per memory per session."""
-    outcome = service.add_feedback(db, principal, entry_id, body)
+    outcome = curation.add_feedback(db, principal, entry_id, body)
     if not outcome.replay:
         count("MemoryFeedbackRecorded")
     return _replayable(outcome)
@@ -184,13 +184,13 @@ def add_feedback(entry_id: UUID, body: FeedbackCreate, principal: Writer, db: Db
 @router.get("/entries/{entry_id}/feedback", response_model=Page[Feedback])
 def list_feedback(entry_id: UUID, principal: Reader, db: DbDep, page: PageDep) -> Page[Feedback]:
     """The usefulness signal log of a memory, newest first."""
-    return service.list_feedback(db, principal, entry_id, page)
+    return curation.list_feedback(db, principal, entry_id, page)
 
 
 @router.get("/entries/{entry_id}/attribution", response_model=Attribution)
 def attribution(entry_id: UUID, principal: Reader, db: DbDep) -> Attribution:
     """Which skill execution produced this memory: entry → source event → skill version."""
-    return service.attribution(db, principal, entry_id)
+    return provenance.attribution(db, principal, entry_id)
 
 
 # -- timeline / checkpoints --------------------------------------------------------------------------------------
@@ -202,10 +202,10 @@ def timeline(
     db: DbDep,
     session_id: Annotated[str | None, Query(max_length=200)] = None,
     skill_version_id: Annotated[UUID | None, Query()] = None,
-    limit: Annotated[int, Query(ge=1, le=service.TIMELINE_MAX_LIMIT, description="1..500")] = 200,
+    limit: Annotated[int, Query(ge=1, le=provenance.TIMELINE_MAX_LIMIT, description="1..500")] = 200,
 ) -> Timeline:
     """Skill executions and journal events in time order; needs session_id or skill_version_id."""
-    return service.timeline(
+    return provenance.timeline(
         db, principal, session_id=session_id, skill_version_id=skill_version_id, limit=limit
     )
 
@@ -218,7 +218,7 @@ def timeline(
 )
 def save_checkpoint(body: CheckpointCreate, principal: Writer, db: DbDep) -> Response:
     """Save a resumable snapshot (goal required; done/next/open are string arrays); unchanged state is a no-op."""
-    outcome = service.save_checkpoint(db, principal, body)
+    outcome = checkpoints.save_checkpoint(db, principal, body)
     if not outcome.replay:
         count("MemoryCheckpointSaved")
     return _replayable(outcome)
@@ -229,4 +229,4 @@ def resume(
     principal: Reader, db: DbDep, session_id: Annotated[str, Query(min_length=1, max_length=200)]
 ) -> Resume:
     """Latest checkpoint plus everything recorded after it: checkpoint, journal_only or empty."""
-    return service.resume(db, principal, session_id)
+    return checkpoints.resume(db, principal, session_id)

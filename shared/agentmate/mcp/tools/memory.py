@@ -1,5 +1,5 @@
 """Memory tools (``/mcp/memory``): the journal, durable memories, search, feedback, checkpoints and the working
-memory, over ``agentmate.memory.service`` and ``agentmate.working.service``; scopes as the REST twins."""
+memory, over the ``agentmate.memory.service`` use cases and ``agentmate.working.service``; scopes as the REST twins."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from agentmate.mcp.context import db, principal
 from agentmate.mcp.registry import ToolSet
 from agentmate.mcp.schemas import IdempotencyKey, Limit, Offset, given
 from agentmate.memory import schemas as m
-from agentmate.memory import service
 from agentmate.memory.schemas import (
     Attribution,
     CheckpointCreate,
@@ -35,6 +34,7 @@ from agentmate.memory.schemas import (
     SupersedeResult,
     Timeline,
 )
+from agentmate.memory.service import checkpoints, curation, entries, events, provenance, ranking
 from agentmate.working import schemas as w
 from agentmate.working import service as working
 from agentmate.working.schemas import (
@@ -108,7 +108,7 @@ def memory_record(
                        scope_type=scope_type, scope_key=scope_key, session_id=session_id, sequence_no=sequence_no,
                        source_type=source_type, source_id=source_id, occurred_at=occurred_at,
                        skill_version_id=skill_version_id)
-    return EventRecorded(**service.record_event(db(), principal(), body).body)
+    return EventRecorded(**events.record_event(db(), principal(), body).body)
 
 
 @tools.tool("memory:rw", rest="POST /api/memory/entries", title="Store a durable memory", hints=EntryCreate)
@@ -147,7 +147,7 @@ def memory_store(
         importance=importance, status=status, metadata=metadata or {}, ttl_at=ttl_at, valid_from=valid_from,
         valid_to=valid_to, extraction_method=extraction_method, extractor_version=extractor_version,
     )
-    return EntryDetail(**service.create_entry(db(), principal(), body, check_key(idempotency_key)).body)
+    return EntryDetail(**entries.create_entry(db(), principal(), body, check_key(idempotency_key)).body)
 
 
 @tools.tool("memory:r", rest="POST /api/memory/search", title="Search memories", hints=SearchRequest)
@@ -170,13 +170,13 @@ def memory_search(
     # Optional filters are passed only when given: the model's constraints refuse an explicit None.
     body = SearchRequest(query=query, top_k=top_k, status=status,
                          **given(scope_type=scope_type, scope_key=scope_key, memory_type=memory_type))
-    return service.search(db(), principal(), body)
+    return ranking.search(db(), principal(), body)
 
 
 @tools.tool("memory:r", rest="GET /api/memory/entries/{entry_id}", title="Get a memory")
 def memory_get(id: EntryId) -> EntryDetail:
     """One durable memory with its evidence and indexing state. Requires memory:r."""
-    return service.get_entry(db(), principal(), id)
+    return entries.get_entry(db(), principal(), id)
 
 
 @tools.tool("memory:r", rest="GET /api/memory/timeline", title="Session / skill timeline")
@@ -184,14 +184,14 @@ def memory_timeline(
     session_id: Annotated[str, Field(max_length=m.MAX_SESSION_ID, description="The session to trace")] | None
     = None,
     skill_version_id: Annotated[UUID | None, Field(description="The skill version to trace")] = None,
-    limit: Annotated[int, Field(ge=1, le=service.TIMELINE_MAX_LIMIT, description="1..500 (default 200)")]
-    = service.TIMELINE_DEFAULT_LIMIT,
+    limit: Annotated[int, Field(ge=1, le=provenance.TIMELINE_MAX_LIMIT, description="1..500 (default 200)")]
+    = provenance.TIMELINE_DEFAULT_LIMIT,
 ) -> Timeline:
     """Skill executions and journal events of a session and/or skill version, in time order (one of
     session_id or skill_version_id is required). Reports skill_log_count, memory_event_count,
     unattributed_count and truncated so the coverage of an attribution conclusion is explicit. Requires
     memory:r."""
-    return service.timeline(db(), principal(), session_id=session_id, skill_version_id=skill_version_id,
+    return provenance.timeline(db(), principal(), session_id=session_id, skill_version_id=skill_version_id,
                             limit=limit)
 
 
@@ -200,7 +200,7 @@ def memory_attribution(id: EntryId) -> Attribution:
     """Which skill execution produced a durable memory: walks entry → source event → skill version.
     resolution is skill_version, session_only, event_only or none; includes the session timeline when a
     session is known. Requires memory:r."""
-    return service.attribution(db(), principal(), id)
+    return provenance.attribution(db(), principal(), id)
 
 
 @tools.tool("memory:rw", rest="POST /api/memory/entries/{entry_id}/supersede", title="Supersede a memory",
@@ -212,7 +212,7 @@ def memory_supersede(
     """Record that entry id replaces superseded_id: the old entry becomes superseded, its validity window
     closes and it leaves search. Supersedes form a chain (a cycle is refused); replaying is a no-op.
     Requires memory:rw."""
-    return service.supersede(db(), principal(), id, SupersedeRequest(superseded_id=superseded_id))
+    return curation.supersede(db(), principal(), id, SupersedeRequest(superseded_id=superseded_id))
 
 
 @tools.tool("memory:rw", rest="POST /api/memory/entries/{entry_id}/feedback", title="Rate a memory",
@@ -230,14 +230,14 @@ def memory_feedback(
     ±0.15). Requires memory:rw."""
     body = FeedbackCreate(signal=signal, reason=reason, session_id=session_id, skill_version_id=skill_version_id,
                           metadata=metadata or {})
-    return FeedbackRecorded(**service.add_feedback(db(), principal(), id, body).body)
+    return FeedbackRecorded(**curation.add_feedback(db(), principal(), id, body).body)
 
 
 @tools.tool("memory:r", rest="GET /api/memory/entries/{entry_id}/feedback", title="List a memory's feedback")
 def memory_feedback_list(id: EntryId, limit: Limit = DEFAULT_LIMIT, offset: Offset = 0) -> Page[Feedback]:
     """The usefulness signals recorded for a memory, newest first, as {items, total, limit, offset}.
     Requires memory:r."""
-    return service.list_feedback(db(), principal(), id, PageParams(limit=limit, offset=offset))
+    return curation.list_feedback(db(), principal(), id, PageParams(limit=limit, offset=offset))
 
 
 @tools.tool("memory:rw", rest="POST /api/memory/checkpoints", title="Save a checkpoint", idempotent=True,
@@ -266,7 +266,7 @@ def memory_checkpoint_save(
     body = CheckpointCreate(session_id=session_id, goal=goal, done=done or [], next=next or [], open=open or [],
                             notes=notes, label=label, scope_type=scope_type, scope_key=scope_key,
                             **given(skill_version_id=skill_version_id, idempotency_key=idempotency_key))
-    return CheckpointSaved(**service.save_checkpoint(db(), principal(), body).body)
+    return CheckpointSaved(**checkpoints.save_checkpoint(db(), principal(), body).body)
 
 
 @tools.tool("memory:r", rest="GET /api/memory/resume", title="Resume a session")
@@ -275,7 +275,7 @@ def memory_resume(
 ) -> Resume:
     """The session's latest checkpoint plus everything recorded after it. resolution is checkpoint,
     journal_only (no checkpoint: the journal tail) or empty. Requires memory:r."""
-    return service.resume(db(), principal(), session_id)
+    return checkpoints.resume(db(), principal(), session_id)
 
 
 # -- working memory ----------------------------------------------------------------------------------------------

@@ -1,0 +1,207 @@
+"""Journal events: append (or replay) one event, read events back, list the scopes in use.
+
+An event's idempotency key is required; a replay with the same content answers the stored event, different
+content is a 409. The content hash is the canonical JSON hash of the normalised event (prior-art §4.4).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+import psycopg
+
+from agentmate.core.db import Conn, Database
+from agentmate.core.errors import Conflict, ErrorCollector, NotFound, invalid
+from agentmate.core.idempotency import Outcome, canonical_hash
+from agentmate.core.pagination import Page, PageParams
+from agentmate.core.principal import Principal
+from agentmate.memory import repository as repo
+from agentmate.memory.readmodels import skill_executions
+from agentmate.memory.schemas import (
+    CHECKPOINT_FIELDS,
+    CHECKPOINT_LIST_FIELDS,
+    MAX_CHECKPOINT_ITEM_CHARS,
+    MAX_CHECKPOINT_ITEMS,
+    MAX_PAYLOAD_BYTES,
+    Event,
+    EventCreate,
+    EventDetail,
+    EventRecorded,
+    ScopePage,
+    ScopeSummary,
+)
+from agentmate.memory.service.rules import check_scope, check_size, utc
+
+SCOPES_NOTE = (
+    "Reuse an existing scope before inventing a new key, so every agent's memories of one thing meet. "
+    "Conventions: repository → owner/repo, project → its name, agent → agent id, session → session id; "
+    "global only for facts that hold everywhere."
+)
+EMPTY_PAYLOAD_WARNING = (
+    "payload is empty: this event carries no content. An event's content goes inside payload "
+    "(top-level fields such as content are rejected)."
+)
+
+
+def event_content_hash(data: dict[str, Any]) -> str:
+    """The canonical JSON hash of the normalised event (prior-art §4.4): occurred_at only when the caller
+    supplied it, skill_version_id only when set."""
+    doc: dict[str, Any] = {
+        "scope_type": data["scope_type"],
+        "scope_key": data["scope_key"],
+        "session_id": data["session_id"],
+        "sequence_no": data["sequence_no"],
+        "event_type": data["event_type"],
+        "payload": data["payload"],
+        "source_type": data["source_type"],
+        "source_id": data["source_id"],
+    }
+    if data.get("occurred_at") is not None:
+        doc["occurred_at"] = utc(data["occurred_at"]).isoformat().replace("+00:00", "Z")
+    if data.get("skill_version_id") is not None:
+        doc["skill_version_id"] = str(data["skill_version_id"])
+    return canonical_hash(doc)
+
+
+def checkpoint_payload_errors(
+    payload: dict[str, Any], errors: ErrorCollector, prefix: str = "payload."
+) -> None:
+    """A checkpoint payload is exactly: goal (required), label, notes (strings); done, next, open (string lists)."""
+    for key in payload:
+        if key not in CHECKPOINT_FIELDS:
+            errors.add(prefix + key, "unknown checkpoint field", list(CHECKPOINT_FIELDS))
+    goal = payload.get("goal")
+    if not isinstance(goal, str) or not goal.strip():
+        errors.add(prefix + "goal", "required: a non-empty string")
+    for key in ("label", "notes"):
+        if key in payload and not isinstance(payload[key], str):
+            errors.add(prefix + key, "must be a string")
+    for key in CHECKPOINT_LIST_FIELDS:
+        if key not in payload:
+            continue
+        value = payload[key]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            errors.add(prefix + key, "must be an array of strings")
+        elif len(value) > MAX_CHECKPOINT_ITEMS or any(len(v) > MAX_CHECKPOINT_ITEM_CHARS for v in value):
+            errors.add(
+                prefix + key,
+                f"at most {MAX_CHECKPOINT_ITEMS} items of {MAX_CHECKPOINT_ITEM_CHARS} characters",
+            )
+
+
+def event_data(body: EventCreate) -> dict[str, Any]:
+    errors = ErrorCollector()
+    check_scope(errors, body.scope_type, body.scope_key)
+    if body.sequence_no is not None and not body.session_id:
+        errors.add("sequence_no", "requires session_id")
+    if bool(body.source_type) != bool(body.source_id):
+        errors.add(
+            "source_id" if body.source_type else "source_type", "source_type and source_id go together"
+        )
+    check_size(errors, "payload", body.payload, MAX_PAYLOAD_BYTES)
+    if body.event_type == "checkpoint":
+        if not body.session_id:
+            errors.add("session_id", "required for checkpoint events (resume works per session)")
+        checkpoint_payload_errors(body.payload, errors)
+    errors.raise_if_any()
+    data = body.model_dump()
+    if data["occurred_at"] is not None:
+        data["occurred_at"] = utc(data["occurred_at"])
+    data["content_hash"] = event_content_hash(data)
+    return data
+
+
+def recorded(row: dict[str, Any], created: bool) -> dict[str, Any]:
+    warning = EMPTY_PAYLOAD_WARNING if not row["payload"] else None
+    return EventRecorded(**row, created=created, warning=warning).model_dump(mode="json")
+
+
+def record_in(conn: Conn, principal: Principal, data: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """Append (or replay) one event inside the caller's transaction: (row, created)."""
+    if data["skill_version_id"] is not None:
+        skill_executions.require_version(
+            conn, account_id=principal.account_id, version_id=data["skill_version_id"]
+        )
+    try:  # no savepoint: on an error the whole transaction is abandoned anyway
+        row = repo.insert_event(
+            conn,
+            account_id=principal.account_id,
+            user_id=principal.user_id,
+            key_id=principal.key_id,
+            data=data,
+        )
+    except psycopg.errors.UniqueViolation as exc:
+        if exc.diag.constraint_name == "memory_events_session_sequence_key":
+            raise Conflict(
+                f"sequence_no {data['sequence_no']} is already used in session {data['session_id']!r} "
+                "by another event"
+            ) from None
+        raise
+    except psycopg.errors.ForeignKeyViolation:
+        raise invalid("skill_version_id", "unknown skill version in this account") from None
+    if row is not None:
+        return row, True
+    existing = repo.event_by_key(
+        conn, account_id=principal.account_id, idempotency_key=data["idempotency_key"]
+    )
+    if existing is None:  # pragma: no cover - the conflicting row is committed before ON CONFLICT resolves
+        raise Conflict("an event with this idempotency_key is still being written; retry")
+    if existing["content_hash"] != data["content_hash"]:
+        raise Conflict(
+            "idempotency_key was already used with different event content (attribution included); "
+            "retries must resend the same event, a new event needs a new key",
+            extra={"existing_event_id": str(existing["id"])},
+        )
+    return existing, False
+
+
+def record_event(db: Database, principal: Principal, body: EventCreate) -> Outcome:
+    """201 new event; 200 replay (same key, same content); 409 same key with different content."""
+    data = event_data(body)
+    with db.tenant(principal.account_id) as conn:
+        row, created = record_in(conn, principal, data)
+    return Outcome(201 if created else 200, recorded(row, created), not created)
+
+
+def get_event(db: Database, principal: Principal, event_id: UUID) -> EventDetail:
+    with db.tenant(principal.account_id) as conn:
+        row = repo.get_event(conn, account_id=principal.account_id, event_id=event_id)
+    if row is None:
+        raise NotFound("memory event")
+    return EventDetail(**row, warning=EMPTY_PAYLOAD_WARNING if not row["payload"] else None)
+
+
+def list_events(
+    db: Database,
+    principal: Principal,
+    page: PageParams,
+    *,
+    session_id: str | None = None,
+    scope_type: str | None = None,
+    scope_key: str | None = None,
+    event_type: str | None = None,
+) -> Page[Event]:
+    filters = {
+        "session_id": session_id,
+        "scope_type": scope_type,
+        "scope_key": scope_key,
+        "event_type": event_type,
+    }
+    with db.tenant(principal.account_id) as conn:
+        rows, total = repo.list_events(
+            conn, account_id=principal.account_id, filters=filters, limit=page.limit, offset=page.offset
+        )
+    return Page[Event](items=[Event(**r) for r in rows], total=total, limit=page.limit, offset=page.offset)
+
+
+def list_scopes(db: Database, principal: Principal, page: PageParams) -> ScopePage:
+    with db.tenant(principal.account_id) as conn:
+        rows, total = repo.scopes(conn, account_id=principal.account_id, limit=page.limit, offset=page.offset)
+    return ScopePage(
+        items=[ScopeSummary(**r) for r in rows],
+        total=total,
+        limit=page.limit,
+        offset=page.offset,
+        note=SCOPES_NOTE,
+    )

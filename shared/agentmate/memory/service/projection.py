@@ -1,0 +1,77 @@
+"""The retrieval projection of a durable entry: its document, (re)indexing and indexing state.
+
+Written after the entry's transaction commits, so an embedding or vector-index failure never loses a memory: the
+entry is stored and reported with ``indexing.status = "failed"``, and search still finds it through the lexical leg.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from agentmate.core.db import Conn, Database
+from agentmate.memory.schemas import Indexing
+from agentmate.memory.service.rules import utc
+from agentmate.retrieval import service as retrieval
+
+NAMESPACE = "memory"
+SOURCE_TYPE = "memory_entry"
+CHUNK_KEY = "current"
+
+
+def entry_document(entry: dict[str, Any]) -> retrieval.DocumentIn:
+    """The retrieval projection of an entry (prior-art §4.3)."""
+    metadata: dict[str, Any] = {
+        "memory_id": str(entry["id"]),
+        "scope_type": entry["scope_type"],
+        "scope_key": entry["scope_key"],
+        "memory_type": entry["memory_type"],
+        "status": entry["status"],
+        "confidence": entry["confidence"],
+        "importance": entry["importance"],
+        "valid_from": utc(entry["valid_from"]).isoformat(),
+        "extraction_method": entry["extraction_method"],
+        "attributes": entry["metadata"],
+    }
+    for key in ("valid_to", "ttl_at"):
+        if entry.get(key) is not None:
+            metadata[key] = utc(entry[key]).isoformat()
+    if entry.get("source_event_id") is not None:
+        metadata["source_event_id"] = str(entry["source_event_id"])
+    parts = [p for p in (entry["title"], entry["summary"], entry["content"]) if p and p.strip()]
+    return retrieval.DocumentIn(
+        namespace=NAMESPACE,
+        source_type=SOURCE_TYPE,
+        source_id=str(entry["id"]),
+        chunk_key=CHUNK_KEY,
+        title=entry["title"],
+        content="\n\n".join(parts),
+        metadata=metadata,
+    )
+
+
+def index_entry(db: Database, account_id: UUID, entry: dict[str, Any]) -> Indexing:
+    """(Re)build an entry's retrieval projection; never raises for embedding/vector failures."""
+    result = retrieval.index_document(db, account_id, entry_document(entry))
+    return Indexing(status=result.status, document_id=result.document_id, error=result.error)
+
+
+def index_entries(db: Database, account_id: UUID, entries: list[dict[str, Any]]) -> list[Indexing]:
+    """Batch form of ``index_entry`` (one embedding call per batch): used by backfills and the benchmark."""
+    results = retrieval.index_documents(db, account_id, [entry_document(e) for e in entries])
+    return [Indexing(status=r.status, document_id=r.document_id, error=r.error) for r in results]
+
+
+def indexing_state(conn: Conn, account_id: UUID, entry_ids: list[UUID]) -> dict[UUID, Indexing]:
+    states = retrieval.indexing_state(
+        conn, account_id, namespace=NAMESPACE, source_type=SOURCE_TYPE, source_ids=[str(i) for i in entry_ids]
+    )
+    out: dict[UUID, Indexing] = {}
+    for entry_id in entry_ids:
+        state = states.get(str(entry_id))
+        out[entry_id] = (
+            Indexing(status=state["status"], document_id=state["id"], error=state["error"])
+            if state
+            else Indexing(status="missing")
+        )
+    return out

@@ -1,0 +1,34 @@
+"""Validation and normalisation shared by the memory use cases."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from agentmate.core.errors import ErrorCollector
+
+
+def json_text(value: Any) -> str:
+    """Compact JSON (for size limits and for rendering a non-string value as text)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def utc(ts: datetime) -> datetime:
+    return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
+
+
+def check_scope(errors: ErrorCollector, scope_type: str, scope_key: str, prefix: str = "") -> None:
+    if scope_type != "global" and not scope_key:
+        errors.add(prefix + "scope_key", f"required when scope_type is {scope_type!r}")
+    if scope_type == "global" and scope_key:
+        errors.add(
+            prefix + "scope_key",
+            "must be empty when scope_type is 'global' (pick a scope_type for it)",
+            ["project", "repository", "agent", "session"],
+        )
+
+
+def check_size(errors: ErrorCollector, field: str, value: Any, limit: int) -> None:
+    if len(json_text(value).encode("utf-8")) > limit:
+        errors.add(field, f"at most {limit // 1024} KiB of JSON")
