@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
-import inspect
 import json
 import sys
 from pathlib import Path
@@ -46,13 +45,6 @@ SECURITY_SCHEMES = {
 }
 
 
-# Scopes enforced inside a service rather than by a ``scoped(...)`` dependency (API-key callers only).
-SERVICE_SCOPES: dict[str, list[str]] = {
-    "/api/auth/apikeys": ["manage_keys"],
-    "/api/auth/apikeys/{key_id}": ["manage_keys"],
-}
-
-
 class MergeError(RuntimeError):
     pass
 
@@ -79,10 +71,10 @@ def _dependency_calls(dependant: Any) -> list[Any]:
 
 
 def _security_by_operation(app: Any) -> dict[tuple[str, str], tuple[bool, list[str]]]:
-    """(path, method) → (authenticated?, scopes checked by a ``scoped(...)`` dependency)."""
+    """(path, method) → (authenticated?, scopes its dependencies declare with ``Security(..., scopes=[...])``)."""
     from fastapi import routing
 
-    from agentmate.api.deps import current_principal
+    from agentmate.api.deps import current_principal, route_scopes
 
     # FastAPI >= 0.16x keeps included routers nested; iter_route_contexts flattens them (older: app.routes).
     contexts = routing.iter_route_contexts(app.routes) if hasattr(routing, "iter_route_contexts") else app.routes
@@ -91,14 +83,9 @@ def _security_by_operation(app: Any) -> dict[tuple[str, str], tuple[bool, list[s
         original = getattr(route, "original_route", route)
         if not isinstance(original, routing.APIRoute) or not route.include_in_schema:
             continue
-        calls = _dependency_calls(getattr(route, "dependant", None) or original.dependant)
-        authenticated = current_principal in calls
-        scopes: list[str] = list(SERVICE_SCOPES.get(route.path_format, []))
-        for call in calls:
-            if getattr(call, "__name__", "").startswith("require_") and getattr(call, "__closure__", None):
-                scope = inspect.getclosurevars(call).nonlocals.get("scope")
-                if isinstance(scope, str) and scope not in scopes:
-                    scopes.append(scope)
+        dependant = getattr(route, "dependant", None) or original.dependant
+        authenticated = current_principal in _dependency_calls(dependant)
+        scopes = route_scopes(dependant)
         for method in route.methods or ():
             out[(route.path_format, method.lower())] = (authenticated, scopes)
     return out

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import inspect
 import pkgutil
 import subprocess
 import sys
@@ -11,25 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import agentmate
+from agentmate.api.deps import route_scopes
 from agentmate.mcp import registry
 from functions.routes import ROUTE_GROUPS
 
 from .spec_tools import SPEC_TOOLS
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _scopes(dependant: Any) -> set[str]:
-    """Scopes required by a route: the ``scope`` captured by each ``require_scope`` checker in its tree."""
-    found: set[str] = set()
-    for dep in dependant.dependencies:
-        call = dep.call
-        if call is not None and getattr(call, "__name__", "").startswith("require_"):
-            scope = inspect.getclosurevars(call).nonlocals.get("scope")
-            if scope:
-                found.add(scope)
-        found |= _scopes(dep)
-    return found
 
 
 def rest_routes() -> dict[str, set[str]]:
@@ -50,7 +37,7 @@ def rest_routes() -> dict[str, set[str]]:
     for route in routes:
         if isinstance(route, APIRoute):
             for method in route.methods:
-                table[f"{method} {route.path}"] = _scopes(route.dependant)
+                table[f"{method} {route.path}"] = set(route_scopes(route.dependant))
     return table
 
 

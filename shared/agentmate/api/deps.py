@@ -1,11 +1,12 @@
-"""Request dependencies as Annotated aliases: the database, settings, the caller and scope checks."""
+"""Request dependencies as static Annotated aliases: the database, settings, the caller and its route's scopes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated
 
-from fastapi import Depends, Header, Request
+from fastapi import Depends, Header, Request, Security
+from fastapi.dependencies.models import Dependant
+from fastapi.security import SecurityScopes
 
 from agentmate.auth import credentials
 from agentmate.core.db import Database, get_database
@@ -41,18 +42,44 @@ def current_principal(request: Request, db: DbDep, settings: SettingsDep) -> Pri
 CurrentPrincipal = Annotated[Principal, Depends(current_principal)]
 
 
-def require_scope(scope: str) -> Callable[[Principal], Principal]:
-    async def checker(principal: CurrentPrincipal) -> Principal:
+async def authorised(security_scopes: SecurityScopes, principal: CurrentPrincipal) -> Principal:
+    """The caller, after checking every scope its route declares with ``Security(authorised, scopes=[...])``.
+
+    Routes declare their scopes statically (the aliases below), so the OpenAPI's ``x-required-scopes`` is read
+    from the dependency itself (``route_scopes``). JWT callers and empty-scope keys pass every check.
+    """
+    for scope in security_scopes.scopes:
         principal.require(scope)
-        return principal
-
-    checker.__name__ = f"require_{scope.replace(':', '_')}"
-    return checker
+    return principal
 
 
-def scoped(scope: str) -> type[Principal]:
-    """``principal: scoped("todos:rw")`` — the caller, after checking one scope."""
-    return Annotated[Principal, Depends(require_scope(scope))]  # type: ignore[return-value]
+# One alias per scope a route can require; the scope strings are core.scopes.SCOPES.
+TodosRead = Annotated[Principal, Security(authorised, scopes=["todos:r"])]
+TodosWrite = Annotated[Principal, Security(authorised, scopes=["todos:rw"])]
+NotesRead = Annotated[Principal, Security(authorised, scopes=["notes:r"])]
+NotesWrite = Annotated[Principal, Security(authorised, scopes=["notes:rw"])]
+ReportsRead = Annotated[Principal, Security(authorised, scopes=["reports:r"])]
+ReportsWrite = Annotated[Principal, Security(authorised, scopes=["reports:rw"])]
+BookmarksRead = Annotated[Principal, Security(authorised, scopes=["bookmarks:r"])]
+BookmarksWrite = Annotated[Principal, Security(authorised, scopes=["bookmarks:rw"])]
+ExpensesRead = Annotated[Principal, Security(authorised, scopes=["expenses:r"])]
+ExpensesWrite = Annotated[Principal, Security(authorised, scopes=["expenses:rw"])]
+MemoryRead = Annotated[Principal, Security(authorised, scopes=["memory:r"])]
+MemoryWrite = Annotated[Principal, Security(authorised, scopes=["memory:rw"])]
+SkillsRead = Annotated[Principal, Security(authorised, scopes=["skills:r"])]
+SkillsWrite = Annotated[Principal, Security(authorised, scopes=["skills:rw"])]
+# Key management: checked before the body is validated, so a key without manage_keys always gets a 403.
+KeyManager = Annotated[Principal, Security(authorised, scopes=["manage_keys"])]
+
+
+def route_scopes(dependant: Dependant) -> list[str]:
+    """The scopes a route's dependency tree declares (``Security(..., scopes=[...])``), in declaration order."""
+    found: list[str] = []
+    for dep in dependant.dependencies:
+        for scope in [*(dep.own_oauth_scopes or ()), *route_scopes(dep)]:
+            if scope not in found:
+                found.append(scope)
+    return found
 
 
 async def idempotency_key(

@@ -1,4 +1,4 @@
-"""Who is calling, and may they: request authentication and the admin / key-management checks."""
+"""Who is calling, and may they: request authentication and the admin check (scopes: api/deps.py)."""
 
 from __future__ import annotations
 
@@ -46,7 +46,3 @@ def require_admin(db: Database, principal: Principal) -> None:
     if role != "admin":
         raise Forbidden("admin access required")
 
-
-def require_key_management(principal: Principal) -> None:
-    if principal.via == "api_key" and not principal.can("manage_keys"):
-        raise Forbidden("insufficient scope: manage_keys", extra={"required_scope": "manage_keys"})

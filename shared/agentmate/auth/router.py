@@ -1,28 +1,17 @@
 from __future__ import annotations
 
-from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Response
 
-from agentmate.api.deps import CurrentPrincipal, DbDep, SettingsDep
+from agentmate.api.deps import CurrentPrincipal, DbDep, KeyManager, SettingsDep
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.auth import service
 from agentmate.auth.schemas import ApiKey, ApiKeyCreate, ApiKeyCreated, Credentials, Me, Registered, Token
 from agentmate.core.observability import count
 from agentmate.core.pagination import Page, PageDep
-from agentmate.core.principal import Principal
 
 router = APIRouter(prefix="/api/auth", tags=["auth"], responses=PROBLEM_RESPONSES)
-
-
-async def _key_manager(principal: CurrentPrincipal) -> Principal:
-    """Checked before the body is validated, so a key without manage_keys always gets a 403."""
-    service.require_key_management(principal)
-    return principal
-
-
-KeyManager = Annotated[Principal, Depends(_key_manager)]
 
 
 @router.post("/register", status_code=201, response_model=Registered)

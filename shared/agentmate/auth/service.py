@@ -12,7 +12,7 @@ import psycopg
 
 from agentmate.auth import repository as repo
 from agentmate.auth import security
-from agentmate.auth.credentials import authenticate, require_admin, require_key_management
+from agentmate.auth.credentials import authenticate, require_admin
 from agentmate.auth.schemas import ApiKey, ApiKeyCreate, ApiKeyCreated, Credentials, Me, Registered, Token
 from agentmate.core import scopes as scope_rules
 from agentmate.core.db import Database
@@ -56,7 +56,6 @@ def me(db: Database, principal: Principal) -> Me:
 
 
 def create_api_key(db: Database, principal: Principal, body: ApiKeyCreate) -> ApiKeyCreated:
-    require_key_management(principal)
     errors = ErrorCollector()
     requested: list[str] = []
     for i, scope in enumerate(body.scopes):
@@ -78,18 +77,16 @@ def create_api_key(db: Database, principal: Principal, body: ApiKeyCreate) -> Ap
 
 
 def list_api_keys(db: Database, principal: Principal, page: PageParams) -> Page[ApiKey]:
-    require_key_management(principal)
     with db.tenant(principal.account_id) as conn:
         rows, total = repo.list_api_keys(conn, limit=page.limit, offset=page.offset)
     return Page[ApiKey](items=[ApiKey(**r) for r in rows], total=total, limit=page.limit, offset=page.offset)
 
 
 def delete_api_key(db: Database, principal: Principal, key_id: UUID) -> None:
-    require_key_management(principal)
     with db.tenant(principal.account_id) as conn:
         if not repo.delete_api_key(conn, key_id):
             raise NotFound("api key")
 
 
 __all__ = ["authenticate", "create_api_key", "delete_api_key", "list_api_keys", "login", "me", "register",
-           "require_admin", "require_key_management"]
+           "require_admin"]

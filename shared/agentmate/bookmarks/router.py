@@ -6,7 +6,7 @@ from uuid import UUID
 from fastapi import APIRouter, Query, Response
 from pydantic import BeforeValidator
 
-from agentmate.api.deps import DbDep, IdempotencyKey, scoped
+from agentmate.api.deps import BookmarksRead, BookmarksWrite, DbDep, IdempotencyKey
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.bookmarks import service
@@ -23,15 +23,12 @@ from agentmate.core.text import tag_filter
 
 router = APIRouter(prefix="/api/bookmarks", tags=["bookmarks"], responses=PROBLEM_RESPONSES)
 
-Reader = scoped("bookmarks:r")
-Writer = scoped("bookmarks:rw")
-
 # A blank ``is_read=`` means "no filter", like every other blank filter value.
 OptionalBool = Annotated[bool | None, BeforeValidator(blank_to_none)]
 
 
 @router.post("", status_code=201, response_model=Bookmark)
-def create_bookmark(body: BookmarkCreate, principal: Writer, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
+def create_bookmark(body: BookmarkCreate, principal: BookmarksWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
     """Save a bookmark (an absolute http(s) URL). Send an `Idempotency-Key` header to make retries safe."""
     outcome = service.create(db, principal, body, idempotency_key)
     if not outcome.replay:
@@ -41,7 +38,7 @@ def create_bookmark(body: BookmarkCreate, principal: Writer, db: DbDep, idempote
 
 @router.get("", response_model=Page[BookmarkSummary])
 def list_bookmarks(
-    principal: Reader, db: DbDep, page: PageDep,
+    principal: BookmarksRead, db: DbDep, page: PageDep,
     tag: Annotated[str | None, Query(description="Exact tag (normalised)")] = None,
     tags: Annotated[str | None, Query(description="Comma-separated tags; all must match")] = None,
     is_read: Annotated[OptionalBool, Query(description="true = read only, false = unread only")] = None,
@@ -53,19 +50,19 @@ def list_bookmarks(
 
 
 @router.get("/{bookmark_id}", response_model=Bookmark)
-def get_bookmark(bookmark_id: UUID, principal: Reader, db: DbDep) -> Bookmark:
+def get_bookmark(bookmark_id: UUID, principal: BookmarksRead, db: DbDep) -> Bookmark:
     """Get one bookmark with its saved content."""
     return service.get(db, principal, bookmark_id)
 
 
 @router.patch("/{bookmark_id}", response_model=Bookmark)
-def update_bookmark(bookmark_id: UUID, body: BookmarkUpdate, principal: Writer, db: DbDep) -> Bookmark:
+def update_bookmark(bookmark_id: UUID, body: BookmarkUpdate, principal: BookmarksWrite, db: DbDep) -> Bookmark:
     """Change the fields sent (any field, including url, content, source and is_read); others stay as they are."""
     return service.update(db, principal, bookmark_id, body)
 
 
 @router.delete("/{bookmark_id}", status_code=204, response_class=Response)
-def delete_bookmark(bookmark_id: UUID, principal: Writer, db: DbDep) -> Response:
+def delete_bookmark(bookmark_id: UUID, principal: BookmarksWrite, db: DbDep) -> Response:
     """Delete a bookmark; 404 if it does not exist."""
     service.delete(db, principal, bookmark_id)
     return Response(status_code=204)

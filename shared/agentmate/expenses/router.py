@@ -6,7 +6,7 @@ from uuid import UUID
 from fastapi import APIRouter, Query, Response
 from pydantic import AwareDatetime, BeforeValidator
 
-from agentmate.api.deps import DbDep, IdempotencyKey, scoped
+from agentmate.api.deps import DbDep, ExpensesRead, ExpensesWrite, IdempotencyKey
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.core.observability import count
@@ -16,9 +16,6 @@ from agentmate.expenses import service
 from agentmate.expenses.schemas import Expense, ExpenseCreate, ExpenseSummary, ExpenseUpdate, repair_timestamp
 
 router = APIRouter(prefix="/api/expenses", tags=["expenses"], responses=PROBLEM_RESPONSES)
-
-Reader = scoped("expenses:r")
-Writer = scoped("expenses:rw")
 
 # Blank = no filter; an offset whose "+" arrived unencoded (as a space) is repaired.
 TimeFilter = Annotated[AwareDatetime | None, BeforeValidator(repair_timestamp)]
@@ -32,7 +29,7 @@ Currency = Annotated[str | None, Query(description="ISO 4217 code (case-insensit
 
 
 @router.post("", status_code=201, response_model=Expense)
-def create_expense(body: ExpenseCreate, principal: Writer, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
+def create_expense(body: ExpenseCreate, principal: ExpensesWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
     """Record an expense (amount as a decimal string like "12.50", ISO 4217 currency). Send an `Idempotency-Key` header to make retries safe."""
     outcome = service.create(db, principal, body, idempotency_key)
     if not outcome.replay:
@@ -42,7 +39,7 @@ def create_expense(body: ExpenseCreate, principal: Writer, db: DbDep, idempotenc
 
 @router.get("", response_model=Page[Expense])
 def list_expenses(
-    principal: Reader, db: DbDep, page: PageDep, tag: Tag = None, tags: Tags = None, q: Q = None,
+    principal: ExpensesRead, db: DbDep, page: PageDep, tag: Tag = None, tags: Tags = None, q: Q = None,
     source: Source = None, currency: Currency = None, start: Start = None, end: End = None,
 ) -> Page[Expense]:
     """List expenses, most recent happened_at first; start > end is a 400."""
@@ -52,7 +49,7 @@ def list_expenses(
 
 @router.get("/summary", response_model=ExpenseSummary)
 def summarise_expenses(
-    principal: Reader, db: DbDep, tag: Tag = None, tags: Tags = None, q: Q = None, source: Source = None,
+    principal: ExpensesRead, db: DbDep, tag: Tag = None, tags: Tags = None, q: Q = None, source: Source = None,
     currency: Currency = None, start: Start = None, end: End = None,
 ) -> ExpenseSummary:
     """Totals per currency (never summed across currencies), each with per-tag totals, over the filtered expenses."""
@@ -61,19 +58,19 @@ def summarise_expenses(
 
 
 @router.get("/{expense_id}", response_model=Expense)
-def get_expense(expense_id: UUID, principal: Reader, db: DbDep) -> Expense:
+def get_expense(expense_id: UUID, principal: ExpensesRead, db: DbDep) -> Expense:
     """Get one expense."""
     return service.get(db, principal, expense_id)
 
 
 @router.patch("/{expense_id}", response_model=Expense)
-def update_expense(expense_id: UUID, body: ExpenseUpdate, principal: Writer, db: DbDep) -> Expense:
+def update_expense(expense_id: UUID, body: ExpenseUpdate, principal: ExpensesWrite, db: DbDep) -> Expense:
     """Change the fields sent (amount, currency, description, tags, source, happened_at); others stay as they are."""
     return service.update(db, principal, expense_id, body)
 
 
 @router.delete("/{expense_id}", status_code=204, response_class=Response)
-def delete_expense(expense_id: UUID, principal: Writer, db: DbDep) -> Response:
+def delete_expense(expense_id: UUID, principal: ExpensesWrite, db: DbDep) -> Response:
     """Delete an expense; 404 if it does not exist."""
     service.delete(db, principal, expense_id)
     return Response(status_code=204)

@@ -6,7 +6,7 @@ from uuid import UUID
 from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse
 
-from agentmate.api.deps import DbDep, IdempotencyKey, scoped
+from agentmate.api.deps import DbDep, IdempotencyKey, MemoryRead, MemoryWrite
 from agentmate.api.errors import PROBLEM, PROBLEM_RESPONSES, Problem
 from agentmate.api.responses import REPLAY_HEADERS, created
 from agentmate.core.idempotency import Outcome
@@ -42,9 +42,6 @@ from agentmate.memory.schemas import (
 from agentmate.memory.service import checkpoints, curation, entries, events, provenance, ranking
 
 router = APIRouter(prefix="/api/memory", tags=["memory"], responses=PROBLEM_RESPONSES)
-
-Reader = scoped("memory:r")
-Writer = scoped("memory:rw")
 SEARCH_RESPONSES: dict[int | str, dict[str, Any]] = {
     503: {
         "model": Problem,
@@ -69,7 +66,7 @@ def _replayable(outcome: Outcome) -> JSONResponse:
     response_model=EventRecorded,
     responses={200: {"model": EventRecorded, "description": "Replay of an already stored event"}},
 )
-def record_event(body: EventCreate, principal: Writer, db: DbDep) -> Response:
+def record_event(body: EventCreate, principal: MemoryWrite, db: DbDep) -> Response:
     """Append an immutable event; retry with the same idempotency_key (same body = 200 replay, else 409)."""
     outcome = events.record_event(db, principal, body)
     if not outcome.replay:
@@ -79,7 +76,7 @@ def record_event(body: EventCreate, principal: Writer, db: DbDep) -> Response:
 
 @router.get("/events", response_model=Page[Event])
 def list_events(
-    principal: Reader,
+    principal: MemoryRead,
     db: DbDep,
     page: PageDep,
     session_id: Annotated[str | None, Query(max_length=200)] = None,
@@ -100,13 +97,13 @@ def list_events(
 
 
 @router.get("/events/{event_id}", response_model=EventDetail)
-def get_event(event_id: UUID, principal: Reader, db: DbDep) -> EventDetail:
+def get_event(event_id: UUID, principal: MemoryRead, db: DbDep) -> EventDetail:
     """One event as stored; `warning` is set when its payload is empty."""
     return events.get_event(db, principal, event_id)
 
 
 @router.get("/scopes", response_model=ScopePage)
-def list_scopes(principal: Reader, db: DbDep, page: PageDep) -> ScopePage:
+def list_scopes(principal: MemoryRead, db: DbDep, page: PageDep) -> ScopePage:
     """Scopes in use with entry and event counts: reuse them instead of inventing new keys."""
     return events.list_scopes(db, principal, page)
 
@@ -116,7 +113,7 @@ def list_scopes(principal: Reader, db: DbDep, page: PageDep) -> ScopePage:
 
 @router.post("/entries", status_code=201, response_model=EntryDetail)
 def create_entry(
-    body: EntryCreate, principal: Writer, db: DbDep, idempotency_key: IdempotencyKey
+    body: EntryCreate, principal: MemoryWrite, db: DbDep, idempotency_key: IdempotencyKey
 ) -> Response:
     """Store a durable memory (needs source_event_id or evidence); `indexing` reports the search projection."""
     outcome = entries.create_entry(db, principal, body, idempotency_key)
@@ -127,7 +124,7 @@ def create_entry(
 
 @router.get("/entries", response_model=Page[Entry])
 def list_entries(
-    principal: Reader,
+    principal: MemoryRead,
     db: DbDep,
     page: PageDep,
     scope_type: Annotated[ScopeType | None, Query()] = None,
@@ -148,13 +145,13 @@ def list_entries(
 
 
 @router.get("/entries/{entry_id}", response_model=EntryDetail)
-def get_entry(entry_id: UUID, principal: Reader, db: DbDep) -> EntryDetail:
+def get_entry(entry_id: UUID, principal: MemoryRead, db: DbDep) -> EntryDetail:
     """One memory with its evidence and indexing state."""
     return entries.get_entry(db, principal, entry_id)
 
 
 @router.post("/search", response_model=SearchResponse, responses=SEARCH_RESPONSES)
-def search(body: SearchRequest, principal: Reader, db: DbDep) -> SearchResponse:
+def search(body: SearchRequest, principal: MemoryRead, db: DbDep) -> SearchResponse:
     """Hybrid (full-text + vector) memory search; `degraded` names a failed leg, 503 when both fail."""
     result = ranking.search(db, principal, body)
     count("MemorySearch")
@@ -162,7 +159,7 @@ def search(body: SearchRequest, principal: Reader, db: DbDep) -> SearchResponse:
 
 
 @router.post("/entries/{entry_id}/supersede", response_model=SupersedeResult)
-def supersede(entry_id: UUID, body: SupersedeRequest, principal: Writer, db: DbDep) -> SupersedeResult:
+def supersede(entry_id: UUID, body: SupersedeRequest, principal: MemoryWrite, db: DbDep) -> SupersedeResult:
     """This entry replaces `superseded_id`: that one becomes superseded, its window closes, its projection goes."""
     return curation.supersede(db, principal, entry_id, body)
 
@@ -173,7 +170,7 @@ def supersede(entry_id: UUID, body: SupersedeRequest, principal: Writer, db: DbD
     response_model=FeedbackRecorded,
     responses={200: {"model": FeedbackRecorded, "description": "Signal already recorded (created: false)"}},
 )
-def add_feedback(entry_id: UUID, body: FeedbackCreate, principal: Writer, db: DbDep) -> Response:
+def add_feedback(entry_id: UUID, body: FeedbackCreate, principal: MemoryWrite, db: DbDep) -> Response:
     """Report whether a memory helped (useful|harmful); one signal of each kind per memory per session."""
     outcome = curation.add_feedback(db, principal, entry_id, body)
     if not outcome.replay:
@@ -182,13 +179,13 @@ def add_feedback(entry_id: UUID, body: FeedbackCreate, principal: Writer, db: Db
 
 
 @router.get("/entries/{entry_id}/feedback", response_model=Page[Feedback])
-def list_feedback(entry_id: UUID, principal: Reader, db: DbDep, page: PageDep) -> Page[Feedback]:
+def list_feedback(entry_id: UUID, principal: MemoryRead, db: DbDep, page: PageDep) -> Page[Feedback]:
     """The usefulness signal log of a memory, newest first."""
     return curation.list_feedback(db, principal, entry_id, page)
 
 
 @router.get("/entries/{entry_id}/attribution", response_model=Attribution)
-def attribution(entry_id: UUID, principal: Reader, db: DbDep) -> Attribution:
+def attribution(entry_id: UUID, principal: MemoryRead, db: DbDep) -> Attribution:
     """Which skill execution produced this memory: entry → source event → skill version."""
     return provenance.attribution(db, principal, entry_id)
 
@@ -198,7 +195,7 @@ def attribution(entry_id: UUID, principal: Reader, db: DbDep) -> Attribution:
 
 @router.get("/timeline", response_model=Timeline)
 def timeline(
-    principal: Reader,
+    principal: MemoryRead,
     db: DbDep,
     session_id: Annotated[str | None, Query(max_length=200)] = None,
     skill_version_id: Annotated[UUID | None, Query()] = None,
@@ -216,7 +213,7 @@ def timeline(
     response_model=CheckpointSaved,
     responses={200: {"model": CheckpointSaved, "description": "Same state already saved (created: false)"}},
 )
-def save_checkpoint(body: CheckpointCreate, principal: Writer, db: DbDep) -> Response:
+def save_checkpoint(body: CheckpointCreate, principal: MemoryWrite, db: DbDep) -> Response:
     """Save a resumable snapshot (goal required; done/next/open are string arrays); unchanged state is a no-op."""
     outcome = checkpoints.save_checkpoint(db, principal, body)
     if not outcome.replay:
@@ -226,7 +223,7 @@ def save_checkpoint(body: CheckpointCreate, principal: Writer, db: DbDep) -> Res
 
 @router.get("/resume", response_model=Resume)
 def resume(
-    principal: Reader, db: DbDep, session_id: Annotated[str, Query(min_length=1, max_length=200)]
+    principal: MemoryRead, db: DbDep, session_id: Annotated[str, Query(min_length=1, max_length=200)]
 ) -> Resume:
     """Latest checkpoint plus everything recorded after it: checkpoint, journal_only or empty."""
     return checkpoints.resume(db, principal, session_id)

@@ -5,7 +5,7 @@ from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
 
-from agentmate.api.deps import DbDep, IdempotencyKey, scoped
+from agentmate.api.deps import DbDep, IdempotencyKey, ReportsRead, ReportsWrite
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.core.observability import count
@@ -16,12 +16,9 @@ from agentmate.reports.schemas import Report, ReportCreate, ReportSource, Report
 
 router = APIRouter(prefix="/api/reports", tags=["reports"], responses=PROBLEM_RESPONSES)
 
-Reader = scoped("reports:r")
-Writer = scoped("reports:rw")
-
 
 @router.post("", status_code=201, response_model=Report)
-def create_report(body: ReportCreate, principal: Writer, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
+def create_report(body: ReportCreate, principal: ReportsWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
     """Create a report (format md or html). Send an `Idempotency-Key` header to make retries safe."""
     outcome = service.create(db, principal, body, idempotency_key)
     if not outcome.replay:
@@ -31,7 +28,7 @@ def create_report(body: ReportCreate, principal: Writer, db: DbDep, idempotency_
 
 @router.get("", response_model=Page[ReportSummary])
 def list_reports(
-    principal: Reader, db: DbDep, page: PageDep,
+    principal: ReportsRead, db: DbDep, page: PageDep,
     tag: Annotated[str | None, Query(description="Exact tag (normalised)")] = None,
     tags: Annotated[str | None, Query(description="Comma-separated tags; all must match")] = None,
     source: Annotated[str | None, Query(description="Exact source label")] = None,
@@ -42,25 +39,25 @@ def list_reports(
 
 
 @router.get("/sources", response_model=Page[ReportSource])
-def list_report_sources(principal: Reader, db: DbDep, page: PageDep) -> Page[ReportSource]:
+def list_report_sources(principal: ReportsRead, db: DbDep, page: PageDep) -> Page[ReportSource]:
     """Sources that wrote this account's reports, with report counts, most used first (unlabelled reports omitted)."""
     return service.list_sources(db, principal, page)
 
 
 @router.get("/{report_id}", response_model=Report)
-def get_report(report_id: UUID, principal: Reader, db: DbDep) -> Report:
+def get_report(report_id: UUID, principal: ReportsRead, db: DbDep) -> Report:
     """Get one report with its content."""
     return service.get(db, principal, report_id)
 
 
 @router.patch("/{report_id}", response_model=Report)
-def update_report(report_id: UUID, body: ReportUpdate, principal: Writer, db: DbDep) -> Report:
+def update_report(report_id: UUID, body: ReportUpdate, principal: ReportsWrite, db: DbDep) -> Report:
     """Change the fields sent (title, content, format, tags, source); others stay as they are."""
     return service.update(db, principal, report_id, body)
 
 
 @router.delete("/{report_id}", status_code=204, response_class=Response)
-def delete_report(report_id: UUID, principal: Writer, db: DbDep) -> Response:
+def delete_report(report_id: UUID, principal: ReportsWrite, db: DbDep) -> Response:
     """Delete a report; 404 if it does not exist."""
     service.delete(db, principal, report_id)
     return Response(status_code=204)

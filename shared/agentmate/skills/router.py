@@ -6,7 +6,7 @@ from uuid import UUID
 from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse
 
-from agentmate.api.deps import DbDep, IdempotencyKey, scoped
+from agentmate.api.deps import DbDep, IdempotencyKey, SkillsRead, SkillsWrite
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import REPLAY_HEADERS, created
 from agentmate.core.observability import count
@@ -26,14 +26,11 @@ from agentmate.skills.schemas import (
 )
 
 router = APIRouter(prefix="/api/skills", tags=["skills"], responses=PROBLEM_RESPONSES)
-
-Reader = scoped("skills:r")
-Writer = scoped("skills:rw")
 SkillNameQuery = Annotated[str, Query(min_length=1, max_length=200, description="Exact skill name")]
 
 
 @router.post("/logs", status_code=201, response_model=SkillLog)
-def add_log(body: SkillLogCreate, principal: Writer, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
+def add_log(body: SkillLogCreate, principal: SkillsWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
     """Record one skill execution; skill_version_id (optional) must be a version of the same skill."""
     outcome = service.add_log(db, principal, body, idempotency_key)
     if not outcome.replay:
@@ -43,7 +40,7 @@ def add_log(body: SkillLogCreate, principal: Writer, db: DbDep, idempotency_key:
 
 @router.get("/logs", response_model=Page[SkillLog])
 def list_logs(
-    principal: Reader,
+    principal: SkillsRead,
     db: DbDep,
     page: PageDep,
     skill_name: Annotated[str | None, Query(max_length=200)] = None,
@@ -66,7 +63,7 @@ def list_logs(
 
 
 @router.post("/versions", status_code=201, response_model=VersionPublished)
-def publish_version(body: SkillVersionCreate, principal: Writer, db: DbDep) -> Response:
+def publish_version(body: SkillVersionCreate, principal: SkillsWrite, db: DbDep) -> Response:
     """Publish a SKILL.md body as a version (201); the same body under the same label again is a 200 no-op."""
     outcome = service.publish_version(db, principal, body)
     if not outcome.replay:
@@ -77,7 +74,7 @@ def publish_version(body: SkillVersionCreate, principal: Writer, db: DbDep) -> R
 
 @router.get("/versions", response_model=Page[SkillVersionSummary])
 def list_versions(
-    principal: Reader,
+    principal: SkillsRead,
     db: DbDep,
     page: PageDep,
     skill_name: Annotated[str | None, Query(max_length=200)] = None,
@@ -90,32 +87,32 @@ def list_versions(
 
 
 @router.get("/versions/active", response_model=SkillVersion)
-def active_version(principal: Reader, db: DbDep, skill_name: SkillNameQuery) -> SkillVersion:
+def active_version(principal: SkillsRead, db: DbDep, skill_name: SkillNameQuery) -> SkillVersion:
     """The active version of a skill, with its body; 404 when none is active."""
     return service.active_version(db, principal, skill_name)
 
 
 @router.get("/versions/{version_id}", response_model=SkillVersion)
-def get_version(version_id: UUID, principal: Reader, db: DbDep) -> SkillVersion:
+def get_version(version_id: UUID, principal: SkillsRead, db: DbDep) -> SkillVersion:
     """One version with its body."""
     return service.get_version(db, principal, version_id)
 
 
 @router.post("/versions/{version_id}/activate", response_model=SkillVersion)
-def activate_version(version_id: UUID, principal: Writer, db: DbDep) -> SkillVersion:
+def activate_version(version_id: UUID, principal: SkillsWrite, db: DbDep) -> SkillVersion:
     """Make this the skill's only active version (idempotent)."""
     return service.activate_version(db, principal, version_id)
 
 
 @router.get("/stats", response_model=SkillStats)
-def skill_stats(principal: Reader, db: DbDep, skill_name: SkillNameQuery) -> SkillStats:
+def skill_stats(principal: SkillsRead, db: DbDep, skill_name: SkillNameQuery) -> SkillStats:
     """Run counts, trigger rate and outcome rates of one skill, overall and per version."""
     return service.stats(db, principal, skill_name)
 
 
 @router.get("/signals", response_model=SkillSignals)
 def skill_signals(
-    principal: Reader,
+    principal: SkillsRead,
     db: DbDep,
     skill_name: SkillNameQuery,
     limit: Annotated[int, Query(ge=1, le=service.MAX_SIGNALS, description="1..50")] = 10,

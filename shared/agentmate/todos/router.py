@@ -5,7 +5,7 @@ from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
 
-from agentmate.api.deps import DbDep, IdempotencyKey, scoped
+from agentmate.api.deps import DbDep, IdempotencyKey, TodosRead, TodosWrite
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.core.observability import count
@@ -16,12 +16,9 @@ from agentmate.todos.schemas import Todo, TodoCreate, TodoStatus, TodoUpdate
 
 router = APIRouter(prefix="/api/todos", tags=["todos"], responses=PROBLEM_RESPONSES)
 
-Reader = scoped("todos:r")
-Writer = scoped("todos:rw")
-
 
 @router.post("", status_code=201, response_model=Todo)
-def create_todo(body: TodoCreate, principal: Writer, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
+def create_todo(body: TodoCreate, principal: TodosWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
     """Create a todo. Send an `Idempotency-Key` header to make retries safe."""
     outcome = service.create(db, principal, body, idempotency_key)
     if not outcome.replay:
@@ -31,7 +28,7 @@ def create_todo(body: TodoCreate, principal: Writer, db: DbDep, idempotency_key:
 
 @router.get("", response_model=Page[Todo])
 def list_todos(
-    principal: Reader, db: DbDep, page: PageDep,
+    principal: TodosRead, db: DbDep, page: PageDep,
     status: Annotated[TodoStatus | None, Query()] = None,
     tag: Annotated[str | None, Query(description="Exact tag (normalised)")] = None,
     tags: Annotated[str | None, Query(description="Comma-separated tags; all must match")] = None,
@@ -43,7 +40,7 @@ def list_todos(
 
 @router.get("/search", response_model=Page[Todo])
 def search_todos(
-    principal: Reader, db: DbDep, page: PageDep,
+    principal: TodosRead, db: DbDep, page: PageDep,
     q: Annotated[str, Query(description="Case-insensitive substring of title or description")] = "",
 ) -> Page[Todo]:
     """Search todos by text."""
@@ -51,19 +48,19 @@ def search_todos(
 
 
 @router.get("/{todo_id}", response_model=Todo)
-def get_todo(todo_id: UUID, principal: Reader, db: DbDep) -> Todo:
+def get_todo(todo_id: UUID, principal: TodosRead, db: DbDep) -> Todo:
     """Get one todo by id; 404 if it does not exist in this account."""
     return service.get(db, principal, todo_id)
 
 
 @router.patch("/{todo_id}", response_model=Todo)
-def update_todo(todo_id: UUID, body: TodoUpdate, principal: Writer, db: DbDep) -> Todo:
+def update_todo(todo_id: UUID, body: TodoUpdate, principal: TodosWrite, db: DbDep) -> Todo:
     """Change the fields sent; others stay as they are."""
     return service.update(db, principal, todo_id, body)
 
 
 @router.delete("/{todo_id}", status_code=204, response_class=Response)
-def delete_todo(todo_id: UUID, principal: Writer, db: DbDep) -> Response:
+def delete_todo(todo_id: UUID, principal: TodosWrite, db: DbDep) -> Response:
     """Delete a todo; 404 if it does not exist."""
     service.delete(db, principal, todo_id)
     return Response(status_code=204)

@@ -6,7 +6,7 @@ from uuid import UUID
 from fastapi import APIRouter, Body, Path, Query, Response
 from fastapi.responses import JSONResponse
 
-from agentmate.api.deps import DbDep, IdempotencyKey, scoped
+from agentmate.api.deps import DbDep, IdempotencyKey, MemoryRead, MemoryWrite
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import REPLAY_HEADERS, created
 from agentmate.core.observability import count
@@ -25,15 +25,12 @@ from agentmate.working.schemas import (
 
 router = APIRouter(prefix="/api/memory/working", tags=["working-memory"], responses=PROBLEM_RESPONSES)
 
-Reader = scoped("memory:r")
-Writer = scoped("memory:rw")
-
 SessionId = Annotated[UUID, Path(description="Working session id")]
 
 
 @router.post("/sessions", status_code=201, response_model=WorkingSession)
 def create_session(
-    principal: Writer, db: DbDep, idempotency_key: IdempotencyKey,
+    principal: MemoryWrite, db: DbDep, idempotency_key: IdempotencyKey,
     body: Annotated[SessionCreate | None, Body()] = None,
 ) -> Response:
     """Create a working memory session; title, agent and metadata are all optional."""
@@ -45,7 +42,7 @@ def create_session(
 
 @router.get("/sessions", response_model=Page[WorkingSession])
 def list_sessions(
-    principal: Reader, db: DbDep, page: PageDep,
+    principal: MemoryRead, db: DbDep, page: PageDep,
     status: Annotated[SessionStatus | None, Query()] = None,
     agent: Annotated[str | None, Query(description="Exact agent name")] = None,
 ) -> Page[WorkingSession]:
@@ -54,19 +51,19 @@ def list_sessions(
 
 
 @router.get("/sessions/{session_id}", response_model=WorkingSession)
-def get_session(session_id: SessionId, principal: Reader, db: DbDep) -> WorkingSession:
+def get_session(session_id: SessionId, principal: MemoryRead, db: DbDep) -> WorkingSession:
     """Get one session with its metadata and last_seq."""
     return service.get_session(db, principal, session_id)
 
 
 @router.patch("/sessions/{session_id}", response_model=WorkingSession)
-def update_session(session_id: SessionId, body: SessionUpdate, principal: Writer, db: DbDep) -> WorkingSession:
+def update_session(session_id: SessionId, body: SessionUpdate, principal: MemoryWrite, db: DbDep) -> WorkingSession:
     """Update title, status (active|archived) or metadata; at least one is required."""
     return service.update_session(db, principal, session_id, body)
 
 
 @router.delete("/sessions/{session_id}", response_model=SessionDeleted)
-def delete_session(session_id: SessionId, principal: Writer, db: DbDep) -> SessionDeleted:
+def delete_session(session_id: SessionId, principal: MemoryWrite, db: DbDep) -> SessionDeleted:
     """Delete a session and all of its items; reports items_deleted for verification."""
     return service.delete_session(db, principal, session_id)
 
@@ -76,7 +73,7 @@ def delete_session(session_id: SessionId, principal: Writer, db: DbDep) -> Sessi
     responses={200: {"model": AppendResult, "description": "Every item was already stored: a replay "
                                                            "(header X-Idempotent-Replay: true)"}},
 )
-def append_items(session_id: SessionId, body: ItemsAppend, principal: Writer, db: DbDep) -> Response:
+def append_items(session_id: SessionId, body: ItemsAppend, principal: MemoryWrite, db: DbDep) -> Response:
     """Append a batch of items all-or-nothing; seq is assigned by the server; retries replay by idempotency_key."""
     result = service.append_items(db, principal, session_id, body)
     if result.created_count:
@@ -88,7 +85,7 @@ def append_items(session_id: SessionId, body: ItemsAppend, principal: Writer, db
 
 @router.get("/sessions/{session_id}/items", response_model=ItemPage)
 def list_items(
-    session_id: SessionId, principal: Reader, db: DbDep,
+    session_id: SessionId, principal: MemoryRead, db: DbDep,
     after_seq: Annotated[int, Query(ge=0, le=service.MAX_SEQ, description="Return items with a higher seq")] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size, 1..100")] = service.DEFAULT_ITEM_LIMIT,
 ) -> ItemPage:
@@ -98,7 +95,7 @@ def list_items(
 
 @router.delete("/sessions/{session_id}/items/{seq}", status_code=204, response_class=Response)
 def delete_item(
-    session_id: SessionId, principal: Writer, db: DbDep,
+    session_id: SessionId, principal: MemoryWrite, db: DbDep,
     seq: Annotated[int, Path(ge=1, le=service.MAX_SEQ, description="The item's seq")],
 ) -> Response:
     """Delete one item; its seq is never reused."""
