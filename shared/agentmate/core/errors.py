@@ -98,6 +98,11 @@ class RateLimited(DomainError):
         self.retry_after = max(1, int(retry_after))
 
 
+class TooLarge(DomainError):
+    status = 413
+    title = "Content Too Large"
+
+
 class NotImplementedYet(DomainError):
     kind = ErrorKind.NOT_IMPLEMENTED
     default_detail = "Not Implemented"
