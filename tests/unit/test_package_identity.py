@@ -8,7 +8,13 @@ import hashlib
 import pytest
 
 from agentmate.core.errors import TooLarge, ValidationFailed
-from agentmate.packages.identity import derive_domain, derive_name, package_hash, prepare_raw, prepare_snapshot
+from agentmate.packages.identity import (
+    derive_domain,
+    derive_name,
+    package_hash,
+    prepare_raw,
+    prepare_snapshot,
+)
 from agentmate.packages.limits import PackageLimits
 from agentmate.packages.models import FileInput
 

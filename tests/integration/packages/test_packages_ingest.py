@@ -13,7 +13,7 @@ from agentmate.packages.identity import package_hash, sha256_hex
 from agentmate.packages.limits import PackageLimits
 from agentmate.packages.models import FileInput, SourceInput
 from agentmate.packages.policy import NetPolicy
-from tests.integration.packages_fixtures import TABLES, actor, db, other_actor, store  # noqa: F401
+from tests.integration.packages.conftest import TABLES
 
 POLICY = NetPolicy()
 
