@@ -98,11 +98,6 @@ class RateLimited(DomainError):
         self.retry_after = max(1, int(retry_after))
 
 
-class TooLarge(DomainError):
-    status = 413
-    title = "Content Too Large"
-
-
 class NotImplementedYet(DomainError):
     kind = ErrorKind.NOT_IMPLEMENTED
     default_detail = "Not Implemented"
