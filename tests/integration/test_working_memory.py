@@ -447,7 +447,7 @@ def test_delete_session_reports_items_deleted_and_cascades(wm, account, owner_ur
 def _new_session_via_service(principal: Principal, body: SessionCreate | None = None) -> uuid.UUID:
     db = Database(os.environ["DATABASE_URL"], max_size=1)
     try:
-        return uuid.UUID(service.create_session(db, principal, body).body["id"])
+        return service.create_session(db, principal, body).value.id
     finally:
         db.close()
 

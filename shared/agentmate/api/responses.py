@@ -1,14 +1,24 @@
+"""REST rendering of service results (the one place replay headers are assembled)."""
+
 from __future__ import annotations
 
-from fastapi.responses import JSONResponse
+from typing import TypeVar
 
-from agentmate.core.idempotency import Outcome
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+
+from agentmate.core.results import Created
+
+M = TypeVar("M", bound=BaseModel)
 
 # One rule for agents: every replay, header- or body-keyed, carries both spellings.
 REPLAY_HEADERS = {"Idempotent-Replay": "true", "X-Idempotent-Replay": "true"}
 
 
-def created(outcome: Outcome) -> JSONResponse:
-    """The create's response; a replay carries the replay headers and the original status."""
-    headers = REPLAY_HEADERS if outcome.replay else None
-    return JSONResponse(outcome.body, status_code=outcome.status, headers=headers)
+def created(result: Created[M], *, replay_status: int = 201) -> JSONResponse:
+    """A create's response: 201 with the model; a replay carries the replay headers and ``replay_status``
+    (201 where a replay repeats the original answer, 200 where the spec answers a replay with 200)."""
+    body = result.value.model_dump(mode="json")
+    if result.replay:
+        return JSONResponse(body, status_code=replay_status, headers=REPLAY_HEADERS)
+    return JSONResponse(body, status_code=201)

@@ -30,10 +30,10 @@ OptionalBool = Annotated[bool | None, BeforeValidator(blank_to_none)]
 @router.post("", status_code=201, response_model=Bookmark)
 def create_bookmark(body: BookmarkCreate, principal: BookmarksWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
     """Save a bookmark (an absolute http(s) URL). Send an `Idempotency-Key` header to make retries safe."""
-    outcome = service.create(db, principal, body, idempotency_key)
-    if not outcome.replay:
+    result = service.create(db, principal, body, idempotency_key)
+    if not result.replay:
         count("BookmarkCreated")
-    return created(outcome)
+    return created(result)
 
 
 @router.get("", response_model=Page[BookmarkSummary])

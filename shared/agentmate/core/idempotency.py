@@ -10,17 +10,25 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
+
+from psycopg.types.json import Jsonb
+from pydantic import BaseModel
 
 from agentmate.core.db import Conn
 from agentmate.core.errors import Conflict, invalid
+from agentmate.core.results import Created
+
+M = TypeVar("M", bound=BaseModel)
 
 MAX_KEY_LENGTH = 255
 
 
 @dataclass(frozen=True)
 class Outcome:
+    """Legacy untyped result, still used by memory until it moves to ``once`` (then it goes)."""
+
     status: int
     body: dict[str, Any]
     replay: bool
@@ -71,11 +79,49 @@ def run_once(
             raise Conflict("Idempotency-Key was already used with a different request body")
         return Outcome(row["status_code"], row["response"], True)
     body = create()
-    from psycopg.types.json import Jsonb
-
     conn.execute(
         """UPDATE idempotency_keys SET status_code = %(s)s, response = %(b)s
            WHERE account_id = %(a)s AND route = %(r)s AND key = %(k)s""",
         {"s": status, "b": Jsonb(body), "a": account_id, "r": route, "k": key},
     )
     return Outcome(status, body, False)
+
+
+def once(
+    conn: Conn,
+    *,
+    account_id: UUID,
+    route: str,
+    key: str | None,
+    request: Any,
+    model: type[M],
+    create: Callable[[], M],
+) -> Created[M]:
+    """Run ``create`` at most once per (account, route, key). The store keeps the serialised response; a replay
+    hands back the same model, re-validated from it."""
+    if key is None:
+        return Created(create())
+    request_hash = canonical_hash(request)
+    reserved = conn.execute(
+        """INSERT INTO idempotency_keys (account_id, route, key, request_hash)
+           VALUES (%(a)s, %(r)s, %(k)s, %(h)s) ON CONFLICT DO NOTHING RETURNING key""",
+        {"a": account_id, "r": route, "k": key, "h": request_hash},
+    ).fetchone()
+    if reserved is None:
+        row = conn.execute(
+            """SELECT request_hash, response FROM idempotency_keys
+               WHERE account_id = %(a)s AND route = %(r)s AND key = %(k)s""",
+            {"a": account_id, "r": route, "k": key},
+        ).fetchone()
+        if row is None or row["response"] is None:
+            raise Conflict("a request with this Idempotency-Key is still in progress")
+        if row["request_hash"] != request_hash:
+            raise Conflict("Idempotency-Key was already used with a different request body")
+        return Created(model.model_validate(row["response"]), replay=True)
+    value = create()
+    conn.execute(
+        """UPDATE idempotency_keys SET response = %(b)s
+           WHERE account_id = %(a)s AND route = %(r)s AND key = %(k)s""",
+        {"b": Jsonb(value.model_dump(mode="json")), "a": account_id, "r": route, "k": key},
+    )
+    return Created(value)

@@ -18,8 +18,8 @@ from pydantic import BaseModel
 from agentmate.core import idempotency
 from agentmate.core.db import Conn, Database
 from agentmate.core.errors import ErrorCollector, NotFound
-from agentmate.core.idempotency import Outcome
 from agentmate.core.principal import Principal
+from agentmate.core.results import Created
 from agentmate.core.text import blank_to_none, normalise_tag
 
 M = TypeVar("M", bound=BaseModel)
@@ -33,16 +33,16 @@ def create(
     body: BaseModel,
     *,
     route: str,
-    model: type[BaseModel],
+    model: type[M],
     insert: Callable[..., Row],
     idempotency_key: str | None,
     data: dict[str, Any] | None = None,
-) -> Outcome:
-    """Insert one record (at most once per ``Idempotency-Key``) and return its serialised response."""
+) -> Created[M]:
+    """Insert one record (at most once per ``Idempotency-Key``) and return it."""
     values = body.model_dump() if data is None else data
     with db.tenant(principal.account_id) as conn:
 
-        def run() -> dict[str, Any]:
+        def run() -> M:
             row = insert(
                 conn,
                 account_id=principal.account_id,
@@ -50,14 +50,15 @@ def create(
                 key_id=principal.key_id,
                 data=values,
             )
-            return model(**row).model_dump(mode="json")
+            return model(**row)
 
-        return idempotency.run_once(
+        return idempotency.once(
             conn,
             account_id=principal.account_id,
             route=route,
             key=idempotency_key,
             request=body.model_dump(mode="json"),
+            model=model,
             create=run,
         )
 
@@ -122,7 +123,7 @@ class RecordService(Generic[M]):
 
     def create(
         self, db: Database, principal: Principal, body: BaseModel, idempotency_key: str | None = None
-    ) -> Outcome:
+    ) -> Created[M]:
         return create(
             db,
             principal,

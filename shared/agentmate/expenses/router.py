@@ -31,10 +31,10 @@ Currency = Annotated[str | None, Query(description="ISO 4217 code (case-insensit
 @router.post("", status_code=201, response_model=Expense)
 def create_expense(body: ExpenseCreate, principal: ExpensesWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
     """Record an expense (amount as a decimal string like "12.50", ISO 4217 currency). Send an `Idempotency-Key` header to make retries safe."""
-    outcome = service.create(db, principal, body, idempotency_key)
-    if not outcome.replay:
+    result = service.create(db, principal, body, idempotency_key)
+    if not result.replay:
         count("ExpenseCreated")
-    return created(outcome)
+    return created(result)
 
 
 @router.get("", response_model=Page[Expense])

@@ -22,10 +22,10 @@ _Q = "Case-insensitive substring of title or content; blank = no filter"
 @router.post("", status_code=201, response_model=Note)
 def create_note(body: NoteCreate, principal: NotesWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
     """Create a note. Send an `Idempotency-Key` header to make retries safe."""
-    outcome = service.create(db, principal, body, idempotency_key)
-    if not outcome.replay:
+    result = service.create(db, principal, body, idempotency_key)
+    if not result.replay:
         count("NoteCreated")
-    return created(outcome)
+    return created(result)
 
 
 @router.get("", response_model=Page[Note])

@@ -20,10 +20,10 @@ router = APIRouter(prefix="/api/reports", tags=["reports"], responses=PROBLEM_RE
 @router.post("", status_code=201, response_model=Report)
 def create_report(body: ReportCreate, principal: ReportsWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
     """Create a report (format md or html). Send an `Idempotency-Key` header to make retries safe."""
-    outcome = service.create(db, principal, body, idempotency_key)
-    if not outcome.replay:
+    result = service.create(db, principal, body, idempotency_key)
+    if not result.replay:
         count("ReportCreated")
-    return created(outcome)
+    return created(result)
 
 
 @router.get("", response_model=Page[ReportSummary])

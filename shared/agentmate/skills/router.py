@@ -4,11 +4,10 @@ from typing import Annotated
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
-from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import DbDep, IdempotencyKey, SkillsRead, SkillsWrite
 from agentmate.api.errors import PROBLEM_RESPONSES
-from agentmate.api.responses import REPLAY_HEADERS, created
+from agentmate.api.responses import created
 from agentmate.core.observability import count
 from agentmate.core.pagination import Page, PageDep
 from agentmate.core.text import blank_to_none
@@ -32,10 +31,10 @@ SkillNameQuery = Annotated[str, Query(min_length=1, max_length=200, description=
 @router.post("/logs", status_code=201, response_model=SkillLog)
 def add_log(body: SkillLogCreate, principal: SkillsWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
     """Record one skill execution; skill_version_id (optional) must be a version of the same skill."""
-    outcome = service.add_log(db, principal, body, idempotency_key)
-    if not outcome.replay:
+    result = service.add_log(db, principal, body, idempotency_key)
+    if not result.replay:
         count("SkillLogRecorded")
-    return created(outcome)
+    return created(result)
 
 
 @router.get("/logs", response_model=Page[SkillLog])
@@ -65,11 +64,10 @@ def list_logs(
 @router.post("/versions", status_code=201, response_model=VersionPublished)
 def publish_version(body: SkillVersionCreate, principal: SkillsWrite, db: DbDep) -> Response:
     """Publish a SKILL.md body as a version (201); the same body under the same label again is a 200 no-op."""
-    outcome = service.publish_version(db, principal, body)
-    if not outcome.replay:
+    result = service.publish_version(db, principal, body)
+    if not result.replay:
         count("SkillVersionPublished")
-    headers = REPLAY_HEADERS if outcome.replay else None
-    return JSONResponse(outcome.body, status_code=outcome.status, headers=headers)
+    return created(result, replay_status=200)
 
 
 @router.get("/versions", response_model=Page[SkillVersionSummary])

@@ -13,9 +13,9 @@ from uuid import UUID
 from agentmate.core import idempotency
 from agentmate.core.db import Conn, Database
 from agentmate.core.errors import Conflict, NotFound, invalid
-from agentmate.core.idempotency import Outcome
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
+from agentmate.core.results import Created
 from agentmate.skills import repository as repo
 from agentmate.skills.schemas import (
     OUTCOMES,
@@ -52,8 +52,9 @@ def resolve_version(
 # -- versions ----------------------------------------------------------------------------------------------------
 
 
-def publish_version(db: Database, principal: Principal, body: SkillVersionCreate) -> Outcome:
-    """Publish a body; re-publishing the same body under the same label returns the existing version (200)."""
+def publish_version(db: Database, principal: Principal, body: SkillVersionCreate) -> Created[VersionPublished]:
+    """Publish a body; re-publishing the same body under the same label returns the existing version (a
+    replay)."""
     digest = content_hash(body.content)
     if body.content_hash is not None and body.content_hash != digest:
         raise invalid("content_hash", "does not match sha256(content); omit it to let the server compute it")
@@ -80,8 +81,7 @@ def publish_version(db: Database, principal: Principal, body: SkillVersionCreate
                         )
                         or row
                     )
-                out = VersionPublished(**row, created=False).model_dump(mode="json")
-                return Outcome(200, out, True)
+                return Created(VersionPublished(**row, created=False), replay=True)
         for row in existing:
             if row["version"] == body.version:
                 raise Conflict(
@@ -107,7 +107,7 @@ def publish_version(db: Database, principal: Principal, body: SkillVersionCreate
                 )
                 or row
             )
-    return Outcome(201, VersionPublished(**row, created=True).model_dump(mode="json"), False)
+    return Created(VersionPublished(**row, created=True))
 
 
 def activate_version(db: Database, principal: Principal, version_id: UUID) -> SkillVersion:
@@ -170,11 +170,11 @@ def list_versions(
 
 def add_log(
     db: Database, principal: Principal, body: SkillLogCreate, idempotency_key: str | None = None
-) -> Outcome:
+) -> Created[SkillLog]:
     data = body.model_dump()
     with db.tenant(principal.account_id) as conn:
 
-        def insert() -> dict[str, Any]:
+        def insert() -> SkillLog:
             if body.skill_version_id is not None:
                 ref = resolve_version(conn, account_id=principal.account_id, version_id=body.skill_version_id)
                 if ref["skill_name"] != body.skill_name:
@@ -191,14 +191,15 @@ def add_log(
                 key_id=principal.key_id,
                 data=data,
             )
-            return SkillLog(**row).model_dump(mode="json")
+            return SkillLog(**row)
 
-        return idempotency.run_once(
+        return idempotency.once(
             conn,
             account_id=principal.account_id,
             route="skills.logs.create",
             key=idempotency_key,
             request=body.model_dump(mode="json"),
+            model=SkillLog,
             create=insert,
         )
 

@@ -20,10 +20,10 @@ router = APIRouter(prefix="/api/todos", tags=["todos"], responses=PROBLEM_RESPON
 @router.post("", status_code=201, response_model=Todo)
 def create_todo(body: TodoCreate, principal: TodosWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
     """Create a todo. Send an `Idempotency-Key` header to make retries safe."""
-    outcome = service.create(db, principal, body, idempotency_key)
-    if not outcome.replay:
+    result = service.create(db, principal, body, idempotency_key)
+    if not result.replay:
         count("TodoCreated")
-    return created(outcome)
+    return created(result)
 
 
 @router.get("", response_model=Page[Todo])

@@ -4,13 +4,13 @@ from typing import Annotated
 from uuid import UUID
 
 from fastapi import APIRouter, Body, Path, Query, Response
-from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import DbDep, IdempotencyKey, MemoryRead, MemoryWrite
 from agentmate.api.errors import PROBLEM_RESPONSES
-from agentmate.api.responses import REPLAY_HEADERS, created
+from agentmate.api.responses import created
 from agentmate.core.observability import count
 from agentmate.core.pagination import MAX_LIMIT, Page, PageDep
+from agentmate.core.results import Created
 from agentmate.working import service
 from agentmate.working.schemas import (
     AppendResult,
@@ -34,10 +34,10 @@ def create_session(
     body: Annotated[SessionCreate | None, Body()] = None,
 ) -> Response:
     """Create a working memory session; title, agent and metadata are all optional."""
-    outcome = service.create_session(db, principal, body, idempotency_key)
-    if not outcome.replay:
+    result = service.create_session(db, principal, body, idempotency_key)
+    if not result.replay:
         count("WorkingSessionCreated")
-    return created(outcome)
+    return created(result)
 
 
 @router.get("/sessions", response_model=Page[WorkingSession])
@@ -78,9 +78,7 @@ def append_items(session_id: SessionId, body: ItemsAppend, principal: MemoryWrit
     result = service.append_items(db, principal, session_id, body)
     if result.created_count:
         count("WorkingItemsAppended", result.created_count)
-    if result.replay:
-        return JSONResponse(result.model_dump(mode="json"), status_code=200, headers=REPLAY_HEADERS)
-    return JSONResponse(result.model_dump(mode="json"), status_code=201)
+    return created(Created(result, replay=result.replay), replay_status=200)
 
 
 @router.get("/sessions/{session_id}/items", response_model=ItemPage)

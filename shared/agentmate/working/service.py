@@ -19,9 +19,10 @@ from uuid import UUID
 from agentmate.core import idempotency
 from agentmate.core.db import Database
 from agentmate.core.errors import Conflict, ErrorCollector, FieldError, NotFound, invalid
-from agentmate.core.idempotency import Outcome, canonical_hash
+from agentmate.core.idempotency import canonical_hash
 from agentmate.core.pagination import MAX_LIMIT, Page, PageParams
 from agentmate.core.principal import Principal
+from agentmate.core.results import Created
 from agentmate.core.text import blank_to_none
 from agentmate.working import repository as repo
 from agentmate.working.schemas import (
@@ -111,7 +112,7 @@ def _check_session_text(errors: ErrorCollector, fields: dict[str, str | None]) -
 
 def create_session(
     db: Database, principal: Principal, body: SessionCreate | None = None, idempotency_key: str | None = None,
-) -> Outcome:
+) -> Created[WorkingSession]:
     """Create a session (every field optional). Honours the ``Idempotency-Key`` convention of creates."""
     body = body or SessionCreate()
     errors = ErrorCollector()
@@ -120,13 +121,14 @@ def create_session(
     errors.raise_if_any()
     with db.tenant(principal.account_id) as conn:
 
-        def insert() -> dict[str, Any]:
+        def insert() -> WorkingSession:
             row = repo.insert_session(conn, account_id=principal.account_id, title=body.title, agent=body.agent,
                                       metadata=body.metadata)
-            return WorkingSession(**row).model_dump(mode="json")
+            return WorkingSession(**row)
 
-        return idempotency.run_once(conn, account_id=principal.account_id, route="memory.working.sessions.create",
-                                    key=idempotency_key, request=body.model_dump(mode="json"), create=insert)
+        return idempotency.once(conn, account_id=principal.account_id, route="memory.working.sessions.create",
+                                key=idempotency_key, request=body.model_dump(mode="json"), model=WorkingSession,
+                                create=insert)
 
 
 def get_session(db: Database, principal: Principal, session_id: UUID) -> WorkingSession:

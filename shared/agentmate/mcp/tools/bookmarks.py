@@ -56,7 +56,7 @@ def bookmark_create(
     original bookmark. Requires bookmarks:rw."""
     body = BookmarkCreate(url=url, title=title, summary=summary, content=content, tags=tags or [],
                           source=source, is_read=is_read)
-    return Bookmark(**service.create(db(), principal(), body, check_key(idempotency_key)).body)
+    return service.create(db(), principal(), body, check_key(idempotency_key)).value
 
 
 @tools.tool("bookmarks:r", rest="GET /api/bookmarks/{bookmark_id}", title="Get a bookmark")

@@ -62,7 +62,7 @@ def expense_create(
     lowercased. Pass idempotency_key so a retry returns the original expense. Requires expenses:rw."""
     body = ExpenseCreate(amount=amount, currency=currency, description=description, tags=tags or [],
                          source=source, happened_at=happened_at)
-    return Expense(**service.create(db(), principal(), body, check_key(idempotency_key)).body)
+    return service.create(db(), principal(), body, check_key(idempotency_key)).value
 
 
 @tools.tool("expenses:r", rest="GET /api/expenses/{expense_id}", title="Get an expense")

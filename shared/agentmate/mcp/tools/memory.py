@@ -292,7 +292,7 @@ def memory_working_session_create(
     """Create a working memory session (every argument optional) to hold raw conversation messages, tool
     results and drafts in seq order. Requires memory:rw."""
     body = SessionCreate(title=title, agent=agent, metadata=metadata or {})
-    return WorkingSession(**working.create_session(db(), principal(), body, check_key(idempotency_key)).body)
+    return working.create_session(db(), principal(), body, check_key(idempotency_key)).value
 
 
 @tools.tool("memory:r", rest="GET /api/memory/working/sessions", title="List working memory sessions")

@@ -40,7 +40,7 @@ def note_create(
     most 1 MiB) and tags (trimmed, lowercased). Pass idempotency_key so a retry returns the original note
     instead of a duplicate. Requires notes:rw."""
     body = NoteCreate(title=title, content=content, tags=tags or [])
-    return Note(**service.create(db(), principal(), body, check_key(idempotency_key)).body)
+    return service.create(db(), principal(), body, check_key(idempotency_key)).value
 
 
 @tools.tool("notes:r", rest="GET /api/notes/{note_id}", title="Get a note")

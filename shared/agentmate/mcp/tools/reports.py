@@ -58,7 +58,7 @@ def report_create(
     are trimmed and lowercased; content at most 1 MiB. Pass idempotency_key so a retry returns the original
     report. Requires reports:rw."""
     body = ReportCreate(title=title, content=content, format=format, tags=tags or [], source=source)
-    return Report(**service.create(db(), principal(), body, check_key(idempotency_key)).body)
+    return service.create(db(), principal(), body, check_key(idempotency_key)).value
 
 
 @tools.tool("reports:r", rest="GET /api/reports/{report_id}", title="Get a report")

@@ -73,7 +73,7 @@ def skill_log_add(
         failure_reason=failure_reason, user_correction=user_correction, tool_calls=tool_calls or [],
         duration_ms=duration_ms,
     )
-    return SkillLog(**service.add_log(db(), principal(), body, check_key(idempotency_key)).body)
+    return service.add_log(db(), principal(), body, check_key(idempotency_key)).value
 
 
 @tools.tool("skills:r", rest="GET /api/skills/logs", title="List skill runs")
@@ -113,7 +113,7 @@ def skill_version_publish(
     body = SkillVersionCreate(skill_name=skill_name, version=version, content=content, content_hash=content_hash,
                               change_summary=change_summary, agent_id=agent_id, eval_pass_rate=eval_pass_rate,
                               activate=activate)
-    return VersionPublished(**service.publish_version(db(), principal(), body).body)
+    return service.publish_version(db(), principal(), body).value
 
 
 @tools.tool("skills:r", rest="GET /api/skills/versions/active", title="Get the active skill version")

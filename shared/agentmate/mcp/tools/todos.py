@@ -53,8 +53,7 @@ def todo_create(
     retry returns the original todo instead of creating a duplicate. Requires todos:rw."""
     body = TodoCreate(title=title, description=description, status=status, priority=priority,
                       due_date=due_date, tags=tags or [])
-    outcome = service.create(db(), principal(), body, check_key(idempotency_key))
-    return Todo(**outcome.body)
+    return service.create(db(), principal(), body, check_key(idempotency_key)).value
 
 
 @tools.tool("todos:r", rest="GET /api/todos/{todo_id}", title="Get a todo")
