@@ -8,7 +8,7 @@ from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import DbDep, IdempotencyKey, MemoryRead, MemoryWrite
 from agentmate.api.errors import PROBLEM, PROBLEM_RESPONSES, Problem
-from agentmate.api.responses import REPLAY_HEADERS, created
+from agentmate.api.responses import REPLAY_HEADERS
 from agentmate.core.idempotency import Outcome
 from agentmate.core.observability import count
 from agentmate.core.pagination import Page, PageDep
@@ -119,7 +119,7 @@ def create_entry(
     outcome = entries.create_entry(db, principal, body, idempotency_key)
     if not outcome.replay:
         count("MemoryEntryCreated")
-    return created(outcome)
+    return _replayable(outcome)
 
 
 @router.get("/entries", response_model=Page[Entry])
