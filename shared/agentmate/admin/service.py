@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from uuid import UUID
 
-import psycopg
-
 from agentmate.admin.schemas import DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE, LexicalRebuildResult
 from agentmate.auth.credentials import require_admin
 from agentmate.core.db import Database
@@ -52,7 +50,7 @@ def rebuild_lexical(
             after = rows[-1]["id"]
             if len(rows) < batch_size:
                 break
-    except psycopg.errors.InsufficientPrivilege:
+    except Forbidden:  # the database refused a non-admin (core.dberrors translated it)
         raise Forbidden("admin access required") from None
     return LexicalRebuildResult(
         updated=updated,

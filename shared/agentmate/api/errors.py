@@ -12,7 +12,6 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-import psycopg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -208,14 +207,6 @@ def install_error_handlers(app: FastAPI) -> None:
             return problem(405, "Method Not Allowed", f"{request.method} is not allowed on {request.url.path}",
                            headers=dict(exc.headers or {}))
         return problem(exc.status_code, "Error", str(exc.detail))
-
-    @app.exception_handler(psycopg.DataError)
-    async def _data(_: Request, exc: psycopg.DataError) -> JSONResponse:
-        # Input Postgres cannot store or compare (e.g. U+0000 in text, an out-of-range number) is the
-        # client's to fix; schemas reject the known cases by field, this is the safety net.
-        logger.info("rejected input the database cannot hold", extra={"error_class": type(exc).__name__})
-        return problem(400, "Validation failed", "a value cannot be stored: text must not contain NUL (U+0000) "
-                       "characters and numbers must be in range")
 
     # Innermost of the middlewares (added first), so NoStore and the rest still see the 500.
     app.add_middleware(CatchAllMiddleware)

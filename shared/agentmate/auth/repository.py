@@ -6,6 +6,16 @@ from typing import Any
 from uuid import UUID
 
 from agentmate.core.db import Conn
+from agentmate.core.dberrors import constraints
+
+# Constraint name → the request field it guards (core.dberrors reports violations by it).
+CONSTRAINTS = constraints({
+    "users_email_key": ("email", "email already registered"),
+    "users_email_lower_check": ("email", "must be lowercase"),
+    "users_role_check": ("role", "must be one of user, admin"),
+    "api_keys_name_check": ("name", "must be 1..200 characters"),
+    "api_keys_key_hash_key": ("key", "collides with an existing key; create it again"),
+})
 
 
 def register(conn: Conn, *, email: str, password_hash: str) -> dict[str, Any]:

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 from uuid import UUID
 
-import psycopg
-
 from agentmate.auth import repository as repo
 from agentmate.auth import security
 from agentmate.auth.credentials import authenticate, require_admin
 from agentmate.auth.schemas import ApiKey, ApiKeyCreate, ApiKeyCreated, Credentials, Me, Registered, Token
 from agentmate.core import scopes as scope_rules
 from agentmate.core.db import Database
-from agentmate.core.errors import Conflict, ErrorCollector, Forbidden, NotFound, Unauthorized
+from agentmate.core.errors import ErrorCollector, Forbidden, NotFound, Unauthorized
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
 from agentmate.core.settings import Settings
@@ -24,11 +22,8 @@ from agentmate.core.settings import Settings
 
 def register(db: Database, body: Credentials) -> Registered:
     password_hash = security.hash_password(body.password)
-    try:
-        with db.transaction() as conn:
-            row = repo.register(conn, email=str(body.email), password_hash=password_hash)
-    except psycopg.errors.UniqueViolation:
-        raise Conflict("email already registered") from None
+    with db.transaction() as conn:  # a taken email is a Conflict (users_email_key in the repository's table)
+        row = repo.register(conn, email=str(body.email), password_hash=password_hash)
     return Registered(user_id=row["user_id"], account_id=row["account_id"], email=str(body.email).lower())
 
 

@@ -10,11 +10,22 @@ from typing import Any
 from uuid import UUID
 
 from agentmate.core.db import Conn
+from agentmate.core.dberrors import constraints
 from agentmate.core.sql import delete_by_id, like_pattern, paged, select_by_id, update_by_id
 
 SUMMARY_COLUMNS = "id, url, title, summary, tags, source, is_read, read_at, created_at, updated_at"
 COLUMNS = SUMMARY_COLUMNS + ", content"
 UPDATABLE = ("url", "title", "summary", "content", "tags", "source", "is_read")
+
+# Constraint name → the request field it guards (core.dberrors reports violations by it).
+CONSTRAINTS = constraints({
+    "bookmarks_url_check": ("url", "must be an http(s) URL of 1..2048 characters"),
+    "bookmarks_title_check": ("title", "must be at most 500 characters"),
+    "bookmarks_summary_check": ("summary", "must be at most 20000 characters"),
+    "bookmarks_content_size_check": ("content", "must be at most 1048576 bytes (UTF-8)"),
+    "bookmarks_source_check": ("source", "must be 1..255 characters"),
+    "bookmarks_read_at_check": ("is_read", "read_at is set exactly when is_read is true"),
+})
 
 
 def insert(conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]) -> dict[str, Any]:

@@ -22,6 +22,8 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
+from agentmate.core.dberrors import ParamsCursor, translate
+
 Conn = psycopg.Connection[dict[str, Any]]
 _PING_AFTER_IDLE_S = 10.0
 
@@ -39,6 +41,7 @@ class Database:
 
     def _configure(self, conn: Conn) -> None:
         conn.prepare_threshold = None
+        conn.cursor_factory = ParamsCursor
 
     def _check(self, conn: Conn) -> None:
         """Ping only connections idle for a while (e.g. across a Lambda freeze): a ping per checkout was
@@ -73,13 +76,13 @@ class Database:
     @contextmanager
     def transaction(self) -> Iterator[Conn]:
         """A transaction with no tenant set: RLS hides every tenant row in it."""
-        with self.pool.connection() as conn, conn.transaction():
+        with _translated(), self.pool.connection() as conn, conn.transaction():
             yield conn
 
     @contextmanager
     def single_statement(self) -> Iterator[Conn]:
         """An autocommit connection for one read that needs no transaction (one round trip, no BEGIN)."""
-        with self.pool.connection() as conn:
+        with _translated(), self.pool.connection() as conn:
             yield conn
 
     @contextmanager
@@ -90,7 +93,7 @@ class Database:
         be inlined safely, and warm requests are dominated by round trips (bench/warm_invoke.py).
         """
         account = str(account_id if isinstance(account_id, UUID) else UUID(str(account_id)))
-        with self.pool.connection() as conn:
+        with _translated(), self.pool.connection() as conn:
             conn.execute(f"BEGIN; SELECT set_config('app.account_id', '{account}', true)")  # type: ignore[arg-type]
             try:
                 yield conn
@@ -104,6 +107,18 @@ class Database:
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    """Driver errors leave a transaction as domain errors (core.dberrors), after the rollback."""
+    try:
+        yield
+    except psycopg.Error as exc:
+        domain = translate(exc)
+        if domain is None:
+            raise
+        raise domain from None
 
 
 _databases: dict[str, Database] = {}

@@ -9,6 +9,7 @@ from typing import Any
 from uuid import UUID
 
 from agentmate.core.db import Conn
+from agentmate.core.dberrors import constraints
 from agentmate.core.sql import delete_by_id, like_pattern, paged, select_by_id, update_by_id
 
 COLUMNS = "id, amount, currency, description, tags, source, happened_at, created_at, updated_at"
@@ -25,6 +26,14 @@ class Filters:
     currency: str | None = None
     start: datetime | None = None
     end: datetime | None = None
+
+# Constraint name → the request field it guards (core.dberrors reports violations by it).
+CONSTRAINTS = constraints({
+    "expenses_amount_check": ("amount", "must be greater than 0"),
+    "expenses_currency_check": ("currency", "must be an ISO 4217 code of three capital letters"),
+    "expenses_description_check": ("description", "must be at most 2000 characters"),
+    "expenses_source_check": ("source", "must be 1..255 characters"),
+})
 
 
 def _where(account_id: UUID, f: Filters) -> tuple[list[str], dict[str, Any]]:

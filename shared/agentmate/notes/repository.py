@@ -6,15 +6,19 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from psycopg import errors as pg_errors
-
 from agentmate.core.db import Conn
-from agentmate.core.errors import invalid
+from agentmate.core.dberrors import constraints
 from agentmate.core.sql import delete_by_id, like_pattern, paged, select_by_id, update_by_id
 from agentmate.core.text import MAX_CONTENT_BYTES
 
 COLUMNS = "id, title, content, tags, created_at, updated_at"
 UPDATABLE = ("title", "content", "tags")
+
+# Constraint name → the request field it guards (core.dberrors reports violations by it).
+CONSTRAINTS = constraints({
+    "notes_title_check": ("title", "must be 1..500 characters"),
+    "notes_content_size_check": ("content", f"the note's content would exceed {MAX_CONTENT_BYTES} bytes"),
+})
 
 
 def insert(conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]) -> dict[str, Any]:
@@ -39,16 +43,11 @@ def update(conn: Conn, *, account_id: UUID, note_id: UUID, changes: dict[str, An
 
 def append(conn: Conn, *, account_id: UUID, note_id: UUID, content: str) -> dict[str, Any] | None:
     """Concatenate in one statement (the row lock serialises concurrent appends); no separator is added."""
-    try:
-        return conn.execute(
-            f"""UPDATE notes SET content = content || %(content)s, updated_at = now()
-                WHERE account_id = %(account_id)s AND id = %(id)s RETURNING {COLUMNS}""",
-            {"content": content, "account_id": account_id, "id": note_id},
-        ).fetchone()
-    except pg_errors.CheckViolation as exc:
-        if exc.diag.constraint_name == "notes_content_size_check":
-            raise invalid("content", f"the note's content would exceed {MAX_CONTENT_BYTES} bytes") from None
-        raise
+    return conn.execute(
+        f"""UPDATE notes SET content = content || %(content)s, updated_at = now()
+            WHERE account_id = %(account_id)s AND id = %(id)s RETURNING {COLUMNS}""",
+        {"content": content, "account_id": account_id, "id": note_id},
+    ).fetchone()
 
 
 def delete(conn: Conn, *, account_id: UUID, note_id: UUID) -> bool:

@@ -8,11 +8,20 @@ from typing import Any
 from uuid import UUID
 
 from agentmate.core.db import Conn
+from agentmate.core.dberrors import constraints
 from agentmate.core.sql import delete_by_id, like_pattern, paged, select_by_id, update_by_id
 
 SUMMARY_COLUMNS = "id, title, format, tags, source, source_key_id, created_at, updated_at"
 COLUMNS = SUMMARY_COLUMNS + ", content"
 UPDATABLE = ("title", "content", "format", "tags", "source")
+
+# Constraint name → the request field it guards (core.dberrors reports violations by it).
+CONSTRAINTS = constraints({
+    "reports_title_check": ("title", "must be 1..500 characters"),
+    "reports_content_size_check": ("content", "must be at most 1048576 bytes (UTF-8)"),
+    "reports_format_check": ("format", "must be one of md, html"),
+    "reports_source_check": ("source", "must be 1..255 characters"),
+})
 
 
 def insert(conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from uuid import UUID
 from psycopg.types.json import Jsonb
 
 from agentmate.core.db import Conn
+from agentmate.core.dberrors import constraints
 from agentmate.core.sql import paged
 
 SUMMARY_COLUMNS = (
@@ -19,6 +20,23 @@ LOG_COLUMNS = (
     "id, skill_name, skill_version, skill_version_id, agent_id, session_id, trigger_text, was_triggered, outcome, "
     "failure_reason, user_correction, tool_calls, duration_ms, created_at"
 )
+
+# Constraint name → the request field it guards (core.dberrors reports violations by it).
+CONSTRAINTS = constraints({
+    "skill_versions_skill_name_check": ("skill_name", "must be 1..200 characters"),
+    "skill_versions_version_check": ("version", "must be 1..100 characters"),
+    "skill_versions_content_hash_check": ("content_hash", "must be 64 lowercase hex characters (sha256)"),
+    "skill_versions_package_hash_check": ("package_hash", "must be 64 lowercase hex characters (sha256)"),
+    "skill_versions_eval_pass_rate_check": ("eval_pass_rate", "must be between 0 and 1"),
+    "skill_versions_direct_label_key": ("version", "this version label of the skill is already published"),
+    "skill_versions_direct_content_key": ("content", "this body is already published as a version of the skill"),
+    "skill_versions_one_active_key": ("activate", "another version of this skill became active at the same time"),
+    "skill_logs_skill_name_check": ("skill_name", "must be 1..200 characters"),
+    "skill_logs_outcome_check": ("outcome", "must be one of success, failure, partial, user_corrected"),
+    "skill_logs_duration_check": ("duration_ms", "must be at least 0"),
+    "skill_logs_tool_calls_check": ("tool_calls", "must be an array"),
+    "skill_logs_skill_version_fkey": ("skill_version_id", "unknown skill version of this skill in this account"),
+})
 
 
 def lock_skill(conn: Conn, *, account_id: UUID, skill_name: str) -> None:

@@ -7,10 +7,18 @@ from typing import Any
 from uuid import UUID
 
 from agentmate.core.db import Conn
+from agentmate.core.dberrors import constraints
 from agentmate.core.sql import delete_by_id, like_pattern, paged, select_by_id, update_by_id
 
 COLUMNS = "id, title, description, status, priority, due_date, tags, created_at, updated_at"
 UPDATABLE = ("title", "description", "status", "priority", "due_date", "tags")
+
+# Constraint name → the request field it guards (core.dberrors reports violations by it).
+CONSTRAINTS = constraints({
+    "todos_title_check": ("title", "must be 1..500 characters"),
+    "todos_status_check": ("status", "must be one of pending, in_progress, done, cancelled"),
+    "todos_priority_check": ("priority", "must be one of low, medium, high"),
+})
 
 
 def insert(conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]) -> dict[str, Any]:

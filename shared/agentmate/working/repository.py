@@ -9,6 +9,7 @@ from uuid import UUID
 from psycopg.types.json import Jsonb
 
 from agentmate.core.db import Conn
+from agentmate.core.dberrors import constraints
 from agentmate.core.sql import paged
 
 SESSION_COLUMNS = "id, title, agent, status, metadata, last_seq, created_at, updated_at"
@@ -22,6 +23,26 @@ UPDATABLE = ("title", "status", "metadata")
 
 
 # --- sessions -------------------------------------------------------------------------------------------------
+
+# Constraint name → the request field it guards (core.dberrors reports violations by it).
+CONSTRAINTS = constraints({
+    "working_sessions_title_check": ("title", "must be 1..500 characters"),
+    "working_sessions_agent_check": ("agent", "must be 1..200 characters"),
+    "working_sessions_status_check": ("status", "must be one of active, archived"),
+    "working_sessions_metadata_check": ("metadata", "must be a JSON object"),
+    "working_sessions_last_seq_check": ("last_seq", "must be at least 0"),
+    "working_items_item_type_check": ("item_type", "must be one of message, tool_result, draft"),
+    "working_items_role_check": ("role", "must be one of system, user, assistant, tool"),
+    "working_items_role_required_check": ("role", "required for message items, not allowed on the others"),
+    "working_items_content_size_check": ("content", "must be at most 1048576 bytes (UTF-8)"),
+    "working_items_metadata_check": ("metadata", "must be a JSON object"),
+    "working_items_idempotency_key_check": ("idempotency_key", "must be 1..512 characters"),
+    "working_items_idempotency_key_key": ("idempotency_key", "already used in this session"),
+    "working_items_content_hash_check": ("content_hash", "must be 64 lowercase hex characters (sha256)"),
+    "working_items_seq_check": ("seq", "must be at least 1"),
+    "working_items_size_bytes_check": ("size_bytes", "must be at least 0"),
+    "working_items_session_fkey": ("session_id", "unknown working session in this account"),
+})
 
 
 def insert_session(conn: Conn, *, account_id: UUID, title: str | None, agent: str | None,

@@ -9,10 +9,8 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-import psycopg
-
 from agentmate.core.db import Conn, Database
-from agentmate.core.errors import Conflict, ErrorCollector, NotFound, invalid
+from agentmate.core.errors import Conflict, ErrorCollector, NotFound
 from agentmate.core.idempotency import Outcome, canonical_hash
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
@@ -123,23 +121,15 @@ def record_in(conn: Conn, principal: Principal, data: dict[str, Any]) -> tuple[d
         skill_executions.require_version(
             conn, account_id=principal.account_id, version_id=data["skill_version_id"]
         )
-    try:  # no savepoint: on an error the whole transaction is abandoned anyway
-        row = repo.insert_event(
-            conn,
-            account_id=principal.account_id,
-            user_id=principal.user_id,
-            key_id=principal.key_id,
-            data=data,
-        )
-    except psycopg.errors.UniqueViolation as exc:
-        if exc.diag.constraint_name == "memory_events_session_sequence_key":
-            raise Conflict(
-                f"sequence_no {data['sequence_no']} is already used in session {data['session_id']!r} "
-                "by another event"
-            ) from None
-        raise
-    except psycopg.errors.ForeignKeyViolation:
-        raise invalid("skill_version_id", "unknown skill version in this account") from None
+    # A broken constraint (a sequence_no taken in the session, a vanished skill version) is reported by its
+    # name through the repository's CONSTRAINTS table, naming the field that broke it.
+    row = repo.insert_event(
+        conn,
+        account_id=principal.account_id,
+        user_id=principal.user_id,
+        key_id=principal.key_id,
+        data=data,
+    )
     if row is not None:
         return row, True
     existing = repo.event_by_key(

@@ -1,0 +1,93 @@
+"""The same bad input gives the same error over REST and over MCP (issue 9 item 3): one table of inputs, each
+sent to the REST route and to its MCP tool twin (the official client over the in-memory transport, acting as
+the same account), asserting the same fields and messages from both."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from agentmate.core.principal import Principal
+from agentmate.mcp import registry
+from agentmate.mcp.app import build_servers
+from agentmate.mcp.context import acting_as
+
+SERVERS = build_servers(registry.load())
+NUL = "must not contain NUL (U+0000) characters"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    method: str
+    path: str
+    tool: str
+    arguments: dict[str, Any]
+    fields: dict[str, str]  # field → message, as both transports must report it
+    query: dict[str, Any] | None = None
+    body: dict[str, Any] | None = None
+
+
+CASES = [
+    # Driver data errors (Postgres refuses NUL in text): translated once, in core.dberrors.
+    Case("todo search q with NUL", "GET", "/api/todos/search", "todo_search", {"q": "a\x00b"},
+         {"q": NUL}, query={"q": "a\x00b"}),
+    Case("todo list q with NUL", "GET", "/api/todos", "todo_list", {"q": "a\x00b"}, {"q": NUL},
+         query={"q": "a\x00b"}),
+    Case("report list q with NUL", "GET", "/api/reports", "report_list", {"q": "x\x00"}, {"q": NUL},
+         query={"q": "x\x00"}),
+    # Validation in the schema and in the service.
+    Case("todo title with NUL", "POST", "/api/todos", "todo_create", {"title": "a\x00"}, {"title": NUL},
+         body={"title": "a\x00"}),
+    Case("skill log bound to another skill's version", "POST", "/api/skills/logs", "skill_log_add",
+         {"skill_name": "other", "outcome": "success", "skill_version_id": "{version}"},
+         {"skill_version_id": "belongs to skill 'parity', not 'other'"},
+         body={"skill_name": "other", "outcome": "success", "skill_version_id": "{version}"}),
+    Case("unknown skill version", "POST", "/api/skills/logs", "skill_log_add",
+         {"skill_name": "parity", "outcome": "success", "skill_version_id": str(uuid.UUID(int=7))},
+         {"skill_version_id": "unknown skill version in this account"},
+         body={"skill_name": "parity", "outcome": "success", "skill_version_id": str(uuid.UUID(int=7))}),
+]
+
+
+def _fill(value: Any, version: str) -> Any:
+    if isinstance(value, dict):
+        return {k: _fill(v, version) for k, v in value.items()}
+    return version if value == "{version}" else value
+
+
+def _mcp_text(fields: dict[str, str]) -> str:
+    return "Validation failed: " + "; ".join(f"{f}: {m}" for f, m in fields.items())
+
+
+async def _call_tool(principal: Principal, tool: str, arguments: dict[str, Any]) -> Any:
+    with anyio.fail_after(10), acting_as(principal):
+        async with Client(SERVERS["/mcp"]) as client:
+            return await client.call_tool(tool, arguments)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_rest_and_mcp_report_the_same_fields_and_messages(client, account, case: Case):
+    h = account.headers()
+    published = client.post("/api/skills/versions", json={"skill_name": "parity", "version": "1",
+                                                           "content": "# parity"}, headers=h)
+    assert published.status_code == 201, published.text
+    version = published.json()["id"]
+
+    r = client.request(case.method, case.path, params=_fill(case.query, version),
+                       json=_fill(case.body, version), headers=h)
+    assert r.status_code == 400, r.text
+    assert r.headers["content-type"] == "application/problem+json"
+    rest = {e["field"]: e["message"] for e in r.json()["errors"]}
+    assert rest == case.fields
+
+    principal = Principal(account_id=uuid.UUID(account.account_id), user_id=uuid.UUID(account.user_id),
+                          via="jwt")
+    result = anyio.run(_call_tool, principal, case.tool, _fill(case.arguments, version))
+    assert result.is_error
+    assert result.content[0].text == _mcp_text(case.fields)
