@@ -5,6 +5,7 @@ the same account), asserting the same fields and messages from both."""
 from __future__ import annotations
 
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,6 +89,8 @@ def test_rest_and_mcp_report_the_same_fields_and_messages(client, account, case:
 
     principal = Principal(account_id=uuid.UUID(account.account_id), user_id=uuid.UUID(account.user_id),
                           via="jwt")
-    result = anyio.run(_call_tool, principal, case.tool, _fill(case.arguments, version))
+    # In a thread of its own: anyio.run on the main thread would leave it without an event loop (Mangum needs one).
+    with ThreadPoolExecutor(1) as pool:
+        result = pool.submit(anyio.run, _call_tool, principal, case.tool, _fill(case.arguments, version)).result()
     assert result.is_error
     assert result.content[0].text == _mcp_text(case.fields)

@@ -31,7 +31,9 @@ def _app():  # the builder every Lambda uses, so the error handling under test i
 def test_the_connection_survives_an_unexpected_error():
     from infra.local_app import build_local_app
 
-    with serve(build_local_app(extra={"/api/boom": _app()}), "uvicorn-keepalive") as url, httpx.Client(
+    boom = _app()
+    # "/mcp" overridden too: this test needs no MCP session manager (each one runs once per process).
+    with serve(build_local_app(extra={"/api/boom": boom, "/mcp": boom}), "uvicorn-keepalive") as url, httpx.Client(
         base_url=url, limits=httpx.Limits(max_connections=1, max_keepalive_connections=1), timeout=10,
     ) as client:
         before = client.get("/api/boom/peer")

@@ -85,7 +85,8 @@ def _integrity(exc: pg.IntegrityError) -> DomainError:
     if rule is not None:
         error = FieldError(rule.field, rule.message)
         if isinstance(exc, pg.UniqueViolation):
-            return Conflict(rule.message, errors=[error])
+            detail = rule.message if rule.field in rule.message else f"{rule.field} {rule.message}"
+            return Conflict(detail, errors=[error])
         return ValidationFailed([error])
     if isinstance(exc, pg.NotNullViolation) and exc.diag.column_name:
         return ValidationFailed([FieldError(exc.diag.column_name, "may not be null")])
