@@ -13,6 +13,7 @@ ROUTE_GROUPS: dict[str, tuple[str, ...]] = {
     "functions.expenses.app": ("/api/expenses",),
     "functions.skills.app": ("/api/skills",),
     "functions.memory.app": ("/api/memory",),
+    "functions.context.app": ("/api/context",),
     "functions.admin.app": ("/api/admin",),
 }
 

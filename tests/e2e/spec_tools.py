@@ -18,4 +18,5 @@ SPEC_TOOLS: dict[str, list[str]] = {
     # This issue builds the skill-record subset of the spec's 16 skills tools.
     "skills": ["skill_log_add", "skill_logs_list", "skill_version_publish", "skill_version_get_active",
                "skill_stats", "skill_signals"],
+    "context": ["context_pack"],
 }

@@ -147,6 +147,21 @@ def rows_working(v):
     ]
 
 
+def seed_context(client, h, marker, secret):
+    """What the context pack reads with memory scopes: memories, a journal with a checkpoint, a working session."""
+    memory = seed_memory(client, h, marker, secret)
+    working = seed_working(client, h, marker, secret)
+    return {"id": memory["id"], "other_id": memory["other_id"], "working_id": working["id"],
+            "session": memory["session"]}
+
+
+def _pack_is_empty(doc: Any) -> bool:
+    """The victim's session is no session of the caller's: no working items, TASK has only the goal (the
+    caller's own memories may match the query; the victim's ids and secret are checked not to appear)."""
+    items = {layer["layer"]: layer["items"] for layer in doc["layers"]}
+    return not items.get("WORKING") and [i["source"] for i in items["TASK"]] == ["task"]
+
+
 def seed_skills(client, h, marker, secret):
     version = _ok(client.post("/api/skills/versions", json={
         "skill_name": f"skill-{marker}", "version": "1.0.0", "content": f"# {marker}\n{secret}\n",
@@ -265,6 +280,15 @@ DOMAINS: list[Domain] = [
         listings=[Probe("GET", "/api/memory/working/sessions", own_visible=True),
                   Probe("GET", "/api/memory/working/sessions", params={"agent": "{v.agent}"})],
         owner_read="/api/memory/working/sessions/{v.id}",
+    ),
+    Domain(
+        "context", "/api/context", "memory:rw", seed_context,
+        lambda v: [("SELECT to_jsonb(t) FROM memory_entries t WHERE id = ANY(%s) ORDER BY 1::text",
+                    ([v["id"], v["other_id"]],))],
+        listings=[Probe("POST", "/api/context/pack", {"task": "{v.marker} memory", "session_id": "{v.session}",
+                                                      "render": True}, check=_pack_is_empty),
+                  Probe("POST", "/api/context/pack", {"task": "{v.marker}", "session_id": "{v.working_id}"},
+                        check=_pack_is_empty)],
     ),
     Domain(
         "skills", "/api/skills", "skills:rw", seed_skills, rows_skills,

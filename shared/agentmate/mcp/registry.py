@@ -31,6 +31,7 @@ MODULES: dict[str, str] = {
     "expenses": "agentmate.mcp.tools.expenses",
     "memory": "agentmate.mcp.tools.memory",
     "skills": "agentmate.mcp.tools.skills",
+    "context": "agentmate.mcp.tools.context",
 }
 
 _NAME = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")

@@ -15,7 +15,7 @@ from agentmate.core.scopes import DESCRIPTIONS, SCOPES
 
 router = APIRouter(prefix="/api", tags=["system"])
 
-MCP_MODULES = ("todos", "notes", "reports", "bookmarks", "expenses", "memory", "skills")
+MCP_MODULES = ("todos", "notes", "reports", "bookmarks", "expenses", "memory", "skills", "context")
 
 # Write models an agent fills in, by name → "module:Class". Modules not present yet are skipped.
 SCHEMA_MODELS: dict[str, str] = {

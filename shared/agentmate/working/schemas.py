@@ -150,3 +150,22 @@ class ItemPage(BaseModel):
     size_limited: bool = Field(
         description="The page stopped before `limit` items to stay under the response size budget"
     )
+
+
+# --- the context pack's read (newest first, under a character budget) ----------------------------------------
+
+
+class RecentItem(BaseModel):
+    seq: int
+    item_type: ItemType
+    role: Role | None
+    content: str = Field(description="At most max_chars + 1 characters of the content: enough to tell whether "
+                                     "the item fits a budget of max_chars")
+    content_chars: int = Field(description="The full content's length in characters")
+    created_at: datetime
+
+
+class RecentItems(BaseModel):
+    session_id: UUID
+    items: list[RecentItem] = Field(description="Newest first; stops at the item whose content reaches max_chars")
+    total: int = Field(description="Items in the session")

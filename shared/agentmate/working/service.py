@@ -37,6 +37,8 @@ from agentmate.working.schemas import (
     ItemIn,
     ItemPage,
     ItemsAppend,
+    RecentItem,
+    RecentItems,
     SessionCreate,
     SessionDeleted,
     SessionUpdate,
@@ -47,6 +49,7 @@ from agentmate.working.schemas import (
 DEFAULT_ITEM_LIMIT = 100
 MAX_PAGE_BYTES = 4 * 1024 * 1024  # content + metadata per replay page (a Lambda response is at most 6 MB)
 MAX_SEQ = 2**63 - 1
+RECENT_PAGE = 32
 
 
 # --- validation helpers ---------------------------------------------------------------------------------------
@@ -318,3 +321,27 @@ def delete_item(db: Database, principal: Principal, session_id: UUID, seq: int) 
             raise NotFound("working item")
         repo.touch_session(conn, account_id=principal.account_id, session_id=session_id)
 
+
+
+def recent_items(db: Database, principal: Principal, session_id: UUID, *, max_chars: int) -> RecentItems:
+    """The session's newest items, newest first, until their content reaches ``max_chars`` characters (the item
+    that crosses it included, with only its first ``max_chars + 1`` characters): what a character budget can
+    hold, read without loading the rest of a long session."""
+    with db.tenant(principal.account_id) as conn:
+        if repo.get_session(conn, account_id=principal.account_id, session_id=session_id) is None:
+            raise NotFound("working session")
+        items: list[RecentItem] = []
+        chars, before = 0, MAX_SEQ
+        while chars < max_chars:
+            rows = repo.recent_items(conn, account_id=principal.account_id, session_id=session_id,
+                                     before_seq=before, limit=RECENT_PAGE, max_chars=max_chars + 1)
+            for row in rows:
+                items.append(RecentItem(**row))
+                chars += row["content_chars"]
+                if chars >= max_chars:
+                    break
+            if len(rows) < RECENT_PAGE:
+                break
+            before = rows[-1]["seq"]
+        total = repo.count_items(conn, account_id=principal.account_id, session_id=session_id)
+    return RecentItems(session_id=session_id, items=items, total=total)

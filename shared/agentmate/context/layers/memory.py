@@ -1,0 +1,31 @@
+"""MEMORY: active durable memories from hybrid search (memory's own ranking, feedback included), optionally in
+one scope. Titles follow the derived-label rule of prior-art §4.5."""
+
+from __future__ import annotations
+
+from agentmate.context.budget import derived_title
+from agentmate.context.layers.base import Candidate, Candidates, Database, PackRequest, Principal
+from agentmate.memory import service as memory
+from agentmate.memory.schemas import SearchRequest
+
+
+def provide(db: Database, principal: Principal, req: PackRequest, budget: int) -> Candidates:
+    found = memory.search(db, principal, SearchRequest(
+        query=req.search_text, top_k=req.top_k, scope_type=req.memory_scope_type,
+        scope_key=req.memory_scope_key, status="active",
+    ))
+    items = [
+        Candidate(
+            source="memory",
+            ref=f"memory_entry:{hit.entry.id}",
+            title=derived_title(hit.entry.memory_type, hit.entry.title, hit.entry.summary, hit.entry.content),
+            content=hit.entry.content,
+            score=hit.score,
+        )
+        for hit in found.items
+    ]
+    out = Candidates(items=items)
+    if found.degraded:
+        out.note = "search degraded: " + "; ".join(f"{d.leg} leg: {d.reason}" for d in found.degraded)
+        out.warn = True
+    return out

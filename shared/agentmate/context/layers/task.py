@@ -1,0 +1,106 @@
+"""TASK: the goal (needs no scope), then, with a session_id and memory:r, the session slice: the latest
+checkpoint rendered in a fixed section order plus what was recorded after it, or, when the session has no
+checkpoint, a replay of its recent journal. The note says which was used."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from agentmate.context.budget import first_line
+from agentmate.context.layers.base import (
+    Candidate,
+    Candidates,
+    Database,
+    PackRequest,
+    Principal,
+    failure_note,
+    insufficient,
+)
+from agentmate.memory import service as memory
+from agentmate.memory.schemas import Checkpoint, Resume, TimelineItem
+
+ACTIVITY_EVENTS = ("goal", "decision", "outcome", "correction", "issue", "checkpoint")
+"""Journal events worth a line in TASK (with skill runs); observations, actions and notes are left to MEMORY."""
+ACTIVITY_LINES = 12
+LINE_MAX = 300
+TEXT_KEYS = ("text", "summary", "content", "message", "goal", "decision", "outcome", "reason", "note")
+
+
+def _when(ts: datetime) -> str:
+    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= LINE_MAX else text[:LINE_MAX] + "…"
+
+
+def _payload_text(payload: dict[str, Any] | None) -> str:
+    payload = payload or {}
+    for key in TEXT_KEYS:
+        if isinstance(payload.get(key), str) and payload[key].strip():
+            return str(payload[key])
+    return json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def activity_line(item: TimelineItem) -> str | None:
+    if item.kind == "skill_log":
+        version = f"@{item.skill_version}" if item.skill_version else ""
+        text = f"skill run {item.skill_name}{version}: {item.outcome or 'no outcome'}"
+        if item.failure_reason:
+            text += f" ({item.failure_reason})"
+        return f"- {_when(item.occurred_at)} {_one_line(text)}"
+    if item.event_type in ACTIVITY_EVENTS:
+        return f"- {_when(item.occurred_at)} {item.event_type}: {_one_line(_payload_text(item.payload))}"
+    return None
+
+
+def render_checkpoint(cp: Checkpoint) -> str:
+    """Goal, Done, Next, Open, Notes: always this order (prior-art's map iteration made it random)."""
+    lines = [f"Goal: {cp.goal}"]
+    for label, values in (("Done", cp.done), ("Next", cp.next), ("Open", cp.open)):
+        if values:
+            lines.append(f"{label}:")
+            lines += [f"- {v}" for v in values]
+    if cp.notes:
+        lines.append(f"Notes: {cp.notes}")
+    return "\n".join(lines)
+
+
+def _slice(resumed: Resume) -> tuple[list[Candidate], str]:
+    session = resumed.session_id
+    lines = [line for line in map(activity_line, resumed.since_checkpoint) if line][-ACTIVITY_LINES:]
+    items: list[Candidate] = []
+    cp = resumed.checkpoint
+    if cp is not None:
+        label = first_line(cp.label) or first_line(cp.goal)
+        items.append(Candidate(source="checkpoint", ref=f"memory_event:{cp.event_id}",
+                               title=f"checkpoint · {label}", content=render_checkpoint(cp)))
+        if lines:
+            items.append(Candidate(source="journal", ref=f"session:{session}", title="since checkpoint",
+                                   content="\n".join(lines)))
+        note = (f"resumed from checkpoint {cp.event_id} of {_when(cp.occurred_at)}; "
+                f"{len(resumed.since_checkpoint)} journal entries since")
+        return items, note
+    if resumed.resolution == "empty":
+        return items, f"session {session!r} has no checkpoint and no journal entries: goal only"
+    if lines:
+        items.append(Candidate(source="journal", ref=f"session:{session}", title="recent session activity",
+                               content="\n".join(lines)))
+    return items, (f"no checkpoint in session {session!r}: journal replay of its last "
+                   f"{len(resumed.since_checkpoint)} entries")
+
+
+def provide(db: Database, principal: Principal, req: PackRequest, budget: int) -> Candidates:
+    goal = Candidate(source="task", ref="task", title="goal", content=req.task)
+    if req.session_id is None:
+        return Candidates(items=[goal])
+    if not principal.can("memory:r"):
+        return Candidates(items=[goal], note=f"session slice omitted: {insufficient('memory:r')}", warn=True)
+    try:
+        items, note = _slice(memory.resume(db, principal, req.session_id))
+    except Exception as exc:  # the goal still goes out
+        return Candidates(items=[goal], note=f"session slice {failure_note('TASK', exc)}", warn=True)
+    return Candidates(items=[goal, *items], note=note)

@@ -1,0 +1,476 @@
+"""POST /api/context/pack: validation, budgets, fit and truncation through every layer with data, per-layer
+authorisation for every scope combination, failing providers, determinism and tenant isolation."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from agentmate.auth.principal import Principal
+from agentmate.context import service as pack_service
+from agentmate.context.schemas import PackRequest
+from agentmate.core.db import get_database
+from agentmate.retrieval import config
+from agentmate.retrieval.embedders import EmbeddingError
+from agentmate.todos import service as todos_service
+
+PACK = "/api/context/pack"
+FULL = ("memory:rw", "todos:rw", "notes:rw", "skills:r", "knowledge:r")
+NO_SKILLS = "SKILL: skills registry not available"
+NO_KNOWLEDGE = "KNOWLEDGE: knowledge registry not available: the KNOWLEDGE layer is not implemented yet"
+
+
+def pack(client: Any, headers: dict[str, str], **body: Any) -> dict[str, Any]:
+    r = client.post(PACK, json=body, headers=headers)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def layer(result: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(item for item in result["layers"] if item["layer"] == name)
+
+
+def remember(client: Any, h: dict[str, str], content: str, **over: Any) -> dict[str, Any]:
+    body = {"memory_type": "semantic", "content": content, "evidence": [{"source_type": "test", "source_id": "t"}],
+            **over}
+    r = client.post("/api/memory/entries", json=body, headers=h)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def todo(client: Any, h: dict[str, str], title: str, **over: Any) -> dict[str, Any]:
+    r = client.post("/api/todos", json={"title": title, **over}, headers=h)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def note(client: Any, h: dict[str, str], title: str, content: str) -> dict[str, Any]:
+    r = client.post("/api/notes", json={"title": title, "content": content}, headers=h)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def working_session(client: Any, h: dict[str, str], contents: list[str]) -> str:
+    r = client.post("/api/memory/working/sessions", json={"title": "t"}, headers=h)
+    assert r.status_code == 201, r.text
+    sid = r.json()["id"]
+    items = [{"item_type": "message", "role": "user" if i % 2 == 0 else "assistant", "content": c,
+              "idempotency_key": f"i-{i}"} for i, c in enumerate(contents)]
+    r = client.post(f"/api/memory/working/sessions/{sid}/items", json={"items": items}, headers=h)
+    assert r.status_code == 201, r.text
+    return str(sid)
+
+
+def event(client: Any, h: dict[str, str], session: str, event_type: str, text: str) -> dict[str, Any]:
+    r = client.post("/api/memory/events", json={"event_type": event_type, "idempotency_key": uuid.uuid4().hex,
+                                                "session_id": session, "payload": {"text": text}}, headers=h)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+@pytest.fixture
+def populated(client: Any, account: Any) -> dict[str, Any]:
+    """Data in every domain the pack reads: memories, todos, notes, a working session, a journal with a
+    checkpoint."""
+    h = account.headers(*FULL)
+    memory = remember(client, h, "Deploy the billing service with blue/green and watch error rates.",
+                      title="Billing deploy rule", scope_type="project", scope_key="billing")
+    other_scope = remember(client, h, "Deploy docs by pushing to the docs branch.", scope_type="project",
+                           scope_key="docs")
+    t = todo(client, h, "deploy billing v2", description="after the migration", priority="high")
+    n = note(client, h, "deploy billing checklist", "1. migrate\n2. switch traffic")
+    session = str(uuid.uuid4())
+    sid = working_session(client, h, ["first message", "second message", "third message"])
+    event(client, h, session, "goal", "ship billing v2")
+    event(client, h, session, "observation", "logs are noisy")
+    r = client.post("/api/memory/checkpoints", json={
+        "session_id": session, "goal": "ship billing v2", "done": ["migration written"],
+        "next": ["deploy billing"], "open": ["rollback plan?"], "notes": "staging is green"}, headers=h)
+    assert r.status_code == 201, r.text
+    checkpoint = r.json()["checkpoint"]
+    event(client, h, session, "decision", "deploy on Tuesday")
+    event(client, h, session, "observation", "coffee machine broken")
+    return {"h": h, "memory": memory, "other_scope": other_scope, "todo": t, "note": n, "session": session,
+            "working": sid, "checkpoint": checkpoint}
+
+
+# -- validation ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({}, "task"),
+    ({"task": "   "}, "task"),
+    ({"task": "x", "layers": ["MEMORY", "bogus"]}, "layers[1]"),
+    ({"task": "x", "layers": "MEMORY"}, "layers"),
+    ({"task": "x", "max_chars": 499}, "max_chars"),
+    ({"task": "x", "max_chars": 200_001}, "max_chars"),
+    ({"task": "x", "max_chars": -1}, "max_chars"),
+    ({"task": "x", "top_k": 21}, "top_k"),
+    ({"task": "x", "top_k": -1}, "top_k"),
+    ({"task": "x", "memory_scope_type": "planet"}, "memory_scope_type"),
+    ({"task": "x", "memory_scope_key": "billing"}, "memory_scope_key"),
+    ({"task": "x", "knowledge_source_ids": ["not-a-uuid"]}, "knowledge_source_ids[0]"),
+    ({"task": "x", "budget": 100}, "budget"),
+    ({"task": "x" * 4001}, "task"),
+])
+def test_invalid_bodies_are_a_400_naming_the_field(client, account, body, field):
+    r = client.post(PACK, json=body, headers=account.headers("memory:r"))
+    assert r.status_code == 400, r.text
+    assert field in [e["field"] for e in r.json()["errors"]]
+
+
+def test_an_unknown_layer_names_the_allowed_values(client, account):
+    r = client.post(PACK, json={"task": "x", "layers": ["SKILLS"]}, headers=account.headers("memory:r"))
+    assert r.status_code == 400
+    assert r.json()["errors"] == [{"field": "layers[0]", "message": "must be one of the allowed values",
+                                   "allowed": ["SKILL", "KNOWLEDGE", "MEMORY", "FACTS", "WORKING", "TASK"]}]
+
+
+def test_zero_means_the_default_for_max_chars_and_top_k(client, account):
+    out = pack(client, account.headers("memory:r"), task="x", max_chars=0, top_k=0)
+    assert out["max_chars"] == 12000
+    assert sum(item["char_budget"] for item in out["layers"]) == 12000
+
+
+def test_layers_are_case_insensitive_deduplicated_and_come_out_in_canonical_order(client, account):
+    out = pack(client, account.headers("memory:r"), task="x", layers=["task", "Memory", "SKILL", "memory"])
+    assert [item["layer"] for item in out["layers"]] == ["SKILL", "MEMORY", "TASK"]
+    # prior-art's second example: SKILL + MEMORY + TASK of 12000
+    assert [item["char_budget"] for item in out["layers"]] == [6547, 4363, 1090]
+
+
+def test_the_route_needs_memory_r_and_the_response_is_private(client, account):
+    r = client.post(PACK, json={"task": "x"}, headers=account.headers("todos:r", "notes:r", "skills:r"))
+    assert r.status_code == 403
+    assert "memory:r" in r.json()["detail"]
+    r = client.post(PACK, json={"task": "x"}, headers=account.headers("memory:rw"))
+    assert r.status_code == 200
+    assert r.headers["cache-control"] == "private, no-store"
+    assert client.post(PACK, json={"task": "x"}).status_code == 401
+
+
+# -- budgets ------------------------------------------------------------------------------------------------------
+
+
+def test_a_pack_without_a_session_budgets_as_prior_art_and_leaves_out_working(client, account):
+    out = pack(client, account.headers("memory:r"), task="x")
+    assert {item["layer"]: item["char_budget"] for item in out["layers"]} == {
+        "SKILL": 3600, "KNOWLEDGE": 4200, "MEMORY": 2400, "FACTS": 1200, "TASK": 600}
+
+
+def test_a_pack_with_a_session_renormalises_over_the_six_shares(client, account):
+    out = pack(client, account.headers("memory:r"), task="x", session_id=str(uuid.uuid4()))
+    assert {item["layer"]: item["char_budget"] for item in out["layers"]} == {
+        "SKILL": 3130, "KNOWLEDGE": 3655, "MEMORY": 2086, "FACTS": 1043, "WORKING": 1565, "TASK": 521}
+    assert sum(item["char_budget"] for item in out["layers"]) == 12000
+
+
+def test_a_refused_layers_budget_stays_unused_and_is_not_lent(client, account):
+    h = account.headers("memory:rw")
+    for i in range(8):
+        remember(client, h, f"budget probe {i}: " + "lorem ipsum dolor sit amet. " * 40)
+    out = pack(client, h, task="budget probe", layers=["SKILL", "MEMORY"], max_chars=1000)
+    skill, memory = layer(out, "SKILL"), layer(out, "MEMORY")
+    assert (skill["char_budget"], skill["chars_used"], skill["items"]) == (600, 0, [])
+    assert memory["char_budget"] == 400
+    assert memory["chars_used"] <= 400 and memory["dropped"] > 0
+    assert out["chars_used"] == memory["chars_used"]
+
+
+def test_every_layer_stays_within_its_budget_and_counts_what_it_kept(client, populated):
+    out = pack(client, populated["h"], task="deploy billing", session_id=populated["working"], max_chars=500)
+    for item in out["layers"]:
+        assert item["chars_used"] <= item["char_budget"]
+        assert item["chars_used"] == sum(len(i["content"]) for i in item["items"])
+        assert item["truncated"] == any(i["truncated"] for i in item["items"])
+    assert out["chars_used"] == sum(item["chars_used"] for item in out["layers"])
+
+
+# -- layers with data ---------------------------------------------------------------------------------------------
+
+
+def test_every_layer_provider_with_data(client, populated):
+    # Given data in every domain, When packing with a session (the journal's) and a full-access key
+    out = pack(client, populated["h"], task="deploy billing", session_id=populated["session"], render=True)
+    # MEMORY: active memories by hybrid search with the derived title
+    memory = layer(out, "MEMORY")
+    refs = [i["ref"] for i in memory["items"]]
+    assert f"memory_entry:{populated['memory']['id']}" == refs[0]
+    first = memory["items"][0]
+    assert first["title"] == "semantic · Billing deploy rule"
+    assert first["source"] == "memory" and 0 < first["score"] <= 1
+    # FACTS: the live todo and note, todos first
+    facts = layer(out, "FACTS")
+    assert [i["ref"] for i in facts["items"]] == [f"todo:{populated['todo']['id']}",
+                                                  f"note:{populated['note']['id']}"]
+    assert facts["items"][0]["content"] == "[pending/high] deploy billing v2\nafter the migration"
+    assert facts["items"][1]["content"] == "1. migrate\n2. switch traffic"
+    # TASK: goal, checkpoint in fixed section order, then what happened after it (observations left out)
+    task = layer(out, "TASK")
+    assert [i["source"] for i in task["items"]] == ["task", "checkpoint", "journal"]
+    assert task["items"][0]["content"] == "deploy billing"
+    assert task["items"][1]["ref"] == f"memory_event:{populated['checkpoint']['event_id']}"
+    assert task["items"][1]["content"] == ("Goal: ship billing v2\nDone:\n- migration written\nNext:\n"
+                                           "- deploy billing\nOpen:\n- rollback plan?\nNotes: staging is green")
+    assert task["items"][2]["title"] == "since checkpoint"
+    assert task["items"][2]["content"].endswith("decision: deploy on Tuesday")
+    assert "coffee" not in task["items"][2]["content"]
+    assert task["note"].startswith(f"resumed from checkpoint {populated['checkpoint']['event_id']}")
+    # SKILL and KNOWLEDGE are not available yet: empty, with notes, echoed in warnings
+    assert layer(out, "SKILL")["items"] == [] and layer(out, "KNOWLEDGE")["items"] == []
+    assert out["warnings"][0].startswith(NO_SKILLS)
+    assert NO_KNOWLEDGE in out["warnings"]
+    # The journal session id is not a working-memory session (no such UUID session): WORKING says so
+    assert layer(out, "WORKING")["note"] == f"working-memory session {populated['session']} not found"
+    # Rendered: [LAYER] blocks with source · title headers, only non-empty layers
+    rendered = out["rendered"]
+    assert rendered.startswith("[MEMORY]\n- memory · semantic · Billing deploy rule\n")
+    assert "[SKILL]" not in rendered and "[FACTS]\n- todo · deploy billing v2\n" in rendered
+    assert rendered.index("[MEMORY]") < rendered.index("[FACTS]") < rendered.index("[TASK]")
+
+
+def test_memory_scope_filter_limits_the_memory_layer(client, populated):
+    out = pack(client, populated["h"], task="deploy", memory_scope_type="project", memory_scope_key="docs",
+               layers=["MEMORY"])
+    assert [i["ref"] for i in layer(out, "MEMORY")["items"]] == [f"memory_entry:{populated['other_scope']['id']}"]
+
+
+def test_superseded_memories_are_not_packed(client, populated):
+    h = populated["h"]
+    newer = remember(client, h, "Deploy the billing service with canaries now.", scope_type="project",
+                     scope_key="billing")
+    r = client.post(f"/api/memory/entries/{newer['id']}/supersede",
+                    json={"superseded_id": populated["memory"]["id"]}, headers=h)
+    assert r.status_code in (200, 201), r.text
+    out = pack(client, h, task="deploy billing", layers=["MEMORY"])
+    refs = [i["ref"] for i in layer(out, "MEMORY")["items"]]
+    assert f"memory_entry:{newer['id']}" in refs
+    assert f"memory_entry:{populated['memory']['id']}" not in refs
+
+
+def test_working_shows_the_latest_items_oldest_first_and_drops_the_oldest_under_a_tight_budget(client, account):
+    h = account.headers("memory:rw")
+    sid = working_session(client, h, [f"{i:02d} " + "x" * 127 for i in range(10)])  # 130 characters each
+    # WORKING alone gets all 500: items 10, 9, 8 fit (390), 110 ≥ 80 remain → item 7 is cut, 1..6 dropped
+    out = pack(client, h, task="t", session_id=sid, layers=["WORKING"], max_chars=500)
+    working = layer(out, "WORKING")
+    assert [i["ref"] for i in working["items"]] == [f"working_item:{sid}/{seq}" for seq in (7, 8, 9, 10)]
+    assert [i["truncated"] for i in working["items"]] == [True, False, False, False]
+    # its only space keeps 3 of 110 (< half): a hard cut at 110
+    assert working["items"][0]["content"] == "06 " + "x" * 107
+    assert working["items"][-1]["content"].startswith("09 ")
+    assert working["items"][1]["title"] == "#8 message/assistant"
+    assert (working["dropped"], working["truncated"], working["chars_used"]) == (6, True, 500)
+
+
+def test_working_joins_the_default_layers_only_with_a_session_and_explicitly_without_one_is_empty(client, account):
+    h = account.headers("memory:r")
+    assert "WORKING" not in [i["layer"] for i in pack(client, h, task="t")["layers"]]
+    out = pack(client, h, task="t", layers=["WORKING", "TASK"])
+    assert layer(out, "WORKING")["items"] == []
+    assert layer(out, "WORKING")["note"].startswith("no session_id")
+    assert out["warnings"] == ["WORKING: " + layer(out, "WORKING")["note"]]
+
+
+def test_task_falls_back_to_a_journal_replay_without_a_checkpoint(client, account):
+    h = account.headers("memory:rw")
+    session = "replay-" + uuid.uuid4().hex[:6]
+    event(client, h, session, "goal", "write the report")
+    event(client, h, session, "observation", "weather is fine")
+    event(client, h, session, "issue", "the data source is down")
+    task = layer(pack(client, h, task="report", session_id=session, layers=["TASK"]), "TASK")
+    assert [i["source"] for i in task["items"]] == ["task", "journal"]
+    assert task["items"][1]["title"] == "recent session activity"
+    lines = task["items"][1]["content"].splitlines()
+    assert [line.split(" ", 2)[2] for line in lines] == ["goal: write the report", "issue: the data source is down"]
+    assert task["note"] == f"no checkpoint in session {session!r}: journal replay of its last 3 entries"
+
+
+def test_task_keeps_the_last_twelve_activity_lines(client, account):
+    h = account.headers("memory:rw")
+    session = "busy-" + uuid.uuid4().hex[:6]
+    for i in range(15):
+        event(client, h, session, "decision", f"decision {i:02d}")
+    task = layer(pack(client, h, task="t", session_id=session, layers=["TASK"], max_chars=5000), "TASK")
+    lines = task["items"][1]["content"].splitlines()
+    assert [line.rsplit(" ", 1)[1] for line in lines] == [f"{i:02d}" for i in range(3, 15)]
+
+
+def test_truncation_in_a_layer_cuts_at_a_cjk_full_stop_and_flags_the_item(client, account):
+    h = account.headers("memory:r", "notes:rw")
+    text = "合同审查需要注意付款条款。" * 60  # 13 characters per sentence, 780 in all
+    note(client, h, "合同", text)
+    facts = layer(pack(client, h, task="合同", layers=["FACTS"], max_chars=500), "FACTS")
+    item = facts["items"][0]
+    assert item["truncated"] is True and facts["truncated"] is True
+    assert item["content"] == "合同审查需要注意付款条款。" * 38  # 494 of 500: the last full stop in the window
+    assert facts["chars_used"] == 494
+
+
+def test_truncation_at_a_paragraph_in_the_memory_layer(client, account):
+    h = account.headers("memory:rw")
+    content = "\n\n".join(["paragraph one " + "a" * 300, "paragraph two " + "b" * 300, "paragraph three"])
+    remember(client, h, content)
+    memory = layer(pack(client, h, task="paragraph", layers=["MEMORY"], max_chars=500), "MEMORY")
+    assert memory["items"][0]["content"] == "paragraph one " + "a" * 300
+    assert memory["items"][0]["truncated"] is True
+
+
+# -- authorisation per layer --------------------------------------------------------------------------------------
+
+
+def test_a_memory_and_notes_key_gets_memory_and_the_notes_half_only(client, populated, account):
+    out = pack(client, account.headers("memory:r", "notes:r"), task="deploy billing")
+    assert layer(out, "MEMORY")["items"]
+    facts = layer(out, "FACTS")
+    assert [i["source"] for i in facts["items"]] == ["note"]
+    assert facts["note"] == "todos: insufficient scope: todos:r"
+    for name, scope in (("SKILL", "skills:r"), ("KNOWLEDGE", "knowledge:r")):
+        assert layer(out, name)["items"] == [] and layer(out, name)["note"] == f"insufficient scope: {scope}"
+    assert out["warnings"] == ["SKILL: insufficient scope: skills:r", "KNOWLEDGE: insufficient scope: knowledge:r",
+                               "FACTS: todos: insufficient scope: todos:r"]
+
+
+@pytest.mark.parametrize(("scopes", "sources", "facts_note"), [
+    (("memory:r",), [], "todos: insufficient scope: todos:r; notes: insufficient scope: notes:r"),
+    (("memory:r", "todos:r"), ["todo"], "notes: insufficient scope: notes:r"),
+    (("memory:r", "notes:rw"), ["note"], "todos: insufficient scope: todos:r"),
+    (("memory:r", "todos:r", "notes:r"), ["todo", "note"], None),
+    ((), ["todo", "note"], None),  # an empty-scope key has full access
+])
+def test_facts_halves_are_authorised_independently(client, populated, account, scopes, sources, facts_note):
+    facts = layer(pack(client, account.headers(*scopes), task="deploy billing"), "FACTS")
+    assert [i["source"] for i in facts["items"]] == sources
+    assert facts["note"] == facts_note
+
+
+@pytest.mark.parametrize(("scopes", "skill_note"), [
+    (("memory:r", "skills:r"), "skills registry not available"),
+    (("memory:r", "knowledge:r"), "insufficient scope: skills:r"),
+])
+def test_skill_and_knowledge_are_authorised_before_they_are_reported_unavailable(client, account, scopes,
+                                                                                 skill_note):
+    out = pack(client, account.headers(*scopes), task="x")
+    assert layer(out, "SKILL")["note"].startswith(skill_note)
+    expected = ("knowledge registry not available" if "knowledge:r" in scopes else "insufficient scope: knowledge:r")
+    assert layer(out, "KNOWLEDGE")["note"].startswith(expected)
+
+
+def test_the_jwt_user_reads_every_layer(client, populated, account):
+    out = pack(client, account.jwt_headers, task="deploy billing")
+    assert [i["source"] for i in layer(out, "FACTS")["items"]] == ["todo", "note"]
+    assert out["warnings"][0].startswith(NO_SKILLS) and out["warnings"][1] == NO_KNOWLEDGE
+
+
+def test_without_memory_r_each_memory_layer_is_refused_and_task_keeps_only_its_goal(client, populated, account):
+    # The route refuses such a key (403); the service authorises each layer again, which this checks directly.
+    caller = Principal(account_id=uuid.UUID(account.account_id), user_id=uuid.UUID(account.user_id),
+                       via="api_key", key_id=uuid.uuid4(), scopes=("todos:r",))
+    req = PackRequest(task="deploy billing", session_id=populated["working"])
+    out = pack_service.pack(get_database(), caller, req)
+    assert out.layer("MEMORY").note == "insufficient scope: memory:r" and out.layer("MEMORY").items == []
+    assert out.layer("WORKING").note == "insufficient scope: memory:r"
+    task = out.layer("TASK")
+    assert [i.source for i in task.items] == ["task"]
+    assert task.note == "session slice omitted: insufficient scope: memory:r"
+    assert "TASK: session slice omitted: insufficient scope: memory:r" in out.warnings
+    assert [i.source for i in out.layer("FACTS").items] == ["todo"]
+
+
+# -- failures become notes ----------------------------------------------------------------------------------------
+
+
+class BrokenEmbedder:
+    name = "broken-embedder"
+    dimensions = 256
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        raise EmbeddingError("embedding endpoint unreachable (test)")
+
+
+@pytest.fixture
+def vector_leg_down() -> Iterator[None]:
+    config.set_embedder(BrokenEmbedder())
+    yield
+    config.set_embedder(None)
+
+
+def test_a_failing_retrieval_leg_is_a_note_and_a_warning_not_an_error(client, populated, vector_leg_down):
+    out = pack(client, populated["h"], task="deploy billing", layers=["MEMORY"])
+    memory = layer(out, "MEMORY")
+    assert memory["items"]  # the lexical leg still answered
+    assert memory["note"] == "search degraded: vector leg: embedding failed: embedding endpoint unreachable (test)"
+    assert out["warnings"] == [f"MEMORY: {memory['note']}"]
+
+
+def test_both_retrieval_legs_down_empties_memory_with_a_note(client, populated, vector_leg_down, monkeypatch):
+    from agentmate.retrieval import repository as retrieval_repo
+
+    def broken(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        raise RuntimeError("lexical down (test)")
+
+    monkeypatch.setattr(retrieval_repo, "lexical_search", broken)
+    out = pack(client, populated["h"], task="deploy billing", layers=["MEMORY", "TASK"])
+    memory = layer(out, "MEMORY")
+    assert memory["items"] == [] and memory["chars_used"] == 0
+    assert memory["note"] == "failed: search is unavailable: both the lexical and the vector leg failed"
+    assert out["warnings"] == [f"MEMORY: {memory['note']}"]
+    assert layer(out, "TASK")["items"][0]["content"] == "deploy billing"
+
+
+def test_a_failing_facts_half_is_a_note_while_the_other_half_answers(client, populated, monkeypatch):
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("connection reset (test) host=db.internal password=secret")
+
+    monkeypatch.setattr(todos_service, "search", broken)
+    out = pack(client, populated["h"], task="deploy billing", layers=["FACTS"])
+    facts = layer(out, "FACTS")
+    assert [i["source"] for i in facts["items"]] == ["note"]
+    assert facts["note"] == "todos: failed: internal error (logged)"
+    assert "secret" not in str(out)
+
+
+def test_a_failing_provider_empties_its_layer_with_a_note_and_the_call_succeeds(client, populated, monkeypatch):
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("boom")
+
+    monkeypatch.setitem(pack_service.PROVIDERS, "WORKING", broken)
+    out = pack(client, populated["h"], task="deploy", session_id=populated["working"])
+    working = layer(out, "WORKING")
+    assert (working["items"], working["note"]) == ([], "failed: internal error (logged)")
+    assert "WORKING: failed: internal error (logged)" in out["warnings"]
+    assert layer(out, "MEMORY")["items"]
+
+
+# -- determinism, isolation, parallel -----------------------------------------------------------------------------
+
+
+def test_the_same_state_packs_to_the_same_bytes_twice(client, populated):
+    body = {"task": "deploy billing", "session_id": populated["session"], "render": True, "max_chars": 800}
+    first = client.post(PACK, json=body, headers=populated["h"])
+    second = client.post(PACK, json=body, headers=populated["h"])
+    assert first.status_code == 200
+    assert first.content == second.content
+
+
+def test_running_the_providers_in_parallel_gives_the_same_pack(client, populated, account):
+    caller = Principal(account_id=uuid.UUID(account.account_id), user_id=uuid.UUID(account.user_id), via="jwt")
+    req = PackRequest(task="deploy billing", session_id=populated["session"], render=True)
+    serial = pack_service.pack(get_database(), caller, req, parallel=False)
+    parallel = pack_service.pack(get_database(), caller, req, parallel=True)
+    assert serial.model_dump_json() == parallel.model_dump_json()
+
+
+def test_another_tenant_sees_none_of_it(client, populated, other_account):
+    out = pack(client, other_account.headers(*FULL), task="deploy billing", session_id=populated["session"])
+    assert layer(out, "MEMORY")["items"] == [] and layer(out, "FACTS")["items"] == []
+    task = layer(out, "TASK")
+    assert [i["source"] for i in task["items"]] == ["task"]
+    assert "no checkpoint and no journal entries" in task["note"]
+    foreign = pack(client, other_account.headers(*FULL), task="x", session_id=populated["working"],
+                   layers=["WORKING"])
+    assert layer(foreign, "WORKING")["items"] == []
+    assert layer(foreign, "WORKING")["note"] == f"working-memory session {populated['working']} not found"
