@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from agentmate.auth.principal import Principal
 from agentmate.context import service as pack_service
 from agentmate.context.schemas import PackRequest
 from agentmate.core.db import get_database
+from agentmate.core.principal import Principal
 from agentmate.retrieval import config
 from agentmate.retrieval.embedders import EmbeddingError
 from agentmate.todos import service as todos_service

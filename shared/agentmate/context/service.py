@@ -13,13 +13,13 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from agentmate.auth.principal import Principal
 from agentmate.context.budget import budgets, fit
 from agentmate.context.layers import facts, knowledge, memory, skill, task, working
 from agentmate.context.layers.base import Candidates, failure_note, insufficient
 from agentmate.context.schemas import LAYERS, Pack, PackItem, PackLayer, PackRequest
 from agentmate.core.db import Database
 from agentmate.core.errors import invalid
+from agentmate.core.principal import Principal
 
 Provider = Callable[[Database, Principal, PackRequest, int], Candidates]
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agentmate.auth.principal import Principal
 from agentmate.context.schemas import PackRequest
 from agentmate.core.db import Database
 from agentmate.core.errors import DomainError
 from agentmate.core.observability import logger
+from agentmate.core.principal import Principal
 
 __all__ = ["Candidate", "Candidates", "Database", "PackRequest", "Principal", "failure_note", "insufficient"]
 

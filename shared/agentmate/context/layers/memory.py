@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from agentmate.context.budget import derived_title
 from agentmate.context.layers.base import Candidate, Candidates, Database, PackRequest, Principal
-from agentmate.memory import service as memory
 from agentmate.memory.schemas import SearchRequest
+from agentmate.memory.service import ranking
 
 
 def provide(db: Database, principal: Principal, req: PackRequest, budget: int) -> Candidates:
-    found = memory.search(db, principal, SearchRequest(
+    found = ranking.search(db, principal, SearchRequest(
         query=req.search_text, top_k=req.top_k, scope_type=req.memory_scope_type,
         scope_key=req.memory_scope_key, status="active",
     ))

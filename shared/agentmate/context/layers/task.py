@@ -18,8 +18,8 @@ from agentmate.context.layers.base import (
     failure_note,
     insufficient,
 )
-from agentmate.memory import service as memory
 from agentmate.memory.schemas import Checkpoint, Resume, TimelineItem
+from agentmate.memory.service import checkpoints
 
 ACTIVITY_EVENTS = ("goal", "decision", "outcome", "correction", "issue", "checkpoint")
 """Journal events worth a line in TASK (with skill runs); observations, actions and notes are left to MEMORY."""
@@ -100,7 +100,7 @@ def provide(db: Database, principal: Principal, req: PackRequest, budget: int) -
     if not principal.can("memory:r"):
         return Candidates(items=[goal], note=f"session slice omitted: {insufficient('memory:r')}", warn=True)
     try:
-        items, note = _slice(memory.resume(db, principal, req.session_id))
+        items, note = _slice(checkpoints.resume(db, principal, req.session_id))
     except Exception as exc:  # the goal still goes out
         return Candidates(items=[goal], note=f"session slice {failure_note('TASK', exc)}", warn=True)
     return Candidates(items=[goal, *items], note=note)
