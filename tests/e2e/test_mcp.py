@@ -187,12 +187,13 @@ async def test_endpoints_answer_with_and_without_a_trailing_slash(base_url, acco
 
 
 @pytest.mark.parametrize("path", ["/mcp/nope", "/mcp/todos/extra", "/mcp/knowledge"])
-async def test_unknown_mcp_paths_are_json_404_problems(base_url, path):
+async def test_unknown_mcp_paths_are_json_rpc_404s_listing_the_endpoints(base_url, path):
     async with httpx.AsyncClient(base_url=base_url) as http:
         r = await http.post(path, json=INIT, headers=MCP_HEADERS)
     assert r.status_code == 404
-    assert r.headers["content-type"] == "application/problem+json"
-    assert "/mcp/todos" in r.json()["endpoints"]
+    assert r.headers["content-type"] == "application/json"
+    error = r.json()["error"]
+    assert "/mcp/todos" in error["data"]["endpoints"] and "/mcp/todos" in error["message"]
 
 
 @pytest.mark.parametrize("headers", [
@@ -201,19 +202,24 @@ async def test_unknown_mcp_paths_are_json_404_problems(base_url, path):
     {"Authorization": "Bearer ak_not-a-key"},
     {"X-Api-Key": ""},
 ], ids=["missing", "unknown", "bad-bearer-key", "blank"])
-async def test_initialize_without_a_valid_key_is_a_401_problem(base_url, headers):
+async def test_initialize_without_a_valid_key_is_a_401_json_rpc_error(base_url, headers):
     async with httpx.AsyncClient(base_url=base_url) as http:
         for path in ("/mcp/todos", "/mcp"):
-            r = await http.post(path, json=INIT, headers={**MCP_HEADERS, **headers})
+            r = await http.post(path, json={**INIT, "id": 7}, headers={**MCP_HEADERS, **headers})
             assert r.status_code == 401, r.text
-            assert r.headers["content-type"] == "application/problem+json"
-            assert r.json()["status"] == 401 and "mcp-session-id" not in r.headers
+            assert r.headers["content-type"] == "application/json"
+            assert r.headers["www-authenticate"] == 'ApiKey header="X-Api-Key"'
+            body = r.json()
+            assert body["jsonrpc"] == "2.0" and body["id"] == 7 and "mcp-session-id" not in r.headers
+            assert body["error"]["code"] == -32001 and body["error"]["data"]["status"] == 401
+            assert body["error"]["message"].startswith(body["error"]["data"]["reason"])
+            assert "send an API key in the X-Api-Key header (or Authorization: Bearer ak_…)" in body["error"]["message"]
 
 
 async def test_a_jwt_is_refused_on_mcp(base_url, account):
     async with httpx.AsyncClient(base_url=base_url) as http:
         r = await http.post("/mcp/todos", json=INIT, headers={**MCP_HEADERS, **account.jwt_headers})
-    assert r.status_code == 401 and "API keys only" in r.json()["detail"]
+    assert r.status_code == 401 and "API keys only" in r.json()["error"]["message"]
 
 
 async def test_the_sdk_client_is_refused_with_a_401_before_initialize(base_url):

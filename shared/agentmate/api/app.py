@@ -10,6 +10,7 @@ from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentmate.api.errors import PROBLEM, install_error_handlers
+from agentmate.api.routing import ContractMiddleware
 
 API_TITLE = "Agentmate"
 API_VERSION = "1.0.0"
@@ -75,10 +76,12 @@ def build_app(routers: Iterable[APIRouter], *, title: str = API_TITLE) -> FastAP
         docs_url=None,
         redoc_url=None,
         generate_unique_id_function=_operation_id,
+        redirect_slashes=False,  # ContractMiddleware serves /x/ as /x instead of a 307 with no body
     )
     for router in routers:
         app.include_router(router)
     install_error_handlers(app)
     _problem_openapi(app)
+    app.add_middleware(ContractMiddleware, fastapi_app=app)
     app.add_middleware(NoStoreMiddleware)
     return app

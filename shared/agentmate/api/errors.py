@@ -70,6 +70,7 @@ PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
         403: "Insufficient scope",
         404: "Not found",
         409: "Conflict",
+        413: "Request body over the endpoint's limit (x-max-request-bytes on the operation, else 1 MiB)",
     }.items()
 }
 

@@ -44,6 +44,9 @@ class Settings(BaseSettings):
     # Embedded vector engine folder for the local runtime ("" = in memory).
     vector_path: str = ""
 
+    # Request bodies above this answer 413 before parsing (routes may raise it: agentmate.api.routing.max_body).
+    max_request_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+
     mcp_allowed_hosts: str = "127.0.0.1:*,localhost:*,[::1]:*"
     mcp_allowed_origins: str = "http://127.0.0.1:*,http://localhost:*"
 

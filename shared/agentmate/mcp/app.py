@@ -2,9 +2,11 @@
 
 Request path, in order:
 1. Route: ``/mcp`` or ``/mcp/<module>``, with or without a trailing slash (no redirect); anything else
-   under ``/mcp`` is a 404 problem listing the endpoints.
-2. Authenticate the API key (401 problem+json before any MCP processing, ``initialize`` included) and bind
-   the ``Principal`` for the tools (``agentmate.mcp.context``).
+   under ``/mcp`` is a 404 listing the endpoints.
+2. Authenticate the API key (401 before any MCP processing, ``initialize`` included) and bind the
+   ``Principal`` for the tools (``agentmate.mcp.context``). Every refusal at this level (unknown endpoint, 401,
+   413, 404 session) is a JSON-RPC error object as ``application/json`` (``rpc_error``): MCP clients show
+   those to their user, while a problem+json body reaches them as a generic "server returned an error".
 3. Session id: a presented ``Mcp-Session-Id`` must be one this platform issued for this key (else 404, as
    for an expired session); an ``initialize`` answer carries a fresh one (``agentmate.mcp.session``).
 4. The SDK's session manager (stateless, JSON responses, Host/Origin allowlist from settings).
@@ -22,16 +24,15 @@ from typing import Any
 
 import anyio.to_thread
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Message, Receive, Scope, Send
 
-from agentmate.api.errors import send_problem
 from agentmate.core.db import get_database
 from agentmate.core.errors import Unauthorized
 from agentmate.core.observability import logger
 from agentmate.core.settings import get_settings
 from agentmate.mcp import registry, session
-from agentmate.mcp.auth import authenticate, header
+from agentmate.mcp.auth import CHALLENGE, HOW, authenticate, header
 from agentmate.mcp.context import acting_as
 from agentmate.mcp.registry import ToolSet
 from agentmate.mcp.server import AgentmateMCP, build_tools
@@ -74,7 +75,7 @@ def build_servers(toolsets: dict[str, ToolSet]) -> dict[str, AgentmateMCP]:
 
 async def _respond(send: Send, status: int, body: dict[str, Any], *, content_type: bytes,
                    headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
-    payload = json.dumps(body).encode()
+    payload = json.dumps(body, ensure_ascii=False).encode()
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", content_type), (b"content-length", str(len(payload)).encode()),
         (b"cache-control", b"private, no-store"), *headers,
@@ -82,7 +83,33 @@ async def _respond(send: Send, status: int, body: dict[str, Any], *, content_typ
     await send({"type": "http.response.body", "body": payload})
 
 
-_problem = send_problem  # the one problem+json renderer (agentmate.api.errors)
+# JSON-RPC codes for refusals at the HTTP level (the implementation-defined server-error range).
+UNAUTHORIZED = -32001
+NOT_FOUND = -32004
+TOO_LARGE = -32013
+UNAVAILABLE = -32003
+INVALID_REQUEST = -32600
+
+
+async def rpc_error(send: Send, status: int, code: int, message: str, *, request_id: Any = None,
+                    headers: Iterable[tuple[bytes, bytes]] = (), **data: Any) -> None:
+    """The one renderer of HTTP-level MCP refusals: a JSON-RPC error object as ``application/json``, which MCP
+    clients (the official SDK, the Inspector) show their user, unlike a problem+json body."""
+    body = {"jsonrpc": "2.0", "id": request_id,
+            "error": {"code": code, "message": message, "data": {"status": status, **data}}}
+    await _respond(send, status, body, content_type=b"application/json", headers=headers)
+
+
+def _request_id(body: bytes | None) -> Any:
+    """The id of a single JSON-RPC request (null for a batch, a notification or an unreadable body)."""
+    if not body:
+        return None
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    request_id = message.get("id") if isinstance(message, dict) else None
+    return request_id if isinstance(request_id, str | int) and not isinstance(request_id, bool) else None
 
 
 async def _buffer_body(receive: Receive, limit: int) -> tuple[bytes | None, Receive]:
@@ -164,41 +191,43 @@ class McpApp:
             return
         path = scope["path"].rstrip("/") or "/"
         if path not in self.servers:
-            await _problem(send, 404, "Not Found", f"no such MCP endpoint: {scope['path']}",
-                           endpoints=self.endpoints, hint="MCP endpoints: " + ", ".join(self.endpoints))
+            await rpc_error(send, 404, NOT_FOUND, f"no such MCP endpoint: {scope['path']}; MCP endpoints: "
+                            + ", ".join(self.endpoints), endpoints=self.endpoints)
             return
         manager = self._managers.get(path)
         if manager is None:
-            await _problem(send, 503, "Service Unavailable", "the MCP server is starting or stopping")
+            await rpc_error(send, 503, UNAVAILABLE, "the MCP server is starting or stopping: retry shortly")
             return
+        body: bytes | None = None
+        if scope["method"] == "POST":
+            limit = get_settings().max_request_body_bytes
+            body, receive = await _buffer_body(receive, limit)
+            if body is None:
+                await rpc_error(send, 413, TOO_LARGE, f"request body exceeds {limit} bytes", limit=limit)
+                return
+        request_id = _request_id(body)
         try:
             caller = await authenticate(scope)
         except Unauthorized as exc:
-            await _problem(send, 401, "Unauthorized", exc.detail,
-                           headers=[(b"www-authenticate", b'ApiKey header="X-Api-Key"')])
+            await rpc_error(send, 401, UNAUTHORIZED, f"{exc.detail} — {HOW}", request_id=request_id,
+                            reason=exc.detail, header="X-Api-Key", scheme="ApiKey",
+                            headers=[(b"www-authenticate", CHALLENGE)])
             return
         if scope["method"] == "GET":
             # Stateless: no server-initiated stream to offer (the MCP spec's answer is 405).
-            await _problem(send, 405, "Method Not Allowed", "this MCP server sends no server-initiated "
-                           "messages: POST JSON-RPC requests", headers=[(b"allow", b"POST, DELETE")])
+            await rpc_error(send, 405, INVALID_REQUEST, "this MCP server sends no server-initiated messages: "
+                            "POST JSON-RPC requests", headers=[(b"allow", b"POST, DELETE")])
             return
 
         secret = get_settings().resolved_jwt_secret()
         presented = header(scope, SESSION_HEADER)
         if presented is not None and not session.verify(secret, presented, caller.key_id):
-            await _respond(send, 404, {"jsonrpc": "2.0", "id": None, "error": {
-                "code": -32600, "message": "Session not found: initialize again (a session id only works with "
-                                           "the API key it was issued to)"}}, content_type=b"application/json")
+            await rpc_error(send, 404, INVALID_REQUEST, "Session not found: initialize again (a session id only "
+                            "works with the API key it was issued to)", request_id=request_id)
             return
         new_session: str | None = None
-        if scope["method"] == "POST" and presented is None:
-            body, receive = await _buffer_body(receive, DEFAULT_MAX_REQUEST_BODY_SIZE)
-            if body is None:
-                await _problem(send, 413, "Content Too Large",
-                               f"request body exceeds {DEFAULT_MAX_REQUEST_BODY_SIZE} bytes")
-                return
-            if _is_initialize(body):
-                new_session = session.mint(secret, caller.key_id)
+        if body is not None and presented is None and _is_initialize(body):
+            new_session = session.mint(secret, caller.key_id)
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":

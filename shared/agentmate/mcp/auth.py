@@ -20,7 +20,9 @@ from agentmate.core.errors import Unauthorized
 from agentmate.core.principal import Principal
 from agentmate.core.settings import get_settings
 
-HOW = "send an API key as X-Api-Key, Authorization: Bearer ak_…, or ?api_key="
+HOW = "send an API key in the X-Api-Key header (or Authorization: Bearer ak_…)"
+# The scheme MCP endpoints advertise: not Bearer, so spec-following clients do not start OAuth discovery.
+CHALLENGE = b'ApiKey header="X-Api-Key"'
 
 
 def header(scope: Scope, name: bytes) -> str | None:
@@ -49,11 +51,11 @@ def api_key_from(scope: Scope) -> str:
         if auth[:7].lower() == "bearer ":
             bearer = auth[7:].strip()
             if not bearer.startswith(API_KEY_PREFIX):
-                raise Unauthorized(f"MCP endpoints accept API keys only, not JWTs: {HOW}")
+                raise Unauthorized("MCP endpoints accept API keys only, not JWTs")
             key = bearer
     key = (key or query_key or "").strip()
     if not key:
-        raise Unauthorized(f"missing API key: {HOW}")
+        raise Unauthorized("missing API key")
     return key
 
 
@@ -64,5 +66,5 @@ async def authenticate(scope: Scope) -> Principal:
         credentials.authenticate, get_database(), get_settings(), api_key=key, bearer=None,
     ))
     if caller.via != "api_key":  # pragma: no cover - authenticate() returns api_key principals for keys
-        raise Unauthorized(f"missing API key: {HOW}")
+        raise Unauthorized("missing API key")
     return caller

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Fuzz the served OpenAPI with schemathesis against a throw-away local runtime; fails on any finding.
+#
+#   bash scripts/schemathesis.sh                 # the CI run (fixed seed, all checks and phases)
+#   SCHEMATHESIS_ARGS="--output-sanitize false" bash scripts/schemathesis.sh   # show hidden values
+#
+# Starts its own Postgres (in a temp folder) and server on their own ports (SCHEMATHESIS_HTTP_PORT,
+# SCHEMATHESIS_PG_PORT), registers a fresh account, mints a full-access API key, runs schemathesis over
+# /api/openapi.json and stops what it started, whatever the outcome.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+HTTP_PORT=${SCHEMATHESIS_HTTP_PORT:-26081}
+PG_PORT=${SCHEMATHESIS_PG_PORT:-26481}
+SEED=${SCHEMATHESIS_SEED:-20261201}
+EXAMPLES=${SCHEMATHESIS_EXAMPLES:-20}
+PY=.venv/bin/python
+WORK=$(mktemp -d -t agentmate-schemathesis.XXXXXX)
+BASE="http://127.0.0.1:$HTTP_PORT"
+SERVER_PID=""
+
+pg() {  # start | stop the throw-away cluster
+  PYTHONPATH=shared:. "$PY" -c "
+import sys; from pathlib import Path; from infra import localpg
+base = Path(sys.argv[2])
+if sys.argv[1] == 'start':
+    localpg.start(base, int(sys.argv[3])); localpg.ensure_database(int(sys.argv[3]), 'agentmate')
+else:
+    localpg.stop(base)" "$1" "$WORK/pg" "$PG_PORT"
+}
+
+cleanup() {
+  if [ -n "$SERVER_PID" ]; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
+  pg stop || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+pg start
+export DATABASE_URL="postgresql://agentmate_app@127.0.0.1:$PG_PORT/agentmate"
+export MIGRATION_DATABASE_URL="postgresql://postgres@127.0.0.1:$PG_PORT/agentmate"
+export VECTOR_PATH="$WORK/vectors"
+"$PY" -m infra.devserver --port "$HTTP_PORT" >"$WORK/server.log" 2>&1 &
+SERVER_PID=$!
+for _ in $(seq 1 120); do
+  curl -sf "$BASE/api/health" >/dev/null && break
+  kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server.log"; exit 1; }
+  sleep 0.5
+done
+
+KEY=$("$PY" - "$BASE" <<'EOF'
+import sys, uuid, httpx
+base = sys.argv[1]
+creds = {"email": f"fuzz-{uuid.uuid4().hex[:12]}@example.com", "password": "schemathesis-password"}
+httpx.post(f"{base}/api/auth/register", json=creds).raise_for_status()
+token = httpx.post(f"{base}/api/auth/login", json=creds).json()["token"]
+key = httpx.post(f"{base}/api/auth/apikeys", json={"name": "schemathesis", "scopes": []},
+                 headers={"Authorization": f"Bearer {token}"})
+key.raise_for_status()
+print(key.json()["key"])
+EOF
+)
+
+start=$(date +%s)
+set +e
+# shellcheck disable=SC2086 # SCHEMATHESIS_ARGS is a list of extra options
+.venv/bin/schemathesis --no-color run "$BASE/api/openapi.json" -H "X-Api-Key: $KEY" \
+  --checks all --phases examples,coverage,fuzzing,stateful --max-examples "$EXAMPLES" --seed "$SEED" \
+  --workers 1 --generation-database none ${SCHEMATHESIS_ARGS:-}
+status=$?
+set -e
+echo "schemathesis: exit $status after $(( $(date +%s) - start )) s (seed $SEED, $EXAMPLES examples)"
+exit $status

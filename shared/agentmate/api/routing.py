@@ -1,0 +1,187 @@
+"""HTTP rules applied before FastAPI routes a request, so they hold on every path of a route group.
+
+1. **Trailing slash**: ``/api/todos/`` is served as ``/api/todos`` (no 307 with an empty body; docs/decisions.md).
+2. **Methods**: a path whose template exists but not for the method answers 405 problem+json with an ``Allow``
+   listing every method of that template (Starlette lists only the first route it tried). A static path such as
+   ``/api/todos/search`` is never taken for ``/api/todos/{todo_id}``: ``PATCH /api/todos/search`` is a 405, not
+   a 400 about a malformed UUID.
+3. **Body size**: a body over the route's limit (``max_body(...)`` on the route, else the
+   ``max_request_body_bytes`` setting) answers 413 problem+json before anything parses it: a declared
+   ``Content-Length`` is checked first, and a streamed body is counted as it arrives.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from agentmate.core.settings import get_settings
+
+PROBLEM = b"application/problem+json"
+BODY_LIMIT_KEY = "x-max-request-bytes"
+
+
+def max_body(limit: int) -> dict[str, Any]:
+    """``openapi_extra`` for a route that accepts bodies up to ``limit`` bytes instead of the default, e.g.
+    ``@router.post("/snapshots", openapi_extra=max_body(6_000_000))``; the OpenAPI states the limit."""
+    return {BODY_LIMIT_KEY: limit}
+
+
+@dataclass(frozen=True)
+class Template:
+    path: str
+    regex: re.Pattern[str]
+    static: bool
+    methods: frozenset[str]
+    limits: dict[str, int]  # method -> body limit override
+
+
+def _routes(app: FastAPI) -> Iterable[APIRoute]:
+    from fastapi import routing
+
+    contexts = routing.iter_route_contexts(app.routes) if hasattr(routing, "iter_route_contexts") else app.routes
+    for route in contexts:
+        original = getattr(route, "original_route", route)
+        if isinstance(original, APIRoute):
+            yield route
+
+
+def _regex(path: str) -> re.Pattern[str]:
+    segments = ("[^/]+" if seg.startswith("{") else re.escape(seg) for seg in path.split("/"))
+    return re.compile("^" + "/".join(segments) + "$")
+
+
+def templates(app: FastAPI) -> list[Template]:
+    """Every path template of ``app`` with all its methods, static templates first."""
+    methods: dict[str, set[str]] = {}
+    limits: dict[str, dict[str, int]] = {}
+    for route in _routes(app):
+        path = route.path_format
+        original = getattr(route, "original_route", route)
+        extra = getattr(original, "openapi_extra", None) or {}
+        for method in route.methods or ():
+            methods.setdefault(path, set()).add(method)
+            if BODY_LIMIT_KEY in extra:
+                limits.setdefault(path, {})[method] = int(extra[BODY_LIMIT_KEY])
+    out = [Template(path=path, regex=_regex(path), static="{" not in path, methods=frozenset(m),
+                    limits=limits.get(path, {})) for path, m in methods.items()]
+    return sorted(out, key=lambda t: not t.static)  # stable: route order otherwise
+
+
+async def send_problem(send: Send, status: int, title: str, detail: str,
+                       headers: Iterable[tuple[bytes, bytes]] = (), **extra: Any) -> None:
+    body = json.dumps({"type": "about:blank", "title": title, "status": status, "detail": detail,
+                       "errors": [], **extra}).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", PROBLEM), (b"content-length", str(len(body)).encode()),
+        (b"cache-control", b"private, no-store"), *headers,
+    ]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class ContractMiddleware:
+    """The rules of the module docstring, around one route group's FastAPI app."""
+
+    def __init__(self, app: ASGIApp, fastapi_app: FastAPI) -> None:
+        self.app = app
+        self.fastapi_app = fastapi_app
+        self._templates: list[Template] | None = None
+
+    @property
+    def table(self) -> list[Template]:
+        if self._templates is None:  # built on first request: routes may be added after the middleware
+            self._templates = templates(self.fastapi_app)
+        return self._templates
+
+    def match(self, path: str) -> Template | None:
+        for template in self.table:
+            if template.regex.match(path):
+                return template
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path: str = scope["path"]
+        if len(path) > 1 and path.endswith("/"):
+            path = path.rstrip("/") or "/"
+            scope = {**scope, "path": path, "raw_path": path.encode()}
+        template = self.match(path)
+        method: str = scope["method"]
+        if template is None:
+            await self.app(scope, receive, send)
+            return
+        if method not in template.methods:
+            allow = ", ".join(sorted(template.methods))
+            await send_problem(send, 405, "Method Not Allowed",
+                               f"{method} is not allowed on {path}; allowed: {allow}",
+                               headers=[(b"allow", allow.encode())], allowed=sorted(template.methods))
+            return
+        limit = template.limits.get(method, get_settings().max_request_body_bytes)
+        declared = _content_length(scope)
+        if declared is not None and declared > limit:
+            await _too_large(send, limit)
+            return
+        try:
+            receive = await _buffered(receive, limit)
+        except _TooLarge:
+            await _too_large(send, limit)
+            return
+        await self.app(scope, receive, send)
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+async def _too_large(send: Send, limit: int) -> None:
+    await send_problem(send, 413, "Content Too Large",
+                       f"request body exceeds this endpoint's limit of {limit} bytes", limit=limit)
+
+
+async def _buffered(receive: Receive, limit: int) -> Receive:
+    """Read the whole body (raising ``_TooLarge`` past ``limit``) and return a ``receive`` that replays it."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            trailing: Message | None = message
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise _TooLarge
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            trailing = None
+            break
+    body = b"".join(chunks)
+    pending: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
+    if trailing is not None:
+        pending.append(trailing)
+
+    async def replay() -> Message:
+        if pending:
+            return pending.pop(0)
+        return await receive()
+
+    return replay
