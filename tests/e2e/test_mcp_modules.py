@@ -186,4 +186,7 @@ async def test_unknown_ids_are_not_found_for_every_id_tool(base_url, account):
         async with mcp_session(f"{base_url}/mcp", {"X-Api-Key": account.key()}) as s:
             for kind in ("todo", "note", "report", "bookmark", "expense"):
                 for verb in ("get", "update", "delete"):
-                    assert await refused(s, f"{kind}_{verb}", id=missing) == f"{kind} not found"
+                    # an update must change something (an empty one is refused before the lookup)
+                    change = {"description": "x"} if kind in ("todo", "expense") else {"title": "x"}
+                    args = {"id": missing, **(change if verb == "update" else {})}
+                    assert await refused(s, f"{kind}_{verb}", **args) == f"{kind} not found"

@@ -105,8 +105,9 @@ def test_validation_lists_every_bad_field(client, account):
     note = client.post("/api/notes", json={"title": "t"}, headers=h).json()
     r = client.patch(f"/api/notes/{note['id']}", json={"title": None, "content": None, "tags": None}, headers=h)
     assert r.status_code == 400
+    null = "may not be null: omit the field to leave it unchanged"
     assert [(e["field"], e["message"]) for e in r.json()["errors"]] == [
-        ("title", "may not be null"), ("content", "may not be null"), ("tags", "may not be null")]
+        ("title", null), ("content", null), ("tags", null)]
 
 
 def test_nul_characters_are_a_400_not_a_server_error(client, account):

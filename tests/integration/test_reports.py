@@ -88,7 +88,7 @@ def test_validation_lists_every_bad_field_with_allowed_values(client, account):
     report = client.post("/api/reports", json={"title": "t"}, headers=h).json()
     r = client.patch(f"/api/reports/{report['id']}", json={"format": None, "title": None, "source_key_id": None},
                      headers=h)
-    assert r.status_code == 400 and [e["field"] for e in r.json()["errors"]] == ["source_key_id"]
+    assert r.status_code == 400 and [e["field"] for e in r.json()["errors"]] == ["title", "format", "source_key_id"]
     r = client.patch(f"/api/reports/{report['id']}", json={"format": None, "title": None}, headers=h)
     assert r.status_code == 400 and [e["field"] for e in r.json()["errors"]] == ["title", "format"]
 

@@ -334,8 +334,11 @@ def test_batch_and_content_bounds_are_clear_400s(wm, account, owner_url):
     assert r.status_code == 400 and list(errors_by_field(r)) == ["items[0].content"]
     # A whole batch is bounded too
     big = "x" * MAX_CONTENT_BYTES
-    r = append(wm, h, sid, [msg(f"big{i}", content=big) for i in range(6)])
+    r = append(wm, h, sid, [*(msg(f"big{i}", content=big) for i in range(5)), msg("over", content="x" * 1000)])
     assert r.status_code == 400 and list(errors_by_field(r)) == ["items"]
+    # and a body over Lambda's 6 MB request limit is a 413 before anything parses it
+    r = append(wm, h, sid, [msg(f"big{i}", content=big) for i in range(6)])
+    assert r.status_code == 413 and r.json()["limit"] == 6_000_000
     assert seqs_in_db(owner_url, sid) == []
     # While the largest allowed item is accepted and read back intact
     assert append(wm, h, sid, [msg("max", content=big)]).status_code == 201

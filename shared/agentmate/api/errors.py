@@ -150,6 +150,8 @@ def pydantic_errors(raw: list[dict[str, Any]]) -> list[FieldError]:
             last = str(loc[-1]) if loc else ""
             if last in _HINTS:
                 message += f" ({_HINTS[last]})"
+        elif kind in ("empty_patch", "not_nullable"):  # agentmate.core.patch: updatable fields / enum values
+            allowed = list(ctx.get("allowed", [])) or None
         elif kind == "missing":
             message = "field required"
         elif kind == "json_invalid":

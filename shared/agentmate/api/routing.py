@@ -28,6 +28,13 @@ PROBLEM = b"application/problem+json"
 BODY_LIMIT_KEY = "x-max-request-bytes"
 
 
+# Routes whose bodies carry a 1 MiB text (notes, reports, bookmarks, skill versions): JSON escaping makes the
+# body larger than the text (\uXXXX for every non-ASCII character from ensure_ascii clients: up to 3x).
+CONTENT_BODY_LIMIT = 4 * 1024 * 1024
+# Lambda's request payload limit: the most any route can take (working-memory batches of up to 5 MiB).
+LAMBDA_BODY_LIMIT = 6_000_000
+
+
 def max_body(limit: int) -> dict[str, Any]:
     """``openapi_extra`` for a route that accepts bodies up to ``limit`` bytes instead of the default, e.g.
     ``@router.post("/snapshots", openapi_extra=max_body(6_000_000))``; the OpenAPI states the limit."""

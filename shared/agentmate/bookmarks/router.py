@@ -9,6 +9,7 @@ from pydantic import BeforeValidator
 from agentmate.api.deps import BookmarksRead, BookmarksWrite, DbDep, IdempotencyKey
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
+from agentmate.api.routing import CONTENT_BODY_LIMIT, max_body
 from agentmate.bookmarks import service
 from agentmate.bookmarks.schemas import (
     Bookmark,
@@ -27,7 +28,7 @@ router = APIRouter(prefix="/api/bookmarks", tags=["bookmarks"], responses=PROBLE
 OptionalBool = Annotated[bool | None, BeforeValidator(blank_to_none)]
 
 
-@router.post("", status_code=201, response_model=Bookmark)
+@router.post("", status_code=201, response_model=Bookmark, openapi_extra=max_body(CONTENT_BODY_LIMIT))
 def create_bookmark(body: BookmarkCreate, principal: BookmarksWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
     """Save a bookmark (an absolute http(s) URL). Send an `Idempotency-Key` header to make retries safe."""
     result = service.create(db, principal, body, idempotency_key)
@@ -55,7 +56,7 @@ def get_bookmark(bookmark_id: UUID, principal: BookmarksRead, db: DbDep) -> Book
     return service.get(db, principal, bookmark_id)
 
 
-@router.patch("/{bookmark_id}", response_model=Bookmark)
+@router.patch("/{bookmark_id}", response_model=Bookmark, openapi_extra=max_body(CONTENT_BODY_LIMIT))
 def update_bookmark(bookmark_id: UUID, body: BookmarkUpdate, principal: BookmarksWrite, db: DbDep) -> Bookmark:
     """Change the fields sent (any field, including url, content, source and is_read); others stay as they are."""
     return service.update(db, principal, bookmark_id, body)

@@ -7,6 +7,7 @@ from uuid import UUID
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
+from agentmate.core.patch import PatchModel
 from agentmate.core.text import Content, Tags, no_nul
 
 MAX_URL_LENGTH = 2048
@@ -70,8 +71,10 @@ class BookmarkCreate(BaseModel):
     is_read: bool = Field(default=False, description=_READ_DOC)
 
 
-class BookmarkUpdate(BaseModel):
+class BookmarkUpdate(PatchModel):
     """Only the fields sent are changed; send source null to clear it. Other fields may not be null."""
+
+    nullable = frozenset({"source"})
 
     model_config = ConfigDict(extra="forbid")
     url: Url | None = Field(default=None, description=_URL_DOC,

@@ -9,12 +9,9 @@ from agentmate.core.db import Database
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
 
-NOT_NULL = ("url", "title", "summary", "content", "tags", "is_read")
-
-
 # create / get / update / delete: the shared record use cases (agentmate.core.records).
 _records = records.RecordService(
-    resource="bookmark", model=Bookmark, repo=repo, id_field="bookmark_id", not_null=NOT_NULL
+    resource="bookmark", model=Bookmark, repo=repo, id_field="bookmark_id"
 )
 create = _records.create
 get = _records.get

@@ -2,7 +2,7 @@
 
 ``RecordService`` gives a domain its create / get / update / delete, each in one tenant transaction, from its
 repository and response model; the domain's service module keeps only what is particular to it (search,
-summaries, note append) and uses ``one``, ``changes`` and ``filters`` for those.
+summaries, note append) and uses ``one`` and ``filters`` for those.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from agentmate.core import idempotency
 from agentmate.core.db import Conn, Database
 from agentmate.core.errors import ErrorCollector, NotFound
+from agentmate.core.patch import PatchModel
 from agentmate.core.principal import Principal
 from agentmate.core.results import Created
 from agentmate.core.text import blank_to_none, normalise_tag
@@ -84,17 +85,6 @@ def remove(db: Database, principal: Principal, resource: str, delete: Callable[[
             raise NotFound(resource)
 
 
-def changes(body: BaseModel, not_null: tuple[str, ...]) -> dict[str, Any]:
-    """The fields a PATCH sent; an explicit null on a field that cannot be cleared is a 400 naming it."""
-    sent = body.model_dump(exclude_unset=True)
-    errors = ErrorCollector()
-    for name in not_null:
-        if name in sent and sent[name] is None:
-            errors.add(name, "may not be null")
-    errors.raise_if_any()
-    return sent
-
-
 def filters(tags: list[str] | None = None, **texts: str | None) -> tuple[list[str], dict[str, str | None]]:
     """List filters: tags normalised and deduplicated, text values with blanks meaning "no filter".
     NUL in any value is a 400 naming each such field (Postgres cannot compare it)."""
@@ -119,7 +109,6 @@ class RecordService(Generic[M]):
     model: type[M]
     repo: ModuleType
     id_field: str  # "note_id"
-    not_null: tuple[str, ...]  # fields a PATCH may not set to null
 
     def create(
         self, db: Database, principal: Principal, body: BaseModel, idempotency_key: str | None = None
@@ -143,9 +132,9 @@ class RecordService(Generic[M]):
             lambda conn, account_id: self.repo.get(conn, account_id=account_id, **{self.id_field: record_id}),
         )
 
-    def update(self, db: Database, principal: Principal, record_id: UUID, body: BaseModel) -> M:
-        """Change the fields sent; the others stay as they are."""
-        sent = changes(body, self.not_null)
+    def update(self, db: Database, principal: Principal, record_id: UUID, body: PatchModel) -> M:
+        """Change the fields sent; the others stay as they are (null and empty rules: agentmate.core.patch)."""
+        sent = body.changes()
         return one(
             db,
             principal,

@@ -21,6 +21,7 @@ from pydantic import (
     WithJsonSchema,
 )
 
+from agentmate.core.patch import PatchModel
 from agentmate.core.text import Tags, no_nul
 from agentmate.expenses.currencies import CurrencyCode
 
@@ -117,8 +118,10 @@ class ExpenseCreate(BaseModel):
     happened_at: Timestamp | None = Field(default=None, description=_HAPPENED_DOC)
 
 
-class ExpenseUpdate(BaseModel):
+class ExpenseUpdate(PatchModel):
     """Only the fields sent are changed; send source null to clear it. Other fields may not be null."""
+
+    nullable = frozenset({"source"})
 
     model_config = ConfigDict(extra="forbid")
     amount: Amount | None = Field(default=None, description=_AMOUNT_DOC)

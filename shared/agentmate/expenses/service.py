@@ -20,15 +20,12 @@ from agentmate.expenses.schemas import (
     TagTotal,
 )
 
-NOT_NULL = ("amount", "currency", "description", "tags", "happened_at")
-
-
 _CODE = re.compile(r"^[A-Z]{3}$")
 
 
 # create / get / update / delete: the shared record use cases (agentmate.core.records).
 _records = records.RecordService(
-    resource="expense", model=Expense, repo=repo, id_field="expense_id", not_null=NOT_NULL
+    resource="expense", model=Expense, repo=repo, id_field="expense_id"
 )
 create = _records.create
 get = _records.get

@@ -2,12 +2,13 @@
 
 The auth middleware resolves the API key once per HTTP request and binds the ``Principal`` here. Context
 variables follow the request into the SDK's per-request tasks and into the worker threads sync tools run
-in, so a tool reads its caller with ``principal()`` and never sees another request's.
+in, so a tool reads its caller with ``principal()`` and never sees another request's. The names of the
+arguments a call carried are bound the same way (``sent_arguments``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -16,6 +17,7 @@ from agentmate.core.errors import Unauthorized
 from agentmate.core.principal import Principal
 
 _principal: ContextVar[Principal | None] = ContextVar("agentmate_mcp_principal", default=None)
+_sent: ContextVar[frozenset[str] | None] = ContextVar("agentmate_mcp_sent_arguments", default=None)
 
 
 def principal_or_none() -> Principal | None:
@@ -42,3 +44,19 @@ def acting_as(caller: Principal | None) -> Iterator[None]:
         yield
     finally:
         _principal.reset(token)
+
+
+def sent_arguments() -> frozenset[str] | None:
+    """The argument names the client actually sent in this ``tools/call`` (``None`` outside one)."""
+    return _sent.get()
+
+
+@contextmanager
+def arguments_sent(names: Iterable[str]) -> Iterator[None]:
+    """Bind the names of the arguments a ``tools/call`` carried, so update tools can tell an explicit
+    ``null`` from an omitted argument (both arrive as ``None`` in a parameter that defaults to ``None``)."""
+    token = _sent.set(frozenset(names))
+    try:
+        yield
+    finally:
+        _sent.reset(token)

@@ -51,6 +51,9 @@ class ToolSpec:
     hints: type[BaseModel] | None = None
     """A strict domain model whose "misplaced field" traps explain unknown arguments (e.g. ``content`` on an
     event: "event content belongs inside payload")."""
+    patch: type[BaseModel] | None = None
+    """An update tool's PATCH model (``agentmate.core.patch.PatchModel``): arguments it does not list as
+    ``nullable`` are non-nullable in the tool's input schema, as in the REST PATCH body."""
 
     @property
     def arguments(self) -> frozenset[str]:
@@ -77,6 +80,7 @@ class ToolSet:
     def tool(
         self, scope: str, *, rest: str, title: str | None = None, destructive: bool = False,
         idempotent: bool | None = None, hints: type[BaseModel] | None = None,
+        patch: type[BaseModel] | None = None,
     ) -> Callable[[F], F]:
         """Register ``fn`` as a tool named after the function; its docstring is the description."""
         if scope not in SCOPES:
@@ -95,6 +99,7 @@ class ToolSet:
             self.specs.append(ToolSpec(
                 name=name, fn=fn, scope=scope, rest=rest, title=title, destructive=destructive,
                 idempotent=scope.endswith(":r") if idempotent is None else idempotent, hints=hints,
+                patch=patch,
             ))
             return fn
 

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from agentmate.core.errors import invalid
 from agentmate.core.pagination import DEFAULT_LIMIT, MAX_LIMIT
+from agentmate.mcp.context import sent_arguments
 
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"Page size, 1..{MAX_LIMIT} (default {DEFAULT_LIMIT})")]
 Offset = Annotated[int, Field(ge=0, description="Items to skip (default 0)")]
@@ -31,8 +32,13 @@ class Deleted(BaseModel):
 
 
 def given(**fields: object) -> dict[str, object]:
-    """The arguments an update tool actually received (``None`` = not sent), for ``*Update(**changes)``."""
-    return {name: value for name, value in fields.items() if value is not None}
+    """The arguments an update tool was actually sent, for ``*Update(**changes)``: an explicit ``null`` is kept
+    (the model clears the field or refuses the null, as REST PATCH does) and an omitted argument is left out.
+    Called outside a ``tools/call`` (direct Python calls), ``None`` counts as omitted."""
+    sent = sent_arguments()
+    if sent is None:
+        return {name: value for name, value in fields.items() if value is not None}
+    return {name: value for name, value in fields.items() if name in sent}
 
 
 ClearSource = Annotated[bool, Field(description="true removes the source label (do not also send source)")]

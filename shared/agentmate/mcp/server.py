@@ -10,9 +10,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
 from mcp_types import Tool as MCPTool
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from agentmate.core.errors import DomainError
+from agentmate.core.patch import not_nullable
 from agentmate.mcp import context
 from agentmate.mcp.errors import domain_error_text, fields_text, unknown_arguments, validation_error_text
 from agentmate.mcp.registry import ToolSpec
@@ -28,13 +29,28 @@ def _scope_refusal(spec: ToolSpec, granted: Iterable[str]) -> str:
 
 def build_tools(specs: Iterable[ToolSpec]) -> dict[str, Tool]:
     """The SDK's tool objects (argument model, JSON schemas), built once and shared by every server listing them."""
-    return {spec.name: Tool.from_function(
-        spec.fn, name=spec.name, title=spec.title, description=spec.description,
-        annotations=ToolAnnotations(
-            title=spec.title, read_only_hint=spec.read_only, destructive_hint=spec.destructive,
-            idempotent_hint=spec.idempotent, open_world_hint=False,
-        ),
-    ) for spec in specs}
+    built: dict[str, Tool] = {}
+    for spec in specs:
+        tool = Tool.from_function(
+            spec.fn, name=spec.name, title=spec.title, description=spec.description,
+            annotations=ToolAnnotations(
+                title=spec.title, read_only_hint=spec.read_only, destructive_hint=spec.destructive,
+                idempotent_hint=spec.idempotent, open_world_hint=False,
+            ),
+        )
+        if spec.patch is not None:
+            _patch_arguments(tool.parameters, spec.patch)
+        built[spec.name] = tool
+    return built
+
+
+def _patch_arguments(schema: dict[str, Any], patch: type[BaseModel]) -> None:
+    """An update tool's arguments that its PATCH model refuses as null are non-nullable in its input schema."""
+    nullable = getattr(patch, "nullable", frozenset())
+    props = schema.get("properties", {})
+    for name in patch.model_fields:
+        if name in props and name not in nullable:
+            props[name] = not_nullable(props[name])
 
 
 class AgentmateMCP(MCPServer):
@@ -84,7 +100,8 @@ class AgentmateMCP(MCPServer):
             if unknown:
                 raise ToolError(fields_text(unknown_arguments(unknown, allowed, spec.hints)))
         try:
-            return await super().call_tool(name, arguments, context_)
+            with context.arguments_sent(arguments or {}):
+                return await super().call_tool(name, arguments, context_)
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, DomainError):

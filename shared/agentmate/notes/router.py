@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, Response
 from agentmate.api.deps import DbDep, IdempotencyKey, NotesRead, NotesWrite
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
+from agentmate.api.routing import CONTENT_BODY_LIMIT, max_body
 from agentmate.core.observability import count
 from agentmate.core.pagination import Page, PageDep
 from agentmate.core.text import tag_filter
@@ -19,7 +20,7 @@ router = APIRouter(prefix="/api/notes", tags=["notes"], responses=PROBLEM_RESPON
 _Q = "Case-insensitive substring of title or content; blank = no filter"
 
 
-@router.post("", status_code=201, response_model=Note)
+@router.post("", status_code=201, response_model=Note, openapi_extra=max_body(CONTENT_BODY_LIMIT))
 def create_note(body: NoteCreate, principal: NotesWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
     """Create a note. Send an `Idempotency-Key` header to make retries safe."""
     result = service.create(db, principal, body, idempotency_key)
@@ -53,13 +54,13 @@ def get_note(note_id: UUID, principal: NotesRead, db: DbDep) -> Note:
     return service.get(db, principal, note_id)
 
 
-@router.patch("/{note_id}", response_model=Note)
+@router.patch("/{note_id}", response_model=Note, openapi_extra=max_body(CONTENT_BODY_LIMIT))
 def update_note(note_id: UUID, body: NoteUpdate, principal: NotesWrite, db: DbDep) -> Note:
     """Change the fields sent (title, content, tags); others stay as they are."""
     return service.update(db, principal, note_id, body)
 
 
-@router.patch("/{note_id}/append", response_model=Note)
+@router.patch("/{note_id}/append", response_model=Note, openapi_extra=max_body(CONTENT_BODY_LIMIT))
 def append_to_note(note_id: UUID, body: NoteAppend, principal: NotesWrite, db: DbDep) -> Note:
     """Append text to the note's content verbatim, with no separator (send your own newline); returns the note."""
     return service.append(db, principal, note_id, body)

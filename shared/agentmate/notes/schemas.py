@@ -6,6 +6,7 @@ from uuid import UUID
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
+from agentmate.core.patch import PatchModel
 from agentmate.core.text import Content, Tags, no_nul
 
 MAX_TITLE_LENGTH = 500
@@ -27,7 +28,7 @@ class NoteCreate(BaseModel):
     tags: NoteTags = Field(default_factory=list, description=_TAGS_DOC)
 
 
-class NoteUpdate(BaseModel):
+class NoteUpdate(PatchModel):
     """Only the fields sent are changed; none of them may be null."""
 
     model_config = ConfigDict(extra="forbid")

@@ -11,12 +11,9 @@ from agentmate.core.principal import Principal
 from agentmate.notes import repository as repo
 from agentmate.notes.schemas import Note, NoteAppend
 
-NOT_NULL = ("title", "content", "tags")
-
-
 # create / get / update / delete: the shared record use cases (agentmate.core.records).
 _records = records.RecordService(
-    resource="note", model=Note, repo=repo, id_field="note_id", not_null=NOT_NULL
+    resource="note", model=Note, repo=repo, id_field="note_id"
 )
 create = _records.create
 get = _records.get

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, Response
 from agentmate.api.deps import DbDep, IdempotencyKey, ReportsRead, ReportsWrite
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
+from agentmate.api.routing import CONTENT_BODY_LIMIT, max_body
 from agentmate.core.observability import count
 from agentmate.core.pagination import Page, PageDep
 from agentmate.core.text import tag_filter
@@ -17,7 +18,7 @@ from agentmate.reports.schemas import Report, ReportCreate, ReportSource, Report
 router = APIRouter(prefix="/api/reports", tags=["reports"], responses=PROBLEM_RESPONSES)
 
 
-@router.post("", status_code=201, response_model=Report)
+@router.post("", status_code=201, response_model=Report, openapi_extra=max_body(CONTENT_BODY_LIMIT))
 def create_report(body: ReportCreate, principal: ReportsWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
     """Create a report (format md or html). Send an `Idempotency-Key` header to make retries safe."""
     result = service.create(db, principal, body, idempotency_key)
@@ -50,7 +51,7 @@ def get_report(report_id: UUID, principal: ReportsRead, db: DbDep) -> Report:
     return service.get(db, principal, report_id)
 
 
-@router.patch("/{report_id}", response_model=Report)
+@router.patch("/{report_id}", response_model=Report, openapi_extra=max_body(CONTENT_BODY_LIMIT))
 def update_report(report_id: UUID, body: ReportUpdate, principal: ReportsWrite, db: DbDep) -> Report:
     """Change the fields sent (title, content, format, tags, source); others stay as they are."""
     return service.update(db, principal, report_id, body)

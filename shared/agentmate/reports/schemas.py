@@ -6,6 +6,7 @@ from uuid import UUID
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
+from agentmate.core.patch import PatchModel
 from agentmate.core.text import Content, Tags, no_nul
 
 ReportFormat = Literal["md", "html"]
@@ -44,8 +45,10 @@ class ReportCreate(BaseModel):
     source: Source = Field(default=None, description=_SOURCE_DOC)
 
 
-class ReportUpdate(BaseModel):
+class ReportUpdate(PatchModel):
     """Only the fields sent are changed; send source null to clear it. Other fields may not be null."""
+
+    nullable = frozenset({"source"})
 
     model_config = ConfigDict(extra="forbid")
     title: Title | None = Field(default=None, description="1..500 characters, trimmed")

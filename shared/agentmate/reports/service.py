@@ -13,12 +13,9 @@ from agentmate.reports.schemas import (
     ReportSummary,
 )
 
-NOT_NULL = ("title", "content", "format", "tags")
-
-
 # create / get / update / delete: the shared record use cases (agentmate.core.records).
 _records = records.RecordService(
-    resource="report", model=Report, repo=repo, id_field="report_id", not_null=NOT_NULL
+    resource="report", model=Report, repo=repo, id_field="report_id"
 )
 create = _records.create
 get = _records.get

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, Response
 from agentmate.api.deps import DbDep, IdempotencyKey, SkillsRead, SkillsWrite
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
+from agentmate.api.routing import CONTENT_BODY_LIMIT, max_body
 from agentmate.core.observability import count
 from agentmate.core.pagination import Page, PageDep
 from agentmate.core.text import blank_to_none
@@ -61,7 +62,8 @@ def list_logs(
     )
 
 
-@router.post("/versions", status_code=201, response_model=VersionPublished)
+@router.post("/versions", status_code=201, response_model=VersionPublished,
+              openapi_extra=max_body(CONTENT_BODY_LIMIT))
 def publish_version(body: SkillVersionCreate, principal: SkillsWrite, db: DbDep) -> Response:
     """Publish a SKILL.md body as a version (201); the same body under the same label again is a 200 no-op."""
     result = service.publish_version(db, principal, body)

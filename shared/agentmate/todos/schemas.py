@@ -6,6 +6,7 @@ from uuid import UUID
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from agentmate.core.patch import PatchModel
 from agentmate.core.text import Tags, no_nul
 
 Text = Annotated[str, AfterValidator(no_nul)]
@@ -26,8 +27,10 @@ class TodoCreate(BaseModel):
     tags: Tags = Field(default_factory=list, description="Trimmed and lowercased on write")
 
 
-class TodoUpdate(BaseModel):
-    """Only the fields sent are changed; send due_date null to clear it."""
+class TodoUpdate(PatchModel):
+    """Only the fields sent are changed; send due_date null to clear it. Other fields may not be null."""
+
+    nullable = frozenset({"due_date"})
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
     title: Text | None = Field(default=None, min_length=1, max_length=500)

@@ -10,12 +10,9 @@ from agentmate.core.principal import Principal
 from agentmate.todos import repository as repo
 from agentmate.todos.schemas import STATUSES, Todo
 
-NOT_NULL = ("title", "description", "status", "priority", "tags")
-
-
 # create / get / update / delete: the shared record use cases (agentmate.core.records).
 _records = records.RecordService(
-    resource="todo", model=Todo, repo=repo, id_field="todo_id", not_null=NOT_NULL
+    resource="todo", model=Todo, repo=repo, id_field="todo_id"
 )
 create = _records.create
 get = _records.get

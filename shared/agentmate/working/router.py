@@ -8,6 +8,7 @@ from fastapi import APIRouter, Body, Path, Query, Response
 from agentmate.api.deps import DbDep, IdempotencyKey, MemoryRead, MemoryWrite
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
+from agentmate.api.routing import LAMBDA_BODY_LIMIT, max_body
 from agentmate.core.observability import count
 from agentmate.core.pagination import MAX_LIMIT, Page, PageDep
 from agentmate.core.results import Created
@@ -70,6 +71,7 @@ def delete_session(session_id: SessionId, principal: MemoryWrite, db: DbDep) -> 
 
 @router.post(
     "/sessions/{session_id}/items", status_code=201, response_model=AppendResult,
+    openapi_extra=max_body(LAMBDA_BODY_LIMIT),  # batches of up to 5 MiB
     responses={200: {"model": AppendResult, "description": "Every item was already stored: a replay "
                                                            "(header X-Idempotent-Replay: true)"}},
 )

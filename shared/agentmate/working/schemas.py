@@ -11,6 +11,8 @@ from uuid import UUID
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from agentmate.core.patch import PatchModel
+
 SessionStatus = Literal["active", "archived"]
 ItemType = Literal["message", "tool_result", "draft"]
 Role = Literal["system", "user", "assistant", "tool"]
@@ -49,8 +51,11 @@ class SessionCreate(BaseModel):
     metadata: Metadata = Field(default_factory=dict, description="Free-form JSON object (at most 64 KiB)")
 
 
-class SessionUpdate(BaseModel):
-    """Only the fields sent change; at least one is required. ``title: null`` clears the title."""
+class SessionUpdate(PatchModel):
+    """Only the fields sent change; at least one is required. ``title: null`` clears the title; status and
+    metadata may not be null (send ``{}`` to empty the metadata)."""
+
+    nullable = frozenset({"title"})
 
     model_config = ConfigDict(extra="forbid")
     title: Title | None = None

@@ -157,18 +157,11 @@ def list_sessions(
 
 
 def update_session(db: Database, principal: Principal, session_id: UUID, body: SessionUpdate) -> WorkingSession:
-    """Change the fields sent (title, status, metadata); at least one is required."""
-    changes = body.model_dump(exclude_unset=True)
-    if not changes:
-        raise invalid("body", "send at least one of the allowed fields", ["title", "status", "metadata"])
+    """Change the fields sent (title, status, metadata); null and empty-PATCH rules: agentmate.core.patch."""
+    changes = body.changes()
     errors = ErrorCollector()
-    if "status" in changes and changes["status"] is None:
-        errors.add("status", "may not be null", list(SESSION_STATUSES))
     if "metadata" in changes:
-        if changes["metadata"] is None:
-            errors.add("metadata", "may not be null; send {} to clear it")
-        else:
-            _check_metadata(errors, "metadata", changes["metadata"], MAX_SESSION_METADATA_BYTES)
+        _check_metadata(errors, "metadata", changes["metadata"], MAX_SESSION_METADATA_BYTES)
     _check_session_text(errors, {"title": changes.get("title")})
     errors.raise_if_any()
     with db.tenant(principal.account_id) as conn:

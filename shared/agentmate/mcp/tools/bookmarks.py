@@ -83,7 +83,7 @@ def bookmark_list(
 
 
 @tools.tool("bookmarks:rw", rest="PATCH /api/bookmarks/{bookmark_id}", title="Update a bookmark",
-            idempotent=True)
+            idempotent=True, patch=BookmarkUpdate)
 def bookmark_update(
     id: BookmarkId,
     url: Url | None = None,

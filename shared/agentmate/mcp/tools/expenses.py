@@ -95,7 +95,8 @@ def expense_summary(
                            end=end)
 
 
-@tools.tool("expenses:rw", rest="PATCH /api/expenses/{expense_id}", title="Update an expense", idempotent=True)
+@tools.tool("expenses:rw", rest="PATCH /api/expenses/{expense_id}", title="Update an expense",
+            idempotent=True, patch=ExpenseUpdate)
 def expense_update(
     id: ExpenseId,
     amount: Amount | None = None,

@@ -315,7 +315,7 @@ def memory_working_session_get(id: WorkingSessionId) -> WorkingSession:
 
 
 @tools.tool("memory:rw", rest="PATCH /api/memory/working/sessions/{session_id}", title="Update a working session",
-            idempotent=True, hints=SessionUpdate)
+            idempotent=True, hints=SessionUpdate, patch=SessionUpdate)
 def memory_working_session_update(
     id: WorkingSessionId,
     title: Annotated[w.Title | None, Field(description="New title")] = None,

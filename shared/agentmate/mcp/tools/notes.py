@@ -68,7 +68,8 @@ def note_search(q: Query, limit: Limit = DEFAULT_LIMIT, offset: Offset = 0) -> P
     return service.search(db(), principal(), PageParams(limit=limit, offset=offset), q=q)
 
 
-@tools.tool("notes:rw", rest="PATCH /api/notes/{note_id}", title="Update a note", idempotent=True)
+@tools.tool("notes:rw", rest="PATCH /api/notes/{note_id}", title="Update a note",
+            idempotent=True, patch=NoteUpdate)
 def note_update(
     id: NoteId,
     title: Title | None = None,

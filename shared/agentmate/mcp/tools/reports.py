@@ -90,7 +90,8 @@ def report_list_sources(limit: Limit = DEFAULT_LIMIT, offset: Offset = 0) -> Pag
     return service.list_sources(db(), principal(), PageParams(limit=limit, offset=offset))
 
 
-@tools.tool("reports:rw", rest="PATCH /api/reports/{report_id}", title="Update a report", idempotent=True)
+@tools.tool("reports:rw", rest="PATCH /api/reports/{report_id}", title="Update a report",
+            idempotent=True, patch=ReportUpdate)
 def report_update(
     id: ReportId,
     title: Title | None = None,

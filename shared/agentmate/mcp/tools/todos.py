@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 from uuid import UUID
 
 from pydantic import Field
@@ -14,7 +14,7 @@ from agentmate.core.pagination import DEFAULT_LIMIT, Page, PageParams
 from agentmate.core.text import normalise_tags
 from agentmate.mcp.context import db, principal
 from agentmate.mcp.registry import ToolSet
-from agentmate.mcp.schemas import Deleted, IdempotencyKey, Limit, Offset, TagList
+from agentmate.mcp.schemas import Deleted, IdempotencyKey, Limit, Offset, TagList, given
 from agentmate.todos import service
 from agentmate.todos.schemas import Todo, TodoCreate, TodoPriority, TodoStatus, TodoUpdate
 
@@ -85,7 +85,8 @@ def todo_search(q: Query, limit: Limit = DEFAULT_LIMIT, offset: Offset = 0) -> P
     return service.search(db(), principal(), PageParams(limit=limit, offset=offset), q=q.strip() or None)
 
 
-@tools.tool("todos:rw", rest="PATCH /api/todos/{todo_id}", title="Update a todo", idempotent=True)
+@tools.tool("todos:rw", rest="PATCH /api/todos/{todo_id}", title="Update a todo",
+            idempotent=True, patch=TodoUpdate)
 def todo_update(
     id: TodoId,
     title: Title | None = None,
@@ -98,14 +99,12 @@ def todo_update(
     tags: Annotated[list[str] | None, Field(description="Replaces all tags (trimmed, lowercased)")] = None,
 ) -> Todo:
     """Change the fields given; the others stay as they are. status: pending | in_progress | done |
-    cancelled; priority: low | medium | high; clear_due_date=true removes the due date. Returns the
-    updated todo. Requires todos:rw."""
-    changes: dict[str, Any] = {k: v for k, v in {
-        "title": title, "description": description, "status": status, "priority": priority,
-        "due_date": due_date, "tags": tags,
-    }.items() if v is not None}
+    cancelled; priority: low | medium | high; due_date null (or clear_due_date=true) removes the due date;
+    null on any other field is refused. Returns the updated todo. Requires todos:rw."""
+    changes = given(title=title, description=description, status=status, priority=priority, due_date=due_date,
+                    tags=tags)
     if clear_due_date:
-        if due_date is not None:
+        if "due_date" in changes:
             raise invalid("clear_due_date", "send either due_date or clear_due_date=true, not both")
         changes["due_date"] = None
     return service.update(db(), principal(), id, TodoUpdate(**changes))

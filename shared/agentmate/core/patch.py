@@ -1,0 +1,86 @@
+"""PATCH bodies: one rule for every update, over REST and MCP alike.
+
+- Only the fields sent change; an omitted field stays as it is.
+- ``null`` clears a field only where the model lists it in ``nullable`` (``due_date``, ``source`` …); on any
+  other field it is a 400 naming the field, and the JSON schema says so (the field is optional but not
+  nullable, with no ``default: null``).
+- An empty PATCH changes nothing and is a 400 listing the updatable fields (``minProperties: 1``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+NOT_NULL_MESSAGE = "may not be null: omit the field to leave it unchanged"
+
+
+def not_nullable(prop: dict[str, Any]) -> dict[str, Any]:
+    """``prop`` without its ``null`` alternative and without ``default: null``."""
+    prop = {k: v for k, v in prop.items() if not (k == "default" and v is None)}
+    options = prop.get("anyOf")
+    if isinstance(options, list):
+        kept = [o for o in options if o != {"type": "null"}]
+        if len(kept) == 1:
+            del prop["anyOf"]
+            prop = {**kept[0], **prop}
+        else:
+            prop["anyOf"] = kept
+    elif isinstance(prop.get("type"), list):
+        prop["type"] = [t for t in prop["type"] if t != "null"]
+    return prop
+
+
+def _patch_schema(schema: dict[str, Any], cls: type[BaseModel]) -> None:
+    nullable: frozenset[str] = getattr(cls, "nullable", frozenset())
+    props = schema.get("properties", {})
+    for name, field in cls.model_fields.items():
+        key = field.alias or name
+        if key in props and name not in nullable:
+            props[key] = not_nullable(props[key])
+    schema["minProperties"] = 1
+
+
+def _literal_values(annotation: Any) -> list[Any]:
+    """The values of a ``Literal`` (inside ``Optional``/``Annotated``), so a refused null can list them."""
+    if get_origin(annotation) is Literal:
+        return list(get_args(annotation))
+    for arg in get_args(annotation):
+        found = _literal_values(arg)
+        if found:
+            return found
+    return []
+
+
+class PatchModel(BaseModel):
+    """Base of every PATCH body (see the module docstring). Subclasses list the fields ``null`` clears."""
+
+    nullable: ClassVar[frozenset[str]] = frozenset()
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_patch_schema)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _not_empty(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data:
+            fields = cls.updatable()
+            raise PydanticCustomError("empty_patch", "an empty PATCH changes nothing: send at least one of {fields}",
+                                      {"fields": ", ".join(fields), "allowed": fields})
+        return data
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _null_only_where_it_clears(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is None and info.field_name not in cls.nullable:
+            allowed = _literal_values(cls.model_fields[info.field_name].annotation) if info.field_name else []
+            raise PydanticCustomError("not_nullable", NOT_NULL_MESSAGE, {"allowed": allowed} if allowed else None)
+        return value
+
+    @classmethod
+    def updatable(cls) -> list[str]:
+        return [field.alias or name for name, field in cls.model_fields.items()]
+
+    def changes(self) -> dict[str, Any]:
+        """The fields sent, with their validated values (``None`` = clear)."""
+        return self.model_dump(exclude_unset=True)
