@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -22,9 +21,9 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from agentmate.api.errors import send_problem
 from agentmate.core.settings import get_settings
 
-PROBLEM = b"application/problem+json"
 BODY_LIMIT_KEY = "x-max-request-bytes"
 
 
@@ -80,17 +79,6 @@ def templates(app: FastAPI) -> list[Template]:
     out = [Template(path=path, regex=_regex(path), static="{" not in path, methods=frozenset(m),
                     limits=limits.get(path, {})) for path, m in methods.items()]
     return sorted(out, key=lambda t: not t.static)  # stable: route order otherwise
-
-
-async def send_problem(send: Send, status: int, title: str, detail: str,
-                       headers: Iterable[tuple[bytes, bytes]] = (), **extra: Any) -> None:
-    body = json.dumps({"type": "about:blank", "title": title, "status": status, "detail": detail,
-                       "errors": [], **extra}).encode()
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", PROBLEM), (b"content-length", str(len(body)).encode()),
-        (b"cache-control", b"private, no-store"), *headers,
-    ]})
-    await send({"type": "http.response.body", "body": body})
 
 
 class _TooLarge(Exception):
