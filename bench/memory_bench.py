@@ -251,13 +251,17 @@ def main(argv: list[str] | None = None) -> int:
     from psycopg.rows import dict_row
     from psycopg.types.json import Jsonb
 
+    from agentmate.api import deps
     from agentmate.auth.security import hash_api_key
     from agentmate.core.db import get_database
+    from agentmate.core.settings import get_settings
     from agentmate.memory import repository as memory_repo
     from agentmate.memory.service import projection
     from agentmate.retrieval import config
     from agentmate.retrieval import service as retrieval_service
+    from agentmate.retrieval.embedded_index import EmbeddedIndex
     from functions.auth.app import handler as auth_handler
+    from functions.memory import app as memory_app
     from functions.memory.app import handler as memory_handler
     from tests.apigw import LambdaContext, http_event, parse_response
 
@@ -383,9 +387,11 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     # ---- hybrid search at growing corpus sizes ----------------------------------------------------------------
-    timing = TimingEmbedder(config.get_embedder())
-    config.set_embedder(timing)
-    retrieval_service.INDEX_BATCH = 256  # bigger batches for seeding only (fewer transactions)
+    timing = TimingEmbedder(config.build_embedder(get_settings()))
+    # The runtime's retrieval, with the timed embedder, served to the memory function through its dependency;
+    # bigger batches for seeding only (fewer transactions).
+    retrieval = retrieval_service.Retrieval(embedder=timing, index_batch=256)
+    memory_app.app.dependency_overrides[deps.retrieval] = lambda: retrieval
     db = get_database()
     seeded = 0
     seed_rows: list[list[Any]] = []
@@ -432,7 +438,7 @@ def main(argv: list[str] | None = None) -> int:
         # Where the time goes (service level, no HTTP): per-leg timings of the retrieval core.
         legs: dict[str, list[float]] = {}
         for q in query_set[:50]:
-            res = retrieval_service.search(
+            res = retrieval.search(
                 db,
                 account_id,
                 retrieval_service.Query(
@@ -486,7 +492,7 @@ def main(argv: list[str] | None = None) -> int:
                               SELECT %s, id, 'bench', 'seed' FROM unnest(%s::uuid[]) AS id""",
                     (account_id, [r["id"] for r in rows_in]),
                 )
-            results = projection.index_entries(db, account_id, rows_in)
+            results = projection.index_entries(db, retrieval, account_id, rows_in)
             failed = [r for r in results if r.status != "indexed"]
             if failed:
                 raise RuntimeError(f"indexing failed: {failed[0].error}")
@@ -499,8 +505,8 @@ def main(argv: list[str] | None = None) -> int:
         # The embedded index builds its HNSW graphs in the background once enough points were written; measure
         # the steady state the runtime reaches, and report how long that took after seeding.
         t_wait = time.perf_counter()
-        index = config.get_vector_index()
-        if hasattr(index, "wait_optimized"):
+        index = retrieval.vector_index()
+        if isinstance(index, EmbeddedIndex):
             index.wait_optimized()
         seed_rows.append([f"{size:,}", f"{seed_s:.1f}", f"{time.perf_counter() - t_wait:.1f}"])
 
@@ -545,7 +551,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"Command: {COMMAND} --appends {appends} --queries {queries} --sizes {args.sizes}")
     print(f"Machine: {machine()}. Total run time {time.perf_counter() - started:.0f} s.")
-    config.set_embedder(None)
+    memory_app.app.dependency_overrides.pop(deps.retrieval, None)
+    retrieval.close()
     return 0
 
 

@@ -1,5 +1,6 @@
-"""Test session set-up: a real Postgres, a migrated template database cloned once per worker, and the
-environment the app reads. Isolation between tests comes from fresh accounts (tenants) per test."""
+"""Test session set-up: the environment the app reads and, when a collected test needs one, a real Postgres with
+a migrated template database cloned once per worker (``make unit`` starts none). Isolation between tests comes
+from fresh accounts (tenants) per test; each test builds the retrieval it needs (``make_retrieval``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import hashlib
 import os
 import sys
 import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,32 @@ def _migrations_digest() -> str:
     return h.hexdigest()[:12]
 
 
+# Tests under these folders need no database: a run that collects only them never starts or reaches Postgres.
+NO_DATABASE = (ROOT / "tests" / "unit",)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    """The environment the app reads, except the database (see ``pytest_collection_finish``)."""
+    os.environ.update({
+        "AGENTMATE_ENV": "test",
+        "JWT_SECRET": JWT_SECRET,
+        "EMBEDDING_BASE_URL": "",
+        "QDRANT_URL": "",
+        "VECTOR_PATH": "",
+        "POWERTOOLS_DEV": "false",
+        "POWERTOOLS_LOG_LEVEL": "WARNING",
+    })
+
+
+def _needs_database(item: pytest.Item) -> bool:
+    return not any(item.path.is_relative_to(folder) for folder in NO_DATABASE)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Set up Postgres only when a collected test needs it: a migrated template database (per migrations
+    digest, shared by every run) cloned into this worker's database, which ``DATABASE_URL`` then names."""
+    if not any(_needs_database(item) for item in session.items):
+        return
     import psycopg
 
     from agentmate.core import migrate
@@ -54,33 +81,33 @@ def pytest_configure(config: pytest.Config) -> None:
         finally:
             conn.execute("SELECT pg_advisory_unlock(4242)")
     host = owner_base.split("@", 1)[1]
-    os.environ.update({
-        "AGENTMATE_ENV": "test",
-        "DATABASE_URL": f"postgresql://agentmate_app@{host}/{database}",
-        "JWT_SECRET": JWT_SECRET,
-        "EMBEDDING_BASE_URL": "",
-        "QDRANT_URL": "",
-        "VECTOR_PATH": "",
-        "POWERTOOLS_DEV": "false",
-        "POWERTOOLS_LOG_LEVEL": "WARNING",
-    })
-    config.stash[_OWNER_URL] = f"{owner_base}/{database}"
-    config.stash[_OWNER_BASE] = owner_base
+    os.environ["DATABASE_URL"] = f"postgresql://agentmate_app@{host}/{database}"
+    from agentmate.core.settings import get_settings
+
+    get_settings.cache_clear()  # in case collection read the settings before the database was known
+    session.config.stash[_OWNER_URL] = f"{owner_base}/{database}"
+    session.config.stash[_OWNER_BASE] = owner_base
 
 
 _OWNER_URL = pytest.StashKey[str]()
 _OWNER_BASE = pytest.StashKey[str]()
 
 
+def _stashed(config: pytest.Config, key: pytest.StashKey[str]) -> str:
+    if key not in config.stash:
+        raise RuntimeError(f"no test database: tests under {', '.join(str(f) for f in NO_DATABASE)} run without one")
+    return config.stash[key]
+
+
 @pytest.fixture(scope="session")
 def owner_url(pytestconfig: pytest.Config) -> str:
     """Owner (migration role) URL of this worker's test database: bypasses RLS, for assertions only."""
-    return pytestconfig.stash[_OWNER_URL]
+    return _stashed(pytestconfig, _OWNER_URL)
 
 
 @pytest.fixture(scope="session")
 def owner_base(pytestconfig: pytest.Config) -> str:
-    return pytestconfig.stash[_OWNER_BASE]
+    return _stashed(pytestconfig, _OWNER_BASE)
 
 
 @pytest.fixture(scope="session")
@@ -147,3 +174,50 @@ def account(client) -> Account:
 @pytest.fixture
 def other_account(client) -> Account:
     return make_account(client)
+
+
+@pytest.fixture(scope="session")
+def offline_embedder() -> Any:
+    """The embedder the test settings select (the bundled static model), loaded once per session."""
+    from agentmate.core.settings import get_settings
+    from agentmate.retrieval import config
+
+    return config.build_embedder(get_settings())
+
+
+@pytest.fixture
+def make_retrieval(offline_embedder: Any) -> Iterator[Callable[..., Any]]:
+    """Build a Retrieval of the test's own: ``make_retrieval(embedder=..., index=...)``; the embedder defaults to
+    the session's offline one and the index to a fresh in-memory one. Closed after the test."""
+    from agentmate.retrieval.service import Retrieval
+
+    built: list[Any] = []
+
+    def make(**parts: Any) -> Any:
+        parts.setdefault("embedder", offline_embedder)
+        retrieval = Retrieval(**parts)
+        built.append(retrieval)
+        return retrieval
+
+    yield make
+    for retrieval in built:
+        retrieval.close()
+
+
+@pytest.fixture
+def serve_retrieval(app: Any) -> Iterator[Callable[[Any], Any]]:
+    """Serve this test's REST requests with a given Retrieval, through the apps' retrieval dependency."""
+    from fastapi import FastAPI
+
+    from agentmate.api import deps
+
+    apps = [a for a in dict.fromkeys(a for _, a in app.table) if isinstance(a, FastAPI)]
+
+    def use(retrieval: Any) -> Any:
+        for fastapi_app in apps:
+            fastapi_app.dependency_overrides[deps.retrieval] = lambda: retrieval
+        return retrieval
+
+    yield use
+    for fastapi_app in apps:
+        fastapi_app.dependency_overrides.pop(deps.retrieval, None)

@@ -4,13 +4,11 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 import pytest
 
-from agentmate.retrieval import config
 from agentmate.retrieval.embedders import EmbeddingError
 from agentmate.retrieval.vector_index import VectorIndexError
 
@@ -28,6 +26,9 @@ class BrokenEmbedder:
 class BrokenIndex:
     collection = "broken"
 
+    def close(self) -> None:
+        return None
+
     def ensure_collection(self, dimensions: int) -> None:
         return None
 
@@ -42,17 +43,13 @@ class BrokenIndex:
 
 
 @pytest.fixture
-def broken_embedder() -> Iterator[None]:
-    config.set_embedder(BrokenEmbedder())
-    yield
-    config.set_embedder(None)
+def broken_embedder(make_retrieval, serve_retrieval) -> None:
+    serve_retrieval(make_retrieval(embedder=BrokenEmbedder()))
 
 
 @pytest.fixture
-def broken_index() -> Iterator[None]:
-    config.set_vector_index(BrokenIndex())
-    yield
-    config.set_vector_index(None)
+def broken_index(make_retrieval, serve_retrieval) -> None:
+    serve_retrieval(make_retrieval(index=BrokenIndex()))
 
 
 def _entry(**over: Any) -> dict[str, Any]:

@@ -4,13 +4,11 @@ counting and tenant isolation."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 import pytest
 
-from agentmate.retrieval import config
 from agentmate.retrieval import repository as retrieval_repo
 from agentmate.retrieval.embedders import EmbeddingError
 
@@ -27,10 +25,8 @@ class BrokenEmbedder:
 
 
 @pytest.fixture
-def vector_leg_down() -> Iterator[None]:
-    config.set_embedder(BrokenEmbedder())
-    yield
-    config.set_embedder(None)
+def vector_leg_down(make_retrieval, serve_retrieval) -> None:
+    serve_retrieval(make_retrieval(embedder=BrokenEmbedder()))
 
 
 @pytest.fixture

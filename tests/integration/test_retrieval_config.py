@@ -1,24 +1,17 @@
-"""Which embedder and vector index the execution environment builds from Settings, and the test override hooks."""
+"""Which embedder and vector index Settings select, and how a Retrieval object builds and uses its parts."""
 
 from __future__ import annotations
-
-from collections.abc import Iterator
 
 import pytest
 
 from agentmate.core.settings import Settings
-from agentmate.retrieval import config, vector_index
-from agentmate.retrieval.embedders import HashingEmbedder, OpenAIEmbedder, StaticModelEmbedder
-from agentmate.retrieval.vector_index import EmbeddedIndex, VectorIndexError
+from agentmate.retrieval import config, qdrant_index
+from agentmate.retrieval.embedded_index import EmbeddedIndex
+from agentmate.retrieval.embedders import EmbeddingError, HashingEmbedder, OpenAIEmbedder, StaticModelEmbedder
+from agentmate.retrieval.service import Retrieval, get_retrieval
+from agentmate.retrieval.vector_index import VectorIndex, VectorIndexError
 
 SECRET = "s" * 40
-
-
-@pytest.fixture
-def restore() -> Iterator[None]:
-    yield
-    config.set_embedder(None)
-    config.set_vector_index(None)
 
 
 def test_the_embedder_follows_the_settings():
@@ -49,7 +42,7 @@ def test_the_vector_index_follows_the_settings(tmp_path, monkeypatch):
         def ensure_collection(self, dimensions: int) -> None:
             built["dimensions"] = dimensions
 
-    monkeypatch.setattr(vector_index, "QdrantServerIndex", FakeServerIndex)
+    monkeypatch.setattr(qdrant_index, "QdrantServerIndex", FakeServerIndex)
     server = config.build_vector_index(
         Settings(qdrant_url="https://q.example", qdrant_api_key="qk", qdrant_collection="c1"), 32
     )
@@ -60,13 +53,36 @@ def test_the_vector_index_follows_the_settings(tmp_path, monkeypatch):
         config.build_vector_index(Settings(agentmate_env="prod", jwt_secret=SECRET), 32)
 
 
-def test_overrides_replace_and_restore_the_configured_parts(restore):
-    configured = config.get_embedder()
-    replacement = HashingEmbedder(16)
-    config.set_embedder(replacement)
-    assert config.get_embedder() is replacement
-    config.set_embedder(None)
-    assert config.get_embedder() is configured
-    sentinel = object()
-    config.set_vector_index(sentinel)
-    assert config.get_vector_index() is sentinel
+def test_a_retrieval_uses_the_parts_it_is_given_and_builds_the_others_from_its_settings():
+    embedder, index = HashingEmbedder(16), EmbeddedIndex()
+    given = Retrieval(embedder=embedder, index=index)
+    assert given.embedder() is embedder and given.vector_index() is index
+    given.close()  # what it was given stays open: the owner closes it
+    index.ensure_collection(16)
+    assert index.count("acct", "ns") == 0
+    index.close()
+    built = Retrieval(settings=Settings(embedding_offline="hashing", vector_path=""))
+    assert isinstance(built.embedder(), HashingEmbedder) and built.embedder().dimensions == 256
+    assert isinstance(built.vector_index(), EmbeddedIndex) and isinstance(built.vector_index(), VectorIndex)
+    assert built.vector_index() is built.vector_index()
+    built.close()
+
+
+def test_a_failed_build_is_not_cached(monkeypatch):
+    attempts: list[int] = []
+
+    def flaky(settings: Settings) -> HashingEmbedder:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise EmbeddingError("endpoint not reachable yet")
+        return HashingEmbedder(8)
+
+    monkeypatch.setattr(config, "build_embedder", flaky)
+    retrieval = Retrieval(settings=Settings(embedding_offline="hashing"))
+    with pytest.raises(EmbeddingError):
+        retrieval.embedder()
+    assert retrieval.embedder().dimensions == 8 and len(attempts) == 2
+
+
+def test_the_execution_environment_builds_one_retrieval():
+    assert get_retrieval() is get_retrieval()

@@ -1,10 +1,11 @@
-"""Request dependencies as static Annotated aliases: the database, settings, the caller and its route's scopes."""
+"""Request dependencies as static Annotated aliases: the database, retrieval, settings, the caller and its route's
+scopes, pagination."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-from fastapi import Depends, Header, Request, Security
+from fastapi import Depends, Header, Query, Request, Security
 from fastapi.dependencies.models import Dependant
 from fastapi.security import SecurityScopes
 
@@ -12,8 +13,12 @@ from agentmate.auth import credentials
 from agentmate.core.db import Database, get_database
 from agentmate.core.idempotency import check_key
 from agentmate.core.observability import logger
+from agentmate.core.pagination import DEFAULT_LIMIT, MAX_LIMIT, PageParams
 from agentmate.core.principal import Principal
 from agentmate.core.settings import Settings, get_settings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agentmate.retrieval.service import Retrieval
 
 
 # Trivial dependencies are ``async def`` on purpose: a plain ``def`` dependency costs a worker-thread hop per
@@ -26,8 +31,17 @@ async def _database() -> Database:
     return get_database()
 
 
+async def retrieval() -> Retrieval:
+    """The execution environment's Retrieval; tests override this dependency with their own. Imported here, on
+    first use, so route groups without retrieval never load it (cold start)."""
+    from agentmate.retrieval.service import get_retrieval
+
+    return get_retrieval()
+
+
 SettingsDep = Annotated[Settings, Depends(_settings)]
 DbDep = Annotated[Database, Depends(_database)]
+RetrievalDep = Annotated["Retrieval", Depends(retrieval)]
 
 
 def current_principal(request: Request, db: DbDep, settings: SettingsDep) -> Principal:
@@ -92,3 +106,13 @@ async def idempotency_key(
 
 
 IdempotencyKey = Annotated[str | None, Depends(idempotency_key)]
+
+
+async def page_params(
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size, 1..100")] = DEFAULT_LIMIT,
+    offset: Annotated[int, Query(ge=0, description="Items to skip")] = 0,
+) -> PageParams:
+    return PageParams(limit=limit, offset=offset)
+
+
+PageDep = Annotated[PageParams, Depends(page_params)]

@@ -4,12 +4,12 @@ from uuid import UUID
 
 from fastapi import APIRouter, Response
 
-from agentmate.api.deps import CurrentPrincipal, DbDep, KeyManager, SettingsDep
+from agentmate.api.deps import CurrentPrincipal, DbDep, KeyManager, PageDep, SettingsDep
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.auth import service
 from agentmate.auth.schemas import ApiKey, ApiKeyCreate, ApiKeyCreated, Credentials, Me, Registered, Token
 from agentmate.core.observability import count
-from agentmate.core.pagination import Page, PageDep
+from agentmate.core.pagination import Page
 
 router = APIRouter(prefix="/api/auth", tags=["auth"], responses=PROBLEM_RESPONSES)
 

@@ -6,7 +6,7 @@ from uuid import UUID
 from fastapi import APIRouter, Query, Response
 from pydantic import BeforeValidator
 
-from agentmate.api.deps import BookmarksRead, BookmarksWrite, DbDep, IdempotencyKey
+from agentmate.api.deps import BookmarksRead, BookmarksWrite, DbDep, IdempotencyKey, PageDep
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.api.routing import CONTENT_BODY_LIMIT, max_body
@@ -19,7 +19,7 @@ from agentmate.bookmarks.schemas import (
     blank_to_none,
 )
 from agentmate.core.observability import count
-from agentmate.core.pagination import Page, PageDep
+from agentmate.core.pagination import Page
 from agentmate.core.text import tag_filter
 
 router = APIRouter(prefix="/api/bookmarks", tags=["bookmarks"], responses=PROBLEM_RESPONSES)

@@ -6,11 +6,11 @@ from uuid import UUID
 from fastapi import APIRouter, Query, Response
 from pydantic import AwareDatetime, BeforeValidator
 
-from agentmate.api.deps import DbDep, ExpensesRead, ExpensesWrite, IdempotencyKey
+from agentmate.api.deps import DbDep, ExpensesRead, ExpensesWrite, IdempotencyKey, PageDep
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.core.observability import count
-from agentmate.core.pagination import Page, PageDep
+from agentmate.core.pagination import Page
 from agentmate.core.text import tag_filter
 from agentmate.expenses import service
 from agentmate.expenses.schemas import Expense, ExpenseCreate, ExpenseSummary, ExpenseUpdate, repair_timestamp

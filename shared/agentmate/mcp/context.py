@@ -11,10 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import TYPE_CHECKING
 
 from agentmate.core.db import Database, get_database
 from agentmate.core.errors import Unauthorized
 from agentmate.core.principal import Principal
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agentmate.retrieval.service import Retrieval
 
 _principal: ContextVar[Principal | None] = ContextVar("agentmate_mcp_principal", default=None)
 _sent: ContextVar[frozenset[str] | None] = ContextVar("agentmate_mcp_sent_arguments", default=None)
@@ -34,6 +38,13 @@ def principal() -> Principal:
 
 def db() -> Database:
     return get_database()
+
+
+def retrieval() -> Retrieval:
+    """The execution environment's Retrieval (imported on first use, as over REST)."""
+    from agentmate.retrieval.service import get_retrieval
+
+    return get_retrieval()
 
 
 @contextmanager

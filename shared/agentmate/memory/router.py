@@ -6,12 +6,12 @@ from uuid import UUID
 from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse
 
-from agentmate.api.deps import DbDep, IdempotencyKey, MemoryRead, MemoryWrite
+from agentmate.api.deps import DbDep, IdempotencyKey, MemoryRead, MemoryWrite, PageDep, RetrievalDep
 from agentmate.api.errors import PROBLEM, PROBLEM_RESPONSES, Problem
 from agentmate.api.responses import REPLAY_HEADERS
 from agentmate.core.idempotency import Outcome
 from agentmate.core.observability import count
-from agentmate.core.pagination import Page, PageDep
+from agentmate.core.pagination import Page
 from agentmate.core.text import blank_to_none
 from agentmate.memory.schemas import (
     Attribution,
@@ -113,10 +113,10 @@ def list_scopes(principal: MemoryRead, db: DbDep, page: PageDep) -> ScopePage:
 
 @router.post("/entries", status_code=201, response_model=EntryDetail)
 def create_entry(
-    body: EntryCreate, principal: MemoryWrite, db: DbDep, idempotency_key: IdempotencyKey
+    body: EntryCreate, principal: MemoryWrite, db: DbDep, retrieval: RetrievalDep, idempotency_key: IdempotencyKey
 ) -> Response:
     """Store a durable memory (needs source_event_id or evidence); `indexing` reports the search projection."""
-    outcome = entries.create_entry(db, principal, body, idempotency_key)
+    outcome = entries.create_entry(db, retrieval, principal, body, idempotency_key)
     if not outcome.replay:
         count("MemoryEntryCreated")
     return _replayable(outcome)
@@ -151,17 +151,19 @@ def get_entry(entry_id: UUID, principal: MemoryRead, db: DbDep) -> EntryDetail:
 
 
 @router.post("/search", response_model=SearchResponse, responses=SEARCH_RESPONSES)
-def search(body: SearchRequest, principal: MemoryRead, db: DbDep) -> SearchResponse:
+def search(body: SearchRequest, principal: MemoryRead, db: DbDep, retrieval: RetrievalDep) -> SearchResponse:
     """Hybrid (full-text + vector) memory search; `degraded` names a failed leg, 503 when both fail."""
-    result = ranking.search(db, principal, body)
+    result = ranking.search(db, retrieval, principal, body)
     count("MemorySearch")
     return result
 
 
 @router.post("/entries/{entry_id}/supersede", response_model=SupersedeResult)
-def supersede(entry_id: UUID, body: SupersedeRequest, principal: MemoryWrite, db: DbDep) -> SupersedeResult:
+def supersede(
+    entry_id: UUID, body: SupersedeRequest, principal: MemoryWrite, db: DbDep, retrieval: RetrievalDep
+) -> SupersedeResult:
     """This entry replaces `superseded_id`: that one becomes superseded, its window closes, its projection goes."""
-    return curation.supersede(db, principal, entry_id, body)
+    return curation.supersede(db, retrieval, principal, entry_id, body)
 
 
 @router.post(

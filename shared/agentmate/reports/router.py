@@ -5,12 +5,12 @@ from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
 
-from agentmate.api.deps import DbDep, IdempotencyKey, ReportsRead, ReportsWrite
+from agentmate.api.deps import DbDep, IdempotencyKey, PageDep, ReportsRead, ReportsWrite
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.api.routing import CONTENT_BODY_LIMIT, max_body
 from agentmate.core.observability import count
-from agentmate.core.pagination import Page, PageDep
+from agentmate.core.pagination import Page
 from agentmate.core.text import tag_filter
 from agentmate.reports import service
 from agentmate.reports.schemas import Report, ReportCreate, ReportSource, ReportSummary, ReportUpdate

@@ -177,7 +177,7 @@ class OpenAIEmbedder:
         return EmbeddingError(self._redact(message))
 
     def _backoff(self, attempt: int) -> float:
-        delay = min(self.backoff_max_s, self.backoff_base_s * (2**attempt))
+        delay: float = min(self.backoff_max_s, self.backoff_base_s * 2.0**attempt)
         return delay * random.uniform(0.5, 1.0)
 
     def _retry_after(self, response: httpx.Response) -> float | None:

@@ -1,4 +1,6 @@
-"""Retrieval core: index documents into Postgres + the vector index, and hybrid (lexical + vector) search.
+"""Retrieval core: index documents into Postgres + the vector index, hybrid (lexical + vector) search, and the
+admin lexical rebuild. One ``Retrieval`` object per execution environment (``get_retrieval``) holds the embedder,
+the vector index and the vector leg's thread pool; it is passed to the domains that use it, like ``Database``.
 
 Indexing: upsert the row as ``pending`` → embed → vector upsert → mark ``indexed``. Any failure after the row
 is written marks it ``failed`` with the error; a failed row still serves the lexical leg. Unchanged documents
@@ -21,17 +23,22 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 from uuid import UUID
 
 from agentmate.core.db import Conn, Database
-from agentmate.core.errors import ServiceUnavailable
+from agentmate.core.errors import Forbidden, ServiceUnavailable
 from agentmate.core.observability import logger
-from agentmate.retrieval import config, fusion, lexical
+from agentmate.core.settings import Settings, get_settings
+from agentmate.retrieval import fusion, lexical
 from agentmate.retrieval import repository as repo
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agentmate.retrieval.embedders import Embedder
+    from agentmate.retrieval.vector_index import FilterValue, VectorIndex
 
 T = TypeVar("T")
 
@@ -72,6 +79,15 @@ class Query:
     top_k: int
     source_type: str | None = None
     metadata: dict[str, Any] | None = None  # exact-match filters on top-level metadata keys
+
+
+@dataclass(frozen=True)
+class LexicalRebuild:
+    """What an admin lexical rebuild did."""
+
+    updated: int
+    scanned: int
+    batches: int
 
 
 @dataclass(frozen=True)
@@ -142,8 +158,8 @@ def _vector_payload(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _vector_filters(query: Query) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _vector_filters(query: Query) -> dict[str, FilterValue]:
+    out: dict[str, FilterValue] = {}
     if query.source_type:
         out["source_type"] = query.source_type
     for key, value in (query.metadata or {}).items():
@@ -151,37 +167,7 @@ def _vector_filters(query: Query) -> dict[str, Any]:
     return out
 
 
-# -- vector index adapter ---------------------------------------------------------------------------------------
-
-
-def _vector_upsert(
-    account_id: UUID, dimensions: int, points: list[tuple[UUID, list[float], dict[str, Any]]]
-) -> str:
-    from agentmate.retrieval.vector_index import VectorPoint
-
-    index = config.get_vector_index()
-    index.ensure_collection(dimensions)
-    index.upsert(str(account_id), [VectorPoint(str(pid), vec, payload) for pid, vec, payload in points])
-    return collection_name(index)
-
-
-def _vector_search(
-    account_id: UUID, query: Query, vector: list[float], limit: int
-) -> list[tuple[UUID, float]]:
-    index = config.get_vector_index()
-    hits = index.search(str(account_id), query.namespace, vector, limit, _vector_filters(query))
-    return [(UUID(h.id), float(h.score)) for h in hits]
-
-
-def _vector_delete(account_id: UUID, point_ids: list[UUID]) -> None:
-    config.get_vector_index().delete(str(account_id), [str(p) for p in point_ids])
-
-
-def collection_name(index: Any) -> str:
-    return str(getattr(index, "collection", None) or "embedded")
-
-
-# -- indexing ----------------------------------------------------------------------------------------------------
+# -- the retrieval object ----------------------------------------------------------------------------------------
 
 
 def _prepare(doc: DocumentIn) -> dict[str, Any]:
@@ -199,19 +185,6 @@ def _prepare(doc: DocumentIn) -> dict[str, Any]:
     }
 
 
-def index_document(db: Database, account_id: UUID, doc: DocumentIn) -> IndexResult:
-    """Index one document; never raises for embedding or vector-index failures (they are recorded)."""
-    return index_documents(db, account_id, [doc])[0]
-
-
-def index_documents(db: Database, account_id: UUID, docs: list[DocumentIn]) -> list[IndexResult]:
-    """Index documents in batches: one upsert statement, one embedding call and one vector upsert per batch."""
-    results: list[IndexResult] = []
-    for start in range(0, len(docs), INDEX_BATCH):
-        results.extend(_index_batch(db, account_id, docs[start : start + INDEX_BATCH]))
-    return results
-
-
 def _unchanged(existing: dict[str, Any] | None, prepared: dict[str, Any], model: str | None) -> bool:
     return (
         existing is not None
@@ -223,66 +196,7 @@ def _unchanged(existing: dict[str, Any] | None, prepared: dict[str, Any], model:
     )
 
 
-def _index_batch(db: Database, account_id: UUID, docs: list[DocumentIn]) -> list[IndexResult]:
-    prepared = [_prepare(d) for d in docs]
-    try:
-        embedder = config.get_embedder()
-        model: str | None = embedder.name
-    except Exception as exc:  # configuration failure: rows still go in, marked failed below
-        embedder, model, build_error = None, None, exc
-    else:
-        build_error = None
-    with db.tenant(account_id) as conn:
-        if len(prepared) == 1:
-            p = prepared[0]
-            existing = repo.get_by_key(
-                conn,
-                account_id=account_id,
-                namespace=p["namespace"],
-                source_type=p["source_type"],
-                source_id=p["source_id"],
-                chunk_key=p["chunk_key"],
-                lock=True,
-            )
-            if _unchanged(existing, p, model):
-                assert existing is not None
-                return [IndexResult("indexed", existing["id"])]
-            rows = [repo.upsert_pending(conn, account_id=account_id, doc=p)]
-        else:
-            rows = repo.upsert_many_pending(conn, account_id=account_id, docs=prepared)
-    ids = [r["id"] for r in rows]
-    hashes = [r["content_hash"] for r in rows]
-    error: str | None = None
-    try:
-        if embedder is None:
-            raise build_error or RuntimeError("no embedder")
-        vectors = embedder.embed([r["content"] or r["title"] for r in rows])
-        collection = _vector_upsert(
-            account_id,
-            embedder.dimensions,
-            [(r["point_id"], v, _vector_payload(r)) for r, v in zip(rows, vectors, strict=True)],
-        )
-    except Exception as exc:
-        error = _describe(exc) if not isinstance(exc, LegError) else exc.reason
-        logger.warning("retrieval indexing failed", extra={"error": error, "documents": len(rows)})
-    with db.tenant(account_id) as conn:
-        if error is None:
-            repo.mark_indexed(
-                conn,
-                account_id=account_id,
-                document_ids=ids,
-                content_hashes=hashes,
-                embedding_model=embedder.name,
-                embedding_dimension=embedder.dimensions,  # type: ignore[union-attr]
-                vector_collection=collection,
-            )
-        else:
-            repo.mark_failed(
-                conn, account_id=account_id, document_ids=ids, content_hashes=hashes, error=error
-            )
-    if error is None:
-        return [IndexResult("indexed", i) for i in ids]
-    return [IndexResult("failed", i, error) for i in ids]
+# -- inside the caller's transaction (Postgres only: no embedder, no vector index) -------------------------------
 
 
 def remove_source(
@@ -295,20 +209,6 @@ def remove_source(
     )
 
 
-def remove_points(account_id: UUID, point_ids: list[UUID]) -> str | None:
-    """Best-effort vector deletion; returns a reason on failure. A stale point is harmless: hits are hydrated
-    from Postgres, and a point without an ``indexed`` row is dropped."""
-    if not point_ids:
-        return None
-    try:
-        _vector_delete(account_id, point_ids)
-    except Exception as exc:
-        reason = _describe(exc)
-        logger.warning("retrieval vector delete failed", extra={"error": reason, "points": len(point_ids)})
-        return reason
-    return None
-
-
 def indexing_state(
     conn: Conn, account_id: UUID, *, namespace: str, source_type: str, source_ids: list[str]
 ) -> dict[str, dict[str, Any]]:
@@ -317,149 +217,366 @@ def indexing_state(
     )
 
 
-# -- search ------------------------------------------------------------------------------------------------------
-
-
-def _vector_candidates(
-    account_id: UUID, query: Query, limit: int, timings: dict[str, float]
-) -> list[tuple[UUID, float]]:
+def rebuild_lexical(
+    db: Database,
+    *,
+    admin_account_id: UUID,
+    admin_user_id: UUID,
+    account_id: UUID | None,
+    namespace: str | None,
+    batch_size: int,
+) -> LexicalRebuild:
+    """Recompute ``lexical_text`` from stored title and content, in id order, one transaction per batch, across
+    accounts (through the admin's SECURITY DEFINER functions: the database checks the admin role). Nothing is
+    re-embedded and the vector index is not touched. Raises ``Forbidden`` for a non-admin."""
+    updated = scanned = batches = 0
+    after: UUID | None = None
     try:
-        embedder = config.get_embedder()
-        t0 = time.perf_counter()
-        vector = embedder.embed([query.text])[0]
-        timings["embed"] = (time.perf_counter() - t0) * 1000
-    except Exception as exc:
-        raise LegError(_describe(exc)) from exc
-    try:
-        t0 = time.perf_counter()
-        found = _vector_search(account_id, query, vector, limit)
-        timings["vector_search"] = (time.perf_counter() - t0) * 1000
-        return found
-    except Exception as exc:
-        raise LegError(f"vector index unavailable: {_describe(exc)}") from exc
+        while True:
+            with db.tenant(admin_account_id) as conn:
+                rows = repo.admin_lexical_batch(
+                    conn,
+                    admin_user_id=admin_user_id,
+                    account_id=account_id,
+                    namespace=namespace,
+                    after=after,
+                    limit=batch_size,
+                )
+                if not rows:
+                    break
+                texts = [lexical.projection(r["title"], r["content"]) for r in rows]
+                updated += repo.admin_lexical_update(
+                    conn, admin_user_id=admin_user_id, ids=[r["id"] for r in rows], texts=texts
+                )
+            scanned += len(rows)
+            batches += 1
+            after = rows[-1]["id"]
+            if len(rows) < batch_size:
+                break
+    except Forbidden:  # the database refused a non-admin (core.dberrors translated it)
+        raise Forbidden("admin access required") from None
+    return LexicalRebuild(updated=updated, scanned=scanned, batches=batches)
 
 
-def _vector_leg(account_id: UUID, query: Query, limit: int, timings: dict[str, float]) -> Future[Any]:
-    """Start the vector leg (query embedding + vector search) on a worker thread: it overlaps the lexical leg,
-    which waits on Postgres, so a search costs about the slower leg rather than the sum of both."""
-    return _executor().submit(_vector_candidates, account_id, query, limit, timings)
+class Retrieval:
+    """Indexing and hybrid search over one embedder and one vector index.
 
-
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _executor() -> ThreadPoolExecutor:
-    global _pool
-    if _pool is None:
-        with _pool_lock:
-            if _pool is None:
-                _pool = ThreadPoolExecutor(max_workers=VECTOR_WORKERS, thread_name_prefix="retrieval-vector")
-    return _pool
-
-
-def search(
-    db: Database, account_id: UUID, query: Query, *, then: Callable[[Conn, SearchResult], T] | None = None
-) -> T | SearchResult:
-    """Hybrid search. ``then(conn, result)`` runs in the same tenant transaction (e.g. to hydrate source rows)
-    and its return value is returned; without it the ``SearchResult`` is returned.
-
-    The vector leg runs concurrently with the lexical leg and has a deadline (``VECTOR_LEG_TIMEOUT_S``): a slow
-    embedding endpoint or vector store degrades the search instead of stalling it.
+    Parts not given are built from ``settings`` (default: the process settings) on first use, by
+    ``config.build_embedder`` / ``config.build_vector_index``; a failed build is not cached, so a transient error
+    is retried on the next call. Tests build their own (``Retrieval(embedder=..., index=...)``) and pass it where
+    the app would pass ``get_retrieval()``. ``close()`` closes what this object built.
     """
-    limit = candidate_limit(query.top_k)
-    degraded: list[LegFailure] = []
-    timings: dict[str, float] = {}
-    vector_future = _vector_leg(account_id, query, limit, timings)
-    tsquery = lexical.tsquery(query.text)
-    with db.tenant(account_id) as conn:
-        t0 = time.perf_counter()
-        lexical_rows: list[dict[str, Any]] | None = None
-        lexical_failed = False
-        if tsquery is not None:
-            try:
-                with conn.transaction():
-                    lexical_rows = repo.lexical_search(
-                        conn,
-                        account_id=account_id,
-                        namespace=query.namespace,
-                        tsquery=tsquery,
-                        limit=limit,
-                        source_type=query.source_type,
-                        metadata=query.metadata,
-                    )
-            except Exception as exc:
-                lexical_failed = True
-                reason = f"lexical query failed: {_describe(exc)}"
-                degraded.append(LegFailure("lexical", reason))
-                logger.warning("retrieval lexical leg degraded", extra={"reason": reason})
-        timings["lexical"] = (time.perf_counter() - t0) * 1000
-        vector_found: list[tuple[UUID, float]] | None = None
+
+    def __init__(
+        self,
+        *,
+        embedder: Embedder | None = None,
+        index: VectorIndex | None = None,
+        settings: Settings | None = None,
+        index_batch: int = INDEX_BATCH,
+        vector_leg_timeout_s: float = VECTOR_LEG_TIMEOUT_S,
+    ) -> None:
+        self._settings = settings
+        self._embedder = embedder
+        self._index = index
+        self._built_index = False
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+        self.index_batch = index_batch
+        self.vector_leg_timeout_s = vector_leg_timeout_s
+
+    def __repr__(self) -> str:
+        return f"Retrieval(embedder={self._embedder!r}, index={self._index!r})"
+
+    # -- parts -------------------------------------------------------------------------------------------------
+
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            with self._lock:
+                if self._embedder is None:
+                    from agentmate.retrieval import config
+
+                    self._embedder = config.build_embedder(self._settings or get_settings())
+        return self._embedder
+
+    def vector_index(self) -> VectorIndex:
+        """The vector index (built with the embedder's vector size when not given)."""
+        if self._index is None:
+            dimensions = self.embedder().dimensions
+            with self._lock:
+                if self._index is None:
+                    from agentmate.retrieval import config
+
+                    self._index = config.build_vector_index(self._settings or get_settings(), dimensions)
+                    self._built_index = True
+        return self._index
+
+    def close(self) -> None:
+        """Stop the vector leg's threads and close the vector index this object built."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+            index = self._index if self._built_index else None
+            if index is not None:
+                self._index, self._built_index = None, False
+        if pool is not None:
+            pool.shutdown(wait=True)
+        if index is not None:
+            index.close()
+
+    def _executor(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            with self._lock:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(max_workers=VECTOR_WORKERS, thread_name_prefix="retrieval-vector")
+        return self._pool
+
+    # -- vector index adapter ----------------------------------------------------------------------------------
+
+    def _vector_upsert(
+        self, account_id: UUID, dimensions: int, points: list[tuple[UUID, list[float], dict[str, Any]]]
+    ) -> str:
+        from agentmate.retrieval.vector_index import VectorPoint
+
+        index = self.vector_index()
+        index.ensure_collection(dimensions)
+        index.upsert(str(account_id), [VectorPoint(str(pid), vec, payload) for pid, vec, payload in points])
+        return index.collection
+
+    def _vector_search(self, account_id: UUID, query: Query, vector: list[float], limit: int) -> list[tuple[UUID, float]]:
+        hits = self.vector_index().search(str(account_id), query.namespace, vector, limit, _vector_filters(query))
+        return [(UUID(h.id), float(h.score)) for h in hits]
+
+    # -- indexing ----------------------------------------------------------------------------------------------
+
+    def index_document(self, db: Database, account_id: UUID, doc: DocumentIn) -> IndexResult:
+        """Index one document; never raises for embedding or vector-index failures (they are recorded)."""
+        return self.index_documents(db, account_id, [doc])[0]
+
+    def index_documents(self, db: Database, account_id: UUID, docs: list[DocumentIn]) -> list[IndexResult]:
+        """Index documents in batches: one upsert statement, one embedding call and one vector upsert per batch."""
+        results: list[IndexResult] = []
+        for start in range(0, len(docs), self.index_batch):
+            results.extend(self._index_batch(db, account_id, docs[start : start + self.index_batch]))
+        return results
+
+    def _index_batch(self, db: Database, account_id: UUID, docs: list[DocumentIn]) -> list[IndexResult]:
+        prepared = [_prepare(d) for d in docs]
+        embedder: Embedder | None = None
+        build_error: Exception | None = None
         try:
-            vector_found = vector_future.result(timeout=VECTOR_LEG_TIMEOUT_S)
-        except FutureTimeout:
-            reason = f"vector leg timed out after {VECTOR_LEG_TIMEOUT_S:g}s"
-            degraded.append(LegFailure("vector", reason))
-            logger.warning("retrieval vector leg degraded", extra={"reason": reason})
-        except LegError as exc:
-            degraded.append(LegFailure("vector", exc.reason))
-            logger.warning("retrieval vector leg degraded", extra={"reason": exc.reason})
-        vector_rows: list[tuple[dict[str, Any], float]] | None = None
-        if vector_found is not None:
+            embedder = self.embedder()
+        except Exception as exc:  # configuration failure: rows still go in, marked failed below
+            build_error = exc
+        model = embedder.name if embedder is not None else None
+        with db.tenant(account_id) as conn:
+            if len(prepared) == 1:
+                p = prepared[0]
+                existing = repo.get_by_key(
+                    conn,
+                    account_id=account_id,
+                    namespace=p["namespace"],
+                    source_type=p["source_type"],
+                    source_id=p["source_id"],
+                    chunk_key=p["chunk_key"],
+                    lock=True,
+                )
+                if existing is not None and _unchanged(existing, p, model):
+                    return [IndexResult("indexed", existing["id"])]
+                rows = [repo.upsert_pending(conn, account_id=account_id, doc=p)]
+            else:
+                rows = repo.upsert_many_pending(conn, account_id=account_id, docs=prepared)
+        ids = [r["id"] for r in rows]
+        hashes = [r["content_hash"] for r in rows]
+        error: str | None = None
+        collection = ""
+        try:
+            if embedder is None:
+                raise build_error or RuntimeError("no embedder")
+            vectors = embedder.embed([r["content"] or r["title"] for r in rows])
+            collection = self._vector_upsert(
+                account_id,
+                embedder.dimensions,
+                [(r["point_id"], v, _vector_payload(r)) for r, v in zip(rows, vectors, strict=True)],
+            )
+        except Exception as exc:
+            error = _describe(exc) if not isinstance(exc, LegError) else exc.reason
+            logger.warning("retrieval indexing failed", extra={"error": error, "documents": len(rows)})
+        with db.tenant(account_id) as conn:
+            if error is None and embedder is not None:
+                repo.mark_indexed(
+                    conn,
+                    account_id=account_id,
+                    document_ids=ids,
+                    content_hashes=hashes,
+                    embedding_model=embedder.name,
+                    embedding_dimension=embedder.dimensions,
+                    vector_collection=collection,
+                )
+            else:
+                repo.mark_failed(
+                    conn, account_id=account_id, document_ids=ids, content_hashes=hashes, error=error or "failed"
+                )
+        if error is None:
+            return [IndexResult("indexed", i) for i in ids]
+        return [IndexResult("failed", i, error) for i in ids]
+
+    def remove_points(self, account_id: UUID, point_ids: list[UUID]) -> str | None:
+        """Best-effort vector deletion; returns a reason on failure. A stale point is harmless: hits are hydrated
+        from Postgres, and a point without an ``indexed`` row is dropped."""
+        if not point_ids:
+            return None
+        try:
+            self.vector_index().delete(str(account_id), [str(p) for p in point_ids])
+        except Exception as exc:
+            reason = _describe(exc)
+            logger.warning("retrieval vector delete failed", extra={"error": reason, "points": len(point_ids)})
+            return reason
+        return None
+
+    # -- search ------------------------------------------------------------------------------------------------
+
+    def _vector_candidates(
+        self, account_id: UUID, query: Query, limit: int, timings: dict[str, float]
+    ) -> list[tuple[UUID, float]]:
+        try:
+            embedder = self.embedder()
             t0 = time.perf_counter()
+            vector = embedder.embed([query.text])[0]
+            timings["embed"] = (time.perf_counter() - t0) * 1000
+        except Exception as exc:
+            raise LegError(_describe(exc)) from exc
+        try:
+            t0 = time.perf_counter()
+            found = self._vector_search(account_id, query, vector, limit)
+            timings["vector_search"] = (time.perf_counter() - t0) * 1000
+            return found
+        except Exception as exc:
+            raise LegError(f"vector index unavailable: {_describe(exc)}") from exc
+
+    @overload
+    def search(self, db: Database, account_id: UUID, query: Query, *, then: None = None) -> SearchResult: ...
+
+    @overload
+    def search(self, db: Database, account_id: UUID, query: Query, *, then: Callable[[Conn, SearchResult], T]) -> T: ...
+
+    def search(
+        self, db: Database, account_id: UUID, query: Query, *, then: Callable[[Conn, SearchResult], T] | None = None
+    ) -> T | SearchResult:
+        """Hybrid search. ``then(conn, result)`` runs in the same tenant transaction (e.g. to hydrate source rows)
+        and its return value is returned; without it the ``SearchResult`` is returned.
+
+        The vector leg (query embedding + vector search) runs on a worker thread beside the lexical leg, which
+        waits on Postgres, so a search costs about the slower leg rather than the sum of both; it has a deadline
+        (``vector_leg_timeout_s``): a slow embedding endpoint or vector store degrades the search instead of
+        stalling it.
+        """
+        limit = candidate_limit(query.top_k)
+        degraded: list[LegFailure] = []
+        timings: dict[str, float] = {}
+        vector_future = self._executor().submit(self._vector_candidates, account_id, query, limit, timings)
+        tsquery = lexical.tsquery(query.text)
+        with db.tenant(account_id) as conn:
+            t0 = time.perf_counter()
+            lexical_rows: list[dict[str, Any]] | None = None
+            lexical_failed = False
+            if tsquery is not None:
+                try:
+                    with conn.transaction():
+                        lexical_rows = repo.lexical_search(
+                            conn,
+                            account_id=account_id,
+                            namespace=query.namespace,
+                            tsquery=tsquery,
+                            limit=limit,
+                            source_type=query.source_type,
+                            metadata=query.metadata,
+                        )
+                except Exception as exc:
+                    lexical_failed = True
+                    reason = f"lexical query failed: {_describe(exc)}"
+                    degraded.append(LegFailure("lexical", reason))
+                    logger.warning("retrieval lexical leg degraded", extra={"reason": reason})
+            timings["lexical"] = (time.perf_counter() - t0) * 1000
+            vector_found: list[tuple[UUID, float]] | None = None
             try:
-                with conn.transaction():
-                    by_point = repo.hydrate_points(
-                        conn,
-                        account_id=account_id,
-                        namespace=query.namespace,
-                        point_ids=[p for p, _ in vector_found],
-                        source_type=query.source_type,
-                        metadata=query.metadata,
-                    )
-                vector_rows = [(by_point[p], s) for p, s in vector_found if p in by_point]
-            except Exception as exc:
-                reason = f"vector hydration failed: {_describe(exc)}"
+                vector_found = vector_future.result(timeout=self.vector_leg_timeout_s)
+            except FutureTimeout:
+                reason = f"vector leg timed out after {self.vector_leg_timeout_s:g}s"
                 degraded.append(LegFailure("vector", reason))
                 logger.warning("retrieval vector leg degraded", extra={"reason": reason})
-            timings["hydrate"] = (time.perf_counter() - t0) * 1000
-        if lexical_failed and vector_rows is None:
-            raise ServiceUnavailable(
-                "search is unavailable: both the lexical and the vector leg failed",
-                extra={"degraded": [{"leg": d.leg, "reason": d.reason} for d in degraded]},
-            )
-        docs: dict[str, dict[str, Any]] = {}
-        lex_cands = []
-        for row in lexical_rows or []:
-            docs[str(row["id"])] = row
-            lex_cands.append(fusion.Candidate(str(row["id"]), float(row["lexical_score"]), row["updated_at"]))
-        vec_cands = []
-        for row, score in vector_rows or []:
-            docs.setdefault(str(row["id"]), row)
-            vec_cands.append(fusion.Candidate(str(row["id"]), score, row["updated_at"]))
-        fused = fusion.reciprocal_rank_fusion(lex_cands, vec_cands, limit=query.top_k)
-        hits = []
-        for f in fused:
-            doc = dict(docs[f.id])
-            doc.pop("lexical_score", None)
-            hits.append(
-                Hit(
-                    document=doc,
-                    score=f.score,
-                    channels=f.channels,
-                    lexical_score=f.lexical_score,
-                    vector_score=f.vector_score,
-                    lexical_rank=f.lexical_rank,
-                    vector_rank=f.vector_rank,
+            except LegError as exc:
+                degraded.append(LegFailure("vector", exc.reason))
+                logger.warning("retrieval vector leg degraded", extra={"reason": exc.reason})
+            vector_rows: list[tuple[dict[str, Any], float]] | None = None
+            if vector_found is not None:
+                t0 = time.perf_counter()
+                try:
+                    with conn.transaction():
+                        by_point = repo.hydrate_points(
+                            conn,
+                            account_id=account_id,
+                            namespace=query.namespace,
+                            point_ids=[p for p, _ in vector_found],
+                            source_type=query.source_type,
+                            metadata=query.metadata,
+                        )
+                    vector_rows = [(by_point[p], s) for p, s in vector_found if p in by_point]
+                except Exception as exc:
+                    reason = f"vector hydration failed: {_describe(exc)}"
+                    degraded.append(LegFailure("vector", reason))
+                    logger.warning("retrieval vector leg degraded", extra={"reason": reason})
+                timings["hydrate"] = (time.perf_counter() - t0) * 1000
+            if lexical_failed and vector_rows is None:
+                raise ServiceUnavailable(
+                    "search is unavailable: both the lexical and the vector leg failed",
+                    extra={"degraded": [{"leg": d.leg, "reason": d.reason} for d in degraded]},
                 )
+            docs: dict[str, dict[str, Any]] = {}
+            lex_cands = []
+            for row in lexical_rows or []:
+                docs[str(row["id"])] = row
+                lex_cands.append(fusion.Candidate(str(row["id"]), float(row["lexical_score"]), row["updated_at"]))
+            vec_cands = []
+            for row, score in vector_rows or []:
+                docs.setdefault(str(row["id"]), row)
+                vec_cands.append(fusion.Candidate(str(row["id"]), score, row["updated_at"]))
+            fused = fusion.reciprocal_rank_fusion(lex_cands, vec_cands, limit=query.top_k)
+            hits = []
+            for f in fused:
+                doc = dict(docs[f.id])
+                doc.pop("lexical_score", None)
+                hits.append(
+                    Hit(
+                        document=doc,
+                        score=f.score,
+                        channels=f.channels,
+                        lexical_score=f.lexical_score,
+                        vector_score=f.vector_score,
+                        lexical_rank=f.lexical_rank,
+                        vector_rank=f.vector_rank,
+                    )
+                )
+            result = SearchResult(
+                hits=hits,
+                degraded=degraded,
+                candidate_count=len(docs),
+                embedding_ms=timings.get("embed", 0.0),
+                timings_ms=timings,
             )
-        result = SearchResult(
-            hits=hits,
-            degraded=degraded,
-            candidate_count=len(docs),
-            embedding_ms=timings.get("embed", 0.0),
-            timings_ms=timings,
-        )
-        if then is None:
-            return result
-        return then(conn, result)
+            if then is None:
+                return result
+            return then(conn, result)
+
+
+_retrieval: Retrieval | None = None
+_retrieval_lock = threading.Lock()
+
+
+def get_retrieval() -> Retrieval:
+    """The execution environment's Retrieval, built from settings on first use (its parts are built lazily)."""
+    global _retrieval
+    if _retrieval is None:
+        with _retrieval_lock:
+            if _retrieval is None:
+                _retrieval = Retrieval()
+    return _retrieval

@@ -5,12 +5,12 @@ from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
 
-from agentmate.api.deps import DbDep, IdempotencyKey, SkillsRead, SkillsWrite
+from agentmate.api.deps import DbDep, IdempotencyKey, PageDep, SkillsRead, SkillsWrite
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.api.routing import CONTENT_BODY_LIMIT, max_body
 from agentmate.core.observability import count
-from agentmate.core.pagination import Page, PageDep
+from agentmate.core.pagination import Page
 from agentmate.core.text import blank_to_none
 from agentmate.skills import service
 from agentmate.skills.schemas import (

@@ -5,11 +5,11 @@ from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
 
-from agentmate.api.deps import DbDep, IdempotencyKey, TodosRead, TodosWrite
+from agentmate.api.deps import DbDep, IdempotencyKey, PageDep, TodosRead, TodosWrite
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.core.observability import count
-from agentmate.core.pagination import Page, PageDep
+from agentmate.core.pagination import Page
 from agentmate.core.text import blank_to_none, tag_filter
 from agentmate.todos import service
 from agentmate.todos.schemas import Todo, TodoCreate, TodoStatus, TodoUpdate

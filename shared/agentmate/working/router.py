@@ -5,12 +5,12 @@ from uuid import UUID
 
 from fastapi import APIRouter, Body, Path, Query, Response
 
-from agentmate.api.deps import DbDep, IdempotencyKey, MemoryRead, MemoryWrite
+from agentmate.api.deps import DbDep, IdempotencyKey, MemoryRead, MemoryWrite, PageDep
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.api.routing import LAMBDA_BODY_LIMIT, max_body
 from agentmate.core.observability import count
-from agentmate.core.pagination import MAX_LIMIT, Page, PageDep
+from agentmate.core.pagination import MAX_LIMIT, Page
 from agentmate.core.results import Created
 from agentmate.working import service
 from agentmate.working.schemas import (

@@ -17,13 +17,9 @@ from typing import Any
 
 import pytest
 
-from agentmate.retrieval.vector_index import (
-    EmbeddedIndex,
-    QdrantServerIndex,
-    VectorIndex,
-    VectorIndexError,
-    VectorPoint,
-)
+from agentmate.retrieval.embedded_index import EmbeddedIndex
+from agentmate.retrieval.qdrant_index import QdrantServerIndex
+from agentmate.retrieval.vector_index import VectorIndex, VectorIndexError, VectorPoint
 
 DIMS = 8
 SHARED = str(Path(__file__).parents[3] / "shared")
@@ -148,6 +144,18 @@ def test_namespace_and_payload_filters(index: Any) -> None:
     assert ids_of(index.search("acct-a", "memory", vec(1, 0), 10, {"metadata.topic": "billing"})) == [
         tagged.id
     ]
+
+
+def test_a_string_filter_key_gets_a_payload_index_on_first_use(index: Any) -> None:
+    # The caller's filters name the keys: the index knows no domain's field names up front
+    index.upsert("acct-a", [point(vec(1, 0), metadata={"scope_type": "project", "rank": 3})])
+    assert "metadata.scope_type" not in index._indexed
+    hits = index.search("acct-a", "memory", vec(1, 0), 5, {"metadata.scope_type": "project", "metadata.rank": 3})
+    assert len(hits) == 1
+    assert "metadata.scope_type" in index._indexed
+    assert "metadata.rank" not in index._indexed  # numbers filter by range: a keyword index would not serve them
+    if isinstance(index, EmbeddedIndex):  # the engine itself has it (qdrant-client's local mode keeps none)
+        assert "metadata.scope_type" in index._shard().info().payload_schema
 
 
 def test_numeric_filters_match_numerically_and_booleans_exactly(index: Any) -> None:
@@ -314,7 +322,8 @@ def test_embedded_index_survives_a_killed_process(tmp_path: Path) -> None:
     folder = str(tmp_path / "vectors")
     point_id = pid()
     code = (
-        "import os, sys; from agentmate.retrieval.vector_index import EmbeddedIndex, VectorPoint;"
+        "import os, sys; from agentmate.retrieval.embedded_index import EmbeddedIndex;"
+        " from agentmate.retrieval.vector_index import VectorPoint;"
         f"ix = EmbeddedIndex({folder!r}); ix.ensure_collection({DIMS});"
         f"ix.upsert('acct-a', [VectorPoint({point_id!r}, [1.0] + [0.0] * {DIMS - 1}, {{'namespace': 'memory'}})]);"
         "sys.stdout.flush(); os._exit(0)"  # no close, no flush
@@ -329,7 +338,8 @@ def test_a_second_process_cannot_open_a_folder_in_use(tmp_path: Path) -> None:
     with EmbeddedIndex(folder) as idx:
         idx.ensure_collection(DIMS)
         code = (
-            "from agentmate.retrieval.vector_index import EmbeddedIndex, VectorIndexError\n"
+            "from agentmate.retrieval.embedded_index import EmbeddedIndex\n"
+            "from agentmate.retrieval.vector_index import VectorIndexError\n"
             f"try:\n    EmbeddedIndex({folder!r})\nexcept VectorIndexError as e:\n    print('refused:', e)\n"
         )
         out = subprocess.run(

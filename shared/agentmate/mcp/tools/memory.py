@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from agentmate.core.idempotency import check_key
 from agentmate.core.pagination import DEFAULT_LIMIT, MAX_LIMIT, Page, PageParams
-from agentmate.mcp.context import db, principal
+from agentmate.mcp.context import db, principal, retrieval
 from agentmate.mcp.registry import ToolSet
 from agentmate.mcp.schemas import IdempotencyKey, Limit, Offset, given
 from agentmate.memory import schemas as m
@@ -147,7 +147,7 @@ def memory_store(
         importance=importance, status=status, metadata=metadata or {}, ttl_at=ttl_at, valid_from=valid_from,
         valid_to=valid_to, extraction_method=extraction_method, extractor_version=extractor_version,
     )
-    return EntryDetail(**entries.create_entry(db(), principal(), body, check_key(idempotency_key)).body)
+    return EntryDetail(**entries.create_entry(db(), retrieval(), principal(), body, check_key(idempotency_key)).body)
 
 
 @tools.tool("memory:r", rest="POST /api/memory/search", title="Search memories", hints=SearchRequest)
@@ -170,7 +170,7 @@ def memory_search(
     # Optional filters are passed only when given: the model's constraints refuse an explicit None.
     body = SearchRequest(query=query, top_k=top_k, status=status,
                          **given(scope_type=scope_type, scope_key=scope_key, memory_type=memory_type))
-    return ranking.search(db(), principal(), body)
+    return ranking.search(db(), retrieval(), principal(), body)
 
 
 @tools.tool("memory:r", rest="GET /api/memory/entries/{entry_id}", title="Get a memory")
@@ -212,7 +212,7 @@ def memory_supersede(
     """Record that entry id replaces superseded_id: the old entry becomes superseded, its validity window
     closes and it leaves search. Supersedes form a chain (a cycle is refused); replaying is a no-op.
     Requires memory:rw."""
-    return curation.supersede(db(), principal(), id, SupersedeRequest(superseded_id=superseded_id))
+    return curation.supersede(db(), retrieval(), principal(), id, SupersedeRequest(superseded_id=superseded_id))
 
 
 @tools.tool("memory:rw", rest="POST /api/memory/entries/{entry_id}/feedback", title="Rate a memory",

@@ -22,10 +22,13 @@ from agentmate.memory.schemas import (
 )
 from agentmate.memory.service.projection import NAMESPACE, SOURCE_TYPE
 from agentmate.memory.service.rules import check_size
-from agentmate.retrieval import service as retrieval
+from agentmate.retrieval import service as retrieval_service
+from agentmate.retrieval.service import Retrieval
 
 
-def supersede(db: Database, principal: Principal, entry_id: UUID, body: SupersedeRequest) -> SupersedeResult:
+def supersede(
+    db: Database, retrieval: Retrieval, principal: Principal, entry_id: UUID, body: SupersedeRequest
+) -> SupersedeResult:
     """``entry_id`` replaces ``body.superseded_id``: a chain, never a cycle; replays are idempotent."""
     old_id = body.superseded_id
     if old_id == entry_id:
@@ -55,7 +58,7 @@ def supersede(db: Database, principal: Principal, entry_id: UUID, body: Supersed
             old = repo.mark_superseded(
                 conn, account_id=principal.account_id, entry_id=old_id, superseded_by=entry_id
             )
-        point_ids = retrieval.remove_source(
+        point_ids = retrieval_service.remove_source(
             conn, principal.account_id, namespace=NAMESPACE, source_type=SOURCE_TYPE, source_id=str(old_id)
         )
         new = rows[entry_id]

@@ -17,10 +17,15 @@ from agentmate.memory import repository as repo
 from agentmate.memory.schemas import MAX_METADATA_BYTES, Entry, EntryCreate, EntryDetail, Evidence
 from agentmate.memory.service.projection import index_entry, indexing_state
 from agentmate.memory.service.rules import check_scope, check_size, utc
+from agentmate.retrieval.service import Retrieval
 
 
 def create_entry(
-    db: Database, principal: Principal, body: EntryCreate, idempotency_key: str | None = None
+    db: Database,
+    retrieval: Retrieval,
+    principal: Principal,
+    body: EntryCreate,
+    idempotency_key: str | None = None,
 ) -> Outcome:
     """Store a durable memory with its evidence, then index it (indexing failures are reported, not raised)."""
     errors = ErrorCollector()
@@ -87,10 +92,10 @@ def create_entry(
         with db.tenant(principal.account_id) as conn:
             indexing = indexing_state(conn, principal.account_id, [entry_id])[entry_id]
         if indexing.status == "missing" and row is not None and row["status"] in ("active", "pending"):
-            indexing = index_entry(db, principal.account_id, row)  # a crash between commit and indexing
+            indexing = index_entry(db, retrieval, principal.account_id, row)  # a crash between commit and indexing
     else:
         created = Entry.model_validate(outcome.body).model_dump()
-        indexing = index_entry(db, principal.account_id, created)
+        indexing = index_entry(db, retrieval, principal.account_id, created)
     body_out = {**outcome.body, "indexing": indexing.model_dump(mode="json", exclude_none=True)}
     return Outcome(outcome.status, body_out, outcome.replay)
 

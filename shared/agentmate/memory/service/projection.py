@@ -12,14 +12,15 @@ from uuid import UUID
 from agentmate.core.db import Conn, Database
 from agentmate.memory.schemas import Indexing
 from agentmate.memory.service.rules import utc
-from agentmate.retrieval import service as retrieval
+from agentmate.retrieval import service as retrieval_service
+from agentmate.retrieval.service import DocumentIn, Retrieval
 
 NAMESPACE = "memory"
 SOURCE_TYPE = "memory_entry"
 CHUNK_KEY = "current"
 
 
-def entry_document(entry: dict[str, Any]) -> retrieval.DocumentIn:
+def entry_document(entry: dict[str, Any]) -> DocumentIn:
     """The retrieval projection of an entry (prior-art §4.3)."""
     metadata: dict[str, Any] = {
         "memory_id": str(entry["id"]),
@@ -39,7 +40,7 @@ def entry_document(entry: dict[str, Any]) -> retrieval.DocumentIn:
     if entry.get("source_event_id") is not None:
         metadata["source_event_id"] = str(entry["source_event_id"])
     parts = [p for p in (entry["title"], entry["summary"], entry["content"]) if p and p.strip()]
-    return retrieval.DocumentIn(
+    return DocumentIn(
         namespace=NAMESPACE,
         source_type=SOURCE_TYPE,
         source_id=str(entry["id"]),
@@ -50,20 +51,22 @@ def entry_document(entry: dict[str, Any]) -> retrieval.DocumentIn:
     )
 
 
-def index_entry(db: Database, account_id: UUID, entry: dict[str, Any]) -> Indexing:
+def index_entry(db: Database, retrieval: Retrieval, account_id: UUID, entry: dict[str, Any]) -> Indexing:
     """(Re)build an entry's retrieval projection; never raises for embedding/vector failures."""
     result = retrieval.index_document(db, account_id, entry_document(entry))
     return Indexing(status=result.status, document_id=result.document_id, error=result.error)
 
 
-def index_entries(db: Database, account_id: UUID, entries: list[dict[str, Any]]) -> list[Indexing]:
+def index_entries(
+    db: Database, retrieval: Retrieval, account_id: UUID, entries: list[dict[str, Any]]
+) -> list[Indexing]:
     """Batch form of ``index_entry`` (one embedding call per batch): used by backfills and the benchmark."""
     results = retrieval.index_documents(db, account_id, [entry_document(e) for e in entries])
     return [Indexing(status=r.status, document_id=r.document_id, error=r.error) for r in results]
 
 
 def indexing_state(conn: Conn, account_id: UUID, entry_ids: list[UUID]) -> dict[UUID, Indexing]:
-    states = retrieval.indexing_state(
+    states = retrieval_service.indexing_state(
         conn, account_id, namespace=NAMESPACE, source_type=SOURCE_TYPE, source_ids=[str(i) for i in entry_ids]
     )
     out: dict[UUID, Indexing] = {}

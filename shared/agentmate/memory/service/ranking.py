@@ -20,7 +20,7 @@ from agentmate.memory.schemas import (
     SearchResponse,
 )
 from agentmate.memory.service.projection import NAMESPACE, SOURCE_TYPE
-from agentmate.retrieval import service as retrieval
+from agentmate.retrieval.service import Hit, Query, Retrieval, SearchResult
 
 FEEDBACK_WEIGHT = 0.15
 FEEDBACK_PRIOR = 3
@@ -39,7 +39,7 @@ def _currently_valid(entry: dict[str, Any], now: datetime) -> bool:
     return not (entry["ttl_at"] is not None and entry["ttl_at"] <= now)
 
 
-def search(db: Database, principal: Principal, body: SearchRequest) -> SearchResponse:
+def search(db: Database, retrieval: Retrieval, principal: Principal, body: SearchRequest) -> SearchResponse:
     """Hybrid (lexical + vector) search over durable memories, nudged by recorded usefulness."""
     if body.scope_key is not None and body.scope_type is None:
         raise invalid("scope_key", "requires scope_type")
@@ -50,7 +50,7 @@ def search(db: Database, principal: Principal, body: SearchRequest) -> SearchRes
         metadata["scope_key"] = body.scope_key
     if body.memory_type is not None:
         metadata["memory_type"] = body.memory_type
-    query = retrieval.Query(
+    query = Query(
         namespace=NAMESPACE,
         text=body.query,
         top_k=min(body.top_k * 3, 50),
@@ -58,11 +58,11 @@ def search(db: Database, principal: Principal, body: SearchRequest) -> SearchRes
         metadata=metadata,
     )
 
-    def finish(conn: Conn, result: retrieval.SearchResult) -> SearchResponse:
+    def finish(conn: Conn, result: SearchResult) -> SearchResponse:
         hits = [(h, UUID(h.document["source_id"])) for h in result.hits]
         entries = repo.entries_by_ids(conn, account_id=principal.account_id, ids=[i for _, i in hits])
         now = datetime.now(UTC)
-        scored: list[tuple[float, int, dict[str, Any], retrieval.Hit, float]] = []
+        scored: list[tuple[float, int, dict[str, Any], Hit, float]] = []
         for position, (hit, entry_id) in enumerate(hits):
             entry = entries.get(entry_id)
             if entry is None or entry["status"] != body.status or not _currently_valid(entry, now):

@@ -20,8 +20,7 @@ from collections.abc import Iterator
 import pytest
 
 from agentmate.retrieval.lexical import projection, tsquery
-
-from .test_lexical import NASTY_PIECES, random_nasty
+from tests.unit.retrieval.test_lexical import NASTY_PIECES, random_nasty
 
 psycopg = pytest.importorskip("psycopg")
 
