@@ -113,7 +113,11 @@ def list_scopes(principal: MemoryRead, db: DbDep, page: PageDep) -> ScopePage:
 
 @router.post("/entries", status_code=201, response_model=EntryDetail)
 def create_entry(
-    body: EntryCreate, principal: MemoryWrite, db: DbDep, retrieval: RetrievalDep, idempotency_key: IdempotencyKey
+    body: EntryCreate,
+    principal: MemoryWrite,
+    db: DbDep,
+    retrieval: RetrievalDep,
+    idempotency_key: IdempotencyKey,
 ) -> Response:
     """Store a durable memory (needs source_event_id or evidence); `indexing` reports the search projection."""
     outcome = entries.create_entry(db, retrieval, principal, body, idempotency_key)
