@@ -4,7 +4,6 @@ authorisation for every scope combination, failing providers, determinism and te
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,8 +12,8 @@ from agentmate.context import service as pack_service
 from agentmate.context.schemas import PackRequest
 from agentmate.core.db import get_database
 from agentmate.core.principal import Principal
-from agentmate.retrieval import config
 from agentmate.retrieval.embedders import EmbeddingError
+from agentmate.retrieval.service import get_retrieval
 from agentmate.todos import service as todos_service
 
 PACK = "/api/context/pack"
@@ -370,7 +369,7 @@ def test_without_memory_r_each_memory_layer_is_refused_and_task_keeps_only_its_g
     caller = Principal(account_id=uuid.UUID(account.account_id), user_id=uuid.UUID(account.user_id),
                        via="api_key", key_id=uuid.uuid4(), scopes=("todos:r",))
     req = PackRequest(task="deploy billing", session_id=populated["working"])
-    out = pack_service.pack(get_database(), caller, req)
+    out = pack_service.pack(get_database(), get_retrieval(), caller, req)
     assert out.layer("MEMORY").note == "insufficient scope: memory:r" and out.layer("MEMORY").items == []
     assert out.layer("WORKING").note == "insufficient scope: memory:r"
     task = out.layer("TASK")
@@ -392,10 +391,8 @@ class BrokenEmbedder:
 
 
 @pytest.fixture
-def vector_leg_down() -> Iterator[None]:
-    config.set_embedder(BrokenEmbedder())
-    yield
-    config.set_embedder(None)
+def vector_leg_down(make_retrieval, serve_retrieval) -> None:
+    serve_retrieval(make_retrieval(embedder=BrokenEmbedder()))
 
 
 def test_a_failing_retrieval_leg_is_a_note_and_a_warning_not_an_error(client, populated, vector_leg_down):
@@ -459,8 +456,8 @@ def test_the_same_state_packs_to_the_same_bytes_twice(client, populated):
 def test_running_the_providers_in_parallel_gives_the_same_pack(client, populated, account):
     caller = Principal(account_id=uuid.UUID(account.account_id), user_id=uuid.UUID(account.user_id), via="jwt")
     req = PackRequest(task="deploy billing", session_id=populated["session"], render=True)
-    serial = pack_service.pack(get_database(), caller, req, parallel=False)
-    parallel = pack_service.pack(get_database(), caller, req, parallel=True)
+    serial = pack_service.pack(get_database(), get_retrieval(), caller, req, parallel=False)
+    parallel = pack_service.pack(get_database(), get_retrieval(), caller, req, parallel=True)
     assert serial.model_dump_json() == parallel.model_dump_json()
 
 

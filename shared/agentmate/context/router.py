@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from agentmate.api.deps import DbDep, MemoryRead
+from agentmate.api.deps import DbDep, MemoryRead, RetrievalDep
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.context import service
 from agentmate.context.schemas import Pack, PackRequest
@@ -12,8 +12,8 @@ from agentmate.context.schemas import Pack, PackRequest
 router = APIRouter(prefix="/api/context", tags=["context"], responses=PROBLEM_RESPONSES)
 
 @router.post("/pack", response_model=Pack)
-def context_pack(body: PackRequest, principal: MemoryRead, db: DbDep) -> Pack:
+def context_pack(body: PackRequest, principal: MemoryRead, db: DbDep, retrieval: RetrievalDep) -> Pack:
     """Assemble a budgeted, cited context for a task from six layers (SKILL, KNOWLEDGE, MEMORY, FACTS, WORKING,
     TASK). Needs memory:r; each layer also needs its own scope (skills:r, knowledge:r, memory:r, todos:r and/or
     notes:r): a layer the key may not read, or one that fails, comes back empty with a note, echoed in warnings."""
-    return service.pack(db, principal, body)
+    return service.pack(db, retrieval, principal, body)

@@ -20,8 +20,9 @@ from agentmate.context.schemas import LAYERS, Pack, PackItem, PackLayer, PackReq
 from agentmate.core.db import Database
 from agentmate.core.errors import invalid
 from agentmate.core.principal import Principal
+from agentmate.retrieval.service import Retrieval
 
-Provider = Callable[[Database, Principal, PackRequest, int], Candidates]
+Provider = Callable[[Database, Retrieval, Principal, PackRequest, int], Candidates]
 
 PROVIDERS: dict[str, Provider] = {
     "SKILL": skill.provide,
@@ -49,12 +50,14 @@ def requested_layers(req: PackRequest) -> list[str]:
     return [name for name in LAYERS if name in chosen]
 
 
-def _run(db: Database, principal: Principal, req: PackRequest, name: str, budget: int) -> Candidates:
+def _run(
+    db: Database, retrieval: Retrieval, principal: Principal, req: PackRequest, name: str, budget: int
+) -> Candidates:
     scope = LAYER_SCOPES.get(name)
     if scope is not None and not principal.can(scope):
         return Candidates(note=insufficient(scope))
     try:
-        return PROVIDERS[name](db, principal, req, budget)
+        return PROVIDERS[name](db, retrieval, principal, req, budget)
     except Exception as exc:
         return Candidates(note=failure_note(name, exc))
 
@@ -101,17 +104,19 @@ def _pool() -> ThreadPoolExecutor:
     return _executor
 
 
-def pack(db: Database, principal: Principal, req: PackRequest, *, parallel: bool | None = None) -> Pack:
+def pack(
+    db: Database, retrieval: Retrieval, principal: Principal, req: PackRequest, *, parallel: bool | None = None
+) -> Pack:
     """Assemble the pack. ``parallel`` runs the providers on threads, each with its own pooled connection."""
     if req.memory_scope_key is not None and req.memory_scope_type is None:
         raise invalid("memory_scope_key", "requires memory_scope_type")
     names = requested_layers(req)
     shares = budgets(req.max_chars, names)
     if parallel if parallel is not None else PARALLEL:
-        futures = [_pool().submit(_run, db, principal, req, n, shares[n]) for n in names]
+        futures = [_pool().submit(_run, db, retrieval, principal, req, n, shares[n]) for n in names]
         found = [f.result() for f in futures]
     else:
-        found = [_run(db, principal, req, n, shares[n]) for n in names]
+        found = [_run(db, retrieval, principal, req, n, shares[n]) for n in names]
     layers = [_assemble(n, shares[n], f) for n, f in zip(names, found, strict=True)]
     warnings = [f"{layer.layer}: {layer.note}" for layer, f in zip(layers, found, strict=True)
                 if layer.note and (f.warn or not layer.items)]

@@ -9,8 +9,11 @@ from agentmate.core.db import Database
 from agentmate.core.errors import DomainError
 from agentmate.core.observability import logger
 from agentmate.core.principal import Principal
+from agentmate.retrieval.service import Retrieval
 
-__all__ = ["Candidate", "Candidates", "Database", "PackRequest", "Principal", "failure_note", "insufficient"]
+__all__ = [
+    "Candidate", "Candidates", "Database", "PackRequest", "Principal", "Retrieval", "failure_note", "insufficient",
+]
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from agentmate.context.layers.base import (
     Database,
     PackRequest,
     Principal,
+    Retrieval,
     failure_note,
     insufficient,
 )
@@ -38,7 +39,9 @@ def _notes(db: Database, principal: Principal, req: PackRequest) -> list[Candida
 HALVES = (("todos", "todos:r", _todos), ("notes", "notes:r", _notes))
 
 
-def provide(db: Database, principal: Principal, req: PackRequest, budget: int) -> Candidates:
+def provide(
+    db: Database, retrieval: Retrieval, principal: Principal, req: PackRequest, budget: int
+) -> Candidates:
     items: list[Candidate] = []
     notes_: list[str] = []
     for name, scope, read in HALVES:

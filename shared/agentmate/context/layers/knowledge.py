@@ -6,10 +6,12 @@ note, echoed in warnings (spec/001's rule for an unconfigured layer).
 
 from __future__ import annotations
 
-from agentmate.context.layers.base import Candidates, Database, PackRequest, Principal
+from agentmate.context.layers.base import Candidates, Database, PackRequest, Principal, Retrieval
 
 NOT_AVAILABLE = "knowledge registry not available: the KNOWLEDGE layer is not implemented yet"
 
 
-def provide(db: Database, principal: Principal, req: PackRequest, budget: int) -> Candidates:
+def provide(
+    db: Database, retrieval: Retrieval, principal: Principal, req: PackRequest, budget: int
+) -> Candidates:
     return Candidates(note=NOT_AVAILABLE)

@@ -4,13 +4,15 @@ one scope. Titles follow the derived-label rule of prior-art §4.5."""
 from __future__ import annotations
 
 from agentmate.context.budget import derived_title
-from agentmate.context.layers.base import Candidate, Candidates, Database, PackRequest, Principal
+from agentmate.context.layers.base import Candidate, Candidates, Database, PackRequest, Principal, Retrieval
 from agentmate.memory.schemas import SearchRequest
 from agentmate.memory.service import ranking
 
 
-def provide(db: Database, principal: Principal, req: PackRequest, budget: int) -> Candidates:
-    found = ranking.search(db, principal, SearchRequest(
+def provide(
+    db: Database, retrieval: Retrieval, principal: Principal, req: PackRequest, budget: int
+) -> Candidates:
+    found = ranking.search(db, retrieval, principal, SearchRequest(
         query=req.search_text, top_k=req.top_k, scope_type=req.memory_scope_type,
         scope_key=req.memory_scope_key, status="active",
     ))

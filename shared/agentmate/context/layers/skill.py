@@ -8,11 +8,13 @@ this layer is an unconfigured layer — empty, with a note, echoed in warnings.
 
 from __future__ import annotations
 
-from agentmate.context.layers.base import Candidates, Database, PackRequest, Principal
+from agentmate.context.layers.base import Candidates, Database, PackRequest, Principal, Retrieval
 
 NOT_AVAILABLE = ("skills registry not available: the SKILL layer is not wired yet (selection will be a pinned "
                  "skill_name or the top skill search hit; K4 knowledge-contract discovery is not done here)")
 
 
-def provide(db: Database, principal: Principal, req: PackRequest, budget: int) -> Candidates:
+def provide(
+    db: Database, retrieval: Retrieval, principal: Principal, req: PackRequest, budget: int
+) -> Candidates:
     return Candidates(note=NOT_AVAILABLE)

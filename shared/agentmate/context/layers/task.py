@@ -15,6 +15,7 @@ from agentmate.context.layers.base import (
     Database,
     PackRequest,
     Principal,
+    Retrieval,
     failure_note,
     insufficient,
 )
@@ -93,7 +94,9 @@ def _slice(resumed: Resume) -> tuple[list[Candidate], str]:
                    f"{len(resumed.since_checkpoint)} entries")
 
 
-def provide(db: Database, principal: Principal, req: PackRequest, budget: int) -> Candidates:
+def provide(
+    db: Database, retrieval: Retrieval, principal: Principal, req: PackRequest, budget: int
+) -> Candidates:
     goal = Candidate(source="task", ref="task", title="goal", content=req.task)
     if req.session_id is None:
         return Candidates(items=[goal])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from agentmate.context.layers.base import Candidate, Candidates, Database, PackRequest, Principal
+from agentmate.context.layers.base import Candidate, Candidates, Database, PackRequest, Principal, Retrieval
 from agentmate.core.errors import NotFound
 from agentmate.working import service as working
 from agentmate.working.schemas import RecentItem
@@ -19,7 +19,9 @@ def _title(item: RecentItem) -> str:
     return f"#{item.seq} {kind}"
 
 
-def provide(db: Database, principal: Principal, req: PackRequest, budget: int) -> Candidates:
+def provide(
+    db: Database, retrieval: Retrieval, principal: Principal, req: PackRequest, budget: int
+) -> Candidates:
     if req.session_id is None:
         return Candidates(note=NO_SESSION)
     try:

@@ -10,7 +10,7 @@ from pydantic import Field
 from agentmate.context import schemas as c
 from agentmate.context import service
 from agentmate.context.schemas import Pack, PackRequest
-from agentmate.mcp.context import db, principal
+from agentmate.mcp.context import db, principal, retrieval
 from agentmate.mcp.registry import ToolSet
 from agentmate.memory.schemas import ScopeType
 
@@ -62,4 +62,4 @@ def context_pack(
         "memory_scope_type": memory_scope_type, "memory_scope_key": memory_scope_key, "max_chars": max_chars,
         "top_k": top_k, "layers": layers, "render": render,
     })
-    return service.pack(db(), principal(), body)
+    return service.pack(db(), retrieval(), principal(), body)
