@@ -93,7 +93,24 @@ grep -qi '^cache-control: private, no-store' "$H"  # verify
 SESSION="task-$(python3 -c 'import uuid; print(uuid.uuid4())')"
 case "$SESSION" in task-????????-????-????-????-????????????) ;; *) echo "bad SESSION $SESSION" >&2; false ;; esac  # verify
 
-# == 3.1 Recall before you act =====================================================================================
+# == 3.1 Start with the context pack ===============================================================================
+PACK=$(cat <<EOF
+{"task": "Write the deploy runbook for acme/shop", "query": "deploy order database migrations",
+ "session_id": "$SESSION", "max_chars": 4000, "render": true}
+EOF
+)
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/context/pack" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d "$PACK")
+check 200 "$code"
+json '[(l["layer"], len(l["items"]), l["char_budget"], l["chars_used"]) for l in d["layers"]]'
+json 'd["warnings"]'   # why each empty layer is empty
+json 'd["rendered"]'   # the text form: on a fresh account only [TASK] (the goal)
+expect '[l["layer"] for l in d["layers"]] == ["SKILL", "KNOWLEDGE", "MEMORY", "FACTS", "WORKING", "TASK"]'  # verify
+expect '[l["char_budget"] for l in d["layers"]] == [1043, 1221, 695, 347, 521, 173] and all(l["chars_used"] <= l["char_budget"] for l in d["layers"])'  # verify
+expect '[l["layer"] for l in d["layers"] if l["items"]] == ["TASK"] and d["rendered"].startswith("[TASK]\n- task · goal\nWrite the deploy runbook")'  # verify
+expect '"KNOWLEDGE: insufficient scope: knowledge:r" in d["warnings"] and "FACTS: todos: insufficient scope: todos:r; notes: insufficient scope: notes:r" in d["warnings"]'  # verify
+
+# == 3.2 Recall before you act =====================================================================================
 code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/scopes" -H "X-Api-Key: $KEY")
 check 200 "$code"
 json 'd["items"], d["note"]'    # a fresh account has no scopes yet
@@ -106,7 +123,7 @@ expect 'd["total"] == 0 and d["degraded"] == []'  # verify
 check 200 "$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/scopes" -H "X-Api-Key: $KEY")"  # verify
 expect 'd["items"] == [] and "owner/repo" in d["note"]'  # verify
 
-# == 3.3 Record events =============================================================================================
+# == 3.4 Record events =============================================================================================
 EVENT=$(cat <<EOF
 {"event_type": "decision", "idempotency_key": "$SESSION:decision:migrate-first", "session_id": "$SESSION",
  "scope_type": "repository", "scope_key": "acme/shop",
@@ -142,7 +159,7 @@ expect 'd["payload"]["text"].startswith("Run the database migrations before") an
 check 200 "$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/scopes" -H "X-Api-Key: $KEY")"  # verify
 expect '[(s["scope_type"], s["scope_key"], s["event_count"]) for s in d["items"]] == [("repository", "acme/shop", 1)]'  # verify
 
-# == 3.4 Store evidence-backed memories ============================================================================
+# == 3.5 Store evidence-backed memories ============================================================================
 ENTRY=$(cat <<EOF
 {"memory_type": "procedural", "title": "Deploy order for acme/shop",
  "content": "In acme/shop run the database migrations before deploying the web app.",
@@ -179,7 +196,7 @@ json '[(i["rank"], i["entry"]["title"], i["score"], i["retrieval_score"], i["fee
 json 'd["degraded"]'
 expect 'd["items"] and d["items"][0]["entry"]["id"] == "'"$ENTRY_ID"'" and "lexical" in d["items"][0]["channels"]'  # verify
 
-# == 3.5 Supersede outdated memories; report usefulness ============================================================
+# == 3.6 Supersede outdated memories; report usefulness ============================================================
 ENTRY2=$(cat <<EOF
 {"memory_type": "procedural", "title": "Deploy order for acme/shop (with smoke tests)",
  "content": "In acme/shop run the database migrations, then the smoke tests, then deploy the web app.",
@@ -220,7 +237,7 @@ check 200 "$code"
 json '[(i["entry"]["id"], i["score"], i["retrieval_score"], i["feedback_adjustment"]) for i in d["items"]]'
 expect '[i["entry"]["id"] for i in d["items"]] == ["'"$ENTRY2_ID"'"] and d["items"][0]["feedback_adjustment"] == 0.0375'  # verify
 
-# == 3.6 Checkpoint, then resume ===================================================================================
+# == 3.7 Checkpoint, then resume ===================================================================================
 code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/resume?session_id=$SESSION" -H "X-Api-Key: $KEY")
 check 200 "$code"
 json 'd["resolution"], len(d["since_checkpoint"])'   # journal_only 1  (events, no checkpoint yet)
@@ -261,7 +278,20 @@ expect 'd["resolution"] == "empty" and d["since_checkpoint"] == [] and d["checkp
 check 200 "$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/resume?session_id=$SESSION" -H "X-Api-Key: $KEY")"  # verify
 expect 'd["resolution"] == "checkpoint" and d["checkpoint"]["open"] == ["who owns rollbacks?"] and [i["event_type"] for i in d["since_checkpoint"]] == ["action"]'  # verify
 
-# == 3.7 Timeline and attribution ==================================================================================
+PACK=$(cat <<EOF
+{"task": "Continue the deploy runbook for acme/shop", "query": "deploy order", "session_id": "$SESSION",
+ "layers": ["MEMORY", "TASK"], "max_chars": 3000, "render": true}
+EOF
+)
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/context/pack" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d "$PACK")
+check 200 "$code"
+json 'd["layers"][1]["note"]'   # resumed from checkpoint <event id> of <time>; journal entries since then: 1
+json 'd["rendered"]'
+expect 'd["layers"][1]["note"].startswith("resumed from checkpoint ") and [i["source"] for i in d["layers"][1]["items"]] == ["task", "checkpoint"]'  # verify
+expect '"[MEMORY]\n- memory · procedural · Deploy order for acme/shop" in d["rendered"] and "- checkpoint · after-deploy-order\nGoal: Write the deploy runbook for acme/shop\nDone:\n- recorded the migrate-first decision" in d["rendered"]'  # verify
+
+# == 3.8 Timeline and attribution ==================================================================================
 code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/timeline?session_id=$SESSION&limit=50" -H "X-Api-Key: $KEY")
 check 200 "$code"
 json 'd["memory_event_count"], d["skill_log_count"], d["unattributed_count"], d["truncated"]'
@@ -302,7 +332,7 @@ expect 'd["skill_log_count"] == 1 and d["memory_event_count"] == 1 and d["unattr
 check 200 "$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/entries/$EPISODE_ID/attribution" -H "X-Api-Key: $KEY")"  # verify
 expect 'd["resolution"] == "skill_version" and d["skill_version_id"] == "'"$VERSION_ID"'" and d["skill_version"] == "1.0.0"'  # verify
 
-# == 3.8 Working memory ============================================================================================
+# == 3.9 Working memory ============================================================================================
 code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/working/sessions" -H "X-Api-Key: $KEY" \
   -H 'Content-Type: application/json' -H "Idempotency-Key: $SESSION:working-session" \
   -d "{\"title\": \"Deploy runbook\", \"agent\": \"memory-agent\", \"metadata\": {\"task\": \"$SESSION\"}}")
@@ -344,7 +374,7 @@ while :; do
 done
 expect 'd["after_seq"] == 2 and [i["seq"] for i in d["items"]] == [3] and d["items"][0]["content"] == "1. migrate\n2. smoke-test\n3. deploy\n"'  # verify
 
-# == 3.9 Failure modes =============================================================================================
+# == 3.10 Failure modes =============================================================================================
 code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/events" -H "X-Api-Key: $READER" \
   -H 'Content-Type: application/json' -d "$EVENT")
 check 403 "$code"                        # a memory:r key cannot write

@@ -212,6 +212,7 @@ def test_every_layer_provider_with_data(client, populated):
     assert [i["source"] for i in task["items"]] == ["task", "checkpoint", "journal"]
     assert task["items"][0]["content"] == "deploy billing"
     assert task["items"][1]["ref"] == f"memory_event:{populated['checkpoint']['event_id']}"
+    assert task["items"][1]["title"] == "ship billing v2"  # the label, else the goal's first line
     assert task["items"][1]["content"] == ("Goal: ship billing v2\nDone:\n- migration written\nNext:\n"
                                            "- deploy billing\nOpen:\n- rollback plan?\nNotes: staging is green")
     assert task["items"][2]["title"] == "since checkpoint"

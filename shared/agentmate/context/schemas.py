@@ -15,7 +15,7 @@ from agentmate.core.text import no_nul
 from agentmate.memory.schemas import MAX_SCOPE_KEY, MAX_SESSION_ID, ScopeType
 
 LayerName = Literal["SKILL", "KNOWLEDGE", "MEMORY", "FACTS", "WORKING", "TASK"]
-LAYERS: tuple[str, ...] = LayerName.__args__  # type: ignore[attr-defined]
+LAYERS: tuple[LayerName, ...] = ("SKILL", "KNOWLEDGE", "MEMORY", "FACTS", "WORKING", "TASK")
 """Canonical order: layers are assembled and rendered in this order whatever order the request names them."""
 
 DEFAULT_MAX_CHARS = 12_000

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from agentmate.context.budget import budgets, fit
 from agentmate.context.layers import facts, knowledge, memory, skill, task, working
 from agentmate.context.layers.base import Candidates, failure_note, insufficient
-from agentmate.context.schemas import LAYERS, Pack, PackItem, PackLayer, PackRequest
+from agentmate.context.schemas import LAYERS, LayerName, Pack, PackItem, PackLayer, PackRequest
 from agentmate.core.db import Database
 from agentmate.core.errors import invalid
 from agentmate.core.principal import Principal
@@ -40,18 +40,18 @@ PARALLEL = False
 """Run the layer providers one after another (see docs/benchmarks.md, "Context pack", for the measurement)."""
 
 
-def requested_layers(req: PackRequest) -> list[str]:
+def requested_layers(req: PackRequest) -> list[LayerName]:
     """The layers to build, in canonical order. The default set is every layer but WORKING, which joins only
     with a session_id (a session-less pack has nothing to put there)."""
     if req.layers:
-        chosen = set(req.layers)
+        chosen: set[str] = set(req.layers)
     else:
         chosen = {name for name in LAYERS if name != "WORKING" or req.session_id is not None}
     return [name for name in LAYERS if name in chosen]
 
 
 def _run(
-    db: Database, retrieval: Retrieval, principal: Principal, req: PackRequest, name: str, budget: int
+    db: Database, retrieval: Retrieval, principal: Principal, req: PackRequest, name: LayerName, budget: int
 ) -> Candidates:
     scope = LAYER_SCOPES.get(name)
     if scope is not None and not principal.can(scope):
@@ -62,16 +62,16 @@ def _run(
         return Candidates(note=failure_note(name, exc))
 
 
-def _assemble(name: str, budget: int, found: Candidates) -> PackLayer:
+def _assemble(name: LayerName, budget: int, found: Candidates) -> PackLayer:
     fitted = fit([c.content for c in found.items], budget)
     items = []
     for index, kept in fitted.kept:
         c = found.items[index]
-        items.append(PackItem(layer=name, source=c.source, ref=c.ref, title=c.title, content=kept.content,  # type: ignore[arg-type]
+        items.append(PackItem(layer=name, source=c.source, ref=c.ref, title=c.title, content=kept.content,
                               citation=c.citation, score=c.score, truncated=kept.truncated))
     if found.newest_first:
         items.reverse()
-    return PackLayer(layer=name, items=items, char_budget=budget, chars_used=fitted.chars_used,  # type: ignore[arg-type]
+    return PackLayer(layer=name, items=items, char_budget=budget, chars_used=fitted.chars_used,
                      dropped=fitted.dropped + found.unread, truncated=fitted.truncated, note=found.note)
 
 

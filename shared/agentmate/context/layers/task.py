@@ -78,12 +78,12 @@ def _slice(resumed: Resume) -> tuple[list[Candidate], str]:
     if cp is not None:
         label = first_line(cp.label) or first_line(cp.goal)
         items.append(Candidate(source="checkpoint", ref=f"memory_event:{cp.event_id}",
-                               title=f"checkpoint · {label}", content=render_checkpoint(cp)))
+                               title=label, content=render_checkpoint(cp)))
         if lines:
             items.append(Candidate(source="journal", ref=f"session:{session}", title="since checkpoint",
                                    content="\n".join(lines)))
-        note = (f"resumed from checkpoint {cp.event_id} of {_when(cp.occurred_at)}; "
-                f"{len(resumed.since_checkpoint)} journal entries since")
+        note = (f"resumed from checkpoint {cp.event_id} of {_when(cp.occurred_at)}; journal entries since "
+                f"then: {len(resumed.since_checkpoint)}")
         return items, note
     if resumed.resolution == "empty":
         return items, f"session {session!r} has no checkpoint and no journal entries: goal only"
