@@ -32,18 +32,16 @@ def rebuild_lexical(
 ) -> LexicalRebuildResult:
     """Admin only: recompute the lexical projection (no re-embedding), in id-ordered batches; returns {updated}."""
     errors = ErrorCollector()
-    values = {"account_id": account_id, "namespace": namespace or None, "batch_size": batch_size}
-    for name, value in (body.model_dump() if body else {}).items():
-        if value is None:
-            continue
-        if values[name] is not None and values[name] != value:
+    sent = body or LexicalRebuildRequest()
+    query = {"account_id": account_id, "namespace": namespace or None, "batch_size": batch_size}
+    for name, value in sent.model_dump(exclude_none=True).items():
+        if query[name] is not None and query[name] != value:
             errors.add(name, "given in both the query and the body with different values")
-        values[name] = value
     errors.raise_if_any()
     return service.rebuild_lexical(
         db,
         principal,
-        account_id=values["account_id"],
-        namespace=values["namespace"],
-        batch_size=values["batch_size"] or DEFAULT_BATCH_SIZE,
+        account_id=account_id if account_id is not None else sent.account_id,
+        namespace=namespace or sent.namespace,
+        batch_size=batch_size or sent.batch_size or DEFAULT_BATCH_SIZE,
     )

@@ -17,7 +17,7 @@ from agentmate.core.observability import flush_metrics, logger
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
-_pinned: list[asyncio.Task[None]] = []
+_pinned: list[asyncio.Task[bool]] = []
 
 
 def _keep_worker_threads() -> None:

@@ -94,7 +94,7 @@ class Database:
         """
         account = str(account_id if isinstance(account_id, UUID) else UUID(str(account_id)))
         with _translated(), self.pool.connection() as conn:
-            conn.execute(f"BEGIN; SELECT set_config('app.account_id', '{account}', true)")  # type: ignore[arg-type]
+            conn.execute(f"BEGIN; SELECT set_config('app.account_id', '{account}', true)")
             try:
                 yield conn
             except BaseException:

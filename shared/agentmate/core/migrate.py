@@ -72,7 +72,7 @@ def apply_all(database_url: str, directory: Path = DEFAULT_DIR) -> list[int]:
                         raise RuntimeError(f"migration {mig.path.name} changed after it was applied")
                     continue
                 with conn.transaction():
-                    conn.execute(mig.sql)  # type: ignore[arg-type]
+                    conn.execute(mig.sql)
                     conn.execute(
                         "INSERT INTO schema_migrations (version, name, checksum) VALUES (%s, %s, %s)",
                         (mig.version, mig.name, mig.checksum),

@@ -28,7 +28,7 @@ CHALLENGE = b'ApiKey header="X-Api-Key"'
 def header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope.get("headers", ()):
         if key == name:
-            return value.decode("latin-1")
+            return bytes(value).decode("latin-1")
     return None
 
 

@@ -357,19 +357,18 @@ class StaticModelEmbedder:
 
     def load(self) -> None:
         """Load the model now (e.g. at process start) instead of on the first embed."""
-        if self._model is not None:
-            return
-        with self._lock:
-            if self._model is not None:
-                return
-            try:
-                from model2vec import StaticModel
+        if self._model is None:
+            with self._lock:
+                if self._model is None:  # another thread may have loaded it while this one waited
+                    self._model = self._load()
 
-                self._model = StaticModel.from_pretrained(str(self.path), force_download=False)
-            except Exception as exc:  # any loader failure is an embedding failure for the caller
-                raise EmbeddingError(
-                    f"cannot load static model at {self.path}: {type(exc).__name__}"
-                ) from exc
+    def _load(self) -> Any:
+        try:
+            from model2vec import StaticModel
+
+            return StaticModel.from_pretrained(str(self.path), force_download=False)
+        except Exception as exc:  # any loader failure is an embedding failure for the caller
+            raise EmbeddingError(f"cannot load static model at {self.path}: {type(exc).__name__}") from exc
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         if not texts:
