@@ -9,6 +9,8 @@ from typing import Any
 import psycopg
 import pytest
 
+from agentmate.retrieval import lexical
+
 REBUILD = "/api/admin/retrieval/lexical/rebuild"
 
 
@@ -37,6 +39,15 @@ def _wipe_projection(owner_url: str, *accounts: Any) -> None:
             "UPDATE retrieval_documents SET lexical_text = '' WHERE account_id = ANY(%s)",
             ([uuid.UUID(a.account_id) for a in accounts],),
         )
+
+
+def _memory_rows(owner_url: str) -> tuple[int, int]:
+    """(rows in the memory namespace of every account, how many of them have a stale lexical projection)."""
+    with psycopg.connect(owner_url) as conn:
+        rows = conn.execute(
+            "SELECT title, content, lexical_text FROM retrieval_documents WHERE namespace = 'memory'"
+        ).fetchall()
+    return len(rows), sum(1 for title, content, text in rows if lexical.projection(title, content) != text)
 
 
 def _lexical_hits(client: Any, account: Any, query: str) -> list[list[str]]:
@@ -70,6 +81,8 @@ def test_an_admin_repairs_every_accounts_projection_without_re_embedding(
     _remember(client, other_account, "Sloths swim surprisingly well.")
     before = _embedded_at(owner_url, account)
     _wipe_projection(owner_url, account, other_account)
+    # (the rebuild spans every account of this worker's database: count what it will scan and repair there)
+    scanned, stale = _memory_rows(owner_url)
     assert ["lexical", "vector"] not in _lexical_hits(client, account, "sloths descend week")
     # When an admin (of the first account) rebuilds the memory namespace of every account in small batches
     admin = account
@@ -78,7 +91,8 @@ def test_an_admin_repairs_every_accounts_projection_without_re_embedding(
     assert r.status_code == 200, r.text
     body = r.json()
     # Then both accounts' rows were re-projected, one per batch, and nothing was re-embedded
-    assert body["updated"] >= 2 and body["scanned"] >= body["updated"] and body["batches"] == body["scanned"]
+    assert stale >= 2 and (body["updated"], body["scanned"], body["batches"]) == (stale, scanned, scanned)
+    assert _memory_rows(owner_url) == (scanned, 0)
     assert _lexical_hits(client, account, "sloths descend week")[0] == ["lexical", "vector"]
     assert _lexical_hits(client, other_account, "sloths swim")[0] == ["lexical", "vector"]
     assert _embedded_at(owner_url, account) == before

@@ -175,7 +175,9 @@ def test_a_refused_layers_budget_stays_unused_and_is_not_lent(client, account):
     skill, memory = layer(out, "SKILL"), layer(out, "MEMORY")
     assert (skill["char_budget"], skill["chars_used"], skill["items"]) == (600, 0, [])
     assert memory["char_budget"] == 400
-    assert memory["chars_used"] <= 400 and memory["dropped"] > 0
+    # Eight memories match, top_k (default 5) are candidates: the first is cut to the budget, the four others dropped
+    assert len(memory["items"]) == 1 and memory["items"][0]["truncated"] is True
+    assert memory["chars_used"] <= 400 and memory["dropped"] == 4
     assert out["chars_used"] == memory["chars_used"]
 
 
