@@ -17,7 +17,7 @@ import mimetypes
 import re
 from collections.abc import Iterable, Sequence
 
-from agentmate.core.errors import ErrorCollector, FieldError, TooLarge, invalid
+from agentmate.core.errors import ErrorCollector, FieldError, TooLarge, ValidationFailed, invalid
 from agentmate.packages.limits import PackageLimits
 from agentmate.packages.models import FileInput, Package, PackageFile
 
@@ -248,5 +248,6 @@ def prepare_raw(raw: Sequence[tuple[str, bytes]], limits: PackageLimits) -> Pack
             errors.add("package", f"{path} {problem}")
             continue
         files.append(PackageFile(path, sha256_hex(data), len(data), guess_mime(path, text is not None), text))
-    errors.raise_if_any()
+    if errors.errors:
+        raise ValidationFailed(errors.errors, "package refused: " + "; ".join(e.message for e in errors.errors[:5]))
     return _finish(files, limits, "package")

@@ -43,13 +43,16 @@ class SyncLimits:
     budget_s: float = 20.0
 
 
+_SYNC = SyncLimits()
+
+
 class PackageSettings(BaseSettings):
     """Deployment settings of git sync (environment variables prefixed ``PACKAGES_``).
 
     ``PACKAGES_ALLOWED_HOSTS`` is a comma-separated allow-list: ``host`` (default port of the scheme only),
     ``host:port`` or ``host:*``. ``PACKAGES_ALLOWED_SCHEMES`` defaults to https only.
-    ``PACKAGES_ALLOW_PRIVATE_NETWORKS`` lets a self-hosted operator reach RFC 1918 / loopback / ULA / CGNAT
-    addresses; link-local and cloud-metadata addresses stay refused whatever it says.
+    ``PACKAGES_ALLOWED_PRIVATE_NETWORKS`` (comma-separated CIDRs) lets a self-hosted operator reach private
+    addresses in those networks; link-local and cloud-metadata addresses stay refused whatever it says.
     ``PACKAGES_ARCHIVE_PROVIDERS`` maps a host to the archive API it speaks (``github`` or ``gitlab``); any other
     host is fetched with the git smart-HTTP protocol. ``PACKAGES_GIT_TOKENS`` maps a host to an access token for
     rate-limited or private repositories (sent only to that host, never across a redirect).
@@ -59,15 +62,15 @@ class PackageSettings(BaseSettings):
 
     allowed_hosts: str = "github.com,codeload.github.com,gitlab.com"
     allowed_schemes: str = "https"
-    allow_private_networks: bool = False
+    allowed_private_networks: str = ""
     archive_providers: dict[str, str] = Field(
         default_factory=lambda: {"github.com": "github", "gitlab.com": "gitlab"}
     )
     git_tokens: dict[str, str] = Field(default_factory=dict)
-    max_download_bytes: int = Field(default=SyncLimits.max_download_bytes, ge=1)
-    max_archive_bytes: int = Field(default=SyncLimits.max_archive_bytes, ge=1)
-    max_archive_members: int = Field(default=SyncLimits.max_archive_members, ge=1)
-    sync_budget_s: float = Field(default=SyncLimits.budget_s, gt=0, le=25)
+    max_download_bytes: int = Field(default=_SYNC.max_download_bytes, ge=1)
+    max_archive_bytes: int = Field(default=_SYNC.max_archive_bytes, ge=1)
+    max_archive_members: int = Field(default=_SYNC.max_archive_members, ge=1)
+    sync_budget_s: float = Field(default=_SYNC.budget_s, gt=0, le=25)
 
     def sync_limits(self) -> SyncLimits:
         return SyncLimits(self.max_download_bytes, self.max_archive_bytes, self.max_archive_members,

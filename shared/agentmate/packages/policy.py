@@ -1,8 +1,9 @@
 """Where git sync may connect (SSRF policy); pure checks, no HTTP imported (registration uses it).
 
 URLs: an allowed scheme (https by default), no credentials, an allow-listed host and port. Addresses: every
-address a host resolves to must be public; ``allow_private`` (a self-hosted operator's opt-in) admits RFC 1918,
-loopback, ULA and CGNAT ranges, never link-local or cloud-metadata addresses. ``resolve`` returns the single
+address a host resolves to must be public, unless it lies in a network the operator opted in
+(``allowed_private_networks``, e.g. a self-hosted GitLab's 10.1.0.0/16); link-local and cloud-metadata addresses
+are refused whatever the configuration says. ``resolve`` returns the single
 checked address the connection must use (agentmate.packages.net connects to exactly it).
 """
 
@@ -51,7 +52,7 @@ class NetPolicy:
 
     allowed_hosts: tuple[str, ...] = ("github.com", "codeload.github.com", "gitlab.com")
     allowed_schemes: tuple[str, ...] = ("https",)
-    allow_private: bool = False
+    allowed_private_networks: tuple[str, ...] = ()
     resolver: Resolver = field(default=system_resolver, compare=False)
 
     @classmethod
@@ -59,7 +60,8 @@ class NetPolicy:
         return cls(
             allowed_hosts=tuple(h.strip().lower() for h in settings.allowed_hosts.split(",") if h.strip()),
             allowed_schemes=tuple(s.strip().lower() for s in settings.allowed_schemes.split(",") if s.strip()),
-            allow_private=settings.allow_private_networks,
+            allowed_private_networks=tuple(
+                n.strip() for n in settings.allowed_private_networks.split(",") if n.strip()),
             resolver=resolver or system_resolver,
         )
 
@@ -102,9 +104,9 @@ class NetPolicy:
             return "a link-local address"
         if ip.is_multicast or ip.is_unspecified or ip.is_reserved:
             return "not a unicast address"
-        if ip.is_global:
+        if ip.is_global and not _is_shared(ip):
             return None
-        if self.allow_private and (ip.is_private or ip.is_loopback or _is_shared(ip)):
+        if any(ip in ipaddress.ip_network(net, strict=False) for net in self.allowed_private_networks):
             return None
         return "a private or loopback address"
 
