@@ -221,3 +221,15 @@ def serve_retrieval(app: Any) -> Iterator[Callable[[Any], Any]]:
     yield use
     for fastapi_app in apps:
         fastapi_app.dependency_overrides.pop(deps.retrieval, None)
+
+
+@pytest.fixture(autouse=True)
+def _main_thread_event_loop() -> None:
+    """Mangum (the Lambda adapter) runs on the main thread's event loop, which a Lambda process always has; an
+    anyio test earlier in the same worker leaves the main thread without one (asyncio.run unsets it)."""
+    import asyncio
+
+    try:
+        asyncio.get_event_loop_policy().get_event_loop()
+    except RuntimeError:
+        asyncio.set_event_loop(asyncio.new_event_loop())

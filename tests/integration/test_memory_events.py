@@ -148,8 +148,8 @@ def test_concurrent_replays_of_one_key_store_exactly_one_event(account, owner_ur
         t.join(timeout=30)
     # Then exactly one was created, the others replayed the same event
     assert all(not isinstance(o, Exception) for o in outcomes), outcomes
-    assert sorted(o.status for o in outcomes) == [200] * 7 + [201]
-    assert len({o.body["id"] for o in outcomes}) == 1
+    assert sorted(o.replay for o in outcomes) == [False] + [True] * 7
+    assert len({o.value.id for o in outcomes}) == 1
     with psycopg.connect(owner_url) as conn:
         rows = conn.execute(
             "SELECT count(*) FROM memory_events WHERE account_id = %s AND idempotency_key = %s",

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -25,15 +24,6 @@ M = TypeVar("M", bound=BaseModel)
 MAX_KEY_LENGTH = 255
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """Legacy untyped result, still used by memory until it moves to ``once`` (then it goes)."""
-
-    status: int
-    body: dict[str, Any]
-    replay: bool
-
-
 def canonical_hash(value: Any) -> str:
     data = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(data.encode()).hexdigest()
@@ -46,45 +36,6 @@ def check_key(key: str | None) -> str | None:
     if not key or len(key) > MAX_KEY_LENGTH or not key.isprintable():
         raise invalid("Idempotency-Key", f"must be 1..{MAX_KEY_LENGTH} printable characters")
     return key
-
-
-def run_once(
-    conn: Conn,
-    *,
-    account_id: UUID,
-    route: str,
-    key: str | None,
-    request: Any,
-    create: Callable[[], dict[str, Any]],
-    status: int = 201,
-) -> Outcome:
-    """Run ``create`` at most once per (account, route, key)."""
-    if key is None:
-        return Outcome(status, create(), False)
-    request_hash = canonical_hash(request)
-    reserved = conn.execute(
-        """INSERT INTO idempotency_keys (account_id, route, key, request_hash)
-           VALUES (%(a)s, %(r)s, %(k)s, %(h)s) ON CONFLICT DO NOTHING RETURNING key""",
-        {"a": account_id, "r": route, "k": key, "h": request_hash},
-    ).fetchone()
-    if reserved is None:
-        row = conn.execute(
-            """SELECT request_hash, status_code, response FROM idempotency_keys
-               WHERE account_id = %(a)s AND route = %(r)s AND key = %(k)s""",
-            {"a": account_id, "r": route, "k": key},
-        ).fetchone()
-        if row is None or row["status_code"] is None:
-            raise Conflict("a request with this Idempotency-Key is still in progress")
-        if row["request_hash"] != request_hash:
-            raise Conflict("Idempotency-Key was already used with a different request body")
-        return Outcome(row["status_code"], row["response"], True)
-    body = create()
-    conn.execute(
-        """UPDATE idempotency_keys SET status_code = %(s)s, response = %(b)s
-           WHERE account_id = %(a)s AND route = %(r)s AND key = %(k)s""",
-        {"s": status, "b": Jsonb(body), "a": account_id, "r": route, "k": key},
-    )
-    return Outcome(status, body, False)
 
 
 def once(

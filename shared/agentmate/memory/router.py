@@ -4,12 +4,10 @@ from typing import Annotated, Any
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
-from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import DbDep, IdempotencyKey, MemoryRead, MemoryWrite, PageDep, RetrievalDep
 from agentmate.api.errors import PROBLEM, PROBLEM_RESPONSES, Problem
-from agentmate.api.responses import REPLAY_HEADERS
-from agentmate.core.idempotency import Outcome
+from agentmate.api.responses import created
 from agentmate.core.observability import count
 from agentmate.core.pagination import Page
 from agentmate.core.text import blank_to_none
@@ -51,12 +49,6 @@ SEARCH_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _replayable(outcome: Outcome) -> JSONResponse:
-    """201 for a new record; 200 + the replay headers (``X-Idempotent-Replay: true``) when it already existed."""
-    headers = REPLAY_HEADERS if outcome.replay else None
-    return JSONResponse(outcome.body, status_code=outcome.status, headers=headers)
-
-
 # -- events ------------------------------------------------------------------------------------------------------
 
 
@@ -68,10 +60,10 @@ def _replayable(outcome: Outcome) -> JSONResponse:
 )
 def record_event(body: EventCreate, principal: MemoryWrite, db: DbDep) -> Response:
     """Append an immutable event; retry with the same idempotency_key (same body = 200 replay, else 409)."""
-    outcome = events.record_event(db, principal, body)
-    if not outcome.replay:
+    result = events.record_event(db, principal, body)
+    if not result.replay:
         count("MemoryEventRecorded")
-    return _replayable(outcome)
+    return created(result, replay_status=200)
 
 
 @router.get("/events", response_model=Page[Event])
@@ -120,10 +112,10 @@ def create_entry(
     idempotency_key: IdempotencyKey,
 ) -> Response:
     """Store a durable memory (needs source_event_id or evidence); `indexing` reports the search projection."""
-    outcome = entries.create_entry(db, retrieval, principal, body, idempotency_key)
-    if not outcome.replay:
+    result = entries.create_entry(db, retrieval, principal, body, idempotency_key)
+    if not result.replay:
         count("MemoryEntryCreated")
-    return _replayable(outcome)
+    return created(result)
 
 
 @router.get("/entries", response_model=Page[Entry])
@@ -178,10 +170,10 @@ def supersede(
 )
 def add_feedback(entry_id: UUID, body: FeedbackCreate, principal: MemoryWrite, db: DbDep) -> Response:
     """Report whether a memory helped (useful|harmful); one signal of each kind per memory per session."""
-    outcome = curation.add_feedback(db, principal, entry_id, body)
-    if not outcome.replay:
+    result = curation.add_feedback(db, principal, entry_id, body)
+    if not result.replay:
         count("MemoryFeedbackRecorded")
-    return _replayable(outcome)
+    return created(result, replay_status=200)
 
 
 @router.get("/entries/{entry_id}/feedback", response_model=Page[Feedback])
@@ -221,10 +213,10 @@ def timeline(
 )
 def save_checkpoint(body: CheckpointCreate, principal: MemoryWrite, db: DbDep) -> Response:
     """Save a resumable snapshot (goal required; done/next/open are string arrays); unchanged state is a no-op."""
-    outcome = checkpoints.save_checkpoint(db, principal, body)
-    if not outcome.replay:
+    result = checkpoints.save_checkpoint(db, principal, body)
+    if not result.replay:
         count("MemoryCheckpointSaved")
-    return _replayable(outcome)
+    return created(result, replay_status=200)
 
 
 @router.get("/resume", response_model=Resume)

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_serializer
 from pydantic.json_schema import SkipJsonSchema
 
 ScopeType = Literal["global", "project", "repository", "agent", "session"]
@@ -263,6 +263,14 @@ class Indexing(BaseModel):
 class EntryDetail(Entry):
     evidence: list[Evidence]
     indexing: Indexing | None = None
+
+
+class EntryCreated(EntryDetail):
+    """The answer to a create: ``indexing`` names only what is known (no null document_id/error)."""
+
+    @field_serializer("indexing")
+    def _known_indexing(self, value: Indexing | None) -> dict[str, Any] | None:
+        return None if value is None else value.model_dump(mode="json", exclude_none=True)
 
 
 # --- search ---------------------------------------------------------------------------------------------------

@@ -108,7 +108,7 @@ def memory_record(
                        scope_type=scope_type, scope_key=scope_key, session_id=session_id, sequence_no=sequence_no,
                        source_type=source_type, source_id=source_id, occurred_at=occurred_at,
                        skill_version_id=skill_version_id)
-    return EventRecorded(**events.record_event(db(), principal(), body).body)
+    return events.record_event(db(), principal(), body).value
 
 
 @tools.tool("memory:rw", rest="POST /api/memory/entries", title="Store a durable memory", hints=EntryCreate)
@@ -147,7 +147,7 @@ def memory_store(
         importance=importance, status=status, metadata=metadata or {}, ttl_at=ttl_at, valid_from=valid_from,
         valid_to=valid_to, extraction_method=extraction_method, extractor_version=extractor_version,
     )
-    return EntryDetail(**entries.create_entry(db(), retrieval(), principal(), body, check_key(idempotency_key)).body)
+    return entries.create_entry(db(), retrieval(), principal(), body, check_key(idempotency_key)).value
 
 
 @tools.tool("memory:r", rest="POST /api/memory/search", title="Search memories", hints=SearchRequest)
@@ -230,7 +230,7 @@ def memory_feedback(
     ±0.15). Requires memory:rw."""
     body = FeedbackCreate(signal=signal, reason=reason, session_id=session_id, skill_version_id=skill_version_id,
                           metadata=metadata or {})
-    return FeedbackRecorded(**curation.add_feedback(db(), principal(), id, body).body)
+    return curation.add_feedback(db(), principal(), id, body).value
 
 
 @tools.tool("memory:r", rest="GET /api/memory/entries/{entry_id}/feedback", title="List a memory's feedback")
@@ -266,7 +266,7 @@ def memory_checkpoint_save(
     body = CheckpointCreate(session_id=session_id, goal=goal, done=done or [], next=next or [], open=open or [],
                             notes=notes, label=label, scope_type=scope_type, scope_key=scope_key,
                             **given(skill_version_id=skill_version_id, idempotency_key=idempotency_key))
-    return CheckpointSaved(**checkpoints.save_checkpoint(db(), principal(), body).body)
+    return checkpoints.save_checkpoint(db(), principal(), body).value
 
 
 @tools.tool("memory:r", rest="GET /api/memory/resume", title="Resume a session")

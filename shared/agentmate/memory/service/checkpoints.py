@@ -7,8 +7,9 @@ from typing import Any
 
 from agentmate.core.db import Database
 from agentmate.core.errors import invalid
-from agentmate.core.idempotency import Outcome, canonical_hash
+from agentmate.core.idempotency import canonical_hash
 from agentmate.core.principal import Principal
+from agentmate.core.results import Created
 from agentmate.memory import repository as repo
 from agentmate.memory.readmodels import skill_executions
 from agentmate.memory.schemas import (
@@ -83,7 +84,7 @@ def decode_checkpoint(row: dict[str, Any]) -> Checkpoint:
     )
 
 
-def save_checkpoint(db: Database, principal: Principal, body: CheckpointCreate) -> Outcome:
+def save_checkpoint(db: Database, principal: Principal, body: CheckpointCreate) -> Created[CheckpointSaved]:
     """Store the snapshot as a ``checkpoint`` journal event; unchanged state under the default key is a no-op."""
     payload = checkpoint_payload(body)
     key = body.idempotency_key or default_checkpoint_key(body.session_id, payload)
@@ -109,7 +110,7 @@ def save_checkpoint(db: Database, principal: Principal, body: CheckpointCreate) 
                     "again as the latest"
                 )
     out = CheckpointSaved(checkpoint=decode_checkpoint(row), created=created, warning=warning)
-    return Outcome(201 if created else 200, out.model_dump(mode="json"), not created)
+    return Created(out, replay=not created)
 
 
 def resume(db: Database, principal: Principal, session_id: str) -> Resume:

@@ -6,9 +6,9 @@ from uuid import UUID
 
 from agentmate.core.db import Database
 from agentmate.core.errors import Conflict, ErrorCollector, NotFound, invalid
-from agentmate.core.idempotency import Outcome
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
+from agentmate.core.results import Created
 from agentmate.memory import repository as repo
 from agentmate.memory.readmodels import skill_executions
 from agentmate.memory.schemas import (
@@ -77,7 +77,9 @@ def supersede(
 # -- feedback ----------------------------------------------------------------------------------------------------
 
 
-def add_feedback(db: Database, principal: Principal, entry_id: UUID, body: FeedbackCreate) -> Outcome:
+def add_feedback(
+    db: Database, principal: Principal, entry_id: UUID, body: FeedbackCreate
+) -> Created[FeedbackRecorded]:
     """201 + created:true for a new signal (counter moved in the same transaction); 200 + the existing record
     when this memory already has this signal from this session."""
     errors = ErrorCollector()
@@ -115,7 +117,7 @@ def add_feedback(db: Database, principal: Principal, entry_id: UUID, body: Feedb
             )
             assert row is not None
     out = FeedbackRecorded(feedback=Feedback(**row), created=created, entry=Entry(**entry))
-    return Outcome(201 if created else 200, out.model_dump(mode="json"), not created)
+    return Created(out, replay=not created)
 
 
 def list_feedback(db: Database, principal: Principal, entry_id: UUID, page: PageParams) -> Page[Feedback]:

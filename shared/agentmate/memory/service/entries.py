@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime
-from typing import Any
 from uuid import UUID
 
 from agentmate.core import idempotency
 from agentmate.core.db import Database
 from agentmate.core.errors import ErrorCollector, NotFound, invalid
-from agentmate.core.idempotency import Outcome
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
+from agentmate.core.results import Created
 from agentmate.memory import repository as repo
-from agentmate.memory.schemas import MAX_METADATA_BYTES, Entry, EntryCreate, EntryDetail, Evidence
+from agentmate.memory.schemas import (
+    MAX_METADATA_BYTES,
+    Entry,
+    EntryCreate,
+    EntryCreated,
+    EntryDetail,
+    Evidence,
+)
 from agentmate.memory.service.projection import index_entry, indexing_state
 from agentmate.memory.service.rules import check_scope, check_size, utc
 from agentmate.retrieval.service import Retrieval
@@ -26,7 +32,7 @@ def create_entry(
     principal: Principal,
     body: EntryCreate,
     idempotency_key: str | None = None,
-) -> Outcome:
+) -> Created[EntryCreated]:
     """Store a durable memory with its evidence, then index it (indexing failures are reported, not raised)."""
     errors = ErrorCollector()
     check_scope(errors, body.scope_type, body.scope_key)
@@ -48,7 +54,7 @@ def create_entry(
     evidence = [e.model_dump() for e in body.evidence]
     with db.tenant(principal.account_id) as conn:
 
-        def insert() -> dict[str, Any]:
+        def insert() -> EntryCreated:
             if (
                 body.source_event_id is not None
                 and repo.get_event(conn, account_id=principal.account_id, event_id=body.source_event_id)
@@ -70,34 +76,31 @@ def create_entry(
                 memory_id=row["id"],
                 items=evidence,
             )
-            return EntryDetail(**row, evidence=[Evidence(**e) for e in ev]).model_dump(
-                mode="json", exclude={"indexing"}
-            )
+            return EntryCreated(**row, evidence=[Evidence(**e) for e in ev])
 
-        outcome = idempotency.run_once(
+        result = idempotency.once(
             conn,
             account_id=principal.account_id,
             route="memory.entries.create",
             key=idempotency_key,
             request=body.model_dump(mode="json"),
+            model=EntryCreated,
             create=insert,
         )
-        entry_id = UUID(outcome.body["id"])
+        entry_id = result.value.id
         row = (
             repo.get_entry(conn, account_id=principal.account_id, entry_id=entry_id)
-            if outcome.replay
+            if result.replay
             else None
         )
-    if outcome.replay:
+    if result.replay:
         with db.tenant(principal.account_id) as conn:
             indexing = indexing_state(conn, principal.account_id, [entry_id])[entry_id]
         if indexing.status == "missing" and row is not None and row["status"] in ("active", "pending"):
             indexing = index_entry(db, retrieval, principal.account_id, row)  # a crash between commit and indexing
     else:
-        created = Entry.model_validate(outcome.body).model_dump()
-        indexing = index_entry(db, retrieval, principal.account_id, created)
-    body_out = {**outcome.body, "indexing": indexing.model_dump(mode="json", exclude_none=True)}
-    return Outcome(outcome.status, body_out, outcome.replay)
+        indexing = index_entry(db, retrieval, principal.account_id, result.value.model_dump(exclude={"evidence", "indexing"}))
+    return Created(result.value.model_copy(update={"indexing": indexing}), replay=result.replay)
 
 
 def get_entry(db: Database, principal: Principal, entry_id: UUID) -> EntryDetail:

@@ -11,9 +11,10 @@ from uuid import UUID
 
 from agentmate.core.db import Conn, Database
 from agentmate.core.errors import Conflict, ErrorCollector, NotFound
-from agentmate.core.idempotency import Outcome, canonical_hash
+from agentmate.core.idempotency import canonical_hash
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
+from agentmate.core.results import Created
 from agentmate.memory import repository as repo
 from agentmate.memory.readmodels import skill_executions
 from agentmate.memory.schemas import (
@@ -110,9 +111,9 @@ def event_data(body: EventCreate) -> dict[str, Any]:
     return data
 
 
-def recorded(row: dict[str, Any], created: bool) -> dict[str, Any]:
+def recorded(row: dict[str, Any], created: bool) -> EventRecorded:
     warning = EMPTY_PAYLOAD_WARNING if not row["payload"] else None
-    return EventRecorded(**row, created=created, warning=warning).model_dump(mode="json")
+    return EventRecorded(**row, created=created, warning=warning)
 
 
 def record_in(conn: Conn, principal: Principal, data: dict[str, Any]) -> tuple[dict[str, Any], bool]:
@@ -146,12 +147,12 @@ def record_in(conn: Conn, principal: Principal, data: dict[str, Any]) -> tuple[d
     return existing, False
 
 
-def record_event(db: Database, principal: Principal, body: EventCreate) -> Outcome:
-    """201 new event; 200 replay (same key, same content); 409 same key with different content."""
+def record_event(db: Database, principal: Principal, body: EventCreate) -> Created[EventRecorded]:
+    """A new event, or a replay (same key, same content); a Conflict for the same key with different content."""
     data = event_data(body)
     with db.tenant(principal.account_id) as conn:
         row, created = record_in(conn, principal, data)
-    return Outcome(201 if created else 200, recorded(row, created), not created)
+    return Created(recorded(row, created), replay=not created)
 
 
 def get_event(db: Database, principal: Principal, event_id: UUID) -> EventDetail:
