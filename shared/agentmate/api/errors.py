@@ -8,7 +8,6 @@ HTTP-level errors all render through it).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -19,14 +18,14 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agentmate.core.errors import DomainError, ErrorKind, FieldError, RateLimited
+from agentmate.core.errors import DomainError, ErrorKind, RateLimited
 from agentmate.core.observability import logger
+from agentmate.core.validation import models_in, pydantic_errors
 
 PROBLEM = "application/problem+json"
 NOT_FOUND_HINT = ("GET /api/openapi.json lists every endpoint, GET /api/schema the allowed values, "
                   "GET /api/health the MCP endpoints")
 _CHALLENGE = 'Bearer realm="agentmate", ApiKey realm="agentmate" header="X-Api-Key"'
-_QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'")
 
 # The single kind → (status, title) map.
 STATUS: dict[ErrorKind, tuple[int, str]] = {
@@ -40,13 +39,6 @@ STATUS: dict[ErrorKind, tuple[int, str]] = {
     ErrorKind.NOT_IMPLEMENTED: (501, "Not Implemented"),
     ErrorKind.UNAVAILABLE: (503, "Service Unavailable"),
 }
-
-_HINTS = {
-    "content": "event content belongs inside payload",
-    "kind": "evidence uses source_type/source_id",
-    "ref": "evidence uses source_type/source_id",
-}
-
 
 class ProblemField(BaseModel):
     field: str
@@ -123,43 +115,12 @@ def endpoint_not_found(method: str, path: str) -> tuple[int, str, str, dict[str,
     return 404, "Not Found", f"no such endpoint: {method} {path}", {"hint": NOT_FOUND_HINT}
 
 
-def _field_name(loc: tuple[Any, ...]) -> str:
-    parts = [str(p) for p in loc]
-    if parts and parts[0] in ("body", "query", "path", "header"):
-        parts = parts[1:]
-    name = ""
-    for p in parts:
-        name += f"[{p}]" if p.isdigit() else (f".{p}" if name else p)
-    return name or "body"
-
-
-def pydantic_errors(raw: list[dict[str, Any]]) -> list[FieldError]:
-    out: list[FieldError] = []
-    for err in raw:
-        loc = tuple(err.get("loc", ()))
-        field = _field_name(loc)
-        kind = err.get("type", "")
-        ctx = err.get("ctx") or {}
-        allowed: list[Any] | None = None
-        message = str(err.get("msg", "invalid value"))
-        if kind in ("literal_error", "enum"):
-            allowed = _QUOTED.findall(str(ctx.get("expected", ""))) or None
-            message = "must be one of the allowed values"
-        elif kind == "extra_forbidden":
-            message = "unknown field"
-            last = str(loc[-1]) if loc else ""
-            if last in _HINTS:
-                message += f" ({_HINTS[last]})"
-        elif kind in ("empty_patch", "not_nullable"):  # agentmate.core.patch: updatable fields / enum values
-            allowed = list(ctx.get("allowed", [])) or None
-        elif kind == "missing":
-            message = "field required"
-        elif kind == "json_invalid":
-            field, message = "body", "request body is not valid JSON"
-        elif message.startswith("Value error, "):
-            message = message[len("Value error, "):]
-        out.append(FieldError(field, message, allowed))
-    return out
+def _body_model(request: Request) -> type[BaseModel] | None:
+    """The model a route validates its body into (for the model-owned field hints)."""
+    body_field = getattr(request.scope.get("route"), "body_field", None)
+    annotation = getattr(getattr(body_field, "field_info", None), "annotation", None)
+    models = models_in(annotation) if annotation is not None else []
+    return models[0] if models else None
 
 
 class CatchAllMiddleware:
@@ -196,8 +157,8 @@ def install_error_handlers(app: FastAPI) -> None:
         return domain_problem(exc)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = pydantic_errors(list(exc.errors()))
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = pydantic_errors(list(exc.errors()), _body_model(request))
         detail = "invalid fields: " + ", ".join(dict.fromkeys(e.field for e in errors))
         return problem(400, "Validation failed", detail, [e.as_dict() for e in errors])
 

@@ -6,8 +6,8 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ValidationError
 
-from agentmate.api.errors import pydantic_errors
 from agentmate.core.errors import DomainError, FieldError, ValidationFailed
+from agentmate.core.validation import pydantic_errors
 
 
 def _field(e: FieldError) -> str:
@@ -28,9 +28,10 @@ def domain_error_text(exc: DomainError) -> str:
     return exc.detail
 
 
-def validation_error_text(exc: ValidationError) -> str:
-    """Pydantic argument/body errors, named by argument, with the allowed values of enums."""
-    return fields_text(pydantic_errors(list(exc.errors())))
+def validation_error_text(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
+    """Pydantic argument/body errors, named by argument, with the allowed values of enums and the hints of
+    ``model`` (the tool's domain model) and the models nested in it."""
+    return fields_text(pydantic_errors(list(exc.errors()), model))
 
 
 def unknown_arguments(unknown: Iterable[str], allowed: Iterable[str], hints: type[BaseModel] | None) -> list[FieldError]:
@@ -41,7 +42,7 @@ def unknown_arguments(unknown: Iterable[str], allowed: Iterable[str], hints: typ
         try:
             hints.model_validate({name: None for name in unknown})
         except ValidationError as exc:
-            for err in pydantic_errors(list(exc.errors())):
+            for err in pydantic_errors(list(exc.errors()), hints):
                 if err.field in set(unknown) and err.message.startswith("unknown field ("):
                     found[err.field] = "unknown argument" + err.message[len("unknown field"):]
     names = sorted(allowed)

@@ -107,5 +107,5 @@ class AgentmateMCP(MCPServer):
             if isinstance(cause, DomainError):
                 raise ToolError(domain_error_text(cause)) from None
             if isinstance(cause, ValidationError):
-                raise ToolError(validation_error_text(cause)) from None
+                raise ToolError(validation_error_text(cause, spec.hints if spec else None)) from None
             raise

@@ -8,7 +8,7 @@ place are declared as traps (hidden from the schema) so the 400 says where the v
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 from uuid import UUID
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_serializer
@@ -100,6 +100,8 @@ class EventCreate(BaseModel):
     (200 + ``X-Idempotent-Replay: true``), a different body under the same key is a 409."""
 
     model_config = ConfigDict(extra="forbid")
+    # Unknown field → what to send instead (core.validation adds it to the "unknown field" message).
+    field_hints: ClassVar[dict[str, str]] = {"content": "event content belongs inside payload"}
     event_type: Annotated[EventType, Lower]
     idempotency_key: Annotated[
         str,
@@ -162,6 +164,10 @@ class EventRecorded(EventDetail):
 
 class EvidenceIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    field_hints: ClassVar[dict[str, str]] = {
+        "kind": "evidence uses source_type/source_id",
+        "ref": "evidence uses source_type/source_id",
+    }
     source_type: Annotated[
         str,
         Lower,
