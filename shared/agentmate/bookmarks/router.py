@@ -18,7 +18,6 @@ from agentmate.bookmarks.schemas import (
     BookmarkUpdate,
     blank_to_none,
 )
-from agentmate.core.observability import count
 from agentmate.core.pagination import Page
 from agentmate.core.text import tag_filter
 
@@ -32,8 +31,6 @@ OptionalBool = Annotated[bool | None, BeforeValidator(blank_to_none)]
 def create_bookmark(body: BookmarkCreate, principal: BookmarksWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
     """Save a bookmark (an absolute http(s) URL). Send an `Idempotency-Key` header to make retries safe."""
     result = service.create(db, principal, body, idempotency_key)
-    if not result.replay:
-        count("BookmarkCreated")
     return created(result)
 
 

@@ -15,7 +15,7 @@ from uuid import UUID
 
 from pydantic import BaseModel
 
-from agentmate.core import idempotency
+from agentmate.core import idempotency, observability
 from agentmate.core.db import Conn, Database
 from agentmate.core.errors import ErrorCollector, NotFound
 from agentmate.core.patch import PatchModel
@@ -113,7 +113,7 @@ class RecordService(Generic[M]):
     def create(
         self, db: Database, principal: Principal, body: BaseModel, idempotency_key: str | None = None
     ) -> Created[M]:
-        return create(
+        result = create(
             db,
             principal,
             body,
@@ -122,6 +122,9 @@ class RecordService(Generic[M]):
             insert=self.repo.insert,
             idempotency_key=idempotency_key,
         )
+        if not result.replay:  # the business metric (TodoCreated, NoteCreated, …), for REST and MCP alike
+            observability.count(f"{self.resource.capitalize()}Created")
+        return result
 
     def get(self, db: Database, principal: Principal, record_id: UUID) -> M:
         return one(

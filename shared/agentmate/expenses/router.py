@@ -9,7 +9,6 @@ from pydantic import AwareDatetime, BeforeValidator
 from agentmate.api.deps import DbDep, ExpensesRead, ExpensesWrite, IdempotencyKey, PageDep
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
-from agentmate.core.observability import count
 from agentmate.core.pagination import Page
 from agentmate.core.text import tag_filter
 from agentmate.expenses import service
@@ -32,8 +31,6 @@ Currency = Annotated[str | None, Query(description="ISO 4217 code (case-insensit
 def create_expense(body: ExpenseCreate, principal: ExpensesWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
     """Record an expense (amount as a decimal string like "12.50", ISO 4217 currency). Send an `Idempotency-Key` header to make retries safe."""
     result = service.create(db, principal, body, idempotency_key)
-    if not result.replay:
-        count("ExpenseCreated")
     return created(result)
 
 

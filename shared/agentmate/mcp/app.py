@@ -240,7 +240,8 @@ class McpApp:
                 message = {**message, "headers": headers}
             await send(message)
 
-        with acting_as(caller):
+        # The gateway's request id when there is one, as REST's correlation id is API Gateway's.
+        with acting_as(caller, header(scope, b"x-request-id") or header(scope, b"x-amzn-trace-id")):
             await manager.handle_request(scope, receive, send_with_headers)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:

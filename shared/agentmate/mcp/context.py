@@ -8,6 +8,7 @@ arguments a call carried are bound the same way (``sent_arguments``).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from agentmate.core.db import Database, get_database
 from agentmate.core.errors import Unauthorized
+from agentmate.core.observability import logger
 from agentmate.core.principal import Principal
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -48,12 +50,19 @@ def retrieval() -> Retrieval:
 
 
 @contextmanager
-def acting_as(caller: Principal | None) -> Iterator[None]:
-    """Bind ``caller`` for the duration of the block (the middleware; in-memory tests)."""
+def acting_as(caller: Principal | None, correlation_id: str | None = None) -> Iterator[None]:
+    """Bind ``caller`` for the duration of the block (the middleware; in-memory tests), and put the same log keys
+    on every line logged meanwhile as REST does (``correlation_id``, ``account_id``). Powertools keeps these
+    "thread-safe" keys in a context variable, so concurrent requests of the container never mix them."""
     token = _principal.set(caller)
+    keys = {"correlation_id": correlation_id or uuid.uuid4().hex}
+    if caller is not None:
+        keys["account_id"] = str(caller.account_id)
+    logger.thread_safe_append_keys(**keys)
     try:
         yield
     finally:
+        logger.thread_safe_remove_keys(keys)
         _principal.reset(token)
 
 

@@ -13,12 +13,14 @@ from mcp_types import Tool as MCPTool
 from pydantic import BaseModel, ValidationError
 
 from agentmate.core.errors import DomainError
+from agentmate.core.observability import flush_metrics, logger
 from agentmate.core.patch import not_nullable
 from agentmate.mcp import context
 from agentmate.mcp.errors import domain_error_text, fields_text, unknown_arguments, validation_error_text
 from agentmate.mcp.registry import ToolSpec
 
 SERVER_VERSION = "1.0.0"
+UNEXPECTED_TEXT = "internal error: the tool failed unexpectedly; it was logged, retry later"
 
 
 def _scope_refusal(spec: ToolSpec, granted: Iterable[str]) -> str:
@@ -108,4 +110,9 @@ class AgentmateMCP(MCPServer):
                 raise ToolError(domain_error_text(cause)) from None
             if isinstance(cause, ValidationError):
                 raise ToolError(validation_error_text(cause, spec.hints if spec else None)) from None
+            if cause is not None:  # unexpected: logged with its traceback, answered without internals
+                logger.error("unhandled error in MCP tool", exc_info=cause, extra={"tool": name})
+                raise ToolError(UNEXPECTED_TEXT) from None
             raise
+        finally:
+            flush_metrics()  # the business metrics the tool's use case counted (as REST flushes per invocation)

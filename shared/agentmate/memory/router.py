@@ -8,7 +8,6 @@ from fastapi import APIRouter, Query, Response
 from agentmate.api.deps import DbDep, IdempotencyKey, MemoryRead, MemoryWrite, PageDep, RetrievalDep
 from agentmate.api.errors import PROBLEM, PROBLEM_RESPONSES, Problem
 from agentmate.api.responses import created
-from agentmate.core.observability import count
 from agentmate.core.pagination import Page
 from agentmate.core.text import blank_to_none
 from agentmate.memory.schemas import (
@@ -61,8 +60,6 @@ SEARCH_RESPONSES: dict[int | str, dict[str, Any]] = {
 def record_event(body: EventCreate, principal: MemoryWrite, db: DbDep) -> Response:
     """Append an immutable event; retry with the same idempotency_key (same body = 200 replay, else 409)."""
     result = events.record_event(db, principal, body)
-    if not result.replay:
-        count("MemoryEventRecorded")
     return created(result, replay_status=200)
 
 
@@ -113,8 +110,6 @@ def create_entry(
 ) -> Response:
     """Store a durable memory (needs source_event_id or evidence); `indexing` reports the search projection."""
     result = entries.create_entry(db, retrieval, principal, body, idempotency_key)
-    if not result.replay:
-        count("MemoryEntryCreated")
     return created(result)
 
 
@@ -150,7 +145,6 @@ def get_entry(entry_id: UUID, principal: MemoryRead, db: DbDep) -> EntryDetail:
 def search(body: SearchRequest, principal: MemoryRead, db: DbDep, retrieval: RetrievalDep) -> SearchResponse:
     """Hybrid (full-text + vector) memory search; `degraded` names a failed leg, 503 when both fail."""
     result = ranking.search(db, retrieval, principal, body)
-    count("MemorySearch")
     return result
 
 
@@ -171,8 +165,6 @@ def supersede(
 def add_feedback(entry_id: UUID, body: FeedbackCreate, principal: MemoryWrite, db: DbDep) -> Response:
     """Report whether a memory helped (useful|harmful); one signal of each kind per memory per session."""
     result = curation.add_feedback(db, principal, entry_id, body)
-    if not result.replay:
-        count("MemoryFeedbackRecorded")
     return created(result, replay_status=200)
 
 
@@ -214,8 +206,6 @@ def timeline(
 def save_checkpoint(body: CheckpointCreate, principal: MemoryWrite, db: DbDep) -> Response:
     """Save a resumable snapshot (goal required; done/next/open are string arrays); unchanged state is a no-op."""
     result = checkpoints.save_checkpoint(db, principal, body)
-    if not result.replay:
-        count("MemoryCheckpointSaved")
     return created(result, replay_status=200)
 
 

@@ -9,7 +9,6 @@ from agentmate.api.deps import DbDep, IdempotencyKey, NotesRead, NotesWrite, Pag
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.api.routing import CONTENT_BODY_LIMIT, max_body
-from agentmate.core.observability import count
 from agentmate.core.pagination import Page
 from agentmate.core.text import tag_filter
 from agentmate.notes import service
@@ -24,8 +23,6 @@ _Q = "Case-insensitive substring of title or content; blank = no filter"
 def create_note(body: NoteCreate, principal: NotesWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
     """Create a note. Send an `Idempotency-Key` header to make retries safe."""
     result = service.create(db, principal, body, idempotency_key)
-    if not result.replay:
-        count("NoteCreated")
     return created(result)
 
 

@@ -9,7 +9,6 @@ from agentmate.api.deps import DbDep, IdempotencyKey, PageDep, ReportsRead, Repo
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.api.routing import CONTENT_BODY_LIMIT, max_body
-from agentmate.core.observability import count
 from agentmate.core.pagination import Page
 from agentmate.core.text import tag_filter
 from agentmate.reports import service
@@ -22,8 +21,6 @@ router = APIRouter(prefix="/api/reports", tags=["reports"], responses=PROBLEM_RE
 def create_report(body: ReportCreate, principal: ReportsWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
     """Create a report (format md or html). Send an `Idempotency-Key` header to make retries safe."""
     result = service.create(db, principal, body, idempotency_key)
-    if not result.replay:
-        count("ReportCreated")
     return created(result)
 
 

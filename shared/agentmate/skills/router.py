@@ -9,7 +9,6 @@ from agentmate.api.deps import DbDep, IdempotencyKey, PageDep, SkillsRead, Skill
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.api.routing import CONTENT_BODY_LIMIT, max_body
-from agentmate.core.observability import count
 from agentmate.core.pagination import Page
 from agentmate.core.text import blank_to_none
 from agentmate.skills import service
@@ -33,8 +32,6 @@ SkillNameQuery = Annotated[str, Query(min_length=1, max_length=200, description=
 def add_log(body: SkillLogCreate, principal: SkillsWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
     """Record one skill execution; skill_version_id (optional) must be a version of the same skill."""
     result = service.add_log(db, principal, body, idempotency_key)
-    if not result.replay:
-        count("SkillLogRecorded")
     return created(result)
 
 
@@ -67,8 +64,6 @@ def list_logs(
 def publish_version(body: SkillVersionCreate, principal: SkillsWrite, db: DbDep) -> Response:
     """Publish a SKILL.md body as a version (201); the same body under the same label again is a 200 no-op."""
     result = service.publish_version(db, principal, body)
-    if not result.replay:
-        count("SkillVersionPublished")
     return created(result, replay_status=200)
 
 

@@ -13,6 +13,7 @@ from uuid import UUID
 from agentmate.core import idempotency
 from agentmate.core.db import Conn, Database
 from agentmate.core.errors import Conflict, NotFound, invalid
+from agentmate.core.observability import counted, new_only
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
 from agentmate.core.results import Created
@@ -52,6 +53,7 @@ def resolve_version(
 # -- versions ----------------------------------------------------------------------------------------------------
 
 
+@counted("SkillVersionPublished", new_only)
 def publish_version(db: Database, principal: Principal, body: SkillVersionCreate) -> Created[VersionPublished]:
     """Publish a body; re-publishing the same body under the same label returns the existing version (a
     replay)."""
@@ -168,6 +170,7 @@ def list_versions(
 # -- logs --------------------------------------------------------------------------------------------------------
 
 
+@counted("SkillLogRecorded", new_only)
 def add_log(
     db: Database, principal: Principal, body: SkillLogCreate, idempotency_key: str | None = None
 ) -> Created[SkillLog]:

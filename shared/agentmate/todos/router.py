@@ -8,7 +8,6 @@ from fastapi import APIRouter, Query, Response
 from agentmate.api.deps import DbDep, IdempotencyKey, PageDep, TodosRead, TodosWrite
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
-from agentmate.core.observability import count
 from agentmate.core.pagination import Page
 from agentmate.core.text import blank_to_none, tag_filter
 from agentmate.todos import service
@@ -21,8 +20,6 @@ router = APIRouter(prefix="/api/todos", tags=["todos"], responses=PROBLEM_RESPON
 def create_todo(body: TodoCreate, principal: TodosWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
     """Create a todo. Send an `Idempotency-Key` header to make retries safe."""
     result = service.create(db, principal, body, idempotency_key)
-    if not result.replay:
-        count("TodoCreated")
     return created(result)
 
 

@@ -9,7 +9,6 @@ from agentmate.api.deps import DbDep, IdempotencyKey, MemoryRead, MemoryWrite, P
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.api.routing import LAMBDA_BODY_LIMIT, max_body
-from agentmate.core.observability import count
 from agentmate.core.pagination import MAX_LIMIT, Page
 from agentmate.core.results import Created
 from agentmate.working import service
@@ -36,8 +35,6 @@ def create_session(
 ) -> Response:
     """Create a working memory session; title, agent and metadata are all optional."""
     result = service.create_session(db, principal, body, idempotency_key)
-    if not result.replay:
-        count("WorkingSessionCreated")
     return created(result)
 
 
@@ -78,8 +75,6 @@ def delete_session(session_id: SessionId, principal: MemoryWrite, db: DbDep) -> 
 def append_items(session_id: SessionId, body: ItemsAppend, principal: MemoryWrite, db: DbDep) -> Response:
     """Append a batch of items all-or-nothing; seq is assigned by the server; retries replay by idempotency_key."""
     result = service.append_items(db, principal, session_id, body)
-    if result.created_count:
-        count("WorkingItemsAppended", result.created_count)
     return created(Created(result, replay=result.replay), replay_status=200)
 
 

@@ -20,6 +20,7 @@ from agentmate.core import idempotency
 from agentmate.core.db import Database
 from agentmate.core.errors import Conflict, ErrorCollector, FieldError, NotFound, invalid
 from agentmate.core.idempotency import canonical_hash
+from agentmate.core.observability import counted, new_only
 from agentmate.core.pagination import MAX_LIMIT, Page, PageParams
 from agentmate.core.principal import Principal
 from agentmate.core.results import Created
@@ -113,6 +114,7 @@ def _check_session_text(errors: ErrorCollector, fields: dict[str, str | None]) -
 # --- sessions -------------------------------------------------------------------------------------------------
 
 
+@counted("WorkingSessionCreated", new_only)
 def create_session(
     db: Database, principal: Principal, body: SessionCreate | None = None, idempotency_key: str | None = None,
 ) -> Created[WorkingSession]:
@@ -235,6 +237,7 @@ def _prepare(items: list[ItemIn]) -> list[dict[str, Any]]:
     return prepared
 
 
+@counted("WorkingItemsAppended", lambda result: result.created_count)
 def append_items(db: Database, principal: Principal, session_id: UUID, body: ItemsAppend) -> AppendResult:
     """Append a batch all-or-nothing. ``result.replay`` is true when every item was already stored."""
     prepared = _prepare(body.items)

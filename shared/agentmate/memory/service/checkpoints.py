@@ -8,6 +8,7 @@ from typing import Any
 from agentmate.core.db import Database
 from agentmate.core.errors import invalid
 from agentmate.core.idempotency import canonical_hash
+from agentmate.core.observability import counted, new_only
 from agentmate.core.principal import Principal
 from agentmate.core.results import Created
 from agentmate.memory import repository as repo
@@ -84,6 +85,7 @@ def decode_checkpoint(row: dict[str, Any]) -> Checkpoint:
     )
 
 
+@counted("MemoryCheckpointSaved", new_only)
 def save_checkpoint(db: Database, principal: Principal, body: CheckpointCreate) -> Created[CheckpointSaved]:
     """Store the snapshot as a ``checkpoint`` journal event; unchanged state under the default key is a no-op."""
     payload = checkpoint_payload(body)

@@ -6,6 +6,7 @@ from uuid import UUID
 
 from agentmate.core.db import Database
 from agentmate.core.errors import Conflict, ErrorCollector, NotFound, invalid
+from agentmate.core.observability import counted, new_only
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
 from agentmate.core.results import Created
@@ -77,6 +78,7 @@ def supersede(
 # -- feedback ----------------------------------------------------------------------------------------------------
 
 
+@counted("MemoryFeedbackRecorded", new_only)
 def add_feedback(
     db: Database, principal: Principal, entry_id: UUID, body: FeedbackCreate
 ) -> Created[FeedbackRecorded]:

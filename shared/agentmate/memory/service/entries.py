@@ -9,6 +9,7 @@ from uuid import UUID
 from agentmate.core import idempotency
 from agentmate.core.db import Database
 from agentmate.core.errors import ErrorCollector, NotFound, invalid
+from agentmate.core.observability import counted, new_only
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
 from agentmate.core.results import Created
@@ -26,6 +27,7 @@ from agentmate.memory.service.rules import check_scope, check_size, utc
 from agentmate.retrieval.service import Retrieval
 
 
+@counted("MemoryEntryCreated", new_only)
 def create_entry(
     db: Database,
     retrieval: Retrieval,

@@ -12,6 +12,7 @@ from uuid import UUID
 from agentmate.core.db import Conn, Database
 from agentmate.core.errors import Conflict, ErrorCollector, NotFound
 from agentmate.core.idempotency import canonical_hash
+from agentmate.core.observability import counted, new_only
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
 from agentmate.core.results import Created
@@ -147,6 +148,7 @@ def record_in(conn: Conn, principal: Principal, data: dict[str, Any]) -> tuple[d
     return existing, False
 
 
+@counted("MemoryEventRecorded", new_only)
 def record_event(db: Database, principal: Principal, body: EventCreate) -> Created[EventRecorded]:
     """A new event, or a replay (same key, same content); a Conflict for the same key with different content."""
     data = event_data(body)

@@ -8,6 +8,7 @@ from uuid import UUID
 
 from agentmate.core.db import Conn, Database
 from agentmate.core.errors import invalid
+from agentmate.core.observability import counted
 from agentmate.core.principal import Principal
 from agentmate.memory import repository as repo
 from agentmate.memory.schemas import (
@@ -39,6 +40,7 @@ def _currently_valid(entry: dict[str, Any], now: datetime) -> bool:
     return not (entry["ttl_at"] is not None and entry["ttl_at"] <= now)
 
 
+@counted("MemorySearch")
 def search(db: Database, retrieval: Retrieval, principal: Principal, body: SearchRequest) -> SearchResponse:
     """Hybrid (lexical + vector) search over durable memories, nudged by recorded usefulness."""
     if body.scope_key is not None and body.scope_type is None:
