@@ -74,6 +74,7 @@ def bench_environment(database_url: str) -> dict[str, str]:
         "AGENTMATE_ENV": "test",
         "DATABASE_URL": database_url,
         "JWT_SECRET": JWT_SECRET,
+        "REGISTRATIONS_PER_ADDRESS": "1000000",  # seeding registers many tenants from one address
         "EMBEDDING_BASE_URL": "",
         "QDRANT_URL": "",
         "VECTOR_PATH": "",

@@ -2,7 +2,8 @@
 
     python -m infra.devserver [--host 127.0.0.1] [--port 26001]
 
-Data lives in .local/ (git-ignored) and survives restarts. ``DATABASE_URL`` (application role) together with
+Data lives in .local/ (git-ignored) and survives restarts, the JWT signing secret too: a random one is generated on
+first start into ``.local/jwt-secret`` (mode 600) unless ``JWT_SECRET`` is set. ``DATABASE_URL`` (application role) together with
 ``MIGRATION_DATABASE_URL`` (owner) point it at an existing server instead of the embedded one.
 """
 
@@ -20,6 +21,25 @@ PG_PORT = int(os.environ.get("AGENTMATE_PG_PORT", "26432"))
 LOCAL = ROOT / ".local"
 
 
+def local_jwt_secret(path: Path) -> str:
+    """The local runtime's signing secret: read from ``path``, or generated there (mode 600) on first start."""
+    import secrets
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        os.chmod(path, 0o600)
+        secret = path.read_text(encoding="utf-8").strip()
+        if len(secret) >= 32:
+            return secret
+        raise SystemExit(f"{path} holds no usable secret (under 32 characters): delete it to generate a new one") from None
+    secret = secrets.token_urlsafe(48)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(secret + "\n")
+    return secret
+
+
 def prepare_environment() -> None:
     """Start Postgres (unless DATABASE_URL is given), migrate, and set the app's environment."""
     from agentmate.core import migrate
@@ -35,6 +55,8 @@ def prepare_environment() -> None:
     applied = migrate.apply_all(owner_url)
     print(f"migrations: {'applied ' + str(applied) if applied else 'up to date'}", flush=True)
     os.environ.setdefault("AGENTMATE_ENV", "dev")
+    if not os.environ.get("JWT_SECRET") and not os.environ.get("JWT_SECRET_ARN"):
+        os.environ["JWT_SECRET"] = local_jwt_secret(LOCAL / "jwt-secret")
     os.environ.setdefault("VECTOR_PATH", str(LOCAL / "vectors"))
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 
@@ -51,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     from infra.local_app import build_local_app
 
     print(f"Agentmate is serving on http://{args.host}:{args.port}  (REST /api/*, MCP /mcp/*)", flush=True)
-    uvicorn.run(build_local_app(), host=args.host, port=args.port, log_level="warning")
+    # proxy_headers=False: the client address (login throttling) is the socket peer, never X-Forwarded-For.
+    uvicorn.run(build_local_app(), host=args.host, port=args.port, log_level="warning", proxy_headers=False)
     return 0
 
 

@@ -39,6 +39,8 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.update({
         "AGENTMATE_ENV": "test",
         "JWT_SECRET": JWT_SECRET,
+        # Every test registers fresh accounts from the same client address; the throttle tests set their own.
+        "REGISTRATIONS_PER_ADDRESS": "1000000",
         "EMBEDDING_BASE_URL": "",
         "QDRANT_URL": "",
         "VECTOR_PATH": "",

@@ -144,7 +144,7 @@ def test_requests_without_credentials_or_with_bad_ones_are_401(client):
 
 def _claims(account, **overrides):
     now = datetime.now(UTC)
-    return {"sub": account.user_id, "account_id": account.account_id, "iat": now,
+    return {"sub": account.user_id, "account_id": account.account_id, "epoch": 0, "iat": now,
             "exp": now + timedelta(hours=1), **overrides}
 
 
@@ -224,7 +224,8 @@ def test_listing_keys_shows_metadata_but_never_key_material(client, account):
     assert page["total"] == 2 and page["limit"] == 20 and page["offset"] == 0
     assert [k["id"] for k in page["items"]] == [second["id"], first["id"]]  # newest first
     for item in page["items"]:
-        assert set(item) == {"id", "name", "prefix", "scopes", "created_by_key_id", "created_at"}
+        assert set(item) == {"id", "name", "prefix", "scopes", "created_by_key_id", "created_at", "expires_at",
+                             "last_used_at"}
     assert first["key"] not in r.text and second["key"] not in r.text
     assert client.get("/api/auth/apikeys", params={"limit": 0}, headers=account.jwt_headers).status_code == 400
 

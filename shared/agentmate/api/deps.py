@@ -96,6 +96,15 @@ def route_scopes(dependant: Dependant) -> list[str]:
     return found
 
 
+async def client_address(request: Request) -> str:
+    """The caller's address: API Gateway's ``requestContext.http.sourceIp`` (Mangum puts it in the ASGI scope's
+    ``client``), locally the socket peer. Never a client-supplied header such as X-Forwarded-For."""
+    return request.client.host if request.client else ""
+
+
+ClientAddress = Annotated[str, Depends(client_address)]
+
+
 async def idempotency_key(
     idempotency_key: Annotated[
         str | None,

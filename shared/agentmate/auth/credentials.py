@@ -13,7 +13,11 @@ from agentmate.core.settings import Settings
 
 
 def authenticate(db: Database, settings: Settings, *, api_key: str | None, bearer: str | None) -> Principal:
-    """Resolve the caller from an ``X-Api-Key`` value or an ``Authorization: Bearer`` token (JWT or ak_ key)."""
+    """Resolve the caller from an ``X-Api-Key`` value or an ``Authorization: Bearer`` token (JWT or ak_ key).
+
+    Either way one statement checks the credential against the database: a key must exist and not be expired;
+    a JWT's user must exist in the token's account and still be at the token's credentials epoch.
+    """
     if bearer and bearer.startswith(security.API_KEY_PREFIX) and not api_key:
         api_key = bearer
     if api_key:
@@ -21,19 +25,35 @@ def authenticate(db: Database, settings: Settings, *, api_key: str | None, beare
             row = repo.api_key_by_hash(conn, security.hash_api_key(api_key.strip()))
         if row is None:
             raise Unauthorized("invalid api key")
+        if row["expired"]:
+            raise Unauthorized("api key expired: create a new one (POST /api/auth/apikeys)")
         return Principal(
             account_id=row["account_id"], user_id=row["user_id"], via="api_key",
             key_id=row["key_id"], scopes=tuple(row["scopes"]), role=row["role"],
         )
     if bearer:
-        import jwt as pyjwt
-
-        try:
-            claims = security.decode_jwt(bearer, settings.resolved_jwt_secret())
-            return Principal(account_id=UUID(claims["account_id"]), user_id=UUID(claims["sub"]), via="jwt")
-        except (pyjwt.PyJWTError, ValueError, TypeError):
-            raise Unauthorized("invalid token") from None
+        user_id, account_id, epoch = _jwt_claims(bearer, settings)
+        with db.single_statement() as conn:
+            user = repo.jwt_user(conn, user_id=user_id, account_id=account_id)
+        if user is None:
+            raise Unauthorized("invalid token: its user no longer exists in its account")
+        if user["credentials_epoch"] != epoch:
+            raise Unauthorized("token revoked (password changed or signed out everywhere): log in again")
+        return Principal(account_id=account_id, user_id=user_id, via="jwt", role=user["role"])
     raise Unauthorized("missing credentials: send X-Api-Key or Authorization: Bearer <jwt|ak_…>")
+
+
+def _jwt_claims(token: str, settings: Settings) -> tuple[UUID, UUID, int]:
+    import jwt as pyjwt
+
+    try:
+        claims = security.decode_jwt(token, settings.resolved_jwt_secret())
+        epoch = claims[security.EPOCH_CLAIM]
+        if not isinstance(epoch, int) or isinstance(epoch, bool):
+            raise TypeError("epoch")
+        return UUID(claims["sub"]), UUID(claims["account_id"]), epoch
+    except (pyjwt.PyJWTError, ValueError, TypeError, AttributeError):
+        raise Unauthorized("invalid token") from None
 
 
 def require_admin(db: Database, principal: Principal) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
@@ -26,33 +27,61 @@ def register(conn: Conn, *, email: str, password_hash: str) -> dict[str, Any]:
 
 def user_by_email(conn: Conn, email: str) -> dict[str, Any] | None:
     return conn.execute(
-        "SELECT user_id, account_id, password_hash, role FROM auth_user_by_email(%s)", (email,)
+        "SELECT user_id, account_id, password_hash, role, credentials_epoch FROM auth_user_by_email(%s)", (email,)
     ).fetchone()
 
 
 def api_key_by_hash(conn: Conn, key_hash: str) -> dict[str, Any] | None:
+    """The key's caller and whether it expired; stamps last_used_at at most once a minute (same statement)."""
     return conn.execute(
-        "SELECT key_id, account_id, user_id, scopes, role FROM auth_api_key(%s)", (key_hash,)
+        "SELECT key_id, account_id, user_id, scopes, role, expired FROM auth_api_key(%s)", (key_hash,)
+    ).fetchone()
+
+
+def jwt_user(conn: Conn, *, user_id: UUID, account_id: UUID) -> dict[str, Any] | None:
+    return conn.execute(
+        "SELECT role, credentials_epoch FROM auth_jwt_user(%s, %s)", (user_id, account_id)
     ).fetchone()
 
 
 def get_user(conn: Conn, user_id: UUID) -> dict[str, Any] | None:
     return conn.execute(
-        "SELECT id, account_id, email, role, created_at FROM users WHERE id = %s", (user_id,)
+        "SELECT id, account_id, email, role, password_hash, credentials_epoch, created_at FROM users WHERE id = %s",
+        (user_id,),
     ).fetchone()
 
 
-_KEY_COLUMNS = "id, name, prefix, scopes, created_by_key_id, created_at"
+def set_credentials(conn: Conn, user_id: UUID, *, expected_hash: str, password_hash: str) -> int | None:
+    """Replace the password and bump the epoch, unless the password changed meanwhile; returns the new epoch."""
+    row = conn.execute(
+        """UPDATE users SET password_hash = %s, credentials_epoch = credentials_epoch + 1
+           WHERE id = %s AND password_hash = %s RETURNING credentials_epoch""",
+        (password_hash, user_id, expected_hash),
+    ).fetchone()
+    return row["credentials_epoch"] if row else None
+
+
+def bump_epoch(conn: Conn, user_id: UUID) -> None:
+    conn.execute("UPDATE users SET credentials_epoch = credentials_epoch + 1 WHERE id = %s", (user_id,))
+
+
+def delete_account(conn: Conn, account_id: UUID) -> bool:
+    """Every tenant table references accounts ON DELETE CASCADE, so this removes every row of the account."""
+    return conn.execute("DELETE FROM accounts WHERE id = %s", (account_id,)).rowcount > 0
+
+
+_KEY_COLUMNS = "id, name, prefix, scopes, created_by_key_id, created_at, expires_at, last_used_at"
 
 
 def insert_api_key(
     conn: Conn, *, account_id: UUID, user_id: UUID, name: str, key_hash: str, prefix: str,
-    scopes: list[str], created_by_key_id: UUID | None,
+    scopes: list[str], created_by_key_id: UUID | None, expires_at: datetime | None,
 ) -> dict[str, Any]:
     row = conn.execute(
-        f"""INSERT INTO api_keys (account_id, user_id, name, key_hash, prefix, scopes, created_by_key_id)
-            VALUES (%(a)s, %(u)s, %(n)s, %(h)s, %(p)s, %(s)s, %(c)s) RETURNING {_KEY_COLUMNS}""",
-        {"a": account_id, "u": user_id, "n": name, "h": key_hash, "p": prefix, "s": scopes, "c": created_by_key_id},
+        f"""INSERT INTO api_keys (account_id, user_id, name, key_hash, prefix, scopes, created_by_key_id, expires_at)
+            VALUES (%(a)s, %(u)s, %(n)s, %(h)s, %(p)s, %(s)s, %(c)s, %(e)s) RETURNING {_KEY_COLUMNS}""",
+        {"a": account_id, "u": user_id, "n": name, "h": key_hash, "p": prefix, "s": scopes, "c": created_by_key_id,
+         "e": expires_at},
     ).fetchone()
     assert row is not None
     return row
@@ -74,3 +103,35 @@ def delete_api_key(conn: Conn, key_id: UUID) -> bool:
 def user_role(conn: Conn, user_id: UUID) -> str | None:
     row = conn.execute("SELECT role FROM users WHERE id = %s", (user_id,)).fetchone()
     return row["role"] if row else None
+
+
+# -- throttling (auth_throttle: not tenant rows, see migrations/0030_credentials.sql) ---------------------------
+
+
+def throttle_retry_after(conn: Conn, buckets: list[str]) -> int | None:
+    """Whole seconds until every one of ``buckets`` is unblocked; None when none is blocked."""
+    row = conn.execute(
+        """SELECT ceil(extract(epoch FROM max(blocked_until) - now()))::integer AS retry_after
+           FROM auth_throttle WHERE bucket = ANY(%s) AND blocked_until > now()""",
+        (buckets,),
+    ).fetchone()
+    return row["retry_after"] if row else None
+
+
+def throttle_hit(conn: Conn, buckets: list[tuple[str, int, int]], *, base_s: int, max_s: int) -> None:
+    """``buckets``: (bucket, limit, window seconds) each; one statement for all of them."""
+    calls = ", ".join("auth_throttle_hit(%s, %s, %s, %s, %s)" for _ in buckets)
+    params = [v for bucket, limit, window in buckets for v in (bucket, limit, window, base_s, max_s)]
+    conn.execute(f"SELECT {calls}", params)  # type: ignore[arg-type]
+
+
+def throttle_clear(conn: Conn, bucket: str) -> None:
+    conn.execute("DELETE FROM auth_throttle WHERE bucket = %s", (bucket,))
+
+
+def throttle_cleanup(conn: Conn, *, older_than_s: int) -> None:
+    conn.execute(
+        """DELETE FROM auth_throttle WHERE window_start < now() - make_interval(secs => %s)
+           AND (blocked_until IS NULL OR blocked_until < now())""",
+        (older_than_s,),
+    )

@@ -1,31 +1,64 @@
 from __future__ import annotations
 
+from typing import Any
 from uuid import UUID
 
 from fastapi import APIRouter, Response
 
-from agentmate.api.deps import CurrentPrincipal, DbDep, KeyManager, PageDep, SettingsDep
-from agentmate.api.errors import PROBLEM_RESPONSES
+from agentmate.api.deps import ClientAddress, CurrentPrincipal, DbDep, KeyManager, PageDep, SettingsDep
+from agentmate.api.errors import PROBLEM_RESPONSES, Problem
 from agentmate.auth import service
-from agentmate.auth.schemas import ApiKey, ApiKeyCreate, ApiKeyCreated, Credentials, Me, Registered, Token
+from agentmate.auth.schemas import (
+    ApiKey,
+    ApiKeyCreate,
+    ApiKeyCreated,
+    Credentials,
+    Me,
+    PasswordChange,
+    Registered,
+    Token,
+)
 from agentmate.core.observability import count
 from agentmate.core.pagination import Page
 
 router = APIRouter(prefix="/api/auth", tags=["auth"], responses=PROBLEM_RESPONSES)
 
+THROTTLED: dict[int | str, dict[str, Any]] = {429: {
+    "model": Problem,
+    "description": "Too many attempts from this client address (or for this email from it): wait `Retry-After`",
+    "headers": {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer", "minimum": 1}}},
+}}
 
-@router.post("/register", status_code=201, response_model=Registered)
-def register(body: Credentials, db: DbDep) -> Registered:
-    """Register a user; each user gets its own account (tenant)."""
-    out = service.register(db, body)
+
+@router.post("/register", status_code=201, response_model=Registered, responses=THROTTLED)
+def register(body: Credentials, db: DbDep, settings: SettingsDep, client: ClientAddress) -> Registered:
+    """Register a user; each user gets its own account (tenant). Throttled per client address (429)."""
+    out = service.register(db, settings, body, client)
     count("UserRegistered")
     return out
 
 
-@router.post("/login", response_model=Token)
-def login(body: Credentials, db: DbDep, settings: SettingsDep) -> Token:
-    """Exchange email + password for a JWT (HS256)."""
-    return service.login(db, settings, body)
+@router.post("/login", response_model=Token, responses=THROTTLED)
+def login(body: Credentials, db: DbDep, settings: SettingsDep, client: ClientAddress) -> Token:
+    """Exchange email + password for a JWT (HS256). Failed logins are throttled per (email, client address) and
+    per client address: 429 with `Retry-After`."""
+    return service.login(db, settings, body, client)
+
+
+@router.post("/password", response_model=Token, responses=THROTTLED)
+def change_password(
+    body: PasswordChange, principal: CurrentPrincipal, db: DbDep, settings: SettingsDep, client: ClientAddress,
+) -> Token:
+    """Change the password (JWT only; `current_password` re-entered). Every earlier JWT is refused from now on;
+    the answer is a new one."""
+    return service.change_password(db, settings, principal, body, client)
+
+
+@router.post("/logout-all", status_code=204, response_class=Response)
+def logout_all(principal: CurrentPrincipal, db: DbDep) -> Response:
+    """Sign out everywhere (JWT only): every JWT of the user minted so far is refused. API keys keep working."""
+    service.logout_all(db, principal)
+    return Response(status_code=204)
 
 
 @router.get("/me", response_model=Me)

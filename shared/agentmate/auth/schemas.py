@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, EmailStr, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, EmailStr, Field
 
 from agentmate.core.scopes import SCOPES
 
@@ -38,10 +38,24 @@ class Me(BaseModel):
     scopes: list[str] = Field(description="The key's scopes; empty means full access")
 
 
+class PasswordChange(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    current_password: str = Field(min_length=1, max_length=256)
+    new_password: str = Field(min_length=8, max_length=256)
+
+
+class AccountDeletion(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    password: str = Field(min_length=1, max_length=256, description="The account's password, re-entered")
+
+
 class ApiKeyCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1, max_length=200)
     scopes: list[str] = Field(default_factory=list, description=f"Subset of {', '.join(SCOPES)}; [] = full access")
+    expires_at: AwareDatetime | None = Field(
+        default=None, description="When the key stops working (a future RFC 3339 date-time with offset); "
+                                  "omitted or null = never")
 
 
 class ApiKey(BaseModel):
@@ -51,6 +65,8 @@ class ApiKey(BaseModel):
     scopes: list[str]
     created_by_key_id: UUID | None = None
     created_at: datetime
+    expires_at: datetime | None = Field(default=None, description="null = never expires")
+    last_used_at: datetime | None = Field(default=None, description="Updated at most once a minute; null = unused")
 
 
 class ApiKeyCreated(ApiKey):

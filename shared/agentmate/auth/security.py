@@ -11,6 +11,10 @@ from typing import Any
 
 _SCRYPT_N, _SCRYPT_R, _SCRYPT_P = 2**14, 8, 1
 API_KEY_PREFIX = "ak_"
+# What a login for an unknown email is verified against, so it costs one scrypt like a registered email's and
+# the answer time does not tell who is registered. The hash of a random password nobody kept; no user has it.
+# Its parameters must be the ones above (tests/unit/test_security.py).
+DUMMY_PASSWORD_HASH = "scrypt$16384$8$1$GLuJ99rylnmu8ZBB2pyktw==$CaeZzvjikyyQFDFAkUgCSy0pR4f62Ohqa4VOKpD21+k="
 
 
 def hash_password(password: str) -> str:
@@ -34,11 +38,15 @@ def verify_password(password: str, stored: str) -> bool:
     return hmac.compare_digest(actual, expected)
 
 
-def make_jwt(*, user_id: str, account_id: str, secret: str, ttl_hours: int) -> tuple[str, datetime]:
+# The claim carrying the user's credentials epoch (users.credentials_epoch) at the time the token was minted.
+EPOCH_CLAIM = "epoch"
+
+
+def make_jwt(*, user_id: str, account_id: str, epoch: int, secret: str, ttl_hours: int) -> tuple[str, datetime]:
     import jwt  # lazily: PyJWT pulls in cryptography, ~40 ms of every cold start
 
     expires = datetime.now(UTC) + timedelta(hours=ttl_hours)
-    claims = {"sub": user_id, "account_id": account_id, "exp": expires, "iat": datetime.now(UTC)}
+    claims = {"sub": user_id, "account_id": account_id, EPOCH_CLAIM: epoch, "exp": expires, "iat": datetime.now(UTC)}
     return jwt.encode(claims, secret, algorithm="HS256"), expires
 
 
@@ -46,7 +54,8 @@ def decode_jwt(token: str, secret: str) -> dict[str, Any]:
     """Raises jwt.PyJWTError when the token is invalid or expired."""
     import jwt
 
-    return jwt.decode(token, secret, algorithms=["HS256"], options={"require": ["sub", "account_id", "exp"]})
+    return jwt.decode(token, secret, algorithms=["HS256"],
+                      options={"require": ["sub", "account_id", EPOCH_CLAIM, "exp"]})
 
 
 def new_api_key() -> tuple[str, str, str]:

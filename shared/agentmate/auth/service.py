@@ -6,37 +6,103 @@ the request schemas (EmailStr pulls in email-validator, ~20 ms of cold start).
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from typing import Any
 from uuid import UUID
 
 from agentmate.auth import repository as repo
-from agentmate.auth import security
+from agentmate.auth import security, throttle
 from agentmate.auth.credentials import authenticate, require_admin
-from agentmate.auth.schemas import ApiKey, ApiKeyCreate, ApiKeyCreated, Credentials, Me, Registered, Token
+from agentmate.auth.schemas import (
+    ApiKey,
+    ApiKeyCreate,
+    ApiKeyCreated,
+    Credentials,
+    Me,
+    PasswordChange,
+    Registered,
+    Token,
+)
 from agentmate.core import scopes as scope_rules
 from agentmate.core.db import Database
-from agentmate.core.errors import ErrorCollector, Forbidden, NotFound, Unauthorized
+from agentmate.core.errors import Conflict, ErrorCollector, Forbidden, NotFound, Unauthorized, invalid
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
 from agentmate.core.settings import Settings
 
 
-def register(db: Database, body: Credentials) -> Registered:
+def register(db: Database, settings: Settings, body: Credentials, client_address: str) -> Registered:
+    bucket = throttle.registration_bucket(settings, client_address)
+    throttle.check(db, [bucket], "registrations")
+    throttle.hit(db, settings, [bucket])  # every attempt counts, before the expensive hash
     password_hash = security.hash_password(body.password)
     with db.transaction() as conn:  # a taken email is a Conflict (users_email_key in the repository's table)
         row = repo.register(conn, email=str(body.email), password_hash=password_hash)
     return Registered(user_id=row["user_id"], account_id=row["account_id"], email=str(body.email).lower())
 
 
-def login(db: Database, settings: Settings, body: Credentials) -> Token:
+def login(db: Database, settings: Settings, body: Credentials, client_address: str) -> Token:
+    """An unknown email costs the same scrypt as a wrong password; failures count per (email, address) and per
+    address, and a blocked bucket answers 429 before any password is checked."""
+    buckets = throttle.login_buckets(settings, str(body.email), client_address)
+    throttle.check(db, buckets, "failed logins")
     with db.single_statement() as conn:
         row = repo.user_by_email(conn, str(body.email))
-    if row is None or not security.verify_password(body.password, row["password_hash"]):
+    stored = row["password_hash"] if row is not None else security.DUMMY_PASSWORD_HASH
+    if not security.verify_password(body.password, stored) or row is None:
+        throttle.hit(db, settings, buckets)
         raise Unauthorized("invalid email or password")
+    throttle.clear(db, buckets[0])  # the address bucket keeps counting: it is not the user's to reset
+    return _token(settings, row["user_id"], row["account_id"], row["credentials_epoch"])
+
+
+def _token(settings: Settings, user_id: UUID, account_id: UUID, epoch: int) -> Token:
     token, expires = security.make_jwt(
-        user_id=str(row["user_id"]), account_id=str(row["account_id"]),
+        user_id=str(user_id), account_id=str(account_id), epoch=epoch,
         secret=settings.resolved_jwt_secret(), ttl_hours=settings.jwt_ttl_hours,
     )
     return Token(token=token, expires_at=expires)
+
+
+def _require_user_session(principal: Principal) -> None:
+    if principal.via != "jwt":
+        raise Forbidden("this route needs the signed-in user's JWT (POST /api/auth/login), not an API key")
+
+
+def _verified_user(db: Database, settings: Settings, principal: Principal, password: str, field: str,
+                   client_address: str) -> dict[str, Any]:
+    """The caller's user row, after the re-entered password matched (throttled like a login)."""
+    _require_user_session(principal)
+    with db.tenant(principal.account_id) as conn:
+        user = repo.get_user(conn, principal.user_id)
+    if user is None:  # pragma: no cover - authenticate() found the user an instant ago
+        raise Unauthorized("invalid token: its user no longer exists in its account")
+    buckets = throttle.login_buckets(settings, user["email"], client_address)
+    throttle.check(db, buckets, "failed password checks")
+    if not security.verify_password(password, user["password_hash"]):
+        throttle.hit(db, settings, buckets)
+        raise invalid(field, "does not match the account's password")
+    return user
+
+
+def change_password(db: Database, settings: Settings, principal: Principal, body: PasswordChange,
+                    client_address: str) -> Token:
+    """Replace the password and move the credentials epoch on: every earlier JWT is refused from now on."""
+    user = _verified_user(db, settings, principal, body.current_password, "current_password", client_address)
+    new_hash = security.hash_password(body.new_password)
+    with db.tenant(principal.account_id) as conn:
+        epoch = repo.set_credentials(conn, principal.user_id, expected_hash=user["password_hash"],
+                                     password_hash=new_hash)
+    if epoch is None:
+        raise Conflict("the password was changed by another request meanwhile: log in again")
+    return _token(settings, principal.user_id, principal.account_id, epoch)
+
+
+def logout_all(db: Database, principal: Principal) -> None:
+    """Refuse every JWT of the user minted so far (this one included). API keys are not affected."""
+    _require_user_session(principal)
+    with db.tenant(principal.account_id) as conn:
+        repo.bump_epoch(conn, principal.user_id)
 
 
 def me(db: Database, principal: Principal) -> Me:
@@ -59,6 +125,8 @@ def create_api_key(db: Database, principal: Principal, body: ApiKeyCreate) -> Ap
             errors.add(f"scopes[{i}]", f"unknown scope {scope!r}", list(scope_rules.SCOPES))
         elif s not in requested:
             requested.append(s)
+    if body.expires_at is not None and body.expires_at <= datetime.now(UTC):
+        errors.add("expires_at", "must be in the future")
     errors.raise_if_any()
     if principal.via == "api_key" and not scope_rules.covers(principal.scopes, requested):
         raise Forbidden("a key cannot create a key with scopes it does not hold itself (an empty list means full access)")
@@ -67,6 +135,7 @@ def create_api_key(db: Database, principal: Principal, body: ApiKeyCreate) -> Ap
         row = repo.insert_api_key(
             conn, account_id=principal.account_id, user_id=principal.user_id, name=body.name.strip(),
             key_hash=key_hash, prefix=prefix, scopes=requested, created_by_key_id=principal.key_id,
+            expires_at=body.expires_at,
         )
     return ApiKeyCreated(**row, key=plaintext)
 
@@ -83,5 +152,5 @@ def delete_api_key(db: Database, principal: Principal, key_id: UUID) -> None:
             raise NotFound("api key")
 
 
-__all__ = ["authenticate", "create_api_key", "delete_api_key", "list_api_keys", "login", "me", "register",
-           "require_admin"]
+__all__ = ["authenticate", "change_password", "create_api_key", "delete_api_key", "list_api_keys", "login",
+           "logout_all", "me", "register", "require_admin"]

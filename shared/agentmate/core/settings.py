@@ -1,7 +1,8 @@
 """Platform settings, validated once per execution environment.
 
 Secrets may be given directly (``JWT_SECRET``) or as a Secrets Manager ARN (``JWT_SECRET_ARN``); the ARN
-is resolved lazily on first use so functions that never touch a secret never import boto3.
+is resolved lazily on first use so functions that never touch a secret never import boto3. There is no default
+signing secret: the local runtime generates a random one on first start and keeps it in ``.local/jwt-secret``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-PLACEHOLDER_JWT_SECRET = "dev-only-insecure-jwt-secret-change-me"
+MIN_JWT_SECRET_CHARS = 32
 
 
 class Settings(BaseSettings):
@@ -26,9 +27,20 @@ class Settings(BaseSettings):
     db_pool_max_size: int = Field(default=8, ge=1, le=64)
     db_connect_timeout_s: float = 5.0
 
-    jwt_secret: str = PLACEHOLDER_JWT_SECRET
+    jwt_secret: str = ""
     jwt_secret_arn: str | None = None
     jwt_ttl_hours: int = Field(default=72, ge=1, le=24 * 30)
+
+    # Login protection (docs/decisions.md "Login throttling"): failed logins per (email, client address) and per
+    # client address within the window, then a block that starts at the base and doubles with each further
+    # failure; registrations per client address within their window.
+    login_failures_per_email_address: int = Field(default=5, ge=1)
+    login_failures_per_address: int = Field(default=30, ge=1)
+    login_failure_window_s: int = Field(default=15 * 60, ge=1)
+    login_backoff_base_s: int = Field(default=60, ge=1)
+    login_backoff_max_s: int = Field(default=60 * 60, ge=1)
+    registrations_per_address: int = Field(default=20, ge=1)
+    registration_window_s: int = Field(default=60 * 60, ge=1)
 
     # Retrieval (embeddings + vectors). Empty base URL = the offline default embedder.
     embedding_base_url: str = ""
@@ -51,12 +63,11 @@ class Settings(BaseSettings):
     mcp_allowed_origins: str = "http://127.0.0.1:*,http://localhost:*"
 
     @model_validator(mode="after")
-    def _refuse_placeholder_secret(self) -> Settings:
-        if self.agentmate_env != "dev" and not self.jwt_secret_arn:
-            if self.jwt_secret == PLACEHOLDER_JWT_SECRET:
-                raise ValueError("JWT_SECRET (or JWT_SECRET_ARN) must be set outside dev: the placeholder is refused")
-            if len(self.jwt_secret) < 32:
-                raise ValueError("JWT_SECRET must be at least 32 characters outside dev")
+    def _require_signing_secret(self) -> Settings:
+        if not self.jwt_secret_arn and len(self.jwt_secret) < MIN_JWT_SECRET_CHARS:
+            raise ValueError(f"JWT_SECRET (at least {MIN_JWT_SECRET_CHARS} random characters) or JWT_SECRET_ARN "
+                             "must be set; the local runtime (python -m infra.devserver) generates one in "
+                             ".local/jwt-secret")
         return self
 
     def resolved_jwt_secret(self) -> str:

@@ -1,0 +1,68 @@
+"""Login and registration throttling, with its state in Postgres so it holds across Lambda environments.
+
+Failed logins count in two buckets: (email, client address) and the client address alone — never the email
+alone, which would let anyone lock a known user out from their own address. Registrations count per client
+address. Buckets are hashed before they are stored (``auth_throttle`` holds no email or address in clear) and
+are not tenant rows: nobody is authenticated yet when they are read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass
+
+from agentmate.auth import repository as repo
+from agentmate.core.db import Database
+from agentmate.core.errors import RateLimited
+from agentmate.core.settings import Settings
+
+_CLEANUP_CHANCE = 0.01  # roughly one failure in a hundred also deletes long-expired buckets
+
+
+@dataclass(frozen=True)
+class Bucket:
+    key: str
+    limit: int
+    window_s: int
+
+
+def _bucket(kind: str, *parts: str) -> str:
+    return f"{kind}:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def login_buckets(settings: Settings, email: str, address: str) -> list[Bucket]:
+    window = settings.login_failure_window_s
+    return [
+        Bucket(_bucket("login-email-address", email.strip().lower(), address),
+               settings.login_failures_per_email_address, window),
+        Bucket(_bucket("login-address", address), settings.login_failures_per_address, window),
+    ]
+
+
+def registration_bucket(settings: Settings, address: str) -> Bucket:
+    return Bucket(_bucket("register-address", address), settings.registrations_per_address,
+                  settings.registration_window_s)
+
+
+def check(db: Database, buckets: list[Bucket], what: str) -> None:
+    """Raise ``RateLimited`` (429 + Retry-After) while any bucket is blocked."""
+    with db.single_statement() as conn:
+        retry_after = repo.throttle_retry_after(conn, [b.key for b in buckets])
+    if retry_after is not None:
+        raise RateLimited(f"too many {what} from this client address: retry in {retry_after} s",
+                          retry_after=retry_after)
+
+
+def hit(db: Database, settings: Settings, buckets: list[Bucket]) -> None:
+    """Count one failure (or registration attempt) in every bucket, in one statement."""
+    with db.single_statement() as conn:
+        repo.throttle_hit(conn, [(b.key, b.limit, b.window_s) for b in buckets],
+                          base_s=settings.login_backoff_base_s, max_s=settings.login_backoff_max_s)
+        if random.random() < _CLEANUP_CHANCE:
+            repo.throttle_cleanup(conn, older_than_s=max(b.window_s for b in buckets) + settings.login_backoff_max_s)
+
+
+def clear(db: Database, bucket: Bucket) -> None:
+    with db.single_statement() as conn:
+        repo.throttle_clear(conn, bucket.key)
