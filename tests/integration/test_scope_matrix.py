@@ -33,6 +33,7 @@ HTTP_METHODS = ("get", "put", "post", "delete", "patch")
 PUBLIC = "public"  # no credential needed
 AUTHENTICATED = "authenticated"  # any valid credential, no scope
 ADMIN = "admin"  # a user with role admin
+USER_SESSION = "user session"  # the signed-in user's JWT; every API key (even full access) is a 403
 
 # (method, path template with parameters written as {}) → the scope(s) the route requires.
 # From spec/001 ("API Endpoints": each endpoint's "(scope: …)", the scope table, "Auth (public)").
@@ -140,6 +141,10 @@ EXTENSIONS: dict[tuple[str, str], str | tuple[str, ...]] = {
     ("GET", "/api/health"): PUBLIC,
     ("GET", "/api/schema"): PUBLIC,
     ("GET", "/api/openapi.json"): PUBLIC,
+    # the user's own credentials (issue 8): password change, sign-out everywhere, account deletion
+    ("POST", "/api/auth/password"): USER_SESSION,
+    ("POST", "/api/auth/logout-all"): USER_SESSION,
+    ("DELETE", "/api/auth/account"): USER_SESSION,
     ("PATCH", "/api/notes/{}/append"): "notes:rw",  # note_append
     # reports / bookmarks / expenses: CRUD like todos (MCP report_*, bookmark_*, expense_* tools)
     ("POST", "/api/reports"): "reports:rw",
@@ -269,7 +274,7 @@ def test_the_scopes_declared_by_the_routes_match_the_table():
     for r in ROUTES:
         declared = doc["paths"][r.path][r.method.lower()].get("x-required-scopes")
         expected = EXPECTED.get(r.key)
-        if declared and expected not in (PUBLIC, AUTHENTICATED, ADMIN, None):
+        if declared and expected not in (PUBLIC, AUTHENTICATED, ADMIN, USER_SESSION, None):
             want = [expected] if isinstance(expected, str) else list(expected)
             if sorted(declared) != sorted(want):
                 wrong.append(f"{r.id}: declares {declared}, spec says {want}")
@@ -343,6 +348,11 @@ def test_route_enforces_authentication_and_scopes(client, callers: Callers, rout
     if expected == AUTHENTICATED:
         check("key with one unrelated scope", callers.key("bookmarks:r"), _allowed)
         check("JWT", callers.user.jwt_headers, _allowed)
+    elif expected == USER_SESSION:
+        fresh = make_account(client)  # these routes revoke or delete the caller's own credentials
+        check("full-access key", fresh.headers(), lambda r: r.status_code == 403)
+        check("key with every scope", fresh.headers(*ALL_SCOPES), lambda r: r.status_code == 403)
+        check("JWT", fresh.jwt_headers, _allowed)
     elif expected == ADMIN:
         check("normal user's JWT", callers.user.jwt_headers, lambda r: r.status_code == 403)
         check("normal user's full-access key", callers.key(), lambda r: r.status_code == 403)

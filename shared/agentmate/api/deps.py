@@ -11,6 +11,7 @@ from fastapi.security import SecurityScopes
 
 from agentmate.auth import credentials
 from agentmate.core.db import Database, get_database
+from agentmate.core.errors import Forbidden
 from agentmate.core.idempotency import check_key
 from agentmate.core.observability import logger
 from agentmate.core.pagination import DEFAULT_LIMIT, MAX_LIMIT, PageParams
@@ -84,6 +85,17 @@ SkillsRead = Annotated[Principal, Security(authorised, scopes=["skills:r"])]
 SkillsWrite = Annotated[Principal, Security(authorised, scopes=["skills:rw"])]
 # Key management: checked before the body is validated, so a key without manage_keys always gets a 403.
 KeyManager = Annotated[Principal, Security(authorised, scopes=["manage_keys"])]
+
+
+async def user_session(principal: CurrentPrincipal) -> Principal:
+    """The signed-in user's JWT, never an API key: for routes that change or end the user's own credentials."""
+    if principal.via != "jwt":
+        raise Forbidden("this route needs the signed-in user's JWT (POST /api/auth/login), not an API key")
+    return principal
+
+
+# Checked before the body is validated, like the scopes.
+UserSession = Annotated[Principal, Depends(user_session)]
 
 
 def route_scopes(dependant: Dependant) -> list[str]:

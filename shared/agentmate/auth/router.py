@@ -5,7 +5,15 @@ from uuid import UUID
 
 from fastapi import APIRouter, Response
 
-from agentmate.api.deps import ClientAddress, CurrentPrincipal, DbDep, KeyManager, PageDep, SettingsDep
+from agentmate.api.deps import (
+    ClientAddress,
+    CurrentPrincipal,
+    DbDep,
+    KeyManager,
+    PageDep,
+    SettingsDep,
+    UserSession,
+)
 from agentmate.api.errors import PROBLEM_RESPONSES, Problem
 from agentmate.auth import service
 from agentmate.auth.schemas import (
@@ -47,7 +55,7 @@ def login(body: Credentials, db: DbDep, settings: SettingsDep, client: ClientAdd
 
 @router.post("/password", response_model=Token, responses=THROTTLED)
 def change_password(
-    body: PasswordChange, principal: CurrentPrincipal, db: DbDep, settings: SettingsDep, client: ClientAddress,
+    body: PasswordChange, principal: UserSession, db: DbDep, settings: SettingsDep, client: ClientAddress,
 ) -> Token:
     """Change the password (JWT only; `current_password` re-entered). Every earlier JWT is refused from now on;
     the answer is a new one."""
@@ -55,7 +63,7 @@ def change_password(
 
 
 @router.post("/logout-all", status_code=204, response_class=Response)
-def logout_all(principal: CurrentPrincipal, db: DbDep) -> Response:
+def logout_all(principal: UserSession, db: DbDep) -> Response:
     """Sign out everywhere (JWT only): every JWT of the user minted so far is refused. API keys keep working."""
     service.logout_all(db, principal)
     return Response(status_code=204)

@@ -64,15 +64,10 @@ def _token(settings: Settings, user_id: UUID, account_id: UUID, epoch: int) -> T
     return Token(token=token, expires_at=expires)
 
 
-def _require_user_session(principal: Principal) -> None:
-    if principal.via != "jwt":
-        raise Forbidden("this route needs the signed-in user's JWT (POST /api/auth/login), not an API key")
-
-
 def _verified_user(db: Database, settings: Settings, principal: Principal, password: str, field: str,
                    client_address: str) -> dict[str, Any]:
-    """The caller's user row, after the re-entered password matched (throttled like a login)."""
-    _require_user_session(principal)
+    """The caller's user row, after the re-entered password matched (throttled like a login). The caller is a
+    user session (api.deps.UserSession)."""
     with db.tenant(principal.account_id) as conn:
         user = repo.get_user(conn, principal.user_id)
     if user is None:  # pragma: no cover - authenticate() found the user an instant ago
@@ -100,7 +95,6 @@ def change_password(db: Database, settings: Settings, principal: Principal, body
 
 def logout_all(db: Database, principal: Principal) -> None:
     """Refuse every JWT of the user minted so far (this one included). API keys are not affected."""
-    _require_user_session(principal)
     with db.tenant(principal.account_id) as conn:
         repo.bump_epoch(conn, principal.user_id)
 
