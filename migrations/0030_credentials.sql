@@ -60,8 +60,7 @@ CREATE TABLE auth_throttle (
     bucket text PRIMARY KEY,
     window_start timestamptz NOT NULL DEFAULT now(),
     failures integer NOT NULL DEFAULT 0,
-    blocked_until timestamptz,
-    CONSTRAINT auth_throttle_failures_check CHECK (failures >= 0)
+    blocked_until timestamptz
 );
 CREATE INDEX auth_throttle_window_idx ON auth_throttle (window_start);
 GRANT SELECT, INSERT, UPDATE, DELETE ON auth_throttle TO agentmate_app;
