@@ -86,15 +86,17 @@ class Database:
             yield conn
 
     @contextmanager
-    def tenant(self, account_id: UUID | str) -> Iterator[Conn]:
-        """A transaction scoped to one account (commit on success, rollback on error).
+    def tenant(self, account_id: UUID | str, *, snapshot: bool = False) -> Iterator[Conn]:
+        """A transaction scoped to one account (commit on success, rollback on error). ``snapshot=True`` makes
+        it a read-only repeatable-read transaction: every read sees one snapshot (e.g. a quality run's inputs).
 
         BEGIN and the tenant setting travel in one round trip: the account id is a validated UUID, so it can
         be inlined safely, and warm requests are dominated by round trips (bench/warm_invoke.py).
         """
         account = str(account_id if isinstance(account_id, UUID) else UUID(str(account_id)))
         with _translated(), self.pool.connection() as conn:
-            conn.execute(f"BEGIN; SELECT set_config('app.account_id', '{account}', true)")
+            begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if snapshot else "BEGIN"
+            conn.execute(f"{begin}; SELECT set_config('app.account_id', '{account}', true)")
             try:
                 yield conn
             except BaseException:

@@ -13,7 +13,7 @@ from uuid import UUID
 from agentmate.core import idempotency
 from agentmate.core.db import Conn, Database
 from agentmate.core.errors import Conflict, NotFound, invalid
-from agentmate.core.observability import counted, new_only
+from agentmate.core.observability import counted, logger, new_only
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
 from agentmate.core.results import Created
@@ -53,10 +53,27 @@ def resolve_version(
 # -- versions ----------------------------------------------------------------------------------------------------
 
 
+def _refresh(db: Database, principal: Principal, version_id: Any) -> None:
+    """Refresh the compiled artifact after the version's transaction committed: a compiler failure is recorded
+    by the registry and never undoes the publish or activation."""
+    from agentmate.skills import registry  # the registry builds on these records
+
+    try:
+        registry.refresh_artifact(db, principal.account_id, UUID(str(version_id)))
+    except Exception:
+        logger.exception("skill artifact refresh failed")
+
+
 @counted("SkillVersionPublished", new_only)
 def publish_version(db: Database, principal: Principal, body: SkillVersionCreate) -> Created[VersionPublished]:
     """Publish a body; re-publishing the same body under the same label returns the existing version (a
-    replay)."""
+    replay). The compiled artifact is refreshed after the commit."""
+    outcome = _publish_version(db, principal, body)
+    _refresh(db, principal, outcome.value.id)
+    return outcome
+
+
+def _publish_version(db: Database, principal: Principal, body: SkillVersionCreate) -> Created[VersionPublished]:
     digest = content_hash(body.content)
     if body.content_hash is not None and body.content_hash != digest:
         raise invalid("content_hash", "does not match sha256(content); omit it to let the server compute it")
@@ -123,6 +140,7 @@ def activate_version(db: Database, principal: Principal, version_id: UUID) -> Sk
         )
     if row is None:
         raise NotFound("skill version")
+    _refresh(db, principal, version_id)
     return SkillVersion(**row)
 
 

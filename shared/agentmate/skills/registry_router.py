@@ -1,0 +1,179 @@
+"""Skills registry routes (spec/001 "Skills"): sources, snapshots, sync, compile, catalog, L1/L2 loads, index,
+search and quality runs. Mounted beside the skill-record routes in the skills function."""
+
+from __future__ import annotations
+
+from typing import Annotated
+from uuid import UUID
+
+from fastapi import APIRouter, Query, Response
+from fastapi.responses import JSONResponse
+
+from agentmate.api.deps import DbDep, scoped
+from agentmate.api.errors import PROBLEM_RESPONSES
+from agentmate.core.observability import count
+from agentmate.core.pagination import Page, PageDep
+from agentmate.core.text import blank_to_none
+from agentmate.packages.models import Revision, Source, SourceInput
+from agentmate.skills import registry
+from agentmate.skills.registry_schemas import (
+    CatalogItem,
+    CompileReport,
+    CompileRequest,
+    IndexReport,
+    IndexRequest,
+    IngestResult,
+    Instructions,
+    PackageFile,
+    QualityRun,
+    QualityRunRequest,
+    QualityRunSummary,
+    Resource,
+    ResourceContent,
+    SearchRequest,
+    SearchResponse,
+    SnapshotPush,
+    SyncRequest,
+)
+
+router = APIRouter(prefix="/api/skills", tags=["skills"], responses=PROBLEM_RESPONSES)
+
+Reader = scoped("skills:r")
+Writer = scoped("skills:rw")
+NO_STORE = {"Cache-Control": "private, no-store"}
+
+
+def _no_store(response: Response) -> None:
+    response.headers.update(NO_STORE)
+
+
+def _ingested(result: IngestResult) -> JSONResponse:
+    if result.created:
+        count("SkillPackageIngested")
+    return JSONResponse(result.model_dump(mode="json"), status_code=201 if result.created else 200)
+
+
+@router.post("/sources", status_code=201, response_model=Source, responses={200: {"model": Source}})
+def register_source(body: SourceInput, principal: Writer, db: DbDep) -> JSONResponse:
+    """Register a git (server-pull) or local (client-push) skill source; 200 when the name already names this
+    package (default_ref is updated), 409 when it names a different one."""
+    up = registry.register_source(db, principal, body)
+    return JSONResponse(up.source.model_dump(mode="json"), status_code=201 if up.created else 200)
+
+
+@router.get("/sources", response_model=Page[Source])
+def list_sources(principal: Reader, db: DbDep, page: PageDep) -> Page[Source]:
+    """List skill sources, newest first."""
+    return registry.list_sources(db, principal, page)
+
+
+@router.get("/sources/{source_id}", response_model=Source)
+def get_source(source_id: UUID, principal: Reader, db: DbDep) -> Source:
+    """One skill source with its status, last error and active revision."""
+    return registry.get_source(db, principal, source_id)
+
+
+@router.delete("/sources/{source_id}", status_code=204)
+def delete_source(source_id: UUID, principal: Writer, db: DbDep) -> Response:
+    """Delete a source with its revisions and versions; 409 while a skill log or quality run references one."""
+    registry.delete_source(db, principal, source_id)
+    return Response(status_code=204)
+
+
+@router.get("/sources/{source_id}/revisions", response_model=Page[Revision])
+def list_revisions(source_id: UUID, principal: Reader, db: DbDep, page: PageDep) -> Page[Revision]:
+    """Immutable revisions of a source, newest first."""
+    return registry.list_revisions(db, principal, source_id, page)
+
+
+@router.post("/sources/{source_id}/snapshots", status_code=201, response_model=IngestResult,
+             responses={200: {"model": IngestResult}})
+def push_snapshot(source_id: UUID, body: SnapshotPush, principal: Writer, db: DbDep) -> JSONResponse:
+    """Push a local package snapshot (SKILL.md at the root); sha256 and package_hash are derived when omitted.
+    201 for a new revision, 200 when the package hash replays one. The artifact is compiled after the commit."""
+    return _ingested(registry.push_snapshot(db, principal, source_id, body))
+
+
+@router.post("/sources/{source_id}/sync", status_code=201, response_model=IngestResult,
+             responses={200: {"model": IngestResult}})
+def sync_source(source_id: UUID, principal: Writer, db: DbDep, body: SyncRequest | None = None) -> JSONResponse:
+    """Resolve a ref of a git source to a commit and ingest the package at it (public GitHub/GitLab by default);
+    a failure marks the source error and leaves no revision."""
+    return _ingested(registry.sync_source(db, principal, source_id, body or SyncRequest()))
+
+
+@router.post("/compile", response_model=CompileReport)
+def compile_versions(principal: Writer, db: DbDep, body: CompileRequest | None = None) -> CompileReport:
+    """Compile one version (skill_version_id), or backfill every active version when it is omitted."""
+    return registry.compile_versions(db, principal, body or CompileRequest())
+
+
+@router.get("/catalog", response_model=Page[CatalogItem])
+def catalog(
+    principal: Reader, db: DbDep, page: PageDep,
+    query: Annotated[str | None, Query(max_length=200, description="Substring of name or description")] = None,
+) -> Page[CatalogItem]:
+    """Active skills' L0 cards ordered by skill name (stable pages); a basic card where no artifact exists."""
+    return registry.catalog(db, principal, page, blank_to_none(query))
+
+
+@router.get("/versions/{version_id}/instructions", response_model=Instructions)
+def version_instructions(version_id: UUID, principal: Reader, db: DbDep, response: Response) -> Instructions:
+    """L1: the SKILL.md instructions of a version (Cache-Control: private, no-store)."""
+    _no_store(response)
+    return registry.instructions(db, principal, version_id)
+
+
+@router.get("/versions/{version_id}/resources", response_model=Page[Resource])
+def version_resources(version_id: UUID, principal: Reader, db: DbDep, page: PageDep) -> Page[Resource]:
+    """L2: the version's resource manifest (kind, MIME type, size, indexability, text availability), no content."""
+    return registry.resources(db, principal, version_id, page)
+
+
+@router.get("/versions/{version_id}/resources/{file_id}", response_model=ResourceContent)
+def version_resource(version_id: UUID, file_id: UUID, principal: Reader, db: DbDep,
+                     response: Response) -> ResourceContent:
+    """One selected text resource with its content (Cache-Control: private, no-store)."""
+    _no_store(response)
+    return registry.resource(db, principal, version_id, file_id)
+
+
+@router.get("/versions/{version_id}/files", response_model=Page[PackageFile])
+def version_files(version_id: UUID, principal: Reader, db: DbDep, page: PageDep) -> Page[PackageFile]:
+    """Compatibility listing of the version's package file records (no content)."""
+    return registry.files(db, principal, version_id, page)
+
+
+@router.post("/index", response_model=IndexReport)
+def index_active(principal: Writer, db: DbDep, body: IndexRequest | None = None) -> IndexReport:
+    """Index active skills' L0 cards into skill search (cards only: instructions never enter the index)."""
+    return registry.index_active(db, principal, body or IndexRequest())
+
+
+@router.post("/search", response_model=SearchResponse)
+def search(body: SearchRequest, principal: Reader, db: DbDep, response: Response) -> SearchResponse:
+    """Hybrid search over indexed active cards; include_content=true loads each hit's L1 from Postgres."""
+    if body.include_content:
+        _no_store(response)
+    return registry.search(db, principal, body)
+
+
+@router.post("/versions/{version_id}/quality-runs", status_code=201, response_model=QualityRun)
+def run_quality(version_id: UUID, principal: Writer, db: DbDep,
+                body: QualityRunRequest | None = None) -> QualityRun:
+    """Run the offline deterministic quality checks (optional same-skill baseline_version_id); stores the report."""
+    run = registry.run_quality(db, principal, version_id, body or QualityRunRequest())
+    count("SkillQualityRun")
+    return run
+
+
+@router.get("/versions/{version_id}/quality-runs", response_model=Page[QualityRunSummary])
+def list_quality_runs(version_id: UUID, principal: Reader, db: DbDep, page: PageDep) -> Page[QualityRunSummary]:
+    """Quality run summaries of a version (no reports), newest first."""
+    return registry.list_quality_runs(db, principal, version_id, page)
+
+
+@router.get("/quality-runs/{run_id}", response_model=QualityRun)
+def get_quality_run(run_id: UUID, principal: Reader, db: DbDep) -> QualityRun:
+    """One quality run with its full report."""
+    return registry.get_quality_run(db, principal, run_id)
