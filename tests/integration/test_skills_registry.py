@@ -1,0 +1,283 @@
+"""The skills registry through the HTTP API: sources, snapshots, compile, catalog, L1/L2 loads, index, search,
+quality runs and the delete rules (real Postgres, the embedded vector index, the offline embedder)."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+
+import psycopg
+
+SKILL = """---
+name: domain-web
+description: Build and review small web services with FastAPI
+triggers: [build a web service, add an http route]
+capabilities: [fastapi, http-api]
+---
+
+# Instructions
+
+Keep every route handler thin and put the logic in a service; test every route against a real database.
+"""
+REFERENCE = "# Routing\n\nDeclare routes on an APIRouter and include it in the app.\n"
+
+
+def files(skill: str = SKILL) -> list[dict]:
+    return [
+        {"path": "SKILL.md", "content": skill, "mime_type": "text/markdown"},
+        {"path": "references/routing.md", "content": REFERENCE},
+        {"path": "assets/logo.png", "sha256": hashlib.sha256(b"png").hexdigest(), "size_bytes": 3},
+    ]
+
+
+def register(client, h, name: str = "personal-domain-web", path: str = "team/domain-web") -> dict:
+    r = client.post("/api/skills/sources", json={"name": name, "type": "local",
+                                                 "repository_url": "file:///Users/me/.agents/skills",
+                                                 "package_path": path}, headers=h)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def push(client, h, source_id: str, **body) -> dict:
+    r = client.post(f"/api/skills/sources/{source_id}/snapshots", json={"files": files(), **body}, headers=h)
+    assert r.status_code in (200, 201), r.text
+    return r.json()
+
+
+def test_agent_loop_register_push_catalog_search_instructions_resource(client, account):
+    h = account.headers("skills:rw")
+    # Given a local source and a pushed snapshot (activated and indexed)
+    source = register(client, h)
+    assert source["domain"] == "team" and source["sync_mode"] == "client_push"
+    out = push(client, h, source["id"], activate=True, index=True)
+    version = out["version"]
+    assert out["created"] is True and out["compile"]["status"] == "compiled"
+    assert out["index"]["status"] == "indexed"
+    assert version["skill_name"] == "domain-web" and version["is_active"] is True
+    assert version["source_id"] == source["id"] and version["source_revision_id"] == out["revision"]["id"]
+    # The server derived every hash: package_hash is the identity hash of the file lines
+    lines = sorted(f"{f['path']}\0{hashlib.sha256((f['content']).encode()).hexdigest()}\0"
+                   f"{len(f['content'].encode())}" if "content" in f else
+                   f"{f['path']}\0{f['sha256']}\0{f['size_bytes']}" for f in files())
+    assert out["revision"]["package_hash"] == hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+    # 1. Catalog: the active card, without instructions
+    r = client.get("/api/skills/catalog", headers=h)
+    assert r.status_code == 200
+    [item] = r.json()["items"]
+    assert item["compiled"] is True and item["card"]["triggers"] == ["build a web service", "add an http route"]
+    assert "Keep every route handler thin" not in r.text
+
+    # 2. Search the cards
+    r = client.post("/api/skills/search", json={"query": "build a web service"}, headers=h)
+    assert r.status_code == 200, r.text
+    hit = r.json()["items"][0]
+    assert hit["skill_version_id"] == version["id"] and hit["instructions"] is None
+
+    # 3. Load L1 instructions (no-store)
+    r = client.get(f"/api/skills/versions/{version['id']}/instructions", headers=h)
+    assert r.status_code == 200 and r.headers["cache-control"] == "private, no-store"
+    body = r.json()
+    assert body["instructions"].startswith("# Instructions") and body["name"] == "domain-web"
+
+    # 4. List L2 resources (no content) and load one text resource
+    r = client.get(f"/api/skills/versions/{version['id']}/resources", headers=h)
+    assert r.status_code == 200
+    manifest = r.json()
+    assert manifest["total"] == 2 and all("content" not in m for m in manifest["items"])
+    ref = next(m for m in manifest["items"] if m["path"] == "references/routing.md")
+    assert (ref["kind"], ref["text_available"]) == ("reference", True)
+    r = client.get(f"/api/skills/versions/{version['id']}/resources/{ref['file_id']}", headers=h)
+    assert r.status_code == 200 and r.headers["cache-control"] == "private, no-store"
+    assert r.json()["content"] == REFERENCE
+
+
+def test_search_with_include_content_loads_instructions_from_postgres(client, account):
+    h = account.headers("skills:rw")
+    source = register(client, h)
+    push(client, h, source["id"], activate=True, index=True)
+    r = client.post("/api/skills/search", json={"query": "fastapi http route", "include_content": True}, headers=h)
+    assert r.status_code == 200, r.text
+    hit = r.json()["items"][0]
+    assert hit["instructions"].startswith("# Instructions")
+    assert r.headers["cache-control"] == "private, no-store"
+
+
+def test_index_holds_cards_only_never_instructions(client, account, owner_url):
+    h = account.headers("skills:rw")
+    source = register(client, h)
+    push(client, h, source["id"], activate=True)
+    r = client.post("/api/skills/index", json={}, headers=h)
+    assert r.status_code == 200 and r.json()["indexed"] == 1
+    with psycopg.connect(owner_url) as conn:
+        rows = conn.execute("SELECT title, content FROM retrieval_documents WHERE account_id = %s AND "
+                            "namespace = 'skills'", (account.account_id,)).fetchall()
+    assert len(rows) == 1
+    assert "Keep every route handler thin" not in rows[0][1] and "build a web service" in rows[0][1]
+
+
+def test_replaying_a_package_hash_returns_the_existing_revision_and_version(client, account):
+    h = account.headers("skills:rw")
+    source = register(client, h)
+    first = push(client, h, source["id"])
+    again = client.post(f"/api/skills/sources/{source['id']}/snapshots", json={"files": files()}, headers=h)
+    assert again.status_code == 200
+    assert again.json()["created"] is False
+    assert again.json()["version"]["id"] == first["version"]["id"]
+    r = client.get(f"/api/skills/sources/{source['id']}/revisions", headers=h)
+    assert r.json()["total"] == 1
+
+
+def test_a_package_without_skill_md_is_refused_and_writes_nothing(client, account):
+    h = account.headers("skills:rw")
+    source = register(client, h)
+    r = client.post(f"/api/skills/sources/{source['id']}/snapshots",
+                    json={"files": [{"path": "README.md", "content": "x"}]}, headers=h)
+    assert r.status_code == 400 and r.json()["errors"][0]["field"] == "files"
+    assert client.get(f"/api/skills/sources/{source['id']}/revisions", headers=h).json()["total"] == 0
+
+
+def test_compiler_failure_keeps_the_package_and_the_catalog_shows_a_basic_card(client, account):
+    h = account.headers("skills:rw")
+    source = register(client, h)
+    bad = "---\nname: Not_Valid\n---\nbody\n"
+    r = client.post(f"/api/skills/sources/{source['id']}/snapshots",
+                    json={"files": [{"path": "SKILL.md", "content": bad}], "activate": True}, headers=h)
+    assert r.status_code == 201, r.text
+    out = r.json()
+    assert out["compile"]["status"] == "failed" and "name:" in out["compile"]["problems"][0]
+    [item] = client.get("/api/skills/catalog", headers=h).json()["items"]
+    assert item["compiled"] is False and item["card"]["compiled"] is False
+    assert item["skill_name"] == "domain-web"  # the folder name, since the frontmatter name is unusable
+    # Instructions still load (the stored body) and compile reports the failure again
+    r = client.get(f"/api/skills/versions/{out['version']['id']}/instructions", headers=h)
+    assert r.json()["compiled"] is False and r.json()["instructions"] == "body"
+    r = client.post("/api/skills/compile", json={}, headers=h)
+    assert r.json()["failed"] == 1
+
+
+def test_compile_backfills_direct_publishes_and_catalog_filters_by_query(client, account):
+    h = account.headers("skills:rw")
+    for name, desc in (("alpha-skill", "Summarise papers"), ("beta-skill", "Plan trips")):
+        body = f"---\nname: {name}\ndescription: {desc}\n---\nDo it.\n"
+        r = client.post("/api/skills/versions", json={"skill_name": name, "version": "1", "content": body,
+                                                      "activate": True}, headers=h)
+        assert r.status_code == 201
+    r = client.post("/api/skills/compile", headers=h)
+    assert r.status_code == 200 and r.json()["compiled"] == 2
+    page = client.get("/api/skills/catalog", params={"limit": 1}, headers=h).json()
+    assert page["total"] == 2 and page["items"][0]["skill_name"] == "alpha-skill"
+    page2 = client.get("/api/skills/catalog", params={"limit": 1, "offset": 1}, headers=h).json()
+    assert page2["items"][0]["skill_name"] == "beta-skill"
+    found = client.get("/api/skills/catalog", params={"query": "trips"}, headers=h).json()
+    assert [i["skill_name"] for i in found["items"]] == ["beta-skill"]
+
+
+def test_binary_resource_has_no_text_and_skill_md_is_not_a_resource(client, account):
+    h = account.headers("skills:rw")
+    source = register(client, h)
+    out = push(client, h, source["id"])
+    vid = out["version"]["id"]
+    listing = client.get(f"/api/skills/versions/{vid}/files", headers=h).json()
+    by_path = {f["path"]: f for f in listing["items"]}
+    assert by_path["SKILL.md"]["kind"] == "instructions" and by_path["assets/logo.png"]["is_text"] is False
+    r = client.get(f"/api/skills/versions/{vid}/resources/{by_path['assets/logo.png']['id']}", headers=h)
+    assert r.status_code == 400 and r.json()["errors"][0]["field"] == "file_id"
+    r = client.get(f"/api/skills/versions/{vid}/resources/{by_path['SKILL.md']['id']}", headers=h)
+    assert r.status_code == 404
+
+
+def test_quality_run_stores_a_report_and_lists_summaries(client, account):
+    h = account.headers("skills:rw")
+    source = register(client, h)
+    v1 = push(client, h, source["id"], activate=True)["version"]["id"]
+    r = client.post(f"/api/skills/versions/{v1}/quality-runs", json={}, headers=h)
+    assert r.status_code == 201, r.text
+    run = r.json()
+    assert run["summary"]["blockers"] == 0 and run["summary"]["errors"] == 0
+    assert len(run["report"]["lint"]) == 19 and len(run["report"]["eval"]) == 5
+    # a second version of the same skill compared against the first
+    changed = files(SKILL.replace("fastapi, http-api", "fastapi, http-api, testing"))
+    r = client.post(f"/api/skills/sources/{source['id']}/snapshots", json={"files": changed}, headers=h)
+    v2 = r.json()["version"]["id"]
+    r = client.post(f"/api/skills/versions/{v2}/quality-runs", json={"baseline_version_id": v1}, headers=h)
+    cmp = r.json()["report"]["comparison"]
+    assert cmp["package_hash_changed"] is True and cmp["status"] == "review_required"
+    assert cmp["routing_diffs"][0]["field"] == "capabilities"
+    listing = client.get(f"/api/skills/versions/{v2}/quality-runs", headers=h).json()
+    assert listing["total"] == 1 and "report" not in listing["items"][0]
+    detail = client.get(f"/api/skills/quality-runs/{listing['items'][0]['id']}", headers=h).json()
+    assert detail["report"]["comparison"]["baseline_version_id"] == v1
+
+
+def test_baseline_must_be_another_version_of_the_same_skill(client, account):
+    h = account.headers("skills:rw")
+    source = register(client, h)
+    v1 = push(client, h, source["id"])["version"]["id"]
+    other = client.post("/api/skills/versions", json={"skill_name": "other", "version": "1", "content": "x"},
+                        headers=h).json()["id"]
+    for baseline in (v1, other, str(uuid.uuid4())):
+        r = client.post(f"/api/skills/versions/{v1}/quality-runs", json={"baseline_version_id": baseline},
+                        headers=h)
+        assert r.status_code == 400 and r.json()["errors"][0]["field"] == "baseline_version_id"
+
+
+def test_telemetry_uses_version_bound_logs(client, account):
+    h = account.headers("skills:rw")
+    source = register(client, h)
+    vid = push(client, h, source["id"], activate=True)["version"]["id"]
+    for i in range(22):
+        outcome = "failure" if i < 4 else "success"
+        r = client.post("/api/skills/logs", json={"skill_name": "domain-web", "skill_version_id": vid,
+                                                  "outcome": outcome}, headers=h)
+        assert r.status_code == 201
+    client.post("/api/skills/logs", json={"skill_name": "domain-web", "outcome": "failure"}, headers=h)
+    t = client.post(f"/api/skills/versions/{vid}/quality-runs", headers=h).json()["report"]["telemetry"]
+    assert (t["status"], t["considered"], t["triggered"]) == ("sufficient", 22, 22)
+    assert [s["category"] for s in t["suggestions"]] == ["failure"]
+
+
+def test_source_delete_is_refused_while_an_audit_row_references_its_version(client, account):
+    h = account.headers("skills:rw")
+    source = register(client, h)
+    vid = push(client, h, source["id"])["version"]["id"]
+    client.post(f"/api/skills/versions/{vid}/quality-runs", headers=h)
+    r = client.delete(f"/api/skills/sources/{source['id']}", headers=h)
+    assert r.status_code == 409
+    assert client.get(f"/api/skills/sources/{source['id']}", headers=h).status_code == 200
+
+
+def test_deleting_a_baseline_version_only_clears_baseline_version_id(client, account):
+    h = account.headers("skills:rw")
+    base_source = register(client, h, name="base-src", path="base/domain-web")
+    cur_source = register(client, h, name="cur-src", path="cur/domain-web")
+    v1 = push(client, h, base_source["id"])["version"]["id"]
+    changed = files(SKILL + "\nMore.\n")
+    v2 = client.post(f"/api/skills/sources/{cur_source['id']}/snapshots", json={"files": changed},
+                     headers=h).json()["version"]["id"]
+    run = client.post(f"/api/skills/versions/{v2}/quality-runs", json={"baseline_version_id": v1}, headers=h).json()
+    assert client.delete(f"/api/skills/sources/{base_source['id']}", headers=h).status_code == 204
+    detail = client.get(f"/api/skills/quality-runs/{run['id']}", headers=h).json()
+    assert detail["baseline_version_id"] is None and detail["report"]["comparison"]["baseline_version_id"] == v1
+
+
+def test_source_without_audit_rows_deletes_with_its_versions(client, account):
+    h = account.headers("skills:rw")
+    source = register(client, h)
+    vid = push(client, h, source["id"])["version"]["id"]
+    assert client.delete(f"/api/skills/sources/{source['id']}", headers=h).status_code == 204
+    assert client.get(f"/api/skills/versions/{vid}/instructions", headers=h).status_code == 404
+
+
+def test_quality_runs_are_append_only_in_the_database(client, account, owner_url):
+    h = account.headers("skills:rw")
+    source = register(client, h)
+    vid = push(client, h, source["id"])["version"]["id"]
+    run = client.post(f"/api/skills/versions/{vid}/quality-runs", headers=h).json()
+    with psycopg.connect(owner_url) as conn:
+        try:
+            conn.execute("UPDATE skill_quality_runs SET status = 'failed' WHERE id = %s", (run["id"],))
+            raised = False
+        except psycopg.Error:
+            raised = True
+    assert raised
