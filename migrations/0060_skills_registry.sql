@@ -90,16 +90,6 @@ CREATE TABLE skill_quality_runs (
 CREATE INDEX skill_quality_runs_version_idx ON skill_quality_runs (account_id, skill_version_id, created_at DESC, id);
 SELECT enable_tenant_rls('skill_quality_runs');
 
-CREATE FUNCTION skill_quality_runs_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    -- Only the baseline FK's SET NULL may touch a run; nothing else rewrites an audit row.
-    IF TG_OP = 'UPDATE' AND NEW.baseline_version_id IS NULL AND OLD.baseline_version_id IS NOT NULL
-       AND (NEW.id, NEW.skill_version_id, NEW.report, NEW.summary, NEW.status)
-           IS NOT DISTINCT FROM (OLD.id, OLD.skill_version_id, OLD.report, OLD.summary, OLD.status) THEN
-        RETURN NEW;
-    END IF;
-    RAISE EXCEPTION 'skill quality runs are append-only' USING ERRCODE = 'restrict_violation';
-END
-$$;
-CREATE TRIGGER skill_quality_runs_append_only BEFORE UPDATE ON skill_quality_runs
-    FOR EACH ROW EXECUTE FUNCTION skill_quality_runs_append_only();
+-- Append-only for the application: it may insert and read runs, never rewrite one (the baseline foreign key's
+-- SET NULL runs with the table owner's rights).
+REVOKE UPDATE ON skill_quality_runs FROM agentmate_app;

@@ -3,8 +3,7 @@ artifacts, catalog, search, quality runs)."""
 
 from agentmate.api.app import build_app
 from agentmate.api.lambda_handler import make_handler
-from agentmate.skills.registry_router import router as registry_router
 from agentmate.skills.router import router
 
-app = build_app([router, registry_router])
+app = build_app([router])
 handler = make_handler(app)

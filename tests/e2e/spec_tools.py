@@ -15,8 +15,9 @@ SPEC_TOOLS: dict[str, list[str]] = {
         "memory_working_session_update", "memory_working_session_delete", "memory_working_append",
         "memory_working_replay", "memory_working_item_delete",
     ],
-    # This issue builds the skill-record subset of the spec's 16 skills tools.
     "skills": ["skill_log_add", "skill_logs_list", "skill_version_publish", "skill_version_get_active",
-               "skill_stats", "skill_signals"],
+               "skill_source_sync", "skill_stats", "skill_signals", "skill_search", "skill_index_active",
+               "skill_catalog_list", "skill_compile", "skill_version_instructions", "skill_version_resources",
+               "skill_resource_get", "skill_quality_run", "skill_quality_get"],
     "context": ["context_pack"],
 }

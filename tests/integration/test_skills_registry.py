@@ -4,9 +4,11 @@ quality runs and the delete rules (real Postgres, the embedded vector index, the
 from __future__ import annotations
 
 import hashlib
+import os
 import uuid
 
 import psycopg
+import pytest
 
 SKILL = """---
 name: domain-web
@@ -269,15 +271,12 @@ def test_source_without_audit_rows_deletes_with_its_versions(client, account):
     assert client.get(f"/api/skills/versions/{vid}/instructions", headers=h).status_code == 404
 
 
-def test_quality_runs_are_append_only_in_the_database(client, account, owner_url):
+def test_quality_runs_are_append_only_for_the_application_role(client, account):
     h = account.headers("skills:rw")
     source = register(client, h)
     vid = push(client, h, source["id"])["version"]["id"]
     run = client.post(f"/api/skills/versions/{vid}/quality-runs", headers=h).json()
-    with psycopg.connect(owner_url) as conn:
-        try:
+    with psycopg.connect(os.environ["DATABASE_URL"]) as conn:
+        conn.execute("SELECT set_config('app.account_id', %s, false)", (account.account_id,))
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("UPDATE skill_quality_runs SET status = 'failed' WHERE id = %s", (run["id"],))
-            raised = False
-        except psycopg.Error:
-            raised = True
-    assert raised

@@ -169,13 +169,33 @@ def seed_skills(client, h, marker, secret):
     log = _ok(client.post("/api/skills/logs", json={
         "skill_name": f"skill-{marker}", "skill_version_id": version["id"], "outcome": "failure",
         "failure_reason": secret, "trigger_text": secret}, headers=h))
-    return {"id": version["id"], "log_id": log["id"], "skill": f"skill-{marker}"}
+    # The registry: a local source, a pushed package (activated, indexed) and a quality run
+    source = _ok(client.post("/api/skills/sources", json={"name": f"src-{marker}", "type": "local",
+                                                          "repository_url": "file:///skills",
+                                                          "package_path": f"pkg-{marker}"}, headers=h))
+    skill_md = (f"---\nname: pkg-{marker}\ndescription: {marker} skill\ntriggers: [{marker} task]\n---\n"
+                f"# {marker}\n{secret}\n")
+    pushed = _ok(client.post(f"/api/skills/sources/{source['id']}/snapshots", json={
+        "files": [{"path": "SKILL.md", "content": skill_md},
+                  {"path": "references/notes.md", "content": f"{marker} {secret}"}],
+        "activate": True, "index": True}, headers=h))
+    pkg_version = pushed["version"]["id"]
+    file_id = _ok(client.get(f"/api/skills/versions/{pkg_version}/resources", headers=h))["items"][0]["file_id"]
+    run = _ok(client.post(f"/api/skills/versions/{pkg_version}/quality-runs", json={}, headers=h))
+    return {"id": version["id"], "log_id": log["id"], "skill": f"skill-{marker}", "source_id": source["id"],
+            "pkg_version_id": pkg_version, "file_id": file_id, "run_id": run["id"], "pkg_skill": f"pkg-{marker}"}
 
 
 def rows_skills(v):
     return [
-        ("SELECT to_jsonb(t) FROM skill_versions t WHERE id = %s", (v["id"],)),
+        ("SELECT to_jsonb(t) FROM skill_versions t WHERE id = ANY(%s) ORDER BY 1::text",
+         ([v["id"], v["pkg_version_id"]],)),
         ("SELECT to_jsonb(t) FROM skill_logs t WHERE id = %s", (v["log_id"],)),
+        ("SELECT to_jsonb(t) FROM skill_sources t WHERE id = %s", (v["source_id"],)),
+        ("SELECT to_jsonb(t) FROM skill_source_revisions t WHERE source_id = %s", (v["source_id"],)),
+        ("SELECT to_jsonb(t) FROM skill_revision_files t WHERE id = %s", (v["file_id"],)),
+        ("SELECT to_jsonb(t) FROM skill_compiled_artifacts t WHERE skill_version_id = %s", (v["pkg_version_id"],)),
+        ("SELECT to_jsonb(t) FROM skill_quality_runs t WHERE id = %s", (v["run_id"],)),
     ]
 
 
@@ -293,16 +313,39 @@ DOMAINS: list[Domain] = [
     Domain(
         "skills", "/api/skills", "skills:rw", seed_skills, rows_skills,
         reads=[Probe("GET", "/api/skills/versions/{v.id}"),
-               Probe("GET", "/api/skills/versions/active", params={"skill_name": "{v.skill}"})],
+               Probe("GET", "/api/skills/versions/active", params={"skill_name": "{v.skill}"}),
+               Probe("GET", "/api/skills/sources/{v.source_id}"),
+               Probe("GET", "/api/skills/sources/{v.source_id}/revisions"),
+               Probe("GET", "/api/skills/versions/{v.pkg_version_id}/instructions"),
+               Probe("GET", "/api/skills/versions/{v.pkg_version_id}/resources"),
+               Probe("GET", "/api/skills/versions/{v.pkg_version_id}/resources/{v.file_id}"),
+               Probe("GET", "/api/skills/versions/{own.pkg_version_id}/resources/{v.file_id}"),
+               Probe("GET", "/api/skills/versions/{v.pkg_version_id}/files"),
+               Probe("GET", "/api/skills/versions/{v.pkg_version_id}/quality-runs"),
+               Probe("GET", "/api/skills/quality-runs/{v.run_id}")],
         writes=[Probe("POST", "/api/skills/versions/{v.id}/activate"),
                 Probe("POST", "/api/skills/logs", {"skill_name": "{v.skill}", "outcome": "success",
-                                                   "skill_version_id": "{v.id}"}, statuses=(400, 404))],
+                                                   "skill_version_id": "{v.id}"}, statuses=(400, 404)),
+                Probe("DELETE", "/api/skills/sources/{v.source_id}"),
+                Probe("POST", "/api/skills/sources/{v.source_id}/snapshots",
+                      {"files": [{"path": "SKILL.md", "content": "planted"}]}),
+                Probe("POST", "/api/skills/sources/{v.source_id}/sync", {}),
+                Probe("POST", "/api/skills/versions/{v.pkg_version_id}/quality-runs", {}),
+                Probe("POST", "/api/skills/versions/{own.pkg_version_id}/quality-runs",
+                      {"baseline_version_id": "{v.pkg_version_id}"}, statuses=(400,)),
+                Probe("POST", "/api/skills/compile", {"skill_version_id": "{v.pkg_version_id}"})],
         listings=[Probe("GET", "/api/skills/versions", own_visible=True),
                   Probe("GET", "/api/skills/logs", own_visible=True),
                   Probe("GET", "/api/skills/logs", params={"skill_version_id": "{v.id}"}),
                   Probe("GET", "/api/skills/logs", params={"skill_name": "{v.skill}"}),
                   Probe("GET", "/api/skills/stats", params={"skill_name": "{v.skill}"}),
-                  Probe("GET", "/api/skills/signals", params={"skill_name": "{v.skill}"})],
+                  Probe("GET", "/api/skills/signals", params={"skill_name": "{v.skill}"}),
+                  Probe("GET", "/api/skills/sources", own_visible="source_id"),
+                  Probe("GET", "/api/skills/catalog", own_visible="pkg_version_id"),
+                  Probe("GET", "/api/skills/catalog", params={"query": "{v.marker}"}),
+                  Probe("POST", "/api/skills/search", {"query": "{v.marker} task", "include_content": True}),
+                  Probe("POST", "/api/skills/index", {}, own_visible="pkg_version_id"),
+                  Probe("POST", "/api/skills/compile", {}, own_visible="pkg_version_id")],
         owner_read="/api/skills/versions/{v.id}",
     ),
     Domain(

@@ -20,7 +20,7 @@ from typing import Any
 from uuid import UUID
 
 from agentmate.core.db import Conn, Database
-from agentmate.core.errors import NotFound, TooLarge, invalid
+from agentmate.core.errors import NotFound, NotImplementedYet, TooLarge, invalid
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
 from agentmate.packages import service as packages
@@ -75,9 +75,18 @@ def net_policy() -> NetPolicy:
 
 
 def fetcher() -> packages.Fetcher:
-    from agentmate.packages.git import GitFetcher  # dulwich/httpx only where a sync runs
+    try:
+        from agentmate.packages.git import GitFetcher  # dulwich/httpx only where a sync runs
+    except ModuleNotFoundError:
+        raise NotImplementedYet("git sync is not available in this build") from None
+    return GitFetcher(net_policy(), package_settings())  # type: ignore[no-any-return]
 
-    return GitFetcher(net_policy(), package_settings())
+
+class _LazyFetcher:
+    """Builds the git fetcher only when a sync of an existing git source actually fetches."""
+
+    def fetch(self, repository_url: str, package_path: str, ref: str) -> Any:
+        return fetcher().fetch(repository_url, package_path, ref)
 
 
 def _actor(principal: Principal) -> packages.Actor:
@@ -220,7 +229,7 @@ def push_snapshot(db: Database, principal: Principal, source_id: UUID, body: Sna
 def sync_source(db: Database, principal: Principal, source_id: UUID, body: SyncRequest,
                 git: packages.Fetcher | None = None) -> IngestResult:
     out = packages.sync_source(
-        db, STORE, _actor(principal), source_id, git or fetcher(), ref=body.ref, select=_require_skill_md,
+        db, STORE, _actor(principal), source_id, git or _LazyFetcher(), ref=body.ref, select=_require_skill_md,
         on_revision=_bind_version(principal, label=None, change_summary="", activate=body.activate),
     )
     return _after_commit(db, principal, out, body.index)
@@ -365,8 +374,8 @@ def resource(db: Database, principal: Principal, version_id: UUID, file_id: UUID
         row = (rrepo.revision_file(conn, account_id=principal.account_id, revision_id=ctx["source_revision_id"],
                                    file_id=file_id) if ctx["source_revision_id"] else None)
     if row is None or row["path"] == compiler.ROOT_FILE:
-        raise NotFound("skill resource", "no resource with this file_id in this version's package "
-                                         "(SKILL.md itself is served by /instructions)")
+        raise NotFound("skill resource", "skill resource not found in this version's package (SKILL.md "
+                                         "itself is served as the instructions)")
     if row["content"] is None:
         raise invalid("file_id", "a binary resource has no text content; only its hash and size are stored")
     return ResourceContent(file_id=row["id"], path=row["path"], kind=compiler.resource_kind(row["path"]),
