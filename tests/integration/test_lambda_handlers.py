@@ -175,3 +175,26 @@ def test_the_request_id_is_logged_as_the_correlation_id_with_the_lambda_context(
     assert line["function_arn"] == context.invoked_function_arn
     assert line["account_id"] == account.account_id
     assert "secret internals" in line.get("exception", "")
+
+
+def test_skills_function_serves_the_registry_loop(client, account):
+    skills = _handler_for("/api/skills")
+    h = {"X-Api-Key": account.key("skills:rw")}
+    # Given a local source registered and a snapshot pushed through the skills function
+    r = invoke(skills, "POST", "/api/skills/sources", headers=h,
+               json_body={"type": "local", "repository_url": "file:///s", "package_path": "lambda-skill"})
+    assert r.status_code == 201, r.body
+    source_id = r.json()["id"]
+    skill = "---\nname: lambda-skill\ndescription: Runs in Lambda\ntriggers: [lambda]\n---\n# Do\nIt works.\n"
+    r = invoke(skills, "POST", f"/api/skills/sources/{source_id}/snapshots", headers=h,
+               json_body={"files": [{"path": "SKILL.md", "content": skill}], "activate": True, "index": True})
+    assert r.status_code == 201, r.body
+    version_id = r.json()["version"]["id"]
+    # Then the catalog, search and instructions are served by the same function
+    r = invoke(skills, "GET", "/api/skills/catalog", headers=h, query={"limit": "5"})
+    assert r.status_code == 200 and r.json()["items"][0]["skill_version_id"] == version_id
+    r = invoke(skills, "POST", "/api/skills/search", headers=h, json_body={"query": "lambda"})
+    assert r.status_code == 200 and r.json()["items"][0]["skill_version_id"] == version_id
+    r = invoke(skills, "GET", f"/api/skills/versions/{version_id}/instructions", headers=h)
+    assert r.status_code == 200 and r.json()["instructions"] == "# Do\nIt works."
+    assert r.headers["cache-control"] == "private, no-store"

@@ -180,6 +180,9 @@ EXTENSIONS: dict[tuple[str, str], str | tuple[str, ...]] = {
     ("GET", "/api/skills/versions/{}"): "skills:r",
     ("GET", "/api/skills/stats"): "skills:r",
     ("GET", "/api/skills/signals"): "skills:r",
+    # skills registry extras (not in spec/001's list; prior-art §2 has GET, DELETE is ours)
+    ("GET", "/api/skills/sources/{}"): "skills:r",
+    ("DELETE", "/api/skills/sources/{}"): "skills:rw",
 }
 
 EXPECTED = {**SPEC, **EXTENSIONS}

@@ -32,28 +32,28 @@ from agentmate.skills import compiler, frontmatter, quality
 from agentmate.skills import registry_repository as rrepo
 from agentmate.skills import repository as repo
 from agentmate.skills.registry_schemas import (
-    Card,
-    CatalogItem,
-    CompileOutcome,
-    CompileReport,
-    CompileRequest,
-    Degraded,
-    IndexOutcome,
-    IndexReport,
-    IndexRequest,
-    IngestResult,
-    Instructions,
-    PackageFile,
-    QualityRun,
-    QualityRunRequest,
-    QualityRunSummary,
-    Resource,
-    ResourceContent,
-    SearchHit,
-    SearchRequest,
-    SearchResponse,
-    SnapshotPush,
-    SyncRequest,
+    SkillCard,
+    SkillCatalogItem,
+    SkillCompileOutcome,
+    SkillCompileReport,
+    SkillCompileRequest,
+    SkillDegraded,
+    SkillIndexOutcome,
+    SkillIndexReport,
+    SkillIndexRequest,
+    SkillIngestResult,
+    SkillInstructions,
+    SkillPackageFile,
+    SkillQualityRun,
+    SkillQualityRunRequest,
+    SkillQualityRunSummary,
+    SkillResource,
+    SkillResourceContent,
+    SkillSearchHit,
+    SkillSearchRequest,
+    SkillSearchResponse,
+    SkillSnapshotPush,
+    SkillSyncRequest,
 )
 from agentmate.skills.schemas import SkillVersionSummary
 
@@ -204,19 +204,19 @@ def _bind_version(principal: Principal, *, label: str | None, change_summary: st
 
 
 def _after_commit(db: Database, principal: Principal, out: packages.IngestOutcome[_Bound],
-                  index: bool) -> IngestResult:
+                  index: bool) -> SkillIngestResult:
     assert out.extra is not None
     version = out.extra.version
     compiled = refresh_artifact(db, principal.account_id, version["id"])
     indexed = None
     if index and version["is_active"]:
         indexed = _index_versions(db, principal.account_id, [version["id"]])[0]
-    return IngestResult(source=out.ingested.source, revision=out.ingested.revision,
+    return SkillIngestResult(source=out.ingested.source, revision=out.ingested.revision,
                         version=SkillVersionSummary(**version), created=out.ingested.created, compile=compiled,
                         index=indexed)
 
 
-def push_snapshot(db: Database, principal: Principal, source_id: UUID, body: SnapshotPush) -> IngestResult:
+def push_snapshot(db: Database, principal: Principal, source_id: UUID, body: SkillSnapshotPush) -> SkillIngestResult:
     out = packages.push_snapshot(
         db, STORE, _actor(principal), source_id, body.files, expected_hash=body.package_hash,
         select=_require_skill_md,
@@ -226,8 +226,8 @@ def push_snapshot(db: Database, principal: Principal, source_id: UUID, body: Sna
     return _after_commit(db, principal, out, body.index)
 
 
-def sync_source(db: Database, principal: Principal, source_id: UUID, body: SyncRequest,
-                git: packages.Fetcher | None = None) -> IngestResult:
+def sync_source(db: Database, principal: Principal, source_id: UUID, body: SkillSyncRequest,
+                git: packages.Fetcher | None = None) -> SkillIngestResult:
     out = packages.sync_source(
         db, STORE, _actor(principal), source_id, git or _LazyFetcher(), ref=body.ref, select=_require_skill_md,
         on_revision=_bind_version(principal, label=None, change_summary="", activate=body.activate),
@@ -249,7 +249,7 @@ def _identity(ctx: dict[str, Any]) -> str:
     return str(ctx["package_hash"] or ctx["content_hash"])
 
 
-def refresh_artifact(db: Database, account_id: UUID, version_id: UUID) -> CompileOutcome:
+def refresh_artifact(db: Database, account_id: UUID, version_id: UUID) -> SkillCompileOutcome:
     """Compile one version and store its artifact (or the failure), in a transaction of its own."""
     with db.tenant(account_id) as conn:
         ctx = rrepo.version_context(conn, account_id=account_id, version_id=version_id)
@@ -264,10 +264,10 @@ def refresh_artifact(db: Database, account_id: UUID, version_id: UUID) -> Compil
             art = compiler.compile_version(v, list(files))
         except compiler.CompileError as exc:
             rrepo.record_compile_failure(conn, account_id=account_id, version_id=version_id, problems=exc.problems)
-            return CompileOutcome(skill_version_id=version_id, skill_name=ctx["skill_name"], status="failed",
+            return SkillCompileOutcome(skill_version_id=version_id, skill_name=ctx["skill_name"], status="failed",
                                   problems=exc.problems[:50])
         rrepo.upsert_artifact(conn, account_id=account_id, version_id=version_id, artifact=art)
-    return CompileOutcome(skill_version_id=version_id, skill_name=ctx["skill_name"], status="compiled",
+    return SkillCompileOutcome(skill_version_id=version_id, skill_name=ctx["skill_name"], status="compiled",
                           artifact_hash=art.artifact_hash)
 
 
@@ -287,7 +287,7 @@ def _within_budget(started: float, what: str) -> None:
                        "done so far is kept, repeat the request to continue")
 
 
-def compile_versions(db: Database, principal: Principal, body: CompileRequest) -> CompileReport:
+def compile_versions(db: Database, principal: Principal, body: SkillCompileRequest) -> SkillCompileReport:
     if body.skill_version_id is not None:
         items = [refresh_artifact(db, principal.account_id, body.skill_version_id)]
     else:
@@ -297,25 +297,25 @@ def compile_versions(db: Database, principal: Principal, body: CompileRequest) -
             _within_budget(started, "compile backfill")
             items.append(refresh_artifact(db, principal.account_id, vid))
     compiled = sum(1 for i in items if i.status == "compiled")
-    return CompileReport(items=items, compiled=compiled, failed=len(items) - compiled, total=len(items))
+    return SkillCompileReport(items=items, compiled=compiled, failed=len(items) - compiled, total=len(items))
 
 
 # -- catalog, instructions, resources ----------------------------------------------------------------------------
 
 
-def _card(row: dict[str, Any]) -> Card:
+def _card(row: dict[str, Any]) -> SkillCard:
     card = row.get("card") or compiler.basic_card(version_id=str(row["id"]), skill_name=row["skill_name"],
                                                   version=row["version"], package_hash=row.get("package_hash"))
-    return Card.model_validate(card)
+    return SkillCard.model_validate(card)
 
 
-def catalog(db: Database, principal: Principal, page: PageParams, query: str | None = None) -> Page[CatalogItem]:
+def catalog(db: Database, principal: Principal, page: PageParams, query: str | None = None) -> Page[SkillCatalogItem]:
     with db.tenant(principal.account_id) as conn:
         rows, total = rrepo.catalog(conn, account_id=principal.account_id, query=query, limit=page.limit,
                                     offset=page.offset)
-    items = [CatalogItem(skill_version_id=r["id"], skill_name=r["skill_name"], version=r["version"],
+    items = [SkillCatalogItem(skill_version_id=r["id"], skill_name=r["skill_name"], version=r["version"],
                          source_id=r["source_id"], compiled=r["card"] is not None, card=_card(r)) for r in rows]
-    return Page[CatalogItem](items=items, total=total, limit=page.limit, offset=page.offset)
+    return Page[SkillCatalogItem](items=items, total=total, limit=page.limit, offset=page.offset)
 
 
 def _context(conn: Conn, account_id: UUID, version_id: UUID) -> dict[str, Any]:
@@ -332,20 +332,20 @@ def _current(art: dict[str, Any] | None, ctx: dict[str, Any]) -> dict[str, Any] 
     return art
 
 
-def instructions(db: Database, principal: Principal, version_id: UUID) -> Instructions:
+def instructions(db: Database, principal: Principal, version_id: UUID) -> SkillInstructions:
     with db.tenant(principal.account_id) as conn:
         ctx = _context(conn, principal.account_id, version_id)
         art = _current(rrepo.artifact(conn, account_id=principal.account_id, version_id=version_id), ctx)
     base = {"skill_version_id": version_id, "skill_name": ctx["skill_name"], "version": ctx["version"]}
     if art is not None:
         f = art["frontmatter"]
-        return Instructions(**base, compiled=True, name=f["name"], description=f["description"],
+        return SkillInstructions(**base, compiled=True, name=f["name"], description=f["description"],
                             compatibility=f["compatibility"], license=f["license"], metadata=f["metadata"],
                             allowed_tools=f["allowed_tools"], knowledge_contract=art["knowledge_contract"],
                             knowledge_contract_identity=art["knowledge_contract_identity"],
                             instructions=art["instructions"])
     # No current artifact (not compiled yet, or the frontmatter does not compile): the body as stored.
-    return Instructions(**base, compiled=False, name=None, description="", compatibility=None, license=None,
+    return SkillInstructions(**base, compiled=False, name=None, description="", compatibility=None, license=None,
                         metadata={}, allowed_tools=[], knowledge_contract=None, knowledge_contract_identity=None,
                         instructions=frontmatter.body_of(ctx["content"]))
 
@@ -360,15 +360,15 @@ def _manifest(conn: Conn, account_id: UUID, ctx: dict[str, Any]) -> list[dict[st
     return compiler.manifest_of([_file_in(r) for r in rows])
 
 
-def resources(db: Database, principal: Principal, version_id: UUID, page: PageParams) -> Page[Resource]:
+def resources(db: Database, principal: Principal, version_id: UUID, page: PageParams) -> Page[SkillResource]:
     with db.tenant(principal.account_id) as conn:
         manifest = _manifest(conn, principal.account_id, _context(conn, principal.account_id, version_id))
     window = manifest[page.offset: page.offset + page.limit]
-    return Page[Resource](items=[Resource.model_validate(m) for m in window], total=len(manifest),
+    return Page[SkillResource](items=[SkillResource.model_validate(m) for m in window], total=len(manifest),
                           limit=page.limit, offset=page.offset)
 
 
-def resource(db: Database, principal: Principal, version_id: UUID, file_id: UUID) -> ResourceContent:
+def resource(db: Database, principal: Principal, version_id: UUID, file_id: UUID) -> SkillResourceContent:
     with db.tenant(principal.account_id) as conn:
         ctx = _context(conn, principal.account_id, version_id)
         row = (rrepo.revision_file(conn, account_id=principal.account_id, revision_id=ctx["source_revision_id"],
@@ -378,27 +378,27 @@ def resource(db: Database, principal: Principal, version_id: UUID, file_id: UUID
                                          "itself is served as the instructions)")
     if row["content"] is None:
         raise invalid("file_id", "a binary resource has no text content; only its hash and size are stored")
-    return ResourceContent(file_id=row["id"], path=row["path"], kind=compiler.resource_kind(row["path"]),
+    return SkillResourceContent(file_id=row["id"], path=row["path"], kind=compiler.resource_kind(row["path"]),
                            mime_type=row["mime_type"], size_bytes=row["size_bytes"], sha256=row["sha256"],
                            indexable=indexable(row["mime_type"], True), text_available=True, content=row["content"])
 
 
-def files(db: Database, principal: Principal, version_id: UUID, page: PageParams) -> Page[PackageFile]:
+def files(db: Database, principal: Principal, version_id: UUID, page: PageParams) -> Page[SkillPackageFile]:
     with db.tenant(principal.account_id) as conn:
         ctx = _context(conn, principal.account_id, version_id)
         rows, total = (rrepo.list_revision_files(conn, account_id=principal.account_id,
                                                  revision_id=ctx["source_revision_id"], limit=page.limit,
                                                  offset=page.offset) if ctx["source_revision_id"] else ([], 0))
-    items = [PackageFile(**r, kind="instructions" if r["path"] == compiler.ROOT_FILE
+    items = [SkillPackageFile(**r, kind="instructions" if r["path"] == compiler.ROOT_FILE
                          else compiler.resource_kind(r["path"]), indexable=indexable(r["mime_type"], r["is_text"]))
              for r in rows]
-    return Page[PackageFile](items=items, total=total, limit=page.limit, offset=page.offset)
+    return Page[SkillPackageFile](items=items, total=total, limit=page.limit, offset=page.offset)
 
 
 # -- index and search --------------------------------------------------------------------------------------------
 
 
-def _index_versions(db: Database, account_id: UUID, version_ids: list[UUID]) -> list[IndexOutcome]:
+def _index_versions(db: Database, account_id: UUID, version_ids: list[UUID]) -> list[SkillIndexOutcome]:
     """Index cards only (never instructions): one retrieval document per skill name, pointing at its version."""
     with db.tenant(account_id) as conn:
         rows = rrepo.cards(conn, account_id=account_id, version_ids=version_ids, with_instructions=False)
@@ -415,21 +415,21 @@ def _index_versions(db: Database, account_id: UUID, version_ids: list[UUID]) -> 
                                                    "compiled": card["compiled"]}))
         order.append(vid)
     results = retrieval.index_documents(db, account_id, docs)
-    return [IndexOutcome(skill_version_id=vid, status=r.status, error=r.error)
+    return [SkillIndexOutcome(skill_version_id=vid, status=r.status, error=r.error)
             for vid, r in zip(order, results, strict=True)]
 
 
-def index_active(db: Database, principal: Principal, body: IndexRequest) -> IndexReport:
+def index_active(db: Database, principal: Principal, body: SkillIndexRequest) -> SkillIndexReport:
     ids = _bounded_ids(db, principal.account_id, body.skill_name, "index")
     items = _index_versions(db, principal.account_id, ids)
     indexed = sum(1 for i in items if i.status == "indexed")
-    return IndexReport(items=items, indexed=indexed, failed=len(items) - indexed, total=len(items))
+    return SkillIndexReport(items=items, indexed=indexed, failed=len(items) - indexed, total=len(items))
 
 
-def search(db: Database, principal: Principal, body: SearchRequest) -> SearchResponse:
+def search(db: Database, principal: Principal, body: SkillSearchRequest) -> SkillSearchResponse:
     account = principal.account_id
 
-    def hydrate(conn: Conn, result: retrieval.SearchResult) -> SearchResponse:
+    def hydrate(conn: Conn, result: retrieval.SearchResult) -> SkillSearchResponse:
         wanted: list[tuple[UUID, retrieval.Hit]] = []
         for hit in result.hits:
             try:
@@ -446,15 +446,15 @@ def search(db: Database, principal: Principal, body: SearchRequest) -> SearchRes
             text = None
             if body.include_content:
                 text = row["instructions"] if row["instructions"] is not None else frontmatter.body_of(row["content"])
-            items.append(SearchHit(skill_version_id=vid, skill_name=row["skill_name"], version=row["version"],
+            items.append(SkillSearchHit(skill_version_id=vid, skill_name=row["skill_name"], version=row["version"],
                                    score=hit.score, channels=list(hit.channels), card=_card(row),
                                    instructions=text))
-        return SearchResponse(items=items, total=len(items),
-                              degraded=[Degraded(leg=d.leg, reason=d.reason) for d in result.degraded])
+        return SkillSearchResponse(items=items, total=len(items),
+                              degraded=[SkillDegraded(leg=d.leg, reason=d.reason) for d in result.degraded])
 
     query = retrieval.Query(namespace=NAMESPACE, text=body.query, top_k=body.top_k, source_type=SOURCE_TYPE)
     out = retrieval.search(db, account, query, then=hydrate)
-    assert isinstance(out, SearchResponse)
+    assert isinstance(out, SkillSearchResponse)
     return out
 
 
@@ -480,7 +480,7 @@ def _qpackage(conn: Conn, account_id: UUID, ctx: dict[str, Any]) -> quality.QPac
     return quality.QPackage(version=version, files=files, artifact=qart)
 
 
-def run_quality(db: Database, principal: Principal, version_id: UUID, body: QualityRunRequest) -> QualityRun:
+def run_quality(db: Database, principal: Principal, version_id: UUID, body: SkillQualityRunRequest) -> SkillQualityRun:
     """Offline checks over one read-only repeatable-read snapshot; the only write is the run's own audit row."""
     account = principal.account_id
     with db.tenant(account, snapshot=True) as conn:
@@ -512,22 +512,22 @@ def run_quality(db: Database, principal: Principal, version_id: UUID, body: Qual
             "baseline_package_hash": baseline.version.package_hash if baseline else None,
             "telemetry_cutoff": cutoff, "status": "completed", "summary": report["summary"], "report": report,
         })
-    return QualityRun.model_validate(row)
+    return SkillQualityRun.model_validate(row)
 
 
 def list_quality_runs(db: Database, principal: Principal, version_id: UUID,
-                      page: PageParams) -> Page[QualityRunSummary]:
+                      page: PageParams) -> Page[SkillQualityRunSummary]:
     with db.tenant(principal.account_id) as conn:
         _context(conn, principal.account_id, version_id)
         rows, total = rrepo.list_quality_runs(conn, account_id=principal.account_id, version_id=version_id,
                                               limit=page.limit, offset=page.offset)
-    return Page[QualityRunSummary](items=[QualityRunSummary.model_validate(r) for r in rows], total=total,
+    return Page[SkillQualityRunSummary](items=[SkillQualityRunSummary.model_validate(r) for r in rows], total=total,
                                    limit=page.limit, offset=page.offset)
 
 
-def get_quality_run(db: Database, principal: Principal, run_id: UUID) -> QualityRun:
+def get_quality_run(db: Database, principal: Principal, run_id: UUID) -> SkillQualityRun:
     with db.tenant(principal.account_id) as conn:
         row = rrepo.get_quality_run(conn, account_id=principal.account_id, run_id=run_id)
     if row is None:
         raise NotFound("skill quality run")
-    return QualityRun.model_validate(row)
+    return SkillQualityRun.model_validate(row)

@@ -9,7 +9,7 @@ from uuid import UUID
 from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse
 
-from agentmate.api.deps import DbDep, scoped
+from agentmate.api.deps import DbDep, SkillsRead, SkillsWrite
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.core.observability import count
 from agentmate.core.pagination import Page, PageDep
@@ -17,29 +17,29 @@ from agentmate.core.text import blank_to_none
 from agentmate.packages.models import Revision, Source, SourceInput
 from agentmate.skills import registry
 from agentmate.skills.registry_schemas import (
-    CatalogItem,
-    CompileReport,
-    CompileRequest,
-    IndexReport,
-    IndexRequest,
-    IngestResult,
-    Instructions,
-    PackageFile,
-    QualityRun,
-    QualityRunRequest,
-    QualityRunSummary,
-    Resource,
-    ResourceContent,
-    SearchRequest,
-    SearchResponse,
-    SnapshotPush,
-    SyncRequest,
+    SkillCatalogItem,
+    SkillCompileReport,
+    SkillCompileRequest,
+    SkillIndexReport,
+    SkillIndexRequest,
+    SkillIngestResult,
+    SkillInstructions,
+    SkillPackageFile,
+    SkillQualityRun,
+    SkillQualityRunRequest,
+    SkillQualityRunSummary,
+    SkillResource,
+    SkillResourceContent,
+    SkillSearchRequest,
+    SkillSearchResponse,
+    SkillSnapshotPush,
+    SkillSyncRequest,
 )
 
 router = APIRouter(prefix="/api/skills", tags=["skills"], responses=PROBLEM_RESPONSES)
 
-Reader = scoped("skills:r")
-Writer = scoped("skills:rw")
+Reader = SkillsRead
+Writer = SkillsWrite
 NO_STORE = {"Cache-Control": "private, no-store"}
 
 
@@ -47,7 +47,7 @@ def _no_store(response: Response) -> None:
     response.headers.update(NO_STORE)
 
 
-def _ingested(result: IngestResult) -> JSONResponse:
+def _ingested(result: SkillIngestResult) -> JSONResponse:
     if result.created:
         count("SkillPackageIngested")
     return JSONResponse(result.model_dump(mode="json"), status_code=201 if result.created else 200)
@@ -86,94 +86,94 @@ def list_revisions(source_id: UUID, principal: Reader, db: DbDep, page: PageDep)
     return registry.list_revisions(db, principal, source_id, page)
 
 
-@router.post("/sources/{source_id}/snapshots", status_code=201, response_model=IngestResult,
-             responses={200: {"model": IngestResult}})
-def push_snapshot(source_id: UUID, body: SnapshotPush, principal: Writer, db: DbDep) -> JSONResponse:
+@router.post("/sources/{source_id}/snapshots", status_code=201, response_model=SkillIngestResult,
+             responses={200: {"model": SkillIngestResult}})
+def push_snapshot(source_id: UUID, body: SkillSnapshotPush, principal: Writer, db: DbDep) -> JSONResponse:
     """Push a local package snapshot (SKILL.md at the root); sha256 and package_hash are derived when omitted.
     201 for a new revision, 200 when the package hash replays one. The artifact is compiled after the commit."""
     return _ingested(registry.push_snapshot(db, principal, source_id, body))
 
 
-@router.post("/sources/{source_id}/sync", status_code=201, response_model=IngestResult,
-             responses={200: {"model": IngestResult}})
-def sync_source(source_id: UUID, principal: Writer, db: DbDep, body: SyncRequest | None = None) -> JSONResponse:
+@router.post("/sources/{source_id}/sync", status_code=201, response_model=SkillIngestResult,
+             responses={200: {"model": SkillIngestResult}})
+def sync_source(source_id: UUID, principal: Writer, db: DbDep, body: SkillSyncRequest | None = None) -> JSONResponse:
     """Resolve a ref of a git source to a commit and ingest the package at it (public GitHub/GitLab by default);
     a failure marks the source error and leaves no revision."""
-    return _ingested(registry.sync_source(db, principal, source_id, body or SyncRequest()))
+    return _ingested(registry.sync_source(db, principal, source_id, body or SkillSyncRequest()))
 
 
-@router.post("/compile", response_model=CompileReport)
-def compile_versions(principal: Writer, db: DbDep, body: CompileRequest | None = None) -> CompileReport:
+@router.post("/compile", response_model=SkillCompileReport)
+def compile_versions(principal: Writer, db: DbDep, body: SkillCompileRequest | None = None) -> SkillCompileReport:
     """Compile one version (skill_version_id), or backfill every active version when it is omitted."""
-    return registry.compile_versions(db, principal, body or CompileRequest())
+    return registry.compile_versions(db, principal, body or SkillCompileRequest())
 
 
-@router.get("/catalog", response_model=Page[CatalogItem])
+@router.get("/catalog", response_model=Page[SkillCatalogItem])
 def catalog(
     principal: Reader, db: DbDep, page: PageDep,
     query: Annotated[str | None, Query(max_length=200, description="Substring of name or description")] = None,
-) -> Page[CatalogItem]:
+) -> Page[SkillCatalogItem]:
     """Active skills' L0 cards ordered by skill name (stable pages); a basic card where no artifact exists."""
     return registry.catalog(db, principal, page, blank_to_none(query))
 
 
-@router.get("/versions/{version_id}/instructions", response_model=Instructions)
-def version_instructions(version_id: UUID, principal: Reader, db: DbDep, response: Response) -> Instructions:
+@router.get("/versions/{version_id}/instructions", response_model=SkillInstructions)
+def version_instructions(version_id: UUID, principal: Reader, db: DbDep, response: Response) -> SkillInstructions:
     """L1: the SKILL.md instructions of a version (Cache-Control: private, no-store)."""
     _no_store(response)
     return registry.instructions(db, principal, version_id)
 
 
-@router.get("/versions/{version_id}/resources", response_model=Page[Resource])
-def version_resources(version_id: UUID, principal: Reader, db: DbDep, page: PageDep) -> Page[Resource]:
+@router.get("/versions/{version_id}/resources", response_model=Page[SkillResource])
+def version_resources(version_id: UUID, principal: Reader, db: DbDep, page: PageDep) -> Page[SkillResource]:
     """L2: the version's resource manifest (kind, MIME type, size, indexability, text availability), no content."""
     return registry.resources(db, principal, version_id, page)
 
 
-@router.get("/versions/{version_id}/resources/{file_id}", response_model=ResourceContent)
+@router.get("/versions/{version_id}/resources/{file_id}", response_model=SkillResourceContent)
 def version_resource(version_id: UUID, file_id: UUID, principal: Reader, db: DbDep,
-                     response: Response) -> ResourceContent:
+                     response: Response) -> SkillResourceContent:
     """One selected text resource with its content (Cache-Control: private, no-store)."""
     _no_store(response)
     return registry.resource(db, principal, version_id, file_id)
 
 
-@router.get("/versions/{version_id}/files", response_model=Page[PackageFile])
-def version_files(version_id: UUID, principal: Reader, db: DbDep, page: PageDep) -> Page[PackageFile]:
+@router.get("/versions/{version_id}/files", response_model=Page[SkillPackageFile])
+def version_files(version_id: UUID, principal: Reader, db: DbDep, page: PageDep) -> Page[SkillPackageFile]:
     """Compatibility listing of the version's package file records (no content)."""
     return registry.files(db, principal, version_id, page)
 
 
-@router.post("/index", response_model=IndexReport)
-def index_active(principal: Writer, db: DbDep, body: IndexRequest | None = None) -> IndexReport:
+@router.post("/index", response_model=SkillIndexReport)
+def index_active(principal: Writer, db: DbDep, body: SkillIndexRequest | None = None) -> SkillIndexReport:
     """Index active skills' L0 cards into skill search (cards only: instructions never enter the index)."""
-    return registry.index_active(db, principal, body or IndexRequest())
+    return registry.index_active(db, principal, body or SkillIndexRequest())
 
 
-@router.post("/search", response_model=SearchResponse)
-def search(body: SearchRequest, principal: Reader, db: DbDep, response: Response) -> SearchResponse:
+@router.post("/search", response_model=SkillSearchResponse)
+def search(body: SkillSearchRequest, principal: Reader, db: DbDep, response: Response) -> SkillSearchResponse:
     """Hybrid search over indexed active cards; include_content=true loads each hit's L1 from Postgres."""
     if body.include_content:
         _no_store(response)
     return registry.search(db, principal, body)
 
 
-@router.post("/versions/{version_id}/quality-runs", status_code=201, response_model=QualityRun)
+@router.post("/versions/{version_id}/quality-runs", status_code=201, response_model=SkillQualityRun)
 def run_quality(version_id: UUID, principal: Writer, db: DbDep,
-                body: QualityRunRequest | None = None) -> QualityRun:
+                body: SkillQualityRunRequest | None = None) -> SkillQualityRun:
     """Run the offline deterministic quality checks (optional same-skill baseline_version_id); stores the report."""
-    run = registry.run_quality(db, principal, version_id, body or QualityRunRequest())
+    run = registry.run_quality(db, principal, version_id, body or SkillQualityRunRequest())
     count("SkillQualityRun")
     return run
 
 
-@router.get("/versions/{version_id}/quality-runs", response_model=Page[QualityRunSummary])
-def list_quality_runs(version_id: UUID, principal: Reader, db: DbDep, page: PageDep) -> Page[QualityRunSummary]:
+@router.get("/versions/{version_id}/quality-runs", response_model=Page[SkillQualityRunSummary])
+def list_quality_runs(version_id: UUID, principal: Reader, db: DbDep, page: PageDep) -> Page[SkillQualityRunSummary]:
     """Quality run summaries of a version (no reports), newest first."""
     return registry.list_quality_runs(db, principal, version_id, page)
 
 
-@router.get("/quality-runs/{run_id}", response_model=QualityRun)
-def get_quality_run(run_id: UUID, principal: Reader, db: DbDep) -> QualityRun:
+@router.get("/quality-runs/{run_id}", response_model=SkillQualityRun)
+def get_quality_run(run_id: UUID, principal: Reader, db: DbDep) -> SkillQualityRun:
     """One quality run with its full report."""
     return registry.get_quality_run(db, principal, run_id)

@@ -16,7 +16,7 @@ MAX_SNAPSHOT_FILES = 1000
 MAX_SEARCH_TOP_K = 50
 
 
-class SnapshotPush(BaseModel):
+class SkillSnapshotPush(BaseModel):
     """A client-pushed package snapshot of a ``local`` source. ``sha256`` per file and ``package_hash`` are
     derived on the server when omitted; supplied values must match."""
 
@@ -36,7 +36,7 @@ class SnapshotPush(BaseModel):
     index: bool = Field(default=False, description="Also index the active card into skill search")
 
 
-class SyncRequest(BaseModel):
+class SkillSyncRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     ref: str | None = Field(default=None, min_length=1, max_length=255,
                             description="Branch, tag or commit (default: the source's default_ref, else HEAD)")
@@ -44,7 +44,7 @@ class SyncRequest(BaseModel):
     index: bool = False
 
 
-class CompileOutcome(BaseModel):
+class SkillCompileOutcome(BaseModel):
     skill_version_id: UUID
     skill_name: str
     status: Literal["compiled", "failed"]
@@ -52,36 +52,36 @@ class CompileOutcome(BaseModel):
     problems: list[str] = Field(default_factory=list)
 
 
-class IndexOutcome(BaseModel):
+class SkillIndexOutcome(BaseModel):
     skill_version_id: UUID
     status: Literal["indexed", "failed"]
     error: str | None = None
 
 
-class IngestResult(BaseModel):
+class SkillIngestResult(BaseModel):
     source: Source
     revision: Revision
     version: SkillVersionSummary
     created: bool = Field(description="false when the package hash replayed an existing revision")
-    compile: CompileOutcome | None = Field(description="The artifact refresh after the package commit; a "
+    compile: SkillCompileOutcome | None = Field(description="The artifact refresh after the package commit; a "
                                                        "failure never undoes the ingest")
-    index: IndexOutcome | None = None
+    index: SkillIndexOutcome | None = None
 
 
-class CompileRequest(BaseModel):
+class SkillCompileRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     skill_version_id: UUID | None = Field(default=None, description="One version; omit to backfill every "
                                                                      "active version")
 
 
-class CompileReport(BaseModel):
-    items: list[CompileOutcome]
+class SkillCompileReport(BaseModel):
+    items: list[SkillCompileOutcome]
     compiled: int
     failed: int
     total: int
 
 
-class Card(BaseModel):
+class SkillCard(BaseModel):
     """The L0 card: enough to choose a skill, never its instructions or resource bodies."""
 
     model_config = ConfigDict(extra="allow")
@@ -104,16 +104,16 @@ class Card(BaseModel):
     compiled: bool = Field(description="false: a basic card (no current artifact; POST /api/skills/compile)")
 
 
-class CatalogItem(BaseModel):
+class SkillCatalogItem(BaseModel):
     skill_version_id: UUID
     skill_name: str
     version: str
     source_id: UUID | None
     compiled: bool
-    card: Card
+    card: SkillCard
 
 
-class Instructions(BaseModel):
+class SkillInstructions(BaseModel):
     """L1: the SKILL.md body after its frontmatter, plus the frontmatter's public fields."""
 
     skill_version_id: UUID
@@ -131,7 +131,7 @@ class Instructions(BaseModel):
     instructions: str
 
 
-class Resource(BaseModel):
+class SkillResource(BaseModel):
     """One L2 manifest entry (no content)."""
 
     file_id: UUID
@@ -144,11 +144,11 @@ class Resource(BaseModel):
     text_available: bool
 
 
-class ResourceContent(Resource):
+class SkillResourceContent(SkillResource):
     content: str
 
 
-class PackageFile(BaseModel):
+class SkillPackageFile(BaseModel):
     """A package file record of a version's revision (compatibility listing; no content)."""
 
     id: UUID
@@ -162,20 +162,20 @@ class PackageFile(BaseModel):
     indexable: bool
 
 
-class IndexRequest(BaseModel):
+class SkillIndexRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     skill_name: str | None = Field(default=None, min_length=1, max_length=200,
                                    description="Only this skill's active card (default: every active card)")
 
 
-class IndexReport(BaseModel):
-    items: list[IndexOutcome]
+class SkillIndexReport(BaseModel):
+    items: list[SkillIndexOutcome]
     indexed: int
     failed: int
     total: int
 
 
-class SearchRequest(BaseModel):
+class SkillSearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     field_hints: ClassVar[dict[str, str]] = {
         "q": "the search text is query", "limit": "the number of hits is top_k",
@@ -186,33 +186,33 @@ class SearchRequest(BaseModel):
     include_content: bool = Field(default=False, description="Load each hit's L1 instructions from Postgres")
 
 
-class SearchHit(BaseModel):
+class SkillSearchHit(BaseModel):
     skill_version_id: UUID
     skill_name: str
     version: str
     score: float
     channels: list[str]
-    card: Card
+    card: SkillCard
     instructions: str | None = Field(default=None, description="Only with include_content=true")
 
 
-class Degraded(BaseModel):
+class SkillDegraded(BaseModel):
     leg: str
     reason: str
 
 
-class SearchResponse(BaseModel):
-    items: list[SearchHit]
+class SkillSearchResponse(BaseModel):
+    items: list[SkillSearchHit]
     total: int
-    degraded: list[Degraded]
+    degraded: list[SkillDegraded]
 
 
-class QualityRunRequest(BaseModel):
+class SkillQualityRunRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     baseline_version_id: UUID | None = Field(default=None, description="An earlier version of the same skill")
 
 
-class QualityRunSummary(BaseModel):
+class SkillQualityRunSummary(BaseModel):
     id: UUID
     skill_version_id: UUID
     baseline_version_id: UUID | None
@@ -227,5 +227,5 @@ class QualityRunSummary(BaseModel):
     created_at: datetime
 
 
-class QualityRun(QualityRunSummary):
+class SkillQualityRun(SkillQualityRunSummary):
     report: dict[str, Any]

@@ -17,20 +17,20 @@ from agentmate.mcp.schemas import IdempotencyKey, Limit, Offset
 from agentmate.skills import registry, service
 from agentmate.skills import schemas as s
 from agentmate.skills.registry_schemas import (
-    CatalogItem,
-    CompileReport,
-    CompileRequest,
-    IndexReport,
-    IndexRequest,
-    IngestResult,
-    Instructions,
-    QualityRun,
-    QualityRunRequest,
-    Resource,
-    ResourceContent,
-    SearchRequest,
-    SearchResponse,
-    SyncRequest,
+    SkillCatalogItem,
+    SkillCompileReport,
+    SkillCompileRequest,
+    SkillIndexReport,
+    SkillIndexRequest,
+    SkillIngestResult,
+    SkillInstructions,
+    SkillQualityRun,
+    SkillQualityRunRequest,
+    SkillResource,
+    SkillResourceContent,
+    SkillSearchRequest,
+    SkillSearchResponse,
+    SkillSyncRequest,
 )
 from agentmate.skills.schemas import (
     Outcome,
@@ -168,11 +168,11 @@ def skill_source_sync(
                                                                                "else HEAD)")] = None,
     activate: Annotated[bool, Field(description="Make the ingested version the active one")] = False,
     index: Annotated[bool, Field(description="Also index the active card into skill search")] = False,
-) -> IngestResult:
+) -> SkillIngestResult:
     """Resolve a ref of a registered git skill source to an immutable commit and ingest the package at it.
     Replaying an unchanged package returns the existing revision (created=false). A failure marks the source
     error and leaves no revision. Requires skills:rw."""
-    return registry.sync_source(db(), principal(), source_id, SyncRequest(ref=ref, activate=activate, index=index))
+    return registry.sync_source(db(), principal(), source_id, SkillSyncRequest(ref=ref, activate=activate, index=index))
 
 
 @tools.tool("skills:r", rest="POST /api/skills/search", title="Search skills")
@@ -180,11 +180,11 @@ def skill_search(
     query: Annotated[str, Field(min_length=1, max_length=1000, description="What the task needs")],
     top_k: Annotated[int, Field(ge=1, le=50, description="Hits, 1..50 (default 5)")] = 5,
     include_content: Annotated[bool, Field(description="Also load each hit's L1 instructions")] = False,
-) -> SearchResponse:
+) -> SkillSearchResponse:
     """Semantic + lexical search over the indexed L0 cards of active skills. Returns {items: [{skill_version_id,
     skill_name, version, score, card, instructions}], total, degraded}; instructions only with
     include_content=true. Requires skills:r."""
-    return registry.search(db(), principal(), SearchRequest(query=query, top_k=top_k,
+    return registry.search(db(), principal(), SkillSearchRequest(query=query, top_k=top_k,
                                                             include_content=include_content))
 
 
@@ -192,10 +192,10 @@ def skill_search(
 def skill_index_active(
     skill_name: Annotated[str | None, Field(min_length=1, max_length=200, description="Only this skill "
                                                                                       "(default: all)")] = None,
-) -> IndexReport:
+) -> SkillIndexReport:
     """Index the L0 cards of active skill versions into skill search (cards only, never instructions).
     Requires skills:rw."""
-    return registry.index_active(db(), principal(), IndexRequest(skill_name=skill_name))
+    return registry.index_active(db(), principal(), SkillIndexRequest(skill_name=skill_name))
 
 
 @tools.tool("skills:r", rest="GET /api/skills/catalog", title="List the skill catalog")
@@ -203,7 +203,7 @@ def skill_catalog_list(
     query: Annotated[str | None, Field(max_length=200, description="Substring of name or description")] = None,
     limit: Limit = DEFAULT_LIMIT,
     offset: Offset = 0,
-) -> Page[CatalogItem]:
+) -> Page[SkillCatalogItem]:
     """Active skills' L0 cards ordered by skill name: description, triggers, capabilities, constraints,
     dependencies, resource counts. compiled=false marks a basic card (no artifact yet). Requires skills:r."""
     return registry.catalog(db(), principal(), PageParams(limit=limit, offset=offset), _blank(query))
@@ -213,14 +213,14 @@ def skill_catalog_list(
 def skill_compile(
     skill_version_id: Annotated[UUID | None, Field(description="One version; omit to backfill every active "
                                                                "version")] = None,
-) -> CompileReport:
+) -> SkillCompileReport:
     """Compile (or recompile) one version's L0 card, L1 instructions and L2 manifest, or backfill every active
     version. Failures are reported per version with their problems. Requires skills:rw."""
-    return registry.compile_versions(db(), principal(), CompileRequest(skill_version_id=skill_version_id))
+    return registry.compile_versions(db(), principal(), SkillCompileRequest(skill_version_id=skill_version_id))
 
 
 @tools.tool("skills:r", rest="GET /api/skills/versions/{version_id}/instructions", title="Load skill instructions")
-def skill_version_instructions(skill_version_id: VersionId) -> Instructions:
+def skill_version_instructions(skill_version_id: VersionId) -> SkillInstructions:
     """L1: the SKILL.md instructions of a version (the body after the frontmatter) plus its name,
     description, allowed tools and knowledge contract. Requires skills:r."""
     return registry.instructions(db(), principal(), skill_version_id)
@@ -228,7 +228,7 @@ def skill_version_instructions(skill_version_id: VersionId) -> Instructions:
 
 @tools.tool("skills:r", rest="GET /api/skills/versions/{version_id}/resources", title="List skill resources")
 def skill_version_resources(skill_version_id: VersionId, limit: Limit = DEFAULT_LIMIT,
-                            offset: Offset = 0) -> Page[Resource]:
+                            offset: Offset = 0) -> Page[SkillResource]:
     """L2: the version's resource manifest (file_id, path, kind, mime_type, size_bytes, indexable,
     text_available), without content; load one with skill_resource_get. Requires skills:r."""
     return registry.resources(db(), principal(), skill_version_id, PageParams(limit=limit, offset=offset))
@@ -239,7 +239,7 @@ def skill_version_resources(skill_version_id: VersionId, limit: Limit = DEFAULT_
 def skill_resource_get(
     skill_version_id: VersionId,
     file_id: Annotated[UUID, Field(description="A file_id from skill_version_resources")],
-) -> ResourceContent:
+) -> SkillResourceContent:
     """One text resource of a version with its content (binary resources have no text). Requires skills:r."""
     return registry.resource(db(), principal(), skill_version_id, file_id)
 
@@ -249,16 +249,16 @@ def skill_quality_run(
     skill_version_id: VersionId,
     baseline_version_id: Annotated[UUID | None, Field(description="An earlier version of the same skill to "
                                                                   "compare against")] = None,
-) -> QualityRun:
+) -> SkillQualityRun:
     """Run the offline deterministic quality checks (lint, eval, optional baseline comparison, version-bound
     telemetry) and store the report as an audit row. Each check has severity blocker, error or warning.
     Requires skills:rw."""
     return registry.run_quality(db(), principal(), skill_version_id,
-                                QualityRunRequest(baseline_version_id=baseline_version_id))
+                                SkillQualityRunRequest(baseline_version_id=baseline_version_id))
 
 
 @tools.tool("skills:r", rest="GET /api/skills/quality-runs/{run_id}", title="Get a skill quality report")
-def skill_quality_get(run_id: Annotated[UUID, Field(description="A quality run id")]) -> QualityRun:
+def skill_quality_get(run_id: Annotated[UUID, Field(description="A quality run id")]) -> SkillQualityRun:
     """One quality run with its full report. Requires skills:r."""
     return registry.get_quality_run(db(), principal(), run_id)
 
