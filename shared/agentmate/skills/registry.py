@@ -28,6 +28,7 @@ from agentmate.packages.limits import PackageSettings
 from agentmate.packages.models import Ingested, Package, Revision, Source, SourceInput, Upserted
 from agentmate.packages.policy import NetPolicy
 from agentmate.retrieval import service as retrieval
+from agentmate.retrieval.service import Retrieval
 from agentmate.skills import compiler, frontmatter, quality
 from agentmate.skills import registry_repository as rrepo
 from agentmate.skills import repository as repo
@@ -204,35 +205,36 @@ def _bind_version(principal: Principal, *, label: str | None, change_summary: st
 
 
 def _after_commit(db: Database, principal: Principal, out: packages.IngestOutcome[_Bound],
-                  index: bool) -> SkillIngestResult:
+                  index: bool, rt: Retrieval) -> SkillIngestResult:
     assert out.extra is not None
     version = out.extra.version
     compiled = refresh_artifact(db, principal.account_id, version["id"])
     indexed = None
     if index and version["is_active"]:
-        indexed = _index_versions(db, principal.account_id, [version["id"]])[0]
+        indexed = _index_versions(db, rt, principal.account_id, [version["id"]])[0]
     return SkillIngestResult(source=out.ingested.source, revision=out.ingested.revision,
                         version=SkillVersionSummary(**version), created=out.ingested.created, compile=compiled,
                         index=indexed)
 
 
-def push_snapshot(db: Database, principal: Principal, source_id: UUID, body: SkillSnapshotPush) -> SkillIngestResult:
+def push_snapshot(db: Database, rt: Retrieval, principal: Principal, source_id: UUID,
+                  body: SkillSnapshotPush) -> SkillIngestResult:
     out = packages.push_snapshot(
         db, STORE, _actor(principal), source_id, body.files, expected_hash=body.package_hash,
         select=_require_skill_md,
         on_revision=_bind_version(principal, label=body.version, change_summary=body.change_summary,
                                   activate=body.activate),
     )
-    return _after_commit(db, principal, out, body.index)
+    return _after_commit(db, principal, out, body.index, rt)
 
 
-def sync_source(db: Database, principal: Principal, source_id: UUID, body: SkillSyncRequest,
+def sync_source(db: Database, rt: Retrieval, principal: Principal, source_id: UUID, body: SkillSyncRequest,
                 git: packages.Fetcher | None = None) -> SkillIngestResult:
     out = packages.sync_source(
         db, STORE, _actor(principal), source_id, git or _LazyFetcher(), ref=body.ref, select=_require_skill_md,
         on_revision=_bind_version(principal, label=None, change_summary="", activate=body.activate),
     )
-    return _after_commit(db, principal, out, body.index)
+    return _after_commit(db, principal, out, body.index, rt)
 
 
 # -- compile -----------------------------------------------------------------------------------------------------
@@ -398,7 +400,8 @@ def files(db: Database, principal: Principal, version_id: UUID, page: PageParams
 # -- index and search --------------------------------------------------------------------------------------------
 
 
-def _index_versions(db: Database, account_id: UUID, version_ids: list[UUID]) -> list[SkillIndexOutcome]:
+def _index_versions(db: Database, rt: Retrieval, account_id: UUID,
+                    version_ids: list[UUID]) -> list[SkillIndexOutcome]:
     """Index cards only (never instructions): one retrieval document per skill name, pointing at its version."""
     with db.tenant(account_id) as conn:
         rows = rrepo.cards(conn, account_id=account_id, version_ids=version_ids, with_instructions=False)
@@ -414,19 +417,19 @@ def _index_versions(db: Database, account_id: UUID, version_ids: list[UUID]) -> 
                                          metadata={"skill_version_id": str(vid), "skill_name": row["skill_name"],
                                                    "compiled": card["compiled"]}))
         order.append(vid)
-    results = retrieval.index_documents(db, account_id, docs)
+    results = rt.index_documents(db, account_id, docs)
     return [SkillIndexOutcome(skill_version_id=vid, status=r.status, error=r.error)
             for vid, r in zip(order, results, strict=True)]
 
 
-def index_active(db: Database, principal: Principal, body: SkillIndexRequest) -> SkillIndexReport:
+def index_active(db: Database, rt: Retrieval, principal: Principal, body: SkillIndexRequest) -> SkillIndexReport:
     ids = _bounded_ids(db, principal.account_id, body.skill_name, "index")
-    items = _index_versions(db, principal.account_id, ids)
+    items = _index_versions(db, rt, principal.account_id, ids)
     indexed = sum(1 for i in items if i.status == "indexed")
     return SkillIndexReport(items=items, indexed=indexed, failed=len(items) - indexed, total=len(items))
 
 
-def search(db: Database, principal: Principal, body: SkillSearchRequest) -> SkillSearchResponse:
+def search(db: Database, rt: Retrieval, principal: Principal, body: SkillSearchRequest) -> SkillSearchResponse:
     account = principal.account_id
 
     def hydrate(conn: Conn, result: retrieval.SearchResult) -> SkillSearchResponse:
@@ -453,9 +456,7 @@ def search(db: Database, principal: Principal, body: SkillSearchRequest) -> Skil
                               degraded=[SkillDegraded(leg=d.leg, reason=d.reason) for d in result.degraded])
 
     query = retrieval.Query(namespace=NAMESPACE, text=body.query, top_k=body.top_k, source_type=SOURCE_TYPE)
-    out = retrieval.search(db, account, query, then=hydrate)
-    assert isinstance(out, SkillSearchResponse)
-    return out
+    return rt.search(db, account, query, then=hydrate)
 
 
 # -- quality runs ------------------------------------------------------------------------------------------------

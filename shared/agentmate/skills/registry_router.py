@@ -9,10 +9,11 @@ from uuid import UUID
 from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse
 
-from agentmate.api.deps import DbDep, SkillsRead, SkillsWrite
+from agentmate.api.deps import DbDep, PageDep, RetrievalDep, SkillsRead, SkillsWrite
 from agentmate.api.errors import PROBLEM_RESPONSES
+from agentmate.api.routing import LAMBDA_BODY_LIMIT, max_body
 from agentmate.core.observability import count
-from agentmate.core.pagination import Page, PageDep
+from agentmate.core.pagination import Page
 from agentmate.core.text import blank_to_none
 from agentmate.packages.models import Revision, Source, SourceInput
 from agentmate.skills import registry
@@ -87,19 +88,21 @@ def list_revisions(source_id: UUID, principal: Reader, db: DbDep, page: PageDep)
 
 
 @router.post("/sources/{source_id}/snapshots", status_code=201, response_model=SkillIngestResult,
-             responses={200: {"model": SkillIngestResult}})
-def push_snapshot(source_id: UUID, body: SkillSnapshotPush, principal: Writer, db: DbDep) -> JSONResponse:
+             responses={200: {"model": SkillIngestResult}}, openapi_extra=max_body(LAMBDA_BODY_LIMIT))
+def push_snapshot(source_id: UUID, body: SkillSnapshotPush, principal: Writer, db: DbDep,
+                  rt: RetrievalDep) -> JSONResponse:
     """Push a local package snapshot (SKILL.md at the root); sha256 and package_hash are derived when omitted.
     201 for a new revision, 200 when the package hash replays one. The artifact is compiled after the commit."""
-    return _ingested(registry.push_snapshot(db, principal, source_id, body))
+    return _ingested(registry.push_snapshot(db, rt, principal, source_id, body))
 
 
 @router.post("/sources/{source_id}/sync", status_code=201, response_model=SkillIngestResult,
              responses={200: {"model": SkillIngestResult}})
-def sync_source(source_id: UUID, principal: Writer, db: DbDep, body: SkillSyncRequest | None = None) -> JSONResponse:
+def sync_source(source_id: UUID, principal: Writer, db: DbDep, rt: RetrievalDep,
+                body: SkillSyncRequest | None = None) -> JSONResponse:
     """Resolve a ref of a git source to a commit and ingest the package at it (public GitHub/GitLab by default);
     a failure marks the source error and leaves no revision."""
-    return _ingested(registry.sync_source(db, principal, source_id, body or SkillSyncRequest()))
+    return _ingested(registry.sync_source(db, rt, principal, source_id, body or SkillSyncRequest()))
 
 
 @router.post("/compile", response_model=SkillCompileReport)
@@ -145,17 +148,19 @@ def version_files(version_id: UUID, principal: Reader, db: DbDep, page: PageDep)
 
 
 @router.post("/index", response_model=SkillIndexReport)
-def index_active(principal: Writer, db: DbDep, body: SkillIndexRequest | None = None) -> SkillIndexReport:
+def index_active(principal: Writer, db: DbDep, rt: RetrievalDep,
+                 body: SkillIndexRequest | None = None) -> SkillIndexReport:
     """Index active skills' L0 cards into skill search (cards only: instructions never enter the index)."""
-    return registry.index_active(db, principal, body or SkillIndexRequest())
+    return registry.index_active(db, rt, principal, body or SkillIndexRequest())
 
 
 @router.post("/search", response_model=SkillSearchResponse)
-def search(body: SkillSearchRequest, principal: Reader, db: DbDep, response: Response) -> SkillSearchResponse:
+def search(body: SkillSearchRequest, principal: Reader, db: DbDep, rt: RetrievalDep,
+           response: Response) -> SkillSearchResponse:
     """Hybrid search over indexed active cards; include_content=true loads each hit's L1 from Postgres."""
     if body.include_content:
         _no_store(response)
-    return registry.search(db, principal, body)
+    return registry.search(db, rt, principal, body)
 
 
 @router.post("/versions/{version_id}/quality-runs", status_code=201, response_model=SkillQualityRun)

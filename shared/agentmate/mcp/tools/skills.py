@@ -11,7 +11,7 @@ from pydantic import Field
 
 from agentmate.core.idempotency import check_key
 from agentmate.core.pagination import DEFAULT_LIMIT, Page, PageParams
-from agentmate.mcp.context import db, principal
+from agentmate.mcp.context import db, principal, retrieval
 from agentmate.mcp.registry import ToolSet
 from agentmate.mcp.schemas import IdempotencyKey, Limit, Offset
 from agentmate.skills import registry, service
@@ -172,7 +172,7 @@ def skill_source_sync(
     """Resolve a ref of a registered git skill source to an immutable commit and ingest the package at it.
     Replaying an unchanged package returns the existing revision (created=false). A failure marks the source
     error and leaves no revision. Requires skills:rw."""
-    return registry.sync_source(db(), principal(), source_id, SkillSyncRequest(ref=ref, activate=activate, index=index))
+    return registry.sync_source(db(), retrieval(), principal(), source_id, SkillSyncRequest(ref=ref, activate=activate, index=index))
 
 
 @tools.tool("skills:r", rest="POST /api/skills/search", title="Search skills")
@@ -184,7 +184,7 @@ def skill_search(
     """Semantic + lexical search over the indexed L0 cards of active skills. Returns {items: [{skill_version_id,
     skill_name, version, score, card, instructions}], total, degraded}; instructions only with
     include_content=true. Requires skills:r."""
-    return registry.search(db(), principal(), SkillSearchRequest(query=query, top_k=top_k,
+    return registry.search(db(), retrieval(), principal(), SkillSearchRequest(query=query, top_k=top_k,
                                                             include_content=include_content))
 
 
@@ -195,7 +195,7 @@ def skill_index_active(
 ) -> SkillIndexReport:
     """Index the L0 cards of active skill versions into skill search (cards only, never instructions).
     Requires skills:rw."""
-    return registry.index_active(db(), principal(), SkillIndexRequest(skill_name=skill_name))
+    return registry.index_active(db(), retrieval(), principal(), SkillIndexRequest(skill_name=skill_name))
 
 
 @tools.tool("skills:r", rest="GET /api/skills/catalog", title="List the skill catalog")
