@@ -21,6 +21,7 @@ from uuid import UUID
 
 from agentmate.core.db import Conn, Database
 from agentmate.core.errors import NotFound, NotImplementedYet, TooLarge, invalid
+from agentmate.core.observability import counted
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
 from agentmate.packages import service as packages
@@ -217,6 +218,11 @@ def _after_commit(db: Database, principal: Principal, out: packages.IngestOutcom
                         index=indexed)
 
 
+def _new_package(result: SkillIngestResult) -> float:
+    return 1 if result.created else 0
+
+
+@counted("SkillPackageIngested", _new_package)
 def push_snapshot(db: Database, rt: Retrieval, principal: Principal, source_id: UUID,
                   body: SkillSnapshotPush) -> SkillIngestResult:
     out = packages.push_snapshot(
@@ -228,6 +234,7 @@ def push_snapshot(db: Database, rt: Retrieval, principal: Principal, source_id: 
     return _after_commit(db, principal, out, body.index, rt)
 
 
+@counted("SkillPackageIngested", _new_package)
 def sync_source(db: Database, rt: Retrieval, principal: Principal, source_id: UUID, body: SkillSyncRequest,
                 git: packages.Fetcher | None = None) -> SkillIngestResult:
     out = packages.sync_source(
@@ -481,6 +488,7 @@ def _qpackage(conn: Conn, account_id: UUID, ctx: dict[str, Any]) -> quality.QPac
     return quality.QPackage(version=version, files=files, artifact=qart)
 
 
+@counted("SkillQualityRun")
 def run_quality(db: Database, principal: Principal, version_id: UUID, body: SkillQualityRunRequest) -> SkillQualityRun:
     """Offline checks over one read-only repeatable-read snapshot; the only write is the run's own audit row."""
     account = principal.account_id

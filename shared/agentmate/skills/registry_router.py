@@ -12,7 +12,6 @@ from fastapi.responses import JSONResponse
 from agentmate.api.deps import DbDep, PageDep, RetrievalDep, SkillsRead, SkillsWrite
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.routing import LAMBDA_BODY_LIMIT, max_body
-from agentmate.core.observability import count
 from agentmate.core.pagination import Page
 from agentmate.core.text import blank_to_none
 from agentmate.packages.models import Revision, Source, SourceInput
@@ -49,8 +48,6 @@ def _no_store(response: Response) -> None:
 
 
 def _ingested(result: SkillIngestResult) -> JSONResponse:
-    if result.created:
-        count("SkillPackageIngested")
     return JSONResponse(result.model_dump(mode="json"), status_code=201 if result.created else 200)
 
 
@@ -167,9 +164,7 @@ def search(body: SkillSearchRequest, principal: Reader, db: DbDep, rt: Retrieval
 def run_quality(version_id: UUID, principal: Writer, db: DbDep,
                 body: SkillQualityRunRequest | None = None) -> SkillQualityRun:
     """Run the offline deterministic quality checks (optional same-skill baseline_version_id); stores the report."""
-    run = registry.run_quality(db, principal, version_id, body or SkillQualityRunRequest())
-    count("SkillQualityRun")
-    return run
+    return registry.run_quality(db, principal, version_id, body or SkillQualityRunRequest())
 
 
 @router.get("/versions/{version_id}/quality-runs", response_model=Page[SkillQualityRunSummary])
