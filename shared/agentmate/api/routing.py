@@ -13,9 +13,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, cast
 
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
@@ -49,14 +49,24 @@ class Template:
     limits: dict[str, int]  # method -> body limit override
 
 
-def _routes(app: FastAPI) -> Iterable[APIRoute]:
+class _Route(Protocol):
+    """What the templates read of a route: an ``APIRoute``, or FastAPI's ``RouteContext`` wrapping one."""
+
+    @property
+    def path_format(self) -> str: ...
+
+    @property
+    def methods(self) -> Collection[str] | None: ...
+
+
+def _routes(app: FastAPI) -> Iterable[_Route]:
     from fastapi import routing
 
     contexts = routing.iter_route_contexts(app.routes) if hasattr(routing, "iter_route_contexts") else app.routes
     for route in contexts:
         original = getattr(route, "original_route", route)
         if isinstance(original, APIRoute):
-            yield route
+            yield cast(_Route, route)
 
 
 def _regex(path: str) -> re.Pattern[str]:

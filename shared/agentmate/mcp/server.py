@@ -48,7 +48,7 @@ def build_tools(specs: Iterable[ToolSpec]) -> dict[str, Tool]:
 
 def _patch_arguments(schema: dict[str, Any], patch: type[BaseModel]) -> None:
     """An update tool's arguments that its PATCH model refuses as null are non-nullable in its input schema."""
-    nullable = getattr(patch, "nullable", frozenset())
+    nullable: frozenset[str] = getattr(patch, "nullable", frozenset())
     props = schema.get("properties", {})
     for name in patch.model_fields:
         if name in props and name not in nullable:

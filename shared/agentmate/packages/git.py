@@ -287,7 +287,7 @@ class _SmartHttp:
             basic = base64.b64encode(f"{token_user}:{token}".encode()).decode()
             return {"Authorization": f"Basic {basic}"}
 
-        class Client(AbstractHttpGitClient):  # type: ignore[misc]
+        class Client(AbstractHttpGitClient):
             def _http_request(self, url: str, headers: dict[str, str] | None = None, data: Any = None,
                               raise_for_status: bool = True) -> tuple[Any, Callable[[int], bytes]]:
                 from dulwich.client import HTTPUnauthorized

@@ -204,4 +204,4 @@ class PackageStore:
             (account_id, revision_id),
         ).fetchall()
         model = FileRecord if content else FileMeta
-        return [model.model_validate(r) for r in rows]  # type: ignore[return-value]
+        return [model.model_validate(r) for r in rows]

@@ -18,12 +18,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from fractions import Fraction
+from typing import Final, Literal
 
 __all__ = ["DEFAULT_K", "Candidate", "FusedHit", "reciprocal_rank_fusion"]
 
 DEFAULT_K = 60
-LEXICAL = "lexical"
-VECTOR = "vector"
+Channel = Literal["lexical", "vector"]
+LEXICAL: Final = "lexical"
+VECTOR: Final = "vector"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +43,7 @@ class FusedHit:
 
     id: str
     score: float  # normalised: 1.0 = rank 1 in both legs
-    channels: tuple[str, ...]
+    channels: tuple[Channel, ...]
     lexical_score: float | None  # raw ts_rank_cd, None when the lexical leg did not find it
     vector_score: float | None  # raw cosine, None when the vector leg did not find it
     lexical_rank: int | None
@@ -92,7 +94,7 @@ def reciprocal_rank_fusion(
         lex_entry = lex.get(doc_id)
         vec_entry = vec.get(doc_id)
         fused = Fraction(0)
-        channels: list[str] = []
+        channels: list[Channel] = []
         updated_at: datetime | None = None
         if lex_entry is not None:
             fused += Fraction(1, k + lex_entry[0])

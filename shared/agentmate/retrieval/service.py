@@ -94,7 +94,7 @@ class LexicalRebuild:
 class Hit:
     document: dict[str, Any]
     score: float  # fused and normalised: 1.0 = first in both legs, 0.5 = first in one leg
-    channels: tuple[str, ...]
+    channels: tuple[fusion.Channel, ...]
     lexical_score: float | None
     vector_score: float | None
     lexical_rank: int | None

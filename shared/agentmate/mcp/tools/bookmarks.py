@@ -12,6 +12,7 @@ from agentmate.bookmarks import service
 from agentmate.bookmarks.schemas import Bookmark, BookmarkCreate, BookmarkSummary, BookmarkUpdate
 from agentmate.core.idempotency import check_key
 from agentmate.core.pagination import DEFAULT_LIMIT, Page, PageParams
+from agentmate.core.text import Content as StoredContent
 from agentmate.mcp.context import db, principal
 from agentmate.mcp.registry import ToolSet
 from agentmate.mcp.schemas import (
@@ -39,7 +40,7 @@ BookmarkId = Annotated[UUID, Field(description="The bookmark's id (UUID), as ret
 Url = Annotated[s.Url, Field(description="Absolute http:// or https:// URL (≤2048 characters)")]
 Title = Annotated[s.Title, Field(description="At most 500 characters, trimmed")]
 Summary = Annotated[s.Summary, Field(description="Short summary, at most 20000 characters")]
-Content = Annotated[s.Content, Field(description="Saved page text, verbatim; at most 1 MiB (UTF-8)")]
+Content = Annotated[StoredContent, Field(description="Saved page text, verbatim; at most 1 MiB (UTF-8)")]
 Tags = Annotated[s.BookmarkTags, Field(description="Tags; trimmed and lowercased on write, duplicates dropped")]
 Source = Annotated[s.Source, Field(description="Label of the agent or skill saving it (≤255 characters)")]
 
@@ -89,7 +90,7 @@ def bookmark_update(
     url: Url | None = None,
     title: Title | None = None,
     summary: Summary | None = None,
-    content: Annotated[s.Content | None, Field(description="Replaces the saved content")] = None,
+    content: Annotated[StoredContent | None, Field(description="Replaces the saved content")] = None,
     tags: Annotated[s.BookmarkTags | None, Field(description="Replaces all tags (trimmed, lowercased)")] = None,
     source: Source = None,
     clear_source: ClearSource = False,
@@ -101,7 +102,7 @@ def bookmark_update(
     removes the source label. Returns the bookmark. Requires bookmarks:rw."""
     changes = apply_clear_source(given(url=url, title=title, summary=summary, content=content, tags=tags,
                                        source=source, is_read=is_read), clear_source)
-    return service.update(db(), principal(), id, BookmarkUpdate(**changes))
+    return service.update(db(), principal(), id, BookmarkUpdate.model_validate(changes))
 
 
 @tools.tool("bookmarks:rw", rest="DELETE /api/bookmarks/{bookmark_id}", title="Delete a bookmark",

@@ -111,7 +111,7 @@ def expense_update(
     as they are. clear_source=true removes the source label. Returns the expense. Requires expenses:rw."""
     changes = apply_clear_source(given(amount=amount, currency=currency, description=description, tags=tags,
                                        source=source, happened_at=happened_at), clear_source)
-    return service.update(db(), principal(), id, ExpenseUpdate(**changes))
+    return service.update(db(), principal(), id, ExpenseUpdate.model_validate(changes))
 
 
 @tools.tool("expenses:rw", rest="DELETE /api/expenses/{expense_id}", title="Delete an expense", destructive=True,

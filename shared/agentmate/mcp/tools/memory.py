@@ -168,8 +168,10 @@ def memory_search(
     hit_reason; degraded lists a failed search leg. Report whether a result helped with memory_feedback.
     Requires memory:r."""
     # Optional filters are passed only when given: the model's constraints refuse an explicit None.
-    body = SearchRequest(query=query, top_k=top_k, status=status,
-                         **given(scope_type=scope_type, scope_key=scope_key, memory_type=memory_type))
+    body = SearchRequest.model_validate({
+        "query": query, "top_k": top_k, "status": status,
+        **given(scope_type=scope_type, scope_key=scope_key, memory_type=memory_type),
+    })
     return ranking.search(db(), retrieval(), principal(), body)
 
 
@@ -263,9 +265,11 @@ def memory_checkpoint_save(
     """Save a resumable snapshot of the session: goal (required), done, next and open (lists of strings),
     notes and label. Saving unchanged state again is a no-op (created=false). Resume later with
     memory_resume. Requires memory:rw."""
-    body = CheckpointCreate(session_id=session_id, goal=goal, done=done or [], next=next or [], open=open or [],
-                            notes=notes, label=label, scope_type=scope_type, scope_key=scope_key,
-                            **given(skill_version_id=skill_version_id, idempotency_key=idempotency_key))
+    body = CheckpointCreate.model_validate({
+        "session_id": session_id, "goal": goal, "done": done or [], "next": next or [], "open": open or [],
+        "notes": notes, "label": label, "scope_type": scope_type, "scope_key": scope_key,
+        **given(skill_version_id=skill_version_id, idempotency_key=idempotency_key),
+    })
     return checkpoints.save_checkpoint(db(), principal(), body).value
 
 
@@ -328,7 +332,7 @@ def memory_working_session_update(
     changes: dict[str, Any] = given(title=title, status=status, metadata=metadata)
     if clear_title:
         changes["title"] = None
-    return working.update_session(db(), principal(), id, SessionUpdate(**changes))
+    return working.update_session(db(), principal(), id, SessionUpdate.model_validate(changes))
 
 
 @tools.tool("memory:rw", rest="DELETE /api/memory/working/sessions/{session_id}",

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from agentmate.core.idempotency import check_key
 from agentmate.core.pagination import DEFAULT_LIMIT, Page, PageParams
+from agentmate.core.text import Content as StoredContent
 from agentmate.mcp.context import db, principal
 from agentmate.mcp.registry import ToolSet
 from agentmate.mcp.schemas import Deleted, IdempotencyKey, Limit, Offset, TagList, given
@@ -27,7 +28,7 @@ tools = ToolSet(
 
 NoteId = Annotated[UUID, Field(description="The note's id (UUID), as returned by note_create or note_list")]
 Title = Annotated[s.Title, Field(description="1..500 characters, trimmed")]
-Content = Annotated[s.Content, Field(description="Text or Markdown, stored verbatim; at most 1 MiB (UTF-8)")]
+Content = Annotated[StoredContent, Field(description="Text or Markdown, stored verbatim; at most 1 MiB (UTF-8)")]
 Tags = Annotated[s.NoteTags, Field(description="Tags; trimmed and lowercased on write, duplicates dropped")]
 Query = Annotated[str, Field(description="Case-insensitive substring of title or content")]
 
@@ -73,18 +74,18 @@ def note_search(q: Query, limit: Limit = DEFAULT_LIMIT, offset: Offset = 0) -> P
 def note_update(
     id: NoteId,
     title: Title | None = None,
-    content: Annotated[s.Content | None, Field(description="Replaces the whole content (verbatim)")] = None,
+    content: Annotated[StoredContent | None, Field(description="Replaces the whole content (verbatim)")] = None,
     tags: Annotated[s.NoteTags | None, Field(description="Replaces all tags (trimmed, lowercased)")] = None,
 ) -> Note:
     """Change the fields given (title, content, tags); the others stay as they are. content replaces the
     whole text: use note_append to add to it. Returns the note. Requires notes:rw."""
-    return service.update(db(), principal(), id, NoteUpdate(**given(title=title, content=content, tags=tags)))
+    return service.update(db(), principal(), id, NoteUpdate.model_validate(given(title=title, content=content, tags=tags)))
 
 
 @tools.tool("notes:rw", rest="PATCH /api/notes/{note_id}/append", title="Append to a note")
 def note_append(
     id: NoteId,
-    content: Annotated[s.Content, Field(min_length=1, description="Text added at the end exactly as sent; no "
+    content: Annotated[StoredContent, Field(min_length=1, description="Text added at the end exactly as sent; no "
                                                                   "separator is inserted, so start with \\n for a "
                                                                   "new line")],
 ) -> Note:

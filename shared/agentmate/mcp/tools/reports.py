@@ -9,6 +9,7 @@ from pydantic import Field
 
 from agentmate.core.idempotency import check_key
 from agentmate.core.pagination import DEFAULT_LIMIT, Page, PageParams
+from agentmate.core.text import Content as StoredContent
 from agentmate.mcp.context import db, principal
 from agentmate.mcp.registry import ToolSet
 from agentmate.mcp.schemas import (
@@ -43,7 +44,7 @@ tools = ToolSet(
 
 ReportId = Annotated[UUID, Field(description="The report's id (UUID), as returned by report_create or report_list")]
 Title = Annotated[s.Title, Field(description="1..500 characters, trimmed")]
-Content = Annotated[s.Content, Field(description="The report body in `format`, verbatim; at most 1 MiB (UTF-8)")]
+Content = Annotated[StoredContent, Field(description="The report body in `format`, verbatim; at most 1 MiB (UTF-8)")]
 Format = Annotated[ReportFormat, Field(description="How content is written: md (default) or html")]
 Tags = Annotated[s.ReportTags, Field(description="Tags; trimmed and lowercased on write, duplicates dropped")]
 Source = Annotated[s.Source, Field(description="Label of the agent or skill writing it (≤255 characters)")]
@@ -95,7 +96,7 @@ def report_list_sources(limit: Limit = DEFAULT_LIMIT, offset: Offset = 0) -> Pag
 def report_update(
     id: ReportId,
     title: Title | None = None,
-    content: Annotated[s.Content | None, Field(description="Replaces the whole content")] = None,
+    content: Annotated[StoredContent | None, Field(description="Replaces the whole content")] = None,
     format: Annotated[ReportFormat | None, Field(description="md or html")] = None,
     tags: Annotated[s.ReportTags | None, Field(description="Replaces all tags (trimmed, lowercased)")] = None,
     source: Source = None,
@@ -105,7 +106,7 @@ def report_update(
     are. clear_source=true removes the source label. Returns the report. Requires reports:rw."""
     changes = apply_clear_source(given(title=title, content=content, format=format, tags=tags, source=source),
                             clear_source)
-    return service.update(db(), principal(), id, ReportUpdate(**changes))
+    return service.update(db(), principal(), id, ReportUpdate.model_validate(changes))
 
 
 @tools.tool("reports:rw", rest="DELETE /api/reports/{report_id}", title="Delete a report", destructive=True,

@@ -107,7 +107,7 @@ def todo_update(
         if "due_date" in changes:
             raise invalid("clear_due_date", "send either due_date or clear_due_date=true, not both")
         changes["due_date"] = None
-    return service.update(db(), principal(), id, TodoUpdate(**changes))
+    return service.update(db(), principal(), id, TodoUpdate.model_validate(changes))
 
 
 @tools.tool("todos:rw", rest="DELETE /api/todos/{todo_id}", title="Delete a todo", destructive=True,

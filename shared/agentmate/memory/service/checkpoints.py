@@ -22,6 +22,7 @@ from agentmate.memory.schemas import (
     CheckpointSaved,
     EventCreate,
     Resume,
+    ResumeResolution,
 )
 from agentmate.memory.service.events import event_data, record_in
 from agentmate.memory.service.provenance import timeline_items
@@ -135,6 +136,7 @@ def resume(db: Database, principal: Principal, session_id: str) -> Resume:
         )
     truncated = len(rows) > limit
     items = timeline_items(rows[-limit:] if truncated else rows)
+    resolution: ResumeResolution
     if cp is not None:
         resolution = "checkpoint"
     else:

@@ -11,7 +11,7 @@ from agentmate.core.errors import NotFound, invalid
 from agentmate.core.principal import Principal
 from agentmate.memory import repository as repo
 from agentmate.memory.readmodels import skill_executions
-from agentmate.memory.schemas import Attribution, Timeline, TimelineItem
+from agentmate.memory.schemas import Attribution, Resolution, Timeline, TimelineItem
 
 TIMELINE_DEFAULT_LIMIT = 200
 TIMELINE_MAX_LIMIT = 500
@@ -86,6 +86,7 @@ def attribution(db: Database, principal: Principal, entry_id: UUID) -> Attributi
         if event is None:
             return Attribution(entry_id=entry_id, resolution="none")
         session_id = event["session_id"] or None
+        resolution: Resolution
         if event["skill_version_id"] is not None:
             resolution = "skill_version"
         elif session_id:
