@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import types
+from collections.abc import Iterable, Mapping
 from enum import Enum
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -80,7 +81,7 @@ def _allowed_values(annotation: Any) -> list[Any] | None:
     return None
 
 
-def pydantic_errors(raw: list[dict[str, Any]], model: type[BaseModel] | None = None) -> list[FieldError]:
+def pydantic_errors(raw: Iterable[Mapping[str, Any]], model: type[BaseModel] | None = None) -> list[FieldError]:
     """``model`` is the one validated (a route's body, a tool's domain model); it supplies hints and enums."""
     out: list[FieldError] = []
     for err in raw:
