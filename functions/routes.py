@@ -1,7 +1,8 @@
 """Which route group (Lambda function) serves which path prefix.
 
 template.yaml declares the same mapping for API Gateway; the local runtime dispatches with this table so
-local behaviour is Lambda behaviour, and tests/contract/test_template.py keeps the two in step.
+local behaviour is Lambda behaviour, and tests/contract/test_route_groups.py keeps the two in step (and the
+functions/<group>/app.py of each group, and the MCP registry with the /api/health endpoint list).
 """
 
 ROUTE_GROUPS: dict[str, tuple[str, ...]] = {

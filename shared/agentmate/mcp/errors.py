@@ -31,7 +31,7 @@ def domain_error_text(exc: DomainError) -> str:
 def validation_error_text(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
     """Pydantic argument/body errors, named by argument, with the allowed values of enums and the hints of
     ``model`` (the tool's domain model) and the models nested in it."""
-    return fields_text(pydantic_errors(list(exc.errors()), model))
+    return fields_text(pydantic_errors(exc.errors(), model))
 
 
 def unknown_arguments(unknown: Iterable[str], allowed: Iterable[str], hints: type[BaseModel] | None) -> list[FieldError]:
@@ -42,7 +42,7 @@ def unknown_arguments(unknown: Iterable[str], allowed: Iterable[str], hints: typ
         try:
             hints.model_validate({name: None for name in unknown})
         except ValidationError as exc:
-            for err in pydantic_errors(list(exc.errors()), hints):
+            for err in pydantic_errors(exc.errors(), hints):
                 if err.field in set(unknown) and err.message.startswith("unknown field ("):
                     found[err.field] = "unknown argument" + err.message[len("unknown field"):]
     names = sorted(allowed)
