@@ -11,12 +11,14 @@ from agentmate.api.deps import (
     DbDep,
     KeyManager,
     PageDep,
+    RetrievalDep,
     SettingsDep,
     UserSession,
 )
 from agentmate.api.errors import PROBLEM_RESPONSES, Problem
 from agentmate.auth import service
 from agentmate.auth.schemas import (
+    AccountDeletion,
     ApiKey,
     ApiKeyCreate,
     ApiKeyCreated,
@@ -66,6 +68,17 @@ def change_password(
 def logout_all(principal: UserSession, db: DbDep) -> Response:
     """Sign out everywhere (JWT only): every JWT of the user minted so far is refused. API keys keep working."""
     service.logout_all(db, principal)
+    return Response(status_code=204)
+
+
+@router.delete("/account", status_code=204, response_class=Response, responses=THROTTLED)
+def delete_account(
+    body: AccountDeletion, principal: UserSession, db: DbDep, settings: SettingsDep, client: ClientAddress,
+    retrieval: RetrievalDep,
+) -> Response:
+    """Delete the account (JWT only; `password` re-entered): every row of the tenant and its vectors. Its JWTs
+    and API keys stop working at once. Not reversible."""
+    service.delete_account(db, settings, principal, body, client, retrieval.remove_account)
     return Response(status_code=204)
 
 

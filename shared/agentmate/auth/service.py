@@ -6,6 +6,7 @@ the request schemas (EmailStr pulls in email-validator, ~20 ms of cold start).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
@@ -14,6 +15,7 @@ from agentmate.auth import repository as repo
 from agentmate.auth import security, throttle
 from agentmate.auth.credentials import authenticate, require_admin
 from agentmate.auth.schemas import (
+    AccountDeletion,
     ApiKey,
     ApiKeyCreate,
     ApiKeyCreated,
@@ -25,7 +27,16 @@ from agentmate.auth.schemas import (
 )
 from agentmate.core import scopes as scope_rules
 from agentmate.core.db import Database
-from agentmate.core.errors import Conflict, ErrorCollector, Forbidden, NotFound, Unauthorized, invalid
+from agentmate.core.errors import (
+    Conflict,
+    DomainError,
+    ErrorCollector,
+    Forbidden,
+    NotFound,
+    Unauthorized,
+    invalid,
+)
+from agentmate.core.observability import count, logger
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
 from agentmate.core.settings import Settings
@@ -99,6 +110,26 @@ def logout_all(db: Database, principal: Principal) -> None:
         repo.bump_epoch(conn, principal.user_id)
 
 
+def delete_account(db: Database, settings: Settings, principal: Principal, body: AccountDeletion,
+                   client_address: str, remove_vectors: Callable[[UUID], None]) -> None:
+    """Delete the caller's tenant: every row of the account (each tenant table references accounts ON DELETE
+    CASCADE) and its vectors (``remove_vectors``: the retrieval layer's delete-by-account, passed in by the
+    transport because auth does not import retrieval).
+
+    Vectors go first, so a vector-index failure (503) leaves the account whole for a retry; they are removed
+    once more after the rows, in case a request racing the deletion indexed one in between.
+    """
+    _verified_user(db, settings, principal, body.password, "password", client_address)
+    remove_vectors(principal.account_id)
+    with db.tenant(principal.account_id) as conn:
+        repo.delete_account(conn, principal.account_id)
+    try:
+        remove_vectors(principal.account_id)
+    except DomainError as exc:  # the rows are gone; a stray point can no longer be read by anyone
+        logger.warning("vectors indexed during account deletion were not removed", extra={"error": exc.detail})
+    count("AccountDeleted")
+
+
 def me(db: Database, principal: Principal) -> Me:
     with db.tenant(principal.account_id) as conn:
         user = repo.get_user(conn, principal.user_id)
@@ -146,5 +177,6 @@ def delete_api_key(db: Database, principal: Principal, key_id: UUID) -> None:
             raise NotFound("api key")
 
 
-__all__ = ["authenticate", "change_password", "create_api_key", "delete_api_key", "list_api_keys", "login",
+__all__ = ["authenticate", "change_password", "create_api_key", "delete_account", "delete_api_key", "list_api_keys",
+           "login",
            "logout_all", "me", "register", "require_admin"]

@@ -370,6 +370,15 @@ class EmbeddedIndex:
         for start in range(0, len(ids), 1000):
             self.delete(account_id, ids[start : start + 1000])
 
+    def delete_account(self, account_id: str) -> None:
+        flt = self._filter(check_tenant(account_id), None, [])
+        shard = self._shard()
+        if shard is None:
+            return
+        import qdrant_edge
+
+        self._call("delete", shard.update, qdrant_edge.UpdateOperation.delete_points_by_filter(flt))
+
     def count(self, account_id: str, namespace: str | None = None) -> int:
         flt = self._filter(
             check_tenant(account_id), check_namespace(namespace) if namespace is not None else None, []

@@ -250,6 +250,11 @@ class QdrantServerIndex:
         if self._exists():
             self._delete(selector)
 
+    def delete_account(self, account_id: str) -> None:
+        selector = self._filter(check_tenant(account_id), None, [])
+        if self._exists():
+            self._delete(selector)
+
     def _delete(self, selector: models.Filter) -> None:
         from qdrant_client.http import models
 

@@ -433,6 +433,15 @@ class Retrieval:
             return reason
         return None
 
+    def remove_account(self, account_id: UUID) -> None:
+        """Delete every vector of the account (account deletion); raises ServiceUnavailable when the index fails,
+        so the caller can stop before deleting the rows that would let it retry."""
+        try:
+            self.vector_index().delete_account(str(account_id))
+        except Exception as exc:
+            logger.warning("retrieval account vector delete failed", extra={"error": _describe(exc)})
+            raise ServiceUnavailable("the vector index could not delete the account's vectors: retry") from exc
+
     # -- search ------------------------------------------------------------------------------------------------
 
     def _vector_candidates(
