@@ -70,24 +70,30 @@ def _dependency_calls(dependant: Any) -> list[Any]:
     return calls
 
 
-def _security_by_operation(app: Any) -> dict[tuple[str, str], tuple[bool, list[str]]]:
-    """(path, method) → (authenticated?, scopes its dependencies declare with ``Security(..., scopes=[...])``)."""
+def _security_by_operation(app: Any) -> dict[tuple[str, str], tuple[list[dict[str, list[str]]], list[str]]]:
+    """(path, method) → (the security requirement, scopes its dependencies declare with
+    ``Security(..., scopes=[...])``). Routes for the user's own session (``UserSession``) take the JWT only."""
     from fastapi import routing
 
-    from agentmate.api.deps import current_principal, route_scopes
+    from agentmate.api.deps import current_principal, route_scopes, user_session
 
     # FastAPI >= 0.16x keeps included routers nested; iter_route_contexts flattens them (older: app.routes).
     contexts = routing.iter_route_contexts(app.routes) if hasattr(routing, "iter_route_contexts") else app.routes
-    out: dict[tuple[str, str], tuple[bool, list[str]]] = {}
+    out: dict[tuple[str, str], tuple[list[dict[str, list[str]]], list[str]]] = {}
     for route in contexts:
         original = getattr(route, "original_route", route)
         if not isinstance(original, routing.APIRoute) or not route.include_in_schema:
             continue
         dependant = getattr(route, "dependant", None) or original.dependant
-        authenticated = current_principal in _dependency_calls(dependant)
+        calls = _dependency_calls(dependant)
+        requirement: list[dict[str, list[str]]] = []
+        if user_session in calls:
+            requirement = [{"BearerAuth": []}]
+        elif current_principal in calls:
+            requirement = [{"ApiKeyHeader": []}, {"BearerAuth": []}]
         scopes = route_scopes(dependant)
         for method in route.methods or ():
-            out[(route.path_format, method.lower())] = (authenticated, scopes)
+            out[(route.path_format, method.lower())] = (requirement, scopes)
     return out
 
 
@@ -124,8 +130,8 @@ def build() -> dict[str, Any]:
                                          f"{method.upper()} {path}")
                     operation_ids[op_id] = f"{method.upper()} {path}"
                 operation = dict(operation)
-                authenticated, scopes = security.get((path, method), (False, []))
-                operation["security"] = [{"ApiKeyHeader": []}, {"BearerAuth": []}] if authenticated else []
+                requirement, scopes = security.get((path, method), ([], []))
+                operation["security"] = requirement
                 if scopes:
                     operation["x-required-scopes"] = scopes
                 operation["x-route-group"] = module_name

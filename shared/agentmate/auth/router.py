@@ -71,7 +71,8 @@ def logout_all(principal: UserSession, db: DbDep) -> Response:
     return Response(status_code=204)
 
 
-@router.delete("/account", status_code=204, response_class=Response, responses=THROTTLED)
+@router.delete("/account", status_code=204, response_class=Response, responses={**THROTTLED, 503: {
+    "model": Problem, "description": "The vector index could not delete the account's vectors; nothing was deleted"}})
 def delete_account(
     body: AccountDeletion, principal: UserSession, db: DbDep, settings: SettingsDep, client: ClientAddress,
     retrieval: RetrievalDep,
