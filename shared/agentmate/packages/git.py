@@ -172,25 +172,25 @@ class GitFetcher:
 
 
 class _ChunkReader(io.RawIOBase):
-    """A file object over an iterator of chunks (what tarfile's stream mode reads)."""
+    """A file object over an iterator of chunks (what tarfile's stream mode and dulwich's protocol read)."""
 
     def __init__(self, chunks: Iterator[bytes]) -> None:
         self._chunks = chunks
-        self._buffer = b""
+        self._buffer = bytearray()  # amortised appends: a large read must not copy quadratically
 
     def readable(self) -> bool:
         return True
 
-    def read(self, size: int = -1) -> bytes:
-        while size < 0 or len(self._buffer) < size:
+    def read(self, size: int | None = -1) -> bytes:
+        want = -1 if size is None else size
+        while want < 0 or len(self._buffer) < want:
             chunk = next(self._chunks, None)
             if chunk is None:
                 break
             self._buffer += chunk
-        if size < 0:
-            out, self._buffer = self._buffer, b""
-        else:
-            out, self._buffer = self._buffer[:size], self._buffer[size:]
+        cut = len(self._buffer) if want < 0 else min(want, len(self._buffer))
+        out = bytes(self._buffer[:cut])
+        del self._buffer[:cut]
         return out
 
 
