@@ -52,10 +52,22 @@ How to use (a registry's repository/service)::
     *after* commit (compile, index) the registry does after the call returns. A failed sync (fetch, limits,
     select or on_revision) marks the source ``error`` with the reason and leaves no revision.
 
-    The URL policy and fetcher come from settings (``PACKAGES_*`` env, limits.PackageSettings)::
+    The repository declares the template's constraints for the driver-error translation::
 
-        settings = PackageSettings(); policy = NetPolicy.from_settings(settings)
-        fetcher = GitFetcher(policy, settings)     # agentmate.packages.git
+        CONSTRAINTS = constraints({**template_constraints(TABLES), ...registry's own...})   # store.py
+
+    The URL policy and fetcher come from settings (``PACKAGES_*`` env, limits.PackageSettings: ALLOWED_HOSTS,
+    ALLOWED_SCHEMES, ALLOWED_PRIVATE_NETWORKS, ARCHIVE_PROVIDERS, GIT_TOKENS, MAX_*, SYNC_BUDGET_S)::
+
+        settings = PackageSettings(); policy = NetPolicy.from_settings(settings)   # policy.py (no HTTP imports)
+        fetcher = GitFetcher(policy, settings)     # agentmate.packages.git: import it only where a sync runs
+
+    Errors a sync raises: ValidationFailed (400: refused URL/address → ``repository_url``, unknown ref → ``ref``,
+    hostile entries → ``package``), TooLarge (413 naming the limit, including ``sync_budget_s``),
+    ServiceUnavailable (503: the host failed), NotFound / Conflict (unknown source / not a git source).
+
+    Tests: tests/integration/packages/gitserver.py runs dulwich's smart-HTTP server on loopback with
+    GitHub-like archive redirects to a codeload-like host; test_packages_git.make_policy() widens the policy.
 """
 
 from agentmate.packages.limits import GIT_LIMITS, SNAPSHOT_LIMITS, PackageLimits, PackageSettings, SyncLimits

@@ -43,6 +43,34 @@ class PackageTables:
                 raise ValueError(f"not a plain table name: {name!r}")
 
 
+def template_constraints(tables: PackageTables) -> dict[str, tuple[str, str]]:
+    """The constraint name → (field, message) table of a registry's package tables (migrations/0050), for its
+    repository to declare with ``core.dberrors.constraints`` (composite ``_id_account_key`` targets excluded)."""
+    s, r, f = tables.sources, tables.revisions, tables.files
+    return {
+        f"{s}_account_name_key": ("name", "a source with this name already exists"),
+        f"{s}_type_check": ("type", "must be git or local"),
+        f"{s}_status_check": ("status", "must be pending, ready or error"),
+        f"{s}_name_check": ("name", "must be 1-128 characters"),
+        f"{s}_repository_url_check": ("repository_url", "must be 1-2048 characters"),
+        f"{s}_package_path_check": ("package_path", "must be at most 512 characters"),
+        f"{s}_active_revision_fkey": ("active_revision_id", "must be a revision of this source"),
+        f"{r}_id_source_account_key": ("revision_id", "revision identity"),
+        f"{r}_source_hash_key": ("package_hash", "this source already has a revision with this package hash"),
+        f"{r}_source_fkey": ("source_id", "no such source"),
+        f"{r}_package_hash_check": ("package_hash", "must be 64 lowercase hex characters"),
+        f"{r}_origin_check": ("origin", "must be git or snapshot"),
+        f"{r}_commit_sha_check": ("commit_sha", "must be a 40- or 64-hex commit id"),
+        f"{r}_counts_check": ("files", "a revision has at least one file"),
+        f"{f}_revision_path_key": ("path", "duplicate path in the package"),
+        f"{f}_revision_fkey": ("revision_id", "no such revision"),
+        f"{f}_sha256_check": ("sha256", "must be 64 lowercase hex characters"),
+        f"{f}_size_check": ("size_bytes", "must be at least 0"),
+        f"{f}_content_check": ("content", "text files keep content, binary files none"),
+        f"{f}_path_check": ("path", "must be 1-512 characters"),
+    }
+
+
 class PackageStore:
     def __init__(self, tables: PackageTables) -> None:
         self.tables = tables

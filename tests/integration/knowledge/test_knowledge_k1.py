@@ -1,0 +1,138 @@
+"""Knowledge K1 on the shared package ingest: manifest-driven selection, identity, replay, documents, isolation."""
+
+from __future__ import annotations
+
+import base64
+from uuid import UUID
+
+import psycopg
+import pytest
+
+from agentmate.core.db import get_database
+from agentmate.core.errors import Conflict, NotFound, ValidationFailed
+from agentmate.knowledge import service
+from agentmate.packages.identity import package_hash, sha256_hex
+from agentmate.packages.models import FileInput, SourceInput
+from agentmate.packages.service import Actor
+
+MANIFEST = "name: Product FAQ\ncapabilities: [billing]\ninclude: ['docs/**']\nexclude: ['docs/drafts/**']\n"
+
+
+@pytest.fixture
+def actor(account) -> Actor:
+    return Actor(UUID(account.account_id), UUID(account.user_id))
+
+
+@pytest.fixture
+def other(other_account) -> Actor:
+    return Actor(UUID(other_account.account_id), UUID(other_account.user_id))
+
+
+def _source(actor, path="product/faq", **kw):
+    data = SourceInput(**{"type": "local", "repository_url": "file:///kb", "package_path": path, **kw})
+    return service.register_source(get_database(), actor, data).source
+
+
+def _push(actor, source_id, files):
+    return service.push_snapshot(get_database(), actor, source_id,
+                                 [FileInput(path=p, **c) if isinstance(c, dict) else FileInput(path=p, content=c)
+                                  for p, c in files.items()])
+
+
+FILES = {"KNOWLEDGE.yaml": MANIFEST, "docs/a.md": "# A\n", "docs/drafts/wip.md": "wip\n", "notes.txt": "n\n",
+         "docs/img.png": {"content_base64": base64.b64encode(b"\x89PNG\0").decode()}}
+
+
+def test_the_manifest_selects_documents_and_always_enters_the_identity(actor):
+    src = _source(actor)
+    assert (src.name, src.domain) == ("product-faq", "product")
+    out = _push(actor, src.id, FILES)
+    expected = package_hash([("KNOWLEDGE.yaml", sha256_hex(MANIFEST.encode()), len(MANIFEST.encode())),
+                             ("docs/a.md", sha256_hex(b"# A\n"), 4), ("docs/img.png", sha256_hex(b"\x89PNG\0"), 5)])
+    assert out.ingested.revision.package_hash == expected
+    assert out.manifest.capabilities == ["billing"]
+    db = get_database()
+    docs, total = service.list_documents(db, actor, out.ingested.revision.id, 10, 0)
+    assert (total, [d.path for d in docs]) == (2, ["docs/a.md", "docs/img.png"])
+    one = service.get_document(db, actor, out.ingested.revision.id, docs[0].id)
+    assert one.content == "# A\n"
+    assert service.manifest_of(db, actor, out.ingested.revision.id).name == "Product FAQ"
+    # Files the manifest leaves out do not change the identity: a replay returns the same revision
+    changed_unselected = {**FILES, "docs/drafts/wip.md": "other wip\n", "notes.txt": "other\n"}
+    replay = _push(actor, src.id, changed_unselected)
+    assert (replay.ingested.created, replay.ingested.revision.id) == (False, out.ingested.revision.id)
+
+
+def test_replaying_a_package_hash_retargets_the_active_revision(actor):
+    src = _source(actor, path="kb/retarget")
+    first = _push(actor, src.id, FILES).ingested
+    second = _push(actor, src.id, {**FILES, "docs/a.md": "# A v2\n"}).ingested
+    assert second.source.active_revision_id == second.revision.id != first.revision.id
+    again = _push(actor, src.id, FILES).ingested
+    assert (again.created, again.source.active_revision_id) == (False, first.revision.id)
+    revisions, total = service.list_revisions(get_database(), actor, src.id, 10, 0)
+    assert total == 2
+
+
+def test_a_missing_or_invalid_manifest_is_refused_and_writes_nothing(actor, owner_url):
+    src = _source(actor, path="kb/bad")
+    with pytest.raises(ValidationFailed) as err:
+        _push(actor, src.id, {"docs/a.md": "x"})
+    assert err.value.errors[0].field == "KNOWLEDGE.yaml"
+    with pytest.raises(ValidationFailed) as err:
+        _push(actor, src.id, {"KNOWLEDGE.yaml": "description: nameless\n", "docs/a.md": "x"})
+    assert err.value.errors[0].field == "KNOWLEDGE.yaml.name"
+    with psycopg.connect(owner_url) as conn:
+        assert conn.execute("SELECT count(*) FROM knowledge_source_revisions WHERE source_id = %s",
+                            (src.id,)).fetchone()[0] == 0
+
+
+def test_a_name_repointed_to_another_package_is_a_conflict(actor):
+    _source(actor, path="product/guide")
+    with pytest.raises(Conflict):
+        _source(actor, path="other/guide", name="product-guide")
+    # two same-named packages under different domains get different derived names
+    assert _source(actor, path="support/guide").name == "support-guide"
+
+
+def test_another_account_sees_nothing(actor, other):
+    src = _source(actor, path="secret/kb")
+    rev = _push(actor, src.id, FILES).ingested.revision
+    db = get_database()
+    with pytest.raises(NotFound):
+        service.list_documents(db, other, rev.id, 10, 0)
+    with pytest.raises(NotFound):
+        service.list_revisions(db, other, src.id, 10, 0)
+    assert service.list_sources(db, other, 10, 0) == ([], 0)
+    docs, _ = service.list_documents(db, actor, rev.id, 10, 0)
+    with pytest.raises(NotFound):
+        service.get_document(db, other, rev.id, docs[0].id)
+
+
+def test_git_sync_from_the_loopback_server_ingests_the_manifest_selection(actor, owner_url):
+    from tests.integration.packages.gitserver import GitServer, commit_tree
+    from tests.integration.packages.test_packages_git import SETTINGS, fetcher, make_policy
+
+    server = GitServer().start()
+    try:
+        sha = commit_tree(server.repo("acme/kb"), {"faq/KNOWLEDGE.yaml": MANIFEST.encode(), "faq/docs/a.md": b"# A\n",
+                                                   "faq/docs/drafts/x.md": b"x\n", "other/y.md": b"y\n"})
+        url = server.url("github.test", "acme/kb")
+        src = service.register_source(get_database(), actor, SourceInput(type="git", repository_url=url,
+                                                                         package_path="faq"), make_policy()).source
+        out = service.sync_source(get_database(), actor, src.id, fetcher(settings=SETTINGS), ref="main")
+        assert (out.ingested.revision.commit_sha, out.ingested.revision.file_count) == (sha, 2)
+        # a commit whose manifest is broken fails the sync: source in error, no new revision
+        commit_tree(server.repo("acme/kb"), {"faq/KNOWLEDGE.yaml": b"citation_policy: maybe\n",
+                                             "faq/docs/a.md": b"# A\n"})
+        with pytest.raises(ValidationFailed):
+            service.sync_source(get_database(), actor, src.id, fetcher(settings=SETTINGS), ref="main")
+        with psycopg.connect(owner_url) as conn:
+            status, error = conn.execute("SELECT status, last_error FROM knowledge_sources WHERE id = %s",
+                                         (src.id,)).fetchone()
+            count = conn.execute("SELECT count(*) FROM knowledge_source_revisions WHERE source_id = %s",
+                                 (src.id,)).fetchone()[0]
+        assert (status, count) == ("error", 1)
+        assert "KNOWLEDGE.yaml" in error
+    finally:
+        server.stop()
