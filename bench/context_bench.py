@@ -1,0 +1,319 @@
+"""Context pack benchmark: POST /api/context/pack through the context Lambda handler with every available layer
+populated, and whether running the layer providers concurrently pays off.
+
+    .venv/bin/python bench/context_bench.py [--packs 200] [--memories 10000] [--facts 1000] [--working 500]
+
+Data (one account): ``--memories`` durable memories (SQL batch insert + the batch indexing path, as
+bench/memory_bench.py), ``--facts`` todos and as many notes, a working-memory session of ``--working`` items, and
+a journal with a checkpoint under the same session id (so TASK resumes it). SKILL and KNOWLEDGE are not
+available yet (they return a note and cost nothing); the pack is built with every layer requested.
+
+Postgres: a cluster of its own in .local/bench-context-pg (port $AGENTMATE_CONTEXT_BENCH_PG_PORT, default 26449),
+a fresh migrated database, the application connecting as ``agentmate_app`` (RLS applies). Requests are API
+Gateway HTTP API v2 events handed to ``functions.context.app.handler`` in-process (Mangum, Powertools, API-key
+auth, scope check, validation, the service and its transactions all run).
+
+Variants, interleaved in blocks of 20 so drift hits them alike:
+- serial, pool 1: the providers one after another on Lambda's one connection (DB_POOL_MAX_SIZE=1);
+- parallel, pool 1: providers on threads, but one connection (what parallel costs without a bigger pool);
+- parallel, pool 6: providers on threads, each with its own pooled connection.
+The query embedding (the MEMORY layer's vector leg) is timed by a wrapper and subtracted per call
+("excl. embedding"). Baseline measured in the same run: a psycopg tenant transaction with a SELECT by id.
+
+Goal: pack p95 ≤ 100 ms excluding embedding.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+import uuid
+import warnings
+from typing import Any
+
+from common import PASSWORD, ROOT, BenchDatabase, bench_environment, machine, print_table, summary
+from memory_bench import SUBJECTS, TimingEmbedder, memory_text, query_text
+
+COMMAND = ".venv/bin/python bench/context_bench.py"
+GOAL_P95_MS = 100.0
+PG_DIR = ROOT / ".local" / "bench-context-pg"
+PG_PORT = int(os.environ.get("AGENTMATE_CONTEXT_BENCH_PG_PORT", "26449"))
+PARALLEL_POOL = 6
+LAYERS = ["SKILL", "KNOWLEDGE", "MEMORY", "FACTS", "WORKING", "TASK"]
+
+
+def prepare_database(name: str) -> BenchDatabase:
+    """Start (if needed) this benchmark's cluster, create ``name`` fresh, migrate it as the owner and point this
+    process at it as ``agentmate_app``. Dropped (and the cluster stopped if we started it) at exit."""
+    import atexit
+
+    import psycopg
+
+    from agentmate.core import migrate
+    from infra import localpg
+
+    already_running = localpg._ready(PG_PORT)
+    localpg.start(PG_DIR, PG_PORT)
+    admin = localpg.url(PG_PORT, "postgres")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')  # type: ignore[arg-type]
+    owner_url = localpg.url(PG_PORT, name)
+    migrate.apply_all(owner_url)
+    app_url = localpg.url(PG_PORT, name, role=localpg.APP_ROLE)
+    os.environ.update(bench_environment(app_url))
+
+    def cleanup() -> None:
+        try:
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
+        except psycopg.Error:
+            pass
+        if not already_running:
+            localpg.stop(PG_DIR)
+
+    atexit.register(cleanup)
+    return BenchDatabase(name, owner_url, app_url)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--packs", type=int, default=200, help="measured packs per variant (>= 40)")
+    parser.add_argument("--memories", type=int, default=10_000)
+    parser.add_argument("--facts", type=int, default=1000, help="todos, and as many notes")
+    parser.add_argument("--working", type=int, default=500, help="items in the working-memory session (<= 500)")
+    parser.add_argument("--warmup", type=int, default=20)
+    args = parser.parse_args(argv)
+    packs = max(args.packs, 40)
+    started = time.perf_counter()
+
+    db_info = prepare_database("agentmate_bench_context")
+    os.environ["DB_POOL_MAX_SIZE"] = "1"
+    warnings.filterwarnings("ignore", "No application metrics")
+
+    import psycopg
+    from psycopg.rows import dict_row
+    from psycopg.types.json import Jsonb
+
+    from agentmate.api import deps
+    from agentmate.context import service as context_service
+    from agentmate.context.schemas import PackRequest
+    from agentmate.core.db import Database
+    from agentmate.core.principal import Principal
+    from agentmate.core.settings import get_settings
+    from agentmate.memory import repository as memory_repo
+    from agentmate.memory.schemas import CheckpointCreate, EventCreate
+    from agentmate.memory.service import checkpoints, events, projection
+    from agentmate.retrieval import config
+    from agentmate.retrieval import service as retrieval_service
+    from agentmate.retrieval.embedded_index import EmbeddedIndex
+    from agentmate.working import service as working_service
+    from agentmate.working.schemas import ItemIn, ItemsAppend, SessionCreate
+    from functions.auth.app import handler as auth_handler
+    from functions.context import app as context_app
+    from functions.context.app import handler as context_handler
+    from tests.apigw import LambdaContext, http_event, parse_response
+
+    def call(handler: Any, method: str, path: str, expect: int = 200, **kw: Any) -> Any:
+        r = parse_response(handler(http_event(method, path, **kw), LambdaContext()))
+        if r.status_code != expect:
+            raise RuntimeError(f"{method} {path}: {r.status_code} {r.body}")
+        return r.json()
+
+    email = f"bench-{time.time_ns()}@example.com"
+    reg = call(auth_handler, "POST", "/api/auth/register", 201, json_body={"email": email, "password": PASSWORD})
+    account_id, user_id = uuid.UUID(reg["account_id"]), uuid.UUID(reg["user_id"])
+    token = call(auth_handler, "POST", "/api/auth/login", json_body={"email": email, "password": PASSWORD})["token"]
+    scopes = ["memory:rw", "todos:r", "notes:r", "skills:r", "knowledge:r"]
+    key = call(auth_handler, "POST", "/api/auth/apikeys", 201, headers={"Authorization": f"Bearer {token}"},
+               json_body={"name": "bench", "scopes": scopes})["key"]
+    headers = {"X-Api-Key": key}
+    principal = Principal(account_id=account_id, user_id=user_id, via="jwt")
+
+    # ---- seed every layer -----------------------------------------------------------------------------------------
+    timing = TimingEmbedder(config.build_embedder(get_settings()))
+    retrieval = retrieval_service.Retrieval(embedder=timing, index_batch=256)
+    context_app.app.dependency_overrides[deps.retrieval] = lambda: retrieval
+    pools = {1: Database(db_info.app_url, max_size=1), PARALLEL_POOL: Database(db_info.app_url,
+                                                                              max_size=PARALLEL_POOL)}
+    db = pools[1]
+    rng = random.Random(7)
+    t_seed = time.perf_counter()
+    seeded = 0
+    while seeded < args.memories:
+        n = min(5000, args.memories - seeded)
+        texts = [memory_text(rng) for _ in range(n)]
+        with db.tenant(account_id) as tx:
+            rows_in = tx.execute(
+                f"""INSERT INTO memory_entries (account_id, user_id, scope_type, scope_key, memory_type, title,
+                                                content, content_hash, importance, metadata)
+                    SELECT %(a)s, %(u)s, 'repository', 'acme/app', t.memory_type, t.title, t.content,
+                           md5(t.content), 0.5, %(md)s
+                    FROM unnest(%(types)s::text[], %(titles)s::text[], %(contents)s::text[])
+                         AS t (memory_type, title, content)
+                    RETURNING {memory_repo.ENTRY_COLUMNS}""",
+                {"a": account_id, "u": user_id, "md": Jsonb({"bench": True}),
+                 "types": [rng.choice(["semantic", "episodic", "procedural"]) for _ in range(n)],
+                 "titles": [t for t, _ in texts], "contents": [c for _, c in texts]},
+            ).fetchall()
+            tx.execute("""INSERT INTO memory_evidence (account_id, memory_id, source_type, source_id)
+                          SELECT %s, id, 'bench', 'seed' FROM unnest(%s::uuid[]) AS id""",
+                       (account_id, [r["id"] for r in rows_in]))
+        failed = [r for r in projection.index_entries(db, retrieval, account_id, rows_in) if r.status != "indexed"]
+        if failed:
+            raise RuntimeError(f"indexing failed: {failed[0].error}")
+        seeded += n
+    with db.tenant(account_id) as tx:
+        for table, body in (("todos", "description"), ("notes", "content")):
+            facts = [memory_text(rng) for _ in range(args.facts)]
+            tx.execute(
+                f"""INSERT INTO {table} (account_id, user_id, title, {body})
+                    SELECT %s, %s, t.title, t.body FROM unnest(%s::text[], %s::text[]) AS t (title, body)""",
+                (account_id, user_id, [t for t, _ in facts], [c * 3 for _, c in facts]),
+            )
+    session = working_service.create_session(db, principal, SessionCreate(title="bench")).value
+    items = [ItemIn(item_type="message", role="user" if i % 2 else "assistant",
+                    content=" ".join(memory_text(rng)[1] for _ in range(1 + i % 4)), idempotency_key=f"w{i}")
+             for i in range(min(args.working, 500))]
+    working_service.append_items(db, principal, session.id, ItemsAppend(items=items))
+    session_id = str(session.id)
+    for i in range(60):
+        if i == 40:
+            checkpoints.save_checkpoint(db, principal, CheckpointCreate(
+                session_id=session_id, goal="ship the billing service", done=["migrations"], next=["deploy"],
+                open=["rollback plan"], notes="staging green"))
+        events.record_event(db, principal, EventCreate(
+            event_type=rng.choice(["decision", "observation", "action", "outcome", "issue"]),
+            idempotency_key=f"e{i}", session_id=session_id, payload={"text": memory_text(rng)[1]}))
+    with psycopg.connect(db_info.owner_url, autocommit=True) as owner:
+        owner.execute("VACUUM (ANALYZE)")
+    index = retrieval.vector_index()
+    if isinstance(index, EmbeddedIndex):
+        index.wait_optimized()
+    seed_s = time.perf_counter() - t_seed
+    print(f"... seeded in {seed_s:.1f}s", flush=True)
+
+    # ---- the variants ---------------------------------------------------------------------------------------------
+    qrng = random.Random(11)
+    queries = [rng.choice(SUBJECTS) if qrng.random() < 0.5 else query_text(qrng) for _ in range(max(packs, 100))]
+
+    def body(i: int) -> dict[str, Any]:
+        q = queries[i % len(queries)]
+        return {"task": f"Work on: {q}", "query": q, "session_id": session_id, "layers": LAYERS}
+
+    current_db: list[Database] = [db]
+    context_app.app.dependency_overrides[deps._database] = lambda: current_db[0]
+
+    def pack_via_handler(i: int) -> tuple[float, float]:
+        timing.last_ms = 0.0
+        t0 = time.perf_counter_ns()
+        out = call(context_handler, "POST", "/api/context/pack", headers=headers, json_body=body(i))
+        total = (time.perf_counter_ns() - t0) / 1e6
+        if not out["layers"][4]["items"] or not out["layers"][5]["items"]:
+            raise RuntimeError("WORKING or TASK came back empty: the bench data is wrong")
+        return total, timing.last_ms
+
+    with db.tenant(account_id) as tx:
+        some_todo = tx.execute("SELECT id FROM todos LIMIT 1").fetchone()["id"]  # type: ignore[index]
+    conn = psycopg.connect(db_info.app_url, row_factory=dict_row, prepare_threshold=None)
+
+    def baseline(_: int) -> tuple[float, float]:
+        t0 = time.perf_counter_ns()
+        with conn.transaction():
+            conn.execute("SELECT set_config('app.account_id', %s, true)", (str(account_id),))
+            conn.execute("SELECT * FROM todos WHERE account_id = %s AND id = %s", (account_id, some_todo)).fetchone()
+        return (time.perf_counter_ns() - t0) / 1e6, 0.0
+
+    variants: list[tuple[str, bool, int]] = [
+        ("serial providers, pool 1 (Lambda today)", False, 1),
+        ("parallel providers, pool 1", True, 1),
+        (f"parallel providers, pool {PARALLEL_POOL}", True, PARALLEL_POOL),
+    ]
+
+    def run(name: str, parallel: bool, pool: int, i: int) -> tuple[float, float]:
+        context_service.PARALLEL = parallel
+        current_db[0] = pools[pool]
+        return pack_via_handler(i)
+
+    for i in range(args.warmup):
+        baseline(i)
+        for name, parallel, pool in variants:
+            run(name, parallel, pool, i)
+    samples: dict[str, list[tuple[float, float]]] = {"baseline": [], **{v[0]: [] for v in variants}}
+    block = 20
+    i = 0
+    while i < packs:
+        for k in range(block):
+            samples["baseline"].append(baseline(i + k))
+        for name, parallel, pool in variants:
+            for k in range(block):
+                samples[name].append(run(name, parallel, pool, i + k))
+        i += block
+    context_service.PARALLEL = False
+    conn.close()
+    peak = pools[PARALLEL_POOL].pool.get_stats()
+
+    # Per layer, service level, serial: where the time goes.
+    per_layer: dict[str, list[float]] = {n: [] for n in LAYERS}
+    sums, maxes = [], []
+    for j in range(packs):
+        req = PackRequest.model_validate(body(j))
+        shares = context_service.budgets(req.max_chars, LAYERS)
+        times = []
+        for name in LAYERS:
+            t0 = time.perf_counter_ns()
+            context_service._run(db, retrieval, principal, req, name, shares[name])  # type: ignore[arg-type]
+            ms = (time.perf_counter_ns() - t0) / 1e6
+            if name == "MEMORY":
+                ms -= timing.last_ms
+            per_layer[name].append(ms)
+            times.append(ms)
+        sums.append(sum(times))
+        maxes.append(max(times))
+
+    base = summary([t for t, _ in samples["baseline"]])
+    rows = [["psycopg: tenant SELECT by id (baseline)", base["n"], f"{base['p50']:.2f}", f"{base['p95']:.2f}",
+             "", "", "1.0x"]]
+    results = {}
+    for name, _, _ in variants:
+        tot = summary([t for t, _ in samples[name]])
+        exc = summary([t - e for t, e in samples[name]])
+        results[name] = exc
+        rows.append([f"POST /api/context/pack: {name}", tot["n"], f"{tot['p50']:.2f}", f"{tot['p95']:.2f}",
+                     f"{exc['p50']:.2f}", f"{exc['p95']:.2f}", f"{exc['p50'] / base['p50']:.1f}x"])
+    serial = results[variants[0][0]]
+    print_table(
+        "Context pack through the context Lambda handler (all six layers requested, max_chars 12000, top_k 5)",
+        ["variant", "packs", "p50 ms", "p95 ms", "p50 excl. embedding", "p95 excl. embedding",
+         "p50 excl. emb. vs baseline"],
+        rows,
+        notes=[
+            f"Data: {args.memories:,} memories, {args.facts:,} todos + {args.facts:,} notes, a {len(items)}-item "
+            "working session, a 60-event journal with a checkpoint; SKILL and KNOWLEDGE are not available yet "
+            "(a note, no work).",
+            f"Goal p95 ≤ {GOAL_P95_MS:.0f} ms excluding embedding (serial, pool 1): "
+            f"{'met' if serial['p95'] <= GOAL_P95_MS else 'NOT met'} ({serial['p95']:.2f} ms).",
+            f"Pool of the parallel variant after the run: {peak.get('pool_size')} connections opened "
+            f"(max {peak.get('pool_max')}), {peak.get('requests_waiting', 0)} requests waiting.",
+        ],
+    )
+    layer_rows = [[name, f"{summary(v)['p50']:.2f}", f"{summary(v)['p95']:.2f}"] for name, v in per_layer.items()]
+    layer_rows.append(["sum of the layers (serial work)", f"{summary(sums)['p50']:.2f}", f"{summary(sums)['p95']:.2f}"])
+    layer_rows.append(["slowest layer (parallel lower bound)", f"{summary(maxes)['p50']:.2f}",
+                       f"{summary(maxes)['p95']:.2f}"])
+    print_table("Per layer, service level, serial (ms; MEMORY excl. its query embedding)",
+                ["layer", "p50", "p95"], layer_rows)
+    print(f"Command: {COMMAND} --packs {packs} --memories {args.memories} --facts {args.facts} "
+          f"--working {args.working}")
+    print(f"Machine: {machine()}. Seeding {seed_s:.0f} s; total run time {time.perf_counter() - started:.0f} s.")
+    for pool_db in pools.values():
+        pool_db.close()
+    retrieval.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
