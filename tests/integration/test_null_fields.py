@@ -19,6 +19,7 @@ WRITE_BODIES = {
     "POST /api/expenses": {"amount": "1.00", "currency": "EUR"},
     "POST /api/memory/working/sessions": {},
     "POST /api/skills/logs": {"skill_name": "s"},
+    "POST /api/context/pack": {"task": "t"},
 }
 
 

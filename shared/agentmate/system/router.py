@@ -39,6 +39,7 @@ SCHEMA_MODELS: dict[str, str] = {
     "working_item": "agentmate.working.schemas:ItemIn",
     "skill_log": "agentmate.skills.schemas:SkillLogCreate",
     "skill_version": "agentmate.skills.schemas:SkillVersionCreate",
+    "context_pack": "agentmate.context.schemas:PackRequest",
 }
 
 
