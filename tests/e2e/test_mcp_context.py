@@ -36,6 +36,7 @@ async def test_context_pack_matches_the_rest_twin_and_authorises_each_layer(base
             packed = await call(s, "context_pack", **body)
             message = await refused(s, "context_pack", task="x", layers=["nope"])
             too_small = await refused(s, "context_pack", task="x", max_chars=10)
+            misnamed = await refused(s, "context_pack", task="x", max_tokens=100)
         async with mcp_session(f"{base_url}/mcp", {"X-Api-Key": account.key("todos:r")}) as s:
             scope_refusal = await refused(s, "context_pack", task="x")
     # Same service, same answer: REST and MCP return the same pack
@@ -46,4 +47,5 @@ async def test_context_pack_matches_the_rest_twin_and_authorises_each_layer(base
     assert bad.status_code == 400
     assert message.startswith("Validation failed: layers[0]: must be one of the allowed values (allowed: SKILL, ")
     assert "max_chars: must be 500..200000" in too_small
+    assert "max_tokens: unknown argument (use max_chars: budgets are in characters, not tokens)" in misnamed
     assert scope_refusal.startswith("insufficient scope: context_pack requires memory:r")

@@ -474,3 +474,12 @@ def test_another_tenant_sees_none_of_it(client, populated, other_account):
                    layers=["WORKING"])
     assert layer(foreign, "WORKING")["items"] == []
     assert layer(foreign, "WORKING")["note"] == f"working-memory session {populated['working']} not found"
+
+
+def test_a_misnamed_field_is_refused_with_the_models_hint(client, account):
+    r = client.post(PACK, json={"task": "x", "max_tokens": 100, "scope_type": "project"},
+                    headers=account.headers("memory:r"))
+    assert r.status_code == 400
+    messages = {e["field"]: e["message"] for e in r.json()["errors"]}
+    assert "use max_chars: budgets are in characters, not tokens" in messages["max_tokens"]
+    assert "use memory_scope_type" in messages["scope_type"]
