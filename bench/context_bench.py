@@ -5,8 +5,9 @@ populated, and whether running the layer providers concurrently pays off.
 
 Data (one account): ``--memories`` durable memories (SQL batch insert + the batch indexing path, as
 bench/memory_bench.py), ``--facts`` todos and as many notes, a working-memory session of ``--working`` items, and
-a journal with a checkpoint under the same session id (so TASK resumes it). SKILL and KNOWLEDGE are not
-available yet (they return a note and cost nothing); the pack is built with every layer requested.
+a journal with a checkpoint under the same session id (so TASK resumes it), and ``--skills`` active, indexed
+skills (registry snapshots). KNOWLEDGE is not implemented (it returns a note and costs nothing); the pack is
+built with every layer requested.
 
 Postgres: a cluster of its own in .local/bench-context-pg (port $AGENTMATE_CONTEXT_BENCH_PG_PORT, default 26449),
 a fresh migrated database, the application connecting as ``agentmate_app`` (RLS applies). Requests are API
@@ -17,8 +18,8 @@ Variants, interleaved in blocks of 20 so drift hits them alike:
 - serial, pool 1: the providers one after another on Lambda's one connection (DB_POOL_MAX_SIZE=1);
 - parallel, pool 1: providers on threads, but one connection (what parallel costs without a bigger pool);
 - parallel, pool 6: providers on threads, each with its own pooled connection.
-The query embedding (the MEMORY layer's vector leg) is timed by a wrapper and subtracted per call
-("excl. embedding"). Baseline measured in the same run: a psycopg tenant transaction with a SELECT by id.
+The query embeddings (the vector legs of MEMORY and of SKILL's search) are timed by a wrapper and subtracted
+per call ("excl. embedding"). Baseline measured in the same run: a psycopg tenant transaction with a SELECT by id.
 
 Goal: pack p95 ≤ 100 ms excluding embedding.
 """
@@ -29,13 +30,14 @@ import argparse
 import os
 import random
 import sys
+import threading
 import time
 import uuid
 import warnings
 from typing import Any
 
 from common import PASSWORD, ROOT, BenchDatabase, bench_environment, machine, print_table, summary
-from memory_bench import SUBJECTS, TimingEmbedder, memory_text, query_text
+from memory_bench import SUBJECTS, memory_text, query_text
 
 COMMAND = ".venv/bin/python bench/context_bench.py"
 GOAL_P95_MS = 100.0
@@ -43,6 +45,25 @@ PG_DIR = ROOT / ".local" / "bench-context-pg"
 PG_PORT = int(os.environ.get("AGENTMATE_CONTEXT_BENCH_PG_PORT", "26449"))
 PARALLEL_POOL = 6
 LAYERS = ["SKILL", "KNOWLEDGE", "MEMORY", "FACTS", "WORKING", "TASK"]
+
+
+class SummingEmbedder:
+    """Wraps an embedder and adds up the wall time of its calls since the last reset (a pack embeds its query
+    once for MEMORY and once for SKILL's search; the providers may run on threads)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dimensions = inner.dimensions
+        self.total_ms = 0.0
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        t0 = time.perf_counter()
+        out = self.inner.embed(texts)
+        with self._lock:
+            self.total_ms += (time.perf_counter() - t0) * 1000
+        return out
 
 
 def prepare_database(name: str) -> BenchDatabase:
@@ -85,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--facts", type=int, default=1000, help="todos, and as many notes")
     parser.add_argument("--working", type=int, default=500, help="items in the working-memory session (<= 500)")
+    parser.add_argument("--skills", type=int, default=1000, help="active, indexed skills (registry snapshots)")
     parser.add_argument("--warmup", type=int, default=20)
     args = parser.parse_args(argv)
     packs = max(args.packs, 40)
@@ -107,9 +129,12 @@ def main(argv: list[str] | None = None) -> int:
     from agentmate.memory import repository as memory_repo
     from agentmate.memory.schemas import CheckpointCreate, EventCreate
     from agentmate.memory.service import checkpoints, events, projection
+    from agentmate.packages.models import FileInput, SourceInput
     from agentmate.retrieval import config
     from agentmate.retrieval import service as retrieval_service
     from agentmate.retrieval.embedded_index import EmbeddedIndex
+    from agentmate.skills import registry
+    from agentmate.skills.registry_schemas import SkillSnapshotPush
     from agentmate.working import service as working_service
     from agentmate.working.schemas import ItemIn, ItemsAppend, SessionCreate
     from functions.auth.app import handler as auth_handler
@@ -134,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     principal = Principal(account_id=account_id, user_id=user_id, via="jwt")
 
     # ---- seed every layer -----------------------------------------------------------------------------------------
-    timing = TimingEmbedder(config.build_embedder(get_settings()))
+    timing = SummingEmbedder(config.build_embedder(get_settings()))
     retrieval = retrieval_service.Retrieval(embedder=timing, index_batch=256)
     context_app.app.dependency_overrides[deps.retrieval] = lambda: retrieval
     pools = {1: Database(db_info.app_url, max_size=1), PARALLEL_POOL: Database(db_info.app_url,
@@ -188,13 +213,25 @@ def main(argv: list[str] | None = None) -> int:
         events.record_event(db, principal, EventCreate(
             event_type=rng.choice(["decision", "observation", "action", "outcome", "issue"]),
             idempotency_key=f"e{i}", session_id=session_id, payload={"text": memory_text(rng)[1]}))
+    t_skills = time.perf_counter()
+    for i in range(args.skills):
+        title, text = memory_text(rng)
+        skill_md = (f"---\nname: skill-{i:04d}\ndescription: {title}\ntriggers: [{title}]\n---\n\n"
+                    f"# Instructions\n\n{text}\n\n{memory_text(rng)[1]}\n")
+        source = registry.register_source(db, principal, SourceInput(
+            name=f"skill-{i:04d}", type="local", repository_url="file:///bench/skills",
+            package_path=f"skill-{i:04d}")).source
+        registry.push_snapshot(db, retrieval, principal, source.id, SkillSnapshotPush(
+            files=[FileInput(path="SKILL.md", content=skill_md, mime_type="text/markdown")], activate=True,
+            index=True))
+    skills_s = time.perf_counter() - t_skills
     with psycopg.connect(db_info.owner_url, autocommit=True) as owner:
         owner.execute("VACUUM (ANALYZE)")
     index = retrieval.vector_index()
     if isinstance(index, EmbeddedIndex):
         index.wait_optimized()
     seed_s = time.perf_counter() - t_seed
-    print(f"... seeded in {seed_s:.1f}s", flush=True)
+    print(f"... seeded in {seed_s:.1f}s ({args.skills} skills: {skills_s:.1f}s)", flush=True)
 
     # ---- the variants ---------------------------------------------------------------------------------------------
     qrng = random.Random(11)
@@ -208,13 +245,15 @@ def main(argv: list[str] | None = None) -> int:
     context_app.app.dependency_overrides[deps._database] = lambda: current_db[0]
 
     def pack_via_handler(i: int) -> tuple[float, float]:
-        timing.last_ms = 0.0
+        timing.total_ms = 0.0
         t0 = time.perf_counter_ns()
         out = call(context_handler, "POST", "/api/context/pack", headers=headers, json_body=body(i))
         total = (time.perf_counter_ns() - t0) / 1e6
         if not out["layers"][4]["items"] or not out["layers"][5]["items"]:
             raise RuntimeError("WORKING or TASK came back empty: the bench data is wrong")
-        return total, timing.last_ms
+        if args.skills and not out["layers"][0]["items"]:
+            raise RuntimeError(f"SKILL came back empty: {out['layers'][0]['note']}")
+        return total, timing.total_ms
 
     with db.tenant(account_id) as tx:
         some_todo = tx.execute("SELECT id FROM todos LIMIT 1").fetchone()["id"]  # type: ignore[index]
@@ -264,11 +303,10 @@ def main(argv: list[str] | None = None) -> int:
         shares = context_service.budgets(req.max_chars, LAYERS)
         times = []
         for name in LAYERS:
+            timing.total_ms = 0.0
             t0 = time.perf_counter_ns()
             context_service._run(db, retrieval, principal, req, name, shares[name])  # type: ignore[arg-type]
-            ms = (time.perf_counter_ns() - t0) / 1e6
-            if name == "MEMORY":
-                ms -= timing.last_ms
+            ms = (time.perf_counter_ns() - t0) / 1e6 - timing.total_ms
             per_layer[name].append(ms)
             times.append(ms)
         sums.append(sum(times))
@@ -291,9 +329,10 @@ def main(argv: list[str] | None = None) -> int:
          "p50 excl. emb. vs baseline"],
         rows,
         notes=[
-            f"Data: {args.memories:,} memories, {args.facts:,} todos + {args.facts:,} notes, a {len(items)}-item "
-            "working session, a 60-event journal with a checkpoint; SKILL and KNOWLEDGE are not available yet "
-            "(a note, no work).",
+            f"Data: {args.memories:,} memories, {args.skills:,} active indexed skills, {args.facts:,} todos + "
+            f"{args.facts:,} notes, a {len(items)}-item working session, a 60-event journal with a checkpoint; "
+            "KNOWLEDGE is not implemented (a note, no work). SKILL (top search hit) and MEMORY each embed the "
+            "query; both embeddings are excluded.",
             f"Goal p95 ≤ {GOAL_P95_MS:.0f} ms excluding embedding (serial, pool 1): "
             f"{'met' if serial['p95'] <= GOAL_P95_MS else 'NOT met'} ({serial['p95']:.2f} ms).",
             f"Pool of the parallel variant after the run: {peak.get('pool_size')} connections opened "
@@ -304,10 +343,10 @@ def main(argv: list[str] | None = None) -> int:
     layer_rows.append(["sum of the layers (serial work)", f"{summary(sums)['p50']:.2f}", f"{summary(sums)['p95']:.2f}"])
     layer_rows.append(["slowest layer (parallel lower bound)", f"{summary(maxes)['p50']:.2f}",
                        f"{summary(maxes)['p95']:.2f}"])
-    print_table("Per layer, service level, serial (ms; MEMORY excl. its query embedding)",
+    print_table("Per layer, service level, serial (ms; SKILL and MEMORY excl. their query embedding)",
                 ["layer", "p50", "p95"], layer_rows)
     print(f"Command: {COMMAND} --packs {packs} --memories {args.memories} --facts {args.facts} "
-          f"--working {args.working}")
+          f"--working {args.working} --skills {args.skills}")
     print(f"Machine: {machine()}. Seeding {seed_s:.0f} s; total run time {time.perf_counter() - started:.0f} s.")
     for pool_db in pools.values():
         pool_db.close()

@@ -18,7 +18,7 @@ from agentmate.todos import service as todos_service
 
 PACK = "/api/context/pack"
 FULL = ("memory:rw", "todos:rw", "notes:rw", "skills:r", "knowledge:r")
-NO_SKILLS = "SKILL: skills registry not available"
+NO_SKILLS = "SKILL: no skill matched the query"
 NO_KNOWLEDGE = "KNOWLEDGE: knowledge registry not available: the KNOWLEDGE layer is not implemented yet"
 
 
@@ -221,7 +221,7 @@ def test_every_layer_provider_with_data(client, populated):
     assert task["items"][2]["content"].endswith("decision: deploy on Tuesday")
     assert "coffee" not in task["items"][2]["content"]
     assert task["note"].startswith(f"resumed from checkpoint {populated['checkpoint']['event_id']}")
-    # SKILL and KNOWLEDGE are not available yet: empty, with notes, echoed in warnings
+    # SKILL has no skill to offer (none published) and KNOWLEDGE is not available: empty, notes, warnings
     assert layer(out, "SKILL")["items"] == [] and layer(out, "KNOWLEDGE")["items"] == []
     assert out["warnings"][0].startswith(NO_SKILLS)
     assert NO_KNOWLEDGE in out["warnings"]
@@ -350,7 +350,7 @@ def test_facts_halves_are_authorised_independently(client, populated, account, s
 
 
 @pytest.mark.parametrize(("scopes", "skill_note"), [
-    (("memory:r", "skills:r"), "skills registry not available"),
+    (("memory:r", "skills:r"), "no skill matched the query"),
     (("memory:r", "knowledge:r"), "insufficient scope: skills:r"),
 ])
 def test_skill_and_knowledge_are_authorised_before_they_are_reported_unavailable(client, account, scopes,
@@ -483,3 +483,91 @@ def test_a_misnamed_field_is_refused_with_the_models_hint(client, account):
     messages = {e["field"]: e["message"] for e in r.json()["errors"]}
     assert "use max_chars: budgets are in characters, not tokens" in messages["max_tokens"]
     assert "use memory_scope_type" in messages["scope_type"]
+
+
+# -- SKILL (the skills registry) -----------------------------------------------------------------------------------
+
+SKILL_MD = """---
+name: domain-web
+description: Build and review small web services with FastAPI
+triggers: [build a web service, add an http route]
+capabilities: [fastapi, http-api]
+---
+
+# Instructions
+
+Keep every route handler thin and put the logic in a service; test every route against a real database.
+"""
+
+
+def publish_skill(client: Any, h: dict[str, str], *, activate: bool = True) -> dict[str, Any]:
+    r = client.post("/api/skills/sources", json={"name": f"src-{uuid.uuid4().hex[:8]}", "type": "local",
+                                                 "repository_url": "file:///skills", "package_path": "domain-web"},
+                    headers=h)
+    assert r.status_code == 201, r.text
+    r = client.post(f"/api/skills/sources/{r.json()['id']}/snapshots", headers=h, json={
+        "files": [{"path": "SKILL.md", "content": SKILL_MD, "mime_type": "text/markdown"}],
+        "activate": activate, "index": activate})
+    assert r.status_code in (200, 201), r.text
+    return r.json()["version"]
+
+
+INSTRUCTIONS = ("# Instructions\n\nKeep every route handler thin and put the logic in a service; test every route "
+                "against a real database.")
+
+
+def test_a_pinned_skill_name_brings_its_active_versions_instructions(client, account):
+    h = account.headers("memory:r", "skills:rw")
+    version = publish_skill(client, h)
+    skill = layer(pack(client, h, task="add a route", skill_name="domain-web", layers=["SKILL"]), "SKILL")
+    [item] = skill["items"]
+    assert (item["source"], item["ref"]) == ("skill", f"skill_version:{version['id']}")
+    assert item["content"].strip() == INSTRUCTIONS
+    assert skill["note"].startswith("pinned skill_name")
+    assert "K4 knowledge-contract discovery is not done here" in skill["note"]
+
+
+def test_a_pinned_skill_without_an_active_version_is_empty_with_a_note(client, account):
+    h = account.headers("memory:r", "skills:rw")
+    out = pack(client, h, task="x", skill_name="no-such-skill", layers=["SKILL"])
+    assert layer(out, "SKILL")["items"] == []
+    assert out["warnings"][0].startswith("SKILL: skill 'no-such-skill' has no active version")
+
+
+def test_without_a_pin_the_top_skill_search_hit_brings_its_instructions(client, account):
+    h = account.headers("memory:r", "skills:rw")
+    version = publish_skill(client, h)
+    skill = layer(pack(client, h, task="build a web service", layers=["SKILL"]), "SKILL")
+    [item] = skill["items"]
+    assert item["ref"] == f"skill_version:{version['id']}" and item["content"].strip() == INSTRUCTIONS
+    assert 0 < item["score"] <= 1
+    assert skill["note"].startswith("top skill search hit with its instructions")
+
+
+def test_a_top_hit_without_instructions_falls_back_to_its_card_in_fixed_section_order(client, account, monkeypatch):
+    from agentmate.skills import registry
+
+    h = account.headers("memory:r", "skills:rw")
+    publish_skill(client, h)
+    real = registry.search
+
+    def without_instructions(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)
+        return found.model_copy(update={"items": [i.model_copy(update={"instructions": None})
+                                                  for i in found.items]})
+
+    monkeypatch.setattr(registry, "search", without_instructions)
+    skill = layer(pack(client, h, task="build a web service", layers=["SKILL"]), "SKILL")
+    [item] = skill["items"]
+    assert item["content"] == ("Build and review small web services with FastAPI\nTriggers:\n- build a web service\n"
+                               "- add an http route\nCapabilities:\n- fastapi\n- http-api")
+    assert "showing its L0 card" in skill["note"]
+
+
+def test_another_tenants_skills_are_never_packed(client, account, other_account):
+    publish_skill(client, other_account.headers("skills:rw"))
+    h = account.headers("memory:r", "skills:r")
+    searched = layer(pack(client, h, task="build a web service", layers=["SKILL"]), "SKILL")
+    pinned = layer(pack(client, h, task="x", skill_name="domain-web", layers=["SKILL"]), "SKILL")
+    assert searched["items"] == [] and searched["note"].startswith("no skill matched the query")
+    assert pinned["items"] == [] and pinned["note"].startswith("skill 'domain-web' has no active version")
