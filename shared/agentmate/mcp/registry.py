@@ -49,8 +49,8 @@ class ToolSpec:
     destructive: bool = False
     idempotent: bool = False
     hints: type[BaseModel] | None = None
-    """A strict domain model whose "misplaced field" traps explain unknown arguments (e.g. ``content`` on an
-    event: "event content belongs inside payload")."""
+    """A strict domain model whose ``field_hints`` explain unknown arguments (e.g. ``content`` on an event:
+    "event content belongs inside payload")."""
     patch: type[BaseModel] | None = None
     """An update tool's PATCH model (``agentmate.core.patch.PatchModel``): arguments it does not list as
     ``nullable`` are non-nullable in the tool's input schema, as in the REST PATCH body."""

@@ -1,8 +1,8 @@
 """Memory: the immutable event journal, evidence-backed durable entries, hybrid search, feedback, checkpoints.
 
-Write models are strict: an unknown field is a 400 naming it. Fields that agents commonly send in the wrong
-place are declared as traps (hidden from the schema) so the 400 says where the value belongs, e.g.
-``content`` on an event → "event content belongs inside payload".
+Write models are strict: an unknown field is a 400 naming it. For fields that agents commonly send in the wrong
+place each model lists a hint in ``field_hints`` (core.validation), so the 400 says where the value belongs,
+e.g. ``content`` on an event → "event content belongs inside payload".
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from datetime import datetime
 from typing import Annotated, Any, ClassVar, Literal
 from uuid import UUID
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_serializer
-from pydantic.json_schema import SkipJsonSchema
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_serializer
 
 ScopeType = Literal["global", "project", "repository", "agent", "session"]
 EventType = Literal[
@@ -71,15 +70,6 @@ def _none_to_empty_dict(value: object) -> object:
     return {} if value is None else value
 
 
-def misplaced(hint: str) -> Any:
-    """A hidden trap field: sending it is a 400 on that field saying where the value belongs."""
-
-    def reject(_: Any) -> Any:
-        raise ValueError(f"unknown field ({hint})")
-
-    return Annotated[SkipJsonSchema[Any], AfterValidator(reject), Field(default=None, exclude=True)]
-
-
 Lower = BeforeValidator(_lower_strip)
 Strip = BeforeValidator(_strip)
 ScopeTypeIn = Annotated[ScopeType, Lower]
@@ -101,7 +91,14 @@ class EventCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     # Unknown field → what to send instead (core.validation adds it to the "unknown field" message).
-    field_hints: ClassVar[dict[str, str]] = {"content": "event content belongs inside payload"}
+    field_hints: ClassVar[dict[str, str]] = {
+        "content": _IN_PAYLOAD,
+        "text": _IN_PAYLOAD,
+        "message": _IN_PAYLOAD,
+        "body": _IN_PAYLOAD,
+        "data": _IN_PAYLOAD,
+        "type": "use event_type",
+    }
     event_type: Annotated[EventType, Lower]
     idempotency_key: Annotated[
         str,
@@ -125,13 +122,6 @@ class EventCreate(BaseModel):
     skill_version_id: OptionalUUID = Field(
         default=None, description="The skill version that produced the event"
     )
-
-    content: misplaced(_IN_PAYLOAD) = None
-    text: misplaced(_IN_PAYLOAD) = None
-    message: misplaced(_IN_PAYLOAD) = None
-    body: misplaced(_IN_PAYLOAD) = None
-    data: misplaced(_IN_PAYLOAD) = None
-    type: misplaced("use event_type") = None
 
 
 class Event(BaseModel):
@@ -164,9 +154,16 @@ class EventRecorded(EventDetail):
 
 class EvidenceIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    # Unknown field → what to send instead (core.validation adds it to the "unknown field" message).
     field_hints: ClassVar[dict[str, str]] = {
-        "kind": "evidence uses source_type/source_id",
-        "ref": "evidence uses source_type/source_id",
+        "kind": _EVIDENCE_KEYS,
+        "ref": _EVIDENCE_KEYS,
+        "type": _EVIDENCE_KEYS,
+        "url": _EVIDENCE_KEYS,
+        "id": _EVIDENCE_KEYS,
+        "note": "use excerpt",
+        "text": "use excerpt",
+        "quote": "use excerpt",
     }
     source_type: Annotated[
         str,
@@ -177,20 +174,22 @@ class EvidenceIn(BaseModel):
     excerpt: str = Field(default="", max_length=5000)
     metadata: JsonObject = Field(default_factory=dict)
 
-    kind: misplaced(_EVIDENCE_KEYS) = None
-    type: misplaced(_EVIDENCE_KEYS) = None
-    ref: misplaced(_EVIDENCE_KEYS) = None
-    url: misplaced(_EVIDENCE_KEYS) = None
-    id: misplaced(_EVIDENCE_KEYS) = None
-    note: misplaced("use excerpt") = None
-    text: misplaced("use excerpt") = None
-    quote: misplaced("use excerpt") = None
-
 
 class EntryCreate(BaseModel):
     """A durable memory. It needs provenance: ``source_event_id`` or at least one ``evidence`` item."""
 
     model_config = ConfigDict(extra="forbid")
+    # Unknown field → what to send instead (core.validation adds it to the "unknown field" message).
+    field_hints: ClassVar[dict[str, str]] = {
+        "type": "use memory_type",
+        "text": "use content",
+        "body": "use content",
+        "source": "use evidence: [{source_type, source_id, excerpt}]",
+        "sources": "use evidence: [{source_type, source_id, excerpt}]",
+        "event_id": "use source_event_id",
+        "tags": "put tags inside metadata",
+        "payload": "entries take content (payload belongs to events)",
+    }
     memory_type: Annotated[MemoryType, Lower]
     content: str = Field(min_length=1, max_length=20_000)
     title: Annotated[str, Strip, Field(max_length=500)] = ""
@@ -208,15 +207,6 @@ class EntryCreate(BaseModel):
     evidence: list[EvidenceIn] = Field(default_factory=list, max_length=MAX_EVIDENCE)
     extraction_method: Annotated[ExtractionMethod, Lower] = "explicit"
     extractor_version: Annotated[str, Strip, Field(max_length=100)] = ""
-
-    type: misplaced("use memory_type") = None
-    text: misplaced("use content") = None
-    body: misplaced("use content") = None
-    source: misplaced("use evidence: [{source_type, source_id, excerpt}]") = None
-    sources: misplaced("use evidence: [{source_type, source_id, excerpt}]") = None
-    event_id: misplaced("use source_event_id") = None
-    tags: misplaced("put tags inside metadata") = None
-    payload: misplaced("entries take content (payload belongs to events)") = None
 
 
 class Evidence(BaseModel):
@@ -284,6 +274,12 @@ class EntryCreated(EntryDetail):
 
 class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    # Unknown field → what to send instead (core.validation adds it to the "unknown field" message).
+    field_hints: ClassVar[dict[str, str]] = {
+        "q": "use query",
+        "text": "use query",
+        "limit": "use top_k",
+    }
     query: Annotated[str, Strip, Field(min_length=1, max_length=2000)]
     top_k: int = Field(default=8, ge=1, le=20)
     scope_type: Annotated[ScopeType | None, Lower] = None
@@ -292,10 +288,6 @@ class SearchRequest(BaseModel):
     )
     memory_type: Annotated[MemoryType | None, Lower] = None
     status: Annotated[EntryStatus, Lower] = "active"
-
-    q: misplaced("use query") = None
-    text: misplaced("use query") = None
-    limit: misplaced("use top_k") = None
 
 
 class Degraded(BaseModel):
@@ -332,10 +324,12 @@ class SearchResponse(BaseModel):
 
 class SupersedeRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    # Unknown field → what to send instead (core.validation adds it to the "unknown field" message).
+    field_hints: ClassVar[dict[str, str]] = {
+        "superseding_id": "the superseding entry is the one in the path",
+        "replaces": "use superseded_id",
+    }
     superseded_id: UUID = Field(description="The entry this one (the path id) replaces")
-
-    superseding_id: misplaced("the superseding entry is the one in the path") = None
-    replaces: misplaced("use superseded_id") = None
 
 
 class SupersedeResult(BaseModel):
@@ -348,17 +342,19 @@ class SupersedeResult(BaseModel):
 
 class FeedbackCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    # Unknown field → what to send instead (core.validation adds it to the "unknown field" message).
+    field_hints: ClassVar[dict[str, str]] = {
+        "useful": "use signal: useful|harmful",
+        "helpful": "use signal: useful|harmful",
+        "rating": "use signal: useful|harmful",
+        "score": "use signal: useful|harmful",
+        "memory_id": "the memory id is in the path",
+    }
     signal: Annotated[Signal, Lower]
     reason: str = Field(default="", max_length=2000)
     session_id: SessionId = Field(default="", description="One signal of each kind per memory per session")
     skill_version_id: OptionalUUID = None
     metadata: JsonObject = Field(default_factory=dict)
-
-    useful: misplaced("use signal: useful|harmful") = None
-    helpful: misplaced("use signal: useful|harmful") = None
-    rating: misplaced("use signal: useful|harmful") = None
-    score: misplaced("use signal: useful|harmful") = None
-    memory_id: misplaced("the memory id is in the path") = None
 
 
 class Feedback(BaseModel):
@@ -436,6 +432,18 @@ class CheckpointCreate(BaseModel):
     saving unchanged state again is a no-op."""
 
     model_config = ConfigDict(extra="forbid")
+    # Unknown field → what to send instead (core.validation adds it to the "unknown field" message).
+    field_hints: ClassVar[dict[str, str]] = {
+        "blocked_on": "list blockers in open",
+        "blockers": "list blockers in open",
+        "questions": "use open",
+        "completed": "use done",
+        "todo": "use next",
+        "steps": "use next",
+        "summary": "use notes",
+        "content": _NOT_IN_CHECKPOINT,
+        "payload": _NOT_IN_CHECKPOINT,
+    }
     session_id: Annotated[str, Strip, Field(min_length=1, max_length=MAX_SESSION_ID)]
     goal: Annotated[str, Strip, Field(min_length=1, max_length=2000)]
     label: Annotated[str, Strip, Field(max_length=200)] = ""
@@ -447,16 +455,6 @@ class CheckpointCreate(BaseModel):
     scope_key: ScopeKey = ""
     skill_version_id: OptionalUUID = None
     idempotency_key: Annotated[str, Strip, Field(max_length=MAX_IDEMPOTENCY_KEY)] | None = None
-
-    blocked_on: misplaced("list blockers in open") = None
-    blockers: misplaced("list blockers in open") = None
-    questions: misplaced("use open") = None
-    completed: misplaced("use done") = None
-    todo: misplaced("use next") = None
-    steps: misplaced("use next") = None
-    summary: misplaced("use notes") = None
-    content: misplaced(_NOT_IN_CHECKPOINT) = None
-    payload: misplaced(_NOT_IN_CHECKPOINT) = None
 
 
 class Checkpoint(BaseModel):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,7 +99,7 @@ def resource_kind(path: str) -> str:
     return KINDS.get(top, "file")
 
 
-def manifest_of(files: list[FileIn]) -> list[dict[str, Any]]:
+def manifest_of(files: Sequence[FileIn]) -> list[dict[str, Any]]:
     """The L2 manifest: every file but SKILL.md, sorted by path, without content."""
     return [
         {

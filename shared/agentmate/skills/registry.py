@@ -81,7 +81,7 @@ def fetcher() -> packages.Fetcher:
         from agentmate.packages.git import GitFetcher  # dulwich/httpx only where a sync runs
     except ModuleNotFoundError:
         raise NotImplementedYet("git sync is not available in this build") from None
-    return GitFetcher(net_policy(), package_settings())  # type: ignore[no-any-return]
+    return GitFetcher(net_policy(), package_settings())
 
 
 class _LazyFetcher:
