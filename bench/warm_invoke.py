@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def baseline_with_key_lookup() -> None:
         with conn.transaction():
-            conn.execute("SELECT key_id, account_id, user_id, scopes, role, expired FROM auth_api_key(%s)",
+            conn.execute("SELECT key_id, account_id, user_id, scopes, role, expired, stale FROM auth_api_key(%s)",
                          (key_hash,))
         baseline_call()
 

@@ -16,13 +16,16 @@ def authenticate(db: Database, settings: Settings, *, api_key: str | None, beare
     """Resolve the caller from an ``X-Api-Key`` value or an ``Authorization: Bearer`` token (JWT or ak_ key).
 
     Either way one statement checks the credential against the database: a key must exist and not be expired;
-    a JWT's user must exist in the token's account and still be at the token's credentials epoch.
+    a JWT's user must exist in the token's account and still be at the token's credentials epoch. A key whose
+    last_used_at is over a minute old is stamped with a second statement (at most once a minute per key).
     """
     if bearer and bearer.startswith(security.API_KEY_PREFIX) and not api_key:
         api_key = bearer
     if api_key:
         with db.single_statement() as conn:
             row = repo.api_key_by_hash(conn, security.hash_api_key(api_key.strip()))
+            if row is not None and row["stale"] and not row["expired"]:
+                repo.touch_api_key(conn, row["key_id"])  # at most once a minute per key: the usual request reads only
         if row is None:
             raise Unauthorized("invalid api key")
         if row["expired"]:

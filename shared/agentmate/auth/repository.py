@@ -32,10 +32,15 @@ def user_by_email(conn: Conn, email: str) -> dict[str, Any] | None:
 
 
 def api_key_by_hash(conn: Conn, key_hash: str) -> dict[str, Any] | None:
-    """The key's caller and whether it expired; stamps last_used_at at most once a minute (same statement)."""
+    """The key's caller, whether it expired, and whether its last_used_at is older than a minute (stale)."""
     return conn.execute(
-        "SELECT key_id, account_id, user_id, scopes, role, expired FROM auth_api_key(%s)", (key_hash,)
+        "SELECT key_id, account_id, user_id, scopes, role, expired, stale FROM auth_api_key(%s)", (key_hash,)
     ).fetchone()
+
+
+def touch_api_key(conn: Conn, key_id: UUID) -> None:
+    """Stamp last_used_at unless another request did within the minute."""
+    conn.execute("SELECT auth_touch_api_key(%s)", (key_id,))
 
 
 def jwt_user(conn: Conn, *, user_id: UUID, account_id: UUID) -> dict[str, Any] | None:
