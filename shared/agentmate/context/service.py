@@ -37,7 +37,8 @@ LAYER_SCOPES: dict[str, str] = {"SKILL": "skills:r", "KNOWLEDGE": "knowledge:r",
 """Scopes checked before a provider runs. FACTS authorises its two halves itself (todos:r, notes:r); TASK's goal
 needs none and its session slice checks memory:r."""
 PARALLEL = False
-"""Run the layer providers one after another (see docs/benchmarks.md, "Context pack", for the measurement)."""
+"""Run the layer providers one after another. In parallel a pack took about half the time but needs a pool of 6
+per Lambda environment instead of 1 (docs/benchmarks.md, "Issue 14: context pack")."""
 
 
 def requested_layers(req: PackRequest) -> list[LayerName]:
