@@ -1,4 +1,4 @@
-.PHONY: setup dev run test unit lint format openapi openapi-check validate build deploy
+.PHONY: setup dev run test unit lint format openapi openapi-check guide validate build deploy
 
 setup:
 	bash scripts/setup.sh
@@ -20,6 +20,9 @@ format:
 
 openapi:
 	PYTHONPATH=shared:. .venv/bin/python -m infra.openapi --write
+
+guide:  # the served copy of the agent guide (GET /api/guide; package data, so it ships in the Lambda layer)
+	cp docs/agent-integration.md shared/agentmate/system/agent-integration.md
 
 openapi-check:
 	PYTHONPATH=shared:. .venv/bin/python -m infra.openapi --check

@@ -1,24 +1,28 @@
 """The local runtime: embedded Postgres + migrations + every route group (and MCP) on one port.
 
-    python -m infra.devserver [--host 127.0.0.1] [--port 26001]
+    python -m infra.devserver [--host 127.0.0.1] [--port 26001]      # AGENTMATE_PG_PORT (default 26432)
 
-Data lives in .local/ (git-ignored) and survives restarts, the JWT signing secret too: a random one is generated on
-first start into ``.local/jwt-secret`` (mode 600) unless ``JWT_SECRET`` is set. ``DATABASE_URL`` (application role) together with
-``MIGRATION_DATABASE_URL`` (owner) point it at an existing server instead of the embedded one.
+Data lives in .local/ (git-ignored; ``AGENTMATE_LOCAL_DIR`` moves it) and survives restarts, the JWT signing secret
+too: a random one is generated on first start into ``.local/jwt-secret`` (mode 600) unless ``JWT_SECRET`` is set.
+``DATABASE_URL`` (application role) together with ``MIGRATION_DATABASE_URL`` (owner) point it at an existing server
+instead of the embedded one. When the server exits (Ctrl-C, SIGTERM) it stops the embedded Postgres it started; one
+that was already running on the port is left alone.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
+from types import FrameType
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "shared"), str(ROOT)]
 
 PG_PORT = int(os.environ.get("AGENTMATE_PG_PORT", "26432"))
-LOCAL = ROOT / ".local"
+LOCAL = Path(os.environ.get("AGENTMATE_LOCAL_DIR", ROOT / ".local"))
 
 
 def local_jwt_secret(path: Path) -> str:
@@ -40,15 +44,17 @@ def local_jwt_secret(path: Path) -> str:
     return secret
 
 
-def prepare_environment() -> None:
-    """Start Postgres (unless DATABASE_URL is given), migrate, and set the app's environment."""
+def prepare_environment() -> bool:
+    """Start Postgres (unless DATABASE_URL is given), migrate, and set the app's environment. True when this
+    process started the embedded Postgres (and so must stop it)."""
     from agentmate.core import migrate
     from infra import localpg
 
+    started = False
     if os.environ.get("DATABASE_URL"):
         owner_url = os.environ.get("MIGRATION_DATABASE_URL", os.environ["DATABASE_URL"])
     else:
-        localpg.start(LOCAL / "pg", PG_PORT)
+        started = localpg.start(LOCAL / "pg", PG_PORT)
         localpg.ensure_database(PG_PORT, "agentmate")
         owner_url = localpg.url(PG_PORT, "agentmate")
         os.environ["DATABASE_URL"] = localpg.url(PG_PORT, "agentmate", role=localpg.APP_ROLE)
@@ -59,6 +65,11 @@ def prepare_environment() -> None:
         os.environ["JWT_SECRET"] = local_jwt_secret(LOCAL / "jwt-secret")
     os.environ.setdefault("VECTOR_PATH", str(LOCAL / "vectors"))
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+    return started
+
+
+def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)  # unwinds through main's finally (uvicorn installs its own while serving)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,15 +77,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=26001)
     args = parser.parse_args(argv)
-    prepare_environment()
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    started = False
+    try:
+        started = prepare_environment()
 
-    import uvicorn
+        import uvicorn
 
-    from infra.local_app import build_local_app
+        from infra.local_app import build_local_app
 
-    print(f"Agentmate is serving on http://{args.host}:{args.port}  (REST /api/*, MCP /mcp/*)", flush=True)
-    # proxy_headers=False: the client address (login throttling) is the socket peer, never X-Forwarded-For.
-    uvicorn.run(build_local_app(), host=args.host, port=args.port, log_level="warning", proxy_headers=False)
+        print(f"Agentmate is serving on http://{args.host}:{args.port}  (REST /api/*, MCP /mcp/*); "
+              "Ctrl-C stops it", flush=True)
+        # proxy_headers=False: the client address (login throttling) is the socket peer, never X-Forwarded-For.
+        uvicorn.run(build_local_app(), host=args.host, port=args.port, log_level="warning", proxy_headers=False)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if started:
+            from infra import localpg
+
+            localpg.stop(LOCAL / "pg")
+            print("stopped the embedded Postgres", flush=True)
     return 0
 
 

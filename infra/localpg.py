@@ -69,10 +69,11 @@ def cluster_dir(base_dir: Path) -> Path:
     return Path(tempfile.gettempdir()) / f"agentmate-pg-{digest}"
 
 
-def start(base_dir: Path, port: int) -> None:
-    """Initialise (first time) and start a cluster for ``base_dir`` listening on 127.0.0.1:``port``."""
+def start(base_dir: Path, port: int) -> bool:
+    """Initialise (first time) and start a cluster for ``base_dir`` listening on 127.0.0.1:``port``.
+    False when a server already answers on that port (then it is not ours to stop)."""
     if _ready(port):
-        return
+        return False
     base_dir = cluster_dir(base_dir)
     pg_bin = _pg_bin()
     if pg_bin is None:
@@ -102,6 +103,7 @@ def start(base_dir: Path, port: int) -> None:
         if time.monotonic() > deadline:
             raise RuntimeError(f"Postgres did not start; see {base_dir / 'server.log'}")
         time.sleep(0.1)
+    return True
 
 
 def stop(base_dir: Path) -> None:

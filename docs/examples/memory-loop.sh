@@ -184,6 +184,12 @@ grep -qi '^idempotent-replay: true' "$H"  # verify
 expect 'd["id"] == "'"$ENTRY_ID"'"'  # verify
 
 code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/entries" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d "$ENTRY")
+check 200 "$code"                        # no Idempotency-Key, same content: nothing new is stored
+json 'd["deduplicated"], d["id"] == "'"$ENTRY_ID"'"'   # True True
+expect 'd["deduplicated"] is True and d["id"] == "'"$ENTRY_ID"'" and len(d["evidence"]) == 1'  # verify
+
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/entries" -H "X-Api-Key: $KEY" \
   -H 'Content-Type: application/json' -d '{"memory_type": "semantic", "content": "Deploys are on Tuesdays", "scope_type": "repository"}')
 check 400 "$code"                        # no provenance, no scope_key
 json '[e["field"] for e in d["errors"]]' # ['scope_key', 'evidence']
@@ -195,6 +201,16 @@ check 200 "$code"
 json '[(i["rank"], i["entry"]["title"], i["score"], i["retrieval_score"], i["feedback_adjustment"], i["channels"]) for i in d["items"]]'
 json 'd["degraded"]'
 expect 'd["items"] and d["items"][0]["entry"]["id"] == "'"$ENTRY_ID"'" and "lexical" in d["items"][0]["channels"]'  # verify
+
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/search" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d '{"query": "deploy order", "scope_type": "repository", "scope_key": "Acme/Shop/"}')
+check 200 "$code"
+json 'd["total"], d["nearest_scopes"]'   # 0 [{'scope_type': 'repository', 'scope_key': 'acme/shop'}]
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/search" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d '{"query": "favourite pizza topping of the team", "scope_type": "repository", "scope_key": "acme/shop", "min_similarity": 0.5}')
+check 200 "$code"
+json 'd["total"], d["filtered_by_min_similarity"]'   # 0 1  — the one memory here is not about pizza
+expect 'd["total"] == 0 and d["filtered_by_min_similarity"] == 1'  # verify
 
 # == 3.6 Supersede outdated memories; report usefulness ============================================================
 ENTRY2=$(cat <<EOF
@@ -236,6 +252,23 @@ code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/search" -H "X
 check 200 "$code"
 json '[(i["entry"]["id"], i["score"], i["retrieval_score"], i["feedback_adjustment"]) for i in d["items"]]'
 expect '[i["entry"]["id"] for i in d["items"]] == ["'"$ENTRY2_ID"'"] and d["items"][0]["feedback_adjustment"] == 0.0375'  # verify
+
+# == 3.6.1 Retire or forget a memory ===============================================================================
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/entries" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d '{"memory_type": "semantic", "content": "The staging database is db-old.internal.", "scope_type": "repository", "scope_key": "acme/shop", "evidence": [{"source_type": "chat", "source_id": "'"$SESSION"'"}]}')
+check 201 "$code"
+WRONG_ID=$(json 'd["id"]')
+code=$(curl -s -o "$R" -w '%{http_code}' -X PATCH "$BASE/api/memory/entries/$WRONG_ID" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d '{"status": "invalidated", "reason": "staging moved to db-new"}')
+check 200 "$code"
+json 'd["entry"]["status"], d["entry"]["status_reason"], d["changed"]'   # invalidated staging moved to db-new True
+code=$(curl -s -o "$R" -w '%{http_code}' -X DELETE "$BASE/api/memory/entries/$WRONG_ID" -H "X-Api-Key: $KEY")
+check 200 "$code"
+json 'd["deleted"], d["evidence_deleted"], d["relinked"]'   # True 1 []  — gone for good
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/export?scope_type=repository&scope_key=acme/shop" -H "X-Api-Key: $KEY")
+check 200 "$code"
+python3 -c "import json; print([json.loads(line)['status'] for line in open('$R')])"   # one entry per line
+check 404 "$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/entries/$WRONG_ID" -H "X-Api-Key: $KEY")"  # verify
 
 # == 3.7 Checkpoint, then resume ===================================================================================
 code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/resume?session_id=$SESSION" -H "X-Api-Key: $KEY")
@@ -290,6 +323,18 @@ json 'd["layers"][1]["note"]'   # resumed from checkpoint <event id> of <time>; 
 json 'd["rendered"]'
 expect 'd["layers"][1]["note"].startswith("resumed from checkpoint ") and [i["source"] for i in d["layers"][1]["items"]] == ["task", "checkpoint"]'  # verify
 expect '"[MEMORY]\n- memory · procedural · Deploy order for acme/shop" in d["rendered"] and "- checkpoint · after-deploy-order\nGoal: Write the deploy runbook for acme/shop\nDone:\n- recorded the migrate-first decision" in d["rendered"]'  # verify
+
+# == 3.7.1 After a crash: find your session again =================================================================
+OLD_SESSION="$SESSION"  # verify
+unset SESSION   # a new process: the session id died with the one that crashed
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/journal/sessions?scope_type=repository&scope_key=acme/shop" -H "X-Api-Key: $KEY")
+check 200 "$code"
+json '[(s["session_id"][:5], s["event_count"], s["latest_checkpoint_label"]) for s in d["items"]]'   # [('task-', 3, 'after-deploy-order')]
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/resume?scope_type=repository&scope_key=acme/shop" -H "X-Api-Key: $KEY")
+check 200 "$code"
+SESSION=$(json 'd["session_id"]')   # carry on under the same session id
+json 'd["selected_by"], d["resolution"], d["checkpoint"]["next"]'   # scope checkpoint ['add the smoke-test step to docs/deploy.md']
+expect 'd["session_id"] == "'"$OLD_SESSION"'" and d["selected_by"] == "scope" and d["resolution"] == "checkpoint"'  # verify
 
 # == 3.8 Timeline and attribution ==================================================================================
 code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/memory/timeline?session_id=$SESSION&limit=50" -H "X-Api-Key: $KEY")

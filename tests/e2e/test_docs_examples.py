@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,22 @@ def test_the_script_stops_at_the_first_unexpected_answer(base_url):
     assert result.returncode != 0
     assert "expected 200 application/json, got 404" in result.stderr
     assert "all steps passed" not in result.stdout
+
+
+def python_blocks(markdown: str) -> list[str]:
+    return [m.group(2) for m in FENCE.finditer(markdown) if m.group(1) == "python"
+            and not markdown[: m.start()].rstrip().endswith(SKIP)]
+
+
+def test_the_guides_python_mcp_client_snippet_runs_against_the_local_runtime(base_url, account):
+    # Given the guide's Python blocks (the official MCP client snippet)
+    blocks = python_blocks(GUIDE.read_text())
+    assert blocks, "the guide has no python block"
+    for block in blocks:
+        # When each runs with BASE and KEY in its environment
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "BASE": base_url, "KEY": account.key("memory:r")}
+        result = subprocess.run([sys.executable, "-c", block], env=env, capture_output=True, text=True,
+                                timeout=120, check=False)
+        # Then it connects and prints what the guide says
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines() == ["True True", "False 0"], result.stdout

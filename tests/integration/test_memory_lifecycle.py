@@ -287,6 +287,7 @@ def test_resume_without_a_checkpoint_is_journal_only_or_empty(client, account):
     r = client.get("/api/memory/resume", params={"session_id": "nothing-here"}, headers=h).json()
     assert r == {
         "session_id": "nothing-here",
+        "selected_by": "session_id",
         "resolution": "empty",
         "checkpoint": None,
         "since_checkpoint": [],

@@ -254,3 +254,17 @@ def test_search_hits_report_the_entrys_indexing_state(client, account):
     detail = client.get(f"/api/memory/entries/{r.json()['id']}", headers=h).json()
     assert hit["entry"]["indexing"]["status"] == detail["indexing"]["status"] == "indexed"
     assert hit["entry"]["indexing"]["document_id"] == detail["indexing"]["document_id"]
+
+
+def test_min_similarity_drops_weak_vector_only_hits_but_keeps_lexical_matches(client, account, corpus):
+    # An unrelated query: the vector leg still returns its nearest neighbours, at low similarity
+    loose = _search(client, account, query="favourite pizza topping of the team").json()
+    assert loose["items"] and all(not i["lexical_matched"] for i in loose["items"])
+    assert "filtered_by_min_similarity" not in loose
+    top = max(i["vector_score"] for i in loose["items"])
+    strict = _search(client, account, query="favourite pizza topping of the team", min_similarity=top + 0.001).json()
+    assert strict["items"] == [] and strict["filtered_by_min_similarity"] == len(loose["items"])
+    # A lexical match stays whatever its similarity
+    lexical = _search(client, account, query="blue-green deploy pipeline", min_similarity=1).json()
+    assert lexical["items"] and all(i["lexical_matched"] for i in lexical["items"])
+    assert _search(client, account, query="x", min_similarity=1.5).status_code == 400

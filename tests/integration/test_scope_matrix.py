@@ -171,6 +171,12 @@ EXTENSIONS: dict[tuple[str, str], str | tuple[str, ...]] = {
     ("GET", "/api/memory/events"): "memory:r",
     ("GET", "/api/memory/events/{}"): "memory:r",
     ("GET", "/api/memory/scopes"): "memory:r",
+    # memory: find your session again, forget and retire, export (issue 10)
+    ("GET", "/api/memory/journal/sessions"): "memory:r",
+    ("PATCH", "/api/memory/entries/{}"): "memory:rw",
+    ("DELETE", "/api/memory/entries/{}"): "memory:rw",
+    ("DELETE", "/api/memory/entries"): "memory:rw",
+    ("GET", "/api/memory/export"): "memory:r",
     # skills: execution logs and versions (skill_log_add, skill_logs_list, skill_version_publish, skill_stats,
     # skill_signals; "skills:r Read skill logs and versions")
     ("POST", "/api/skills/logs"): "skills:rw",

@@ -275,6 +275,8 @@ DOMAINS: list[Domain] = [
             Probe("POST", "/api/memory/entries/{own.id}/supersede", {"superseded_id": "{v.id}"}, statuses=(400, 404)),
             Probe("POST", "/api/memory/entries", {"memory_type": "semantic", "content": "pwned",
                                                   "source_event_id": "{v.event_id}"}, statuses=(400, 404)),
+            Probe("PATCH", "/api/memory/entries/{v.id}", {"status": "invalidated", "reason": "pwned"}),
+            Probe("DELETE", "/api/memory/entries/{v.id}"),
         ],
         listings=[
             Probe("GET", "/api/memory/entries", own_visible=True),
@@ -285,6 +287,12 @@ DOMAINS: list[Domain] = [
             Probe("GET", "/api/memory/timeline", params={"session_id": "{v.session}"}),
             Probe("GET", "/api/memory/resume", params={"session_id": "{v.session}"},
                   check=lambda d: d["resolution"] == "empty"),
+            # the attacker's own session is the newest of its scope; the victim's never is
+            Probe("GET", "/api/memory/resume", params={"scope_type": "global"},
+                  check=lambda d: d["session_id"].startswith("session-am")),
+            Probe("GET", "/api/memory/journal/sessions",
+                  check=lambda d: d["total"] == 1 and d["items"][0]["session_id"].startswith("session-am")),
+            Probe("GET", "/api/memory/export", params={"scope_type": "global"}, own_visible=True),
         ],
         owner_read="/api/memory/entries/{v.id}",
     ),

@@ -15,10 +15,11 @@ M = TypeVar("M", bound=BaseModel)
 REPLAY_HEADERS = {"Idempotent-Replay": "true", "X-Idempotent-Replay": "true"}
 
 
-def created(result: Created[M], *, replay_status: int = 201) -> JSONResponse:
-    """A create's response: 201 with the model; a replay carries the replay headers and ``replay_status``
-    (201 where a replay repeats the original answer, 200 where the spec answers a replay with 200)."""
+def created(result: Created[M], *, replay_status: int = 201, status: int = 201) -> JSONResponse:
+    """A create's response: ``status`` (201; 200 where nothing new was stored, e.g. a deduplicated memory) with the
+    model; a replay carries the replay headers and ``replay_status`` (201 where a replay repeats the original
+    answer, 200 where the spec answers a replay with 200)."""
     body = result.value.model_dump(mode="json")
     if result.replay:
         return JSONResponse(body, status_code=replay_status, headers=REPLAY_HEADERS)
-    return JSONResponse(body, status_code=201)
+    return JSONResponse(body, status_code=status)

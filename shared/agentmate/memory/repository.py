@@ -22,7 +22,8 @@ EVENT_COLUMNS = (
 ENTRY_COLUMNS = (
     "id, scope_type, scope_key, memory_type, title, content, summary, content_hash, confidence, importance, status, "
     "metadata, ttl_at, last_accessed_at, valid_from, valid_to, superseded_by, source_event_id, extraction_method, "
-    "extractor_version, access_count, useful_count, harmful_count, created_at, updated_at"
+    "extractor_version, access_count, useful_count, harmful_count, status_reason, superseded_by_deleted, created_at, "
+    "updated_at"
 )
 EVIDENCE_COLUMNS = "id, memory_id, source_type, source_id, excerpt, metadata, created_at"
 FEEDBACK_COLUMNS = (
@@ -58,6 +59,10 @@ CONSTRAINTS = constraints({
     "memory_entries_status_check": ("status", "must be one of pending, active, superseded, invalidated, archived, "
                                               "expired"),
     "memory_entries_validity_check": ("valid_to", "must not be before valid_from"),
+    "memory_entries_status_reason_check": ("reason", "must be at most 2000 characters"),
+    # insert_entry resolves this one with ON CONFLICT (deduplication); any other write that hits it is a conflict
+    "memory_entries_active_content_key": ("content", "an active memory with this memory_type, scope and content "
+                                                     "already exists"),
     "memory_entries_source_event_fkey": ("source_event_id", "unknown memory event in this account"),
     "memory_entries_superseded_by_fkey": ("superseded_by", "unknown memory entry in this account"),
     "memory_evidence_memory_fkey": ("memory_id", "unknown memory entry in this account"),
@@ -173,13 +178,84 @@ def scopes(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[li
     return rows, total
 
 
+def journal_sessions(
+    conn: Conn, *, account_id: UUID, scope: tuple[str, str] | None, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
+    """Sessions of the journal, newest activity first; with ``scope``, activity = the session's events in it.
+    The latest checkpoint is the session's (any scope): the one resume returns."""
+    params: dict[str, Any] = {"a": account_id, "limit": limit, "offset": offset}
+    where = "account_id = %(a)s AND session_id <> ''"
+    if scope is not None:
+        where += " AND scope_type = %(st)s AND scope_key = %(sk)s"
+        params["st"], params["sk"] = scope
+    rows = conn.execute(
+        f"""WITH s AS (
+                SELECT session_id, min(occurred_at) AS first_activity_at, max(occurred_at) AS last_activity_at,
+                       max(created_at) AS last_recorded_at, count(*) AS event_count
+                FROM memory_events WHERE {where} GROUP BY session_id
+            )
+            SELECT s.session_id, s.first_activity_at, s.last_activity_at, s.event_count,
+                   cp.payload ->> 'label' AS latest_checkpoint_label, cp.payload ->> 'goal' AS latest_checkpoint_goal,
+                   cp.occurred_at AS latest_checkpoint_at, count(*) OVER () AS _total
+            FROM s LEFT JOIN LATERAL (
+                SELECT payload, occurred_at FROM memory_events c
+                WHERE c.account_id = %(a)s AND c.session_id = s.session_id AND c.event_type = 'checkpoint'
+                ORDER BY c.occurred_at DESC, c.sequence_no DESC NULLS LAST, c.created_at DESC, c.id DESC LIMIT 1
+            ) cp ON TRUE
+            ORDER BY s.last_activity_at DESC, s.last_recorded_at DESC, s.session_id
+            LIMIT %(limit)s OFFSET %(offset)s""",
+        params,
+    ).fetchall()
+    if rows:
+        total = rows[0]["_total"]
+    elif offset == 0:
+        total = 0
+    else:
+        found = conn.execute(
+            f"SELECT count(DISTINCT session_id) AS n FROM memory_events WHERE {where}", params
+        ).fetchone()
+        total = found["n"] if found else 0
+    for r in rows:
+        r.pop("_total", None)
+        for key in ("latest_checkpoint_label", "latest_checkpoint_goal"):
+            if r["latest_checkpoint_at"] is not None and r[key] is None:
+                r[key] = ""
+    return rows, total
+
+
+def latest_session_in_scope(conn: Conn, *, account_id: UUID, scope_type: str, scope_key: str) -> str | None:
+    """The session whose latest event in this scope is newest."""
+    row = conn.execute(
+        """SELECT session_id FROM memory_events
+           WHERE account_id = %s AND scope_type = %s AND scope_key = %s AND session_id <> ''
+           ORDER BY occurred_at DESC, created_at DESC, id DESC LIMIT 1""",
+        (account_id, scope_type, scope_key),
+    ).fetchone()
+    return row["session_id"] if row else None
+
+
+def scope_keys(conn: Conn, *, account_id: UUID) -> list[dict[str, Any]]:
+    """Every (scope_type, scope_key) of the account with a key, most recently active first."""
+    return conn.execute(
+        """SELECT scope_type, scope_key, max(at) AS last_at FROM (
+               SELECT scope_type, scope_key, occurred_at AS at FROM memory_events
+               WHERE account_id = %(a)s AND scope_key <> ''
+               UNION ALL
+               SELECT scope_type, scope_key, updated_at FROM memory_entries WHERE account_id = %(a)s AND scope_key <> ''
+           ) s GROUP BY scope_type, scope_key ORDER BY last_at DESC, scope_type, scope_key LIMIT 5000""",
+        {"a": account_id},
+    ).fetchall()
+
+
 # -- entries -----------------------------------------------------------------------------------------------------
 
 
 def insert_entry(
     conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]
-) -> dict[str, Any]:
-    row = conn.execute(
+) -> dict[str, Any] | None:
+    """Insert an entry; None when an active entry with the same type, scope and normalised content exists
+    (memory_entries_active_content_key: a concurrent identical insert waits for the first and then lands here)."""
+    return conn.execute(
         f"""INSERT INTO memory_entries (account_id, user_id, key_id, scope_type, scope_key, memory_type, title,
                                         content, summary, content_hash, confidence, importance, status, metadata,
                                         ttl_at, valid_from, valid_to, source_event_id, extraction_method,
@@ -188,8 +264,28 @@ def insert_entry(
                     %(summary)s, %(content_hash)s, %(confidence)s, %(importance)s, %(status)s, %(metadata)s,
                     %(ttl_at)s, coalesce(%(valid_from)s, now()), %(valid_to)s, %(source_event_id)s,
                     %(extraction_method)s, %(extractor_version)s)
+            ON CONFLICT (account_id, memory_type, scope_type, scope_key, content_key) WHERE status = 'active'
+            DO NOTHING
             RETURNING {ENTRY_COLUMNS}""",
         {**data, "metadata": Jsonb(data["metadata"]), "a": account_id, "u": user_id, "k": key_id},
+    ).fetchone()
+
+
+def active_duplicate(conn: Conn, *, account_id: UUID, data: dict[str, Any]) -> dict[str, Any] | None:
+    """The active entry an insert of ``data`` collided with (same type, scope and normalised content), locked."""
+    return conn.execute(
+        f"""SELECT {ENTRY_COLUMNS} FROM memory_entries
+            WHERE account_id = %(a)s AND memory_type = %(memory_type)s AND scope_type = %(scope_type)s
+              AND scope_key = %(scope_key)s AND content_key = memory_content_key(%(content)s) AND status = 'active'
+            FOR UPDATE""",
+        {**data, "a": account_id},
+    ).fetchone()
+
+
+def touch_entry(conn: Conn, *, account_id: UUID, entry_id: UUID) -> dict[str, Any]:
+    row = conn.execute(
+        f"UPDATE memory_entries SET updated_at = now() WHERE account_id = %s AND id = %s RETURNING {ENTRY_COLUMNS}",
+        (account_id, entry_id),
     ).fetchone()
     assert row is not None
     return row
@@ -333,6 +429,61 @@ def bump_access(conn: Conn, *, account_id: UUID, ids: list[UUID]) -> dict[UUID, 
         (account_id, sorted(ids)),
     ).fetchall()
     return {r.pop("id"): r for r in rows}
+
+
+def retire_entry(conn: Conn, *, account_id: UUID, entry_id: UUID, status: str, reason: str) -> dict[str, Any]:
+    """Archive or invalidate: status and reason set, validity window closed at now (never before valid_from)."""
+    row = conn.execute(
+        f"""UPDATE memory_entries
+            SET status = %(s)s, status_reason = %(r)s, updated_at = now(),
+                valid_to = greatest(valid_from, least(coalesce(valid_to, now()), now()))
+            WHERE account_id = %(a)s AND id = %(id)s
+            RETURNING {ENTRY_COLUMNS}""",
+        {"a": account_id, "id": entry_id, "s": status, "r": reason},
+    ).fetchone()
+    assert row is not None
+    return row
+
+
+def delete_entry(conn: Conn, *, account_id: UUID, entry: dict[str, Any]) -> dict[str, Any]:
+    """Delete an entry for good (evidence and feedback cascade). Entries it superseded now point at its own
+    successor (or nothing) and remember the deleted link in superseded_by_deleted. Returns counts and links."""
+    counts = conn.execute(
+        """SELECT (SELECT count(*) FROM memory_evidence WHERE account_id = %(a)s AND memory_id = %(id)s) AS evidence,
+                  (SELECT count(*) FROM memory_feedback WHERE account_id = %(a)s AND memory_id = %(id)s) AS feedback""",
+        {"a": account_id, "id": entry["id"]},
+    ).fetchone()
+    assert counts is not None
+    relinked = conn.execute(
+        """UPDATE memory_entries SET superseded_by = %(next)s, superseded_by_deleted = %(id)s, updated_at = now()
+           WHERE account_id = %(a)s AND superseded_by = %(id)s
+           RETURNING id AS entry_id, superseded_by""",
+        {"a": account_id, "id": entry["id"], "next": entry["superseded_by"]},
+    ).fetchall()
+    conn.execute("DELETE FROM memory_entries WHERE account_id = %s AND id = %s", (account_id, entry["id"]))
+    return {"evidence": counts["evidence"], "feedback": counts["feedback"], "relinked": relinked}
+
+
+def entries_in_scope(conn: Conn, *, account_id: UUID, scope_type: str, scope_key: str) -> list[dict[str, Any]]:
+    """Every entry of one scope, locked in id order (a fixed order, so two bulk forgets cannot deadlock)."""
+    return conn.execute(
+        f"""SELECT {ENTRY_COLUMNS} FROM memory_entries WHERE account_id = %s AND scope_type = %s AND scope_key = %s
+            ORDER BY id FOR UPDATE""",
+        (account_id, scope_type, scope_key),
+    ).fetchall()
+
+
+def export_page(
+    conn: Conn, *, account_id: UUID, scope_type: str, scope_key: str, after: UUID | None, limit: int
+) -> list[dict[str, Any]]:
+    """One keyset page of a scope's entries in id order (for the NDJSON export)."""
+    return conn.execute(
+        f"""SELECT {ENTRY_COLUMNS} FROM memory_entries
+            WHERE account_id = %(a)s AND scope_type = %(st)s AND scope_key = %(sk)s
+              AND (%(after)s::uuid IS NULL OR id > %(after)s::uuid)
+            ORDER BY id LIMIT %(limit)s""",
+        {"a": account_id, "st": scope_type, "sk": scope_key, "after": after, "limit": limit},
+    ).fetchall()
 
 
 # -- feedback ----------------------------------------------------------------------------------------------------

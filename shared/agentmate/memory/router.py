@@ -4,6 +4,7 @@ from typing import Annotated, Any
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
+from fastapi.responses import StreamingResponse
 
 from agentmate.api.deps import DbDep, IdempotencyKey, MemoryRead, MemoryWrite, PageDep, RetrievalDep
 from agentmate.api.errors import PROBLEM, PROBLEM_RESPONSES, Problem
@@ -14,29 +15,46 @@ from agentmate.memory.schemas import (
     Attribution,
     CheckpointCreate,
     CheckpointSaved,
-    Entry,
     EntryCreate,
+    EntryCreated,
+    EntryDeleted,
     EntryDetail,
+    EntryPage,
+    EntryRetire,
+    EntryRetired,
     EntryStatus,
-    Event,
     EventCreate,
     EventDetail,
+    EventPage,
     EventRecorded,
-    EventType,
     Feedback,
     FeedbackCreate,
     FeedbackRecorded,
+    JournalSessionPage,
     MemoryType,
     Resume,
+    ScopeForgotten,
     ScopePage,
     ScopeType,
     SearchRequest,
     SearchResponse,
+    StoredEventType,
     SupersedeRequest,
     SupersedeResult,
     Timeline,
 )
-from agentmate.memory.service import checkpoints, curation, entries, events, provenance, ranking
+from agentmate.memory.service import (
+    checkpoints,
+    curation,
+    entries,
+    events,
+    forget,
+    provenance,
+    ranking,
+    scopes,
+)
+
+NDJSON = "application/x-ndjson"
 
 router = APIRouter(prefix="/api/memory", tags=["memory"], responses=PROBLEM_RESPONSES)
 SEARCH_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -63,7 +81,7 @@ def record_event(body: EventCreate, principal: MemoryWrite, db: DbDep) -> Respon
     return created(result, replay_status=200)
 
 
-@router.get("/events", response_model=Page[Event])
+@router.get("/events", response_model=EventPage)
 def list_events(
     principal: MemoryRead,
     db: DbDep,
@@ -71,9 +89,9 @@ def list_events(
     session_id: Annotated[str | None, Query(max_length=200)] = None,
     scope_type: Annotated[ScopeType | None, Query()] = None,
     scope_key: Annotated[str | None, Query(max_length=500)] = None,
-    event_type: Annotated[EventType | None, Query()] = None,
-) -> Page[Event]:
-    """Read back journal events, newest first."""
+    event_type: Annotated[StoredEventType | None, Query()] = None,
+) -> EventPage:
+    """Read back journal events, newest first; `nearest_scopes` when a scope key matched nothing."""
     return events.list_events(
         db,
         principal,
@@ -94,13 +112,37 @@ def get_event(event_id: UUID, principal: MemoryRead, db: DbDep) -> EventDetail:
 @router.get("/scopes", response_model=ScopePage)
 def list_scopes(principal: MemoryRead, db: DbDep, page: PageDep) -> ScopePage:
     """Scopes in use with entry and event counts: reuse them instead of inventing new keys."""
-    return events.list_scopes(db, principal, page)
+    return scopes.list_scopes(db, principal, page)
+
+
+@router.get("/journal/sessions", response_model=JournalSessionPage)
+def journal_sessions(
+    principal: MemoryRead,
+    db: DbDep,
+    page: PageDep,
+    scope_type: Annotated[ScopeType | None, Query()] = None,
+    scope_key: Annotated[str | None, Query(max_length=500, description="Requires scope_type")] = None,
+) -> JournalSessionPage:
+    """The journal's sessions (not working-memory sessions), newest activity first, with event count and the
+    latest checkpoint's label and goal; with a scope, a session's activity is its events in that scope."""
+    return checkpoints.journal_sessions(db, principal, page, scope_type=scope_type, scope_key=scope_key)
 
 
 # -- entries -----------------------------------------------------------------------------------------------------
 
 
-@router.post("/entries", status_code=201, response_model=EntryDetail)
+@router.post(
+    "/entries",
+    status_code=201,
+    response_model=EntryCreated,
+    responses={
+        200: {
+            "model": EntryCreated,
+            "description": "deduplicated: true — an active entry with the same memory_type, scope and normalised "
+            "content exists (this is it, new evidence appended); or a replay of an Idempotency-Key",
+        }
+    },
+)
 def create_entry(
     body: EntryCreate,
     principal: MemoryWrite,
@@ -108,12 +150,16 @@ def create_entry(
     retrieval: RetrievalDep,
     idempotency_key: IdempotencyKey,
 ) -> Response:
-    """Store a durable memory (needs source_event_id or evidence); `indexing` reports the search projection."""
+    """Store a durable memory (needs source_event_id or evidence); `indexing` reports the search projection.
+    An identical active memory (same memory_type, scope and content after Unicode NFC, whitespace collapsing and
+    trimming) is not stored twice: 200 with that entry and `deduplicated: true`."""
     result = entries.create_entry(db, retrieval, principal, body, idempotency_key)
+    if result.value.deduplicated:
+        return created(result, status=200, replay_status=200)
     return created(result)
 
 
-@router.get("/entries", response_model=Page[Entry])
+@router.get("/entries", response_model=EntryPage)
 def list_entries(
     principal: MemoryRead,
     db: DbDep,
@@ -122,8 +168,9 @@ def list_entries(
     scope_key: Annotated[str | None, Query(max_length=500)] = None,
     memory_type: Annotated[MemoryType | None, Query()] = None,
     status: Annotated[EntryStatus | None, Query()] = None,
-) -> Page[Entry]:
-    """List durable memories, most important and most recently updated first."""
+) -> EntryPage:
+    """List durable memories, most important and most recently updated first; `nearest_scopes` when a scope key
+    matched nothing."""
     return entries.list_entries(
         db,
         principal,
@@ -135,10 +182,56 @@ def list_entries(
     )
 
 
+@router.delete("/entries", response_model=ScopeForgotten)
+def forget_scope(
+    principal: MemoryWrite,
+    db: DbDep,
+    retrieval: RetrievalDep,
+    scope_type: Annotated[ScopeType, Query()],
+    confirm: Annotated[bool, Query(description="Must be true: every memory of the scope goes for good")],
+    scope_key: Annotated[str, Query(max_length=500, description="Required unless scope_type is global")] = "",
+) -> ScopeForgotten:
+    """Delete every memory of one scope for good (as DELETE /entries/{id} does each), reporting how many."""
+    return forget.forget_scope(db, retrieval, principal, scope_type=scope_type, scope_key=scope_key, confirm=confirm)
+
+
+@router.get(
+    "/export",
+    response_class=StreamingResponse,
+    responses={200: {"content": {NDJSON: {"schema": {"$ref": "#/components/schemas/ExportedEntry"}}},
+                     "description": "One JSON entry with its evidence per line (application/x-ndjson)"}},
+)
+def export(
+    principal: MemoryRead,
+    db: DbDep,
+    scope_type: Annotated[ScopeType, Query()],
+    scope_key: Annotated[str, Query(max_length=500, description="Required unless scope_type is global")] = "",
+) -> StreamingResponse:
+    """A scope's memories (every status) with their evidence as NDJSON, one entry per line."""
+    rows = forget.export_scope(db, principal, scope_type=scope_type, scope_key=scope_key)
+    return StreamingResponse((r.model_dump_json() + "\n" for r in rows), media_type=NDJSON)
+
+
 @router.get("/entries/{entry_id}", response_model=EntryDetail)
 def get_entry(entry_id: UUID, principal: MemoryRead, db: DbDep) -> EntryDetail:
     """One memory with its evidence and indexing state."""
     return entries.get_entry(db, principal, entry_id)
+
+
+@router.patch("/entries/{entry_id}", response_model=EntryRetired)
+def retire_entry(
+    entry_id: UUID, body: EntryRetire, principal: MemoryWrite, db: DbDep, retrieval: RetrievalDep
+) -> EntryRetired:
+    """Archive or invalidate a memory with a reason: it leaves search, its validity window closes, and a
+    memory_retired journal event records the change. Content cannot change (store a new memory and supersede)."""
+    return forget.retire(db, retrieval, principal, entry_id, body)
+
+
+@router.delete("/entries/{entry_id}", response_model=EntryDeleted)
+def delete_entry(entry_id: UUID, principal: MemoryWrite, db: DbDep, retrieval: RetrievalDep) -> EntryDeleted:
+    """Forget a memory for good: the entry, its evidence, feedback and search projection. A memory_forgotten
+    tombstone event keeps only the id and time; supersede chains through it are relinked and reported."""
+    return forget.delete(db, retrieval, principal, entry_id)
 
 
 @router.post("/search", response_model=SearchResponse, responses=SEARCH_RESPONSES)
@@ -211,7 +304,15 @@ def save_checkpoint(body: CheckpointCreate, principal: MemoryWrite, db: DbDep) -
 
 @router.get("/resume", response_model=Resume)
 def resume(
-    principal: MemoryRead, db: DbDep, session_id: Annotated[str, Query(min_length=1, max_length=200)]
+    principal: MemoryRead,
+    db: DbDep,
+    session_id: Annotated[str | None, Query(max_length=200, description="The session to resume")] = None,
+    scope_type: Annotated[
+        ScopeType | None, Query(description="Instead of session_id: resume the scope's latest session")
+    ] = None,
+    scope_key: Annotated[str | None, Query(max_length=500, description="With scope_type")] = None,
 ) -> Resume:
-    """Latest checkpoint plus everything recorded after it: checkpoint, journal_only or empty."""
-    return checkpoints.resume(db, principal, session_id)
+    """Latest checkpoint plus everything recorded after it: checkpoint, journal_only or empty. Give session_id,
+    or scope_type (+ scope_key) to resume the session whose latest event in that scope is newest (after a crash
+    the new process does not know its session_id); `session_id` in the answer says which one."""
+    return checkpoints.resume(db, principal, session_id, scope_type=scope_type, scope_key=scope_key)

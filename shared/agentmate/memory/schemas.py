@@ -26,13 +26,31 @@ EventType = Literal[
     "checkpoint",
     "note",
 ]
+# Written by the service itself (never accepted from clients): an entry retired by PATCH, an entry deleted for good.
+SystemEventType = Literal["memory_retired", "memory_forgotten"]
+StoredEventType = Literal[
+    "goal",
+    "observation",
+    "action",
+    "decision",
+    "issue",
+    "attempt",
+    "outcome",
+    "correction",
+    "checkpoint",
+    "note",
+    "memory_retired",
+    "memory_forgotten",
+]
 MemoryType = Literal["semantic", "episodic", "procedural"]
 EntryStatus = Literal["pending", "active", "superseded", "invalidated", "archived", "expired"]
 CreateStatus = Literal["active", "pending"]
+RetireStatus = Literal["archived", "invalidated"]
 ExtractionMethod = Literal["explicit", "rule", "llm", "dream"]
 Signal = Literal["useful", "harmful"]
 Resolution = Literal["skill_version", "session_only", "event_only", "none"]
 ResumeResolution = Literal["checkpoint", "journal_only", "empty"]
+ResumeSelection = Literal["session_id", "scope"]
 
 SCOPE_TYPES: tuple[str, ...] = ScopeType.__args__  # type: ignore[attr-defined]
 EVENT_TYPES: tuple[str, ...] = EventType.__args__  # type: ignore[attr-defined]
@@ -79,6 +97,9 @@ OptionalUUID = Annotated[UUID | None, BeforeValidator(_blank_to_none)]
 JsonObject = Annotated[dict[str, Any], BeforeValidator(_none_to_empty_dict)]
 
 _IN_PAYLOAD = "event content belongs inside payload"
+_USE_SESSION_ID = "use session_id"
+_USE_SCOPE = "use scope_type (global, project, repository, agent, session) plus scope_key"
+_USE_REPO = 'use scope_type "repository" with scope_key "owner/repo"'
 _EVIDENCE_KEYS = "evidence uses source_type/source_id"
 
 
@@ -98,6 +119,10 @@ class EventCreate(BaseModel):
         "body": _IN_PAYLOAD,
         "data": _IN_PAYLOAD,
         "type": "use event_type",
+        "session": _USE_SESSION_ID,
+        "scope": _USE_SCOPE,
+        "repo": _USE_REPO,
+        "repository": _USE_REPO,
     }
     event_type: Annotated[EventType, Lower]
     idempotency_key: Annotated[
@@ -130,7 +155,7 @@ class Event(BaseModel):
     scope_key: str
     session_id: str
     sequence_no: int | None
-    event_type: EventType
+    event_type: StoredEventType
     payload: dict[str, Any]
     source_type: str
     source_id: str
@@ -189,6 +214,10 @@ class EntryCreate(BaseModel):
         "event_id": "use source_event_id",
         "tags": "put tags inside metadata",
         "payload": "entries take content (payload belongs to events)",
+        "scope": _USE_SCOPE,
+        "repo": _USE_REPO,
+        "repository": _USE_REPO,
+        "session": "entries have no session: scope them (scope_type session + scope_key) if they are session-bound",
     }
     memory_type: Annotated[MemoryType, Lower]
     content: str = Field(min_length=1, max_length=20_000)
@@ -243,6 +272,10 @@ class Entry(BaseModel):
     access_count: int
     useful_count: int
     harmful_count: int
+    status_reason: str = Field(description="Why the entry was archived or invalidated (empty otherwise)")
+    superseded_by_deleted: UUID | None = Field(
+        description="A superseding entry of this one that was deleted for good: the chain had a link here"
+    )
     created_at: datetime
     updated_at: datetime
 
@@ -264,9 +297,35 @@ class EntryDetail(Entry):
 class EntryCreated(EntryDetail):
     """The answer to a create: ``indexing`` names only what is known (no null document_id/error)."""
 
+    deduplicated: bool = Field(
+        default=False,
+        description="true when an active entry with the same memory_type, scope and normalised content already "
+        "existed: this is that entry, with the new evidence appended (200, nothing new was stored)",
+    )
+
     @field_serializer("indexing")
     def _known_indexing(self, value: Indexing | None) -> dict[str, Any] | None:
         return None if value is None else value.model_dump(mode="json", exclude_none=True)
+
+
+# --- scopes (shared) -----------------------------------------------------------------------------------------
+
+
+class ScopeRef(BaseModel):
+    scope_type: ScopeType
+    scope_key: str
+
+
+def _is_none(value: object) -> bool:
+    """Optional diagnostics are left out of a response unless set, so the usual envelopes stay as they are."""
+    return value is None
+
+
+NEAREST_SCOPES_DESCRIPTION = (
+    "Present when a scoped read found nothing: existing scopes of this account whose key matches the requested one "
+    "after case folding and trimming slashes/whitespace, or shares a path segment with it. Scope keys are exact: "
+    "retry with one of these"
+)
 
 
 # --- search ---------------------------------------------------------------------------------------------------
@@ -279,6 +338,8 @@ class SearchRequest(BaseModel):
         "q": "use query",
         "text": "use query",
         "limit": "use top_k",
+        "scope": _USE_SCOPE,
+        "repo": _USE_REPO,
     }
     query: Annotated[str, Strip, Field(min_length=1, max_length=2000)]
     top_k: int = Field(default=8, ge=1, le=20)
@@ -288,6 +349,14 @@ class SearchRequest(BaseModel):
     )
     memory_type: Annotated[MemoryType | None, Lower] = None
     status: Annotated[EntryStatus, Lower] = "active"
+    min_similarity: float | None = Field(
+        default=None,
+        ge=-1,
+        le=1,
+        description="Drop hits whose raw vector similarity (vector_score) is below this, unless the lexical leg "
+        "matched (lexical_matched). The fused score cannot say 'nothing relevant'; this can. The threshold depends "
+        "on the embedder: see the guide for the offline embedder's",
+    )
 
 
 class Degraded(BaseModel):
@@ -308,7 +377,11 @@ class SearchItem(BaseModel):
     lexical_score: float | None = Field(
         description="Raw ts_rank_cd; null when the lexical leg did not find it"
     )
-    vector_score: float | None = Field(description="Raw cosine; null when the vector leg did not find it")
+    vector_score: float | None = Field(
+        description="Raw vector (cosine) similarity, what min_similarity compares; null when the vector leg did "
+        "not find it"
+    )
+    lexical_matched: bool = Field(description="The full-text leg matched the query's words")
 
 
 class SearchResponse(BaseModel):
@@ -316,6 +389,12 @@ class SearchResponse(BaseModel):
     total: int
     degraded: list[Degraded] = Field(
         default_factory=list, description="Search legs that failed; the others still answered"
+    )
+    filtered_by_min_similarity: int | None = Field(
+        default=None, description="Hits dropped by min_similarity (absent when it was not sent)", exclude_if=_is_none
+    )
+    nearest_scopes: list[ScopeRef] | None = Field(
+        default=None, description=NEAREST_SCOPES_DESCRIPTION, exclude_if=_is_none
     )
 
 
@@ -443,6 +522,9 @@ class CheckpointCreate(BaseModel):
         "summary": "use notes",
         "content": _NOT_IN_CHECKPOINT,
         "payload": _NOT_IN_CHECKPOINT,
+        "session": _USE_SESSION_ID,
+        "scope": _USE_SCOPE,
+        "repo": _USE_REPO,
     }
     session_id: Annotated[str, Strip, Field(min_length=1, max_length=MAX_SESSION_ID)]
     goal: Annotated[str, Strip, Field(min_length=1, max_length=2000)]
@@ -481,13 +563,42 @@ class CheckpointSaved(BaseModel):
 
 
 class Resume(BaseModel):
-    session_id: str
+    session_id: str | None = Field(
+        description="The session resumed; with scope_type/scope_key, the one whose latest event in that scope is "
+        "newest (null when the scope has no session)"
+    )
+    selected_by: ResumeSelection = Field(
+        default="session_id", description="session_id: as asked; scope: chosen from the scope's sessions"
+    )
     resolution: ResumeResolution
     checkpoint: Checkpoint | None
     since_checkpoint: list[TimelineItem] = Field(
         description="Everything recorded after the checkpoint (the whole session journal when there is none)"
     )
     truncated: bool
+    nearest_scopes: list[ScopeRef] | None = Field(
+        default=None, description=NEAREST_SCOPES_DESCRIPTION, exclude_if=_is_none
+    )
+
+
+class JournalSession(BaseModel):
+    session_id: str
+    first_activity_at: datetime = Field(description="occurred_at of its first event (in the scope, if filtered)")
+    last_activity_at: datetime = Field(description="occurred_at of its latest event (in the scope, if filtered)")
+    event_count: int = Field(description="Its events (in the scope, if filtered)")
+    latest_checkpoint_label: str | None = Field(description="label of the checkpoint resume would return")
+    latest_checkpoint_goal: str | None = Field(description="goal of the checkpoint resume would return")
+    latest_checkpoint_at: datetime | None = None
+
+
+class JournalSessionPage(BaseModel):
+    items: list[JournalSession]
+    total: int
+    limit: int
+    offset: int
+    nearest_scopes: list[ScopeRef] | None = Field(
+        default=None, description=NEAREST_SCOPES_DESCRIPTION, exclude_if=_is_none
+    )
 
 
 # --- scopes ---------------------------------------------------------------------------------------------------
@@ -507,3 +618,84 @@ class ScopePage(BaseModel):
     limit: int
     offset: int
     note: str
+
+
+class EntryPage(BaseModel):
+    items: list[Entry]
+    total: int
+    limit: int
+    offset: int
+    nearest_scopes: list[ScopeRef] | None = Field(
+        default=None, description=NEAREST_SCOPES_DESCRIPTION, exclude_if=_is_none
+    )
+
+
+class EventPage(BaseModel):
+    items: list[Event]
+    total: int
+    limit: int
+    offset: int
+    nearest_scopes: list[ScopeRef] | None = Field(
+        default=None, description=NEAREST_SCOPES_DESCRIPTION, exclude_if=_is_none
+    )
+
+
+# --- retire / forget / export ---------------------------------------------------------------------------------
+
+
+class EntryRetire(BaseModel):
+    """Retire a memory: it leaves search (its retrieval projection is removed) and its validity window closes; the
+    change is recorded as a ``memory_retired`` journal event. Use DELETE to forget it for good."""
+
+    model_config = ConfigDict(extra="forbid")
+    field_hints: ClassVar[dict[str, str]] = {
+        "content": "an entry's content cannot change: store a new memory and supersede this one",
+        "title": "an entry's title cannot change: store a new memory and supersede this one",
+        "superseded_by": "use POST /api/memory/entries/{id}/supersede",
+    }
+    status: Annotated[RetireStatus, Lower] = Field(
+        description="archived (no longer relevant) or invalidated (it was wrong)"
+    )
+    reason: Annotated[str, Strip, Field(min_length=1, max_length=2000, description="Why (kept on the entry)")]
+
+
+
+class EntryRetired(BaseModel):
+    entry: Entry
+    changed: bool = Field(description="false when the entry already had this status (nothing recorded)")
+    projection_removed: int = Field(description="Retrieval rows of the entry deleted by this call")
+    event_id: UUID | None = Field(description="The memory_retired journal event (null when unchanged)")
+    warning: str | None = None
+
+
+class DeletedLink(BaseModel):
+    entry_id: UUID = Field(description="An entry the deleted one superseded")
+    superseded_by: UUID | None = Field(
+        description="Where its chain now points: the deleted entry's own successor, or null if it had none"
+    )
+
+
+class EntryDeleted(BaseModel):
+    id: UUID
+    deleted: bool = True
+    evidence_deleted: int
+    feedback_deleted: int
+    projection_removed: int
+    relinked: list[DeletedLink] = Field(
+        description="Supersede chains that ran through the deleted entry; each keeps superseded_by_deleted = id"
+    )
+    tombstone_event_id: UUID = Field(description="The memory_forgotten journal event (id and time only)")
+    warning: str | None = None
+
+
+class ScopeForgotten(BaseModel):
+    scope_type: ScopeType
+    scope_key: str
+    deleted: int = Field(description="How many entries were deleted for good")
+    projection_removed: int
+    warning: str | None = None
+
+
+class ExportedEntry(EntryDetail):
+    """One NDJSON line of GET /api/memory/export: an entry with its evidence."""
+

@@ -1,4 +1,5 @@
-"""Public discovery endpoints: health (with the MCP endpoints) and the schema of allowed values."""
+"""Public discovery endpoints: health (with the MCP endpoints), the schema of allowed values, the OpenAPI document,
+the agent integration guide and an llms.txt index."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel
 
 from agentmate.api.app import API_VERSION
@@ -61,9 +62,7 @@ def health() -> Health:
     )
 
 
-def _describe(model: type[BaseModel]) -> dict[str, Any]:
-    js = model.model_json_schema()
-    defs = js.get("$defs", {})
+def _fields(js: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     for name, prop in js.get("properties", {}).items():
         info: dict[str, Any] = {}
@@ -74,14 +73,42 @@ def _describe(model: type[BaseModel]) -> dict[str, Any]:
             for key in ("type", "enum", "maxLength", "minLength", "maximum", "minimum", "exclusiveMinimum", "format"):
                 if key in opt and key not in info:
                     info[key] = opt[key]
-            if opt.get("type") == "array" and "enum" in opt.get("items", {}):
-                info["items_enum"] = opt["items"]["enum"]
+            if opt.get("type") == "array":
+                items = opt.get("items", {})
+                if "enum" in items:
+                    info["items_enum"] = items["enum"]
+                if "maxItems" in opt:
+                    info["maxItems"] = opt["maxItems"]
+                if "$ref" in items:  # an array of objects (e.g. evidence): the shape of one item
+                    item = defs.get(items["$ref"].split("/")[-1], {})
+                    info["items"] = {"required": item.get("required", []), "fields": _fields(item, defs),
+                                     "unknown_fields": "rejected"}
         if "default" in prop:
             info["default"] = prop["default"]
         if prop.get("description"):
             info["description"] = prop["description"]
         fields[name] = info
-    return {"required": js.get("required", []), "fields": fields, "unknown_fields": "rejected"}
+    return fields
+
+
+def _describe(model: type[BaseModel]) -> dict[str, Any]:
+    js = model.model_json_schema()
+    return {"required": js.get("required", []), "fields": _fields(js, js.get("$defs", {})),
+            "unknown_fields": "rejected"}
+
+
+# Scopes a key may hold although nothing uses them yet (their domain is not built).
+UNUSED_SCOPES = {
+    "knowledge:r": "accepted, grants nothing yet: the knowledge registry is not implemented",
+    "knowledge:rw": "accepted, grants nothing yet: the knowledge registry is not implemented",
+}
+
+
+def _scope_entry(scope: str) -> dict[str, str]:
+    entry = {"scope": scope, "description": DESCRIPTIONS[scope]}
+    if scope in UNUSED_SCOPES:
+        entry["note"] = UNUSED_SCOPES[scope]
+    return entry
 
 
 @lru_cache(maxsize=1)
@@ -95,7 +122,7 @@ def _schema() -> dict[str, Any]:
             continue
         models[name] = _describe(model)
     return {
-        "scopes": [{"scope": s, "description": DESCRIPTIONS[s]} for s in SCOPES],
+        "scopes": [_scope_entry(s) for s in SCOPES],
         "models": models,
         "pagination": {"limit": {"minimum": 1, "maximum": 100, "default": 20}, "offset": {"minimum": 0}},
         "errors": "application/problem+json with errors[] of {field, message, allowed}",
@@ -117,3 +144,60 @@ def openapi_document() -> Response:
 def schema() -> dict[str, Any]:
     """Allowed values, required fields and scopes, so an agent can fill every field right the first time."""
     return _schema()
+
+
+# -- the served guide and llms.txt ---------------------------------------------------------------------------------
+
+GUIDE_FILE = Path(__file__).resolve().parent / "agent-integration.md"  # a copy of docs/agent-integration.md
+MARKDOWN = "text/markdown; charset=utf-8"
+LLMS_MODULES = {
+    "todos": "todos", "notes": "notes", "reports": "reports", "bookmarks": "bookmarks", "expenses": "expenses",
+    "memory": "the memory journal, durable memories, checkpoints/resume and working memory",
+    "skills": "skill execution logs and versions",
+}
+
+
+@lru_cache(maxsize=1)
+def _guide() -> bytes:
+    return GUIDE_FILE.read_bytes()
+
+
+@router.get("/guide", response_class=Response, responses={200: {"content": {"text/markdown": {}}}})
+def guide() -> Response:
+    """The agent integration guide (Markdown): connect, conventions, the memory loop, crash recovery, MCP."""
+    return Response(_guide(), media_type=MARKDOWN)
+
+
+def _base(request: Request) -> str:
+    return str(request.base_url).rstrip("/")
+
+
+@router.get("/llms.txt", response_class=Response, responses={200: {"content": {"text/plain": {}}}})
+def llms_txt(request: Request) -> Response:
+    """An llms.txt index (https://llmstxt.org): the guide, the OpenAPI document and the MCP endpoints."""
+    base = _base(request)
+    mcp = "\n".join(
+        f"- [/mcp/{m}]({base}/mcp/{m}): tools for {LLMS_MODULES.get(m, m)}" for m in MCP_MODULES
+    )
+    text = f"""# Agentmate
+
+> A backend for AI agents: durable memory (journal events, evidence-backed memories, hybrid search,
+> checkpoints and resume), working memory, todos, notes, reports, bookmarks, expenses and skill records,
+> over REST and MCP. Every call needs an API key in the X-Api-Key header.
+
+Read the agent integration guide first: every step has a check. Errors are application/problem+json naming
+each bad field and its allowed values; /api/schema lists the allowed values.
+
+## Docs
+
+- [Agent integration guide]({base}/api/guide): connect, conventions, the memory loop, finding your session after a crash, MCP (Markdown)
+- [OpenAPI document]({base}/api/openapi.json): every REST route, field and rule
+- [Allowed values]({base}/api/schema): enums, required fields and scopes of the write models
+- [Health]({base}/api/health): liveness and the MCP endpoints (no key needed)
+
+## MCP
+
+- [/mcp]({base}/mcp): every tool the key's scopes allow (Streamable HTTP)
+{mcp}
+"""
+    return Response(text, media_type="text/plain; charset=utf-8")

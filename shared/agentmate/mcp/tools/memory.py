@@ -20,21 +20,37 @@ from agentmate.memory.schemas import (
     CheckpointCreate,
     CheckpointSaved,
     EntryCreate,
+    EntryCreated,
+    EntryDeleted,
     EntryDetail,
+    EntryRetire,
+    EntryRetired,
     EventCreate,
+    EventPage,
     EventRecorded,
     EvidenceIn,
     Feedback,
     FeedbackCreate,
     FeedbackRecorded,
+    JournalSessionPage,
     Resume,
+    ScopePage,
     SearchRequest,
     SearchResponse,
     SupersedeRequest,
     SupersedeResult,
     Timeline,
 )
-from agentmate.memory.service import checkpoints, curation, entries, events, provenance, ranking
+from agentmate.memory.service import (
+    checkpoints,
+    curation,
+    entries,
+    events,
+    forget,
+    provenance,
+    ranking,
+    scopes,
+)
 from agentmate.working import schemas as w
 from agentmate.working import service as working
 from agentmate.working.schemas import (
@@ -58,11 +74,14 @@ tools = ToolSet(
         "- Durable memories: memory_store (memory_type: semantic, episodic, procedural) needs provenance: "
         "source_event_id or evidence [{source_type, source_id, excerpt}]. Recall with memory_search; report "
         "usefulness with memory_feedback (useful|harmful); memory_supersede replaces an outdated memory.\n"
-        "- Sessions: memory_checkpoint_save (goal, done, next, open) and memory_resume; memory_timeline and "
-        "memory_attribution trace what a skill run produced.\n"
+        "- Sessions: memory_checkpoint_save (goal, done, next, open) and memory_resume (by session_id, or by "
+        "scope after a crash: memory_journal_sessions lists the journal's sessions); memory_events_list reads "
+        "events back; memory_timeline and memory_attribution trace what a skill run produced.\n"
+        "- Forget: memory_update retires (archived|invalidated + reason), memory_delete deletes for good.\n"
         "- Working memory: raw per-session items (message with role system|user|assistant|tool, tool_result, "
         "draft) appended with memory_working_append and replayed in seq order with memory_working_replay.\n"
-        "scope_type is one of global, project, repository, agent, session (scope_key required unless global)."
+        "scope_type is one of global, project, repository, agent, session (scope_key required unless global). "
+        "Scope keys are exact: memory_scopes lists the ones in use."
     ),
 )
 
@@ -135,12 +154,13 @@ def memory_store(
                                                                        "dream")] = "explicit",
     extractor_version: Annotated[str, Field(max_length=100)] = "",
     idempotency_key: IdempotencyKey = None,
-) -> EntryDetail:
+) -> EntryCreated:
     """Store an evidence-backed durable memory. memory_type: semantic | episodic | procedural. Provenance is
     required: source_event_id (a journal event) or at least one evidence item {source_type, source_id,
     excerpt}. scope_type: global | project | repository | agent | session (scope_key required unless
     global). The result's indexing.status says whether semantic search has it (failed = full-text only).
-    Requires memory:rw."""
+    An active memory with the same memory_type, scope and content (whitespace-normalised) is not stored twice:
+    the result is that entry with deduplicated=true and this evidence appended. Requires memory:rw."""
     body = EntryCreate(
         memory_type=memory_type, content=content, source_event_id=source_event_id, evidence=evidence or [],
         title=title, summary=summary, scope_type=scope_type, scope_key=scope_key, confidence=confidence,
@@ -162,15 +182,20 @@ def memory_search(
     memory_type: Annotated[m.MemoryType | None, Field(description="semantic, episodic or procedural")] = None,
     status: Annotated[m.EntryStatus, Field(description="active (default), pending, superseded, invalidated, "
                                                        "archived or expired")] = "active",
+    min_similarity: Annotated[float | None, Field(ge=-1, le=1, description="Drop hits whose raw vector "
+                                                  "similarity (vector_score) is below this unless the full-text "
+                                                  "leg matched; see the guide for a threshold")] = None,
 ) -> SearchResponse:
     """Hybrid (full-text + semantic) search over durable memories, nudged by usefulness feedback. Each item
     has the entry with its evidence, rank, score, retrieval_score, feedback_adjustment, channels and
-    hit_reason; degraded lists a failed search leg. Report whether a result helped with memory_feedback.
-    Requires memory:r."""
+    hit_reason; vector_score is the raw similarity and lexical_matched says whether the words matched (the
+    fused score cannot say "nothing relevant": pass min_similarity for that). degraded lists a failed search
+    leg; nearest_scopes names existing scope keys when a scoped search found nothing (keys are exact). Report
+    whether a result helped with memory_feedback. Requires memory:r."""
     # Optional filters are passed only when given: the model's constraints refuse an explicit None.
     body = SearchRequest.model_validate({
         "query": query, "top_k": top_k, "status": status,
-        **given(scope_type=scope_type, scope_key=scope_key, memory_type=memory_type),
+        **given(scope_type=scope_type, scope_key=scope_key, memory_type=memory_type, min_similarity=min_similarity),
     })
     return ranking.search(db(), retrieval(), principal(), body)
 
@@ -275,11 +300,79 @@ def memory_checkpoint_save(
 
 @tools.tool("memory:r", rest="GET /api/memory/resume", title="Resume a session")
 def memory_resume(
-    session_id: Annotated[str, Field(min_length=1, max_length=m.MAX_SESSION_ID, description="The session")],
+    session_id: Annotated[str | None, Field(max_length=m.MAX_SESSION_ID, description="The session; or omit it "
+                                            "and give scope_type (+ scope_key)")] = None,
+    scope_type: Annotated[m.ScopeType | None, Field(description="Resume the latest session of this scope "
+                                                                "(after a crash you may not know your "
+                                                                "session_id)")] = None,
+    scope_key: Annotated[str | None, Field(max_length=m.MAX_SCOPE_KEY, description="With scope_type")] = None,
 ) -> Resume:
-    """The session's latest checkpoint plus everything recorded after it. resolution is checkpoint,
-    journal_only (no checkpoint: the journal tail) or empty. Requires memory:r."""
-    return checkpoints.resume(db(), principal(), session_id)
+    """The session's latest checkpoint plus everything recorded after it. Give session_id, or scope_type (+
+    scope_key) to resume the session whose latest event in that scope is newest: session_id in the result says
+    which one was chosen. resolution is checkpoint, journal_only (no checkpoint: the journal tail) or empty.
+    memory_journal_sessions lists the candidates. Requires memory:r."""
+    return checkpoints.resume(db(), principal(), session_id, scope_type=scope_type, scope_key=scope_key)
+
+
+@tools.tool("memory:r", rest="GET /api/memory/journal/sessions", title="List journal sessions")
+def memory_journal_sessions(
+    scope_type: Annotated[m.ScopeType | None, Field(description="Only sessions with events in this scope")] = None,
+    scope_key: Annotated[str | None, Field(max_length=m.MAX_SCOPE_KEY, description="With scope_type")] = None,
+    limit: Limit = DEFAULT_LIMIT,
+    offset: Offset = 0,
+) -> JournalSessionPage:
+    """The journal's sessions (not working-memory sessions), newest activity first: session_id, first and last
+    activity, event count, and the latest checkpoint's label and goal. With a scope, a session's activity is
+    its events in that scope. Use it to find your session again after a crash, then memory_resume. Requires
+    memory:r."""
+    return checkpoints.journal_sessions(db(), principal(), PageParams(limit=limit, offset=offset),
+                                        scope_type=scope_type, scope_key=scope_key)
+
+
+@tools.tool("memory:r", rest="GET /api/memory/events", title="List journal events")
+def memory_events_list(
+    session_id: Annotated[str | None, Field(max_length=m.MAX_SESSION_ID, description="Only this session")] = None,
+    scope_type: Annotated[m.ScopeType | None, Field(description="Only this scope type")] = None,
+    scope_key: Annotated[str | None, Field(max_length=m.MAX_SCOPE_KEY, description="Only this scope key")] = None,
+    event_type: Annotated[m.StoredEventType | None, Field(description="Only this event type")] = None,
+    limit: Limit = DEFAULT_LIMIT,
+    offset: Offset = 0,
+) -> EventPage:
+    """Read back journal events, newest first, as {items, total, limit, offset}; nearest_scopes names existing
+    scope keys when a scope key matched nothing. Requires memory:r."""
+    return events.list_events(db(), principal(), PageParams(limit=limit, offset=offset),
+                              session_id=(session_id or "").strip() or None, scope_type=scope_type,
+                              scope_key=(scope_key or "").strip() or None, event_type=event_type)
+
+
+@tools.tool("memory:r", rest="GET /api/memory/scopes", title="List memory scopes")
+def memory_scopes(limit: Limit = DEFAULT_LIMIT, offset: Offset = 0) -> ScopePage:
+    """Scopes in use (scope_type, scope_key) with entry and event counts, most recently active first: reuse one
+    before inventing a key (keys are exact). Requires memory:r."""
+    return scopes.list_scopes(db(), principal(), PageParams(limit=limit, offset=offset))
+
+
+@tools.tool("memory:rw", rest="PATCH /api/memory/entries/{entry_id}", title="Retire a memory", idempotent=True,
+            hints=EntryRetire)
+def memory_update(
+    id: EntryId,
+    status: Annotated[m.RetireStatus, Field(description="archived (no longer relevant) or invalidated (it was "
+                                                        "wrong)")],
+    reason: Annotated[str, Field(min_length=1, max_length=2000, description="Why")],
+) -> EntryRetired:
+    """Retire a durable memory: status archived or invalidated, with a reason. It leaves search, its validity
+    window closes and a memory_retired journal event records the change; the same status again changes
+    nothing. Content cannot change: store a new memory and memory_supersede this one. Requires memory:rw."""
+    return forget.retire(db(), retrieval(), principal(), id, EntryRetire(status=status, reason=reason))
+
+
+@tools.tool("memory:rw", rest="DELETE /api/memory/entries/{entry_id}", title="Delete a memory",
+            destructive=True, idempotent=False)
+def memory_delete(id: EntryId) -> EntryDeleted:
+    """Forget a durable memory for good: the entry, its evidence, feedback and search projection go; a
+    memory_forgotten tombstone event keeps only its id and the time. Supersede chains through it are relinked
+    and listed in relinked. Prefer memory_update (archived/invalidated) to keep history. Requires memory:rw."""
+    return forget.delete(db(), retrieval(), principal(), id)
 
 
 # -- working memory ----------------------------------------------------------------------------------------------

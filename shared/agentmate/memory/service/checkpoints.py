@@ -1,14 +1,15 @@
-"""Checkpoints (a snapshot stored as a ``checkpoint`` journal event) and resume (the latest checkpoint plus what
-happened after it)."""
+"""Checkpoints (a snapshot stored as a ``checkpoint`` journal event), resume (the latest checkpoint plus what
+happened after it) and the journal's sessions (how a new process finds the session it was working in)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from agentmate.core.db import Database
-from agentmate.core.errors import invalid
+from agentmate.core.db import Conn, Database
+from agentmate.core.errors import ErrorCollector, invalid
 from agentmate.core.idempotency import canonical_hash
 from agentmate.core.observability import counted, new_only
+from agentmate.core.pagination import PageParams
 from agentmate.core.principal import Principal
 from agentmate.core.results import Created
 from agentmate.memory import repository as repo
@@ -17,16 +18,21 @@ from agentmate.memory.schemas import (
     CHECKPOINT_FIELDS,
     CHECKPOINT_LIST_FIELDS,
     CHECKPOINT_STRING_FIELDS,
+    SCOPE_TYPES,
     Checkpoint,
     CheckpointCreate,
     CheckpointSaved,
     EventCreate,
+    JournalSession,
+    JournalSessionPage,
     Resume,
     ResumeResolution,
+    ResumeSelection,
 )
+from agentmate.memory.service import scopes
 from agentmate.memory.service.events import event_data, record_in
 from agentmate.memory.service.provenance import timeline_items
-from agentmate.memory.service.rules import json_text
+from agentmate.memory.service.rules import check_scope, json_text
 
 RESUME_LIMIT = 200
 JOURNAL_ONLY_LIMIT = 50
@@ -116,19 +122,64 @@ def save_checkpoint(db: Database, principal: Principal, body: CheckpointCreate) 
     return Created(out, replay=not created)
 
 
-def resume(db: Database, principal: Principal, session_id: str) -> Resume:
-    """The latest checkpoint plus everything recorded after it (or the journal tail when there is none)."""
-    session_id = session_id.strip()
-    if not session_id:
-        raise invalid("session_id", "required")
+def _session_to_resume(
+    conn: Conn, principal: Principal, session_id: str | None, scope_type: str | None, scope_key: str | None
+) -> tuple[str | None, ResumeSelection]:
+    """The session asked for, or (scope form) the one whose latest event in the scope is newest."""
+    session_id = (session_id or "").strip() or None
+    scope_key = (scope_key or "").strip()
+    if session_id is not None:
+        if scope_type is not None or scope_key:
+            raise invalid("session_id", "send either session_id or scope_type (+ scope_key), not both")
+        return session_id, "session_id"
+    if scope_type is None:
+        if scope_key:
+            raise invalid("scope_type", "required with scope_key", list(SCOPE_TYPES))
+        raise invalid(
+            "session_id",
+            "required, or scope_type (+ scope_key) to resume the latest session of a scope "
+            "(GET /api/memory/journal/sessions lists them)",
+        )
+    errors = ErrorCollector()
+    check_scope(errors, scope_type, scope_key)
+    errors.raise_if_any()
+    chosen = repo.latest_session_in_scope(
+        conn, account_id=principal.account_id, scope_type=scope_type, scope_key=scope_key
+    )
+    return chosen, "scope"
+
+
+def resume(
+    db: Database,
+    principal: Principal,
+    session_id: str | None = None,
+    *,
+    scope_type: str | None = None,
+    scope_key: str | None = None,
+) -> Resume:
+    """The latest checkpoint plus everything recorded after it (or the journal tail when there is none), of one
+    session, or of the session whose latest event in a scope is newest."""
     with db.tenant(principal.account_id) as conn:
-        cp = repo.latest_checkpoint(conn, account_id=principal.account_id, session_id=session_id)
+        chosen, selected_by = _session_to_resume(conn, principal, session_id, scope_type, scope_key)
+        if chosen is None:
+            assert scope_type is not None
+            nearest = scopes.nearest_if_empty(conn, principal.account_id, 0, scope_type, scope_key)
+            return Resume(
+                session_id=None,
+                selected_by=selected_by,
+                resolution="empty",
+                checkpoint=None,
+                since_checkpoint=[],
+                truncated=False,
+                nearest_scopes=nearest,
+            )
+        cp = repo.latest_checkpoint(conn, account_id=principal.account_id, session_id=chosen)
         limit = RESUME_LIMIT if cp is not None else JOURNAL_ONLY_LIMIT
         after = (cp["occurred_at"], cp["created_at"], cp["id"]) if cp is not None else None
         rows = skill_executions.timeline(
             conn,
             account_id=principal.account_id,
-            session_id=session_id,
+            session_id=chosen,
             skill_version_id=None,
             limit=limit + 1,
             after=after,
@@ -142,9 +193,42 @@ def resume(db: Database, principal: Principal, session_id: str) -> Resume:
     else:
         resolution = "journal_only" if items else "empty"
     return Resume(
-        session_id=session_id,
+        session_id=chosen,
+        selected_by=selected_by,
         resolution=resolution,
         checkpoint=decode_checkpoint(cp) if cp is not None else None,
         since_checkpoint=items,
         truncated=truncated,
+    )
+
+
+def journal_sessions(
+    db: Database,
+    principal: Principal,
+    page: PageParams,
+    *,
+    scope_type: str | None = None,
+    scope_key: str | None = None,
+) -> JournalSessionPage:
+    """The journal's sessions (not working-memory sessions), newest activity first, optionally within a scope."""
+    scope_key = (scope_key or "").strip()
+    scope: tuple[str, str] | None = None
+    if scope_type is not None:
+        errors = ErrorCollector()
+        check_scope(errors, scope_type, scope_key)
+        errors.raise_if_any()
+        scope = (scope_type, scope_key)
+    elif scope_key:
+        raise invalid("scope_type", "required with scope_key", list(SCOPE_TYPES))
+    with db.tenant(principal.account_id) as conn:
+        rows, total = repo.journal_sessions(
+            conn, account_id=principal.account_id, scope=scope, limit=page.limit, offset=page.offset
+        )
+        nearest = scopes.nearest_if_empty(conn, principal.account_id, total, scope_type, scope_key)
+    return JournalSessionPage(
+        items=[JournalSession(**r) for r in rows],
+        total=total,
+        limit=page.limit,
+        offset=page.offset,
+        nearest_scopes=nearest,
     )

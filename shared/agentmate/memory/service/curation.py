@@ -21,9 +21,8 @@ from agentmate.memory.schemas import (
     SupersedeRequest,
     SupersedeResult,
 )
-from agentmate.memory.service.projection import NAMESPACE, SOURCE_TYPE
+from agentmate.memory.service.projection import drop_points, remove_projection
 from agentmate.memory.service.rules import check_size
-from agentmate.retrieval import service as retrieval_service
 from agentmate.retrieval.service import Retrieval
 
 
@@ -59,13 +58,9 @@ def supersede(
             old = repo.mark_superseded(
                 conn, account_id=principal.account_id, entry_id=old_id, superseded_by=entry_id
             )
-        point_ids = retrieval_service.remove_source(
-            conn, principal.account_id, namespace=NAMESPACE, source_type=SOURCE_TYPE, source_id=str(old_id)
-        )
+        point_ids = remove_projection(conn, principal.account_id, old_id)
         new = rows[entry_id]
-    warning = retrieval.remove_points(principal.account_id, point_ids)
-    if warning:
-        warning = f"superseded, but removing stale vectors failed ({warning}); they are never served"
+    warning = drop_points(retrieval, principal.account_id, point_ids, "superseded")
     return SupersedeResult(
         superseding=Entry(**new),
         superseded=Entry(**old),

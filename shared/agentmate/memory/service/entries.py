@@ -1,16 +1,22 @@
-"""Durable entries: store one with its evidence (then index it), read one, list them."""
+"""Durable entries: store one with its evidence (then index it), read one, list them.
+
+A store whose memory_type, scope and normalised content (NFC, whitespace runs collapsed, trimmed; case kept) equal
+an active entry's is deduplicated: the database's unique index on the normalised-content key decides, so concurrent
+identical stores also end with one entry; the duplicate store answers that entry with its evidence appended.
+"""
 
 from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime
+from typing import Any
 from uuid import UUID
 
 from agentmate.core import idempotency
-from agentmate.core.db import Database
-from agentmate.core.errors import ErrorCollector, NotFound, invalid
-from agentmate.core.observability import counted, new_only
-from agentmate.core.pagination import Page, PageParams
+from agentmate.core.db import Conn, Database
+from agentmate.core.errors import Conflict, ErrorCollector, NotFound, invalid
+from agentmate.core.observability import counted
+from agentmate.core.pagination import PageParams
 from agentmate.core.principal import Principal
 from agentmate.core.results import Created
 from agentmate.memory import repository as repo
@@ -20,14 +26,21 @@ from agentmate.memory.schemas import (
     EntryCreate,
     EntryCreated,
     EntryDetail,
+    EntryPage,
     Evidence,
 )
+from agentmate.memory.service import scopes
 from agentmate.memory.service.projection import index_entry, indexing_state
 from agentmate.memory.service.rules import check_scope, check_size, utc
 from agentmate.retrieval.service import Retrieval
 
 
-@counted("MemoryEntryCreated", new_only)
+def _stored_new(result: Created[EntryCreated]) -> float:
+    """The metric counts new memories: neither replays nor deduplicated stores."""
+    return 0 if result.replay or result.value.deduplicated else 1
+
+
+@counted("MemoryEntryCreated", _stored_new)
 def create_entry(
     db: Database,
     retrieval: Retrieval,
@@ -70,6 +83,8 @@ def create_entry(
                 key_id=principal.key_id,
                 data=data,
             )
+            if row is None:
+                return _deduplicated(conn, principal, data, evidence)
             ev = repo.insert_evidence(
                 conn,
                 account_id=principal.account_id,
@@ -90,12 +105,9 @@ def create_entry(
             create=insert,
         )
         entry_id = result.value.id
-        row = (
-            repo.get_entry(conn, account_id=principal.account_id, entry_id=entry_id)
-            if result.replay
-            else None
-        )
-    if result.replay:
+        existing = result.replay or result.value.deduplicated
+        row = repo.get_entry(conn, account_id=principal.account_id, entry_id=entry_id) if existing else None
+    if existing:
         with db.tenant(principal.account_id) as conn:
             indexing = indexing_state(conn, principal.account_id, [entry_id])[entry_id]
         if indexing.status == "missing" and row is not None and row["status"] in ("active", "pending"):
@@ -103,6 +115,37 @@ def create_entry(
     else:
         indexing = index_entry(db, retrieval, principal.account_id, result.value.model_dump(exclude={"evidence", "indexing"}))
     return Created(result.value.model_copy(update={"indexing": indexing}), replay=result.replay)
+
+
+def _deduplicated(
+    conn: Conn, principal: Principal, data: dict[str, Any], evidence: list[dict[str, Any]]
+) -> EntryCreated:
+    """The active entry this store duplicates, with the new evidence items appended (ones it already has with the
+    same source_type, source_id and excerpt are not added twice, so a plain retry adds nothing)."""
+    existing = repo.active_duplicate(conn, account_id=principal.account_id, data=data)
+    if existing is None:  # pragma: no cover - the colliding entry was retired between the insert and this read
+        raise Conflict("an identical memory was changed while this one was stored; retry")
+    entry_id = existing["id"]
+    have = repo.evidence_for(conn, account_id=principal.account_id, memory_ids=[entry_id])[entry_id]
+    seen = {(e["source_type"], e["source_id"], e["excerpt"]) for e in have}
+    new: list[dict[str, Any]] = []
+    for item in evidence:
+        key = (item["source_type"], item["source_id"], item["excerpt"])
+        if key not in seen:
+            seen.add(key)
+            new.append(item)
+    if new:
+        repo.insert_evidence(
+            conn,
+            account_id=principal.account_id,
+            user_id=principal.user_id,
+            key_id=principal.key_id,
+            memory_id=entry_id,
+            items=new,
+        )
+        existing = repo.touch_entry(conn, account_id=principal.account_id, entry_id=entry_id)
+    all_evidence = repo.evidence_for(conn, account_id=principal.account_id, memory_ids=[entry_id])[entry_id]
+    return EntryCreated(**existing, evidence=[Evidence(**e) for e in all_evidence], deduplicated=True)
 
 
 def get_entry(db: Database, principal: Principal, entry_id: UUID) -> EntryDetail:
@@ -124,10 +167,13 @@ def list_entries(
     scope_key: str | None = None,
     memory_type: str | None = None,
     status: str | None = None,
-) -> Page[Entry]:
+) -> EntryPage:
     filters = {"scope_type": scope_type, "scope_key": scope_key, "memory_type": memory_type, "status": status}
     with db.tenant(principal.account_id) as conn:
         rows, total = repo.list_entries(
             conn, account_id=principal.account_id, filters=filters, limit=page.limit, offset=page.offset
         )
-    return Page[Entry](items=[Entry(**r) for r in rows], total=total, limit=page.limit, offset=page.offset)
+        nearest = scopes.nearest_if_empty(conn, principal.account_id, total, scope_type, scope_key)
+    return EntryPage(
+        items=[Entry(**r) for r in rows], total=total, limit=page.limit, offset=page.offset, nearest_scopes=nearest
+    )

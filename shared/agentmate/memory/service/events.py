@@ -13,7 +13,7 @@ from agentmate.core.db import Conn, Database
 from agentmate.core.errors import Conflict, ErrorCollector, NotFound
 from agentmate.core.idempotency import canonical_hash
 from agentmate.core.observability import counted, new_only
-from agentmate.core.pagination import Page, PageParams
+from agentmate.core.pagination import PageParams
 from agentmate.core.principal import Principal
 from agentmate.core.results import Created
 from agentmate.memory import repository as repo
@@ -27,17 +27,12 @@ from agentmate.memory.schemas import (
     Event,
     EventCreate,
     EventDetail,
+    EventPage,
     EventRecorded,
-    ScopePage,
-    ScopeSummary,
 )
+from agentmate.memory.service import scopes
 from agentmate.memory.service.rules import check_scope, check_size, utc
 
-SCOPES_NOTE = (
-    "Reuse an existing scope before inventing a new key, so every agent's memories of one thing meet. "
-    "Conventions: repository → owner/repo, project → its name, agent → agent id, session → session id; "
-    "global only for facts that hold everywhere."
-)
 EMPTY_PAYLOAD_WARNING = (
     "payload is empty: this event carries no content. An event's content goes inside payload "
     "(top-level fields such as content are rejected)."
@@ -140,12 +135,30 @@ def record_in(conn: Conn, principal: Principal, data: dict[str, Any]) -> tuple[d
     if existing is None:  # pragma: no cover - the conflicting row is committed before ON CONFLICT resolves
         raise Conflict("an event with this idempotency_key is still being written; retry")
     if existing["content_hash"] != data["content_hash"]:
+        differing = _differing_fields(existing, data)
         raise Conflict(
-            "idempotency_key was already used with different event content (attribution included); "
-            "retries must resend the same event, a new event needs a new key",
-            extra={"existing_event_id": str(existing["id"])},
+            "idempotency_key was already used with different event content (attribution included): "
+            f"{', '.join(differing)} differ from the stored event; retries must resend the same event, a new "
+            "event needs a new key",
+            extra={"existing_event_id": str(existing["id"]), "differing_fields": differing},
         )
     return existing, False
+
+
+HASHED_FIELDS = ("scope_type", "scope_key", "session_id", "sequence_no", "event_type", "payload", "source_type",
+                 "source_id", "occurred_at", "skill_version_id")
+
+
+def _differing_fields(existing: dict[str, Any], data: dict[str, Any]) -> list[str]:
+    """The hashed fields of a retry that differ from the stored event (occurred_at only when the retry sent it)."""
+    out = []
+    for name in HASHED_FIELDS:
+        new = data.get(name)
+        if name == "occurred_at" and new is None:
+            continue
+        if existing.get(name) != new:
+            out.append(name)
+    return out or ["occurred_at"]  # the stored event was hashed with the occurred_at this retry left out
 
 
 @counted("MemoryEventRecorded", new_only)
@@ -174,7 +187,7 @@ def list_events(
     scope_type: str | None = None,
     scope_key: str | None = None,
     event_type: str | None = None,
-) -> Page[Event]:
+) -> EventPage:
     filters = {
         "session_id": session_id,
         "scope_type": scope_type,
@@ -185,16 +198,42 @@ def list_events(
         rows, total = repo.list_events(
             conn, account_id=principal.account_id, filters=filters, limit=page.limit, offset=page.offset
         )
-    return Page[Event](items=[Event(**r) for r in rows], total=total, limit=page.limit, offset=page.offset)
-
-
-def list_scopes(db: Database, principal: Principal, page: PageParams) -> ScopePage:
-    with db.tenant(principal.account_id) as conn:
-        rows, total = repo.scopes(conn, account_id=principal.account_id, limit=page.limit, offset=page.offset)
-    return ScopePage(
-        items=[ScopeSummary(**r) for r in rows],
-        total=total,
-        limit=page.limit,
-        offset=page.offset,
-        note=SCOPES_NOTE,
+        nearest = scopes.nearest_if_empty(conn, principal.account_id, total, scope_type, scope_key)
+    return EventPage(
+        items=[Event(**r) for r in rows], total=total, limit=page.limit, offset=page.offset, nearest_scopes=nearest
     )
+
+
+def record_system_event(
+    conn: Conn,
+    principal: Principal,
+    *,
+    event_type: str,
+    idempotency_key: str,
+    payload: dict[str, Any],
+    scope_type: str = "global",
+    scope_key: str = "",
+) -> dict[str, Any]:
+    """Append an event the service writes itself (memory_retired, memory_forgotten) in the caller's transaction;
+    an existing event under the same key is returned as it is."""
+    data: dict[str, Any] = {
+        "event_type": event_type,
+        "idempotency_key": idempotency_key,
+        "payload": payload,
+        "scope_type": scope_type,
+        "scope_key": scope_key,
+        "session_id": "",
+        "sequence_no": None,
+        "source_type": "",
+        "source_id": "",
+        "occurred_at": None,
+        "skill_version_id": None,
+    }
+    data["content_hash"] = event_content_hash(data)
+    row = repo.insert_event(
+        conn, account_id=principal.account_id, user_id=principal.user_id, key_id=principal.key_id, data=data
+    )
+    if row is None:
+        row = repo.event_by_key(conn, account_id=principal.account_id, idempotency_key=idempotency_key)
+    assert row is not None
+    return row

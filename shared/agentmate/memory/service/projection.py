@@ -78,3 +78,17 @@ def indexing_state(conn: Conn, account_id: UUID, entry_ids: list[UUID]) -> dict[
             else Indexing(status="missing")
         )
     return out
+
+
+def remove_projection(conn: Conn, account_id: UUID, entry_id: UUID) -> list[UUID]:
+    """Delete an entry's retrieval rows in the caller's transaction; pass the point ids to ``drop_points`` after
+    the commit."""
+    return retrieval_service.remove_source(
+        conn, account_id, namespace=NAMESPACE, source_type=SOURCE_TYPE, source_id=str(entry_id)
+    )
+
+
+def drop_points(retrieval: Retrieval, account_id: UUID, point_ids: list[UUID], done: str) -> str | None:
+    """Best-effort vector deletion after the commit; a warning when it failed (stale points are never served)."""
+    warning = retrieval.remove_points(account_id, point_ids)
+    return f"{done}, but removing stale vectors failed ({warning}); they are never served" if warning else None

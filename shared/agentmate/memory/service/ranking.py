@@ -20,6 +20,7 @@ from agentmate.memory.schemas import (
     SearchRequest,
     SearchResponse,
 )
+from agentmate.memory.service import scopes
 from agentmate.memory.service.projection import NAMESPACE, SOURCE_TYPE
 from agentmate.retrieval.service import Hit, Query, Retrieval, SearchResult
 
@@ -38,6 +39,13 @@ def _currently_valid(entry: dict[str, Any], now: datetime) -> bool:
     if entry["valid_to"] is not None and entry["valid_to"] <= now:
         return False
     return not (entry["ttl_at"] is not None and entry["ttl_at"] <= now)
+
+
+def _similar_enough(hit: Hit, min_similarity: float) -> bool:
+    """A lexical match always passes (the words are there); otherwise the raw vector similarity decides."""
+    if "lexical" in hit.channels:
+        return True
+    return hit.vector_score is not None and hit.vector_score >= min_similarity
 
 
 @counted("MemorySearch")
@@ -65,11 +73,15 @@ def search(db: Database, retrieval: Retrieval, principal: Principal, body: Searc
         entries = repo.entries_by_ids(conn, account_id=principal.account_id, ids=[i for _, i in hits])
         now = datetime.now(UTC)
         scored: list[tuple[float, int, dict[str, Any], Hit, float]] = []
+        filtered = 0
         for position, (hit, entry_id) in enumerate(hits):
             entry = entries.get(entry_id)
             if entry is None or entry["status"] != body.status or not _currently_valid(entry, now):
                 continue
             if any(entry[k] != v for k, v in metadata.items() if k != "status"):
+                continue
+            if body.min_similarity is not None and not _similar_enough(hit, body.min_similarity):
+                filtered += 1
                 continue
             adjustment = feedback_adjustment(entry["useful_count"], entry["harmful_count"])
             score = min(1.0, max(0.0, hit.score + adjustment))
@@ -105,12 +117,18 @@ def search(db: Database, retrieval: Retrieval, principal: Principal, body: Searc
                     hit_reason=reason,
                     lexical_score=hit.lexical_score,
                     vector_score=hit.vector_score,
+                    lexical_matched="lexical" in hit.channels,
                 )
             )
+        nearest = None
+        if not items and not filtered:
+            nearest = scopes.nearest_if_empty(conn, principal.account_id, 0, body.scope_type, body.scope_key)
         return SearchResponse(
             items=items,
             total=len(items),
             degraded=[Degraded(leg=d.leg, reason=d.reason) for d in result.degraded],
+            filtered_by_min_similarity=filtered if body.min_similarity is not None else None,
+            nearest_scopes=nearest,
         )
 
     return retrieval.search(db, principal.account_id, query, then=finish)
