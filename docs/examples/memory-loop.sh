@@ -461,7 +461,7 @@ code=$(curl -s -o "$R" -w '%{http_code}' -X POST $BASE/mcp \
   -d '{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{}}')
 check 200 "$code"
 json '[t["name"] for t in d["result"]["tools"]]'   # only memory_*, skill_* and context_pack: what this key may call
-expect '{"memory_record", "skill_search", "context_pack"} <= {t["name"] for t in d["result"]["tools"]} and all(t["name"].startswith(("memory_", "skill_", "context_")) for t in d["result"]["tools"])'  # verify
+expect '{"memory_record", "memory_resume", "memory_journal_sessions", "skill_search", "context_pack"} <= {t["name"] for t in d["result"]["tools"]} and all(t["name"].startswith(("memory_", "skill_", "context_")) for t in d["result"]["tools"])'  # verify
 check 200 "$(curl -s -o "$R" -w '%{http_code}' -X POST $BASE/mcp/todos -H "Content-Type: application/json" -H "Accept: application/json, text/event-stream" -H "X-Api-Key: $KEY" -d '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"todo_list","arguments":{"limit":5}}}')"  # verify
 expect 'd["result"]["isError"] is True and "insufficient scope: todo_list requires todos:r" in d["result"]["content"][0]["text"]'  # verify
 
