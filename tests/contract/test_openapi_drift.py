@@ -72,6 +72,6 @@ def test_public_and_authenticated_operations_declare_their_security():
     public = {f"{m.upper()} {p}" for p, item in doc["paths"].items() for m, op in item.items()
               if m in openapi.HTTP_METHODS and op["security"] == []}
     assert public == {"POST /api/auth/register", "POST /api/auth/login", "GET /api/health", "GET /api/schema",
-                      "GET /api/openapi.json"}
+                      "GET /api/openapi.json", "GET /api/guide", "GET /api/llms.txt"}
     todo = doc["paths"]["/api/todos"]
     assert todo["get"]["x-required-scopes"] == ["todos:r"] and todo["post"]["x-required-scopes"] == ["todos:rw"]
