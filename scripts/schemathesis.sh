@@ -14,7 +14,7 @@ bash scripts/setup.sh
 HTTP_PORT=${SCHEMATHESIS_HTTP_PORT:-26081}
 PG_PORT=${SCHEMATHESIS_PG_PORT:-26481}
 SEED=${SCHEMATHESIS_SEED:-20261201}
-EXAMPLES=${SCHEMATHESIS_EXAMPLES:-20}
+EXAMPLES=${SCHEMATHESIS_EXAMPLES:-12}
 PY=.venv/bin/python
 WORK=$(mktemp -d -t agentmate-schemathesis.XXXXXX)
 BASE="http://127.0.0.1:$HTTP_PORT"
@@ -68,7 +68,7 @@ EOF
 start=$(date +%s)
 set +e
 # shellcheck disable=SC2086 # SCHEMATHESIS_ARGS is a list of extra options
-.venv/bin/schemathesis --no-color run "$BASE/api/openapi.json" -H "X-Api-Key: $KEY" \
+.venv/bin/schemathesis --no-color --config-file scripts/schemathesis.toml run "$BASE/api/openapi.json" -H "X-Api-Key: $KEY" \
   --checks all --phases examples,coverage,fuzzing,stateful --max-examples "$EXAMPLES" --seed "$SEED" \
   --workers 1 --generation-database none ${SCHEMATHESIS_ARGS:-}
 status=$?

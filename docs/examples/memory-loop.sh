@@ -192,8 +192,8 @@ expect 'd["deduplicated"] is True and d["id"] == "'"$ENTRY_ID"'" and len(d["evid
 code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/entries" -H "X-Api-Key: $KEY" \
   -H 'Content-Type: application/json' -d '{"memory_type": "semantic", "content": "Deploys are on Tuesdays", "scope_type": "repository"}')
 check 400 "$code"                        # no provenance, no scope_key
-json '[e["field"] for e in d["errors"]]' # ['scope_key', 'evidence']
-expect '[e["field"] for e in d["errors"]] == ["scope_key", "evidence"]'  # verify
+json '[e["field"] for e in d["errors"]]' # ['scope_key', 'scope_type', 'evidence']
+expect '[e["field"] for e in d["errors"]] == ["scope_key", "scope_type", "evidence"]'  # verify
 
 code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/memory/search" -H "X-Api-Key: $KEY" \
   -H 'Content-Type: application/json' -d "$SEARCH")

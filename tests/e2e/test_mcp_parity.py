@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import agentmate
 from agentmate.api.deps import route_scopes
 from agentmate.mcp import registry
@@ -72,3 +74,65 @@ def test_rest_lambdas_never_import_the_mcp_sdk():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False,
                           env={"PYTHONPATH": f"{ROOT / 'shared'}:{ROOT}", "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# --- null and omitted arguments: MCP update tools do what REST PATCH does (issue 10, item 6) ----------------------
+
+CREATE = {  # REST create path → body, for each update tool's record
+    "/api/todos": {"title": "t"}, "/api/notes": {"title": "t"}, "/api/reports": {"title": "t"},
+    "/api/bookmarks": {"url": "https://example.com"}, "/api/expenses": {"amount": "1.00", "currency": "EUR"},
+    "/api/memory/working/sessions": {"title": "s"},
+}
+CLEARABLE_VALUE = {"due_date": "2026-12-01T10:00:00Z", "source": "label", "title": "titled"}
+
+
+def _update_tools() -> list[registry.ToolSpec]:
+    return [spec for ts in registry.load().values() for spec in ts.specs if spec.patch is not None]
+
+
+def test_every_patch_route_has_an_update_tool_declaring_its_patch_model():
+    patches = {r.split(" ", 1)[1] for r in rest_routes() if r.startswith("PATCH ")}
+    declared = {spec.rest.split(" ", 1)[1] for spec in _update_tools()}
+    # (append is not a PATCH body of fields: it takes one required text)
+    assert patches - {"/api/notes/{note_id}/append"} <= declared, patches - declared
+
+
+@pytest.mark.anyio
+async def test_update_tools_treat_null_and_omitted_arguments_as_rest_patch_does(base_url, account):
+    import anyio
+
+    from .conftest import mcp_session
+
+    rest = account.client
+    h = account.headers()
+    with anyio.fail_after(60):
+        async with mcp_session(f"{base_url}/mcp", {"X-Api-Key": account.key()}) as s:
+            for spec in _update_tools():
+                path = spec.rest.split(" ", 1)[1]
+                base = path.rsplit("/", 1)[0]
+                nullable = spec.patch.nullable  # type: ignore[union-attr]
+                for field in (f for f in spec.patch.model_fields if f in spec.arguments):  # type: ignore[union-attr]
+                    record = rest.post(base, json=CREATE[base], headers=h).json()
+                    url = f"{base}/{record['id']}"
+                    if field in nullable:
+                        assert rest.patch(url, json={field: CLEARABLE_VALUE[field]}, headers=h).status_code == 200
+                        cleared = await s.call_tool(spec.name, {"id": record["id"], field: None})
+                        assert not cleared.is_error, (spec.name, field, cleared.content)
+                        assert cleared.structured_content[field] is None, (spec.name, field)
+                        assert rest.get(url, headers=h).json()[field] is None
+                    else:
+                        refused = await s.call_tool(spec.name, {"id": record["id"], field: None})
+                        assert refused.is_error and field in refused.content[0].text, (spec.name, field)
+                        assert "may not be null" in refused.content[0].text
+                        r = rest.patch(url, json={field: None}, headers=h)
+                        assert r.status_code == 400 and [e["field"] for e in r.json()["errors"]] == [field]
+                    # omitted: an update of another field leaves this one as it is
+                    before = rest.get(url, headers=h).json()[field]
+                    other = next(f for f in ("title", "description", "status", "tags")
+                                 if f != field and f in spec.arguments)
+                    value = {"title": "other", "description": "other", "status": "archived", "tags": ["x"]}[other]
+                    if spec.name != "memory_working_session_update" and other == "status":
+                        value = "done"
+                    changed = await s.call_tool(spec.name, {"id": record["id"], other: value})
+                    assert not changed.is_error, (spec.name, other, changed.content)
+                    assert changed.structured_content[field] == before, (spec.name, field)

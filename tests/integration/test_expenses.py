@@ -123,10 +123,10 @@ def test_list_filters_by_tags_text_source_currency_and_time_range(client, accoun
 def test_bad_filters_are_400s_naming_the_field(client, account):
     h = account.headers("expenses:r")
     r = client.get("/api/expenses", params={"start": "2026-02-01T00:00:00Z", "end": "2026-01-01T00:00:00Z"}, headers=h)
-    assert r.status_code == 400 and [e["field"] for e in r.json()["errors"]] == ["start"]
+    assert r.status_code == 400 and [e["field"] for e in r.json()["errors"]] == ["start", "end"]  # a cross-field rule names both
     r = client.get("/api/expenses/summary", params={"start": "2026-02-01T00:00:00Z", "end": "2026-01-01T00:00:00Z"},
                    headers=h)
-    assert r.status_code == 400 and [e["field"] for e in r.json()["errors"]] == ["start"]
+    assert r.status_code == 400 and [e["field"] for e in r.json()["errors"]] == ["start", "end"]  # a cross-field rule names both
     r = client.get("/api/expenses", params={"start": "yesterday", "end": "2026-01-01T00:00:00"}, headers=h)
     assert r.status_code == 400 and {e["field"] for e in r.json()["errors"]} == {"start", "end"}
     r = client.get("/api/expenses", params={"currency": "euro"}, headers=h)

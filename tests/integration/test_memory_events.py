@@ -206,7 +206,8 @@ def test_cross_field_rules_are_reported_together(client, account):
         headers=h,
     )
     assert r.status_code == 400
-    assert set(_errors(r)) == {"scope_key", "sequence_no", "source_id"}
+    # each cross-field rule names both of its fields
+    assert set(_errors(r)) == {"scope_key", "scope_type", "sequence_no", "session_id", "source_type", "source_id"}
     r = client.post(
         EVENTS, json={"event_type": "note", "idempotency_key": "x", "scope_key": "acme/app"}, headers=h
     )

@@ -114,9 +114,9 @@ def test_nul_characters_are_a_400_not_a_server_error(client, account):
     h = account.headers("notes:rw")
     r = client.post("/api/notes", json={"title": "a\u0000", "content": "b\u0000", "tags": ["c\u0000"]}, headers=h)
     assert r.status_code == 400
-    assert [e["field"] for e in r.json()["errors"]] == ["title", "content", "tags"]
+    assert [e["field"] for e in r.json()["errors"]] == ["title", "content", "tags[0]"]
     r = client.get("/api/notes", params={"q": "a\u0000", "tag": "b\u0000"}, headers=h)
-    assert r.status_code == 400 and {e["field"] for e in r.json()["errors"]} == {"q", "tags"}
+    assert r.status_code == 400 and {e["field"] for e in r.json()["errors"]} == {"q", "tag"}
 
 
 def test_ids_scopes_and_tenancy(client, account, other_account):

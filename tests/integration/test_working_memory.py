@@ -302,14 +302,17 @@ def test_item_validation_names_every_field_with_allowed_values(wm, account, owne
     r = append(wm, h, sid, [
         {"item_type": "message", "content": "x", "idempotency_key": "a"},
         {"item_type": "tool_result", "role": "tool", "content": "x", "idempotency_key": "b"},
-        {"item_type": "draft", "content": "x", "idempotency_key": "tab\tkey"},
+        {"item_type": "draft", "content": "x", "idempotency_key": "c"},
     ])
     assert r.status_code == 400
     errors = errors_by_field(r)
-    assert set(errors) == {"items[0].role", "items[1].role", "items[2].idempotency_key"}
+    assert set(errors) == {"items[0].role", "items[0].item_type", "items[1].role", "items[1].item_type"}
     assert errors["items[0].role"]["allowed"] == ["system", "user", "assistant", "tool"]
     assert "only messages have a role" in errors["items[1].role"]["message"]
     assert errors["items[1].role"]["allowed"] == [None]
+    # A key must be printable ASCII (the schema's pattern)
+    r = append(wm, h, sid, [{"item_type": "draft", "content": "x", "idempotency_key": "tab\tkey"}])
+    assert r.status_code == 400 and set(errors_by_field(r)) == {"items[0].idempotency_key"}
     # And none of it was stored
     assert seqs_in_db(owner_url, sid) == []
 
@@ -328,7 +331,7 @@ def test_batch_and_content_bounds_are_clear_400s(wm, account, owner_url):
     assert r.status_code == 400 and "bytes" in errors_by_field(r)["items[0].content"]["message"]
     # Content Postgres cannot store verbatim is a 400, not a 500
     r = append(wm, h, sid, [msg("a", content="nul\x00byte", metadata={"k": "v\x00"})])
-    assert r.status_code == 400 and set(errors_by_field(r)) == {"items[0].content", "items[0].metadata"}
+    assert r.status_code == 400 and set(errors_by_field(r)) == {"items[0].content", "items[0].metadata.k"}
     r = wm.post(f"{SESSIONS}/{sid}/items", headers={**h, "Content-Type": "application/json"},
                 content=b'{"items": [{"item_type": "draft", "content": "\\ud800", "idempotency_key": "s"}]}')
     assert r.status_code == 400 and list(errors_by_field(r)) == ["items[0].content"]

@@ -10,6 +10,7 @@ from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentmate.api.errors import PROBLEM, install_error_handlers
+from agentmate.api.openapi_rules import state_text_rules
 from agentmate.api.routing import ContractMiddleware
 
 API_TITLE = "Agentmate"
@@ -61,6 +62,7 @@ def _problem_openapi(app: FastAPI) -> None:
                         content[PROBLEM] = content.pop("application/json")
         for name in ("HTTPValidationError", "ValidationError"):
             schema.get("components", {}).get("schemas", {}).pop(name, None)
+        state_text_rules(schema)
         app.openapi_schema = schema
         return schema
 

@@ -12,9 +12,9 @@ from fastapi.security import SecurityScopes
 from agentmate.auth import credentials
 from agentmate.core.db import Database, get_database
 from agentmate.core.errors import Forbidden
-from agentmate.core.idempotency import check_key
+from agentmate.core.idempotency import KEY_PATTERN, MAX_KEY_LENGTH, check_key
 from agentmate.core.observability import logger
-from agentmate.core.pagination import DEFAULT_LIMIT, MAX_LIMIT, PageParams
+from agentmate.core.pagination import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, PageParams
 from agentmate.core.principal import Principal
 from agentmate.core.settings import Settings, get_settings
 
@@ -120,7 +120,9 @@ ClientAddress = Annotated[str, Depends(client_address)]
 async def idempotency_key(
     idempotency_key: Annotated[
         str | None,
-        Header(alias="Idempotency-Key", description="Retry-safe create: a replay returns the original response"),
+        Header(alias="Idempotency-Key", min_length=1, max_length=MAX_KEY_LENGTH, pattern=KEY_PATTERN,
+               description="Retry-safe create: a replay returns the original response. 1..255 printable ASCII "
+                           "characters"),
     ] = None,
 ) -> str | None:
     return check_key(idempotency_key)
@@ -131,7 +133,7 @@ IdempotencyKey = Annotated[str | None, Depends(idempotency_key)]
 
 async def page_params(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size, 1..100")] = DEFAULT_LIMIT,
-    offset: Annotated[int, Query(ge=0, description="Items to skip")] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET, description="Items to skip")] = 0,
 ) -> PageParams:
     return PageParams(limit=limit, offset=offset)
 

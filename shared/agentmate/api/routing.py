@@ -8,20 +8,24 @@
 3. **Body size**: a body over the route's limit (``max_body(...)`` on the route, else the
    ``max_request_body_bytes`` setting) answers 413 problem+json before anything parses it: a declared
    ``Content-Length`` is checked first, and a streamed body is counted as it arrives.
+4. **No U+0000**: a query parameter or JSON body string holding U+0000 is a 400 naming each such field.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
+from urllib.parse import parse_qsl
 
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentmate.api.errors import send_problem
+from agentmate.core.records import NUL_MESSAGE
 from agentmate.core.settings import get_settings
 
 BODY_LIMIT_KEY = "x-max-request-bytes"
@@ -140,9 +144,14 @@ class ContractMiddleware:
             await _too_large(send, limit)
             return
         try:
-            receive = await _buffered(receive, limit)
+            body, receive = await _buffered(receive, limit)
         except _TooLarge:
             await _too_large(send, limit)
+            return
+        nul = _nul_fields(scope.get("query_string", b""), body)
+        if nul:
+            await send_problem(send, 400, "Validation failed", "invalid fields: " + ", ".join(nul),
+                               errors=[{"field": f, "message": NUL_MESSAGE} for f in nul])
             return
         await self.app(scope, receive, send)
 
@@ -162,7 +171,38 @@ async def _too_large(send: Send, limit: int) -> None:
                        f"request body exceeds this endpoint's limit of {limit} bytes", limit=limit)
 
 
-async def _buffered(receive: Receive, limit: int) -> Receive:
+def _nul_fields(query: bytes, body: bytes) -> list[str]:
+    """Query parameters and JSON body fields whose text holds U+0000 (which Postgres cannot store): refused
+    here, once for every route, as the OpenAPI's no-NUL patterns say."""
+    found: list[str] = []
+    if b"%00" in query:
+        found += [name for name, value in parse_qsl(query.decode("latin-1"), keep_blank_values=True)
+                  if "\x00" in value or "\x00" in name]
+    if b"\\u0000" in body:
+        try:
+            found += _nul_paths(json.loads(body), "")
+        except ValueError:
+            pass  # not JSON: FastAPI reports it
+    return list(dict.fromkeys(found))
+
+
+def _nul_paths(value: Any, at: str) -> list[str]:
+    if isinstance(value, str):
+        return [at or "body"] if "\x00" in value else []
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _nul_paths(v, f"{at}[{i}]")]
+    if isinstance(value, dict):
+        out: list[str] = []
+        for k, v in value.items():
+            name = f"{at}.{k}" if at else str(k)
+            if "\x00" in str(k):
+                out.append(name.replace("\x00", "\\u0000"))
+            out += _nul_paths(v, name)
+        return out
+    return []
+
+
+async def _buffered(receive: Receive, limit: int) -> tuple[bytes, Receive]:
     """Read the whole body (raising ``_TooLarge`` past ``limit``) and return a ``receive`` that replays it."""
     chunks: list[bytes] = []
     size = 0
@@ -189,4 +229,4 @@ async def _buffered(receive: Receive, limit: int) -> Receive:
             return pending.pop(0)
         return await receive()
 
-    return replay
+    return body, replay

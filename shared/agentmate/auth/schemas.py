@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 from uuid import UUID
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, EmailStr, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, EmailStr, Field, WithJsonSchema
 
 from agentmate.core.scopes import SCOPES
 
@@ -52,7 +53,8 @@ class AccountDeletion(BaseModel):
 class ApiKeyCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1, max_length=200)
-    scopes: list[str] = Field(default_factory=list, description=f"Subset of {', '.join(SCOPES)}; [] = full access")
+    scopes: list[Annotated[str, WithJsonSchema({"type": "string", "enum": list(SCOPES)})]] = Field(
+        default_factory=list, description=f"Subset of {', '.join(SCOPES)}; [] = full access")
     expires_at: AwareDatetime | None = Field(
         default=None, description="When the key stops working (a future RFC 3339 date-time with offset); "
                                   "omitted or null = never")

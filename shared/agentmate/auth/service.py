@@ -145,8 +145,8 @@ def create_api_key(db: Database, principal: Principal, body: ApiKeyCreate) -> Ap
     errors = ErrorCollector()
     requested: list[str] = []
     for i, scope in enumerate(body.scopes):
-        s = scope.strip()
-        if s not in scope_rules.SCOPES:
+        s = scope
+        if s not in scope_rules.SCOPES:  # exact: the OpenAPI states the values as an enum
             errors.add(f"scopes[{i}]", f"unknown scope {scope!r}", list(scope_rules.SCOPES))
         elif s not in requested:
             requested.append(s)

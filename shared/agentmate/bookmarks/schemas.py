@@ -7,6 +7,7 @@ from uuid import UUID
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
+from agentmate.core.inputs import Bool
 from agentmate.core.patch import PatchModel
 from agentmate.core.text import Content, Tags, no_nul
 
@@ -68,7 +69,7 @@ class BookmarkCreate(BaseModel):
     content: Content = Field(default="", description=_CONTENT_DOC)
     tags: BookmarkTags = Field(default_factory=list, description=_TAGS_DOC)
     source: Source = Field(default=None, description=_SOURCE_DOC)
-    is_read: bool = Field(default=False, description=_READ_DOC)
+    is_read: Bool = Field(default=False, description=_READ_DOC)
 
 
 class BookmarkUpdate(PatchModel):
@@ -84,7 +85,7 @@ class BookmarkUpdate(PatchModel):
     content: Content | None = Field(default=None, description=_CONTENT_DOC)
     tags: BookmarkTags | None = Field(default=None, description=_TAGS_DOC + "; replaces the whole list")
     source: Source = Field(default=None, description=_SOURCE_DOC)
-    is_read: bool | None = Field(default=None, description=_READ_DOC)
+    is_read: Bool | None = Field(default=None, description=_READ_DOC)
 
 
 class BookmarkSummary(BaseModel):

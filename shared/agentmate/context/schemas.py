@@ -11,6 +11,8 @@ from uuid import UUID
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
+from agentmate.core.inputs import Bool, Int
+from agentmate.core.schema_rules import requires, rules
 from agentmate.core.text import no_nul
 from agentmate.memory.schemas import MAX_SCOPE_KEY, MAX_SESSION_ID, ScopeType
 
@@ -75,7 +77,8 @@ MaxChars = Annotated[
 class PackRequest(BaseModel):
     """What the agent is about to do, and what to put in its context."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=rules(
+        requires("memory_scope_key", "memory_scope_type", other_text=False, field_text=True)))
     field_hints: ClassVar[dict[str, str]] = {
         "layer": "use layers (a list)",
         "budget": "use max_chars (a budget in characters)",
@@ -112,7 +115,7 @@ class PackRequest(BaseModel):
         default=DEFAULT_MAX_CHARS,
         description=f"The whole pack's budget in characters (Unicode code points): {MIN_MAX_CHARS}..{MAX_MAX_CHARS};"
                     f" 0 or omitted = {DEFAULT_MAX_CHARS}")
-    top_k: Annotated[int, AfterValidator(_top_k_default)] = Field(
+    top_k: Annotated[Int, AfterValidator(_top_k_default)] = Field(
         default=DEFAULT_TOP_K, ge=0, le=MAX_TOP_K,
         description=f"Candidates per retrieval layer and per FACTS half: 1..{MAX_TOP_K}; 0 or omitted = "
                     f"{DEFAULT_TOP_K}")
@@ -121,7 +124,7 @@ class PackRequest(BaseModel):
         description="Which layers (case-insensitive, duplicates ignored). Omitted or empty = SKILL, KNOWLEDGE, "
                     "MEMORY, FACTS, TASK, plus WORKING when session_id is given. Always assembled in the "
                     "canonical order SKILL, KNOWLEDGE, MEMORY, FACTS, WORKING, TASK")
-    render: bool = Field(default=False, description="Also return the pack as text (`rendered`)")
+    render: Bool = Field(default=False, description="Also return the pack as text (`rendered`)")
 
     @property
     def search_text(self) -> str:

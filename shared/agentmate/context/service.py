@@ -18,7 +18,7 @@ from agentmate.context.layers import facts, knowledge, memory, skill, task, work
 from agentmate.context.layers.base import Candidates, failure_note, insufficient
 from agentmate.context.schemas import LAYERS, LayerName, Pack, PackItem, PackLayer, PackRequest
 from agentmate.core.db import Database
-from agentmate.core.errors import invalid
+from agentmate.core.errors import FieldError, ValidationFailed
 from agentmate.core.principal import Principal
 from agentmate.retrieval.service import Retrieval
 
@@ -110,7 +110,8 @@ def pack(
 ) -> Pack:
     """Assemble the pack. ``parallel`` runs the providers on threads, each with its own pooled connection."""
     if req.memory_scope_key is not None and req.memory_scope_type is None:
-        raise invalid("memory_scope_key", "requires memory_scope_type")
+        raise ValidationFailed([FieldError("memory_scope_key", "requires memory_scope_type"),
+                                FieldError("memory_scope_type", "required when memory_scope_key is sent")])
     names = requested_layers(req)
     shares = budgets(req.max_chars, names)
     if parallel if parallel is not None else PARALLEL:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 from uuid import UUID
@@ -22,6 +23,9 @@ from agentmate.core.results import Created
 M = TypeVar("M", bound=BaseModel)
 
 MAX_KEY_LENGTH = 255
+# 1..255 printable ASCII characters, at least one of them visible (the OpenAPI states the same pattern).
+KEY_PATTERN = r"^[ -~]*[!-~][ -~]*$"
+_KEY = re.compile(KEY_PATTERN)
 
 
 def canonical_hash(value: Any) -> str:
@@ -32,10 +36,9 @@ def canonical_hash(value: Any) -> str:
 def check_key(key: str | None) -> str | None:
     if key is None:
         return None
-    key = key.strip()
-    if not key or len(key) > MAX_KEY_LENGTH or not key.isprintable():
-        raise invalid("Idempotency-Key", f"must be 1..{MAX_KEY_LENGTH} printable characters")
-    return key
+    if len(key) > MAX_KEY_LENGTH or not _KEY.match(key):
+        raise invalid("Idempotency-Key", f"must be 1..{MAX_KEY_LENGTH} printable ASCII characters")
+    return key.strip()
 
 
 def once(

@@ -29,9 +29,8 @@ def normalise_tag(tag: str) -> str:
 
 
 def normalise_tags(value: object) -> object:
-    """Trim and lowercase tags, drop blanks and duplicates (first occurrence wins)."""
-    if value is None:
-        return []
+    """Trim and lowercase tags, drop blanks and duplicates (first occurrence wins). ``null`` is not a list: the
+    OpenAPI says array, so it is refused like any other non-list (omit the field for no tags)."""
     if not isinstance(value, list):
         return value  # let pydantic report the type error
     out: list[str] = []

@@ -4,7 +4,7 @@ from typing import Annotated
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
-from pydantic import AwareDatetime, BeforeValidator
+from pydantic import AwareDatetime, BeforeValidator, WithJsonSchema
 
 from agentmate.api.deps import DbDep, ExpensesRead, ExpensesWrite, IdempotencyKey, PageDep
 from agentmate.api.errors import PROBLEM_RESPONSES
@@ -17,7 +17,8 @@ from agentmate.expenses.schemas import Expense, ExpenseCreate, ExpenseSummary, E
 router = APIRouter(prefix="/api/expenses", tags=["expenses"], responses=PROBLEM_RESPONSES)
 
 # Blank = no filter; an offset whose "+" arrived unencoded (as a space) is repaired.
-TimeFilter = Annotated[AwareDatetime | None, BeforeValidator(repair_timestamp)]
+TimeFilter = Annotated[AwareDatetime | None, BeforeValidator(repair_timestamp), WithJsonSchema({"anyOf": [
+    {"type": "string", "format": "date-time"}, {"type": "string", "pattern": r"^\s*$"}, {"type": "null"}]})]
 Tag = Annotated[str | None, Query(description="Exact tag (normalised)")]
 Tags = Annotated[str | None, Query(description="Comma-separated tags; all must match")]
 Start = Annotated[TimeFilter, Query(description="RFC 3339 with offset; happened_at >= start (inclusive)")]
@@ -39,7 +40,8 @@ def list_expenses(
     principal: ExpensesRead, db: DbDep, page: PageDep, tag: Tag = None, tags: Tags = None, q: Q = None,
     source: Source = None, currency: Currency = None, start: Start = None, end: End = None,
 ) -> Page[Expense]:
-    """List expenses, most recent happened_at first; start > end is a 400."""
+    """List expenses, most recent happened_at first. Cross-field rule: `start` after `end` is a 400 naming both
+    fields."""
     return service.search(db, principal, page, tags=tag_filter(tag, tags), q=q, source=source, currency=currency,
                           start=start, end=end)
 
@@ -49,7 +51,8 @@ def summarise_expenses(
     principal: ExpensesRead, db: DbDep, tag: Tag = None, tags: Tags = None, q: Q = None, source: Source = None,
     currency: Currency = None, start: Start = None, end: End = None,
 ) -> ExpenseSummary:
-    """Totals per currency (never summed across currencies), each with per-tag totals, over the filtered expenses."""
+    """Totals per currency (never summed across currencies), each with per-tag totals, over the filtered expenses.
+    Cross-field rule: `start` after `end` is a 400 naming both fields."""
     return service.summary(db, principal, tags=tag_filter(tag, tags), q=q, source=source, currency=currency,
                            start=start, end=end)
 

@@ -23,6 +23,7 @@ from pydantic import (
 
 from agentmate.core.patch import PatchModel
 from agentmate.core.text import Tags, no_nul
+from agentmate.core.timestamps import rfc3339
 from agentmate.expenses.currencies import CurrencyCode
 
 CENT = Decimal("0.01")
@@ -76,8 +77,8 @@ def repair_timestamp(value: object) -> object:
         value = value.strip()
         if not value:
             return None
-        return _TZ_AFTER_SPACE.sub(r"\1+\2", value)
-    return value
+        value = _TZ_AFTER_SPACE.sub(r"\1+\2", value)
+    return rfc3339(value)
 
 
 def money_text(value: Decimal) -> str:
@@ -87,7 +88,7 @@ def money_text(value: Decimal) -> str:
 Amount = Annotated[
     Decimal,
     BeforeValidator(parse_amount),
-    WithJsonSchema({"anyOf": [{"type": "string", "pattern": r"^\d{1,10}(\.\d{1,2})?$", "examples": ["12.50"]},
+    WithJsonSchema({"anyOf": [{"type": "string", "pattern": r"^(?=.*[1-9])\d{1,10}(\.\d{1,2})?$", "examples": ["12.50"]},
                               {"type": "number", "exclusiveMinimum": 0}]}),
 ]
 Money = Annotated[Decimal, PlainSerializer(money_text, return_type=str)]

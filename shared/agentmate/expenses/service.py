@@ -56,6 +56,7 @@ def _filters(
             errors.add(name, "must be an RFC 3339 timestamp with an offset")
     if not errors.errors and start is not None and end is not None and start > end:
         errors.add("start", "must not be after end")
+        errors.add("end", "must not be before start")
     errors.raise_if_any()
     return Filters(tags=wanted, q=text, source=source, currency=code, start=start, end=end)
 

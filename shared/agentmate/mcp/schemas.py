@@ -8,18 +8,19 @@ from uuid import UUID
 from pydantic import BaseModel, Field
 
 from agentmate.core.errors import invalid
-from agentmate.core.pagination import DEFAULT_LIMIT, MAX_LIMIT
+from agentmate.core.idempotency import KEY_PATTERN
+from agentmate.core.pagination import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET
 from agentmate.mcp.context import sent_arguments
 
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"Page size, 1..{MAX_LIMIT} (default {DEFAULT_LIMIT})")]
-Offset = Annotated[int, Field(ge=0, description="Items to skip (default 0)")]
+Offset = Annotated[int, Field(ge=0, le=MAX_OFFSET, description="Items to skip (default 0)")]
 TagList = Annotated[
     list[str] | None,
     Field(description="Tags; all must match. Trimmed and lowercased, as they are on write"),
 ]
 IdempotencyKey = Annotated[
     str | None,
-    Field(max_length=255, description="Optional. Retrying with the same key returns the original record "
+    Field(min_length=1, max_length=255, pattern=KEY_PATTERN, description="Optional. Retrying with the same key returns the original record "
                                       "instead of creating a second one; reusing it with other values is refused"),
 ]
 

@@ -11,7 +11,10 @@ from datetime import datetime
 from typing import Annotated, Any, ClassVar, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_serializer
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_serializer
+
+from agentmate.core.inputs import Int, Number, Timestamp
+from agentmate.core.schema_rules import NOT_BLANK, requires, rules, scope_rule, together
 
 ScopeType = Literal["global", "project", "repository", "agent", "session"]
 EventType = Literal[
@@ -93,7 +96,9 @@ Strip = BeforeValidator(_strip)
 ScopeTypeIn = Annotated[ScopeType, Lower]
 SessionId = Annotated[str, Strip, Field(max_length=MAX_SESSION_ID)]
 ScopeKey = Annotated[str, Strip, Field(max_length=MAX_SCOPE_KEY)]
-OptionalUUID = Annotated[UUID | None, BeforeValidator(_blank_to_none)]
+# Blank (empty or whitespace) means "none", as the schema says.
+OptionalUUID = Annotated[UUID | None, BeforeValidator(_blank_to_none), WithJsonSchema({"anyOf": [
+    {"type": "string", "format": "uuid"}, {"type": "string", "pattern": r"^\s*$"}, {"type": "null"}]})]
 JsonObject = Annotated[dict[str, Any], BeforeValidator(_none_to_empty_dict)]
 
 _IN_PAYLOAD = "event content belongs inside payload"
@@ -106,11 +111,29 @@ _EVIDENCE_KEYS = "evidence uses source_type/source_id"
 # --- events ---------------------------------------------------------------------------------------------------
 
 
+# A checkpoint event's payload has a fixed shape and needs a session (memory/service/events.py checks it).
+CHECKPOINT_EVENT_RULE = {
+    "if": {"required": ["event_type"], "properties": {"event_type": {"const": "checkpoint"}}},
+    "then": {"required": ["payload", "session_id"], "properties": {
+        "session_id": NOT_BLANK,
+        "payload": {"type": "object", "required": ["goal"], "additionalProperties": False, "properties": {
+            **{name: {"type": "string"} for name in CHECKPOINT_STRING_FIELDS},
+            "goal": NOT_BLANK,
+            **{name: {"type": "array", "maxItems": MAX_CHECKPOINT_ITEMS,
+                      "items": {"type": "string", "maxLength": MAX_CHECKPOINT_ITEM_CHARS}}
+               for name in CHECKPOINT_LIST_FIELDS},
+        }},
+    }},
+}
+
+
 class EventCreate(BaseModel):
     """An immutable journal event. Retries must reuse ``idempotency_key``: the same body replays the stored event
     (200 + ``X-Idempotent-Replay: true``), a different body under the same key is a 409."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=rules(
+        scope_rule(), requires("sequence_no", "session_id"), *together("source_type", "source_id"),
+        CHECKPOINT_EVENT_RULE))
     # Unknown field → what to send instead (core.validation adds it to the "unknown field" message).
     field_hints: ClassVar[dict[str, str]] = {
         "content": _IN_PAYLOAD,
@@ -138,10 +161,10 @@ class EventCreate(BaseModel):
     scope_type: ScopeTypeIn = "global"
     scope_key: ScopeKey = Field(default="", description="Required unless scope_type is global")
     session_id: SessionId = ""
-    sequence_no: int | None = Field(default=None, ge=0, description="Optional order within session_id")
+    sequence_no: Int | None = Field(default=None, ge=0, description="Optional order within session_id")
     source_type: Annotated[str, Lower, Field(max_length=64)] = ""
     source_id: Annotated[str, Strip, Field(max_length=1000)] = ""
-    occurred_at: datetime | None = Field(
+    occurred_at: Timestamp | None = Field(
         default=None, description="RFC 3339; defaults to now (then not hashed)"
     )
     skill_version_id: OptionalUUID = Field(
@@ -203,7 +226,7 @@ class EvidenceIn(BaseModel):
 class EntryCreate(BaseModel):
     """A durable memory. It needs provenance: ``source_event_id`` or at least one ``evidence`` item."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=rules(scope_rule()))
     # Unknown field → what to send instead (core.validation adds it to the "unknown field" message).
     field_hints: ClassVar[dict[str, str]] = {
         "type": "use memory_type",
@@ -225,13 +248,13 @@ class EntryCreate(BaseModel):
     summary: str = Field(default="", max_length=2000)
     scope_type: ScopeTypeIn = "global"
     scope_key: ScopeKey = Field(default="", description="Required unless scope_type is global")
-    confidence: float = Field(default=0.5, ge=0, le=1)
-    importance: float = Field(default=0.5, ge=0, le=1)
+    confidence: Number = Field(default=0.5, ge=0, le=1)
+    importance: Number = Field(default=0.5, ge=0, le=1)
     status: Annotated[CreateStatus, Lower] = "active"
     metadata: JsonObject = Field(default_factory=dict)
-    ttl_at: datetime | None = None
-    valid_from: datetime | None = Field(default=None, description="Defaults to now")
-    valid_to: datetime | None = None
+    ttl_at: Timestamp | None = None
+    valid_from: Timestamp | None = Field(default=None, description="Defaults to now")
+    valid_to: Timestamp | None = None
     source_event_id: OptionalUUID = Field(default=None, description="The journal event this memory came from")
     evidence: list[EvidenceIn] = Field(default_factory=list, max_length=MAX_EVIDENCE)
     extraction_method: Annotated[ExtractionMethod, Lower] = "explicit"
@@ -332,7 +355,7 @@ NEAREST_SCOPES_DESCRIPTION = (
 
 
 class SearchRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=rules(requires("scope_key", "scope_type", other_text=False)))
     # Unknown field → what to send instead (core.validation adds it to the "unknown field" message).
     field_hints: ClassVar[dict[str, str]] = {
         "q": "use query",
@@ -342,7 +365,7 @@ class SearchRequest(BaseModel):
         "repo": _USE_REPO,
     }
     query: Annotated[str, Strip, Field(min_length=1, max_length=2000)]
-    top_k: int = Field(default=8, ge=1, le=20)
+    top_k: Int = Field(default=8, ge=1, le=20)
     scope_type: Annotated[ScopeType | None, Lower] = None
     scope_key: Annotated[str, Strip, Field(max_length=MAX_SCOPE_KEY)] | None = Field(
         default=None, description="Requires scope_type"
@@ -510,7 +533,7 @@ class CheckpointCreate(BaseModel):
     """A resumable snapshot of session intent. Without ``idempotency_key`` the key derives from the content, so
     saving unchanged state again is a no-op."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=rules(scope_rule()))
     # Unknown field → what to send instead (core.validation adds it to the "unknown field" message).
     field_hints: ClassVar[dict[str, str]] = {
         "blocked_on": "list blockers in open",

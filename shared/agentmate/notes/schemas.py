@@ -4,16 +4,18 @@ from datetime import datetime
 from typing import Annotated
 from uuid import UUID
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
 
 from agentmate.core.patch import PatchModel
+from agentmate.core.schema_rules import NON_BLANK_TEXT
 from agentmate.core.text import Content, Tags, no_nul
 
 MAX_TITLE_LENGTH = 500
 
 
 Title = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE_LENGTH), AfterValidator(no_nul)
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE_LENGTH),
+    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": MAX_TITLE_LENGTH, "pattern": NON_BLANK_TEXT}), AfterValidator(no_nul)
 ]
 NoteTags = Tags
 

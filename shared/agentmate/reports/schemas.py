@@ -4,9 +4,18 @@ from datetime import datetime
 from typing import Annotated, Literal
 from uuid import UUID
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    WithJsonSchema,
+)
 
 from agentmate.core.patch import PatchModel
+from agentmate.core.schema_rules import NON_BLANK_TEXT
 from agentmate.core.text import Content, Tags, no_nul
 
 ReportFormat = Literal["md", "html"]
@@ -22,7 +31,8 @@ def blank_to_none(value: object) -> object:
 
 
 Title = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE_LENGTH), AfterValidator(no_nul)
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE_LENGTH),
+    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": MAX_TITLE_LENGTH, "pattern": NON_BLANK_TEXT}), AfterValidator(no_nul)
 ]
 ReportTags = Tags
 # A free-form label of the agent or skill that wrote the report; blank means "none" (stored as null).

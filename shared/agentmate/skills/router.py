@@ -10,6 +10,7 @@ from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.api.routing import CONTENT_BODY_LIMIT, max_body
 from agentmate.core.pagination import Page
+from agentmate.core.schema_rules import NON_BLANK_TEXT
 from agentmate.core.text import blank_to_none
 from agentmate.skills import service
 from agentmate.skills.schemas import (
@@ -25,7 +26,8 @@ from agentmate.skills.schemas import (
 )
 
 router = APIRouter(prefix="/api/skills", tags=["skills"], responses=PROBLEM_RESPONSES)
-SkillNameQuery = Annotated[str, Query(min_length=1, max_length=200, description="Exact skill name")]
+SkillNameQuery = Annotated[str, Query(min_length=1, max_length=200, pattern=NON_BLANK_TEXT,
+                                       description="Exact skill name (not blank)")]
 
 
 @router.post("/logs", status_code=201, response_model=SkillLog)
@@ -60,6 +62,8 @@ def list_logs(
 
 
 @router.post("/versions", status_code=201, response_model=VersionPublished,
+              responses={200: {"model": VersionPublished,
+                               "description": "Replay: this skill already has this version with the same content"}},
               openapi_extra=max_body(CONTENT_BODY_LIMIT))
 def publish_version(body: SkillVersionCreate, principal: SkillsWrite, db: DbDep) -> Response:
     """Publish a SKILL.md body as a version (201); the same body under the same label again is a 200 no-op."""

@@ -8,6 +8,9 @@ from uuid import UUID
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from agentmate.core.inputs import Bool, Int, Number
+from agentmate.core.schema_rules import NON_BLANK_TEXT
+
 Outcome = Literal["success", "failure", "partial", "user_corrected"]
 OUTCOMES: tuple[str, ...] = Outcome.__args__  # type: ignore[attr-defined]
 # Outcomes that carry a learning signal (GET /api/skills/signals).
@@ -27,11 +30,11 @@ def _lower_strip(value: object) -> object:
     return value.strip().lower() if isinstance(value, str) else value
 
 
-SkillName = Annotated[str, BeforeValidator(_strip), Field(min_length=1, max_length=MAX_SKILL_NAME)]
+SkillName = Annotated[str, Field(min_length=1, max_length=MAX_SKILL_NAME, json_schema_extra={"pattern": NON_BLANK_TEXT}), BeforeValidator(_strip)]
 Sha256Hex = Annotated[
     str,
+    Field(pattern=r"^\s*[0-9a-fA-F]{64}\s*$", description="sha256 hex (64 characters; stored lowercase)"),
     BeforeValidator(_lower_strip),
-    Field(pattern=r"^[0-9a-f]{64}$", description="sha256 hex (64 characters)"),
 ]
 
 
@@ -52,14 +55,14 @@ class SkillLogCreate(BaseModel):
     agent_id: Annotated[str, BeforeValidator(_strip)] = Field(default="", max_length=200)
     session_id: Annotated[str, BeforeValidator(_strip)] = Field(default="", max_length=200)
     trigger_text: str = Field(default="", max_length=10_000)
-    was_triggered: bool = True
+    was_triggered: Bool = True
     outcome: Outcome
     failure_reason: str = Field(default="", max_length=10_000)
     user_correction: str = Field(default="", max_length=10_000)
     tool_calls: list[Any] = Field(
         default_factory=list, max_length=MAX_TOOL_CALLS, description="JSON array of the tool calls made"
     )
-    duration_ms: int | None = Field(default=None, ge=0, le=86_400_000)
+    duration_ms: Int | None = Field(default=None, ge=0, le=86_400_000)
 
 
 class SkillLog(BaseModel):
@@ -92,8 +95,8 @@ class SkillVersionCreate(BaseModel):
     content_hash: Sha256Hex | None = None
     change_summary: str = Field(default="", max_length=5000)
     agent_id: Annotated[str, BeforeValidator(_strip)] = Field(default="", max_length=200)
-    eval_pass_rate: float | None = Field(default=None, ge=0, le=1)
-    activate: bool = Field(default=False, description="Make this the skill's active version")
+    eval_pass_rate: Number | None = Field(default=None, ge=0, le=1)
+    activate: Bool = Field(default=False, description="Make this the skill's active version")
 
 
 class SkillVersionSummary(BaseModel):

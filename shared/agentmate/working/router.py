@@ -73,7 +73,10 @@ def delete_session(session_id: SessionId, principal: MemoryWrite, db: DbDep) -> 
                                                            "(header X-Idempotent-Replay: true)"}},
 )
 def append_items(session_id: SessionId, body: ItemsAppend, principal: MemoryWrite, db: DbDep) -> Response:
-    """Append a batch of items all-or-nothing; seq is assigned by the server; retries replay by idempotency_key."""
+    """Append a batch of items all-or-nothing; seq is assigned by the server; retries replay by idempotency_key.
+
+    Cross-field rules (a 400 names both fields): a message item needs a role, other item types take none; idempotency_key
+    is unique within the batch."""
     result = service.append_items(db, principal, session_id, body)
     return created(Created(result, replay=result.replay), replay_status=200)
 

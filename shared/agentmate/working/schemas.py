@@ -11,7 +11,9 @@ from uuid import UUID
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from agentmate.core.idempotency import KEY_PATTERN
 from agentmate.core.patch import PatchModel
+from agentmate.core.schema_rules import NON_BLANK_TEXT, only_when, rules
 
 SessionStatus = Literal["active", "archived"]
 ItemType = Literal["message", "tool_result", "draft"]
@@ -34,8 +36,8 @@ def _strip(value: object) -> object:
     return value.strip() if isinstance(value, str) else value
 
 
-Title = Annotated[str, BeforeValidator(_strip), Field(min_length=1, max_length=MAX_TITLE_LENGTH)]
-Agent = Annotated[str, BeforeValidator(_strip), Field(min_length=1, max_length=MAX_AGENT_LENGTH)]
+Title = Annotated[str, Field(min_length=1, max_length=MAX_TITLE_LENGTH, json_schema_extra={"pattern": NON_BLANK_TEXT}), BeforeValidator(_strip)]
+Agent = Annotated[str, Field(min_length=1, max_length=MAX_AGENT_LENGTH, json_schema_extra={"pattern": NON_BLANK_TEXT}), BeforeValidator(_strip)]
 Metadata = dict[str, Any]
 
 
@@ -86,14 +88,15 @@ class SessionDeleted(BaseModel):
 class ItemIn(BaseModel):
     """One item to append. ``role`` is required for messages and must be absent (or null) otherwise."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=rules(only_when("role", "item_type", "message")))
     item_type: ItemType
     role: Role | None = None
     content: str = Field(description="Stored verbatim (never trimmed); may be empty; at most 1 MiB UTF-8")
     metadata: Metadata | None = Field(default=None, description="JSON object; null or absent = {}")
     idempotency_key: Annotated[str, BeforeValidator(_strip)] = Field(
-        min_length=1, max_length=MAX_IDEMPOTENCY_KEY_LENGTH,
-        description="Unique within the session; retry a batch with the same keys to make it safe",
+        min_length=1, max_length=MAX_IDEMPOTENCY_KEY_LENGTH, pattern=KEY_PATTERN,
+        description="Unique within the session; retry a batch with the same keys to make it safe. Printable "
+                    "ASCII",
     )
 
 

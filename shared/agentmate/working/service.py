@@ -201,9 +201,11 @@ def _prepare(items: list[ItemIn]) -> list[dict[str, Any]]:
         at = f"items[{i}]"
         if item.item_type == "message" and item.role is None:
             errors.add(f"{at}.role", "required when item_type is message", list(ROLES))
+            errors.add(f"{at}.item_type", "message items need a role")
         elif item.item_type != "message" and item.role is not None:
             errors.add(f"{at}.role", f"only messages have a role; omit it (or send null) for item_type "
                                      f"{item.item_type}", [None])
+            errors.add(f"{at}.item_type", f"{item.item_type} items take no role")
         problem = _text_problem(item.content)
         content_bytes = 0
         if problem:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from agentmate.core.db import Database
-from agentmate.core.errors import Conflict, ErrorCollector, NotFound, invalid
+from agentmate.core.errors import Conflict, ErrorCollector, FieldError, NotFound, ValidationFailed
 from agentmate.core.observability import counted, new_only
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
@@ -32,7 +32,8 @@ def supersede(
     """``entry_id`` replaces ``body.superseded_id``: a chain, never a cycle; replays are idempotent."""
     old_id = body.superseded_id
     if old_id == entry_id:
-        raise invalid("superseded_id", "an entry cannot supersede itself")
+        raise ValidationFailed([FieldError("superseded_id", "an entry cannot supersede itself"),
+                                FieldError("entry_id", "equals superseded_id")])
     with db.tenant(principal.account_id) as conn:
         rows = repo.lock_entries(conn, account_id=principal.account_id, ids=[entry_id, old_id])
         if entry_id not in rows:

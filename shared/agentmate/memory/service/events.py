@@ -90,10 +90,10 @@ def event_data(body: EventCreate) -> dict[str, Any]:
     check_scope(errors, body.scope_type, body.scope_key)
     if body.sequence_no is not None and not body.session_id:
         errors.add("sequence_no", "requires session_id")
+        errors.add("session_id", "required when sequence_no is sent")
     if bool(body.source_type) != bool(body.source_id):
-        errors.add(
-            "source_id" if body.source_type else "source_type", "source_type and source_id go together"
-        )
+        errors.add("source_type", "source_type and source_id go together")
+        errors.add("source_id", "source_type and source_id go together")
     check_size(errors, "payload", body.payload, MAX_PAYLOAD_BYTES)
     if body.event_type == "checkpoint":
         if not body.session_id:

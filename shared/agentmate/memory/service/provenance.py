@@ -7,7 +7,7 @@ from typing import Any
 from uuid import UUID
 
 from agentmate.core.db import Database
-from agentmate.core.errors import NotFound, invalid
+from agentmate.core.errors import FieldError, NotFound, ValidationFailed, invalid
 from agentmate.core.principal import Principal
 from agentmate.memory import repository as repo
 from agentmate.memory.readmodels import skill_executions
@@ -38,11 +38,8 @@ def timeline(
     """Skill executions and journal events of one session and/or skill version, in time order."""
     session_id = (session_id or "").strip() or None
     if session_id is None and skill_version_id is None:
-        raise invalid(
-            "session_id",
-            "session_id or skill_version_id is required: an unfiltered account-wide "
-            "timeline is a data dump, not attribution",
-        )
+        why = "session_id or skill_version_id is required: an unfiltered account-wide timeline is a data dump"
+        raise ValidationFailed([FieldError("session_id", why), FieldError("skill_version_id", why)])
     if not 1 <= limit <= TIMELINE_MAX_LIMIT:
         raise invalid("limit", f"must be 1..{TIMELINE_MAX_LIMIT}")
     with db.tenant(principal.account_id) as conn:

@@ -7,7 +7,7 @@ from typing import Any
 from uuid import UUID
 
 from agentmate.core.db import Conn, Database
-from agentmate.core.errors import invalid
+from agentmate.core.errors import FieldError, ValidationFailed
 from agentmate.core.observability import counted
 from agentmate.core.principal import Principal
 from agentmate.memory import repository as repo
@@ -52,7 +52,8 @@ def _similar_enough(hit: Hit, min_similarity: float) -> bool:
 def search(db: Database, retrieval: Retrieval, principal: Principal, body: SearchRequest) -> SearchResponse:
     """Hybrid (lexical + vector) search over durable memories, nudged by recorded usefulness."""
     if body.scope_key is not None and body.scope_type is None:
-        raise invalid("scope_key", "requires scope_type")
+        raise ValidationFailed([FieldError("scope_key", "requires scope_type"),
+                                FieldError("scope_type", "required when scope_key is sent")])
     metadata: dict[str, Any] = {"status": body.status}
     if body.scope_type is not None:
         metadata["scope_type"] = body.scope_type

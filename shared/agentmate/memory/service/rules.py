@@ -19,14 +19,19 @@ def utc(ts: datetime) -> datetime:
 
 
 def check_scope(errors: ErrorCollector, scope_type: str, scope_key: str, prefix: str = "") -> None:
+    """Cross-field rule (stated in the schemas): scope_key is required unless scope_type is global, and empty
+    when it is; a violation names both fields."""
     if scope_type != "global" and not scope_key:
         errors.add(prefix + "scope_key", f"required when scope_type is {scope_type!r}")
+        errors.add(prefix + "scope_type", f"{scope_type!r} needs a scope_key (or use 'global')")
     if scope_type == "global" and scope_key:
         errors.add(
             prefix + "scope_key",
             "must be empty when scope_type is 'global' (pick a scope_type for it)",
             ["project", "repository", "agent", "session"],
         )
+        errors.add(prefix + "scope_type", "is 'global', which takes no scope_key",
+                   ["project", "repository", "agent", "session"])
 
 
 def check_size(errors: ErrorCollector, field: str, value: Any, limit: int) -> None:
