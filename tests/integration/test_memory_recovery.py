@@ -79,7 +79,7 @@ def test_resume_by_scope_refuses_ambiguous_or_incomplete_requests(client, accoun
     r = client.get("/api/memory/resume", params={"session_id": "s", "scope_type": "global"}, headers=h)
     assert r.status_code == 400 and [e["field"] for e in r.json()["errors"]] == ["session_id"]
     r = client.get("/api/memory/resume", params={"scope_type": "repository"}, headers=h)
-    assert r.status_code == 400 and [e["field"] for e in r.json()["errors"]] == ["scope_key"]
+    assert r.status_code == 400 and [e["field"] for e in r.json()["errors"]] == ["scope_key", "scope_type"]  # a cross-field rule names both
     r = client.get("/api/memory/resume", params={"scope_key": "octo/widgets"}, headers=h)
     assert r.status_code == 400 and [e["field"] for e in r.json()["errors"]] == ["scope_type"]
     r = client.get("/api/memory/resume", headers=h)
