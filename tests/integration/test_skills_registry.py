@@ -280,3 +280,45 @@ def test_quality_runs_are_append_only_for_the_application_role(client, account):
         conn.execute("SELECT set_config('app.account_id', %s, false)", (account.account_id,))
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("UPDATE skill_quality_runs SET status = 'failed' WHERE id = %s", (run["id"],))
+
+
+def test_git_sync_through_the_route_ingests_compiles_and_replays(client, account, monkeypatch):
+    # Given the packages tests' loopback git server with a skill package under skills/web
+    from agentmate.packages.git import GitFetcher
+    from agentmate.skills import registry
+    from tests.integration.packages.gitserver import GitServer, commit_tree
+    from tests.integration.packages.test_packages_git import SETTINGS, make_policy
+
+    server = GitServer().start()
+    try:
+        skill = "---\nname: web\ndescription: Browse the web\ntriggers: [open a page]\n---\n# Web\nRead pages.\n"
+        sha = commit_tree(server.repo("acme/skills"), {"skills/web/SKILL.md": skill.encode(),
+                                                       "skills/web/references/a.md": b"# A\n"})
+        policy = make_policy()
+        monkeypatch.setattr(registry, "net_policy", lambda: policy)
+        monkeypatch.setattr(registry, "fetcher", lambda: GitFetcher(policy, SETTINGS))
+        h = account.headers("skills:rw")
+        r = client.post("/api/skills/sources", json={"type": "git", "repository_url": server.url("git.test",
+                                                                                                "acme/skills"),
+                                                     "package_path": "skills/web", "default_ref": "main"}, headers=h)
+        assert r.status_code == 201, r.text
+        source = r.json()
+        assert source["domain"] == "skills" and source["sync_mode"] == "server_pull"
+        # When it is synced
+        r = client.post(f"/api/skills/sources/{source['id']}/sync", json={"activate": True, "index": True},
+                        headers=h)
+        # Then the commit is ingested, compiled and searchable
+        assert r.status_code == 201, r.text
+        out = r.json()
+        assert out["revision"]["commit_sha"] == sha and out["compile"]["status"] == "compiled"
+        assert out["version"]["skill_name"] == "web" and out["index"]["status"] == "indexed"
+        hits = client.post("/api/skills/search", json={"query": "open a page"}, headers=h).json()["items"]
+        assert hits[0]["skill_version_id"] == out["version"]["id"]
+        # And syncing the unchanged commit again replays it
+        again = client.post(f"/api/skills/sources/{source['id']}/sync", headers=h)
+        assert again.status_code == 200 and again.json()["version"]["id"] == out["version"]["id"]
+        # And a local source cannot be synced
+        local = register(client, h)
+        assert client.post(f"/api/skills/sources/{local['id']}/sync", headers=h).status_code == 409
+    finally:
+        server.stop()

@@ -20,7 +20,7 @@ from typing import Any
 from uuid import UUID
 
 from agentmate.core.db import Conn, Database
-from agentmate.core.errors import NotFound, NotImplementedYet, TooLarge, invalid
+from agentmate.core.errors import NotFound, TooLarge, invalid
 from agentmate.core.observability import counted
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
@@ -77,10 +77,8 @@ def net_policy() -> NetPolicy:
 
 
 def fetcher() -> packages.Fetcher:
-    try:
-        from agentmate.packages.git import GitFetcher  # dulwich/httpx only where a sync runs
-    except ModuleNotFoundError:
-        raise NotImplementedYet("git sync is not available in this build") from None
+    from agentmate.packages.git import GitFetcher  # dulwich only where a sync runs
+
     return GitFetcher(net_policy(), package_settings())
 
 

@@ -1,0 +1,215 @@
+"""Skills registry benchmarks: ingest + compile + index of a 50-file package through the skills Lambda handler,
+and skill search at 1,000 indexed cards (excluding the query embedding).
+
+    .venv/bin/python bench/skills_bench.py [--packages 30] [--cards 1000] [--queries 200]
+
+Postgres: a cluster of its own in .local/bench-skills-pg (port $AGENTMATE_SKILLS_BENCH_PG_PORT, default 26447),
+a fresh migrated database, the application connecting as ``agentmate_app`` (RLS applies), DB_POOL_MAX_SIZE=1 as in
+Lambda. Requests are API Gateway HTTP API v2 events handed to ``functions.skills.app.handler`` in-process.
+Embedding is the offline static embedder, the vector index the embedded one (the local runtime's defaults).
+
+1. Ingest: each package is 50 files (SKILL.md + 49 references of ~2 KiB) pushed as one snapshot with
+   activate=true and index=true: validation and hashing, the revision + version transaction, the compile after
+   commit, and indexing the card. A baseline measured in the same run: the same push of a 1-file package.
+2. Search: 1,000 skills (one active compiled card each) indexed, then POST /api/skills/search with top_k=5; the
+   query embedding is timed separately and subtracted.
+
+Goals: ingest + compile + index ≤ 1 s per 50-file package (p50); search p95 ≤ 20 ms at 1,000 cards excluding
+embedding.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+import warnings
+from typing import Any
+
+from common import PASSWORD, ROOT, BenchDatabase, bench_environment, machine, print_table, summary
+
+COMMAND = ".venv/bin/python bench/skills_bench.py"
+INGEST_GOAL_P50_S = 1.0
+SEARCH_GOAL_P95_MS = 20.0
+PG_DIR = ROOT / ".local" / "bench-skills-pg"
+PG_PORT = int(os.environ.get("AGENTMATE_SKILLS_BENCH_PG_PORT", "26447"))
+WORDS = ("deploy", "invoice", "calendar", "review", "migrate", "summarise", "translate", "index", "budget",
+         "triage", "schedule", "refactor", "audit", "forecast", "onboard", "archive", "publish", "monitor")
+
+
+class TimingEmbedder:
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dimensions = inner.dimensions
+        self.last_ms = 0.0
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        t0 = time.perf_counter()
+        out = self.inner.embed(texts)
+        self.last_ms = (time.perf_counter() - t0) * 1000
+        return out
+
+
+def prepare_database(name: str) -> BenchDatabase:
+    import atexit
+
+    import psycopg
+
+    from agentmate.core import migrate
+    from infra import localpg
+
+    already = localpg._ready(PG_PORT)
+    localpg.start(PG_DIR, PG_PORT)
+    admin = localpg.url(PG_PORT, "postgres")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')  # type: ignore[arg-type]
+    owner_url = localpg.url(PG_PORT, name)
+    migrate.apply_all(owner_url)
+    app_url = localpg.url(PG_PORT, name, role=localpg.APP_ROLE)
+    os.environ.update(bench_environment(app_url))
+
+    def cleanup() -> None:
+        try:
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
+        except psycopg.Error:
+            pass
+        if not already:
+            localpg.stop(PG_DIR)
+
+    atexit.register(cleanup)
+    return BenchDatabase(name, owner_url, app_url)
+
+
+def skill_md(name: str, rng: random.Random) -> str:
+    words = rng.sample(WORDS, 4)
+    return (f"---\nname: {name}\ndescription: {words[0]} and {words[1]} work for a team\n"
+            f"triggers: [{words[0]} the {words[2]}, {words[1]} a {words[3]}]\ncapabilities: [{words[2]}]\n---\n\n"
+            f"# {name}\n\nSteps: {' then '.join(words)}.\n")
+
+
+def package(name: str, rng: random.Random, files: int) -> list[dict[str, str]]:
+    out = [{"path": "SKILL.md", "content": skill_md(name, rng)}]
+    for i in range(files - 1):
+        body = f"# Reference {i}\n\n" + " ".join(rng.choice(WORDS) for _ in range(300)) + "\n"
+        out.append({"path": f"references/ref-{i:02d}.md", "content": body})
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--packages", type=int, default=30, help="measured 50-file package pushes (>= 10)")
+    parser.add_argument("--cards", type=int, default=1000, help="indexed cards for the search benchmark")
+    parser.add_argument("--queries", type=int, default=200, help="measured searches (>= 50)")
+    args = parser.parse_args(argv)
+    n_packages, queries = max(args.packages, 10), max(args.queries, 50)
+    started = time.perf_counter()
+
+    prepare_database("agentmate_bench_skills")
+    os.environ["DB_POOL_MAX_SIZE"] = "1"
+    warnings.filterwarnings("ignore", "No application metrics")
+
+    from agentmate.api import deps
+    from agentmate.core.settings import get_settings
+    from agentmate.retrieval import config
+    from agentmate.retrieval import service as retrieval_service
+    from functions.auth.app import handler as auth_handler
+    from functions.skills import app as skills_app
+    from functions.skills.app import handler as skills_handler
+    from tests.apigw import LambdaContext, http_event, parse_response
+
+    timing = TimingEmbedder(config.build_embedder(get_settings()))
+    retrieval = retrieval_service.Retrieval(embedder=timing)
+    skills_app.app.dependency_overrides[deps.retrieval] = lambda: retrieval
+
+    def call(method: str, path: str, expect: tuple[int, ...] = (200,), handler: Any = skills_handler,
+             **kw: Any) -> Any:
+        r = parse_response(handler(http_event(method, path, **kw), LambdaContext()))
+        if r.status_code not in expect:
+            raise RuntimeError(f"{method} {path}: {r.status_code} {r.body[:500]}")
+        return r.json()
+
+    email = f"bench-{time.time_ns()}@example.com"
+    call("POST", "/api/auth/register", (201,), auth_handler, json_body={"email": email, "password": PASSWORD})
+    token = call("POST", "/api/auth/login", (200,), auth_handler,
+                 json_body={"email": email, "password": PASSWORD})["token"]
+    key = call("POST", "/api/auth/apikeys", (201,), auth_handler, headers={"Authorization": f"Bearer {token}"},
+               json_body={"name": "bench", "scopes": ["skills:rw"]})["key"]
+    headers = {"X-Api-Key": key}
+    rng = random.Random(7)
+
+    def source(name: str) -> str:
+        return str(call("POST", "/api/skills/sources", (201,), headers=headers,
+                        json_body={"type": "local", "repository_url": "file:///bench",
+                                   "package_path": f"bench/{name}"})["id"])
+
+    # ---- 1. ingest + compile + index ------------------------------------------------------------------------
+    def push(files: int, label: str) -> tuple[list[float], int]:
+        times: list[float] = []
+        for i in range(n_packages + 3):
+            name = f"{label}-{i:03d}"
+            sid = source(name)
+            body = {"files": package(name, rng, files), "activate": True, "index": True}
+            t0 = time.perf_counter_ns()
+            out = call("POST", f"/api/skills/sources/{sid}/snapshots", (201,), headers=headers, json_body=body)
+            elapsed = (time.perf_counter_ns() - t0) / 1e6
+            assert out["compile"]["status"] == "compiled" and out["index"]["status"] == "indexed", out
+            if i >= 3:  # warm-up
+                times.append(elapsed)
+        return times, files
+
+    one, _ = push(1, "one")
+    fifty, n_files = push(50, "fifty")
+    base, s50 = summary(one), summary(fifty)
+    files_per_s = n_files / (s50["p50"] / 1000)
+    rows = [["1-file package (baseline)", base["n"], f"{base['p50']:.1f}", f"{base['p95']:.1f}", "1.0x"],
+            [f"{n_files}-file package", s50["n"], f"{s50['p50']:.1f}", f"{s50['p95']:.1f}",
+             f"{s50['p50'] / base['p50']:.1f}x"]]
+    print_table(
+        "Skill snapshot push with activate+index (ingest, compile after commit, card index) through the handler",
+        ["package", "pushes", "p50 ms", "p95 ms", "p50 vs baseline"], rows,
+        notes=[f"{files_per_s:.0f} files/s at p50 for the {n_files}-file package.",
+               f"Goal ≤ {INGEST_GOAL_P50_S:g} s per package: "
+               f"{'met' if s50['p50'] / 1000 <= INGEST_GOAL_P50_S else 'NOT met'} ({s50['p50'] / 1000:.3f} s)."],
+    )
+
+    # ---- 2. search at N cards --------------------------------------------------------------------------------
+    existing = 2 * (n_packages + 3)
+    for i in range(max(args.cards - existing, 0)):
+        name = f"card-{i:04d}"
+        sid = source(name)
+        call("POST", f"/api/skills/sources/{sid}/snapshots", (201,), headers=headers,
+             json_body={"files": package(name, rng, 1), "activate": True, "index": True})
+    # (each push indexed its own card: POST /api/skills/index covers at most 200 versions per request)
+    cards = call("GET", "/api/skills/catalog", headers=headers, query={"limit": "1"})["total"]
+    qrng = random.Random(11)
+    query_set = [f"{qrng.choice(WORDS)} the {qrng.choice(WORDS)}" for _ in range(queries + 20)]
+    totals, excl = [], []
+    for i, q in enumerate(query_set):
+        t0 = time.perf_counter_ns()
+        out = call("POST", "/api/skills/search", headers=headers, json_body={"query": q, "top_k": 5})
+        total = (time.perf_counter_ns() - t0) / 1e6
+        if i >= 20:
+            totals.append(total)
+            excl.append(total - timing.last_ms)
+        assert out["items"], q
+    st, se = summary(totals), summary(excl)
+    print_table(
+        f"POST /api/skills/search (top_k=5) at {cards} active indexed cards, through the handler",
+        ["measure", "queries", "p50 ms", "p95 ms", "p99 ms"],
+        [["total", st["n"], f"{st['p50']:.2f}", f"{st['p95']:.2f}", f"{st['p99']:.2f}"],
+         ["excluding query embedding", se["n"], f"{se['p50']:.2f}", f"{se['p95']:.2f}", f"{se['p99']:.2f}"]],
+        notes=[f"Goal p95 ≤ {SEARCH_GOAL_P95_MS:g} ms excluding embedding: "
+               f"{'met' if se['p95'] <= SEARCH_GOAL_P95_MS else 'NOT met'} ({se['p95']:.2f} ms)."],
+    )
+    print(f"\n{machine()}; command: {COMMAND} --packages {n_packages} --cards {args.cards} --queries {queries}; "
+          f"{time.perf_counter() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
