@@ -496,5 +496,36 @@ expect '"KNOWLEDGE: insufficient scope: knowledge:r" in d["warnings"]'  # verify
 check 404 "$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/knowledge/sources" -H "X-Api-Key: $KEY")"  # verify
 check 200 "$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/skills/catalog" -H "X-Api-Key: $KEY")"  # verify: the skills registry is served
 
+# == 4.5 Discover and load a skill in three calls ============================================================
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/skills/sources" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' \
+  -d '{"type": "local", "repository_url": "file:///my/skills", "package_path": "travel/trip-planner"}')
+check 201 "$code"
+SOURCE_ID=$(json 'd["id"]')
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/skills/sources/$SOURCE_ID/snapshots" \
+  -H "X-Api-Key: $KEY" -H 'Content-Type: application/json' -d '{"activate": true, "index": true, "files": [
+    {"path": "SKILL.md", "content": "---\nname: trip-planner\ndescription: Plan trips with a budget\ntriggers: [plan a trip]\n---\n# Trip planning\nAsk for dates and budget first.\n"},
+    {"path": "references/budget.md", "content": "Keep 10% of the budget in reserve.\n"}]}')
+check 201 "$code"
+json 'd["created"], d["compile"]["status"], d["index"]["status"]'   # True compiled indexed
+expect 'd["created"] is True and d["compile"]["status"] == "compiled" and d["index"]["status"] == "indexed"'  # verify
+# 1. Find the skill (cards only; add "include_content": true to get L1 in the same call)
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/skills/search" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d '{"query": "plan a trip with a budget", "top_k": 3}')
+check 200 "$code"
+VID=$(json 'd["items"][0]["skill_version_id"]')
+# 2. Load its instructions (Cache-Control: private, no-store)
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/skills/versions/$VID/instructions" -H "X-Api-Key: $KEY")
+check 200 "$code"
+json 'd["instructions"]'   # # Trip planning / Ask for dates and budget first.
+# 3. List its resources (no content), then load the one the instructions point to
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/skills/versions/$VID/resources" -H "X-Api-Key: $KEY")
+check 200 "$code"
+FILE_ID=$(json 'd["items"][0]["file_id"]')
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/skills/versions/$VID/resources/$FILE_ID" -H "X-Api-Key: $KEY")
+check 200 "$code"
+json 'd["content"]'   # Keep 10% of the budget in reserve.
+expect 'd["content"] == "Keep 10% of the budget in reserve.\n"'  # verify
+
 rm -f "$R" "$H"
 echo "memory-loop.sh: all steps passed against $BASE"

@@ -322,3 +322,45 @@ def test_git_sync_through_the_route_ingests_compiles_and_replays(client, account
         assert client.post(f"/api/skills/sources/{local['id']}/sync", headers=h).status_code == 409
     finally:
         server.stop()
+
+
+# spec/001 "Skills (authenticated)", every route with its scope, as written there.
+SPEC_SKILLS_ROUTES = {
+    ("POST", "/api/skills/sources"): "skills:rw",
+    ("GET", "/api/skills/sources"): "skills:r",
+    ("GET", "/api/skills/sources/{}/revisions"): "skills:r",
+    ("POST", "/api/skills/sources/{}/snapshots"): "skills:rw",
+    ("POST", "/api/skills/sources/{}/sync"): "skills:rw",
+    ("POST", "/api/skills/compile"): "skills:rw",
+    ("GET", "/api/skills/catalog"): "skills:r",
+    ("GET", "/api/skills/versions/{}/instructions"): "skills:r",
+    ("GET", "/api/skills/versions/{}/resources"): "skills:r",
+    ("GET", "/api/skills/versions/{}/resources/{}"): "skills:r",
+    ("POST", "/api/skills/index"): "skills:rw",
+    ("POST", "/api/skills/versions/{}/quality-runs"): "skills:rw",
+    ("GET", "/api/skills/versions/{}/quality-runs"): "skills:r",
+    ("GET", "/api/skills/quality-runs/{}"): "skills:r",
+    ("POST", "/api/skills/search"): "skills:r",
+    ("GET", "/api/skills/versions/active"): "skills:r",
+    ("GET", "/api/skills/versions/{}/files"): "skills:r",
+    ("POST", "/api/skills/versions/{}/activate"): "skills:rw",
+}
+
+
+def test_every_spec_skills_route_is_served_with_its_scope():
+    import re
+
+    from fastapi.routing import APIRoute
+
+    from agentmate.api.deps import route_scopes
+    from functions.skills.app import app
+
+    served = {}
+    for route in app.router.routes:
+        original = getattr(route, "original_router", None)
+        for r in (original.routes if original is not None else [route]):
+            if isinstance(r, APIRoute):
+                for method in r.methods:
+                    served[(method, re.sub(r"\{[^}]*\}", "{}", r.path))] = route_scopes(r.dependant)
+    missing = {k: v for k, v in SPEC_SKILLS_ROUTES.items() if served.get(k) != [v]}
+    assert not missing, f"spec routes not served with their scope: {missing}"
