@@ -27,3 +27,10 @@ def test_a_missing_enum_field_lists_its_allowed_values(client, account):
                                         "allowed": list(EVENT_TYPES)}
     r = client.post("/api/skills/logs", json={"skill_name": "s"}, headers=account.headers("skills:rw"))
     assert _errors(r)["outcome"]["allowed"] == ["success", "failure", "partial", "user_corrected"]
+
+
+def test_an_event_key_sent_as_a_header_is_pointed_at_the_body(client, account):
+    headers = {**account.headers("memory:rw"), "Idempotency-Key": "k-1"}
+    r = client.post("/api/memory/events", json={"event_type": "note", "payload": {"text": "x"}}, headers=headers)
+    assert _errors(r)["idempotency_key"]["message"] == (
+        "field required (send it in the JSON body, not as an Idempotency-Key header; reuse it on retries)")

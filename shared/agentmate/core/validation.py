@@ -4,7 +4,8 @@ Hints belong to the model that owns the field: a model lists, in ``field_hints``
 send by mistake and what to do instead (``EventCreate.field_hints = {"content": "event content belongs inside
 payload"}``). An unknown field gets the hint of the model it was sent to, found by walking the error's location
 from the validated model, so the same name elsewhere (a todo's ``content``) gets none. A missing field whose
-type is an enum or ``Literal`` lists its allowed values.
+type is an enum or ``Literal`` lists its allowed values, and ``missing_hints`` says where a required field
+belongs when agents tend to send it elsewhere (an event's ``idempotency_key`` as a header).
 """
 
 from __future__ import annotations
@@ -109,6 +110,9 @@ def pydantic_errors(raw: Iterable[Mapping[str, Any]], model: type[BaseModel] | N
             info = owner.model_fields.get(last) if owner is not None else None
             if info is not None:
                 allowed = _allowed_values(info.annotation)
+            missing_hint = getattr(owner, "missing_hints", {}).get(last) if owner is not None else None
+            if missing_hint:
+                message += f" ({missing_hint})"
         elif kind == "json_invalid":
             field, message = "body", "request body is not valid JSON"
         elif message.startswith("Value error, "):

@@ -147,6 +147,10 @@ class EventCreate(BaseModel):
         "repo": _USE_REPO,
         "repository": _USE_REPO,
     }
+    # Required field left out → where it belongs (agents often send the key as an Idempotency-Key header).
+    missing_hints: ClassVar[dict[str, str]] = {
+        "idempotency_key": "send it in the JSON body, not as an Idempotency-Key header; reuse it on retries",
+    }
     event_type: Annotated[EventType, Lower]
     idempotency_key: Annotated[
         str,
