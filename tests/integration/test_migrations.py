@@ -97,3 +97,39 @@ def test_a_badly_named_migration_file_is_refused(tmp_path: Path):
     (tmp_path / "2_Bad-Name.sql").write_text("SELECT 1;")
     with pytest.raises(ValueError, match="NNNN_slug"):
         migrate.discover(tmp_path)
+
+
+def test_0040_archives_existing_duplicate_memories_and_keeps_the_oldest(empty_database, tmp_path: Path):
+    # Given a database migrated up to 0039 holding two active entries whose content differs only in whitespace
+    # and Unicode form, a third with other content, and one in another scope
+    copy = tmp_path / "migrations"
+    copy.mkdir()
+    for path in migrate.DEFAULT_DIR.glob("*.sql"):
+        if int(path.name.split("_", 1)[0]) < 40:
+            shutil.copy(path, copy / path.name)
+    migrate.apply_all(empty_database, copy)
+    with psycopg.connect(empty_database) as conn:
+        account = conn.execute("INSERT INTO accounts DEFAULT VALUES RETURNING id").fetchone()[0]  # type: ignore[index]
+        rows = [("Café  au lait", "2026-01-01"), ("Cafe\u0301 au lait ", "2026-01-02"),
+                ("Tea", "2026-01-03"), ("Café au lait", "2026-01-04")]
+        ids = []
+        for i, (content, created) in enumerate(rows):
+            scope = "other" if i == 3 else "octo/widgets"
+            ids.append(conn.execute(
+                """INSERT INTO memory_entries (account_id, scope_type, scope_key, memory_type, content, content_hash,
+                                               created_at)
+                   VALUES (%s, 'repository', %s, 'semantic', %s, 'h', %s) RETURNING id""",
+                (account, scope, content, created)).fetchone()[0])  # type: ignore[index]
+    # When the remaining migrations are applied
+    for path in migrate.DEFAULT_DIR.glob("*.sql"):
+        shutil.copy(path, copy / path.name)
+    migrate.apply_all(empty_database, copy)
+    # Then only the younger duplicate is archived, with its reason and a closed validity window
+    with psycopg.connect(empty_database) as conn:
+        status = dict(conn.execute(
+            "SELECT id, status FROM memory_entries WHERE account_id = %s", (account,)).fetchall())
+        reason, valid_to = conn.execute(
+            "SELECT status_reason, valid_to FROM memory_entries WHERE id = %s", (ids[1],)).fetchone()  # type: ignore[misc]
+    assert status == {ids[0]: "active", ids[1]: "archived", ids[2]: "active", ids[3]: "active"}
+    assert "migration 0040" in reason
+    assert valid_to is not None
