@@ -85,7 +85,8 @@ echo "precompiled (cpython-312, unchecked-hash): ${compiled[*]}" >&2
 layer_bytes=$(du -sb "$BUILD_DIR/$LAYER_ID" | cut -f1)
 echo "layer $LAYER_ID: $((layer_bytes / 1024 / 1024)) MiB unzipped ($layer_bytes bytes) of Lambda's 250 MiB" \
     "(function + layers); largest packages:" >&2
-du -s --block-size=1M "$BUILD_DIR/$LAYER_ID"/python/* 2>/dev/null | sort -rn | head -8 | sed 's/^/  MB /' >&2
+# sed reads to the end (head would exit early and, under pipefail, sort's SIGPIPE would fail the build)
+du -s --block-size=1M "$BUILD_DIR/$LAYER_ID"/python/* 2>/dev/null | sort -rn | sed -n '1,8s/^/  MB /p' >&2
 status=0
 for dir in "${compiled[@]}"; do
     [[ "$dir" == "$LAYER_ID" ]] && continue
