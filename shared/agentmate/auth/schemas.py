@@ -4,16 +4,32 @@ from datetime import datetime
 from typing import Annotated
 from uuid import UUID
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, EmailStr, Field, WithJsonSchema
+import email_validator
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, WithJsonSchema
 
 from agentmate.core.scopes import SCOPES
 
 ScopeName = str
+MAX_EMAIL = 254  # RFC 5321's path limit
+
+
+def _email(value: str) -> str:
+    # Like pydantic's EmailStr, but also takes the special-use ``.test`` domain (RFC 6761) that a schema's
+    # ``format: email`` allows: no mail is ever sent, the address is only the account's login name.
+    try:
+        return email_validator.validate_email(value.strip(), check_deliverability=False,
+                                              test_environment=True).normalized
+    except email_validator.EmailNotValidError as exc:
+        raise ValueError(f"value is not a valid email address: {exc}") from None
+
+
+Email = Annotated[str, Field(max_length=MAX_EMAIL), AfterValidator(_email),
+                  WithJsonSchema({"type": "string", "format": "email", "maxLength": MAX_EMAIL})]
 
 
 class Credentials(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    email: EmailStr
+    email: Email
     password: str = Field(min_length=8, max_length=256)
 
 

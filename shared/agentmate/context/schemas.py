@@ -51,7 +51,11 @@ def _dedup(values: list[str] | None) -> list[str] | None:
 
 
 def _max_chars_range(value: object) -> object:
-    # One clear message instead of the union's two (const 0 / range) errors.
+    # One clear message instead of the union's two (const 0 / range) errors; strict like Int (no true/false).
+    if isinstance(value, bool):
+        raise ValueError("must be an integer")
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     if isinstance(value, int) and not isinstance(value, bool) and value != 0 \
             and not MIN_MAX_CHARS <= value <= MAX_MAX_CHARS:
         raise ValueError(f"must be {MIN_MAX_CHARS}..{MAX_MAX_CHARS} (0 or omitted = {DEFAULT_MAX_CHARS})")

@@ -10,9 +10,17 @@ from pydantic import BeforeValidator, Strict, StrictBool, StrictInt
 
 from agentmate.core.timestamps import rfc3339
 
-# Strict types keep Field constraints visible in the schema (a BeforeValidator before them would hide them).
+
+def _integral(value: object) -> object:
+    # JSON Schema's "integer" includes 17.0 (a number with a zero fraction), so the server takes it too.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+# Strict types keep Field constraints visible in the schema.
 Bool = StrictBool
-Int = StrictInt  # 17 (not 17.0, "17" or true)
+Int = Annotated[StrictInt, BeforeValidator(_integral)]  # 17 or 17.0 (not 17.5, "17" or true)
 Number = Annotated[float, Strict()]  # an int or a float (not "0.5" or false)
 Timestamp = Annotated[datetime, BeforeValidator(rfc3339)]
 

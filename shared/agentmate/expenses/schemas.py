@@ -28,6 +28,7 @@ from agentmate.expenses.currencies import CurrencyCode
 
 CENT = Decimal("0.01")
 MAX_AMOUNT = Decimal("9999999999.99")  # numeric(12,2)
+MAX_AMOUNT_NUMBER = float(MAX_AMOUNT)
 MAX_DESCRIPTION_LENGTH = 2000
 MAX_SOURCE_LENGTH = 255
 AMOUNT_MESSAGE = 'must be a decimal number such as "12.50"'
@@ -89,7 +90,7 @@ Amount = Annotated[
     Decimal,
     BeforeValidator(parse_amount),
     WithJsonSchema({"anyOf": [{"type": "string", "pattern": r"^(?=.*[1-9])\d{1,10}(\.\d{1,2})?$", "examples": ["12.50"]},
-                              {"type": "number", "exclusiveMinimum": 0}]}),
+                              {"type": "number", "minimum": 0.01, "maximum": MAX_AMOUNT_NUMBER, "multipleOf": 0.01}]}),
 ]
 Money = Annotated[Decimal, PlainSerializer(money_text, return_type=str)]
 Currency = Annotated[CurrencyCode, BeforeValidator(upper_code)]

@@ -376,7 +376,7 @@ class SearchRequest(BaseModel):
     )
     memory_type: Annotated[MemoryType | None, Lower] = None
     status: Annotated[EntryStatus, Lower] = "active"
-    min_similarity: float | None = Field(
+    min_similarity: Number | None = Field(
         default=None,
         ge=-1,
         le=1,

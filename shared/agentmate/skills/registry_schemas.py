@@ -9,6 +9,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentmate.core.inputs import Bool
 from agentmate.packages.models import FileInput, Revision, Source
 from agentmate.skills.schemas import Sha256Hex, SkillVersionSummary
 
@@ -183,7 +184,7 @@ class SkillSearchRequest(BaseModel):
     }
     query: str = Field(min_length=1, max_length=1000)
     top_k: int = Field(default=5, ge=1, le=MAX_SEARCH_TOP_K)
-    include_content: bool = Field(default=False, description="Load each hit's L1 instructions from Postgres")
+    include_content: Bool = Field(default=False, description="Load each hit's L1 instructions from Postgres")
 
 
 class SkillSearchHit(BaseModel):

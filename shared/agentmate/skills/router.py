@@ -66,7 +66,10 @@ def list_logs(
                                "description": "Replay: this skill already has this version with the same content"}},
               openapi_extra=max_body(CONTENT_BODY_LIMIT))
 def publish_version(body: SkillVersionCreate, principal: SkillsWrite, db: DbDep) -> Response:
-    """Publish a SKILL.md body as a version (201); the same body under the same label again is a 200 no-op."""
+    """Publish a SKILL.md body as a version (201); the same body under the same label again is a 200 no-op.
+
+    ``content_hash``, when given, must equal the hex sha256 of ``content`` (UTF-8, any case): a mismatch is a 400
+    naming content_hash. Omit it to let the server compute it."""
     result = service.publish_version(db, principal, body)
     return created(result, replay_status=200)
 
