@@ -353,6 +353,10 @@ NEAREST_SCOPES_DESCRIPTION = (
     "after case folding and trimming slashes/whitespace, or shares a path segment with it. Scope keys are exact: "
     "retry with one of these"
 )
+# The field every scoped read's response carries (left out unless set).
+NearestScopes = Annotated[
+    list[ScopeRef] | None, Field(description=NEAREST_SCOPES_DESCRIPTION, exclude_if=_is_none)
+]
 
 
 # --- search ---------------------------------------------------------------------------------------------------
@@ -420,9 +424,7 @@ class SearchResponse(BaseModel):
     filtered_by_min_similarity: int | None = Field(
         default=None, description="Hits dropped by min_similarity (absent when it was not sent)", exclude_if=_is_none
     )
-    nearest_scopes: list[ScopeRef] | None = Field(
-        default=None, description=NEAREST_SCOPES_DESCRIPTION, exclude_if=_is_none
-    )
+    nearest_scopes: NearestScopes = None
 
 
 # --- supersede / feedback -------------------------------------------------------------------------------------
@@ -603,9 +605,7 @@ class Resume(BaseModel):
         description="Everything recorded after the checkpoint (the whole session journal when there is none)"
     )
     truncated: bool
-    nearest_scopes: list[ScopeRef] | None = Field(
-        default=None, description=NEAREST_SCOPES_DESCRIPTION, exclude_if=_is_none
-    )
+    nearest_scopes: NearestScopes = None
 
 
 class JournalSession(BaseModel):
@@ -623,9 +623,7 @@ class JournalSessionPage(BaseModel):
     total: int
     limit: int
     offset: int
-    nearest_scopes: list[ScopeRef] | None = Field(
-        default=None, description=NEAREST_SCOPES_DESCRIPTION, exclude_if=_is_none
-    )
+    nearest_scopes: NearestScopes = None
 
 
 # --- scopes ---------------------------------------------------------------------------------------------------
@@ -652,9 +650,7 @@ class EntryPage(BaseModel):
     total: int
     limit: int
     offset: int
-    nearest_scopes: list[ScopeRef] | None = Field(
-        default=None, description=NEAREST_SCOPES_DESCRIPTION, exclude_if=_is_none
-    )
+    nearest_scopes: NearestScopes = None
 
 
 class EventPage(BaseModel):
@@ -662,9 +658,7 @@ class EventPage(BaseModel):
     total: int
     limit: int
     offset: int
-    nearest_scopes: list[ScopeRef] | None = Field(
-        default=None, description=NEAREST_SCOPES_DESCRIPTION, exclude_if=_is_none
-    )
+    nearest_scopes: NearestScopes = None
 
 
 # --- retire / forget / export ---------------------------------------------------------------------------------
