@@ -7,6 +7,7 @@ we are root because Postgres refuses to run as root. Without system binaries it 
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import hashlib
 import os
@@ -71,7 +72,18 @@ def cluster_dir(base_dir: Path) -> Path:
 
 def start(base_dir: Path, port: int) -> bool:
     """Initialise (first time) and start a cluster for ``base_dir`` listening on 127.0.0.1:``port``.
-    False when a server already answers on that port (then it is not ours to stop)."""
+    False when a server already answers on that port (then it is not ours to stop). Callers may race (each
+    pytest-xdist worker sets up its own database): a lock file per port lets one of them initdb and start."""
+    lock_path = Path(tempfile.gettempdir()) / f"agentmate-pg-{port}.lock"
+    with open(lock_path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return _start_locked(base_dir, port)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _start_locked(base_dir: Path, port: int) -> bool:
     if _ready(port):
         return False
     base_dir = cluster_dir(base_dir)
