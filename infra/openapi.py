@@ -140,12 +140,47 @@ def build() -> dict[str, Any]:
             if name in schemas and schemas[name] != schema:
                 raise MergeError(f"component schema {name!r} differs between route groups (latest: {module_name})")
             schemas[name] = schema
+    _add_creation_links(paths, schemas)
     return {
         "openapi": openapi_version,
         "info": {**info, "description": DESCRIPTION},
         "paths": paths,
         "components": {"schemas": schemas, "securitySchemes": SECURITY_SCHEMES},
     }
+
+
+def _add_creation_links(paths: dict[str, dict[str, Any]], schemas: dict[str, Any]) -> None:
+    """OpenAPI links from each create (``POST /api/x`` answering 201 with an ``id``) to every operation on the
+    created item (``/api/x/{x_id}`` and the paths under it): the id the create returns is what those take.
+
+    Stated here, by the one URL convention every route group follows, rather than left to a client's guess by
+    parameter name (schemathesis' dependency analysis guessed that the memory journal's free-text
+    ``session_id`` fills working memory's UUID ``{session_id}``; scripts/schemathesis.toml uses these links).
+    Other path parameters of a target (``{seq}``) are left to the client.
+    """
+    for collection, item in paths.items():
+        created = item.get("post", {}).get("responses", {}).get("201")
+        if "{" in collection or created is None:
+            continue
+        schema = created.get("content", {}).get("application/json", {}).get("schema", {})
+        if "$ref" in schema:
+            schema = schemas.get(schema["$ref"].rsplit("/", 1)[-1], {})
+        if "id" not in schema.get("properties", {}):
+            continue
+        links: dict[str, Any] = {}
+        for target, target_item in paths.items():
+            if not target.startswith(collection + "/{"):
+                continue
+            parameter = target[len(collection) + 2:].split("}", 1)[0]
+            for method, operation in target_item.items():
+                if method in HTTP_METHODS and operation.get("operationId"):
+                    links[operation["operationId"]] = {
+                        "operationId": operation["operationId"],
+                        "parameters": {f"path.{parameter}": "$response.body#/id"},
+                        "description": f"{method.upper()} {target} of the created item",
+                    }
+        if links:
+            created["links"] = links
 
 
 def render(doc: dict[str, Any]) -> str:

@@ -72,13 +72,23 @@ def test_a_short_new_password_is_a_400_naming_it(client, account):
 
 
 def test_api_keys_cannot_change_the_password_or_sign_out_everywhere(client, account):
-    headers = account.headers()  # even a full-access key
     body = {"current_password": account.password, "new_password": "a whole new passphrase"}
+    # An X-Api-Key (even full access) and no Authorization: the route's credential is missing (401, Bearer)
+    headers = account.headers()
     for r in (client.post("/api/auth/password", headers=headers, json=body),
-              client.post("/api/auth/logout-all", headers=headers)):
+              client.post("/api/auth/logout-all", headers=headers),
+              client.request("DELETE", "/api/auth/account", headers=headers, json={"password": account.password})):
+        assert r.status_code == 401 and _is_problem(r), r.text
+        assert r.headers["www-authenticate"] == 'Bearer realm="agentmate"'
+        assert "JWT" in r.json()["detail"]
+    # The same key sent as the bearer token: a valid credential of the wrong kind (403)
+    as_bearer = _bearer(account.key())
+    for r in (client.post("/api/auth/password", headers=as_bearer, json=body),
+              client.post("/api/auth/logout-all", headers=as_bearer)):
         assert r.status_code == 403 and _is_problem(r)
         assert "JWT" in r.json()["detail"]
     assert _login(client, account).status_code == 200
+    assert client.get(ME, headers=account.jwt_headers).status_code == 200
 
 
 # --- sign out everywhere ---------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ HTTP_METHODS = ("get", "put", "post", "delete", "patch")
 PUBLIC = "public"  # no credential needed
 AUTHENTICATED = "authenticated"  # any valid credential, no scope
 ADMIN = "admin"  # a user with role admin
-USER_SESSION = "user session"  # the signed-in user's JWT; every API key (even full access) is a 403
+USER_SESSION = "user session"  # the signed-in user's JWT only: an API key alone is a 401, one sent as the bearer a 403
 
 # (method, path template with parameters written as {}) → the scope(s) the route requires.
 # From spec/001 ("API Endpoints": each endpoint's "(scope: …)", the scope table, "Auth (public)").
@@ -361,9 +361,14 @@ def test_route_enforces_authentication_and_scopes(client, callers: Callers, rout
         check("JWT", callers.user.jwt_headers, _allowed)
     elif expected == USER_SESSION:
         fresh = make_account(client)  # these routes revoke or delete the caller's own credentials
-        check("full-access key", fresh.headers(), lambda r: r.status_code == 403)
-        check("key with every scope", fresh.headers(*ALL_SCOPES), lambda r: r.status_code == 403)
+        bearer_only = lambda r: r.status_code == 401 and r.headers.get("www-authenticate") == 'Bearer realm="agentmate"'  # noqa: E731
+        check("full-access key (X-Api-Key, no Authorization)", fresh.headers(), bearer_only)
+        check("key with every scope (X-Api-Key)", fresh.headers(*ALL_SCOPES), bearer_only)
+        check("full-access key as the bearer", {"Authorization": f"Bearer {fresh.key()}"},
+              lambda r: r.status_code == 403)
         check("JWT", fresh.jwt_headers, _allowed)
+        other = make_account(client)  # the JWT counts, whatever X-Api-Key is beside it
+        check("JWT beside an X-Api-Key", {**other.headers(), **other.jwt_headers}, _allowed)
     elif expected == ADMIN:
         check("normal user's JWT", callers.user.jwt_headers, lambda r: r.status_code == 403)
         check("normal user's full-access key", callers.key(), lambda r: r.status_code == 403)

@@ -11,7 +11,7 @@ from fastapi.security import SecurityScopes
 
 from agentmate.auth import credentials
 from agentmate.core.db import Database, get_database
-from agentmate.core.errors import Forbidden
+from agentmate.core.errors import Forbidden, JwtRequired
 from agentmate.core.idempotency import KEY_PATTERN, MAX_KEY_LENGTH, check_key
 from agentmate.core.observability import logger
 from agentmate.core.pagination import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, PageParams
@@ -45,13 +45,21 @@ DbDep = Annotated[Database, Depends(_database)]
 RetrievalDep = Annotated["Retrieval", Depends(retrieval)]
 
 
-def current_principal(request: Request, db: DbDep, settings: SettingsDep) -> Principal:
+def _bearer(request: Request) -> str | None:
     auth = request.headers.get("authorization", "")
-    bearer = auth[7:].strip() if auth[:7].lower() == "bearer " else None
-    principal = credentials.authenticate(db, settings, api_key=request.headers.get("x-api-key"), bearer=bearer)
+    return auth[7:].strip() if auth[:7].lower() == "bearer " else None
+
+
+def _resolved(request: Request, principal: Principal) -> Principal:
     logger.append_keys(account_id=str(principal.account_id))
     request.state.principal = principal
     return principal
+
+
+def current_principal(request: Request, db: DbDep, settings: SettingsDep) -> Principal:
+    principal = credentials.authenticate(db, settings, api_key=request.headers.get("x-api-key"),
+                                         bearer=_bearer(request))
+    return _resolved(request, principal)
 
 
 CurrentPrincipal = Annotated[Principal, Depends(current_principal)]
@@ -87,11 +95,21 @@ SkillsWrite = Annotated[Principal, Security(authorised, scopes=["skills:rw"])]
 KeyManager = Annotated[Principal, Security(authorised, scopes=["manage_keys"])]
 
 
-async def user_session(principal: CurrentPrincipal) -> Principal:
-    """The signed-in user's JWT, never an API key: for routes that change or end the user's own credentials."""
+def user_session(request: Request, db: DbDep, settings: SettingsDep) -> Principal:
+    """The signed-in user's JWT, never an API key: for routes that change or end the user's own credentials.
+
+    Only ``Authorization: Bearer`` counts here (an ``X-Api-Key`` beside it is ignored). Without a bearer token
+    the route's credential is missing: 401 with a ``Bearer`` challenge. A valid API key sent as the bearer token
+    is a credential of the wrong kind: 403.
+    """
+    bearer = _bearer(request)
+    if not bearer:
+        raise JwtRequired("this route needs the signed-in user's JWT: send Authorization: Bearer <jwt> "
+                          "(POST /api/auth/login); API keys are not accepted here")
+    principal = credentials.authenticate(db, settings, api_key=None, bearer=bearer)
     if principal.via != "jwt":
         raise Forbidden("this route needs the signed-in user's JWT (POST /api/auth/login), not an API key")
-    return principal
+    return _resolved(request, principal)
 
 
 # Checked before the body is validated, like the scopes.

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agentmate.core.errors import DomainError, ErrorKind, RateLimited
+from agentmate.core.errors import DomainError, ErrorKind, JwtRequired, RateLimited
 from agentmate.core.observability import logger
 from agentmate.core.validation import models_in, pydantic_errors
 
@@ -26,6 +26,7 @@ PROBLEM = "application/problem+json"
 NOT_FOUND_HINT = ("GET /api/openapi.json lists every endpoint, GET /api/schema the allowed values, "
                   "GET /api/health the MCP endpoints")
 _CHALLENGE = 'Bearer realm="agentmate", ApiKey realm="agentmate" header="X-Api-Key"'
+_JWT_CHALLENGE = 'Bearer realm="agentmate"'
 
 # The single kind → (status, title) map.
 STATUS: dict[ErrorKind, tuple[int, str]] = {
@@ -89,7 +90,7 @@ def status_of(exc: DomainError) -> int:
 
 def error_headers(exc: DomainError) -> dict[str, str] | None:
     if exc.kind is ErrorKind.UNAUTHORIZED:
-        return {"WWW-Authenticate": _CHALLENGE}
+        return {"WWW-Authenticate": _JWT_CHALLENGE if isinstance(exc, JwtRequired) else _CHALLENGE}
     if isinstance(exc, RateLimited):
         return {"Retry-After": str(exc.retry_after)}
     return None

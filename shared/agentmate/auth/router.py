@@ -59,14 +59,15 @@ def login(body: Credentials, db: DbDep, settings: SettingsDep, client: ClientAdd
 def change_password(
     body: PasswordChange, principal: UserSession, db: DbDep, settings: SettingsDep, client: ClientAddress,
 ) -> Token:
-    """Change the password (JWT only; `current_password` re-entered). Every earlier JWT is refused from now on;
-    the answer is a new one."""
+    """Change the password (JWT only: 401 without `Authorization: Bearer <jwt>`, 403 for an API key sent as the
+    bearer; `current_password` re-entered). Every earlier JWT is refused from now on; the answer is a new one."""
     return service.change_password(db, settings, principal, body, client)
 
 
 @router.post("/logout-all", status_code=204, response_class=Response)
 def logout_all(principal: UserSession, db: DbDep) -> Response:
-    """Sign out everywhere (JWT only): every JWT of the user minted so far is refused. API keys keep working."""
+    """Sign out everywhere (JWT only: 401 without `Authorization: Bearer <jwt>`, 403 for an API key sent as the
+    bearer): every JWT of the user minted so far is refused. API keys keep working."""
     service.logout_all(db, principal)
     return Response(status_code=204)
 
@@ -77,8 +78,9 @@ def delete_account(
     body: AccountDeletion, principal: UserSession, db: DbDep, settings: SettingsDep, client: ClientAddress,
     retrieval: RetrievalDep,
 ) -> Response:
-    """Delete the account (JWT only; `password` re-entered): every row of the tenant and its vectors. Its JWTs
-    and API keys stop working at once. Not reversible."""
+    """Delete the account (JWT only: 401 without `Authorization: Bearer <jwt>`, 403 for an API key sent as the
+    bearer; `password` re-entered): every row of the tenant and its vectors. Its JWTs and API keys stop working
+    at once. Not reversible."""
     service.delete_account(db, settings, principal, body, client, retrieval.remove_account)
     return Response(status_code=204)
 

@@ -63,6 +63,11 @@ class Unauthorized(DomainError):
     default_detail = "Unauthorized"
 
 
+class JwtRequired(Unauthorized):
+    """Unauthorized on a route that takes only the signed-in user's JWT (its transport challenges for a bearer
+    token alone)."""
+
+
 class Forbidden(DomainError):
     kind = ErrorKind.FORBIDDEN
     default_detail = "Forbidden"
