@@ -490,10 +490,11 @@ check 401 "$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/mcp/memory" -H 'Co
 check 404 "$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/mcp/memory" -H 'Content-Type: application/json' -H "$ACCEPT" -H "X-Api-Key: $KEY" -H "Mcp-Session-Id: forged" -d "$LIST")"  # verify
 check 200 "$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/mcp/context" -H 'Content-Type: application/json' -H "$ACCEPT" -H "X-Api-Key: $KEY" -d "$LIST")"  # verify
 expect '[t["name"] for t in d["result"]["tools"]] == ["context_pack"]'  # verify
-check 404 "$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/mcp/knowledge" -H 'Content-Type: application/json' -H "$ACCEPT" -H "X-Api-Key: $KEY" -d "$LIST")"  # verify
+check 200 "$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/mcp/knowledge" -H 'Content-Type: application/json' -H "$ACCEPT" -H "X-Api-Key: $KEY" -d "$LIST")"  # verify
+expect '"knowledge_sources_list" in [t["name"] for t in d["result"]["tools"]]'  # verify
 check 200 "$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/context/pack" -H 'Content-Type: application/json' -H "X-Api-Key: $KEY" -d '{"task": "x"}')"  # verify
 expect '"KNOWLEDGE: insufficient scope: knowledge:r" in d["warnings"]'  # verify
-check 404 "$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/knowledge/sources" -H "X-Api-Key: $KEY")"  # verify
+check 403 "$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/knowledge/sources" -H "X-Api-Key: $KEY")"  # verify: this key has no knowledge:r
 check 200 "$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/skills/catalog" -H "X-Api-Key: $KEY")"  # verify: the skills registry is served
 
 # == 4.5 Discover and load a skill in three calls ============================================================

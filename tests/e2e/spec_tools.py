@@ -20,4 +20,6 @@ SPEC_TOOLS: dict[str, list[str]] = {
                "skill_catalog_list", "skill_compile", "skill_version_instructions", "skill_version_resources",
                "skill_resource_get", "skill_quality_run", "skill_quality_get"],
     "context": ["context_pack"],
+    # the registry tools so far; search, discovery and resolution tools join as they land (issue 12)
+    "knowledge": ["knowledge_sources_list"],
 }

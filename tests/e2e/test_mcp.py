@@ -204,7 +204,7 @@ async def test_endpoints_answer_with_and_without_a_trailing_slash(base_url, acco
     assert r.json()["result"]["serverInfo"]["name"] == server
 
 
-@pytest.mark.parametrize("path", ["/mcp/nope", "/mcp/todos/extra", "/mcp/knowledge"])
+@pytest.mark.parametrize("path", ["/mcp/nope", "/mcp/todos/extra", "/mcp/knowledgebase"])
 async def test_unknown_mcp_paths_are_json_rpc_404s_listing_the_endpoints(base_url, path):
     async with httpx.AsyncClient(base_url=base_url) as http:
         r = await http.post(path, json=INIT, headers=MCP_HEADERS)

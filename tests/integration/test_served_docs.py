@@ -45,12 +45,12 @@ def test_llms_txt_lists_the_guide_the_openapi_and_every_mcp_endpoint(client):
             assert client.get(path).status_code == 200, path
 
 
-def test_the_schema_gives_the_evidence_item_shape_and_flags_unused_scopes(client):
+def test_the_schema_gives_the_evidence_item_shape_and_calls_no_scope_unused(client):
     body = client.get("/api/schema").json()
     evidence = body["models"]["memory_entry"]["fields"]["evidence"]
     assert evidence["type"] == "array" and evidence["maxItems"] == 50
     assert evidence["items"]["required"] == ["source_type", "source_id"]
     assert set(evidence["items"]["fields"]) == {"source_type", "source_id", "excerpt", "metadata"}
     notes = {s["scope"]: s.get("note") for s in body["scopes"]}
-    assert notes["knowledge:r"] and "grants nothing yet" in notes["knowledge:r"]
+    assert notes["knowledge:r"] is None and notes["knowledge:rw"] is None  # the knowledge registry uses them
     assert notes["memory:r"] is None

@@ -91,6 +91,8 @@ MemoryRead = Annotated[Principal, Security(authorised, scopes=["memory:r"])]
 MemoryWrite = Annotated[Principal, Security(authorised, scopes=["memory:rw"])]
 SkillsRead = Annotated[Principal, Security(authorised, scopes=["skills:r"])]
 SkillsWrite = Annotated[Principal, Security(authorised, scopes=["skills:rw"])]
+KnowledgeRead = Annotated[Principal, Security(authorised, scopes=["knowledge:r"])]
+KnowledgeWrite = Annotated[Principal, Security(authorised, scopes=["knowledge:rw"])]
 # Key management: checked before the body is validated, so a key without manage_keys always gets a 403.
 KeyManager = Annotated[Principal, Security(authorised, scopes=["manage_keys"])]
 

@@ -32,6 +32,7 @@ MODULES: dict[str, str] = {
     "memory": "agentmate.mcp.tools.memory",
     "skills": "agentmate.mcp.tools.skills",
     "context": "agentmate.mcp.tools.context",
+    "knowledge": "agentmate.mcp.tools.knowledge",
 }
 
 _NAME = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")

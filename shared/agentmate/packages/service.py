@@ -15,6 +15,7 @@ from uuid import UUID
 
 from agentmate.core.db import Conn, Database
 from agentmate.core.errors import Conflict, DomainError, FieldError, NotFound, ValidationFailed, invalid
+from agentmate.core.principal import Principal
 from agentmate.packages.identity import (
     NAME_RE,
     derive_domain,
@@ -45,6 +46,10 @@ class Actor:
     account_id: UUID
     user_id: UUID | None = None
     key_id: UUID | None = None
+
+    @classmethod
+    def of(cls, principal: Principal) -> Actor:
+        return cls(principal.account_id, principal.user_id, principal.key_id)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from agentmate.core.scopes import DESCRIPTIONS, SCOPES
 
 router = APIRouter(prefix="/api", tags=["system"])
 
-MCP_MODULES = ("todos", "notes", "reports", "bookmarks", "expenses", "memory", "skills", "context")
+MCP_MODULES = ("todos", "notes", "reports", "bookmarks", "expenses", "memory", "skills", "context", "knowledge")
 
 # Write models an agent fills in, by name → "module:Class". Modules not present yet are skipped.
 SCHEMA_MODELS: dict[str, str] = {
@@ -98,10 +98,7 @@ def _describe(model: type[BaseModel]) -> dict[str, Any]:
 
 
 # Scopes a key may hold although nothing uses them yet (their domain is not built).
-UNUSED_SCOPES = {
-    "knowledge:r": "accepted, grants nothing yet: the knowledge registry is not implemented",
-    "knowledge:rw": "accepted, grants nothing yet: the knowledge registry is not implemented",
-}
+UNUSED_SCOPES: dict[str, str] = {}
 
 
 def _scope_entry(scope: str) -> dict[str, str]:
@@ -154,6 +151,7 @@ LLMS_MODULES = {
     "todos": "todos", "notes": "notes", "reports": "reports", "bookmarks": "bookmarks", "expenses": "expenses",
     "memory": "the memory journal, durable memories, checkpoints/resume and working memory",
     "skills": "skill execution logs and versions",
+    "knowledge": "knowledge collections: sources, documents, the catalog (search and discovery as they land)",
 }
 
 

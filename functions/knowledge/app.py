@@ -1,0 +1,11 @@
+"""Knowledge route group: the registry (sources, revisions, documents, catalog) and the knowledge routes that
+join it (index/search, discovery and resolutions, jobs, wiki, quality): one router each, listed below."""
+
+from agentmate.api.app import build_app
+from agentmate.api.lambda_handler import make_handler
+from agentmate.knowledge.router import router as registry_router
+
+ROUTERS = [registry_router]
+
+app = build_app(ROUTERS)
+handler = make_handler(app)

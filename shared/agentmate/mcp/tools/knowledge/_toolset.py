@@ -1,0 +1,18 @@
+"""The one ToolSet of ``/mcp/knowledge``; each knowledge tool file (registry, search, discovery, wiki, quality)
+decorates its functions with ``tools.tool(...)`` and is imported by the package's ``__init__``."""
+
+from __future__ import annotations
+
+from agentmate.mcp.registry import ToolSet
+
+tools = ToolSet(
+    "knowledge",
+    instructions=(
+        "Knowledge collections of the account that owns the API key: Markdown packages with a root "
+        "KNOWLEDGE.yaml, registered as sources (git, synced from a ref; or local, pushed as snapshots) whose "
+        "immutable revisions hold the documents. Find a collection with knowledge_catalog_list (name/description "
+        "filter, exact domain), list sources with knowledge_sources_list, read documents with "
+        "knowledge_documents_list → knowledge_document_get. Reading needs knowledge:r, registering and syncing "
+        "knowledge:rw."
+    ),
+)
