@@ -21,5 +21,6 @@ SPEC_TOOLS: dict[str, list[str]] = {
                "skill_resource_get", "skill_quality_run", "skill_quality_get"],
     "context": ["context_pack"],
     # the registry tools so far; search, discovery and resolution tools join as they land (issue 12)
-    "knowledge": ["knowledge_sources_list"],
+    "knowledge": ["knowledge_sources_list", "knowledge_source_sync", "knowledge_documents_list",
+                  "knowledge_document_get", "knowledge_catalog_list"],
 }

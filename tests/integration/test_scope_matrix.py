@@ -191,6 +191,9 @@ EXTENSIONS: dict[tuple[str, str], str | tuple[str, ...]] = {
     # skills registry extras (not in spec/001's list; prior-art §2 has GET, DELETE is ours)
     ("GET", "/api/skills/sources/{}"): "skills:r",
     ("DELETE", "/api/skills/sources/{}"): "skills:rw",
+    # knowledge registry extras, like the skills registry's: one source, and its deletion (issue 12)
+    ("GET", "/api/knowledge/sources/{}"): "knowledge:r",
+    ("DELETE", "/api/knowledge/sources/{}"): "knowledge:rw",
 }
 
 EXPECTED = {**SPEC, **EXTENSIONS}

@@ -199,6 +199,31 @@ def rows_skills(v):
     ]
 
 
+def seed_knowledge(client, h, marker, secret):
+    # A local source (domain kb<marker>) with a pushed package: KNOWLEDGE.yaml, a text and a binary document
+    source = _ok(client.post("/api/knowledge/sources", json={"type": "local", "repository_url": "file:///kb",
+                                                             "package_path": f"kb{marker}/faq"}, headers=h))
+    manifest = f"name: {marker} faq\ndescription: {secret}\ncapabilities: [{marker}]\n"
+    pushed = _ok(client.post(f"/api/knowledge/sources/{source['id']}/snapshots", json={"files": [
+        {"path": "KNOWLEDGE.yaml", "content": manifest}, {"path": "docs/a.md", "content": f"# {marker}\n{secret}\n"},
+        {"path": "docs/logo.png", "content_base64": "iVBORw0KGgo="}]}, headers=h))
+    revision = pushed["revision"]["id"]
+    docs = _ok(client.get(f"/api/knowledge/revisions/{revision}/documents", headers=h))["items"]
+    git = _ok(client.post("/api/knowledge/sources", json={"type": "git", "package_path": f"kb{marker}/git",
+                                                          "repository_url": "https://github.com/acme/kb"}, headers=h))
+    return {"id": source["id"], "revision_id": revision, "document_id": docs[0]["id"], "git_source_id": git["id"],
+            "domain": f"kb{marker}"}
+
+
+def rows_knowledge(v):
+    return [
+        ("SELECT to_jsonb(t) FROM knowledge_sources t WHERE id = ANY(%s) ORDER BY 1::text",
+         ([v["id"], v["git_source_id"]],)),
+        ("SELECT to_jsonb(t) FROM knowledge_source_revisions t WHERE source_id = %s", (v["id"],)),
+        ("SELECT to_jsonb(t) FROM knowledge_documents t WHERE revision_id = %s ORDER BY 1::text", (v["revision_id"],)),
+    ]
+
+
 def seed_apikeys(client, h, marker, secret):
     return {"id": _ok(client.post("/api/auth/apikeys", json={"name": f"{marker} {secret}", "scopes": ["manage_keys"]},
                                   headers=h))["id"]}
@@ -355,6 +380,27 @@ DOMAINS: list[Domain] = [
                   Probe("POST", "/api/skills/index", {}, own_visible="pkg_version_id"),
                   Probe("POST", "/api/skills/compile", {}, own_visible="pkg_version_id")],
         owner_read="/api/skills/versions/{v.id}",
+    ),
+    Domain(
+        "knowledge", "/api/knowledge", "knowledge:rw", seed_knowledge, rows_knowledge,
+        reads=[Probe("GET", "/api/knowledge/sources/{v.id}"),
+               Probe("GET", "/api/knowledge/sources/{v.id}/revisions"),
+               Probe("GET", "/api/knowledge/revisions/{v.revision_id}/documents"),
+               Probe("GET", "/api/knowledge/revisions/{v.revision_id}/documents/{v.document_id}"),
+               Probe("GET", "/api/knowledge/revisions/{own.revision_id}/documents/{v.document_id}")],
+        writes=[Probe("DELETE", "/api/knowledge/sources/{v.id}"),
+                Probe("POST", "/api/knowledge/sources/{v.id}/snapshots",
+                      {"files": [{"path": "KNOWLEDGE.yaml", "content": "name: planted\n"},
+                                 {"path": "a.md", "content": "planted"}]}),
+                Probe("POST", "/api/knowledge/sources/{v.git_source_id}/sync", {"ref": "main"}),
+                Probe("POST", "/api/knowledge/sources/{v.id}/sync", {})],
+        listings=[Probe("GET", "/api/knowledge/sources", own_visible=True),
+                  Probe("GET", "/api/knowledge/catalog", own_visible=True),
+                  Probe("GET", "/api/knowledge/catalog", params={"query": "{v.marker}"},
+                        check=lambda d: d["items"] == []),
+                  Probe("GET", "/api/knowledge/catalog", params={"domain": "{v.domain}"},
+                        check=lambda d: d["items"] == [] and len(d["domains"]) == 1)],
+        owner_read="/api/knowledge/sources/{v.id}",
     ),
     Domain(
         "apikeys", "/api/auth", "manage_keys", seed_apikeys, _row("api_keys"),

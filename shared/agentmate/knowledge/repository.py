@@ -9,9 +9,9 @@ from psycopg.types.json import Jsonb
 
 from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
-from agentmate.core.sql import paged
+from agentmate.core.sql import like_pattern, paged
 from agentmate.knowledge.manifest import MANIFEST_PATH
-from agentmate.packages.models import FileMeta
+from agentmate.knowledge.schemas import KnowledgeDocument
 from agentmate.packages.store import FILE_META_COLUMNS, PackageStore, PackageTables, template_constraints
 
 TABLES = PackageTables("knowledge_sources", "knowledge_source_revisions", "knowledge_documents")
@@ -34,9 +34,48 @@ def manifest(conn: Conn, *, account_id: UUID, revision_id: UUID) -> dict[str, An
 
 
 def list_documents(conn: Conn, *, account_id: UUID, revision_id: UUID, limit: int,
-                   offset: int) -> tuple[list[FileMeta], int]:
+                   offset: int) -> tuple[list[KnowledgeDocument], int]:
     rows, total = paged(conn, columns=FILE_META_COLUMNS, table="knowledge_documents",
                         where=["account_id = %(a)s", "revision_id = %(r)s", "path <> %(m)s"],
                         params={"a": account_id, "r": revision_id, "m": MANIFEST_PATH},
                         order_by='path COLLATE "C"', limit=limit, offset=offset)
-    return [FileMeta.model_validate(r) for r in rows], total
+    return [KnowledgeDocument.model_validate(r) for r in rows], total
+
+
+# -- K0 catalog: sources with an active revision, joined to the revision's manifest ------------------------------
+
+_CARD_COLUMNS = (
+    "s.id AS source_id, s.name AS source_name, s.domain, r.id AS revision_id, r.package_hash, r.manifest, "
+    "r.file_count - 1 AS document_count"  # every revision holds KNOWLEDGE.yaml, which is not a document
+)
+_CARDS = ("knowledge_sources s JOIN knowledge_source_revisions r "
+          "ON r.account_id = s.account_id AND r.id = s.active_revision_id")
+_CARD_ORDER = "lower(COALESCE(r.manifest->>'name', s.name)), s.id"
+
+
+def catalog_page(conn: Conn, *, account_id: UUID, query: str | None, domain: str | None, limit: int,
+                 offset: int) -> tuple[list[dict[str, Any]], int]:
+    where: list[str] = ["s.account_id = %(a)s"]
+    params: dict[str, Any] = {"a": account_id}
+    if query is not None:
+        where.append("(r.manifest->>'name' ILIKE %(query)s OR r.manifest->>'description' ILIKE %(query)s "
+                     "OR s.name ILIKE %(query)s)")
+        params["query"] = like_pattern(query)
+    if domain is not None:
+        where.append("s.domain = %(domain)s")
+        params["domain"] = domain
+    return paged(conn, columns=_CARD_COLUMNS, table=_CARDS, where=where, params=params, order_by=_CARD_ORDER,
+                 limit=limit, offset=offset)
+
+
+def catalog_all(conn: Conn, *, account_id: UUID) -> list[dict[str, Any]]:
+    """Every card row of the account, in catalog order (discovery reads the whole catalog)."""
+    return conn.execute(f"SELECT {_CARD_COLUMNS} FROM {_CARDS} WHERE s.account_id = %s ORDER BY {_CARD_ORDER}",
+                        (account_id,)).fetchall()
+
+
+def domain_roster(conn: Conn, *, account_id: UUID) -> list[dict[str, Any]]:
+    """Collections per owning domain (null last), over every card of the account."""
+    return conn.execute(
+        f"""SELECT s.domain, count(*) AS collections FROM {_CARDS} WHERE s.account_id = %s
+            GROUP BY s.domain ORDER BY s.domain NULLS LAST""", (account_id,)).fetchall()

@@ -3,20 +3,114 @@ Mounted with the other knowledge routers in the knowledge function (functions/kn
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+from uuid import UUID
 
-from agentmate.api.deps import DbDep, KnowledgeRead, PageDep
+from fastapi import APIRouter, Query, Response
+from fastapi.responses import JSONResponse
+
+from agentmate.api.deps import DbDep, KnowledgeRead, KnowledgeWrite, PageDep
 from agentmate.api.errors import PROBLEM_RESPONSES
+from agentmate.api.routing import LAMBDA_BODY_LIMIT, max_body
 from agentmate.core.pagination import Page
+from agentmate.core.text import blank_to_none
+from agentmate.knowledge import catalog as k0
 from agentmate.knowledge import service
-from agentmate.packages.models import Source
+from agentmate.knowledge.schemas import (
+    MAX_CATALOG_QUERY,
+    MAX_DOMAIN,
+    KnowledgeCatalog,
+    KnowledgeDocument,
+    KnowledgeDocumentContent,
+    KnowledgeIngestResult,
+    KnowledgeSnapshotPush,
+    KnowledgeSyncRequest,
+)
+from agentmate.packages.models import Revision, Source, SourceInput
 from agentmate.packages.service import Actor
 
 router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
 
 
+def _ingested(result: KnowledgeIngestResult) -> JSONResponse:
+    return JSONResponse(result.model_dump(mode="json"), status_code=201 if result.created else 200)
+
+
+@router.post("/sources", status_code=201, response_model=Source, responses={200: {"model": Source}})
+def register_source(body: SourceInput, principal: KnowledgeWrite, db: DbDep) -> JSONResponse:
+    """Register a git (server-pull) or local (client-push) knowledge source, or upsert it by name: 200 when the
+    name already names this package (default_ref is updated), 409 when it names a different one. The domain is
+    derived from package_path."""
+    up = service.register_source(db, Actor.of(principal), body)
+    return JSONResponse(up.source.model_dump(mode="json"), status_code=201 if up.created else 200)
+
+
 @router.get("/sources", response_model=Page[Source])
 def list_sources(principal: KnowledgeRead, db: DbDep, page: PageDep) -> Page[Source]:
     """List knowledge sources, newest first."""
-    items, total = service.list_sources(db, Actor.of(principal), page.limit, page.offset)
-    return Page[Source](items=items, total=total, limit=page.limit, offset=page.offset)
+    return service.list_sources(db, Actor.of(principal), page)
+
+
+@router.get("/sources/{source_id}", response_model=Source)
+def get_source(source_id: UUID, principal: KnowledgeRead, db: DbDep) -> Source:
+    """One knowledge source with its status, last error and active revision."""
+    return service.get_source(db, Actor.of(principal), source_id)
+
+
+@router.delete("/sources/{source_id}", status_code=204)
+def delete_source(source_id: UUID, principal: KnowledgeWrite, db: DbDep) -> Response:
+    """Delete a source with its revisions and documents; 409 while a resolution run selected it."""
+    service.delete_source(db, Actor.of(principal), source_id)
+    return Response(status_code=204)
+
+
+@router.get("/sources/{source_id}/revisions", response_model=Page[Revision])
+def list_revisions(source_id: UUID, principal: KnowledgeRead, db: DbDep, page: PageDep) -> Page[Revision]:
+    """Immutable revisions of a source, newest first."""
+    return service.list_revisions(db, Actor.of(principal), source_id, page)
+
+
+@router.post("/sources/{source_id}/sync", status_code=201, response_model=KnowledgeIngestResult,
+             responses={200: {"model": KnowledgeIngestResult}})
+def sync_source(source_id: UUID, principal: KnowledgeWrite, db: DbDep,
+                body: KnowledgeSyncRequest | None = None) -> JSONResponse:
+    """Resolve a ref of a git source to an immutable commit and ingest the package at it (public GitHub/GitLab by
+    default). 201 for a new revision, 200 when the package hash replays one (the source is re-targeted to it);
+    a failure marks the source error and leaves no revision."""
+    return _ingested(service.sync_source(db, Actor.of(principal), source_id, body or KnowledgeSyncRequest()))
+
+
+@router.post("/sources/{source_id}/snapshots", status_code=201, response_model=KnowledgeIngestResult,
+             responses={200: {"model": KnowledgeIngestResult}}, openapi_extra=max_body(LAMBDA_BODY_LIMIT))
+def push_snapshot(source_id: UUID, body: KnowledgeSnapshotPush, principal: KnowledgeWrite,
+                  db: DbDep) -> JSONResponse:
+    """Push a local package snapshot (KNOWLEDGE.yaml at the root; its include/exclude select the documents).
+    201 for a new revision, 200 when the package hash replays one (the source is re-targeted to it)."""
+    return _ingested(service.push_snapshot(db, Actor.of(principal), source_id, body))
+
+
+@router.get("/revisions/{revision_id}/documents", response_model=Page[KnowledgeDocument])
+def list_documents(revision_id: UUID, principal: KnowledgeRead, db: DbDep,
+                   page: PageDep) -> Page[KnowledgeDocument]:
+    """Document metadata of a revision without bodies, in path order (KNOWLEDGE.yaml is not a document)."""
+    return service.list_documents(db, Actor.of(principal), revision_id, page)
+
+
+@router.get("/revisions/{revision_id}/documents/{document_id}", response_model=KnowledgeDocumentContent)
+def get_document(revision_id: UUID, document_id: UUID, principal: KnowledgeRead,
+                 db: DbDep) -> KnowledgeDocumentContent:
+    """One document with its text snapshot (null content for a binary document); Cache-Control: private,
+    no-store."""
+    return service.get_document(db, Actor.of(principal), revision_id, document_id)
+
+
+@router.get("/catalog", response_model=KnowledgeCatalog)
+def catalog(
+    principal: KnowledgeRead, db: DbDep, page: PageDep,
+    query: Annotated[str | None, Query(max_length=MAX_CATALOG_QUERY,
+                                       description="Substring of the name or description (case-insensitive)")] = None,
+    domain: Annotated[str | None, Query(max_length=MAX_DOMAIN, description="Exact owning domain")] = None,
+) -> KnowledgeCatalog:
+    """K0 cards of the sources with an active revision, ordered by name (stable pages), plus the account's
+    domain roster with collection counts."""
+    return k0.catalog(db, Actor.of(principal), page, blank_to_none(query), blank_to_none(domain))

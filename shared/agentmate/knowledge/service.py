@@ -3,44 +3,46 @@
 Every ingest (snapshot push or git sync) must carry a root KNOWLEDGE.yaml; its include/exclude rules select the
 documents, and the package identity covers the manifest plus the selected documents only (prior-art §4.10).
 Replaying a package hash returns the existing revision and re-targets the source's active_revision_id.
+
+Inline work is bounded like the skills registry's: a snapshot has the ingest's size limits (it fits one Lambda
+request) and a git sync the ingest's time budget (``PACKAGES_SYNC_BUDGET_S``, under API Gateway's 30 s).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from uuid import UUID
 
 from agentmate.core.db import Conn, Database
 from agentmate.core.errors import NotFound
+from agentmate.core.observability import counted
+from agentmate.core.pagination import Page, PageParams
 from agentmate.knowledge import repository
 from agentmate.knowledge.manifest import MANIFEST_PATH, KnowledgeManifest, parse_manifest
 from agentmate.knowledge.repository import STORE
-from agentmate.packages import service as packages
-from agentmate.packages.limits import PackageSettings
-from agentmate.packages.models import (
-    FileInput,
-    FileMeta,
-    FileRecord,
-    Ingested,
-    Package,
-    Revision,
-    Source,
-    SourceInput,
-    Upserted,
+from agentmate.knowledge.schemas import (
+    KnowledgeDocument,
+    KnowledgeDocumentContent,
+    KnowledgeIngestResult,
+    KnowledgeSnapshotPush,
+    KnowledgeSyncRequest,
 )
+from agentmate.packages import runtime
+from agentmate.packages import service as packages
+from agentmate.packages.models import Ingested, Package, Revision, Source, SourceInput, Upserted
 from agentmate.packages.policy import NetPolicy
 from agentmate.packages.service import Actor, Fetcher
 
-
-@dataclass(frozen=True, slots=True)
-class KnowledgeIngest:
-    ingested: Ingested
-    manifest: KnowledgeManifest
+REFERENCED = ("a knowledge resolution run selected this source or one of its revisions (audit rows are "
+              "append-only); the source cannot be deleted")
 
 
-def _policy() -> NetPolicy:
-    return NetPolicy.from_settings(PackageSettings())
+def net_policy() -> NetPolicy:
+    return runtime.net_policy()
+
+
+def fetcher() -> Fetcher:
+    return runtime.git_fetcher(net_policy())
 
 
 def select_documents(package: Package) -> tuple[Package, KnowledgeManifest]:
@@ -61,11 +63,6 @@ class _Selection:
         return selected
 
 
-def register_source(db: Database, actor: Actor, data: SourceInput, policy: NetPolicy | None = None) -> Upserted:
-    with db.tenant(actor.account_id) as conn:
-        return packages.register_source(conn, STORE, actor, data, policy or _policy())
-
-
 def _hooks(actor: Actor) -> tuple[_Selection, Callable[[Conn, Ingested], KnowledgeManifest]]:
     sel = _Selection()
 
@@ -79,36 +76,76 @@ def _hooks(actor: Actor) -> tuple[_Selection, Callable[[Conn, Ingested], Knowled
     return sel, on_revision
 
 
-def push_snapshot(db: Database, actor: Actor, source_id: UUID, files: Sequence[FileInput],
-                  expected_hash: str | None = None) -> KnowledgeIngest:
-    sel, on_revision = _hooks(actor)
-    out = packages.push_snapshot(db, STORE, actor, source_id, files, expected_hash=expected_hash,
-                                 select=sel.select, on_revision=on_revision)
+def _result(out: packages.IngestOutcome[KnowledgeManifest]) -> KnowledgeIngestResult:
     assert out.extra is not None
-    return KnowledgeIngest(out.ingested, out.extra)
+    i = out.ingested
+    return KnowledgeIngestResult(source=i.source, revision=i.revision, manifest=out.extra, created=i.created)
 
 
-def sync_source(db: Database, actor: Actor, source_id: UUID, fetcher: Fetcher,
-                ref: str | None = None) -> KnowledgeIngest:
-    sel, on_revision = _hooks(actor)
-    out = packages.sync_source(db, STORE, actor, source_id, fetcher, ref=ref, select=sel.select,
-                               on_revision=on_revision)
-    assert out.extra is not None
-    return KnowledgeIngest(out.ingested, out.extra)
+def _new_package(result: KnowledgeIngestResult) -> float:
+    return 1 if result.created else 0
 
 
-def list_sources(db: Database, actor: Actor, limit: int, offset: int) -> tuple[list[Source], int]:
+# -- sources -----------------------------------------------------------------------------------------------------
+
+
+def register_source(db: Database, actor: Actor, data: SourceInput, policy: NetPolicy | None = None) -> Upserted:
     with db.tenant(actor.account_id) as conn:
-        return STORE.list_sources(conn, account_id=actor.account_id, limit=limit, offset=offset)
+        return packages.register_source(conn, STORE, actor, data, policy or net_policy())
 
 
-def list_revisions(db: Database, actor: Actor, source_id: UUID, limit: int,
-                   offset: int) -> tuple[list[Revision], int]:
+def list_sources(db: Database, actor: Actor, page: PageParams) -> Page[Source]:
+    with db.tenant(actor.account_id) as conn:
+        items, total = STORE.list_sources(conn, account_id=actor.account_id, limit=page.limit, offset=page.offset)
+    return Page[Source](items=items, total=total, limit=page.limit, offset=page.offset)
+
+
+def get_source(db: Database, actor: Actor, source_id: UUID) -> Source:
+    with db.tenant(actor.account_id) as conn:
+        source = STORE.get_source(conn, account_id=actor.account_id, source_id=source_id)
+    if source is None:
+        raise NotFound("knowledge source")
+    return source
+
+
+def delete_source(db: Database, actor: Actor, source_id: UUID) -> None:
+    """Delete a source with its revisions and documents (chunks and links cascade); a 409 while a resolution run
+    selected it (kdisc's NO ACTION foreign keys of knowledge_resolution_selections)."""
+    with db.tenant(actor.account_id) as conn:
+        if not STORE.delete_source(conn, account_id=actor.account_id, source_id=source_id, referenced=REFERENCED):
+            raise NotFound("knowledge source")
+
+
+def list_revisions(db: Database, actor: Actor, source_id: UUID, page: PageParams) -> Page[Revision]:
     with db.tenant(actor.account_id) as conn:
         if STORE.get_source(conn, account_id=actor.account_id, source_id=source_id) is None:
             raise NotFound("knowledge source")
-        return STORE.list_revisions(conn, account_id=actor.account_id, source_id=source_id, limit=limit,
-                                    offset=offset)
+        items, total = STORE.list_revisions(conn, account_id=actor.account_id, source_id=source_id,
+                                            limit=page.limit, offset=page.offset)
+    return Page[Revision](items=items, total=total, limit=page.limit, offset=page.offset)
+
+
+# -- ingest ------------------------------------------------------------------------------------------------------
+
+
+@counted("KnowledgePackageIngested", _new_package)
+def push_snapshot(db: Database, actor: Actor, source_id: UUID, body: KnowledgeSnapshotPush) -> KnowledgeIngestResult:
+    sel, on_revision = _hooks(actor)
+    out = packages.push_snapshot(db, STORE, actor, source_id, body.files, expected_hash=body.package_hash,
+                                 select=sel.select, on_revision=on_revision)
+    return _result(out)
+
+
+@counted("KnowledgePackageIngested", _new_package)
+def sync_source(db: Database, actor: Actor, source_id: UUID, body: KnowledgeSyncRequest,
+                git: Fetcher | None = None) -> KnowledgeIngestResult:
+    sel, on_revision = _hooks(actor)
+    out = packages.sync_source(db, STORE, actor, source_id, git or runtime.LazyFetcher(lambda: fetcher()),
+                               ref=body.ref, select=sel.select, on_revision=on_revision)
+    return _result(out)
+
+
+# -- revisions and documents -------------------------------------------------------------------------------------
 
 
 def manifest_of(db: Database, actor: Actor, revision_id: UUID) -> KnowledgeManifest:
@@ -119,19 +156,19 @@ def manifest_of(db: Database, actor: Actor, revision_id: UUID) -> KnowledgeManif
     return KnowledgeManifest.model_validate(data)
 
 
-def list_documents(db: Database, actor: Actor, revision_id: UUID, limit: int,
-                   offset: int) -> tuple[list[FileMeta], int]:
-    """Document metadata without bodies (the manifest is not a document)."""
+def list_documents(db: Database, actor: Actor, revision_id: UUID, page: PageParams) -> Page[KnowledgeDocument]:
+    """Document metadata without bodies, in path order (the manifest is not a document)."""
     with db.tenant(actor.account_id) as conn:
         if STORE.get_revision(conn, account_id=actor.account_id, revision_id=revision_id) is None:
             raise NotFound("knowledge revision")
-        return repository.list_documents(conn, account_id=actor.account_id, revision_id=revision_id,
-                                         limit=limit, offset=offset)
+        items, total = repository.list_documents(conn, account_id=actor.account_id, revision_id=revision_id,
+                                                 limit=page.limit, offset=page.offset)
+    return Page[KnowledgeDocument](items=items, total=total, limit=page.limit, offset=page.offset)
 
 
-def get_document(db: Database, actor: Actor, revision_id: UUID, document_id: UUID) -> FileRecord:
+def get_document(db: Database, actor: Actor, revision_id: UUID, document_id: UUID) -> KnowledgeDocumentContent:
     with db.tenant(actor.account_id) as conn:
         doc = STORE.get_file(conn, account_id=actor.account_id, revision_id=revision_id, file_id=document_id)
     if doc is None or doc.path == MANIFEST_PATH:
         raise NotFound("knowledge document")
-    return doc
+    return KnowledgeDocumentContent.model_validate(doc.model_dump())

@@ -12,7 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
+import psycopg
+
 from agentmate.core.db import Conn
+from agentmate.core.errors import Conflict
 from agentmate.core.sql import paged
 from agentmate.packages.models import FileMeta, FileRecord, Package, Revision, Source, SourceInput
 
@@ -123,7 +126,19 @@ class PackageStore:
                             params={"a": account_id}, order_by="created_at DESC, id", limit=limit, offset=offset)
         return [Source.model_validate(r) for r in rows], total
 
-    def delete_source(self, conn: Conn, *, account_id: UUID, source_id: UUID) -> bool:
+    def delete_source(self, conn: Conn, *, account_id: UUID, source_id: UUID, referenced: str | None = None) -> bool:
+        """Delete a source (its revisions and files cascade). With ``referenced``, a registry row that still
+        references the source or one of its revisions through a NO ACTION foreign key (an audit row) makes this a
+        ``Conflict`` with that message, and nothing is deleted."""
+        if referenced is None:
+            return self._delete_source(conn, account_id, source_id)
+        try:
+            with conn.transaction():
+                return self._delete_source(conn, account_id, source_id)
+        except psycopg.errors.ForeignKeyViolation:
+            raise Conflict(referenced) from None
+
+    def _delete_source(self, conn: Conn, account_id: UUID, source_id: UUID) -> bool:
         return conn.execute(f"DELETE FROM {self.tables.sources} WHERE account_id = %s AND id = %s",
                             (account_id, source_id)).rowcount > 0
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 from uuid import UUID
 
@@ -24,8 +23,8 @@ from agentmate.core.errors import NotFound, TooLarge, invalid
 from agentmate.core.observability import counted
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
+from agentmate.packages import runtime
 from agentmate.packages import service as packages
-from agentmate.packages.limits import PackageSettings
 from agentmate.packages.models import Ingested, Package, Revision, Source, SourceInput, Upserted
 from agentmate.packages.policy import NetPolicy
 from agentmate.retrieval import service as retrieval
@@ -67,30 +66,16 @@ INLINE_BUDGET_S = 20.0
 TEXT_INDEXABLE = ("text/", "application/json", "application/yaml", "application/x-yaml", "application/toml")
 
 
-@lru_cache(maxsize=1)
-def package_settings() -> PackageSettings:
-    return PackageSettings()
-
-
 def net_policy() -> NetPolicy:
-    return NetPolicy.from_settings(package_settings())
+    return runtime.net_policy()
 
 
 def fetcher() -> packages.Fetcher:
-    from agentmate.packages.git import GitFetcher  # dulwich only where a sync runs
-
-    return GitFetcher(net_policy(), package_settings())
-
-
-class _LazyFetcher:
-    """Builds the git fetcher only when a sync of an existing git source actually fetches."""
-
-    def fetch(self, repository_url: str, package_path: str, ref: str) -> Any:
-        return fetcher().fetch(repository_url, package_path, ref)
+    return runtime.git_fetcher(net_policy())
 
 
 def _actor(principal: Principal) -> packages.Actor:
-    return packages.Actor(principal.account_id, principal.user_id, principal.key_id)
+    return packages.Actor.of(principal)
 
 
 def indexable(mime_type: str, is_text: bool) -> bool:
@@ -236,7 +221,7 @@ def push_snapshot(db: Database, rt: Retrieval, principal: Principal, source_id: 
 def sync_source(db: Database, rt: Retrieval, principal: Principal, source_id: UUID, body: SkillSyncRequest,
                 git: packages.Fetcher | None = None) -> SkillIngestResult:
     out = packages.sync_source(
-        db, STORE, _actor(principal), source_id, git or _LazyFetcher(), ref=body.ref, select=_require_skill_md,
+        db, STORE, _actor(principal), source_id, git or runtime.LazyFetcher(lambda: fetcher()), ref=body.ref, select=_require_skill_md,
         on_revision=_bind_version(principal, label=None, change_summary="", activate=body.activate),
     )
     return _after_commit(db, principal, out, body.index, rt)

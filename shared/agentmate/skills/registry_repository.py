@@ -7,11 +7,9 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-import psycopg
 from psycopg.types.json import Jsonb
 
 from agentmate.core.db import Conn
-from agentmate.core.errors import Conflict
 from agentmate.core.sql import like_pattern, paged
 from agentmate.packages.store import PackageStore, PackageTables
 from agentmate.skills import compiler
@@ -104,12 +102,9 @@ def revision_file(conn: Conn, *, account_id: UUID, revision_id: UUID, file_id: U
 def delete_source(conn: Conn, *, account_id: UUID, source_id: UUID) -> bool:
     """Delete a source (its revisions and versions cascade). A version still referenced by a version-bound log
     or a quality run makes the NO ACTION foreign key refuse it: that is a 409, nothing is deleted."""
-    try:
-        with conn.transaction():
-            return STORE.delete_source(conn, account_id=account_id, source_id=source_id)
-    except psycopg.errors.ForeignKeyViolation:
-        raise Conflict("a version of this source is referenced by a skill log or a quality run (audit rows are "
-                       "append-only); the source cannot be deleted") from None
+    return STORE.delete_source(conn, account_id=account_id, source_id=source_id, referenced=(
+        "a version of this source is referenced by a skill log or a quality run (audit rows are append-only); the "
+        "source cannot be deleted"))
 
 
 # -- artifacts ---------------------------------------------------------------------------------------------------

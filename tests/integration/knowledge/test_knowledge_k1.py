@@ -10,11 +10,14 @@ import pytest
 
 from agentmate.core.db import get_database
 from agentmate.core.errors import Conflict, NotFound, ValidationFailed
+from agentmate.core.pagination import PageParams
 from agentmate.knowledge import service
+from agentmate.knowledge.schemas import KnowledgeSnapshotPush, KnowledgeSyncRequest
 from agentmate.packages.identity import package_hash, sha256_hex
 from agentmate.packages.models import FileInput, SourceInput
 from agentmate.packages.service import Actor
 
+P = PageParams(limit=10)
 MANIFEST = "name: Product FAQ\ncapabilities: [billing]\ninclude: ['docs/**']\nexclude: ['docs/drafts/**']\n"
 
 
@@ -34,9 +37,8 @@ def _source(actor, path="product/faq", **kw):
 
 
 def _push(actor, source_id, files):
-    return service.push_snapshot(get_database(), actor, source_id,
-                                 [FileInput(path=p, **c) if isinstance(c, dict) else FileInput(path=p, content=c)
-                                  for p, c in files.items()])
+    files = [FileInput(path=p, **c) if isinstance(c, dict) else FileInput(path=p, content=c) for p, c in files.items()]
+    return service.push_snapshot(get_database(), actor, source_id, KnowledgeSnapshotPush(files=files))
 
 
 FILES = {"KNOWLEDGE.yaml": MANIFEST, "docs/a.md": "# A\n", "docs/drafts/wip.md": "wip\n", "notes.txt": "n\n",
@@ -49,29 +51,29 @@ def test_the_manifest_selects_documents_and_always_enters_the_identity(actor):
     out = _push(actor, src.id, FILES)
     expected = package_hash([("KNOWLEDGE.yaml", sha256_hex(MANIFEST.encode()), len(MANIFEST.encode())),
                              ("docs/a.md", sha256_hex(b"# A\n"), 4), ("docs/img.png", sha256_hex(b"\x89PNG\0"), 5)])
-    assert out.ingested.revision.package_hash == expected
+    assert out.revision.package_hash == expected
     assert out.manifest.capabilities == ["billing"]
     db = get_database()
-    docs, total = service.list_documents(db, actor, out.ingested.revision.id, 10, 0)
-    assert (total, [d.path for d in docs]) == (2, ["docs/a.md", "docs/img.png"])
-    one = service.get_document(db, actor, out.ingested.revision.id, docs[0].id)
+    docs = service.list_documents(db, actor, out.revision.id, P).items
+    assert (len(docs), [d.path for d in docs]) == (2, ["docs/a.md", "docs/img.png"])
+    one = service.get_document(db, actor, out.revision.id, docs[0].id)
     assert one.content == "# A\n"
-    assert service.manifest_of(db, actor, out.ingested.revision.id).name == "Product FAQ"
+    assert service.manifest_of(db, actor, out.revision.id).name == "Product FAQ"
     # Files the manifest leaves out do not change the identity: a replay returns the same revision
     changed_unselected = {**FILES, "docs/drafts/wip.md": "other wip\n", "notes.txt": "other\n"}
     replay = _push(actor, src.id, changed_unselected)
-    assert (replay.ingested.created, replay.ingested.revision.id) == (False, out.ingested.revision.id)
+    assert (replay.created, replay.revision.id) == (False, out.revision.id)
 
 
 def test_replaying_a_package_hash_retargets_the_active_revision(actor):
     src = _source(actor, path="kb/retarget")
-    first = _push(actor, src.id, FILES).ingested
-    second = _push(actor, src.id, {**FILES, "docs/a.md": "# A v2\n"}).ingested
+    first = _push(actor, src.id, FILES)
+    second = _push(actor, src.id, {**FILES, "docs/a.md": "# A v2\n"})
     assert second.source.active_revision_id == second.revision.id != first.revision.id
-    again = _push(actor, src.id, FILES).ingested
+    again = _push(actor, src.id, FILES)
     assert (again.created, again.source.active_revision_id) == (False, first.revision.id)
-    revisions, total = service.list_revisions(get_database(), actor, src.id, 10, 0)
-    assert (total, {r.id for r in revisions}) == (2, {first.revision.id, second.revision.id})
+    revisions = service.list_revisions(get_database(), actor, src.id, P)
+    assert (revisions.total, {r.id for r in revisions.items}) == (2, {first.revision.id, second.revision.id})
 
 
 def test_a_missing_or_invalid_manifest_is_refused_and_writes_nothing(actor, owner_url):
@@ -97,14 +99,14 @@ def test_a_name_repointed_to_another_package_is_a_conflict(actor):
 
 def test_another_account_sees_nothing(actor, other):
     src = _source(actor, path="secret/kb")
-    rev = _push(actor, src.id, FILES).ingested.revision
+    rev = _push(actor, src.id, FILES).revision
     db = get_database()
     with pytest.raises(NotFound):
-        service.list_documents(db, other, rev.id, 10, 0)
+        service.list_documents(db, other, rev.id, P)
     with pytest.raises(NotFound):
-        service.list_revisions(db, other, src.id, 10, 0)
-    assert service.list_sources(db, other, 10, 0) == ([], 0)
-    docs, _ = service.list_documents(db, actor, rev.id, 10, 0)
+        service.list_revisions(db, other, src.id, P)
+    assert service.list_sources(db, other, P).total == 0
+    docs = service.list_documents(db, actor, rev.id, P).items
     with pytest.raises(NotFound):
         service.get_document(db, other, rev.id, docs[0].id)
 
@@ -120,13 +122,15 @@ def test_git_sync_from_the_loopback_server_ingests_the_manifest_selection(actor,
         url = server.url("github.test", "acme/kb")
         src = service.register_source(get_database(), actor, SourceInput(type="git", repository_url=url,
                                                                          package_path="faq"), make_policy()).source
-        out = service.sync_source(get_database(), actor, src.id, fetcher(settings=SETTINGS), ref="main")
-        assert (out.ingested.revision.commit_sha, out.ingested.revision.file_count) == (sha, 2)
+        out = service.sync_source(get_database(), actor, src.id, KnowledgeSyncRequest(ref="main"),
+                                  fetcher(settings=SETTINGS))
+        assert (out.revision.commit_sha, out.revision.file_count) == (sha, 2)
         # a commit whose manifest is broken fails the sync: source in error, no new revision
         commit_tree(server.repo("acme/kb"), {"faq/KNOWLEDGE.yaml": b"citation_policy: maybe\n",
                                              "faq/docs/a.md": b"# A\n"})
         with pytest.raises(ValidationFailed):
-            service.sync_source(get_database(), actor, src.id, fetcher(settings=SETTINGS), ref="main")
+            service.sync_source(get_database(), actor, src.id, KnowledgeSyncRequest(ref="main"),
+                                  fetcher(settings=SETTINGS))
         with psycopg.connect(owner_url) as conn:
             status, error = conn.execute("SELECT status, last_error FROM knowledge_sources WHERE id = %s",
                                          (src.id,)).fetchone()

@@ -1,0 +1,43 @@
+"""The deployment's git sync parts, built from settings (``PACKAGES_*``), for every registry: the URL policy and
+a fetcher that is only built (dulwich only imported) when a sync of an existing git source actually fetches.
+
+A registry keeps its own ``net_policy`` / ``fetcher`` module functions on top of these, so tests can point one
+registry at the loopback git server."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from agentmate.packages.limits import PackageSettings
+from agentmate.packages.models import Fetched
+from agentmate.packages.policy import NetPolicy
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agentmate.packages.service import Fetcher
+
+
+@lru_cache(maxsize=1)
+def package_settings() -> PackageSettings:
+    return PackageSettings()
+
+
+def net_policy() -> NetPolicy:
+    return NetPolicy.from_settings(package_settings())
+
+
+def git_fetcher(policy: NetPolicy | None = None) -> Fetcher:
+    from agentmate.packages.git import GitFetcher  # dulwich only where a sync runs
+
+    return GitFetcher(policy or net_policy(), package_settings())
+
+
+class LazyFetcher:
+    """Calls ``factory`` for the real fetcher only when a fetch happens (a refused sync never builds one)."""
+
+    def __init__(self, factory: Callable[[], Fetcher]) -> None:
+        self._factory = factory
+
+    def fetch(self, repository_url: str, package_path: str, ref: str) -> Fetched:
+        return self._factory().fetch(repository_url, package_path, ref)
