@@ -528,5 +528,44 @@ check 200 "$code"
 json 'd["content"]'   # Keep 10% of the budget in reserve.
 expect 'd["content"] == "Keep 10% of the budget in reserve.\n"'  # verify
 
+# == 4.6 Knowledge: find a collection, read its documents ======================================================
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/auth/apikeys" -H "Authorization: Bearer $TOKEN" \
+  -H 'Content-Type: application/json' -d '{"name": "knowledge-agent", "scopes": ["knowledge:rw", "skills:r"]}')
+check 201 "$code"
+KKEY=$(json 'd["key"]')
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/knowledge/sources" -H "X-Api-Key: $KKEY" \
+  -H 'Content-Type: application/json' \
+  -d '{"type": "local", "repository_url": "file:///my/kb", "package_path": "support/refunds"}')
+check 201 "$code"
+json 'd["name"], d["domain"]'   # support-refunds support
+KSOURCE=$(json 'd["id"]')
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/knowledge/sources/$KSOURCE/snapshots" \
+  -H "X-Api-Key: $KKEY" -H 'Content-Type: application/json' -d '{"files": [
+    {"path": "KNOWLEDGE.yaml", "content": "name: Refund policy\ndescription: How and when refunds are paid\nlanguages: [en]\ncapabilities: [refunds]\ninclude: [\"docs/**\"]\ncitation_policy: required\n"},
+    {"path": "docs/refunds.md", "content": "# Refunds\n\n## Card payments\n\nRefunds go back to the original card within 5 business days.\n"},
+    {"path": "drafts/new-policy.md", "content": "Not published yet.\n"}]}')
+check 201 "$code"
+json 'd["created"], d["revision"]["file_count"], d["manifest"]["capabilities"]'   # True 2 ['refunds']
+expect 'd["created"] is True and d["revision"]["file_count"] == 2 and d["manifest"]["citation_policy"] == "required"'  # verify
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/knowledge/catalog?query=refund&domain=support" \
+  -H "X-Api-Key: $KKEY")
+check 200 "$code"
+json '[(c["name"], c["capabilities"], c["document_count"], c["index_status"]) for c in d["items"]]'
+json 'd["domains"]'   # [{'domain': 'support', 'collections': 1}]
+KREV=$(json 'd["items"][0]["revision_id"]')
+expect 'd["domains"] == [{"domain": "support", "collections": 1}] and [c["name"] for c in d["items"]] == ["Refund policy"] and d["items"][0]["languages"] == ["en"]'  # verify
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/knowledge/revisions/$KREV/documents" -H "X-Api-Key: $KKEY")
+check 200 "$code"
+json '[(x["path"], x["is_text"], x["size_bytes"]) for x in d["items"]]'   # [('docs/refunds.md', True, 90)]
+KDOC=$(json 'd["items"][0]["id"]')
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/knowledge/revisions/$KREV/documents/$KDOC" -H "X-Api-Key: $KKEY")
+check 200 "$code"
+json 'd["content"].splitlines()[0]'   # # Refunds
+expect 'd["content"].startswith("# Refunds") and d["path"] == "docs/refunds.md"'  # verify
+check "private, no-store" "$(curl -s -D - -o /dev/null "$BASE/api/knowledge/revisions/$KREV/documents/$KDOC" -H "X-Api-Key: $KKEY" | tr -d '\r' | sed -n 's/^[Cc]ache-[Cc]ontrol: //p')"  # verify
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/knowledge/sources/$KSOURCE/snapshots" -H "X-Api-Key: $KKEY" -H 'Content-Type: application/json' -d '{"files": [{"path": "KNOWLEDGE.yaml", "content": "name: x\ncitation_policy: maybe\n"}, {"path": "a.md", "content": "x"}]}')  # verify
+check 400 "$code"  # verify
+expect 'd["errors"][0]["field"] == "KNOWLEDGE.yaml.citation_policy" and d["errors"][0]["allowed"] == ["required", "optional"]'  # verify
+
 rm -f "$R" "$H"
 echo "memory-loop.sh: all steps passed against $BASE"

@@ -95,17 +95,11 @@ def register_source(db: Database, actor: Actor, data: SourceInput, policy: NetPo
 
 
 def list_sources(db: Database, actor: Actor, page: PageParams) -> Page[Source]:
-    with db.tenant(actor.account_id) as conn:
-        items, total = STORE.list_sources(conn, account_id=actor.account_id, limit=page.limit, offset=page.offset)
-    return Page[Source](items=items, total=total, limit=page.limit, offset=page.offset)
+    return packages.list_sources(db, STORE, actor, page)
 
 
 def get_source(db: Database, actor: Actor, source_id: UUID) -> Source:
-    with db.tenant(actor.account_id) as conn:
-        source = STORE.get_source(conn, account_id=actor.account_id, source_id=source_id)
-    if source is None:
-        raise NotFound("knowledge source")
-    return source
+    return packages.get_source(db, STORE, actor, source_id, what="knowledge source")
 
 
 def delete_source(db: Database, actor: Actor, source_id: UUID) -> None:
@@ -117,12 +111,7 @@ def delete_source(db: Database, actor: Actor, source_id: UUID) -> None:
 
 
 def list_revisions(db: Database, actor: Actor, source_id: UUID, page: PageParams) -> Page[Revision]:
-    with db.tenant(actor.account_id) as conn:
-        if STORE.get_source(conn, account_id=actor.account_id, source_id=source_id) is None:
-            raise NotFound("knowledge source")
-        items, total = STORE.list_revisions(conn, account_id=actor.account_id, source_id=source_id,
-                                            limit=page.limit, offset=page.offset)
-    return Page[Revision](items=items, total=total, limit=page.limit, offset=page.offset)
+    return packages.list_revisions(db, STORE, actor, source_id, page, what="knowledge source")
 
 
 # -- ingest ------------------------------------------------------------------------------------------------------

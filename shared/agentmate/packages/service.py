@@ -15,6 +15,7 @@ from uuid import UUID
 
 from agentmate.core.db import Conn, Database
 from agentmate.core.errors import Conflict, DomainError, FieldError, NotFound, ValidationFailed, invalid
+from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
 from agentmate.packages.identity import (
     NAME_RE,
@@ -26,7 +27,16 @@ from agentmate.packages.identity import (
     prepare_snapshot,
 )
 from agentmate.packages.limits import GIT_LIMITS, SNAPSHOT_LIMITS, PackageLimits
-from agentmate.packages.models import Fetched, FileInput, Ingested, Package, Source, SourceInput, Upserted
+from agentmate.packages.models import (
+    Fetched,
+    FileInput,
+    Ingested,
+    Package,
+    Revision,
+    Source,
+    SourceInput,
+    Upserted,
+)
 from agentmate.packages.policy import NetPolicy
 from agentmate.packages.store import PackageStore
 
@@ -105,6 +115,32 @@ def register_source(conn: Conn, store: PackageStore, actor: Actor, data: SourceI
         existing = store.update_default_ref(conn, account_id=actor.account_id, source_id=existing.id,
                                             default_ref=data.default_ref)
     return Upserted(existing, created=False)
+
+
+def list_sources(db: Database, store: PackageStore, actor: Actor, page: PageParams) -> Page[Source]:
+    with db.tenant(actor.account_id) as conn:
+        items, total = store.list_sources(conn, account_id=actor.account_id, limit=page.limit, offset=page.offset)
+    return Page[Source](items=items, total=total, limit=page.limit, offset=page.offset)
+
+
+def get_source(db: Database, store: PackageStore, actor: Actor, source_id: UUID, *, what: str) -> Source:
+    """One source of the account; ``what`` names it in the 404 (``skill source``, ``knowledge source``)."""
+    with db.tenant(actor.account_id) as conn:
+        source = store.get_source(conn, account_id=actor.account_id, source_id=source_id)
+    if source is None:
+        raise NotFound(what)
+    return source
+
+
+def list_revisions(db: Database, store: PackageStore, actor: Actor, source_id: UUID, page: PageParams, *,
+                   what: str) -> Page[Revision]:
+    """A source's revisions, newest first; a 404 naming ``what`` when the source is not the account's."""
+    with db.tenant(actor.account_id) as conn:
+        if store.get_source(conn, account_id=actor.account_id, source_id=source_id) is None:
+            raise NotFound(what)
+        items, total = store.list_revisions(conn, account_id=actor.account_id, source_id=source_id,
+                                            limit=page.limit, offset=page.offset)
+    return Page[Revision](items=items, total=total, limit=page.limit, offset=page.offset)
 
 
 def ingest_package(conn: Conn, store: PackageStore, actor: Actor, source_id: UUID, package: Package, *,

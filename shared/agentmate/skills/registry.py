@@ -91,17 +91,11 @@ def register_source(db: Database, principal: Principal, data: SourceInput) -> Up
 
 
 def list_sources(db: Database, principal: Principal, page: PageParams) -> Page[Source]:
-    with db.tenant(principal.account_id) as conn:
-        items, total = STORE.list_sources(conn, account_id=principal.account_id, limit=page.limit, offset=page.offset)
-    return Page[Source](items=items, total=total, limit=page.limit, offset=page.offset)
+    return packages.list_sources(db, STORE, _actor(principal), page)
 
 
 def get_source(db: Database, principal: Principal, source_id: UUID) -> Source:
-    with db.tenant(principal.account_id) as conn:
-        source = STORE.get_source(conn, account_id=principal.account_id, source_id=source_id)
-    if source is None:
-        raise NotFound("skill source")
-    return source
+    return packages.get_source(db, STORE, _actor(principal), source_id, what="skill source")
 
 
 def delete_source(db: Database, principal: Principal, source_id: UUID) -> None:
@@ -113,12 +107,7 @@ def delete_source(db: Database, principal: Principal, source_id: UUID) -> None:
 
 
 def list_revisions(db: Database, principal: Principal, source_id: UUID, page: PageParams) -> Page[Revision]:
-    with db.tenant(principal.account_id) as conn:
-        if STORE.get_source(conn, account_id=principal.account_id, source_id=source_id) is None:
-            raise NotFound("skill source")
-        items, total = STORE.list_revisions(conn, account_id=principal.account_id, source_id=source_id,
-                                            limit=page.limit, offset=page.offset)
-    return Page[Revision](items=items, total=total, limit=page.limit, offset=page.offset)
+    return packages.list_revisions(db, STORE, _actor(principal), source_id, page, what="skill source")
 
 
 # -- ingest ------------------------------------------------------------------------------------------------------
