@@ -89,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Agentmate is serving on http://{args.host}:{args.port}  (REST /api/*, MCP /mcp/*); "
               "Ctrl-C stops it", flush=True)
         # proxy_headers=False: the client address (login throttling) is the socket peer, never X-Forwarded-For.
-        uvicorn.run(build_local_app(), host=args.host, port=args.port, log_level="warning", proxy_headers=False)
+        # job_poller: the in-process poller plays SQS's part for the job queue (agentmate.jobs.poller).
+        uvicorn.run(build_local_app(job_poller=True), host=args.host, port=args.port, log_level="warning",
+                    proxy_headers=False)
     except KeyboardInterrupt:
         pass
     finally:

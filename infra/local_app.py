@@ -59,7 +59,8 @@ class Dispatcher:
 CONTAINER_APPS: dict[str, str] = {"functions.mcp.app": "/mcp"}
 
 
-def build_local_app(extra: dict[str, ASGIApp] | None = None) -> Dispatcher:
+def build_local_app(extra: dict[str, ASGIApp] | None = None, *, job_poller: bool = False) -> Dispatcher:
+    """``job_poller``: also run the job queue's in-process poller (SQS's part locally) while the server runs."""
     table: dict[str, ASGIApp] = {}
     for module_name, prefixes in ROUTE_GROUPS.items():
         app = importlib.import_module(module_name).app
@@ -70,4 +71,11 @@ def build_local_app(extra: dict[str, ASGIApp] | None = None) -> Dispatcher:
             table[prefix] = importlib.import_module(module_name).app  # runs via its ``local_lifespan``
     table.update(extra or {})
     table.setdefault("/api", importlib.import_module(API_FALLBACK).app)  # longest prefix wins: a fallback
-    return Dispatcher(table)
+    dispatcher = Dispatcher(table)
+    if job_poller:
+        importlib.import_module("functions.compile_worker.runners")  # the same job kinds as the worker function
+        from agentmate.core.db import get_database
+        from agentmate.jobs.poller import Poller
+
+        dispatcher.lifespan_apps.append(Poller(get_database()))  # entered via local_lifespan
+    return dispatcher

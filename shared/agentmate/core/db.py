@@ -39,6 +39,10 @@ class Database:
         self._lock = threading.Lock()
         self._last_used: weakref.WeakKeyDictionary[Conn, float] = weakref.WeakKeyDictionary()
 
+    @property
+    def max_size(self) -> int:
+        return self._max_size
+
     def _configure(self, conn: Conn) -> None:
         conn.prepare_threshold = None
         conn.cursor_factory = ParamsCursor

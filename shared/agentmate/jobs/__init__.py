@@ -1,0 +1,23 @@
+"""The job queue: Postgres lease rows, woken by SQS in Lambda and by an in-process poller locally.
+
+    job = jobs.enqueue(conn, account_id=..., kind="wiki_compile", subject_id=build_id, payload={...})
+    ...commit...; jobs.wake(job.id)
+    jobs.register("wiki_compile", runner, timeout_seconds=lambda: settings.compiler_timeout_seconds,
+                  on_change=mirror_build_status)
+
+``runner(ctx)`` gets ``ctx.job``, ``ctx.remaining_seconds()``, ``ctx.lease_lost`` / ``ctx.shutdown`` (events),
+``ctx.tenant()`` (a transaction under the job's account), ``ctx.add_usage(...)`` and ``ctx.finish(result)`` (the
+lease-guarded success transaction for its own writes); it returns a result dict or raises ``Retryable`` /
+``Permanent`` / ``Yield``. Rules: agentmate/jobs/worker.py and docs/decisions.md "Job queue".
+"""
+
+from agentmate.jobs.errors import LeaseLost, Permanent, Retryable, Yield
+from agentmate.jobs.models import Job, JobStatus, KindStats, QueueStats
+from agentmate.jobs.registry import Kind, RunContext, kinds, register, unregister
+from agentmate.jobs.service import cancel, enqueue, get_job, list_jobs, queue_stats
+from agentmate.jobs.wakeup import wake
+
+__all__ = [
+    "Job", "JobStatus", "Kind", "KindStats", "LeaseLost", "Permanent", "QueueStats", "Retryable", "RunContext",
+    "Yield", "cancel", "enqueue", "get_job", "kinds", "list_jobs", "queue_stats", "register", "unregister", "wake",
+]

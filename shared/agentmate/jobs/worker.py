@@ -1,0 +1,298 @@
+"""The worker: claim one job, run its runner with a heartbeat, write the outcome (prior-art §4.9).
+
+- Claim: one transaction (``jobs_claim``: FOR UPDATE SKIP LOCKED, attempt counts claims, max attempts), then the
+  transaction switches to the job's account and the kind's ``on_change`` runs in it. A fresh lease owner per
+  claim, so a second claim of the same row in the same process can never pass the first one's guard.
+- Heartbeat: a thread on its own pooled connection (the pool must hold two) extends the lease every
+  WIKI_WORKER_HEARTBEAT_SECONDS; when the row is no longer this claim's, ``lease_lost`` is set and the runner
+  stops. Transient database errors are retried until the lease itself would have run out.
+- Outcome: one tenant transaction guarded by the lease owner (status, error, usage, and ``on_change``). A lost
+  lease discards the outcome; the attempt's usage is still added to the job.
+- Retry: ``Retryable`` → queued again after 30 s x 2^(attempt-1) capped at 600 s (or the runner's retry_after),
+  while attempts remain; ``Permanent`` and unknown errors → failed. A retry due within SQS's 15 minutes gets a
+  delayed wake-up; a later one is left to the sweep.
+- Yield: when the remaining invocation time cannot cover the kind's timeout (plus the finish margin), or on
+  shutdown, the job goes back due now with the attempt refunded, and a new wake-up is sent.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from agentmate.core.observability import count, logger
+from agentmate.jobs import repository as repo
+from agentmate.jobs import wakeup
+from agentmate.jobs.errors import LeaseLost, Permanent, Retryable, Yield
+from agentmate.jobs.models import Job
+from agentmate.jobs.registry import Kind, RunContext, Usage, kinds
+from agentmate.jobs.settings import MAX_WAKE_DELAY_S, JobSettings, get_job_settings
+
+if TYPE_CHECKING:
+    from agentmate.core.db import Conn, Database
+
+Outcome = Literal["not_claimed", "succeeded", "failed", "retry", "yielded", "lease_lost", "gave_up"]
+_HOST = socket.gethostname()[:64]
+
+
+class ConfigurationError(RuntimeError):
+    """The worker cannot run as configured (refused at start, with what to change)."""
+
+
+@dataclass(frozen=True)
+class RunReport:
+    outcome: Outcome
+    job: Job | None = None
+    retry_in_seconds: float | None = None
+
+
+def check_fits(function_timeout_s: float, settings: JobSettings | None = None,
+               only: Iterable[Kind] | None = None) -> None:
+    """Refuse a configuration where a registered kind's timeout plus the finish margin does not fit inside the
+    function's timeout: every such run would be yielded (or killed mid-write) and never finish."""
+    settings = settings or get_job_settings()
+    margin = settings.jobs_finish_margin_seconds
+    for kind in only if only is not None else kinds().values():
+        needed = kind.timeout_seconds() + margin
+        if needed > function_timeout_s:
+            raise ConfigurationError(
+                f"job kind {kind.name!r}: its timeout {kind.timeout_seconds():g} s plus JOBS_FINISH_MARGIN_SECONDS="
+                f"{margin:g} s does not fit the worker function's timeout of {function_timeout_s:g} s; lower the "
+                f"kind's timeout (e.g. COMPILER_TIMEOUT_SECONDS=780 with a 900 s function) or the margin")
+
+
+class Heartbeat:
+    """Extends one claim's lease on its own connection until stopped; sets ``lease_lost`` when it is gone."""
+
+    def __init__(self, db: Database, job: Job, owner: str, lease_seconds: Callable[[], float], interval_s: float,
+                 lease_lost: threading.Event) -> None:
+        self._db, self._job, self._owner = db, job, owner
+        self._lease_seconds, self._interval = lease_seconds, interval_s
+        self.lease_lost = lease_lost
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"heartbeat-{job.id}", daemon=True)
+        self.beats = 0
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join()
+
+    def _run(self) -> None:
+        last_ok = time.monotonic()
+        while not self._stop.wait(self._interval):
+            try:
+                with self._db.tenant(self._job.account_id) as conn:
+                    held = repo.heartbeat(conn, job=self._job, owner=self._owner, lease_seconds=self._lease_seconds())
+            except Exception:
+                # A brief database hiccup must not cost a live worker its lease: retry until the lease would
+                # have expired anyway (then another worker may already own the job).
+                logger.warning("job heartbeat failed; retrying", exc_info=True, extra={"job_id": str(self._job.id)})
+                if time.monotonic() - last_ok >= self._lease_seconds():
+                    self.lease_lost.set()
+                    return
+                continue
+            if not held:
+                logger.warning("job lease lost", extra={"job_id": str(self._job.id)})
+                self.lease_lost.set()
+                return
+            last_ok = time.monotonic()
+            self.beats += 1
+
+
+def _usage(u: Usage) -> dict[str, int]:
+    return {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens, "cost_micros": u.cost_micros}
+
+
+def _owner() -> str:
+    return f"{_HOST}/{os.getpid()}/{secrets.token_hex(6)}"
+
+
+class Worker:
+    """Runs jobs of the registered kinds on ``db`` (whose pool must hold at least two connections: the runner's
+    and the heartbeat's). ``shutdown`` is set by the host (the local poller on exit) to make runs yield."""
+
+    def __init__(self, db: Database, *, settings: JobSettings | None = None,
+                 shutdown: threading.Event | None = None, wake: Callable[[Any, int], bool] | None = None) -> None:
+        if db.max_size < 2:
+            raise ConfigurationError(f"the job worker's database pool holds {db.max_size} connection(s); it needs at "
+                                     "least 2 (the runner's and the heartbeat's): set DB_POOL_MAX_SIZE=2 or more")
+        self.db = db
+        self.settings = settings or get_job_settings()
+        self.shutdown = shutdown or threading.Event()
+        self._wake = wake or wakeup.wake
+
+    # --- claim ----------------------------------------------------------------------------------------------
+
+    def run_one(self, *, job_id: Any = None, remaining_seconds: Callable[[], float] | None = None) -> RunReport:
+        """Claim ``job_id`` (or the oldest claimable job) and run it to an outcome."""
+        registered = kinds()
+        if not registered or self.shutdown.is_set():
+            return RunReport("not_claimed")
+        remaining = remaining_seconds or (lambda: math.inf)
+        owner = _owner()
+        longest = max(k.timeout_seconds() for k in registered.values())
+
+        def lease_seconds() -> float:
+            # Never longer than the invocation can live (+ two heartbeats): a killed Lambda's job comes back sooner.
+            return min(self.settings.lease_seconds(longest),
+                       remaining() + 2 * self.settings.wiki_worker_heartbeat_seconds)
+
+        job = self._claim(owner, lease_seconds(), job_id, registered)
+        if job is None:
+            return RunReport("not_claimed")
+        if job.status == "failed":
+            logger.warning("job gave up", extra={"job_id": str(job.id), "kind": job.kind, "attempts": job.attempts})
+            count("JobGaveUp")
+            return RunReport("gave_up", job)
+        kind = registered[job.kind]
+        margin = self.settings.jobs_finish_margin_seconds
+        if remaining() < kind.timeout_seconds() + margin:
+            return self._yield(kind, job, owner, Usage())
+        return self._run(kind, job, owner, lambda: remaining() - margin, lease_seconds)
+
+    def _claim(self, owner: str, lease_s: float, job_id: Any, registered: dict[str, Kind]) -> Job | None:
+        with self.db.transaction() as conn:
+            job = repo.claim(conn, owner=owner, lease_seconds=lease_s, job_id=job_id, kinds=sorted(registered))
+            if job is not None:
+                repo.set_tenant(conn, job.account_id)  # from here on the transaction is the job's account's
+                self._changed(conn, registered[job.kind], job)
+        return job
+
+    # --- run ------------------------------------------------------------------------------------------------
+
+    def _run(self, kind: Kind, job: Job, owner: str, remaining: Callable[[], float],
+             lease_seconds: Callable[[], float]) -> RunReport:
+        lease_lost = threading.Event()
+        beat = Heartbeat(self.db, job, owner, lease_seconds, self.settings.wiki_worker_heartbeat_seconds, lease_lost)
+        outcome: dict[str, Job | None] = {}
+
+        def finish(conn: Conn, result: dict[str, Any] | None) -> None:
+            done = repo.succeed(conn, job=job, owner=owner, usage=_usage(ctx.usage), result=result)
+            if done is None:
+                raise LeaseLost("another worker holds this job now")
+            self._changed(conn, kind, done)
+            outcome["job"] = done
+
+        ctx = RunContext(job=job, remaining_seconds=remaining, lease_lost=lease_lost, shutdown=self.shutdown,
+                         _db=self.db, _finish=finish, _stop_heartbeat=beat.stop)
+        beat.start()
+        try:
+            result = kind.runner(ctx)
+        except Yield:
+            return self._yield(kind, job, owner, ctx.usage)
+        except LeaseLost:
+            return self._lost(job, ctx.usage)
+        except Retryable as exc:
+            if ctx.lease_lost.is_set():
+                return self._lost(job, ctx.usage)
+            if self.shutdown.is_set():
+                return self._yield(kind, job, owner, ctx.usage)
+            return self._retry(kind, job, owner, ctx.usage, exc)
+        except Permanent as exc:
+            if ctx.lease_lost.is_set():
+                return self._lost(job, ctx.usage)
+            return self._fail(kind, job, owner, ctx.usage, exc.reason)
+        except Exception as exc:
+            if ctx.lease_lost.is_set():
+                return self._lost(job, ctx.usage)
+            if self.shutdown.is_set():
+                return self._yield(kind, job, owner, ctx.usage)
+            # Unknown errors are not retried (a run can be expensive); details go to the log, not to the tenant.
+            logger.exception("job runner failed", extra={"job_id": str(job.id), "kind": job.kind})
+            return self._fail(kind, job, owner, ctx.usage, f"unexpected error ({type(exc).__name__})")
+        finally:
+            beat.stop()
+        if ctx.finished:
+            count("JobSucceeded")
+            return RunReport("succeeded", outcome.get("job"))
+        if ctx.lease_lost.is_set():
+            return self._lost(job, ctx.usage)
+        with self.db.tenant(job.account_id) as conn:
+            done = repo.succeed(conn, job=job, owner=owner, usage=_usage(ctx.usage), result=result)
+            if done is not None:
+                self._changed(conn, kind, done)
+        if done is None:
+            return self._lost(job, ctx.usage)
+        count("JobSucceeded")
+        return RunReport("succeeded", done)
+
+    # --- outcomes -------------------------------------------------------------------------------------------
+
+    def _changed(self, conn: Conn, kind: Kind, job: Job) -> None:
+        if kind.on_change is not None:
+            kind.on_change(conn, job)
+
+    def _guarded(self, kind: Kind, job: Job, write: Callable[[Conn], Job | None], usage: Usage) -> Job | None:
+        with self.db.tenant(job.account_id) as conn:
+            done = write(conn)
+            if done is not None:
+                self._changed(conn, kind, done)
+        if done is None:
+            self._lost(job, usage)
+        return done
+
+    def _retry(self, kind: Kind, job: Job, owner: str, usage: Usage, exc: Retryable) -> RunReport:
+        if job.attempts >= job.max_attempts:
+            return self._fail(kind, job, owner, usage, f"gave up after {job.attempts} attempts: {exc.reason}")
+        delay = max(self.settings.backoff_seconds(job.attempts), exc.retry_after or 0.0)
+        scheduled = delay + 1 <= MAX_WAKE_DELAY_S
+        done = self._guarded(kind, job, lambda conn: repo.requeue(
+            conn, job=job, owner=owner, usage=_usage(usage), error=exc.reason, delay_seconds=delay,
+            wake_scheduled=scheduled), usage)
+        if done is None:
+            return RunReport("lease_lost", job)
+        if scheduled:
+            self._wake(job.id, math.ceil(delay) + 1)  # +1 s: the message must not arrive before the row is due
+        count("JobRetried")
+        return RunReport("retry", done, retry_in_seconds=delay)
+
+    def _fail(self, kind: Kind, job: Job, owner: str, usage: Usage, error: str) -> RunReport:
+        done = self._guarded(kind, job, lambda conn: repo.fail(
+            conn, job=job, owner=owner, usage=_usage(usage), error=error[:2000]), usage)
+        if done is None:
+            return RunReport("lease_lost", job)
+        count("JobFailed")
+        return RunReport("failed", done)
+
+    def _yield(self, kind: Kind, job: Job, owner: str, usage: Usage) -> RunReport:
+        done = self._guarded(kind, job, lambda conn: repo.yield_back(
+            conn, job=job, owner=owner, usage=_usage(usage)), usage)
+        if done is None:
+            return RunReport("lease_lost", job)
+        self._wake(job.id, 0)
+        count("JobYielded")
+        return RunReport("yielded", done)
+
+    def _lost(self, job: Job, usage: Usage) -> RunReport:
+        if any(_usage(usage).values()):
+            with self.db.tenant(job.account_id) as conn:
+                repo.add_usage(conn, job=job, usage=_usage(usage))
+        logger.warning("job outcome discarded: lease lost", extra={"job_id": str(job.id)})
+        count("JobLeaseLost")
+        return RunReport("lease_lost", job)
+
+
+def sweep(db: Database, *, settings: JobSettings | None = None,
+          wake: Callable[[Any, int], bool] | None = None) -> int:
+    """Re-send a wake-up for every claimable job no wake-up reached within the grace period (a lost message, a
+    killed worker's expired lease, a backoff longer than an SQS delay). Returns how many were sent."""
+    settings = settings or get_job_settings()
+    send = wake or wakeup.wake
+    with db.transaction() as conn:
+        due = repo.due_for_wakeup(conn, grace_seconds=settings.jobs_sweep_grace_seconds,
+                                  limit=settings.jobs_sweep_batch)
+    sent = sum(1 for job_id in due if send(job_id, 0))
+    if due:
+        logger.info("job sweep", extra={"due": len(due), "sent": sent})
+    return sent
