@@ -42,6 +42,10 @@ CASES = [
          query={"q": "a\x00b"}),
     Case("report list q with NUL", "GET", "/api/reports", "report_list", {"q": "x\x00"}, {"q": NUL},
          query={"q": "x\x00"}),
+    Case("knowledge catalog query with NUL", "GET", "/api/knowledge/catalog", "knowledge_catalog_list",
+         {"query": "a\x00"}, {"query": NUL}, query={"query": "a\x00"}),
+    Case("knowledge catalog domain with NUL", "GET", "/api/knowledge/catalog", "knowledge_catalog_list",
+         {"domain": "a\x00"}, {"domain": NUL}, query={"domain": "a\x00"}),
     # Validation in the schema and in the service.
     Case("todo title with NUL", "POST", "/api/todos", "todo_create", {"title": "a\x00"}, {"title": NUL},
          body={"title": "a\x00"}),

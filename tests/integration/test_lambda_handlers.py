@@ -198,3 +198,26 @@ def test_skills_function_serves_the_registry_loop(client, account):
     r = invoke(skills, "GET", f"/api/skills/versions/{version_id}/instructions", headers=h)
     assert r.status_code == 200 and r.json()["instructions"] == "# Do\nIt works."
     assert r.headers["cache-control"] == "private, no-store"
+
+
+def test_knowledge_function_serves_the_registry(client, account):
+    knowledge = _handler_for("/api/knowledge")
+    h = {"X-Api-Key": account.key("knowledge:rw")}
+    # Given a local source registered and a snapshot pushed through the knowledge function
+    r = invoke(knowledge, "POST", "/api/knowledge/sources", headers=h,
+               json_body={"type": "local", "repository_url": "file:///kb", "package_path": "ops/runbook"})
+    assert r.status_code == 201, r.body
+    source_id = r.json()["id"]
+    r = invoke(knowledge, "POST", f"/api/knowledge/sources/{source_id}/snapshots", headers=h,
+               json_body={"files": [{"path": "KNOWLEDGE.yaml", "content": "name: Runbook\ncapabilities: [ops]\n"},
+                                    {"path": "restart.md", "content": "# Restart\nDrain first.\n"}]})
+    assert r.status_code == 201, r.body
+    revision_id = r.json()["revision"]["id"]
+    # Then the catalog and the documents are served by the same function
+    r = invoke(knowledge, "GET", "/api/knowledge/catalog", headers=h, query={"domain": "ops"})
+    assert r.status_code == 200 and [c["name"] for c in r.json()["items"]] == ["Runbook"]
+    r = invoke(knowledge, "GET", f"/api/knowledge/revisions/{revision_id}/documents", headers=h)
+    doc = r.json()["items"][0]
+    r = invoke(knowledge, "GET", f"/api/knowledge/revisions/{revision_id}/documents/{doc['id']}", headers=h)
+    assert r.status_code == 200 and r.json()["content"] == "# Restart\nDrain first.\n"
+    assert r.headers["cache-control"] == "private, no-store"

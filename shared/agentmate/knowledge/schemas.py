@@ -13,7 +13,7 @@ from agentmate.packages.models import FileInput, FileMeta, FileRecord, Revision,
 
 MAX_SNAPSHOT_FILES = 1000
 MAX_CATALOG_QUERY = 200
-MAX_DOMAIN = 128
+MAX_DOMAIN = 200  # as the context pack's knowledge_domain and the search domain filter
 
 
 class KnowledgeSnapshotPush(BaseModel):

@@ -41,6 +41,8 @@ SCHEMA_MODELS: dict[str, str] = {
     "skill_log": "agentmate.skills.schemas:SkillLogCreate",
     "skill_version": "agentmate.skills.schemas:SkillVersionCreate",
     "context_pack": "agentmate.context.schemas:PackRequest",
+    "knowledge_source": "agentmate.packages.models:SourceInput",
+    "knowledge_manifest": "agentmate.knowledge.manifest:KnowledgeManifest",  # the KNOWLEDGE.yaml of a package
 }
 
 
