@@ -40,7 +40,8 @@ def _ingested(result: KnowledgeIngestResult) -> JSONResponse:
 def register_source(body: SourceInput, principal: KnowledgeWrite, db: DbDep) -> JSONResponse:
     """Register a git (server-pull) or local (client-push) knowledge source, or upsert it by name: 200 when the
     name already names this package (default_ref is updated), 409 when it names a different one. The domain is
-    derived from package_path."""
+    derived from package_path. A git repository_url must be an https URL of a host the deployment allows (else
+    400 naming repository_url)."""
     up = service.register_source(db, Actor.of(principal), body)
     return JSONResponse(up.source.model_dump(mode="json"), status_code=201 if up.created else 200)
 
@@ -76,7 +77,7 @@ def sync_source(source_id: UUID, principal: KnowledgeWrite, db: DbDep,
                 body: KnowledgeSyncRequest | None = None) -> JSONResponse:
     """Resolve a ref of a git source to an immutable commit and ingest the package at it (public GitHub/GitLab by
     default). 201 for a new revision, 200 when the package hash replays one (the source is re-targeted to it);
-    a failure marks the source error and leaves no revision."""
+    a failure marks the source error and leaves no revision (an unknown ref is a 400 naming ref)."""
     return _ingested(service.sync_source(db, Actor.of(principal), source_id, body or KnowledgeSyncRequest()))
 
 
@@ -85,7 +86,9 @@ def sync_source(source_id: UUID, principal: KnowledgeWrite, db: DbDep,
 def push_snapshot(source_id: UUID, body: KnowledgeSnapshotPush, principal: KnowledgeWrite,
                   db: DbDep) -> JSONResponse:
     """Push a local package snapshot (KNOWLEDGE.yaml at the root; its include/exclude select the documents).
-    201 for a new revision, 200 when the package hash replays one (the source is re-targeted to it)."""
+    201 for a new revision, 200 when the package hash replays one (the source is re-targeted to it). A missing
+    or invalid manifest is a 400 naming KNOWLEDGE.yaml or KNOWLEDGE.yaml.<field>; each file sends content,
+    content_base64, or (binary) sha256 and size_bytes."""
     return _ingested(service.push_snapshot(db, Actor.of(principal), source_id, body))
 
 
