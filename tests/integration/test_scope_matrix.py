@@ -194,6 +194,9 @@ EXTENSIONS: dict[tuple[str, str], str | tuple[str, ...]] = {
     # knowledge registry extras, like the skills registry's: one source, and its deletion (issue 12)
     ("GET", "/api/knowledge/sources/{}"): "knowledge:r",
     ("DELETE", "/api/knowledge/sources/{}"): "knowledge:rw",
+    # the job queue's reads (the wiki compile and other 202 work report a job; agentmate.jobs)
+    ("GET", "/api/knowledge/jobs"): "knowledge:r",
+    ("GET", "/api/knowledge/jobs/{}"): "knowledge:r",
 }
 
 EXPECTED = {**SPEC, **EXTENSIONS}

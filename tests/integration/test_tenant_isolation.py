@@ -224,6 +224,23 @@ def rows_knowledge(v):
     ]
 
 
+def seed_jobs(client, h, marker, secret):
+    # No route enqueues a generic job: the account's jobs are enqueued the way a domain does (agentmate.jobs)
+    import os
+
+    from agentmate import jobs
+    from agentmate.core.db import Database
+
+    account_id = uuid.UUID(_ok(client.get("/api/auth/me", headers=h))["account_id"])
+    db = Database(os.environ["DATABASE_URL"], max_size=1)
+    try:
+        with db.tenant(account_id) as conn:
+            job = jobs.enqueue(conn, account_id=account_id, kind=f"iso_{marker}", payload={"secret": secret})
+    finally:
+        db.close()
+    return {"id": str(job.id), "kind": job.kind}
+
+
 def seed_apikeys(client, h, marker, secret):
     return {"id": _ok(client.post("/api/auth/apikeys", json={"name": f"{marker} {secret}", "scopes": ["manage_keys"]},
                                   headers=h))["id"]}
@@ -401,6 +418,15 @@ DOMAINS: list[Domain] = [
                   Probe("GET", "/api/knowledge/catalog", params={"domain": "{v.domain}"},
                         check=lambda d: d["items"] == [] and len(d["domains"]) == 1)],
         owner_read="/api/knowledge/sources/{v.id}",
+    ),
+    Domain(
+        "jobs", "/api/knowledge/jobs", "knowledge:r", seed_jobs, _row("jobs"),
+        reads=[Probe("GET", "/api/knowledge/jobs/{v.id}")],
+        listings=[Probe("GET", "/api/knowledge/jobs", own_visible=True),
+                  Probe("GET", "/api/knowledge/jobs", params={"kind": "{v.kind}"}),
+                  Probe("GET", "/api/knowledge/queue", check=lambda doc: doc["kinds"] == [] or all(
+                      k["kind"].startswith("iso_am") for k in doc["kinds"]))],
+        owner_read="/api/knowledge/jobs/{v.id}",
     ),
     Domain(
         "apikeys", "/api/auth", "manage_keys", seed_apikeys, _row("api_keys"),

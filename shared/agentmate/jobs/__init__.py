@@ -12,12 +12,12 @@ lease-guarded success transaction for its own writes); it returns a result dict 
 """
 
 from agentmate.jobs.errors import LeaseLost, Permanent, Retryable, Yield
-from agentmate.jobs.models import Job, JobStatus, KindStats, QueueStats
+from agentmate.jobs.models import Job, JobStatus, JobUsage, JobView, KindStats, QueueStats
 from agentmate.jobs.registry import Kind, RunContext, kinds, register, unregister
-from agentmate.jobs.service import cancel, enqueue, get_job, list_jobs, queue_stats
+from agentmate.jobs.service import cancel, enqueue, get_job, list_jobs, queue_stats, read_job
 from agentmate.jobs.wakeup import wake
 
 __all__ = [
-    "Job", "JobStatus", "Kind", "KindStats", "LeaseLost", "Permanent", "QueueStats", "Retryable", "RunContext",
-    "Yield", "cancel", "enqueue", "get_job", "kinds", "list_jobs", "queue_stats", "register", "unregister", "wake",
+    "Job", "JobStatus", "JobUsage", "JobView", "Kind", "KindStats", "LeaseLost", "Permanent", "QueueStats", "Retryable", "RunContext",
+    "Yield", "cancel", "enqueue", "get_job", "kinds", "list_jobs", "queue_stats", "read_job", "register", "unregister", "wake",
 ]

@@ -67,3 +67,40 @@ class QueueStats(BaseModel):
     stalled: int
     oldest_waiting_age_seconds: float | None
     kinds: list[KindStats]
+
+
+class JobUsage(BaseModel):
+    """What every attempt together spent (a job that failed twice before succeeding cost all three)."""
+
+    input_tokens: int
+    output_tokens: int
+    cost_micros: int
+
+
+class JobView(BaseModel):
+    """A job as its account sees it (GET /api/knowledge/jobs/{job_id}): no lease owner (a worker's host and pid)."""
+
+    id: UUID
+    kind: str
+    subject_id: UUID | None
+    status: JobStatus
+    attempts: int
+    max_attempts: int
+    payload: dict[str, Any]
+    next_attempt_at: datetime
+    lease_expires_at: datetime | None
+    heartbeat_at: datetime | None
+    last_error: str | None
+    result: dict[str, Any] | None
+    usage: JobUsage
+    queued_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, job: Job) -> JobView:
+        data = job.model_dump(exclude={"account_id", "lease_owner", "woken_at", "input_tokens", "output_tokens",
+                                       "cost_micros"})
+        return cls(**data, usage=JobUsage(input_tokens=job.input_tokens, output_tokens=job.output_tokens,
+                                          cost_micros=job.cost_micros))

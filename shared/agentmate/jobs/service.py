@@ -7,8 +7,9 @@ from uuid import UUID
 
 from agentmate.core.db import Conn, Database
 from agentmate.core.errors import NotFound
+from agentmate.core.pagination import Page, PageParams
 from agentmate.jobs import repository as repo
-from agentmate.jobs.models import Job, KindStats, QueueStats
+from agentmate.jobs.models import Job, JobStatus, JobView, KindStats, QueueStats
 
 
 def enqueue(conn: Conn, *, account_id: UUID, kind: str, subject_id: UUID | None = None,
@@ -28,11 +29,18 @@ def get_job(db: Database, account_id: UUID, job_id: UUID) -> Job:
     return job
 
 
-def list_jobs(db: Database, account_id: UUID, *, kind: str | None = None, status: str | None = None,
-              subject_id: UUID | None = None, limit: int = 20, offset: int = 0) -> tuple[list[Job], int]:
+def read_job(db: Database, account_id: UUID, job_id: UUID) -> JobView:
+    """One job of this account as its owner sees it (404 for another account's id: RLS and the filter agree)."""
+    return JobView.of(get_job(db, account_id, job_id))
+
+
+def list_jobs(db: Database, account_id: UUID, page: PageParams, *, kind: str | None = None,
+              status: JobStatus | None = None, subject_id: UUID | None = None) -> Page[JobView]:
+    """The account's jobs, newest first, optionally of one kind, status or subject."""
     with db.tenant(account_id) as conn:
-        return repo.list_jobs(conn, account_id=account_id, kind=kind, status=status, subject_id=subject_id,
-                              limit=limit, offset=offset)
+        items, total = repo.list_jobs(conn, account_id=account_id, kind=kind, status=status, subject_id=subject_id,
+                                      limit=page.limit, offset=page.offset)
+    return Page[JobView](items=[JobView.of(j) for j in items], total=total, limit=page.limit, offset=page.offset)
 
 
 def cancel(conn: Conn, *, account_id: UUID, job_id: UUID, reason: str = "cancelled") -> Job | None:
