@@ -3,10 +3,11 @@ join it (index/search, discovery and resolutions, jobs, wiki, quality): one rout
 
 from agentmate.api.app import build_app
 from agentmate.api.lambda_handler import make_handler
+from agentmate.knowledge.discovery_router import router as discovery_router
 from agentmate.knowledge.jobs_router import router as jobs_router
 from agentmate.knowledge.router import router as registry_router
 
-ROUTERS = [registry_router, jobs_router]
+ROUTERS = [registry_router, discovery_router, jobs_router]
 
 app = build_app(ROUTERS)
 handler = make_handler(app)

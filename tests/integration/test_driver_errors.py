@@ -27,7 +27,7 @@ TEST_TABLE_PREFIXES = ("pkgtest_",)
 
 def _import_repositories() -> None:
     for info in pkgutil.walk_packages(agentmate.__path__, "agentmate."):
-        if info.name.endswith(".repository"):
+        if info.name.endswith("repository"):  # repository and <part>_repository modules
             importlib.import_module(info.name)
 
 

@@ -59,13 +59,16 @@ class _Attr(dict):
 class Domain:
     name: str
     prefix: str  # the domain is tested when a route group serves this prefix
-    scope: str
+    scope: str | tuple[str, ...]  # the scopes of the seeding and attacking keys
     seed: Callable[[Any, dict[str, str], str, str], dict[str, Any]]  # (client, headers, marker, secret) → ids
     rows: Callable[[dict[str, Any]], list[tuple[str, tuple[Any, ...]]]]  # SQL snapshots of the seeded rows
     reads: list[Probe] = field(default_factory=list)
     writes: list[Probe] = field(default_factory=list)
     listings: list[Probe] = field(default_factory=list)
     owner_read: str = ""  # a GET the victim uses afterwards to prove its row still works
+
+    def headers(self, acct: Any) -> dict[str, str]:
+        return acct.headers(*((self.scope,) if isinstance(self.scope, str) else self.scope))
 
 
 def _ok(r, *statuses: int) -> Any:
@@ -244,6 +247,31 @@ def seed_jobs(client, h, marker, secret):
 def seed_apikeys(client, h, marker, secret):
     return {"id": _ok(client.post("/api/auth/apikeys", json={"name": f"{marker} {secret}", "scopes": ["manage_keys"]},
                                   headers=h))["id"]}
+
+
+def seed_resolutions(client, h, marker, secret):
+    """K4: a knowledge package, a skill whose contract matches it, a discovery and a recorded run (the package is
+    pushed through the K1 service: the caller's ids come from /api/auth/me)."""
+    from types import SimpleNamespace
+
+    from tests.integration.knowledge.k4 import knowledge_base, requirement, skill_version
+
+    me = _ok(client.get("/api/auth/me", headers=h))
+    acct = SimpleNamespace(account_id=me["account_id"], user_id=me["user_id"], headers=lambda *_: h)
+    kb = knowledge_base(acct, f"kb/{marker}", f"name: {marker}\ncapabilities: [{marker}]\n",
+                        {"docs/a.md": f"# {marker}\n{secret}\n"})
+    vid = skill_version(client, acct, {"requirements": [requirement(match={"capabilities": [marker]})]})
+    found = _ok(client.post("/api/knowledge/discover", json={"skill_version_id": vid}, headers=h))
+    run = _ok(client.post("/api/knowledge/resolutions", json={
+        "skill_version_id": vid, "requirement_id": "billing-docs", "session_id": marker,
+        "discovery_fingerprint": found["discovery_fingerprint"], "discovery_status": "matched",
+        "selected": [{"source_id": kb["source_id"]}], "selection_reason": secret}, headers=h))
+    return {"id": run["id"], "source_id": kb["source_id"], "revision_id": kb["revision_id"], "version_id": vid}
+
+
+def rows_resolutions(v):
+    return [("SELECT to_jsonb(t) FROM knowledge_resolution_runs t WHERE id = %s", (v["id"],)),
+            ("SELECT to_jsonb(t) FROM knowledge_resolution_selections t WHERE run_id = %s", (v["id"],))]
 
 
 def _summary_is_empty(doc: Any) -> bool:
@@ -429,6 +457,31 @@ DOMAINS: list[Domain] = [
         owner_read="/api/knowledge/jobs/{v.id}",
     ),
     Domain(
+        "knowledge resolutions", "/api/knowledge/resolutions", ("knowledge:rw", "skills:rw"), seed_resolutions,
+        rows_resolutions,
+        reads=[Probe("GET", "/api/knowledge/resolutions/{v.id}")],
+        writes=[Probe("POST", "/api/knowledge/discover", {"skill_version_id": "{v.version_id}"}, statuses=(400,)),
+                Probe("POST", "/api/knowledge/resolutions", {
+                    "skill_version_id": "{v.version_id}", "requirement_id": "billing-docs",
+                    "discovery_fingerprint": "0" * 64, "discovery_status": "matched"}, statuses=(400,)),
+                Probe("POST", "/api/knowledge/resolutions", {
+                    "skill_version_id": "{own.version_id}", "requirement_id": "billing-docs",
+                    "discovery_fingerprint": "0" * 64, "discovery_status": "matched",
+                    "selected": [{"source_id": "{v.source_id}"}]}, statuses=(400,)),
+                Probe("POST", "/api/knowledge/resolutions", {
+                    "skill_version_id": "{own.version_id}", "requirement_id": "billing-docs",
+                    "discovery_fingerprint": "0" * 64, "discovery_status": "matched",
+                    "selected": [{"source_id": "{own.source_id}", "revision_id": "{v.revision_id}"}]},
+                      statuses=(400,))],
+        listings=[Probe("GET", "/api/knowledge/resolutions", own_visible=True),
+                  Probe("GET", "/api/knowledge/resolutions", params={"source_id": "{v.source_id}"}),
+                  Probe("GET", "/api/knowledge/resolutions", params={"skill_version_id": "{v.version_id}"}),
+                  Probe("GET", "/api/knowledge/resolutions", params={"session_id": "{v.marker}"}),
+                  Probe("POST", "/api/knowledge/discover", {"skill_version_id": "{own.version_id}"},
+                        own_visible="source_id")],
+        owner_read="/api/knowledge/resolutions/{v.id}",
+    ),
+    Domain(
         "apikeys", "/api/auth", "manage_keys", seed_apikeys, _row("api_keys"),
         writes=[Probe("DELETE", "/api/auth/apikeys/{v.id}")],
         listings=[Probe("GET", "/api/auth/apikeys", own_visible=True)],
@@ -488,15 +541,15 @@ def test_another_accounts_rows_cannot_be_read_changed_deleted_or_listed(client, 
                                                                         domain: Domain):
     # Given a victim and an attacker, each with the same kind of data
     victim_marker, victim_secret = f"vm{uuid.uuid4().hex[:10]}", f"vs{uuid.uuid4().hex[:12]}"
-    v = {**domain.seed(client, other_account.headers(domain.scope), victim_marker, victim_secret),
+    v = {**domain.seed(client, domain.headers(other_account), victim_marker, victim_secret),
          "marker": victim_marker}
-    own = {**domain.seed(client, account.headers(domain.scope), f"am{uuid.uuid4().hex[:10]}",
+    own = {**domain.seed(client, domain.headers(account), f"am{uuid.uuid4().hex[:10]}",
                          f"as{uuid.uuid4().hex[:12]}")}
     before = _snapshot(owner_url, domain, v)
     assert all(before), f"seeded rows not found: {before}"
     forbidden = {victim_secret, *(str(x) for k, x in v.items() if k.endswith("id"))}
     failures: list[str] = []
-    for label, headers in (("scoped key", account.headers(domain.scope)), ("JWT", account.jwt_headers)):
+    for label, headers in (("scoped key", domain.headers(account)), ("JWT", account.jwt_headers)):
         # When the attacker reads, updates and deletes the victim's ids
         for probe in domain.reads + domain.writes:
             path, body, params = probe.render(v, own)
@@ -527,7 +580,7 @@ def test_another_accounts_rows_cannot_be_read_changed_deleted_or_listed(client, 
     assert _snapshot(owner_url, domain, v) == before
     if domain.owner_read:
         path, _, _ = Probe("GET", domain.owner_read).render(v, own)
-        assert client.get(path, headers=other_account.headers(domain.scope)).status_code == 200
+        assert client.get(path, headers=domain.headers(other_account)).status_code == 200
 
 
 # --- database level -------------------------------------------------------------------------------------------
@@ -554,7 +607,7 @@ def two_populated_tenants(client, tenant_tables):
     pair = [make_account(client), make_account(client)]
     for acct in pair:
         for domain in PRESENT:
-            domain.seed(client, acct.headers(domain.scope), f"db{uuid.uuid4().hex[:8]}", uuid.uuid4().hex)
+            domain.seed(client, domain.headers(acct), f"db{uuid.uuid4().hex[:8]}", uuid.uuid4().hex)
         acct.key("todos:r")
     return pair
 

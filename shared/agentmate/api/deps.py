@@ -117,6 +117,11 @@ def user_session(request: Request, db: DbDep, settings: SettingsDep) -> Principa
 # Checked before the body is validated, like the scopes.
 UserSession = Annotated[Principal, Depends(user_session)]
 
+# Knowledge routes that read a skill's compiled contract from the skills domain need both scopes (spec/001);
+# one Security with two scopes, so the OpenAPI's x-required-scopes lists both.
+KnowledgeDiscover = Annotated[Principal, Security(authorised, scopes=["knowledge:r", "skills:r"])]
+KnowledgeResolve = Annotated[Principal, Security(authorised, scopes=["knowledge:rw", "skills:r"])]
+
 
 def route_scopes(dependant: Dependant) -> list[str]:
     """The scopes a route's dependency tree declares (``Security(..., scopes=[...])``), in declaration order."""

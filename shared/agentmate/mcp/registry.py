@@ -55,6 +55,13 @@ class ToolSpec:
     patch: type[BaseModel] | None = None
     """An update tool's PATCH model (``agentmate.core.patch.PatchModel``): arguments it does not list as
     ``nullable`` are non-nullable in the tool's input schema, as in the REST PATCH body."""
+    also: tuple[str, ...] = ()
+    """Scopes required besides ``scope``, as the REST twin requires them (knowledge discovery reads the skills
+    domain: ``knowledge:r`` and ``skills:r``)."""
+
+    @property
+    def scopes(self) -> tuple[str, ...]:
+        return (self.scope, *self.also)
 
     @property
     def arguments(self) -> frozenset[str]:
@@ -81,11 +88,12 @@ class ToolSet:
     def tool(
         self, scope: str, *, rest: str, title: str | None = None, destructive: bool = False,
         idempotent: bool | None = None, hints: type[BaseModel] | None = None,
-        patch: type[BaseModel] | None = None,
+        patch: type[BaseModel] | None = None, also: tuple[str, ...] = (),
     ) -> Callable[[F], F]:
         """Register ``fn`` as a tool named after the function; its docstring is the description."""
-        if scope not in SCOPES:
-            raise ValueError(f"unknown scope {scope!r}")
+        for s in (scope, *also):
+            if s not in SCOPES:
+                raise ValueError(f"unknown scope {s!r}")
         if not _REST.match(rest):
             raise ValueError(f"rest twin must look like 'GET /api/...': {rest!r}")
 
@@ -100,7 +108,7 @@ class ToolSet:
             self.specs.append(ToolSpec(
                 name=name, fn=fn, scope=scope, rest=rest, title=title, destructive=destructive,
                 idempotent=scope.endswith(":r") if idempotent is None else idempotent, hints=hints,
-                patch=patch,
+                patch=patch, also=also,
             ))
             return fn
 

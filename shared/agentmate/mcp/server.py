@@ -25,8 +25,9 @@ UNEXPECTED_TEXT = "internal error: the tool failed unexpectedly; it was logged, 
 
 def _scope_refusal(spec: ToolSpec, granted: Iterable[str]) -> str:
     have = ", ".join(granted) or "none"
-    return (f"insufficient scope: {spec.name} requires {spec.scope} (this API key has: {have}). "
-            "Use a key that holds this scope; X:rw implies X:r.")
+    needs = " and ".join(spec.scopes)
+    return (f"insufficient scope: {spec.name} requires {needs} (this API key has: {have}). "
+            f"Use a key that holds {'these scopes' if spec.also else 'this scope'}; X:rw implies X:r.")
 
 
 def build_tools(specs: Iterable[ToolSpec]) -> dict[str, Tool]:
@@ -85,7 +86,7 @@ class AgentmateMCP(MCPServer):
         caller = context.principal_or_none()
         if caller is None:
             return []
-        return [t for t in tools if caller.can(self.specs[t.name].scope)]
+        return [t for t in tools if all(caller.can(s) for s in self.specs[t.name].scopes)]
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context_: Context[Any, Any] | None = None,
@@ -95,7 +96,7 @@ class AgentmateMCP(MCPServer):
             caller = context.principal_or_none()
             if caller is None:  # only when the auth middleware was bypassed
                 raise ToolError("unauthorized: send an API key (X-Api-Key, Authorization: Bearer ak_…, ?api_key=)")
-            if not caller.can(spec.scope):
+            if not all(caller.can(s) for s in spec.scopes):
                 raise ToolError(_scope_refusal(spec, caller.scopes))
             allowed = self._arguments[name]
             unknown = [arg for arg in arguments or {} if arg not in allowed]

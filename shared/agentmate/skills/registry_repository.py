@@ -100,11 +100,12 @@ def revision_file(conn: Conn, *, account_id: UUID, revision_id: UUID, file_id: U
 
 
 def delete_source(conn: Conn, *, account_id: UUID, source_id: UUID) -> bool:
-    """Delete a source (its revisions and versions cascade). A version still referenced by a version-bound log
-    or a quality run makes the NO ACTION foreign key refuse it: that is a 409, nothing is deleted."""
+    """Delete a source (its revisions and versions cascade). A version still referenced by a version-bound log,
+    a quality run or a knowledge resolution run makes the NO ACTION foreign key refuse it: that is a 409, nothing
+    is deleted."""
     return STORE.delete_source(conn, account_id=account_id, source_id=source_id, referenced=(
-        "a version of this source is referenced by a skill log or a quality run (audit rows are append-only); the "
-        "source cannot be deleted"))
+        "a version of this source is referenced by a skill log, a quality run or a knowledge resolution run (audit "
+        "rows are append-only); the source cannot be deleted"))
 
 
 # -- artifacts ---------------------------------------------------------------------------------------------------

@@ -1,0 +1,250 @@
+"""K4 discovery: a skill version's compiled knowledge contract resolved against the account's K0 catalog.
+
+Scoring and classification are pure functions over catalog cards (prior-art §4.10): a card is a candidate when it
+overlaps every match group the requirement declares (capabilities AND languages AND domains, at least one term
+each, compared case-insensitively); its score is the number of overlapping terms, +1 for the domain; candidates
+sort by score descending, name (case-insensitive) ascending, source id ascending. Each requirement gets one
+status — failure classes are never flattened into an empty list:
+
+- ``matched``: 1..max_knowledge_bases candidates;
+- ``ambiguous``: more than max_knowledge_bases, with the contract's on_ambiguous guidance;
+- ``no_metadata_match``: the catalog has cards but none fits; the note says whether nothing fits or no manifest
+  declares the requirement's match group (capabilities, ...) at all;
+- ``no_authorized_knowledge``: the account has no card (no source with an active revision) to rank;
+- ``pinned_resolved`` / ``pinned_missing``: pinned mode, every pin found / some pin not found.
+
+``scoped_discover`` is refused (501): workspaces, tags and approved state do not exist in the knowledge domain,
+and silently ignoring the scope would widen what the author narrowed.
+
+The fingerprint is sha256 of ``v1|<contract identity>|filter=<lower requirement id>|catalog=<sorted
+source_id@package_hash, comma-joined>``: the same contract against the same catalog state gives the same value,
+and a resolution run records it as the discovery it followed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from agentmate.core.db import Conn, Database
+from agentmate.core.errors import NotImplementedYet, invalid
+from agentmate.core.principal import Principal
+from agentmate.knowledge.discovery_schemas import (
+    Budgets,
+    Candidate,
+    DiscoverRequest,
+    DiscoverResponse,
+    Fallback,
+    MatchEcho,
+    MatchedTerms,
+    PinResolution,
+    RequirementDiscovery,
+)
+from agentmate.knowledge.readmodels.skill_contracts import SkillContract, compiled_contract
+
+FINGERPRINT_VERSION = "v1"
+MAX_CANDIDATES = 50
+GROUPS = ("capabilities", "languages", "domains")
+_BUILD_NOTE = "build_id is not verified: wiki builds do not exist in this deployment yet"
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """What discovery reads of one K0 catalog card (a source with an active revision)."""
+
+    source_id: UUID
+    source_name: str
+    name: str
+    description: str | None
+    domain: str | None
+    revision_id: UUID
+    package_hash: str
+    capabilities: tuple[str, ...]
+    languages: tuple[str, ...]
+    """The manifest's languages with the singular ``language`` folded in."""
+    citation_policy: str | None = None
+
+    @property
+    def sort_key(self) -> tuple[str, str]:
+        return (self.name.lower(), str(self.source_id))
+
+
+def fingerprint(identity: str, requirement_id: str | None, cards: Sequence[Card]) -> str:
+    catalog = ",".join(sorted(f"{c.source_id}@{c.package_hash}" for c in cards))
+    text = f"{FINGERPRINT_VERSION}|{identity}|filter={(requirement_id or '').strip().lower()}|catalog={catalog}"
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _overlap(wanted: list[str], declared: Sequence[str]) -> list[str]:
+    have = {d.lower() for d in declared}
+    return [w for w in wanted if w.lower() in have]
+
+
+def score(match: dict[str, list[str]], card: Card) -> tuple[int, MatchedTerms] | None:
+    """The card's score and matched terms, or None when it misses a declared match group."""
+    caps = _overlap(match["capabilities"], card.capabilities)
+    langs = _overlap(match["languages"], card.languages)
+    domain = next((d for d in match["domains"] if card.domain is not None and d.lower() == card.domain.lower()),
+                  None)
+    if (match["capabilities"] and not caps) or (match["languages"] and not langs) or \
+            (match["domains"] and domain is None):
+        return None
+    return len(caps) + len(langs) + (1 if domain else 0), MatchedTerms(capabilities=caps, languages=langs,
+                                                                       domain=domain)
+
+
+def _candidate(rank: int, card: Card, points: int, matched: MatchedTerms) -> Candidate:
+    return Candidate(rank=rank, source_id=card.source_id, source_name=card.source_name, name=card.name,
+                     description=card.description, domain=card.domain, revision_id=card.revision_id,
+                     package_hash=card.package_hash, capabilities=list(card.capabilities),
+                     languages=list(card.languages), citation_policy=card.citation_policy,  # type: ignore[arg-type]
+                     score=points, matched=matched)
+
+
+def rank(match: dict[str, list[str]], cards: Sequence[Card]) -> list[Candidate]:
+    scored = [(s[0], s[1], c) for c in cards if (s := score(match, c)) is not None]
+    scored.sort(key=lambda t: (-t[0], *t[2].sort_key))
+    return [_candidate(i, c, points, m) for i, (points, m, c) in enumerate(scored, start=1)]
+
+
+def _undeclared(match: dict[str, list[str]], cards: Sequence[Card]) -> list[str]:
+    declared = {"capabilities": any(c.capabilities for c in cards), "languages": any(c.languages for c in cards),
+                "domains": any(c.domain for c in cards)}
+    return [g for g in GROUPS if match[g] and not declared[g]]
+
+
+def _pins(req: dict[str, Any], cards: Sequence[Card]) -> tuple[list[PinResolution], list[Candidate]]:
+    by_id = {str(c.source_id): c for c in cards}
+    by_name = {c.source_name: c for c in cards}
+    pins: list[PinResolution] = []
+    found: list[Candidate] = []
+    for pin in req["pinned"]:
+        sid, sname, build = pin.get("source_id") or None, pin.get("source_name") or None, pin.get("build_id") or None
+        card = by_id.get(sid.lower()) if sid else by_name.get(sname or "")
+        note = ""
+        if card is None:
+            note = (f"no knowledge source with an active revision has {'id' if sid else 'name'} "
+                    f"{sid or sname!r} in this account")
+        elif sid and sname and card.source_name != sname:
+            note = f"source_id {sid} is the source named {card.source_name!r}, not {sname!r}"
+            card = None
+        elif build:
+            note = _BUILD_NOTE
+        pins.append(PinResolution(source_id=sid, source_name=sname, build_id=build, resolved=card is not None,
+                                  resolved_source_id=card.source_id if card else None, note=note))
+        if card is not None and all(c.source_id != card.source_id for c in found):
+            found.append(_candidate(len(found) + 1, card, 0, MatchedTerms(capabilities=[], languages=[],
+                                                                          domain=None)))
+    return pins, found
+
+
+def classify(mode: str, req: dict[str, Any], cards: Sequence[Card]) -> RequirementDiscovery:
+    """One requirement's status, candidates and note (pure)."""
+    ret, fb, match = req["retrieval"], req["fallback"], req["match"]
+    limit = ret["max_knowledge_bases"]
+    pins: list[PinResolution] = []
+    undeclared: list[str] = []
+    guidance: str | None = None
+    if mode == "pinned":
+        pins, candidates = _pins(req, cards)
+        missing = [p for p in pins if not p.resolved]
+        status = "pinned_missing" if missing else "pinned_resolved"
+        note = (f"{len(missing)} of {len(pins)} pinned knowledge bases not found: "
+                + "; ".join(p.note for p in missing)) if missing else f"all {len(pins)} pinned knowledge bases found"
+        guidance = fb["on_no_match"] if missing else None
+    elif not cards:
+        candidates = []
+        status = "no_authorized_knowledge"
+        note = ("this account has no knowledge source with an active revision to discover against: register a "
+                "source and sync or push a package (POST /api/knowledge/sources)")
+        guidance = fb["on_no_match"]
+    else:
+        candidates = rank(match, cards)
+        if not candidates:
+            status = "no_metadata_match"
+            undeclared = _undeclared(match, cards)
+            if undeclared:
+                note = (f"no manifest in this account declares {' or '.join(undeclared)} at all, so this "
+                        f"requirement cannot match any of the {len(cards)} collections: declare them in "
+                        "KNOWLEDGE.yaml")
+            else:
+                note = (f"nothing fits: none of the {len(cards)} collections overlaps every match group this "
+                        "requirement declares")
+            guidance = fb["on_no_match"]
+        elif len(candidates) > limit:
+            status = "ambiguous"
+            note = (f"{len(candidates)} collections fit, more than max_knowledge_bases={limit}; the contract "
+                    f"says on_ambiguous={fb['on_ambiguous']}")
+            guidance = fb["on_ambiguous"]
+        else:
+            status = "matched"
+            note = f"{len(candidates)} collection{'s' if len(candidates) != 1 else ''} fit"
+    return RequirementDiscovery(
+        requirement_id=req["id"], purpose=req["purpose"], required=req["required"], status=status,  # type: ignore[arg-type]
+        note=note, guidance=guidance, undeclared=undeclared,  # type: ignore[arg-type]
+        match=MatchEcho(**match), retrieval=Budgets(**ret), fallback=Fallback(**fb),
+        candidates=candidates[:MAX_CANDIDATES], candidates_total=len(candidates), pins=pins,
+    )
+
+
+def resolve(contract: SkillContract, cards: Sequence[Card], requirement_id: str | None) -> DiscoverResponse:
+    """The whole discovery of one contract against one catalog state (pure)."""
+    mode = contract.contract["mode"]
+    if mode == "scoped_discover":
+        raise NotImplementedYet("scoped_discover contracts are refused rather than silently widened: workspaces, "
+                                "tags and approved state do not exist in the knowledge domain yet")
+    reqs = contract.contract["requirements"]
+    if requirement_id is not None:
+        one = contract.requirement(requirement_id)
+        if one is None:
+            raise invalid("requirement_id", "is not a requirement of this skill version's knowledge contract",
+                          contract.requirement_ids)
+        reqs = [one]
+    return DiscoverResponse(
+        skill_version_id=contract.skill_version_id, skill_name=contract.skill_name,
+        skill_version=contract.version, mode=mode, contract_identity=contract.identity,
+        discovery_fingerprint=fingerprint(contract.identity, requirement_id, cards), catalog_size=len(cards),
+        requirements=[classify(mode, r, cards) for r in reqs],
+    )
+
+
+# -- the catalog ---------------------------------------------------------------------------------------------------
+
+
+def _fold(manifest: dict[str, Any]) -> tuple[str, ...]:
+    langs = list(manifest.get("languages") or [])
+    single = manifest.get("language")
+    if single and single.lower() not in {v.lower() for v in langs}:
+        langs.append(single)
+    return tuple(langs)
+
+
+def catalog_cards(conn: Conn, *, account_id: UUID) -> list[Card]:
+    """Every card of the account (sources with an active revision), in no particular order."""
+    rows = conn.execute(
+        """SELECT s.id, s.name, s.domain, r.id AS revision_id, r.package_hash, r.manifest
+           FROM knowledge_sources s
+           JOIN knowledge_source_revisions r ON r.account_id = s.account_id AND r.id = s.active_revision_id
+           WHERE s.account_id = %s""",
+        (account_id,),
+    ).fetchall()
+    cards = []
+    for r in rows:
+        m = r["manifest"] or {}
+        cards.append(Card(source_id=r["id"], source_name=r["name"], name=m.get("name") or r["name"],
+                          description=m.get("description"), domain=r["domain"], revision_id=r["revision_id"],
+                          package_hash=r["package_hash"], capabilities=tuple(m.get("capabilities") or ()),
+                          languages=_fold(m), citation_policy=m.get("citation_policy")))
+    return cards
+
+
+def discover(db: Database, principal: Principal, body: DiscoverRequest) -> DiscoverResponse:
+    with db.tenant(principal.account_id) as conn:
+        contract = compiled_contract(conn, account_id=principal.account_id, version_id=body.skill_version_id)
+        if contract.contract["mode"] == "scoped_discover":
+            return resolve(contract, [], body.requirement_id)  # raises: no catalog read for a refused mode
+        cards = catalog_cards(conn, account_id=principal.account_id)
+    return resolve(contract, cards, body.requirement_id)

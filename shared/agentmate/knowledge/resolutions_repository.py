@@ -1,0 +1,124 @@
+"""SQL of K4 resolution runs (migrations/0057): append-only runs and their verified selections."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from psycopg.types.json import Jsonb
+
+from agentmate.core.db import Conn
+from agentmate.core.dberrors import constraints
+from agentmate.core.sql import paged
+
+RUN_COLUMNS = (
+    "id, skill_version_id, session_id, requirement_id, contract_identity, discovery_fingerprint, discovery_status, "
+    "fingerprint_current, candidates, selected, retrieved, citations, selection_reason, confidence, "
+    "idempotency_key, created_at"
+)
+SUMMARY_COLUMNS = (
+    "r.id, r.skill_version_id, r.session_id, r.requirement_id, r.discovery_fingerprint, r.discovery_status, "
+    "r.fingerprint_current, jsonb_array_length(r.candidates) AS candidate_count, "
+    "jsonb_array_length(r.selected) AS selected_count, jsonb_array_length(r.retrieved) AS retrieved_count, "
+    "jsonb_array_length(r.citations) AS citation_count, r.confidence, r.created_at"
+)
+
+CONSTRAINTS = constraints({
+    "knowledge_resolution_runs_version_fkey": ("skill_version_id", "unknown skill version in this account"),
+    "knowledge_resolution_runs_session_id_check": ("session_id", "at most 200 characters"),
+    "knowledge_resolution_runs_requirement_id_check": ("requirement_id", "must be 1..64 characters"),
+    "knowledge_resolution_runs_fingerprint_check": ("discovery_fingerprint", "must be 64 lowercase hex characters"),
+    "knowledge_resolution_runs_status_check": ("discovery_status", "is not a discovery status"),
+    "knowledge_resolution_runs_evidence_check": ("candidates", "candidates, selected, retrieved and citations "
+                                                               "are arrays of at most 256 KiB together"),
+    "knowledge_resolution_runs_selection_reason_check": ("selection_reason", "at most 2000 characters"),
+    "knowledge_resolution_runs_confidence_check": ("confidence", "must be between 0 and 1"),
+    "knowledge_resolution_runs_idempotency_key_check": ("idempotency_key", "must be 1..255 characters"),
+    "knowledge_resolution_runs_content_hash_check": ("content_hash", "must be a sha256 hex digest"),
+    "knowledge_resolution_runs_idempotency_key": ("idempotency_key", "was already used for another resolution run"),
+    "knowledge_resolution_selections_run_fkey": ("selected", "the run of this selection does not exist"),
+    "knowledge_resolution_selections_source_fkey": ("selected.source_id", "unknown knowledge source in this "
+                                                                          "account"),
+    "knowledge_resolution_selections_revision_fkey": ("selected.revision_id", "not a revision of that source in "
+                                                                              "this account"),
+    "knowledge_resolution_selections_run_source_key": ("selected.source_id", "selected names a source twice"),
+    "knowledge_resolution_selections_position_check": ("selected", "position must not be negative"),
+})
+
+
+def sources(conn: Conn, *, account_id: UUID, source_ids: list[UUID]) -> dict[UUID, dict[str, Any]]:
+    """The named sources of this account: name and active revision."""
+    rows = conn.execute(
+        "SELECT id, name, active_revision_id FROM knowledge_sources WHERE account_id = %s AND id = ANY(%s)",
+        (account_id, source_ids),
+    ).fetchall()
+    return {r["id"]: r for r in rows}
+
+
+def revisions_of(conn: Conn, *, account_id: UUID, pairs: list[tuple[UUID, UUID]]) -> set[tuple[UUID, UUID]]:
+    """Which (source_id, revision_id) pairs name a revision of that source in this account."""
+    if not pairs:
+        return set()
+    rows = conn.execute(
+        """SELECT source_id, id FROM knowledge_source_revisions
+           WHERE account_id = %s AND (source_id, id) IN (SELECT * FROM unnest(%s::uuid[], %s::uuid[]))""",
+        (account_id, [p[0] for p in pairs], [p[1] for p in pairs]),
+    ).fetchall()
+    return {(r["source_id"], r["id"]) for r in rows}
+
+
+def insert_run(conn: Conn, *, account_id: UUID, user_id: UUID | None, key_id: UUID | None,
+               data: dict[str, Any]) -> dict[str, Any]:
+    row = conn.execute(
+        f"""INSERT INTO knowledge_resolution_runs (account_id, user_id, key_id, skill_version_id, session_id,
+                   requirement_id, contract_identity, discovery_fingerprint, discovery_status, fingerprint_current,
+                   candidates, selected, retrieved, citations, selection_reason, confidence, idempotency_key,
+                   content_hash)
+            VALUES (%(a)s, %(u)s, %(k)s, %(skill_version_id)s, %(session_id)s, %(requirement_id)s,
+                    %(contract_identity)s, %(discovery_fingerprint)s, %(discovery_status)s, %(fingerprint_current)s,
+                    %(candidates)s, %(selected)s, %(retrieved)s, %(citations)s, %(selection_reason)s,
+                    %(confidence)s, %(idempotency_key)s, %(content_hash)s)
+            RETURNING {RUN_COLUMNS}""",
+        {**data, "a": account_id, "u": user_id, "k": key_id,
+         **{k: Jsonb(data[k]) for k in ("candidates", "selected", "retrieved", "citations")}},
+    ).fetchone()
+    assert row is not None
+    selected = data["selected"]
+    if selected:
+        conn.execute(
+            """INSERT INTO knowledge_resolution_selections (run_id, account_id, position, source_id, revision_id)
+               SELECT %s, %s, p - 1, s, r FROM unnest(%s::uuid[], %s::uuid[]) WITH ORDINALITY AS t (s, r, p)""",
+            (row["id"], account_id, [s["source_id"] for s in selected], [s["revision_id"] for s in selected]),
+        )
+    return row
+
+
+def get_run(conn: Conn, *, account_id: UUID, run_id: UUID) -> dict[str, Any] | None:
+    return conn.execute(f"SELECT {RUN_COLUMNS} FROM knowledge_resolution_runs WHERE account_id = %s AND id = %s",
+                        (account_id, run_id)).fetchone()
+
+
+def list_runs(conn: Conn, *, account_id: UUID, skill_version_id: UUID | None, session_id: str | None,
+              source_id: UUID | None, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+    where = ["r.account_id = %(a)s"]
+    params: dict[str, Any] = {"a": account_id}
+    if skill_version_id is not None:
+        where.append("r.skill_version_id = %(skill_version_id)s")
+        params["skill_version_id"] = skill_version_id
+    if session_id is not None:
+        where.append("r.session_id = %(session_id)s")
+        params["session_id"] = session_id
+    if source_id is not None:
+        where.append("EXISTS (SELECT 1 FROM knowledge_resolution_selections s WHERE s.account_id = r.account_id "
+                     "AND s.run_id = r.id AND s.source_id = %(source_id)s)")
+        params["source_id"] = source_id
+    return paged(conn, columns=SUMMARY_COLUMNS, table="knowledge_resolution_runs r", where=where, params=params,
+                 order_by="r.created_at DESC, r.id DESC", limit=limit, offset=offset)
+
+
+def runs_referencing_source(conn: Conn, *, account_id: UUID, source_id: UUID) -> int:
+    row = conn.execute(
+        "SELECT count(*) AS n FROM knowledge_resolution_selections WHERE account_id = %s AND source_id = %s",
+        (account_id, source_id),
+    ).fetchone()
+    return int(row["n"]) if row else 0
