@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 from uuid import UUID
 
 from agentmate.core.db import Conn, Database
@@ -65,7 +65,7 @@ class Card:
     capabilities: tuple[str, ...]
     languages: tuple[str, ...]
     """The manifest's languages with the singular ``language`` folded in."""
-    citation_policy: str | None = None
+    citation_policy: Literal["required", "optional"] | None = None
 
     @property
     def sort_key(self) -> tuple[str, str]:
@@ -78,36 +78,80 @@ def fingerprint(identity: str, requirement_id: str | None, cards: Sequence[Card]
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _overlap(wanted: list[str], declared: Sequence[str]) -> list[str]:
-    have = {d.lower() for d in declared}
-    return [w for w in wanted if w.lower() in have]
-
-
 def score(match: dict[str, list[str]], card: Card) -> tuple[int, MatchedTerms] | None:
     """The card's score and matched terms, or None when it misses a declared match group."""
-    caps = _overlap(match["capabilities"], card.capabilities)
-    langs = _overlap(match["languages"], card.languages)
-    domain = next((d for d in match["domains"] if card.domain is not None and d.lower() == card.domain.lower()),
-                  None)
-    if (match["capabilities"] and not caps) or (match["languages"] and not langs) or \
-            (match["domains"] and domain is None):
+    found = _Wanted.of(match).score(_Facts.of(card))
+    if found is None:
         return None
-    return len(caps) + len(langs) + (1 if domain else 0), MatchedTerms(capabilities=caps, languages=langs,
-                                                                       domain=domain)
+    return found[0], MatchedTerms(capabilities=found[1], languages=found[2], domain=found[3])
+
+
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """A card's terms lowercased once per discovery (a discovery scores every card for every requirement)."""
+
+    card: Card
+    caps: frozenset[str]
+    langs: frozenset[str]
+    domain: str | None
+
+    @classmethod
+    def of(cls, card: Card) -> _Facts:
+        return cls(card, frozenset(c.lower() for c in card.capabilities),
+                   frozenset(v.lower() for v in card.languages), card.domain.lower() if card.domain else None)
+
+
+@dataclass(frozen=True, slots=True)
+class _Wanted:
+    """A requirement's match groups as (spelling, lowercase) pairs, built once per requirement."""
+
+    caps: tuple[tuple[str, str], ...]
+    langs: tuple[tuple[str, str], ...]
+    domains: dict[str, str]
+
+    @classmethod
+    def of(cls, match: dict[str, list[str]]) -> _Wanted:
+        return cls(tuple((w, w.lower()) for w in match["capabilities"]),
+                   tuple((w, w.lower()) for w in match["languages"]),
+                   {d.lower(): d for d in reversed(match["domains"])})
+
+    def score(self, f: _Facts) -> tuple[int, list[str], list[str], str | None] | None:
+        caps = [w for w, low in self.caps if low in f.caps]
+        if self.caps and not caps:
+            return None
+        langs = [w for w, low in self.langs if low in f.langs]
+        if self.langs and not langs:
+            return None
+        domain = self.domains.get(f.domain) if f.domain is not None else None
+        if self.domains and domain is None:
+            return None
+        return len(caps) + len(langs) + (1 if domain else 0), caps, langs, domain
 
 
 def _candidate(rank: int, card: Card, points: int, matched: MatchedTerms) -> Candidate:
-    return Candidate(rank=rank, source_id=card.source_id, source_name=card.source_name, name=card.name,
-                     description=card.description, domain=card.domain, revision_id=card.revision_id,
-                     package_hash=card.package_hash, capabilities=list(card.capabilities),
-                     languages=list(card.languages), citation_policy=card.citation_policy,  # type: ignore[arg-type]
-                     score=points, matched=matched)
+    # model_construct: every value comes from a stored manifest and the contract, both validated on the way in
+    return Candidate.model_construct(
+        rank=rank, source_id=card.source_id, source_name=card.source_name, name=card.name,
+        description=card.description, domain=card.domain, revision_id=card.revision_id,
+        package_hash=card.package_hash, capabilities=list(card.capabilities), languages=list(card.languages),
+        citation_policy=card.citation_policy, score=points, matched=matched)
+
+
+def _ranked(match: dict[str, list[str]], facts: Sequence[_Facts],
+            limit: int = MAX_CANDIDATES) -> tuple[list[Candidate], int]:
+    """The first ``limit`` candidates (score desc, name case-insensitively, source id) as models, and how many
+    there are in all (only those shown are built: a discovery may score hundreds of cards)."""
+    wanted = _Wanted.of(match)
+    scored = [(s, f.card) for f in facts if (s := wanted.score(f)) is not None]
+    scored.sort(key=lambda t: (-t[0][0], *t[1].sort_key))
+    top = [_candidate(i, c, s[0], MatchedTerms.model_construct(capabilities=s[1], languages=s[2], domain=s[3]))
+           for i, (s, c) in enumerate(scored[:limit], start=1)]
+    return top, len(scored)
 
 
 def rank(match: dict[str, list[str]], cards: Sequence[Card]) -> list[Candidate]:
-    scored = [(s[0], s[1], c) for c in cards if (s := score(match, c)) is not None]
-    scored.sort(key=lambda t: (-t[0], *t[2].sort_key))
-    return [_candidate(i, c, points, m) for i, (points, m, c) in enumerate(scored, start=1)]
+    """Every candidate, ranked."""
+    return _ranked(match, [_Facts.of(c) for c in cards], len(cards))[0]
 
 
 def _undeclared(match: dict[str, list[str]], cards: Sequence[Card]) -> list[str]:
@@ -141,15 +185,18 @@ def _pins(req: dict[str, Any], cards: Sequence[Card]) -> tuple[list[PinResolutio
     return pins, found
 
 
-def classify(mode: str, req: dict[str, Any], cards: Sequence[Card]) -> RequirementDiscovery:
+def classify(mode: str, req: dict[str, Any], cards: Sequence[Card],
+             facts: Sequence[_Facts] | None = None) -> RequirementDiscovery:
     """One requirement's status, candidates and note (pure)."""
     ret, fb, match = req["retrieval"], req["fallback"], req["match"]
     limit = ret["max_knowledge_bases"]
     pins: list[PinResolution] = []
     undeclared: list[str] = []
     guidance: str | None = None
+    total = 0
     if mode == "pinned":
         pins, candidates = _pins(req, cards)
+        total = len(candidates)
         missing = [p for p in pins if not p.resolved]
         status = "pinned_missing" if missing else "pinned_resolved"
         note = (f"{len(missing)} of {len(pins)} pinned knowledge bases not found: "
@@ -162,7 +209,7 @@ def classify(mode: str, req: dict[str, Any], cards: Sequence[Card]) -> Requireme
                 "source and sync or push a package (POST /api/knowledge/sources)")
         guidance = fb["on_no_match"]
     else:
-        candidates = rank(match, cards)
+        candidates, total = _ranked(match, facts if facts is not None else [_Facts.of(c) for c in cards])
         if not candidates:
             status = "no_metadata_match"
             undeclared = _undeclared(match, cards)
@@ -174,19 +221,19 @@ def classify(mode: str, req: dict[str, Any], cards: Sequence[Card]) -> Requireme
                 note = (f"nothing fits: none of the {len(cards)} collections overlaps every match group this "
                         "requirement declares")
             guidance = fb["on_no_match"]
-        elif len(candidates) > limit:
+        elif total > limit:
             status = "ambiguous"
-            note = (f"{len(candidates)} collections fit, more than max_knowledge_bases={limit}; the contract "
+            note = (f"{total} collections fit, more than max_knowledge_bases={limit}; the contract "
                     f"says on_ambiguous={fb['on_ambiguous']}")
             guidance = fb["on_ambiguous"]
         else:
             status = "matched"
-            note = f"{len(candidates)} collection{'s' if len(candidates) != 1 else ''} fit"
+            note = f"{total} collection{'s' if total != 1 else ''} fit"
     return RequirementDiscovery(
         requirement_id=req["id"], purpose=req["purpose"], required=req["required"], status=status,  # type: ignore[arg-type]
         note=note, guidance=guidance, undeclared=undeclared,  # type: ignore[arg-type]
         match=MatchEcho(**match), retrieval=Budgets(**ret), fallback=Fallback(**fb),
-        candidates=candidates[:MAX_CANDIDATES], candidates_total=len(candidates), pins=pins,
+        candidates=candidates[:MAX_CANDIDATES], candidates_total=total, pins=pins,
     )
 
 
@@ -203,11 +250,12 @@ def resolve(contract: SkillContract, cards: Sequence[Card], requirement_id: str 
             raise invalid("requirement_id", "is not a requirement of this skill version's knowledge contract",
                           contract.requirement_ids)
         reqs = [one]
+    facts = [_Facts.of(c) for c in cards]
     return DiscoverResponse(
         skill_version_id=contract.skill_version_id, skill_name=contract.skill_name,
         skill_version=contract.version, mode=mode, contract_identity=contract.identity,
         discovery_fingerprint=fingerprint(contract.identity, requirement_id, cards), catalog_size=len(cards),
-        requirements=[classify(mode, r, cards) for r in reqs],
+        requirements=[classify(mode, r, cards, facts) for r in reqs],
     )
 
 
