@@ -102,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     from agentmate.knowledge import discover
     from agentmate.knowledge import service as kservice
     from agentmate.knowledge.readmodels.skill_contracts import compiled_contract
+    from agentmate.knowledge.schemas import KnowledgeSnapshotPush
     from agentmate.packages.models import FileInput, SourceInput
     from agentmate.packages.service import Actor
     from functions.auth.app import handler as auth_handler
@@ -130,8 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         domain = DOMAINS[i % len(DOMAINS)]
         src = kservice.register_source(db, actor, SourceInput(type="local", repository_url="file:///bench",
                                                               package_path=f"{domain}/kb-{i:03d}")).source
-        kservice.push_snapshot(db, actor, src.id, [FileInput(path="KNOWLEDGE.yaml", content=manifest(i, rng)),
-                                                   FileInput(path="docs/a.md", content=f"# Doc {i}\n")])
+        kservice.push_snapshot(db, actor, src.id, KnowledgeSnapshotPush(files=[
+            FileInput(path="KNOWLEDGE.yaml", content=manifest(i, rng)), FileInput(path="docs/a.md", content=f"# Doc {i}\n")]))
     body = f"---\nname: bench-skill\ndescription: Bench skill\nknowledge: {CONTRACT}\n---\n\n# Steps\n"
     vid = call("POST", "/api/skills/versions", (201,), skills_handler, headers=headers,
                json_body={"skill_name": "bench-skill", "version": "1", "content": body, "activate": True})["id"]

@@ -250,14 +250,13 @@ def seed_apikeys(client, h, marker, secret):
 
 
 def seed_resolutions(client, h, marker, secret):
-    """K4: a knowledge package, a skill whose contract matches it, a discovery and a recorded run (the package is
-    pushed through the K1 service: the caller's ids come from /api/auth/me)."""
+    """K4: a knowledge package, a skill whose contract matches it, a discovery and a recorded run (one key
+    holds every scope these need)."""
     from types import SimpleNamespace
 
     from tests.integration.knowledge.k4 import knowledge_base, requirement, skill_version
 
-    me = _ok(client.get("/api/auth/me", headers=h))
-    acct = SimpleNamespace(account_id=me["account_id"], user_id=me["user_id"], headers=lambda *_: h)
+    acct = SimpleNamespace(client=client, headers=lambda *_: h)
     kb = knowledge_base(acct, f"kb/{marker}", f"name: {marker}\ncapabilities: [{marker}]\n",
                         {"docs/a.md": f"# {marker}\n{secret}\n"})
     vid = skill_version(client, acct, {"requirements": [requirement(match={"capabilities": [marker]})]})

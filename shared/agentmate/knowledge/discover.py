@@ -32,6 +32,8 @@ from uuid import UUID
 from agentmate.core.db import Conn, Database
 from agentmate.core.errors import NotImplementedYet, invalid
 from agentmate.core.principal import Principal
+from agentmate.knowledge import repository
+from agentmate.knowledge.catalog import fold_languages
 from agentmate.knowledge.discovery_schemas import (
     Budgets,
     Candidate,
@@ -262,30 +264,15 @@ def resolve(contract: SkillContract, cards: Sequence[Card], requirement_id: str 
 # -- the catalog ---------------------------------------------------------------------------------------------------
 
 
-def _fold(manifest: dict[str, Any]) -> tuple[str, ...]:
-    langs = list(manifest.get("languages") or [])
-    single = manifest.get("language")
-    if single and single.lower() not in {v.lower() for v in langs}:
-        langs.append(single)
-    return tuple(langs)
-
-
 def catalog_cards(conn: Conn, *, account_id: UUID) -> list[Card]:
-    """Every card of the account (sources with an active revision), in no particular order."""
-    rows = conn.execute(
-        """SELECT s.id, s.name, s.domain, r.id AS revision_id, r.package_hash, r.manifest
-           FROM knowledge_sources s
-           JOIN knowledge_source_revisions r ON r.account_id = s.account_id AND r.id = s.active_revision_id
-           WHERE s.account_id = %s""",
-        (account_id,),
-    ).fetchall()
+    """Every K0 card of the account (the catalog's own query and language folding), as discovery reads them."""
     cards = []
-    for r in rows:
+    for r in repository.catalog_all(conn, account_id=account_id):
         m = r["manifest"] or {}
-        cards.append(Card(source_id=r["id"], source_name=r["name"], name=m.get("name") or r["name"],
+        cards.append(Card(source_id=r["source_id"], source_name=r["source_name"], name=m.get("name") or r["source_name"],
                           description=m.get("description"), domain=r["domain"], revision_id=r["revision_id"],
                           package_hash=r["package_hash"], capabilities=tuple(m.get("capabilities") or ()),
-                          languages=_fold(m), citation_policy=m.get("citation_policy")))
+                          languages=tuple(fold_languages(m)), citation_policy=m.get("citation_policy")))
     return cards
 
 

@@ -25,7 +25,7 @@ from uuid import UUID
 
 from agentmate.core import idempotency
 from agentmate.core.db import Conn, Database
-from agentmate.core.errors import Conflict, ErrorCollector, NotFound, TooLarge, invalid
+from agentmate.core.errors import ErrorCollector, NotFound, TooLarge, invalid
 from agentmate.core.observability import counted, new_only
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
@@ -144,14 +144,3 @@ def get_run(db: Database, principal: Principal, run_id: UUID) -> ResolutionRun:
     if row is None:
         raise NotFound("knowledge resolution run")
     return ResolutionRun.model_validate(row)
-
-
-def refuse_source_delete(conn: Conn, *, account_id: UUID, source_id: UUID) -> None:
-    """For the knowledge source delete: a 409 while a resolution run selected the source (audit rows are
-    append-only). The NO ACTION foreign keys of ``knowledge_resolution_selections`` refuse it anyway (a
-    ``ForeignKeyViolation`` on ``knowledge_resolution_selections_source_fkey`` / ``_revision_fkey``); calling this
-    first gives the 409 its words."""
-    n = repo.runs_referencing_source(conn, account_id=account_id, source_id=source_id)
-    if n:
-        raise Conflict(f"{n} knowledge resolution run{'s' if n != 1 else ''} selected this source (audit rows are "
-                       "append-only); the source cannot be deleted")

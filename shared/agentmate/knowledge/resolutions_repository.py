@@ -114,11 +114,3 @@ def list_runs(conn: Conn, *, account_id: UUID, skill_version_id: UUID | None, se
         params["source_id"] = source_id
     return paged(conn, columns=SUMMARY_COLUMNS, table="knowledge_resolution_runs r", where=where, params=params,
                  order_by="r.created_at DESC, r.id DESC", limit=limit, offset=offset)
-
-
-def runs_referencing_source(conn: Conn, *, account_id: UUID, source_id: UUID) -> int:
-    row = conn.execute(
-        "SELECT count(*) AS n FROM knowledge_resolution_selections WHERE account_id = %s AND source_id = %s",
-        (account_id, source_id),
-    ).fetchone()
-    return int(row["n"]) if row else 0

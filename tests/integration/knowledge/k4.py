@@ -6,16 +6,6 @@ from __future__ import annotations
 import json
 import uuid
 from typing import Any
-from uuid import UUID
-
-from agentmate.core.db import get_database
-from agentmate.knowledge import service
-from agentmate.packages.models import FileInput, SourceInput
-from agentmate.packages.service import Actor
-
-
-def actor_of(account: Any) -> Actor:
-    return Actor(UUID(account.account_id), UUID(account.user_id))
 
 
 def skill_version(client: Any, account: Any, knowledge: dict[str, Any] | None, *, name: str | None = None) -> str:
@@ -36,12 +26,30 @@ def requirement(rid: str = "billing-docs", **kw: Any) -> dict[str, Any]:
 
 
 def knowledge_base(account: Any, path: str, manifest: str, docs: dict[str, str] | None = None) -> dict[str, Any]:
-    """Register a local source at ``path`` and push a package; returns ids and the package hash."""
-    actor = actor_of(account)
-    db = get_database()
-    source = service.register_source(db, actor, SourceInput(type="local", repository_url="file:///kb",
-                                                            package_path=path)).source
+    """Register a local source at ``path`` and push a package over REST; returns ids and the package hash."""
+    h = account.headers("knowledge:rw")
+    r = account.client.post("/api/knowledge/sources", json={"type": "local", "repository_url": "file:///kb",
+                                                            "package_path": path}, headers=h)
+    assert r.status_code in (200, 201), r.text
+    source = r.json()
     files = {"KNOWLEDGE.yaml": manifest, **(docs or {"docs/a.md": f"# {path}\n\nText.\n"})}
-    out = service.push_snapshot(db, actor, source.id, [FileInput(path=p, content=c) for p, c in files.items()])
-    return {"source_id": str(source.id), "name": source.name, "revision_id": str(out.ingested.revision.id),
-            "package_hash": out.ingested.revision.package_hash}
+    r = account.client.post(f"/api/knowledge/sources/{source['id']}/snapshots",
+                            json={"files": [{"path": p, "content": c} for p, c in files.items()]}, headers=h)
+    assert r.status_code in (200, 201), r.text
+    revision = r.json()["revision"]
+    return {"source_id": source["id"], "name": source["name"], "revision_id": revision["id"],
+            "package_hash": revision["package_hash"]}
+
+
+def record_run_selecting(client: Any, account: Any, source_id: str) -> dict[str, Any]:
+    """A resolution run (of a fresh skill version) whose selected set holds ``source_id``."""
+    vid = skill_version(client, account, {"requirements": [requirement(match={"capabilities": ["billing"]})]})
+    found = client.post("/api/knowledge/discover", json={"skill_version_id": vid},
+                        headers=account.headers("knowledge:r", "skills:r"))
+    assert found.status_code == 200, found.text
+    r = client.post("/api/knowledge/resolutions", json={
+        "skill_version_id": vid, "requirement_id": "billing-docs", "discovery_status": "matched",
+        "discovery_fingerprint": found.json()["discovery_fingerprint"], "selected": [{"source_id": source_id}],
+    }, headers=account.headers("knowledge:rw", "skills:r"))
+    assert r.status_code == 201, r.text
+    return dict(r.json())

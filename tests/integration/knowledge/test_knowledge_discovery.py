@@ -10,12 +10,9 @@ import psycopg
 import pytest
 
 from agentmate.core.db import get_database
-from agentmate.core.errors import Conflict, Forbidden
-from agentmate.knowledge import resolutions
-from agentmate.knowledge import service as kservice
-from agentmate.packages.models import FileInput
+from agentmate.core.errors import Forbidden
 
-from .k4 import actor_of, knowledge_base, requirement, skill_version
+from .k4 import knowledge_base, requirement, skill_version
 
 BILLING = "name: Billing FAQ\ndescription: How billing works\ncapabilities: [billing, refunds]\nlanguage: en\n"
 BILLING_ZH = "name: 账单 FAQ\ncapabilities: [billing]\nlanguages: [zh]\n"
@@ -144,8 +141,10 @@ def test_the_fingerprint_is_stable_and_follows_the_catalog(client, account):
     filtered = discover(client, account, vid, requirement_id="billing-docs").json()["discovery_fingerprint"]
     assert filtered != first
     # When the card changes (a new package becomes the active revision), Then the fingerprint changes
-    kservice.push_snapshot(get_database(), actor_of(account), uuid.UUID(kb["source_id"]),
-                           [FileInput(path="KNOWLEDGE.yaml", content=BILLING), FileInput(path="docs/b.md", content="B")])
+    r = client.post(f"/api/knowledge/sources/{kb['source_id']}/snapshots", json={"files": [
+        {"path": "KNOWLEDGE.yaml", "content": BILLING}, {"path": "docs/b.md", "content": "B"}]},
+        headers=account.headers("knowledge:rw"))
+    assert r.status_code == 201, r.text
     assert discover(client, account, vid).json()["discovery_fingerprint"] != first
 
 
@@ -293,10 +292,10 @@ def test_runs_are_append_only_and_pin_their_targets(client, account, owner_url):
                 "DELETE FROM knowledge_resolution_runs WHERE id = %s"):
         with pytest.raises(Forbidden), db.tenant(uuid.UUID(account.account_id)) as conn:
             conn.execute(sql, (run["id"],))
-    # The knowledge source delete is refused with a 409 while a run selected the source
-    with db.tenant(uuid.UUID(account.account_id)) as conn, pytest.raises(Conflict, match="1 knowledge resolution run"):
-        resolutions.refuse_source_delete(conn, account_id=uuid.UUID(account.account_id),
-                                         source_id=uuid.UUID(kb["source_id"]))
+    # Deleting the selected knowledge source is refused with a 409, and nothing is deleted
+    r = client.delete(f"/api/knowledge/sources/{kb['source_id']}", headers=account.headers("knowledge:rw"))
+    assert r.status_code == 409 and "resolution run" in r.json()["detail"]
+    assert client.get(f"/api/knowledge/resolutions/{run['id']}", headers=account.headers("knowledge:r")).json() == run
     # and the foreign keys refuse deleting the source or the skill version underneath anyway
     with psycopg.connect(owner_url) as conn:
         for sql, arg in (("DELETE FROM knowledge_sources WHERE id = %s", kb["source_id"]),
