@@ -33,9 +33,10 @@ class BenchDatabase:
     app_url: str  # agentmate_app: subject to row-level security, what the application uses
 
 
-def prepare_database(name: str, *, keep: bool = False) -> BenchDatabase:
-    """Start (if needed) the bench cluster in .local/bench-pg, create ``name`` fresh, apply every migration as
-    the owner and point this process's environment at it as ``agentmate_app``.
+def prepare_database(name: str, *, keep: bool = False, pg_dir: Path = BENCH_PG_DIR,
+                     pg_port: int = BENCH_PG_PORT) -> BenchDatabase:
+    """Start (if needed) the bench cluster in ``pg_dir`` (default .local/bench-pg), create ``name`` fresh, apply
+    every migration as the owner and point this process's environment at it as ``agentmate_app``.
 
     The database is dropped at exit (unless ``keep``), and the cluster stopped if this process started it.
     """
@@ -44,15 +45,15 @@ def prepare_database(name: str, *, keep: bool = False) -> BenchDatabase:
     from agentmate.core import migrate
     from infra import localpg
 
-    already_running = localpg._ready(BENCH_PG_PORT)
-    localpg.start(BENCH_PG_DIR, BENCH_PG_PORT)
-    admin = localpg.url(BENCH_PG_PORT, "postgres")
+    already_running = localpg._ready(pg_port)
+    localpg.start(pg_dir, pg_port)
+    admin = localpg.url(pg_port, "postgres")
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
         conn.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')  # type: ignore[arg-type]
-    owner_url = localpg.url(BENCH_PG_PORT, name)
+    owner_url = localpg.url(pg_port, name)
     migrate.apply_all(owner_url)
-    app_url = localpg.url(BENCH_PG_PORT, name, role=localpg.APP_ROLE)
+    app_url = localpg.url(pg_port, name, role=localpg.APP_ROLE)
     os.environ.update(bench_environment(app_url))
 
     def _cleanup() -> None:
@@ -63,7 +64,7 @@ def prepare_database(name: str, *, keep: bool = False) -> BenchDatabase:
             except psycopg.Error:
                 pass
         if not already_running:
-            localpg.stop(BENCH_PG_DIR)
+            localpg.stop(pg_dir)
 
     atexit.register(_cleanup)
     return BenchDatabase(name, owner_url, app_url)

@@ -29,7 +29,7 @@ import warnings
 from typing import Any
 from uuid import UUID
 
-from common import PASSWORD, ROOT, BenchDatabase, bench_environment, machine, print_table, summary
+from common import PASSWORD, ROOT, machine, prepare_database, print_table, summary
 
 COMMAND = ".venv/bin/python bench/knowledge_discover_bench.py"
 GOAL_P95_MS = 20.0
@@ -47,38 +47,6 @@ CONTRACT = ('{"requirements": ['
             ']}')
 
 
-def prepare_database(name: str) -> BenchDatabase:
-    import atexit
-
-    import psycopg
-
-    from agentmate.core import migrate
-    from infra import localpg
-
-    already = localpg._ready(PG_PORT)
-    localpg.start(PG_DIR, PG_PORT)
-    admin = localpg.url(PG_PORT, "postgres")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
-        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')  # type: ignore[arg-type]
-    owner_url = localpg.url(PG_PORT, name)
-    migrate.apply_all(owner_url)
-    app_url = localpg.url(PG_PORT, name, role=localpg.APP_ROLE)
-    os.environ.update(bench_environment(app_url))
-
-    def cleanup() -> None:
-        try:
-            with psycopg.connect(admin, autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
-        except psycopg.Error:
-            pass
-        if not already:
-            localpg.stop(PG_DIR)
-
-    atexit.register(cleanup)
-    return BenchDatabase(name, owner_url, app_url)
-
-
 def manifest(i: int, rng: random.Random) -> str:
     caps = rng.sample(CAPS, rng.randint(2, 4))
     langs = rng.sample(("en", "zh"), rng.randint(1, 2))
@@ -94,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     n_cards, calls = max(args.cards, 1), max(args.calls, 50)
     started = time.perf_counter()
 
-    prepare_database("agentmate_bench_kdisc")
+    prepare_database("agentmate_bench_kdisc", pg_dir=PG_DIR, pg_port=PG_PORT)
     os.environ["DB_POOL_MAX_SIZE"] = "1"
     warnings.filterwarnings("ignore", "No application metrics")
 

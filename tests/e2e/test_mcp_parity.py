@@ -15,6 +15,7 @@ import agentmate
 from agentmate.api.deps import route_scopes
 from agentmate.mcp import registry
 from functions.routes import ROUTE_GROUPS
+from tests.contract.test_route_groups import _api_routes
 
 from .spec_tools import SPEC_TOOLS
 
@@ -23,8 +24,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def rest_routes() -> dict[str, set[str]]:
     """``"METHOD /path"`` → required scopes, from every route group app and every domain router."""
-    from fastapi.routing import APIRoute
-
     routes: list[Any] = []
     for module in ROUTE_GROUPS:
         routes += importlib.import_module(module).app.routes
@@ -35,18 +34,8 @@ def rest_routes() -> dict[str, set[str]]:
             continue
         router = getattr(router_module, "router", None)
         routes += getattr(router, "routes", [])
-    def flat(items: list[Any], prefix: str = "") -> list[tuple[str, APIRoute]]:
-        """Through included routers too (FastAPI keeps them nested: a route group of several routers)."""
-        out: list[tuple[str, APIRoute]] = []
-        for route in items:
-            if isinstance(route, APIRoute):
-                out.append((prefix + route.path, route))
-            elif hasattr(route, "original_router"):
-                out += flat(route.original_router.routes, prefix + route.include_context.prefix)
-        return out
-
     table: dict[str, set[str]] = {}
-    for path, route in flat(routes):
+    for path, route in _api_routes(routes):  # through included routers (a group of several routers)
         for method in route.methods:
             table[f"{method} {path}"] = set(route_scopes(route.dependant))
     return table
