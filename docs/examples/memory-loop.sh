@@ -567,5 +567,39 @@ code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/knowledge/sources/$K
 check 400 "$code"  # verify
 expect 'd["errors"][0]["field"] == "KNOWLEDGE.yaml.citation_policy" and d["errors"][0]["allowed"] == ["required", "optional"]'  # verify
 
+# == 4.7 Discover knowledge for a skill, then record what it used ==================================================
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/skills/versions" -H "X-Api-Key: $KEY" \
+  -H 'Content-Type: application/json' -d '{"skill_name": "refund-helper", "version": "1.0.0", "activate": true,
+  "content": "---\nname: refund-helper\ndescription: Answer refund questions\nknowledge:\n  requirements:\n    - id: refund-policy\n      purpose: The refund rules to cite\n      required: true\n      match: {capabilities: [refunds], languages: [en]}\n      retrieval: {max_knowledge_bases: 1, top_k_per_base: 5}\n---\n# Refunds\nCite the refund policy.\n"}')
+check 201 "$code"
+KVID=$(json 'd["id"]')
+expect 'd["skill_name"] == "refund-helper"'  # verify
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/knowledge/discover" -H "X-Api-Key: $KKEY" \
+  -H 'Content-Type: application/json' -d "{\"skill_version_id\": \"$KVID\"}")
+check 200 "$code"
+json '[(q["requirement_id"], q["status"], [c["name"] for c in q["candidates"]]) for q in d["requirements"]]'
+# [('refund-policy', 'matched', ['Refund policy'])]
+json 'd["requirements"][0]["candidates"][0]["matched"], d["requirements"][0]["retrieval"]["top_k_per_base"]'
+# {'capabilities': ['refunds'], 'languages': ['en'], 'domain': None} 5
+FP=$(json 'd["discovery_fingerprint"]')
+expect 'd["requirements"][0]["status"] == "matched" and d["requirements"][0]["candidates"][0]["source_id"] == "'"$KSOURCE"'" and len(d["discovery_fingerprint"]) == 64'  # verify
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/knowledge/resolutions" -H "X-Api-Key: $KKEY" \
+  -H 'Content-Type: application/json' -d "{\"skill_version_id\": \"$KVID\", \"requirement_id\": \"refund-policy\",
+  \"session_id\": \"$SESSION\", \"discovery_fingerprint\": \"$FP\", \"discovery_status\": \"matched\",
+  \"selected\": [{\"source_id\": \"$KSOURCE\"}],
+  \"citations\": [{\"source_id\": \"$KSOURCE\", \"document_id\": \"$KDOC\", \"path\": \"docs/refunds.md\"}],
+  \"selection_reason\": \"the only refunds collection\", \"confidence\": 0.9, \"idempotency_key\": \"$SESSION-refunds\"}")
+check 201 "$code"
+json 'd["fingerprint_current"], [s["source_name"] for s in d["selected"]]'   # True ['support-refunds']
+KRUN=$(json 'd["id"]')
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/knowledge/resolutions?source_id=$KSOURCE" -H "X-Api-Key: $KKEY")
+check 200 "$code"
+json '[(i["requirement_id"], i["selected_count"], i["citation_count"]) for i in d["items"]]'   # [('refund-policy', 1, 1)]
+expect 'd["total"] == 1 and d["items"][0]["id"] == "'"$KRUN"'"'  # verify
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/knowledge/resolutions" -H "X-Api-Key: $KKEY" -H 'Content-Type: application/json' -d "{\"skill_version_id\": \"$KVID\", \"requirement_id\": \"refund-policy\", \"session_id\": \"$SESSION\", \"discovery_fingerprint\": \"$FP\", \"discovery_status\": \"matched\", \"idempotency_key\": \"$SESSION-refunds\"}")  # verify
+check 409 "$code"  # verify
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/knowledge/discover" -H "X-Api-Key: $KEY" -H 'Content-Type: application/json' -d "{\"skill_version_id\": \"$KVID\"}")  # verify
+check 403 "$code"  # verify
+
 rm -f "$R" "$H"
 echo "memory-loop.sh: all steps passed against $BASE"
