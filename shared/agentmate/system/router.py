@@ -43,6 +43,8 @@ SCHEMA_MODELS: dict[str, str] = {
     "context_pack": "agentmate.context.schemas:PackRequest",
     "knowledge_source": "agentmate.packages.models:SourceInput",
     "knowledge_manifest": "agentmate.knowledge.manifest:KnowledgeManifest",  # the KNOWLEDGE.yaml of a package
+    "knowledge_discover": "agentmate.knowledge.discovery_schemas:DiscoverRequest",
+    "knowledge_resolution": "agentmate.knowledge.discovery_schemas:ResolutionCreate",
 }
 
 
@@ -153,7 +155,8 @@ LLMS_MODULES = {
     "todos": "todos", "notes": "notes", "reports": "reports", "bookmarks": "bookmarks", "expenses": "expenses",
     "memory": "the memory journal, durable memories, checkpoints/resume and working memory",
     "skills": "skill execution logs and versions",
-    "knowledge": "knowledge collections: sources, documents, the catalog (search and discovery as they land)",
+    "knowledge": ("knowledge collections: sources, documents, the catalog, discovery for a skill and resolution "
+                  "runs (search as it lands)"),
 }
 
 
