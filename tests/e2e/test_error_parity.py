@@ -57,6 +57,19 @@ CASES = [
          {"skill_name": "parity", "outcome": "success", "skill_version_id": str(uuid.UUID(int=7))},
          {"skill_version_id": "unknown skill version in this account"},
          body={"skill_name": "parity", "outcome": "success", "skill_version_id": str(uuid.UUID(int=7))}),
+    # K4: discovery and resolution runs (the same use cases behind both transports).
+    Case("discover an unknown skill version", "POST", "/api/knowledge/discover", "knowledge_discover",
+         {"skill_version_id": str(uuid.UUID(int=7))}, {"skill_version_id": "unknown skill version in this account"},
+         body={"skill_version_id": str(uuid.UUID(int=7))}),
+    Case("record a run of an unknown skill version", "POST", "/api/knowledge/resolutions",
+         "knowledge_resolution_record", RUN := {"skill_version_id": str(uuid.UUID(int=7)), "requirement_id": "r",
+                                                "discovery_fingerprint": "0" * 64, "discovery_status": "matched"},
+         {"skill_version_id": "unknown skill version in this account"}, body=RUN),
+    Case("a run echoing a body", "POST", "/api/knowledge/resolutions", "knowledge_resolution_record",
+         {**RUN, "retrieved": [{"path": "a.md", "content": "text"}]},
+         {"retrieved[0].content": "unknown field (a resolution run keeps references only: ids, paths and scores, "
+                                  "never bodies)"},
+         body={**RUN, "retrieved": [{"path": "a.md", "content": "text"}]}),
 ]
 
 

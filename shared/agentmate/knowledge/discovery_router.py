@@ -38,7 +38,8 @@ def discover_knowledge(body: DiscoverRequest, principal: KnowledgeDiscover, db: 
     """Resolve a skill version's compiled knowledge contract against this account's K0 catalog: per requirement a
     status (matched, ambiguous, no_metadata_match, no_authorized_knowledge, pinned_resolved, pinned_missing), ranked
     candidates with the matched terms, the budgets, and a discovery_fingerprint to record; scoped_discover is 501.
-    Needs knowledge:r and skills:r."""
+    skill_version_id must name a version of this account whose SKILL.md declares a knowledge: contract (400 naming
+    the field; 409 while it has no current compiled artifact). Needs knowledge:r and skills:r."""
     # Serialised once here: FastAPI would dump, re-validate and dump again a response that can carry 8 x 50
     # candidates (bench/knowledge_discover_bench.py); response_model still documents the shape.
     return Response(discover.discover(db, principal, body).model_dump_json(), media_type="application/json")
@@ -49,8 +50,9 @@ def record_resolution(body: ResolutionCreate, principal: KnowledgeResolve, db: D
                       idempotency_key: IdempotencyKey) -> Response:
     """Record what one execution resolved for one requirement (append-only): contract_identity is filled by the
     server, every selected base is verified in this account, candidates/retrieved/citations are bounded
-    references; selected may be empty. An idempotency_key replay returns the original run with 200, a
-    disagreeing one is 409. Needs knowledge:rw and skills:r."""
+    references; selected may be empty. skill_version_id, requirement_id and every selected source/revision must
+    exist (in this account, in the contract): else a 400 naming the field. An idempotency_key replay returns the
+    original run with 200, a disagreeing one is 409. Needs knowledge:rw and skills:r."""
     return created(resolutions.record(db, principal, body, idempotency_key), replay_status=200)
 
 

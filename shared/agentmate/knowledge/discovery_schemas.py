@@ -125,7 +125,7 @@ class DiscoverResponse(BaseModel):
 MAX_ECHOES = 256
 MAX_SELECTED = 10
 MAX_EVIDENCE_BYTES = 256 * 1024
-_BODY_HINT = "a resolution run keeps references only (ids, paths, scores), never bodies"
+_BODY_HINT = "a resolution run keeps references only: ids, paths and scores, never bodies"
 
 
 class _Echo(BaseModel):
