@@ -336,12 +336,8 @@ def test_deleting_a_source_removes_its_revisions_and_documents(client, account, 
                             (rev,)).fetchone()[0] == 0
 
 
-def test_a_source_a_resolution_run_selected_cannot_be_deleted(client, account, owner_url):
-    with psycopg.connect(owner_url) as conn:
-        exists = conn.execute("SELECT to_regclass('knowledge_resolution_selections') IS NOT NULL").fetchone()[0]
-    if not exists:
-        pytest.xfail("kdisc's resolution tables (migration 0057) are not on this branch yet")
-    from tests.integration.knowledge.k4 import record_run_selecting  # kdisc's helper
+def test_a_source_a_resolution_run_selected_cannot_be_deleted(client, account):
+    from tests.integration.knowledge.k4 import record_run_selecting  # kdisc's helper: discover, then record
 
     h = account.headers(RW)
     src = register(client, h, "product/faq")
