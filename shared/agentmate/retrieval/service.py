@@ -209,6 +209,22 @@ def remove_source(
     )
 
 
+def remove_stale(
+    conn: Conn, account_id: UUID, *, namespace: str, source_type: str, metadata: dict[str, Any],
+    keep: list[tuple[str, str]],
+) -> list[UUID]:
+    """Delete, inside the caller's transaction, the rows whose metadata contains ``metadata`` except the
+    (source_id, chunk_key) pairs in ``keep`` (e.g. a source's rows of earlier revisions); returns their vector
+    point ids (pass them to ``remove_points`` after the commit)."""
+    return repo.delete_stale(conn, account_id=account_id, namespace=namespace, source_type=source_type,
+                             metadata=metadata, keep=keep)
+
+
+def record_query(conn: Conn, account_id: UUID, **fields: Any) -> UUID:
+    """Log one search in ``retrieval_queries`` inside the caller's transaction; returns its query id."""
+    return repo.record_query(conn, account_id=account_id, **fields)
+
+
 def indexing_state(
     conn: Conn, account_id: UUID, *, namespace: str, source_type: str, source_ids: list[str]
 ) -> dict[str, dict[str, Any]]:
@@ -368,6 +384,7 @@ class Retrieval:
         except Exception as exc:  # configuration failure: rows still go in, marked failed below
             build_error = exc
         model = embedder.name if embedder is not None else None
+        kept: dict[int, IndexResult] = {}
         with db.tenant(account_id) as conn:
             if len(prepared) == 1:
                 p = prepared[0]
@@ -384,7 +401,17 @@ class Retrieval:
                     return [IndexResult("indexed", existing["id"])]
                 rows = [repo.upsert_pending(conn, account_id=account_id, doc=p)]
             else:
-                rows = repo.upsert_many_pending(conn, account_id=account_id, docs=prepared)
+                # Unchanged rows (same content, metadata and model, already indexed) are not re-embedded, so
+                # re-indexing a large source after a small change, or repeating an interrupted run, is cheap.
+                current = repo.get_many_by_keys(conn, account_id=account_id, docs=prepared, lock=True)
+                for i, p in enumerate(prepared):
+                    found = current.get(repo.key_of(p))
+                    if found is not None and _unchanged(found, p, model):
+                        kept[i] = IndexResult("indexed", found["id"])
+                todo = [p for i, p in enumerate(prepared) if i not in kept]
+                if not todo:
+                    return [kept[i] for i in range(len(prepared))]
+                rows = repo.upsert_many_pending(conn, account_id=account_id, docs=todo)
         ids = [r["id"] for r in rows]
         hashes = [r["content_hash"] for r in rows]
         error: str | None = None
@@ -416,9 +443,9 @@ class Retrieval:
                 repo.mark_failed(
                     conn, account_id=account_id, document_ids=ids, content_hashes=hashes, error=error or "failed"
                 )
-        if error is None:
-            return [IndexResult("indexed", i) for i in ids]
-        return [IndexResult("failed", i, error) for i in ids]
+        written = iter([IndexResult("indexed", i) for i in ids] if error is None
+                       else [IndexResult("failed", i, error) for i in ids])
+        return [kept[i] if i in kept else next(written) for i in range(len(prepared))]
 
     def remove_points(self, account_id: UUID, point_ids: list[UUID]) -> str | None:
         """Best-effort vector deletion; returns a reason on failure. A stale point is harmless: hits are hydrated

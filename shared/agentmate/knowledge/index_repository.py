@@ -1,0 +1,200 @@
+"""SQL of the knowledge chunk index (migrations/0056): chunk rows, the document link graph, the index state of a
+revision. Statements run inside the caller's tenant transaction; RLS scopes them too."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from agentmate.core.db import Conn
+from agentmate.core.dberrors import constraints
+from agentmate.knowledge.manifest import MANIFEST_PATH
+
+_SERVER = "written by the indexer"
+CONSTRAINTS = constraints({
+    "knowledge_chunks_document_key": ("chunk_key", "a document's chunk keys are unique"),
+    "knowledge_chunks_revision_fkey": ("source_id", "the revision is gone"),
+    "knowledge_chunks_document_fkey": ("document_id", "the document is gone"),
+    "knowledge_chunks_key_check": ("chunk_key", _SERVER),
+    "knowledge_chunks_ordinal_check": ("chunk_key", _SERVER),
+    "knowledge_chunks_lines_check": ("chunk_key", _SERVER),
+    "knowledge_document_links_pair_key": ("target_path", "a document links to a path once"),
+    "knowledge_document_links_revision_fkey": ("source_id", "the revision is gone"),
+    "knowledge_document_links_source_document_fkey": ("document_id", "the document is gone"),
+    "knowledge_document_links_target_document_fkey": ("document_id", "the target document is gone"),
+    "knowledge_document_links_kind_check": ("kind", _SERVER),
+    "knowledge_document_links_target_path_check": ("target_path", "at most 1024 characters"),
+    "knowledge_document_links_ordinal_check": ("target_path", _SERVER),
+    "knowledge_revision_index_revision_fkey": ("source_id", "the revision is gone"),
+    "knowledge_revision_index_status_check": ("status", _SERVER),
+    "knowledge_revision_index_counts_check": ("status", _SERVER),
+})
+
+
+def active_sources(conn: Conn, *, account_id: UUID, source_id: UUID | None, limit: int) -> list[dict[str, Any]]:
+    """Sources with an active revision (one, or all in name order), at most ``limit``."""
+    return conn.execute(
+        """SELECT s.id, s.name, s.domain, s.active_revision_id FROM knowledge_sources s
+           WHERE s.account_id = %(a)s AND s.active_revision_id IS NOT NULL
+             AND (%(s)s::uuid IS NULL OR s.id = %(s)s)
+           ORDER BY s.name COLLATE "C", s.id LIMIT %(l)s""",
+        {"a": account_id, "s": source_id, "l": limit},
+    ).fetchall()
+
+
+def source_exists(conn: Conn, *, account_id: UUID, source_id: UUID) -> bool:
+    return conn.execute("SELECT 1 FROM knowledge_sources WHERE account_id = %s AND id = %s",
+                        (account_id, source_id)).fetchone() is not None
+
+
+def text_documents(conn: Conn, *, account_id: UUID, revision_id: UUID) -> list[dict[str, Any]]:
+    """Every document of a revision (the manifest excluded), text content where there is one."""
+    return conn.execute(
+        """SELECT id, path, mime_type, is_text, content FROM knowledge_documents
+           WHERE account_id = %(a)s AND revision_id = %(r)s AND path <> %(m)s ORDER BY path COLLATE "C" """,
+        {"a": account_id, "r": revision_id, "m": MANIFEST_PATH},
+    ).fetchall()
+
+
+def chunk_keys(conn: Conn, *, account_id: UUID, source_id: UUID) -> list[dict[str, Any]]:
+    """(revision, document, chunk key) of every chunk row of the source, any revision."""
+    return conn.execute(
+        """SELECT revision_id, document_id, chunk_key FROM knowledge_chunks
+           WHERE account_id = %s AND source_id = %s""",
+        (account_id, source_id),
+    ).fetchall()
+
+
+def replace_revision(conn: Conn, *, account_id: UUID, source_id: UUID, revision_id: UUID,
+                     chunks: list[dict[str, Any]], links: list[dict[str, Any]], state: dict[str, Any]) -> None:
+    """The chunk rows, links and index state of the source become exactly those of this revision: rows of
+    other revisions of the source are deleted (the revisions themselves stay, immutable)."""
+    params = {"a": account_id, "s": source_id}
+    conn.execute("DELETE FROM knowledge_chunks WHERE account_id = %(a)s AND source_id = %(s)s", params)
+    conn.execute("DELETE FROM knowledge_document_links WHERE account_id = %(a)s AND source_id = %(s)s", params)
+    conn.execute("DELETE FROM knowledge_revision_index WHERE account_id = %(a)s AND source_id = %(s)s", params)
+    if chunks:
+        conn.execute(
+            """INSERT INTO knowledge_chunks (account_id, source_id, revision_id, document_id, chunk_key, ordinal,
+                                             heading_path, content, start_line, end_line)
+               SELECT %(a)s, %(s)s, %(r)s, * FROM unnest(%(doc)s::uuid[], %(key)s::text[], %(ord)s::int[],
+                                                        %(hp)s::text[], %(body)s::text[], %(sl)s::int[],
+                                                        %(el)s::int[])""",
+            {**params, "r": revision_id, "doc": [c["document_id"] for c in chunks],
+             "key": [c["chunk_key"] for c in chunks], "ord": [c["ordinal"] for c in chunks],
+             "hp": [c["heading_path"] for c in chunks], "body": [c["content"] for c in chunks],
+             "sl": [c["start_line"] for c in chunks], "el": [c["end_line"] for c in chunks]},
+        )
+    if links:
+        conn.execute(
+            """INSERT INTO knowledge_document_links (account_id, source_id, revision_id, source_document_id,
+                                                     target_path, target_document_id, kind, ordinal)
+               SELECT %(a)s, %(s)s, %(r)s, * FROM unnest(%(src)s::uuid[], %(path)s::text[], %(tgt)s::uuid[],
+                                                        %(kind)s::text[], %(ord)s::int[])""",
+            {**params, "r": revision_id, "src": [link["source_document_id"] for link in links],
+             "path": [link["target_path"] for link in links],
+             "tgt": [link["target_document_id"] for link in links], "kind": [link["kind"] for link in links],
+             "ord": [link["ordinal"] for link in links]},
+        )
+    conn.execute(
+        """INSERT INTO knowledge_revision_index (revision_id, account_id, source_id, status, documents, chunks,
+                                                 failed_chunks, truncated_documents, links, dangling_links,
+                                                 escaping_links)
+           VALUES (%(r)s, %(a)s, %(s)s, %(status)s, %(documents)s, %(chunks)s, %(failed_chunks)s,
+                   %(truncated_documents)s, %(links)s, %(dangling_links)s, %(escaping_links)s)""",
+        {**params, "r": revision_id, **state},
+    )
+
+
+def index_states(conn: Conn, *, account_id: UUID, revision_ids: list[UUID]) -> dict[UUID, dict[str, Any]]:
+    """The last index run per revision (for the catalog's chunk index status)."""
+    if not revision_ids:
+        return {}
+    rows = conn.execute(
+        """SELECT revision_id, status, documents, chunks, failed_chunks, truncated_documents, links,
+                  dangling_links, escaping_links, indexed_at
+           FROM knowledge_revision_index WHERE account_id = %s AND revision_id = ANY(%s)""",
+        (account_id, revision_ids),
+    ).fetchall()
+    return {r["revision_id"]: r for r in rows}
+
+
+def sources(conn: Conn, *, account_id: UUID, source_ids: list[UUID] | None = None,
+            domain: str | None = None) -> list[dict[str, Any]]:
+    """Sources by id and/or domain (either filter optional), with their active revision."""
+    return conn.execute(
+        """SELECT id, name, domain, active_revision_id FROM knowledge_sources
+           WHERE account_id = %(a)s AND (%(ids)s::uuid[] IS NULL OR id = ANY(%(ids)s))
+             AND (%(d)s::text IS NULL OR domain = %(d)s)""",
+        {"a": account_id, "ids": source_ids, "d": domain},
+    ).fetchall()
+
+
+def neighbours(conn: Conn, *, account_id: UUID, document_ids: list[UUID], per_document: int
+               ) -> dict[UUID, list[dict[str, Any]]]:
+    """Up to ``per_document`` one-hop links per document, metadata only: outgoing first (link order), then
+    incoming (linking path order)."""
+    if not document_ids:
+        return {}
+    rows = conn.execute(
+        """SELECT document_id, direction, path, linked_document_id FROM (
+               SELECT e.*, row_number() OVER (PARTITION BY e.document_id ORDER BY e.dir_order, e.sort_key) AS n
+               FROM (
+                   SELECT l.source_document_id AS document_id, 'outgoing' AS direction, 0 AS dir_order,
+                          l.target_path AS path, l.target_document_id AS linked_document_id,
+                          lpad(l.ordinal::text, 4, '0') AS sort_key
+                   FROM knowledge_document_links l
+                   WHERE l.account_id = %(a)s AND l.source_document_id = ANY(%(ids)s)
+                   UNION ALL
+                   SELECT l.target_document_id, 'incoming', 1, d.path, l.source_document_id, d.path
+                   FROM knowledge_document_links l
+                   JOIN knowledge_documents d ON d.id = l.source_document_id AND d.account_id = l.account_id
+                   WHERE l.account_id = %(a)s AND l.target_document_id = ANY(%(ids)s)
+               ) e
+           ) ranked WHERE n <= %(k)s
+           ORDER BY document_id, direction DESC, n""",
+        {"a": account_id, "ids": document_ids, "k": per_document},
+    ).fetchall()
+    out: dict[UUID, list[dict[str, Any]]] = {}
+    for r in rows:
+        out.setdefault(r["document_id"], []).append(r)
+    return out
+
+
+def document(conn: Conn, *, account_id: UUID, document_id: UUID) -> dict[str, Any] | None:
+    return conn.execute(
+        """SELECT d.id, d.path, d.revision_id, r.source_id FROM knowledge_documents d
+           JOIN knowledge_source_revisions r ON r.id = d.revision_id AND r.account_id = d.account_id
+           WHERE d.account_id = %s AND d.id = %s AND d.path <> %s""",
+        (account_id, document_id, MANIFEST_PATH),
+    ).fetchone()
+
+
+def document_links(conn: Conn, *, account_id: UUID, document_id: UUID, limit: int, offset: int
+                   ) -> tuple[list[dict[str, Any]], int]:
+    """Both directions of one document's links, outgoing first (link order) then incoming (linking path)."""
+    rows = conn.execute(
+        """WITH e AS (
+               SELECT 'outgoing' AS direction, 0 AS dir_order, l.target_path AS path,
+                      l.target_document_id AS document_id, l.kind, lpad(l.ordinal::text, 4, '0') AS sort_key
+               FROM knowledge_document_links l
+               WHERE l.account_id = %(a)s AND l.source_document_id = %(d)s
+               UNION ALL
+               SELECT 'incoming', 1, d.path, l.source_document_id, l.kind, d.path
+               FROM knowledge_document_links l
+               JOIN knowledge_documents d ON d.id = l.source_document_id AND d.account_id = l.account_id
+               WHERE l.account_id = %(a)s AND l.target_document_id = %(d)s)
+           SELECT direction, path, document_id, kind, count(*) OVER () AS total FROM e
+           ORDER BY dir_order, sort_key COLLATE "C", document_id LIMIT %(l)s OFFSET %(o)s""",
+        {"a": account_id, "d": document_id, "l": limit, "o": offset},
+    ).fetchall()
+    if rows:
+        return rows, int(rows[0]["total"])
+    total = conn.execute(
+        """SELECT (SELECT count(*) FROM knowledge_document_links WHERE account_id = %(a)s
+                     AND source_document_id = %(d)s)
+                + (SELECT count(*) FROM knowledge_document_links WHERE account_id = %(a)s
+                     AND target_document_id = %(d)s) AS n""",
+        {"a": account_id, "d": document_id},
+    ).fetchone()
+    return [], int(total["n"]) if total else 0

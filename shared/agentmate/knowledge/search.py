@@ -1,0 +1,182 @@
+"""Hybrid search over indexed knowledge chunks (spec/001 K2 ``POST /api/knowledge/search``, prior-art §4.6).
+
+The legs are the retrieval core's (lexical over the stored, GIN-indexed tsvector of the CJK-aware projection;
+vector over the embedded chunks), fused by reciprocal rank and failing open: a failed leg is listed in
+``degraded`` and the other answers; both failing is a 503. ``min_similarity`` compares the raw vector similarity
+(a lexical match always passes), as memory search does.
+
+Filters: ``domain`` resolves to that domain's sources and is intersected with ``source_ids``, so it only narrows.
+Exactly one source is pushed down into both legs (``metadata.source_id``); several are post-filtered from a
+widened candidate list (top_k x n, at most 50). Unknown or foreign source ids select nothing.
+
+Every search that ran is logged in ``retrieval_queries`` in the search's own transaction (query, filters, hit
+refs and scores, degraded legs); its id is the response's ``query_id``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from agentmate.core.db import Conn, Database
+from agentmate.core.errors import NotFound
+from agentmate.core.observability import counted
+from agentmate.core.pagination import PageParams
+from agentmate.core.principal import Principal
+from agentmate.knowledge import index_repository as repo
+from agentmate.knowledge.chunking import snippet
+from agentmate.knowledge.index import NAMESPACE, SOURCE_TYPE
+from agentmate.knowledge.search_schemas import (
+    MAX_NEIGHBOURS,
+    KnowledgeDegraded,
+    KnowledgeDocumentLink,
+    KnowledgeDocumentLinks,
+    KnowledgeNeighbour,
+    KnowledgeSearchHit,
+    KnowledgeSearchRequest,
+    KnowledgeSearchResult,
+)
+from agentmate.retrieval import service as retrieval
+from agentmate.retrieval.service import Hit, Query, Retrieval, SearchResult
+
+MAX_WIDENED = 50
+
+
+def citation(path: str, heading_path: str) -> str:
+    return f"{path} # {heading_path}" if heading_path else path
+
+
+def _similar_enough(hit: Hit, min_similarity: float) -> bool:
+    if "lexical" in hit.channels:
+        return True
+    return hit.vector_score is not None and hit.vector_score >= min_similarity
+
+
+def _filters(body: KnowledgeSearchRequest) -> dict[str, Any]:
+    out: dict[str, Any] = {"top_k": body.top_k, "include_content": body.include_content}
+    if body.domain is not None:
+        out["domain"] = body.domain
+    if body.source_ids:
+        out["source_ids"] = [str(s) for s in body.source_ids]
+    if body.min_similarity is not None:
+        out["min_similarity"] = body.min_similarity
+    return out
+
+
+def _log(conn: Conn, principal: Principal, body: KnowledgeSearchRequest, hits: list[KnowledgeSearchHit],
+         degraded: list[KnowledgeDegraded]) -> UUID:
+    return retrieval.record_query(
+        conn, principal.account_id, user_id=principal.user_id, key_id=principal.key_id, namespace=NAMESPACE,
+        query=body.query, filters=_filters(body), top_k=body.top_k,
+        hits=[{"rank": h.rank, "document_id": str(h.document_id), "chunk_key": h.chunk_key,
+               "source_id": str(h.source_id), "revision_id": str(h.revision_id), "path": h.path,
+               "score": h.score, "lexical_score": h.lexical_score, "vector_score": h.vector_score,
+               "channels": h.channels} for h in hits],
+        degraded=[d.model_dump() for d in degraded])
+
+
+def _allowed_sources(db: Database, principal: Principal, body: KnowledgeSearchRequest
+                     ) -> tuple[dict[UUID, dict[str, Any]] | None, str | None]:
+    """The sources the filters select (None: no filter), or a note when they select none."""
+    if body.domain is None and not body.source_ids:
+        return None, None
+    with db.tenant(principal.account_id) as conn:
+        rows = repo.sources(conn, account_id=principal.account_id, source_ids=body.source_ids or None,
+                            domain=body.domain)
+    if rows:
+        return {r["id"]: r for r in rows}, None
+    if body.domain is not None and body.source_ids:
+        return {}, f"no source of domain {body.domain!r} is among source_ids"
+    if body.domain is not None:
+        return {}, f"no knowledge source of this account has domain {body.domain!r}"
+    return {}, "none of source_ids is a knowledge source of this account"
+
+
+def _hit_ids(hit: Hit) -> tuple[UUID, UUID, UUID] | None:
+    meta = hit.document.get("metadata") or {}
+    try:
+        return UUID(str(meta["source_id"])), UUID(str(meta["revision_id"])), UUID(str(meta["document_id"]))
+    except (KeyError, ValueError):
+        return None
+
+
+@counted("KnowledgeSearch")
+def search(db: Database, rt: Retrieval, principal: Principal, body: KnowledgeSearchRequest) -> KnowledgeSearchResult:
+    account = principal.account_id
+    allowed, note = _allowed_sources(db, principal, body)
+    if allowed is not None and not allowed:
+        with db.tenant(account) as conn:
+            query_id = _log(conn, principal, body, [], [])
+        return KnowledgeSearchResult(query_id=query_id, items=[], total=0, note=note)
+
+    metadata: dict[str, Any] | None = None
+    fetch = body.top_k
+    if allowed is not None and len(allowed) == 1:
+        metadata = {"source_id": str(next(iter(allowed)))}
+    elif allowed is not None:
+        fetch = min(body.top_k * len(allowed), MAX_WIDENED)
+    if body.min_similarity is not None:
+        fetch = min(max(fetch, body.top_k * 3), MAX_WIDENED)
+    query = Query(namespace=NAMESPACE, text=body.query, top_k=fetch, source_type=SOURCE_TYPE, metadata=metadata)
+
+    def finish(conn: Conn, result: SearchResult) -> KnowledgeSearchResult:
+        kept: list[tuple[Hit, tuple[UUID, UUID, UUID]]] = []
+        filtered = 0
+        for hit in result.hits:
+            ids = _hit_ids(hit)
+            if ids is None or (allowed is not None and ids[0] not in allowed):
+                continue
+            if body.min_similarity is not None and not _similar_enough(hit, body.min_similarity):
+                filtered += 1
+                continue
+            kept.append((hit, ids))
+            if len(kept) == body.top_k:
+                break
+        srcs = allowed if allowed is not None else {}
+        missing = list({ids[0] for _, ids in kept} - set(srcs))
+        if missing:
+            srcs = {**srcs, **{r["id"]: r for r in repo.sources(conn, account_id=account, source_ids=missing)}}
+        links = repo.neighbours(conn, account_id=account, document_ids=list({ids[2] for _, ids in kept}),
+                                per_document=MAX_NEIGHBOURS)
+        items: list[KnowledgeSearchHit] = []
+        for hit, (source_id, revision_id, document_id) in kept:
+            src = srcs.get(source_id)
+            if src is None:  # the source was deleted since it was indexed
+                continue
+            meta = hit.document["metadata"]
+            content = hit.document["content"]
+            items.append(KnowledgeSearchHit(
+                rank=len(items) + 1, score=round(hit.score, 6), channels=list(hit.channels),
+                lexical_score=hit.lexical_score, vector_score=hit.vector_score,
+                lexical_matched="lexical" in hit.channels, source_id=source_id, knowledge_base=src["name"],
+                domain=src["domain"], revision_id=revision_id, document_id=document_id, path=meta["path"],
+                heading_path=meta.get("heading_path", ""), chunk_key=hit.document["chunk_key"],
+                citation=citation(meta["path"], meta.get("heading_path", "")), snippet=snippet(content),
+                content=content if body.include_content else None,
+                links=[KnowledgeNeighbour(direction=n["direction"], path=n["path"],
+                                          document_id=n["linked_document_id"])
+                       for n in links.get(document_id, [])]))
+        degraded = [KnowledgeDegraded(leg=d.leg, reason=d.reason) for d in result.degraded]
+        query_id = _log(conn, principal, body, items, degraded)
+        return KnowledgeSearchResult(query_id=query_id, items=items, total=len(items), degraded=degraded,
+                                     filtered_by_min_similarity=filtered if body.min_similarity is not None
+                                     else None)
+
+    return rt.search(db, account, query, then=finish)
+
+
+def document_links(db: Database, principal: Principal, document_id: UUID, page: PageParams) -> KnowledgeDocumentLinks:
+    """Both directions of one document's package-internal links (from its revision's last index run)."""
+    account = principal.account_id
+    with db.tenant(account) as conn:
+        doc = repo.document(conn, account_id=account, document_id=document_id)
+        if doc is None:
+            raise NotFound("knowledge document")
+        rows, total = repo.document_links(conn, account_id=account, document_id=document_id, limit=page.limit,
+                                          offset=page.offset)
+        indexed = bool(repo.index_states(conn, account_id=account, revision_ids=[doc["revision_id"]]))
+    return KnowledgeDocumentLinks(
+        document_id=doc["id"], path=doc["path"], source_id=doc["source_id"], revision_id=doc["revision_id"],
+        indexed=indexed, total=total, limit=page.limit, offset=page.offset,
+        items=[KnowledgeDocumentLink(direction=r["direction"], path=r["path"], document_id=r["document_id"],
+                                     kind=r["kind"]) for r in rows])

@@ -1,0 +1,53 @@
+"""Knowledge retrieval routes (spec/001 K2): index active revisions, hybrid chunk search, document links.
+Mounted in the knowledge function beside the registry routes (``knowledge.router``)."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from fastapi import APIRouter, Response
+
+from agentmate.api.deps import DbDep, KnowledgeRead, KnowledgeWrite, PageDep, RetrievalDep
+from agentmate.api.errors import PROBLEM_RESPONSES
+from agentmate.knowledge import index, search
+from agentmate.knowledge.search_schemas import (
+    KnowledgeDocumentLinks,
+    KnowledgeIndexReport,
+    KnowledgeIndexRequest,
+    KnowledgeSearchRequest,
+    KnowledgeSearchResult,
+)
+
+router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
+NO_STORE = {"Cache-Control": "private, no-store"}
+
+
+@router.post("/index", response_model=KnowledgeIndexReport)
+def index_active(principal: KnowledgeWrite, db: DbDep, rt: RetrievalDep,
+                 body: KnowledgeIndexRequest | None = None) -> KnowledgeIndexReport:
+    """Chunk-index the active revision of one source (source_id) or of every source with one, into the
+    knowledge retrieval namespace, and rebuild their document link graphs; rows of earlier revisions are
+    removed. At most 200 sources and 20 s per request: past that a 413 names the limit, the work done is kept and
+    repeating the request continues."""
+    return index.index_active(db, rt, principal, body or KnowledgeIndexRequest())
+
+
+@router.post("/search", response_model=KnowledgeSearchResult)
+def search_chunks(body: KnowledgeSearchRequest, principal: KnowledgeRead, db: DbDep, rt: RetrievalDep,
+                  response: Response) -> KnowledgeSearchResult:
+    """Hybrid lexical + semantic search over indexed chunks. domain resolves to that domain's sources and is
+    intersected with source_ids (it only narrows). Hits carry document/source/revision provenance, heading path,
+    score, a 240-character snippet and up to 16 one-hop link neighbours; the chunk body only with
+    include_content=true. A failed leg is listed in degraded; every search is logged and its query_id returned."""
+    response.headers.update(NO_STORE)
+    return search.search(db, rt, principal, body)
+
+
+@router.get("/documents/{doc_id}/links", response_model=KnowledgeDocumentLinks)
+def document_links(doc_id: UUID, principal: KnowledgeRead, db: DbDep, page: PageDep,
+                   response: Response) -> KnowledgeDocumentLinks:
+    """Both directions of one document's package-internal links: outgoing links keep the target path (with a
+    null document_id when dangling), incoming links carry the linking document's path. Links exist once the
+    document's revision has been indexed (indexed)."""
+    response.headers.update(NO_STORE)
+    return search.document_links(db, principal, doc_id, page)
