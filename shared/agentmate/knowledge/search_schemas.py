@@ -79,7 +79,7 @@ class KnowledgeSearchRequest(BaseModel):
     }
     query: SearchText = Field(description=f"At most {MAX_QUERY_CHARS} characters")
     top_k: Int = Field(default=DEFAULT_TOP_K, ge=1, le=MAX_TOP_K)
-    domain: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=128)] | None = Field(
+    domain: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)] | None = Field(
         default=None, description="Only sources of this domain; intersected with source_ids (it only narrows)")
     source_ids: Annotated[list[UUID], AfterValidator(_unique)] = Field(
         default_factory=list, max_length=MAX_SOURCE_IDS, description="Only these sources (at most 16)")
