@@ -6,8 +6,9 @@ from agentmate.api.lambda_handler import make_handler
 from agentmate.knowledge.discovery_router import router as discovery_router
 from agentmate.knowledge.jobs_router import router as jobs_router
 from agentmate.knowledge.router import router as registry_router
+from agentmate.knowledge.search_router import router as search_router
 
-ROUTERS = [registry_router, discovery_router, jobs_router]
+ROUTERS = [registry_router, search_router, discovery_router, jobs_router]
 
 app = build_app(ROUTERS)
 handler = make_handler(app)

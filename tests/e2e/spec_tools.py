@@ -22,6 +22,7 @@ SPEC_TOOLS: dict[str, list[str]] = {
     "context": ["context_pack"],
     # the registry tools so far; search, discovery and resolution tools join as they land (issue 12)
     "knowledge": ["knowledge_sources_list", "knowledge_source_sync", "knowledge_documents_list",
-                  "knowledge_document_get", "knowledge_catalog_list", "knowledge_discover",
-                  "knowledge_resolution_record", "knowledge_resolutions_list", "knowledge_resolution_get"],
+                  "knowledge_document_get", "knowledge_catalog_list", "knowledge_search", "knowledge_index_active",
+                  "knowledge_document_links", "knowledge_discover", "knowledge_resolution_record",
+                  "knowledge_resolutions_list", "knowledge_resolution_get"],
 }

@@ -27,12 +27,10 @@ def rest_routes() -> dict[str, set[str]]:
     routes: list[Any] = []
     for module in ROUTE_GROUPS:
         routes += importlib.import_module(module).app.routes
-    for info in pkgutil.iter_modules(agentmate.__path__):
-        try:
-            router_module = importlib.import_module(f"agentmate.{info.name}.router")
-        except ModuleNotFoundError:
+    for info in pkgutil.walk_packages(agentmate.__path__, "agentmate."):
+        if not info.name.rsplit(".", 1)[-1].endswith("router"):  # router.py, search_router.py, …
             continue
-        router = getattr(router_module, "router", None)
+        router = getattr(importlib.import_module(info.name), "router", None)
         routes += getattr(router, "routes", [])
     table: dict[str, set[str]] = {}
     for path, route in _api_routes(routes):  # through included routers (a group of several routers)

@@ -19,7 +19,7 @@ from agentmate.todos import service as todos_service
 PACK = "/api/context/pack"
 FULL = ("memory:rw", "todos:rw", "notes:rw", "skills:r", "knowledge:r")
 NO_SKILLS = "SKILL: no skill matched the query"
-NO_KNOWLEDGE = "KNOWLEDGE: knowledge registry not available: the KNOWLEDGE layer is not implemented yet"
+NO_KNOWLEDGE = "KNOWLEDGE: no indexed knowledge chunk matched the query"
 
 
 def pack(client: Any, headers: dict[str, str], **body: Any) -> dict[str, Any]:
@@ -221,7 +221,7 @@ def test_every_layer_provider_with_data(client, populated):
     assert task["items"][2]["content"].endswith("decision: deploy on Tuesday")
     assert "coffee" not in task["items"][2]["content"]
     assert task["note"].startswith(f"resumed from checkpoint {populated['checkpoint']['event_id']}")
-    # SKILL has no skill to offer (none published) and KNOWLEDGE is not available: empty, notes, warnings
+    # SKILL has no skill to offer (none published) and KNOWLEDGE nothing indexed: empty, notes, warnings
     assert layer(out, "SKILL")["items"] == [] and layer(out, "KNOWLEDGE")["items"] == []
     assert out["warnings"][0].startswith(NO_SKILLS)
     assert NO_KNOWLEDGE in out["warnings"]
@@ -353,11 +353,11 @@ def test_facts_halves_are_authorised_independently(client, populated, account, s
     (("memory:r", "skills:r"), "no skill matched the query"),
     (("memory:r", "knowledge:r"), "insufficient scope: skills:r"),
 ])
-def test_skill_and_knowledge_are_authorised_before_they_are_reported_unavailable(client, account, scopes,
+def test_skill_and_knowledge_are_authorised_before_they_are_searched(client, account, scopes,
                                                                                  skill_note):
     out = pack(client, account.headers(*scopes), task="x")
     assert layer(out, "SKILL")["note"].startswith(skill_note)
-    expected = ("knowledge registry not available" if "knowledge:r" in scopes else "insufficient scope: knowledge:r")
+    expected = ("no indexed knowledge chunk matched" if "knowledge:r" in scopes else "insufficient scope: knowledge:r")
     assert layer(out, "KNOWLEDGE")["note"].startswith(expected)
 
 

@@ -29,7 +29,7 @@ MAX_TASK = 4000
 MAX_QUERY = 2000
 MAX_SKILL_NAME = 200
 MAX_DOMAIN = 200
-MAX_SOURCE_IDS = 20
+MAX_SOURCE_IDS = 16  # knowledge search takes at most 16 (prior-art §4.6)
 
 
 def _strip(value: object) -> object:

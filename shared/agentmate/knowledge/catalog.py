@@ -22,8 +22,7 @@ from agentmate.knowledge.schemas import (
 )
 from agentmate.packages.service import Actor
 
-# TODO(kindex, migration 0056): read the status from knowledge_revision_index once it lands; until then no
-# revision has a chunk index, which is what this says.
+# The status is the active revision's last index run (knowledge_revision_index, migration 0056); none = not indexed.
 _NO_INDEX: IndexStatus = "not_indexed"
 
 

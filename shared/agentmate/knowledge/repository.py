@@ -47,10 +47,12 @@ def list_documents(conn: Conn, *, account_id: UUID, revision_id: UUID, limit: in
 
 _CARD_COLUMNS = (
     "s.id AS source_id, s.name AS source_name, s.domain, r.id AS revision_id, r.package_hash, r.manifest, "
-    "r.file_count - 1 AS document_count"  # every revision holds KNOWLEDGE.yaml, which is not a document
+    "r.file_count - 1 AS document_count, "  # every revision holds KNOWLEDGE.yaml, which is not a document
+    "ix.status AS index_status"  # the last index run of the active revision (NULL: never indexed)
 )
 _CARDS = ("knowledge_sources s JOIN knowledge_source_revisions r "
-          "ON r.account_id = s.account_id AND r.id = s.active_revision_id")
+          "ON r.account_id = s.account_id AND r.id = s.active_revision_id "
+          "LEFT JOIN knowledge_revision_index ix ON ix.account_id = s.account_id AND ix.revision_id = r.id")
 _CARD_ORDER = "lower(COALESCE(r.manifest->>'name', s.name)), s.id"
 
 

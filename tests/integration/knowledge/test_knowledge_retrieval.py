@@ -16,6 +16,7 @@ from agentmate.core.errors import Conflict, NotFound, ServiceUnavailable
 from agentmate.core.pagination import PageParams
 from agentmate.core.principal import Principal
 from agentmate.knowledge import index, search, service
+from agentmate.knowledge.schemas import KnowledgeSnapshotPush
 from agentmate.knowledge.search_schemas import KnowledgeIndexRequest, KnowledgeSearchRequest
 from agentmate.packages.models import SourceInput
 from agentmate.packages.service import Actor
@@ -40,8 +41,7 @@ def _source(p: Principal, package_path: str, package: str, extra: dict[str, str]
     actor = Actor(p.account_id, p.user_id)
     src = service.register_source(get_database(), actor, SourceInput(type="local", repository_url="file:///kb",
                                                                      package_path=package_path)).source
-    out = service.push_snapshot(get_database(), actor, src.id, files(package, extra))
-    return out.ingested
+    return service.push_snapshot(get_database(), actor, src.id, KnowledgeSnapshotPush(files=files(package, extra)))
 
 
 @pytest.fixture
@@ -89,7 +89,8 @@ def test_index_reports_chunks_links_and_state(kb, owner_url):
     assert big == [("chunk-0000", "Limits", 7650, 1, 18), ("chunk-0001", "Limits", 3819, 19, 25)]
     # the retrieval projection holds one row per chunk with its provenance
     meta = _rows(owner_url, """SELECT metadata FROM retrieval_documents WHERE namespace = 'knowledge'
-                               AND metadata->>'path' = 'guide/setup.md' ORDER BY chunk_key""")
+                               AND metadata->>'path' = 'guide/setup.md' AND metadata->>'source_id' = %s
+                               ORDER BY chunk_key""", str(kb["en"].source.id))
     assert [m[0]["heading_path"] for m in meta] == ["", "Setup", "Setup > Deep step", "Setup > Configure"]
     assert meta[1][0]["knowledge_base"] == "product-guide"
     assert meta[1][0]["revision_id"] == str(kb["en"].revision.id)
@@ -204,7 +205,7 @@ def test_reindex_after_a_new_revision_removes_the_earlier_rows(kb, me, rt, owner
     db = get_database()
     actor = Actor(me.account_id, me.user_id)
     changed = files("en", {"big.md": big_document(), "guide/billing.md": "# Billing\n\nYearly plans only.\n"})
-    new = service.push_snapshot(db, actor, kb["en"].source.id, changed).ingested
+    new = service.push_snapshot(db, actor, kb["en"].source.id, KnowledgeSnapshotPush(files=changed))
     assert new.created
     report = index.index_active(db, rt, me, KnowledgeIndexRequest(source_id=kb["en"].source.id))
     item = report.items[0]

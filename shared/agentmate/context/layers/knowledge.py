@@ -1,17 +1,30 @@
-"""KNOWLEDGE: knowledge search (domain and source filters) with citations ``path # heading_path``.
-
-Not implemented: the knowledge registry does not exist yet, so this is an unconfigured layer — empty, with a
-note, echoed in warnings (spec/001's rule for an unconfigured layer).
-"""
+"""KNOWLEDGE: knowledge search (top_k, ``knowledge_domain``, ``knowledge_source_ids``; the domain only narrows)
+with each chunk's body as evidence, cited ``path # heading_path`` (prior-art §4.5). A failed search leg is a
+note (echoed in warnings) beside the other leg's hits; nothing indexed or nothing matching is an empty layer with a
+note. (Each pack's search is logged in retrieval_queries like any other; its query_id is not in the pack, which
+must pack the same state to the same bytes.)"""
 
 from __future__ import annotations
 
-from agentmate.context.layers.base import Candidates, Database, PackRequest, Principal, Retrieval
-
-NOT_AVAILABLE = "knowledge registry not available: the KNOWLEDGE layer is not implemented yet"
+from agentmate.context.layers.base import Candidate, Candidates, Database, PackRequest, Principal, Retrieval
+from agentmate.context.readmodels import knowledge
 
 
 def provide(
     db: Database, retrieval: Retrieval, principal: Principal, req: PackRequest, budget: int
 ) -> Candidates:
-    return Candidates(note=NOT_AVAILABLE)
+    found = knowledge.evidence(db, retrieval, principal, query=req.search_text, top_k=req.top_k,
+                               domain=req.knowledge_domain, source_ids=req.knowledge_source_ids)
+    items = [
+        Candidate(source="knowledge", ref=f"knowledge_chunk:{hit.document_id}/{hit.chunk_key}",
+                  title=f"{hit.knowledge_base} · {hit.heading_path or hit.path}",
+                  content=hit.content if hit.content is not None else hit.snippet, citation=hit.citation,
+                  score=hit.score)
+        for hit in found.items
+    ]
+    parts = []
+    if found.degraded:
+        parts.append("search degraded: " + "; ".join(f"{d.leg} leg: {d.reason}" for d in found.degraded))
+    if not items:
+        parts.append(found.note or "no indexed knowledge chunk matched the query")
+    return Candidates(items=items, note="; ".join(parts) or None, warn=bool(found.degraded))
