@@ -212,6 +212,8 @@ def seed_knowledge(client, h, marker, secret):
         {"path": "docs/logo.png", "content_base64": "iVBORw0KGgo="}]}, headers=h))
     revision = pushed["revision"]["id"]
     docs = _ok(client.get(f"/api/knowledge/revisions/{revision}/documents", headers=h))["items"]
+    indexed = _ok(client.post("/api/knowledge/index", json={"source_id": source["id"]}, headers=h))
+    assert indexed["items"][0]["chunks"] == 1
     git = _ok(client.post("/api/knowledge/sources", json={"type": "git", "package_path": f"kb{marker}/git",
                                                           "repository_url": "https://github.com/acme/kb"}, headers=h))
     return {"id": source["id"], "revision_id": revision, "document_id": docs[0]["id"], "git_source_id": git["id"],
@@ -224,6 +226,7 @@ def rows_knowledge(v):
          ([v["id"], v["git_source_id"]],)),
         ("SELECT to_jsonb(t) FROM knowledge_source_revisions t WHERE source_id = %s", (v["id"],)),
         ("SELECT to_jsonb(t) FROM knowledge_documents t WHERE revision_id = %s ORDER BY 1::text", (v["revision_id"],)),
+        ("SELECT to_jsonb(t) FROM knowledge_chunks t WHERE source_id = %s ORDER BY 1::text", (v["id"],)),
     ]
 
 
@@ -431,19 +434,27 @@ DOMAINS: list[Domain] = [
                Probe("GET", "/api/knowledge/sources/{v.id}/revisions"),
                Probe("GET", "/api/knowledge/revisions/{v.revision_id}/documents"),
                Probe("GET", "/api/knowledge/revisions/{v.revision_id}/documents/{v.document_id}"),
-               Probe("GET", "/api/knowledge/revisions/{own.revision_id}/documents/{v.document_id}")],
+               Probe("GET", "/api/knowledge/revisions/{own.revision_id}/documents/{v.document_id}"),
+               Probe("GET", "/api/knowledge/documents/{v.document_id}/links")],
         writes=[Probe("DELETE", "/api/knowledge/sources/{v.id}"),
                 Probe("POST", "/api/knowledge/sources/{v.id}/snapshots",
                       {"files": [{"path": "KNOWLEDGE.yaml", "content": "name: planted\n"},
                                  {"path": "a.md", "content": "planted"}]}),
                 Probe("POST", "/api/knowledge/sources/{v.git_source_id}/sync", {"ref": "main"}),
-                Probe("POST", "/api/knowledge/sources/{v.id}/sync", {})],
+                Probe("POST", "/api/knowledge/sources/{v.id}/sync", {}),
+                Probe("POST", "/api/knowledge/index", {"source_id": "{v.id}"})],
         listings=[Probe("GET", "/api/knowledge/sources", own_visible=True),
                   Probe("GET", "/api/knowledge/catalog", own_visible=True),
                   Probe("GET", "/api/knowledge/catalog", params={"query": "{v.marker}"},
                         check=lambda d: d["items"] == []),
                   Probe("GET", "/api/knowledge/catalog", params={"domain": "{v.domain}"},
-                        check=lambda d: d["items"] == [] and len(d["domains"]) == 1)],
+                        check=lambda d: d["items"] == [] and len(d["domains"]) == 1),
+                  Probe("POST", "/api/knowledge/index", {}, own_visible=True),
+                  Probe("POST", "/api/knowledge/search", {"query": "{v.marker}"}),  # the leak check covers it
+                  Probe("POST", "/api/knowledge/search", {"query": "{v.marker}", "source_ids": ["{v.id}"]},
+                        check=lambda d: d["items"] == []),
+                  Probe("POST", "/api/knowledge/search", {"query": "{v.marker}", "domain": "{v.domain}"},
+                        check=lambda d: d["items"] == [])],
         owner_read="/api/knowledge/sources/{v.id}",
     ),
     Domain(
