@@ -563,6 +563,16 @@ check 200 "$code"
 json 'd["content"].splitlines()[0]'   # # Refunds
 expect 'd["content"].startswith("# Refunds") and d["path"] == "docs/refunds.md"'  # verify
 check "private, no-store" "$(curl -s -D - -o /dev/null "$BASE/api/knowledge/revisions/$KREV/documents/$KDOC" -H "X-Api-Key: $KKEY" | tr -d '\r' | sed -n 's/^[Cc]ache-[Cc]ontrol: //p')"  # verify
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/knowledge/index" -H "X-Api-Key: $KKEY" \
+  -H 'Content-Type: application/json' -d "{\"source_id\": \"$KSOURCE\"}")
+check 200 "$code"
+json '[(i["status"], i["documents"], i["chunks"]) for i in d["items"]]'   # [('indexed', 1, 1)]
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/knowledge/search" -H "X-Api-Key: $KKEY" \
+  -H 'Content-Type: application/json' -d '{"query": "refund to the original card", "top_k": 3}')
+check 200 "$code"
+json '[(h["citation"], h["snippet"].splitlines()[-1]) for h in d["items"]][:1]'
+# [('docs/refunds.md # Refunds > Card payments', 'Refunds go back to the original card within 5 business days.')]
+check "docs/refunds.md # Refunds > Card payments" "$(json 'd["items"][0]["citation"]')"  # verify
 code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/knowledge/sources/$KSOURCE/snapshots" -H "X-Api-Key: $KKEY" -H 'Content-Type: application/json' -d '{"files": [{"path": "KNOWLEDGE.yaml", "content": "name: x\ncitation_policy: maybe\n"}, {"path": "a.md", "content": "x"}]}')  # verify
 check 400 "$code"  # verify
 expect 'd["errors"][0]["field"] == "KNOWLEDGE.yaml.citation_policy" and d["errors"][0]["allowed"] == ["required", "optional"]'  # verify
