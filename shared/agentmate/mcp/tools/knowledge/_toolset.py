@@ -13,6 +13,9 @@ tools = ToolSet(
         "immutable revisions hold the documents. Find a collection with knowledge_catalog_list (name/description "
         "filter, exact domain), list sources with knowledge_sources_list, read documents with "
         "knowledge_documents_list → knowledge_document_get. Reading needs knowledge:r, registering and syncing "
-        "knowledge:rw."
+        "knowledge:rw. For a skill whose SKILL.md declares a knowledge: contract: knowledge_discover (its "
+        "skill_version_id; needs knowledge:r and skills:r) gives each requirement a status, ranked candidates and "
+        "a discovery_fingerprint; after the execution, knowledge_resolution_record (knowledge:rw and skills:r) "
+        "freezes what was selected, retrieved and cited — references only, selected may be empty."
     ),
 )
