@@ -59,6 +59,23 @@ class Settings(BaseSettings):
     # Request bodies above this answer 413 before parsing (routes may raise it: agentmate.api.routing.max_body).
     max_request_body_bytes: int = Field(default=1024 * 1024, ge=1024)
 
+    # Chat models (spec/001 "Model configuration"): the wiki compiler and its reviewer, OpenAI-compatible
+    # /chat/completions. An empty base URL or key falls back to the embedding endpoint and key (agentmate.llm).
+    compiler_base_url: str = ""
+    compiler_api_key: str = ""
+    compiler_api_key_arn: str | None = None
+    compiler_model: str = "qwen3.7-plus"
+    compiler_temperature: float = Field(default=0.2, ge=0, le=2)
+    compiler_max_tokens: int = Field(default=32768, ge=1, le=1_000_000)
+    compiler_timeout_seconds: float = Field(default=900, gt=0, le=3600)
+    compiler_input_micros_per_1k_tokens: int = Field(default=0, ge=0)
+    compiler_output_micros_per_1k_tokens: int = Field(default=0, ge=0)
+    reviewer_base_url: str = ""
+    reviewer_api_key: str = ""
+    reviewer_api_key_arn: str | None = None
+    reviewer_model: str = "qwen-max"
+    reviewer_temperature: float = Field(default=0, ge=0, le=2)
+
     mcp_allowed_hosts: str = "127.0.0.1:*,localhost:*,[::1]:*"
     mcp_allowed_origins: str = "http://127.0.0.1:*,http://localhost:*"
 
@@ -78,6 +95,12 @@ class Settings(BaseSettings):
 
     def resolved_embedding_api_key(self) -> str:
         return _secret(self.embedding_api_key_arn) if self.embedding_api_key_arn else self.embedding_api_key
+
+    def resolved_compiler_api_key(self) -> str:
+        return _secret(self.compiler_api_key_arn) if self.compiler_api_key_arn else self.compiler_api_key
+
+    def resolved_reviewer_api_key(self) -> str:
+        return _secret(self.reviewer_api_key_arn) if self.reviewer_api_key_arn else self.reviewer_api_key
 
     def resolved_qdrant_api_key(self) -> str:
         return _secret(self.qdrant_api_key_arn) if self.qdrant_api_key_arn else self.qdrant_api_key

@@ -1,0 +1,266 @@
+"""Wiki compiler use cases: enqueue a compile, read builds, pages, diffs and events, activate (and roll back).
+
+Enqueue only writes a queued build row (and the queue's job in the same transaction): nothing is compiled in the
+request. Reuse keys on input identity (source revision, profile version, compiler version, prompt version, model,
+mode and, for incremental builds, parent), never on a content hash: a build is not reproducible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+from uuid import UUID
+
+from agentmate.core.db import Conn, Database
+from agentmate.core.errors import Conflict, NotFound, NotImplementedYet
+from agentmate.core.pagination import Page, PageParams
+from agentmate.core.settings import Settings, get_settings
+from agentmate.knowledge.wiki import repository as repo
+from agentmate.knowledge.wiki.profiles import DEFAULT_PROFILE, settings_for
+from agentmate.knowledge.wiki.prompt import COMPILER_VERSION, PROMPT_VERSION
+from agentmate.knowledge.wiki.schemas import (
+    ActivateResult,
+    BuildDiff,
+    BuildEvent,
+    Citation,
+    CompileRequest,
+    CompileResult,
+    DiffEntry,
+    PageLink,
+    PageMeta,
+    ProfileRef,
+    WikiBuild,
+    WikiPage,
+)
+from agentmate.llm import config_from_settings, independence
+
+REVIEW_WARNING = ("review is not implemented yet: review_status stays skipped, so check is the only verification "
+                  "this build receives")
+
+
+class Caller(Protocol):
+    @property
+    def account_id(self) -> UUID: ...
+    @property
+    def user_id(self) -> UUID | None: ...
+    @property
+    def key_id(self) -> UUID | None: ...
+
+
+# Called inside the enqueue transaction with the new build; returns the queue's job id (None: no queue wired).
+JobEnqueuer = Callable[[Conn, UUID, UUID], UUID | None]
+_enqueuer: JobEnqueuer | None = None
+_wake: Callable[[UUID], None] | None = None
+
+
+def use_queue(enqueue: JobEnqueuer | None, wake: Callable[[UUID], None] | None = None) -> None:
+    """Wire the job queue (``knowledge.wiki.jobs``): ``enqueue`` runs in the enqueue transaction, ``wake`` after
+    its commit."""
+    global _enqueuer, _wake
+    _enqueuer, _wake = enqueue, wake
+
+
+@dataclass(frozen=True)
+class Compiled:
+    result: CompileResult
+    queued: bool
+
+
+def to_build(row: dict[str, Any]) -> WikiBuild:
+    return WikiBuild.model_validate({
+        **row, "profile": ProfileRef(id=row["profile_version_id"], name=row["profile_name"],
+                                     version=row["profile_version"]), "is_active": bool(row["is_active"])})
+
+
+def warnings_for(independence_class: str) -> list[str]:
+    out = [REVIEW_WARNING]
+    if independence_class != "cross_provider":
+        out.append(f"reviewer independence is {independence_class}: point REVIEWER_BASE_URL and REVIEWER_MODEL at a "
+                   "different provider than the compiler for a cross_provider reviewer")
+    return out
+
+
+def compile_source(db: Database, caller: Caller, req: CompileRequest, *,
+                   settings: Settings | None = None) -> Compiled:
+    settings = settings or get_settings()
+    compiler = config_from_settings("compiler", settings)
+    if compiler is None:
+        raise NotImplementedYet("no compiler model is configured: set COMPILER_BASE_URL (or EMBEDDING_BASE_URL) "
+                                "and COMPILER_MODEL; this is an operator gap, not a failed build")
+    reviewer = config_from_settings("reviewer", settings)
+    indep = independence(compiler, reviewer)
+    warnings = warnings_for(indep)
+    a = caller.account_id
+    with db.tenant(a) as conn:
+        src = repo.source(conn, account_id=a, source_id=req.source_id, lock=True)
+        if src is None:
+            raise NotFound("knowledge source")
+        if src["active_revision_id"] is None:
+            raise Conflict("the source has no active revision yet: sync or push a snapshot first",
+                           extra={"reason": "no_active_revision"})
+        manifest = src["manifest"] or {}
+        name = manifest.get("profile") or DEFAULT_PROFILE
+        profile = repo.ensure_profile(conn, account_id=a, name=name, settings=settings_for(name))
+        parent = _parent(conn, a, src)
+        if req.mode == "incremental":
+            _refuse_incremental(parent, profile.id, compiler.model)
+            assert parent is not None
+            if parent["source_revision_id"] == src["active_revision_id"] and not req.force:
+                existing = repo.get_build(conn, account_id=a, build_id=parent["id"])
+                assert existing is not None
+                return Compiled(CompileResult(build=to_build(existing), queued=False,
+                                              warnings=[*warnings, "the sources have not changed since the parent "
+                                                        "build: it is returned and nothing was queued"]), False)
+        if not req.force:
+            match = repo.matching_build(conn, account_id=a, source_id=req.source_id,
+                                        revision_id=src["active_revision_id"], profile_version_id=profile.id,
+                                        model=compiler.model, mode=req.mode,
+                                        parent_build_id=parent["id"] if parent else None)
+            if match is not None:
+                return Compiled(CompileResult(build=to_build(match), queued=False, warnings=[
+                    *warnings, f"build {match['id']} ({match['status']}) has the same input identity: it is returned "
+                               "and nothing was queued (force=true compiles anyway)"]), False)
+        build_id = repo.insert_build(conn, account_id=a, values={
+            "user_id": caller.user_id, "key_id": caller.key_id, "source_id": req.source_id,
+            "source_revision_id": src["active_revision_id"], "raw_package_hash": src["package_hash"],
+            "profile_version_id": profile.id, "compiler_version": COMPILER_VERSION,
+            "prompt_version": PROMPT_VERSION, "model": compiler.model,
+            "reviewer_model": reviewer.model if reviewer else None, "reviewer_independence": indep,
+            "parent_build_id": parent["id"] if parent else None, "mode": req.mode,
+            "activate_on_success": req.activate, "forced": req.force})
+        repo.add_events(conn, account_id=a, build_id=build_id, events=[{
+            "event_type": "build_queued", "detail": f"{req.mode} compile of revision {src['active_revision_id']}",
+            "payload": {"mode": req.mode, "force": req.force, "activate": req.activate}}])
+        if _enqueuer is not None:
+            job_id = _enqueuer(conn, a, build_id)
+            if job_id is not None:
+                repo.set_job(conn, account_id=a, build_id=build_id, job_id=job_id)
+        row = repo.get_build(conn, account_id=a, build_id=build_id)
+        assert row is not None
+    if _wake is not None:
+        _wake(build_id)
+    return Compiled(CompileResult(build=to_build(row), queued=True, warnings=warnings), True)
+
+
+def _parent(conn: Conn, account_id: UUID, src: dict[str, Any]) -> dict[str, Any] | None:
+    """The build a new one diffs against: the serving build when it succeeded, else the newest succeeded one."""
+    if src["active_build_id"] is not None:
+        active = repo.build_row(conn, account_id=account_id, build_id=src["active_build_id"])
+        if active is not None and active["status"] == "succeeded":
+            return active
+    return repo.latest_succeeded(conn, account_id=account_id, source_id=src["id"])
+
+
+def _refuse_incremental(parent: dict[str, Any] | None, profile_id: UUID, model: str) -> None:
+    if parent is None:
+        raise Conflict("incremental compile refused: the source has no previous succeeded build to diff against; "
+                       "compile with mode=full first", extra={"reason": "no_parent"})
+    differs = [name for name, now, then in (
+        ("model", model, parent["model"]), ("prompt_version", PROMPT_VERSION, parent["prompt_version"]),
+        ("compiler_version", COMPILER_VERSION, parent["compiler_version"]),
+        ("profile_version", profile_id, parent["profile_version_id"])) if now != then]
+    if differs:
+        raise Conflict(f"incremental compile refused: the parent build {parent['id']} came from a different "
+                       f"{', '.join(differs)}; carrying its pages forward would stamp this build's provenance on "
+                       "text that configuration never produced. Compile with mode=full",
+                       extra={"reason": "provenance_differs", "differs": differs, "parent_build_id": str(parent["id"])})
+
+
+def _build(conn: Conn, account_id: UUID, build_id: UUID) -> dict[str, Any]:
+    row = repo.get_build(conn, account_id=account_id, build_id=build_id)
+    if row is None:
+        raise NotFound("build")
+    return row
+
+
+def list_builds(db: Database, caller: Caller, source_id: UUID | None, page: PageParams) -> Page[WikiBuild]:
+    a = caller.account_id
+    with db.tenant(a) as conn:
+        if source_id is not None and repo.source(conn, account_id=a, source_id=source_id) is None:
+            raise NotFound("knowledge source")
+        rows, total = repo.list_builds(conn, account_id=a, source_id=source_id, limit=page.limit,
+                                       offset=page.offset)
+    return Page(items=[to_build(r) for r in rows], total=total, limit=page.limit, offset=page.offset)
+
+
+def get_build(db: Database, caller: Caller, build_id: UUID) -> WikiBuild:
+    with db.tenant(caller.account_id) as conn:
+        return to_build(_build(conn, caller.account_id, build_id))
+
+
+def list_pages(db: Database, caller: Caller, build_id: UUID, page: PageParams) -> Page[PageMeta]:
+    a = caller.account_id
+    with db.tenant(a) as conn:
+        _build(conn, a, build_id)
+        rows, total = repo.list_pages(conn, account_id=a, build_id=build_id, limit=page.limit, offset=page.offset)
+    return Page(items=[PageMeta.model_validate(r) for r in rows], total=total, limit=page.limit, offset=page.offset)
+
+
+def get_page(db: Database, caller: Caller, build_id: UUID, path: str) -> WikiPage:
+    a = caller.account_id
+    with db.tenant(a) as conn:
+        _build(conn, a, build_id)
+        row = repo.get_page(conn, account_id=a, build_id=build_id, path=path)
+        if row is None:
+            raise NotFound("page", f"page {path!r} not found in build {build_id}")
+        cites = repo.page_citations(conn, account_id=a, page_ids=[row["id"]])
+        links = repo.page_links(conn, account_id=a, page_ids=[row["id"]])
+    return WikiPage.model_validate({
+        **row, "citations": [Citation.model_validate(c) for c in cites],
+        "links_out": [PageLink(path=x["other_path"], link_type=x["link_type"], exists=x["exists"])
+                      for x in links if x["direction"] == "out"],
+        "links_in": [PageLink(path=x["other_path"], link_type=x["link_type"], exists=True)
+                     for x in links if x["direction"] == "in"]})
+
+
+def diff(db: Database, caller: Caller, build_id: UUID, from_build_id: UUID | None) -> BuildDiff:
+    """Pages compared by path and content hash; ``from`` defaults to the previous succeeded build of the source."""
+    a = caller.account_id
+    with db.tenant(a) as conn:
+        build = _build(conn, a, build_id)
+        if from_build_id is not None:
+            other = _build(conn, a, from_build_id)
+            if other["source_id"] != build["source_id"]:
+                raise Conflict("from must be a build of the same source", extra={"reason": "different_source"})
+        else:
+            prev = repo.latest_succeeded(conn, account_id=a, source_id=build["source_id"], before=build_id)
+            from_build_id = prev["id"] if prev else None
+        now = repo.page_hashes(conn, account_id=a, build_id=build_id)
+        then = repo.page_hashes(conn, account_id=a, build_id=from_build_id) if from_build_id else {}
+    return BuildDiff(
+        build_id=build_id, from_build_id=from_build_id,
+        added=[DiffEntry(path=p, from_hash=None, to_hash=now[p]) for p in sorted(now) if p not in then],
+        removed=[DiffEntry(path=p, from_hash=then[p], to_hash=None) for p in sorted(then) if p not in now],
+        changed=[DiffEntry(path=p, from_hash=then[p], to_hash=now[p]) for p in sorted(now)
+                 if p in then and then[p] != now[p]],
+        unchanged=sum(1 for p in now if then.get(p) == now[p]))
+
+
+def events(db: Database, caller: Caller, build_id: UUID, page: PageParams) -> Page[BuildEvent]:
+    a = caller.account_id
+    with db.tenant(a) as conn:
+        _build(conn, a, build_id)
+        rows, total = repo.events(conn, account_id=a, build_id=build_id, limit=page.limit, offset=page.offset)
+    return Page(items=[BuildEvent.model_validate(r) for r in rows], total=total, limit=page.limit,
+                offset=page.offset)
+
+
+def activate(db: Database, caller: Caller, build_id: UUID) -> ActivateResult:
+    """Point the source's wiki at a succeeded, check-passed build (also the rollback)."""
+    a = caller.account_id
+    with db.tenant(a) as conn:
+        build = repo.build_row(conn, account_id=a, build_id=build_id)
+        if build is None:
+            raise NotFound("build")
+        if build["status"] != "succeeded" or build["check_status"] != "passed":
+            raise Conflict(f"build {build_id} cannot be activated: status {build['status']}, check "
+                           f"{build['check_status']} (only a succeeded build that passed check can serve)",
+                           extra={"reason": "not_activatable", "status": build["status"],
+                                  "check_status": build["check_status"]})
+        src = repo.source(conn, account_id=a, source_id=build["source_id"], lock=True)
+        assert src is not None
+        previous = src["active_build_id"]
+        if previous != build_id:
+            repo.set_active_build(conn, account_id=a, source_id=build["source_id"], build_id=build_id)
+    return ActivateResult(source_id=build["source_id"], active_build_id=build_id, previous_build_id=previous)

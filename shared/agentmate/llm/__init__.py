@@ -1,0 +1,27 @@
+"""OpenAI-compatible chat completions (``POST {base_url}/chat/completions``) for the wiki compiler and reviewer.
+
+``ChatClient.from_settings(role="compiler"|"reviewer")`` builds a client from COMPILER_* / REVIEWER_* settings
+(both fall back to EMBEDDING_BASE_URL / EMBEDDING_API_KEY, spec/001 "Model configuration"). ``complete`` makes one
+call and raises a classified ``ChatError``: ``retryable`` says whether the same call may succeed later (transport
+failure, dropped connection, undecodable body, 408, 429, 5xx) or would deterministically recur (other 4xx, a reply
+truncated by max_tokens). The client never retries by itself: the compile queue owns retries and backoff.
+"""
+
+from agentmate.llm.client import (
+    ChatClient,
+    ChatConfig,
+    ChatError,
+    ChatReply,
+    HttpStatusError,
+    NotConfigured,
+    TransportError,
+    Truncated,
+    Usage,
+    config_from_settings,
+    independence,
+)
+from agentmate.llm.cost import Prices, cost_micros
+
+__all__ = ["ChatClient", "ChatConfig", "ChatError", "ChatReply", "HttpStatusError", "NotConfigured", "Prices", "TransportError",
+           "Truncated", "Usage", "config_from_settings",
+           "cost_micros", "independence"]
