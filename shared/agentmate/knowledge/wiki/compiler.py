@@ -20,7 +20,8 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 from uuid import UUID
@@ -61,6 +62,8 @@ class CompileContext:
     remaining_seconds: Callable[[], float] | None = None
     lease_lost: threading.Event | None = None
     owns_lease: Callable[[Conn], bool] | None = None  # checked inside the outcome transaction
+    # The success transaction (the queue's lease-guarded ``ctx.finish``): the pages commit with the job's success.
+    success_tx: Callable[[], AbstractContextManager[Conn]] | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,7 @@ class CompileOutcome:
     reason: str | None = None
     retry_after: float | None = None
     failures: tuple[Failure, ...] = ()
+    usage: Usage = field(default_factory=Usage)
 
 
 @dataclass
@@ -223,7 +227,7 @@ def _failed_call(db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inp
             "payload": {"attempt": attempt, "class": exc.kind, "retryable": True}}])
     retry_after = exc.retry_after if isinstance(exc, HttpStatusError) else None
     logger.info("wiki compile attempt failed, retrying", extra={"build_id": str(build_id), "class": exc.kind})
-    return CompileOutcome(build_id, "retry", exc.reason, retry_after)
+    return CompileOutcome(build_id, "retry", exc.reason, retry_after, usage=exc.usage)
 
 
 def _finish_failed(db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inputs, usage: Usage,
@@ -250,7 +254,7 @@ def _finish_failed(db: Database, build_id: UUID, ctx: CompileContext, inputs: _I
             return CompileOutcome(build_id, "lease_lost", "another attempt owns the build")
         repo.add_events(conn, account_id=a, build_id=build_id, events=events)
         repo.update_build(conn, account_id=a, build_id=build_id, changes=changes)
-    return CompileOutcome(build_id, "failed", reason, failures=tuple(failures or ()))
+    return CompileOutcome(build_id, "failed", reason, failures=tuple(failures or ()), usage=usage)
 
 
 def _page(raw: Any) -> DraftPage:
@@ -316,8 +320,6 @@ def _outcome(db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inputs,
 def _succeed(db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inputs, pages: list[DraftPage],
              written: list[DraftPage], deleted: set[str], events: list[dict[str, Any]], usage: Usage,
              prices: Prices) -> CompileOutcome:
-    a = ctx.account_id
-    build = inputs.build
     written_paths = {p.path for p in written}
     for page in sorted(pages, key=lambda p: p.path):
         if page.path in written_paths:
@@ -334,12 +336,28 @@ def _succeed(db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inputs,
     rows = [{"path": p.path, "kind": p.kind, "title": p.title, "content": p.content,
              "content_hash": content_hash(p.content), "derived_from_build_id": p.derived_from_build_id,
              "citations": p.citations, "links": p.links} for p in pages]
-    with db.tenant(a) as conn:
+    try:
+        _write_success(db, build_id, ctx, inputs, rows, written, reused, events, entry, prices)
+    except _Superseded as exc:  # rolled back: nothing of this attempt is written
+        return CompileOutcome(build_id, "lease_lost", str(exc))
+    return CompileOutcome(build_id, "succeeded", usage=usage)
+
+
+class _Superseded(Exception):
+    """This attempt no longer owns the build; raised inside the outcome transaction to roll it back."""
+
+
+def _write_success(db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inputs, rows: list[dict[str, Any]],
+                   written: list[DraftPage], reused: int, events: list[dict[str, Any]], entry: dict[str, Any],
+                   prices: Prices) -> None:
+    a = ctx.account_id
+    build = inputs.build
+    with (ctx.success_tx() if ctx.success_tx else db.tenant(a)) as conn:
         if not _guarded(conn, ctx):
-            return CompileOutcome(build_id, "lease_lost", "the lease was lost")
+            raise _Superseded("the lease was lost")
         if not repo.update_build(conn, account_id=a, build_id=build_id, expect_status="running",
                                  expect_attempts=inputs.attempt, changes={"error": None}):
-            return CompileOutcome(build_id, "lease_lost", "another attempt owns the build")
+            raise _Superseded("another attempt owns the build")
         doc_ids = {d["path"]: d["id"] for d in inputs.documents}
         activate = build["activate_on_success"]
         final = [{"event_type": "build_succeeded",
@@ -360,4 +378,3 @@ def _succeed(db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inputs,
         repo.update_build(conn, account_id=a, build_id=build_id, changes=changes)
         if activate:
             repo.set_active_build(conn, account_id=a, source_id=build["source_id"], build_id=build_id)
-    return CompileOutcome(build_id, "succeeded")
