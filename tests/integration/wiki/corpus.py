@@ -8,6 +8,7 @@ from uuid import UUID
 from agentmate.core.db import get_database
 from agentmate.core.settings import Settings
 from agentmate.knowledge import service as knowledge
+from agentmate.knowledge.schemas import KnowledgeSnapshotPush
 from agentmate.knowledge.wiki import service as wiki
 from agentmate.knowledge.wiki.compiler import CompileContext, compile_build
 from agentmate.knowledge.wiki.schemas import CompileRequest
@@ -41,7 +42,7 @@ def make_source(actor: Actor, name: str, docs: dict[str, str]) -> UUID:
 def push(actor: Actor, source_id: UUID, docs: dict[str, str]) -> UUID:
     files = [FileInput(path="KNOWLEDGE.yaml", content=MANIFEST)] + [FileInput(path=p, content=c)
                                                                     for p, c in docs.items()]
-    return knowledge.push_snapshot(get_database(), actor, source_id, files).ingested.revision.id
+    return knowledge.push_snapshot(get_database(), actor, source_id, KnowledgeSnapshotPush(files=files)).revision.id
 
 
 def settings(fake, model: str = "fake-compiler", **kw) -> Settings:
