@@ -1,2 +1,3 @@
 """The modules that register job kinds (``jobs.register`` at import). The worker function and the local
 poller import this one module, so both run the same kinds. Add a line when a domain adds a kind."""
+import agentmate.knowledge.wiki.jobs  # noqa: F401  (wiki_compile)

@@ -24,5 +24,7 @@ SPEC_TOOLS: dict[str, list[str]] = {
     "knowledge": ["knowledge_sources_list", "knowledge_source_sync", "knowledge_documents_list",
                   "knowledge_document_get", "knowledge_catalog_list", "knowledge_search", "knowledge_index_active",
                   "knowledge_document_links", "knowledge_discover", "knowledge_resolution_record",
-                  "knowledge_resolutions_list", "knowledge_resolution_get"],
+                  "knowledge_resolutions_list", "knowledge_resolution_get",
+                  "knowledge_compile", "knowledge_builds_list", "knowledge_build_get", "knowledge_build_pages",
+                  "knowledge_page_get", "knowledge_build_diff", "knowledge_build_events", "knowledge_build_activate"],
 }

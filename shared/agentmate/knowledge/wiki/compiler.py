@@ -64,6 +64,8 @@ class CompileContext:
     owns_lease: Callable[[Conn], bool] | None = None  # checked inside the outcome transaction
     # The success transaction (the queue's lease-guarded ``ctx.finish``): the pages commit with the job's success.
     success_tx: Callable[[], AbstractContextManager[Conn]] | None = None
+    # Told each attempt's usage and cost as soon as the model answers (the queue's ``ctx.add_usage``).
+    report_usage: Callable[[Usage, int], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,7 @@ class CompileOutcome:
     retry_after: float | None = None
     failures: tuple[Failure, ...] = ()
     usage: Usage = field(default_factory=Usage)
+    cost_micros: int = 0
 
 
 @dataclass
@@ -174,17 +177,24 @@ def _run(db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inputs, cha
         try:
             reply = chat.complete(messages, timeout=timeout)
         except ChatError as exc:
+            _report(ctx, exc.usage, chat.config.prices)
             if ctx.lease_lost is not None and ctx.lease_lost.is_set():
                 return CompileOutcome(build_id, "lease_lost", "the lease was lost during the model call")
             return _failed_call(db, build_id, ctx, inputs, exc, chat.config.prices)
+    usage = reply.usage if reply else Usage()
+    _report(ctx, usage, chat.config.prices)
     if ctx.lease_lost is not None and ctx.lease_lost.is_set():
         return CompileOutcome(build_id, "lease_lost", "the lease was lost during the model call")
-    usage = reply.usage if reply else Usage()
     try:
         parsed = parse_reply(reply.text) if reply else None
     except InvalidReply as exc:
         return _finish_failed(db, build_id, ctx, inputs, usage, chat.config.prices, str(exc), "invalid_reply")
     return _outcome(db, build_id, ctx, inputs, parsed, usage, chat.config.prices)
+
+
+def _report(ctx: CompileContext, usage: Usage, prices: Prices) -> None:
+    if ctx.report_usage is not None:
+        ctx.report_usage(usage, usage.cost_micros(prices))
 
 
 def _usage_entry(inputs: _Inputs, ctx: CompileContext, usage: Usage, prices: Prices, outcome: str,
@@ -227,7 +237,8 @@ def _failed_call(db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inp
             "payload": {"attempt": attempt, "class": exc.kind, "retryable": True}}])
     retry_after = exc.retry_after if isinstance(exc, HttpStatusError) else None
     logger.info("wiki compile attempt failed, retrying", extra={"build_id": str(build_id), "class": exc.kind})
-    return CompileOutcome(build_id, "retry", exc.reason, retry_after, usage=exc.usage)
+    return CompileOutcome(build_id, "retry", exc.reason, retry_after, usage=exc.usage,
+                          cost_micros=entry["cost_micros"])
 
 
 def _finish_failed(db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inputs, usage: Usage,
@@ -254,7 +265,8 @@ def _finish_failed(db: Database, build_id: UUID, ctx: CompileContext, inputs: _I
             return CompileOutcome(build_id, "lease_lost", "another attempt owns the build")
         repo.add_events(conn, account_id=a, build_id=build_id, events=events)
         repo.update_build(conn, account_id=a, build_id=build_id, changes=changes)
-    return CompileOutcome(build_id, "failed", reason, failures=tuple(failures or ()), usage=usage)
+    return CompileOutcome(build_id, "failed", reason, failures=tuple(failures or ()), usage=usage,
+                          cost_micros=entry["cost_micros"])
 
 
 def _page(raw: Any) -> DraftPage:
@@ -340,7 +352,7 @@ def _succeed(db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inputs,
         _write_success(db, build_id, ctx, inputs, rows, written, reused, events, entry, prices)
     except _Superseded as exc:  # rolled back: nothing of this attempt is written
         return CompileOutcome(build_id, "lease_lost", str(exc))
-    return CompileOutcome(build_id, "succeeded", usage=usage)
+    return CompileOutcome(build_id, "succeeded", usage=usage, cost_micros=entry["cost_micros"])
 
 
 class _Superseded(Exception):

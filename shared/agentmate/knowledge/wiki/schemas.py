@@ -8,6 +8,8 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentmate.core.inputs import Bool
+
 BuildMode = Literal["full", "incremental"]
 BuildStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 CheckStatus = Literal["pending", "passed", "failed"]
@@ -26,8 +28,8 @@ class CompileRequest(BaseModel):
     source_id: UUID = Field(description="The knowledge source whose active revision is compiled")
     mode: BuildMode = Field(default="full", description="full: compile every document; incremental: recompile only "
                                                         "the pages a change since the parent build touches")
-    force: bool = Field(default=False, description="Queue a build even when one with the same input identity exists")
-    activate: bool = Field(default=True, description="Point the source's wiki at the build when it succeeds")
+    force: Bool = Field(default=False, description="Queue a build even when one with the same input identity exists")
+    activate: Bool = Field(default=True, description="Point the source's wiki at the build when it succeeds")
 
 
 class CheckFailure(BaseModel):

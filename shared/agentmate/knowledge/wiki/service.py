@@ -1,22 +1,23 @@
 """Wiki compiler use cases: enqueue a compile, read builds, pages, diffs and events, activate (and roll back).
 
-Enqueue only writes a queued build row (and the queue's job in the same transaction): nothing is compiled in the
-request. Reuse keys on input identity (source revision, profile version, compiler version, prompt version, model,
+Enqueue only writes a queued build row and the queue's ``wiki_compile`` job (``agentmate.jobs``) in the same
+transaction, then wakes a worker after the commit: nothing is compiled in the request. Reuse keys on input identity (source revision, profile version, compiler version, prompt version, model,
 mode and, for incremental builds, parent), never on a content hash: a build is not reproducible.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 from uuid import UUID
 
+from agentmate import jobs
 from agentmate.core.db import Conn, Database
 from agentmate.core.errors import Conflict, NotFound, NotImplementedYet
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.settings import Settings, get_settings
 from agentmate.knowledge.wiki import repository as repo
+from agentmate.knowledge.wiki.compiler import DEFAULT_MAX_ATTEMPTS
 from agentmate.knowledge.wiki.profiles import DEFAULT_PROFILE, settings_for
 from agentmate.knowledge.wiki.prompt import COMPILER_VERSION, PROMPT_VERSION
 from agentmate.knowledge.wiki.schemas import (
@@ -35,6 +36,7 @@ from agentmate.knowledge.wiki.schemas import (
 )
 from agentmate.llm import config_from_settings, independence
 
+JOB_KIND = "wiki_compile"
 REVIEW_WARNING = ("review is not implemented yet: review_status stays skipped, so check is the only verification "
                   "this build receives")
 
@@ -46,19 +48,6 @@ class Caller(Protocol):
     def user_id(self) -> UUID | None: ...
     @property
     def key_id(self) -> UUID | None: ...
-
-
-# Called inside the enqueue transaction with the new build; returns the queue's job id (None: no queue wired).
-JobEnqueuer = Callable[[Conn, UUID, UUID], UUID | None]
-_enqueuer: JobEnqueuer | None = None
-_wake: Callable[[UUID], None] | None = None
-
-
-def use_queue(enqueue: JobEnqueuer | None, wake: Callable[[UUID], None] | None = None) -> None:
-    """Wire the job queue (``knowledge.wiki.jobs``): ``enqueue`` runs in the enqueue transaction, ``wake`` after
-    its commit."""
-    global _enqueuer, _wake
-    _enqueuer, _wake = enqueue, wake
 
 
 @dataclass(frozen=True)
@@ -132,14 +121,12 @@ def compile_source(db: Database, caller: Caller, req: CompileRequest, *,
         repo.add_events(conn, account_id=a, build_id=build_id, events=[{
             "event_type": "build_queued", "detail": f"{req.mode} compile of revision {src['active_revision_id']}",
             "payload": {"mode": req.mode, "force": req.force, "activate": req.activate}}])
-        if _enqueuer is not None:
-            job_id = _enqueuer(conn, a, build_id)
-            if job_id is not None:
-                repo.set_job(conn, account_id=a, build_id=build_id, job_id=job_id)
+        job = jobs.enqueue(conn, account_id=a, kind=JOB_KIND, subject_id=build_id,
+                           payload={"build_id": str(build_id)}, max_attempts=DEFAULT_MAX_ATTEMPTS)
+        repo.set_job(conn, account_id=a, build_id=build_id, job_id=job.id)
         row = repo.get_build(conn, account_id=a, build_id=build_id)
         assert row is not None
-    if _wake is not None:
-        _wake(build_id)
+    jobs.wake(job.id)
     return Compiled(CompileResult(build=to_build(row), queued=True, warnings=warnings), True)
 
 

@@ -1,0 +1,68 @@
+"""The wiki's kind on the job queue (``agentmate.jobs``): ``wiki_compile`` runs ``compile_build`` for one build.
+
+The build row is what users see; the job row is the queue's lease. The runner maps a compile outcome onto the
+queue's vocabulary (retry → ``Retryable`` with the provider's Retry-After, failure → ``Permanent``), commits a
+success inside the queue's lease-guarded ``ctx.finish`` transaction, and reports each attempt's tokens.
+``on_change`` mirrors the job transitions the runner does not write itself, in the same transaction: a requeue or
+a yield puts a running build back to queued, a job that failed without the runner's say (attempts used up by
+workers that died, an unknown error) fails the build, a cancel cancels it. Finished builds are never touched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentmate import jobs
+from agentmate.core.db import Conn, get_database
+from agentmate.core.settings import get_settings
+from agentmate.knowledge.wiki import repository as repo
+from agentmate.knowledge.wiki.compiler import CompileContext, compile_build
+from agentmate.knowledge.wiki.service import JOB_KIND
+
+
+def run(ctx: jobs.RunContext) -> dict[str, Any] | None:
+    job = ctx.job
+    build_id = job.subject_id
+    if build_id is None:
+        raise jobs.Permanent("a wiki_compile job names its build as subject_id")
+    if ctx.shutdown.is_set():
+        raise jobs.Yield("shutting down before the compile started")
+    outcome = compile_build(get_database(), build_id, CompileContext(
+        account_id=job.account_id, attempt=job.attempts, max_attempts=job.max_attempts,
+        remaining_seconds=ctx.remaining_seconds, lease_lost=ctx.lease_lost,
+        owns_lease=lambda _conn: not ctx.lease_lost.is_set(),
+        success_tx=lambda: ctx.finish({"build_id": str(build_id)}),
+        report_usage=lambda usage, cost: ctx.add_usage(input_tokens=usage.prompt_tokens,
+                                                       output_tokens=usage.completion_tokens, cost_micros=cost)))
+    if outcome.status == "retry":
+        raise jobs.Retryable(outcome.reason or "retryable model failure", retry_after=outcome.retry_after)
+    if outcome.status == "failed":
+        raise jobs.Permanent(outcome.reason or "the build failed")
+    if outcome.status == "lease_lost":
+        raise jobs.LeaseLost(outcome.reason or "the lease was lost")
+    return {"build_id": str(build_id), "status": outcome.status}
+
+
+def on_change(conn: Conn, job: jobs.Job) -> None:
+    if job.subject_id is None:
+        return
+    build = repo.build_row(conn, account_id=job.account_id, build_id=job.subject_id)
+    if build is None or build["status"] not in ("queued", "running"):
+        return
+    changes: dict[str, Any] | None = None
+    if job.status == "queued" and build["status"] == "running":
+        changes = {"status": "queued"}
+    elif job.status == "failed":
+        changes = {"status": "failed", "error": job.last_error or "the compile job failed",
+                   "finished_at": job.finished_at}
+    elif job.status == "cancelled":
+        changes = {"status": "cancelled", "error": job.last_error or "cancelled", "finished_at": job.finished_at}
+    if changes is None:
+        return
+    repo.add_events(conn, account_id=job.account_id, build_id=job.subject_id, events=[{
+        "event_type": f"job_{job.status}", "detail": job.last_error or "",
+        "payload": {"job_id": str(job.id), "attempts": job.attempts}}])
+    repo.update_build(conn, account_id=job.account_id, build_id=job.subject_id, changes=changes)
+
+
+jobs.register(JOB_KIND, run, timeout_seconds=lambda: get_settings().compiler_timeout_seconds, on_change=on_change)

@@ -1,0 +1,92 @@
+"""Wiki compiler routes (spec/001 "Wiki compiler (K3)"): compile (enqueue), builds, pages, diff, events, activate.
+Mounted in the knowledge function beside the registry routes."""
+
+from __future__ import annotations
+
+from typing import Annotated
+from uuid import UUID
+
+from fastapi import APIRouter, Path, Query
+from fastapi.responses import JSONResponse
+
+from agentmate.api.deps import DbDep, KnowledgeRead, KnowledgeWrite, PageDep, SettingsDep
+from agentmate.api.errors import PROBLEM_RESPONSES
+from agentmate.core.pagination import Page
+from agentmate.knowledge.wiki import service
+from agentmate.knowledge.wiki.schemas import (
+    ActivateResult,
+    BuildDiff,
+    BuildEvent,
+    CompileRequest,
+    CompileResult,
+    PageMeta,
+    WikiBuild,
+    WikiPage,
+)
+
+router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
+
+
+@router.post("/compile", status_code=202, response_model=CompileResult, responses={200: {"model": CompileResult}})
+def compile_source(body: CompileRequest, principal: KnowledgeWrite, db: DbDep, settings: SettingsDep) -> JSONResponse:
+    """Queue a compilation of the source's active raw revision: 202 with the queued build (nothing is compiled
+    yet; follow it with GET /api/knowledge/builds/{build_id}). 200 with the existing build when one already has the
+    same input identity (nothing queued; force=true compiles anyway), or for mode=incremental when the sources have
+    not changed since the parent. 409 names the reason an incremental compile is refused (no parent build, or a
+    parent from a different model, prompt, compiler or profile). 501 when no compiler model is configured.
+    warnings always say that review is not implemented, and when reviewer independence is not cross_provider."""
+    out = service.compile_source(db, principal, body, settings=settings)
+    return JSONResponse(out.result.model_dump(mode="json"), status_code=202 if out.queued else 200)
+
+
+@router.get("/builds", response_model=Page[WikiBuild])
+def list_builds(principal: KnowledgeRead, db: DbDep, page: PageDep,
+                source_id: Annotated[UUID | None, Query(description="Only this source's builds")] = None,
+                ) -> Page[WikiBuild]:
+    """Build history, newest first, with is_active derived from the source's pointer."""
+    return service.list_builds(db, principal, source_id, page)
+
+
+@router.get("/builds/{build_id}", response_model=WikiBuild)
+def get_build(build_id: UUID, principal: KnowledgeRead, db: DbDep) -> WikiBuild:
+    """One build: full provenance (raw revision and package hash, profile version, compiler and prompt version,
+    model, reviewer independence), the check verdict and failures, attempts and token spend (cost_priced=false
+    when no prices are configured)."""
+    return service.get_build(db, principal, build_id)
+
+
+@router.get("/builds/{build_id}/pages", response_model=Page[PageMeta])
+def list_pages(build_id: UUID, principal: KnowledgeRead, db: DbDep, page: PageDep) -> Page[PageMeta]:
+    """Page metadata of a build (no bodies), in path order."""
+    return service.list_pages(db, principal, build_id, page)
+
+
+@router.get("/builds/{build_id}/pages/{path:path}", response_model=WikiPage)
+def get_page(build_id: UUID, principal: KnowledgeRead, db: DbDep,
+             path: Annotated[str, Path(min_length=1, max_length=512, description="The page path, e.g. "
+                                                                                  "wiki/index.md")]) -> WikiPage:
+    """One page with its body, citations (document path, heading path, claim, excerpt) and both inbound and
+    outbound typed links."""
+    return service.get_page(db, principal, build_id, path)
+
+
+@router.get("/builds/{build_id}/diff", response_model=BuildDiff)
+def diff(build_id: UUID, principal: KnowledgeRead, db: DbDep,
+         from_: Annotated[UUID | None, Query(alias="from", description="The build to compare against; default "
+                                                                      "the previous succeeded build of the same "
+                                                                      "source")] = None) -> BuildDiff:
+    """Compare two builds of one source by page path and content hash: added, removed, changed, unchanged."""
+    return service.diff(db, principal, build_id, from_)
+
+
+@router.get("/builds/{build_id}/events", response_model=Page[BuildEvent])
+def events(build_id: UUID, principal: KnowledgeRead, db: DbDep, page: PageDep) -> Page[BuildEvent]:
+    """The ordered build log (rendered as the page wiki/log.md of a succeeded build)."""
+    return service.events(db, principal, build_id, page)
+
+
+@router.post("/builds/{build_id}/activate", response_model=ActivateResult)
+def activate(build_id: UUID, principal: KnowledgeWrite, db: DbDep) -> ActivateResult:
+    """Point the source's wiki at this build; also the rollback. previous_build_id undoes it. 409 for a build
+    that did not succeed or did not pass check."""
+    return service.activate(db, principal, build_id)

@@ -1,0 +1,106 @@
+"""Wiki compiler tools on ``/mcp/knowledge`` over ``agentmate.knowledge.wiki``: the same use cases and scopes as
+the REST routes of ``agentmate.knowledge.wiki.router``. (knowledge_queue_stats joins with the queue's route,
+the wiki search/index/status tools with wiki retrieval.)"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+from uuid import UUID
+
+from pydantic import Field
+
+from agentmate.core.pagination import DEFAULT_LIMIT, Page, PageParams
+from agentmate.knowledge.wiki import service
+from agentmate.knowledge.wiki.schemas import (
+    ActivateResult,
+    BuildDiff,
+    BuildEvent,
+    CompileRequest,
+    CompileResult,
+    PageMeta,
+    WikiBuild,
+    WikiPage,
+)
+from agentmate.mcp.context import db, principal
+from agentmate.mcp.schemas import Limit, Offset
+from agentmate.mcp.tools.knowledge._toolset import tools
+
+BuildId = Annotated[UUID, Field(description="A build id (knowledge_compile's build.id, or knowledge_builds_list)")]
+
+
+@tools.tool("knowledge:rw", rest="POST /api/knowledge/compile", title="Queue a wiki compile", idempotent=False,
+            hints=CompileRequest)
+def knowledge_compile(
+    source_id: Annotated[UUID, Field(description="The knowledge source whose active revision is compiled")],
+    mode: Annotated[Literal["full", "incremental"], Field(description="full (default) or incremental: recompile "
+                                                                      "only the pages a change touches")] = "full",
+    force: Annotated[bool, Field(description="Queue even when a build with the same input identity exists")] = False,
+    activate: Annotated[bool, Field(description="Serve the build when it succeeds (default true)")] = True,
+) -> CompileResult:
+    """Queue a wiki compilation of a knowledge source's active revision. Returns at once: queued=true with a
+    queued build (poll knowledge_build_get until status is succeeded or failed), or queued=false with an existing
+    build of the same input identity. An incremental compile without a parent build, or over a parent from another
+    model/prompt/compiler/profile, is refused naming the reason. Read warnings: review is not implemented, so check
+    is the only verification. Requires knowledge:rw."""
+    req = CompileRequest(source_id=source_id, mode=mode, force=force, activate=activate)
+    return service.compile_source(db(), principal(), req).result
+
+
+@tools.tool("knowledge:r", rest="GET /api/knowledge/builds", title="List wiki builds")
+def knowledge_builds_list(
+    source_id: Annotated[UUID | None, Field(description="Only this source's builds")] = None,
+    limit: Limit = DEFAULT_LIMIT, offset: Offset = 0,
+) -> Page[WikiBuild]:
+    """Wiki build history, newest first, with is_active (the build the source's wiki serves). Requires
+    knowledge:r."""
+    return service.list_builds(db(), principal(), source_id, PageParams(limit=limit, offset=offset))
+
+
+@tools.tool("knowledge:r", rest="GET /api/knowledge/builds/{build_id}", title="Read a wiki build")
+def knowledge_build_get(build_id: BuildId) -> WikiBuild:
+    """One build: status, provenance (revision and package hash, profile version, compiler/prompt version, model,
+    reviewer independence), check verdict and failures, attempts and token spend. Requires knowledge:r."""
+    return service.get_build(db(), principal(), build_id)
+
+
+@tools.tool("knowledge:r", rest="GET /api/knowledge/builds/{build_id}/pages", title="List a build's pages")
+def knowledge_build_pages(build_id: BuildId, limit: Limit = DEFAULT_LIMIT, offset: Offset = 0) -> Page[PageMeta]:
+    """Page metadata of a build (path, kind, title, content hash, citation and link counts, derived_from_build_id)
+    without bodies. Requires knowledge:r."""
+    return service.list_pages(db(), principal(), build_id, PageParams(limit=limit, offset=offset))
+
+
+@tools.tool("knowledge:r", rest="GET /api/knowledge/builds/{build_id}/pages/{path:path}", title="Read a wiki page")
+def knowledge_page_get(
+    build_id: BuildId,
+    path: Annotated[str, Field(min_length=1, max_length=512, description="Page path, e.g. wiki/index.md")],
+) -> WikiPage:
+    """One wiki page with its body, citations (document path, heading path, claim, excerpt: follow them to the
+    raw documents for evidence) and inbound and outbound typed links. Requires knowledge:r."""
+    return service.get_page(db(), principal(), build_id, path)
+
+
+@tools.tool("knowledge:r", rest="GET /api/knowledge/builds/{build_id}/diff", title="Diff two wiki builds")
+def knowledge_build_diff(
+    build_id: BuildId,
+    from_build_id: Annotated[UUID | None, Field(description="Compare against this build (REST: from); default the "
+                                                            "previous succeeded build of the source")] = None,
+) -> BuildDiff:
+    """Pages added, removed and changed between two builds of one source, by path and content hash. Requires
+    knowledge:r."""
+    return service.diff(db(), principal(), build_id, from_build_id)
+
+
+@tools.tool("knowledge:r", rest="GET /api/knowledge/builds/{build_id}/events", title="Read a build's log")
+def knowledge_build_events(build_id: BuildId, limit: Limit = DEFAULT_LIMIT, offset: Offset = 0) -> Page[BuildEvent]:
+    """The ordered build log (queued, attempts, pages written/carried over/rejected, check verdict). Requires
+    knowledge:r."""
+    return service.events(db(), principal(), build_id, PageParams(limit=limit, offset=offset))
+
+
+@tools.tool("knowledge:rw", rest="POST /api/knowledge/builds/{build_id}/activate", title="Activate a wiki build",
+            idempotent=True)
+def knowledge_build_activate(build_id: BuildId) -> ActivateResult:
+    """Point the source's wiki at this build (also the rollback); previous_build_id undoes it. Refused for a
+    build that did not succeed or did not pass check. Requires knowledge:rw."""
+    return service.activate(db(), principal(), build_id)
