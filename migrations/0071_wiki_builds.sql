@@ -100,7 +100,7 @@ CREATE FUNCTION knowledge_builds_immutable() RETURNS trigger
     LANGUAGE plpgsql
 AS $$
 BEGIN
-    IF OLD.status IN ('succeeded', 'failed', 'cancelled') THEN
+    IF OLD.status IN ('succeeded', 'failed', 'cancelled') AND NEW IS DISTINCT FROM OLD THEN
         RAISE EXCEPTION 'knowledge build % is finished and immutable', OLD.id USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
     RETURN NEW;

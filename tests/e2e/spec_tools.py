@@ -26,5 +26,6 @@ SPEC_TOOLS: dict[str, list[str]] = {
                   "knowledge_document_links", "knowledge_discover", "knowledge_resolution_record",
                   "knowledge_resolutions_list", "knowledge_resolution_get",
                   "knowledge_compile", "knowledge_builds_list", "knowledge_build_get", "knowledge_build_pages",
-                  "knowledge_page_get", "knowledge_build_diff", "knowledge_build_events", "knowledge_build_activate"],
+                  "knowledge_page_get", "knowledge_build_diff", "knowledge_build_events", "knowledge_build_activate",
+                  "knowledge_queue_stats"],
 }

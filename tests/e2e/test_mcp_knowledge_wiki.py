@@ -48,6 +48,9 @@ async def test_wiki_tools_answer_as_rest_does(base_url, client, account):
             assert events["items"][0]["event_type"] == "build_queued"
             activated = await call(s, "knowledge_build_activate", build_id=build)
             assert activated == {"source_id": src, "active_build_id": build, "previous_build_id": build}
+            stats = await call(s, "knowledge_queue_stats")
+            rest = client.get("/api/knowledge/queue", headers=h).json()
+            assert (stats["waiting"], [k["kind"] for k in stats["kinds"]]) == (rest["waiting"], ["wiki_compile"])
             # the e2e server has no compiler model configured: an operator gap, said as such
             assert "COMPILER_BASE_URL" in await refused(s, "knowledge_compile", source_id=src)
             assert "mode" in await refused(s, "knowledge_compile", source_id=src, mode="partial")

@@ -247,6 +247,30 @@ def seed_jobs(client, h, marker, secret):
     return {"id": str(job.id), "kind": job.kind}
 
 
+def seed_wiki(client, h, marker, secret):
+    # A source compiled into a succeeded build: enqueued through the service, compiled against the fake provider
+    from agentmate.packages.service import Actor
+    from tests.fakes.chat_provider import FakeChatProvider
+    from tests.integration.wiki.corpus import compile_now
+
+    me = _ok(client.get("/api/auth/me", headers=h))
+    actor = Actor(uuid.UUID(me["account_id"]), uuid.UUID(me["user_id"]))
+    source = _ok(client.post("/api/knowledge/sources", json={"type": "local", "repository_url": "file:///kb",
+                                                             "package_path": f"wiki{marker}/kb"}, headers=h))
+    _ok(client.post(f"/api/knowledge/sources/{source['id']}/snapshots", json={"files": [
+        {"path": "KNOWLEDGE.yaml", "content": f"name: {marker}\n"},
+        {"path": "docs/a.md", "content": f"# {marker}\n\n{secret}\n"}]}, headers=h))
+    with FakeChatProvider() as fake:
+        build = compile_now(actor, fake, uuid.UUID(source["id"]))
+    return {"id": str(build.id), "source_id": source["id"], "page_path": "wiki/docs-a.md"}
+
+
+def rows_wiki(v):
+    return [("SELECT to_jsonb(t) FROM knowledge_builds t WHERE id = %s", (v["id"],)),
+            ("SELECT to_jsonb(t) FROM knowledge_pages t WHERE build_id = %s ORDER BY 1::text", (v["id"],)),
+            ("SELECT active_build_id FROM knowledge_sources WHERE id = %s", (v["source_id"],))]
+
+
 def seed_apikeys(client, h, marker, secret):
     return {"id": _ok(client.post("/api/auth/apikeys", json={"name": f"{marker} {secret}", "scopes": ["manage_keys"]},
                                   headers=h))["id"]}
@@ -490,6 +514,18 @@ DOMAINS: list[Domain] = [
                   Probe("POST", "/api/knowledge/discover", {"skill_version_id": "{own.version_id}"},
                         own_visible="source_id")],
         owner_read="/api/knowledge/resolutions/{v.id}",
+    ),
+    Domain(
+        "wiki", "/api/knowledge", "knowledge:rw", seed_wiki, rows_wiki,
+        reads=[Probe("GET", "/api/knowledge/builds/{v.id}"), Probe("GET", "/api/knowledge/builds/{v.id}/pages"),
+               Probe("GET", "/api/knowledge/builds/{v.id}/pages/{v.page_path}"),
+               Probe("GET", "/api/knowledge/builds/{v.id}/diff"),
+               Probe("GET", "/api/knowledge/builds/{own.id}/diff", params={"from": "{v.id}"}),
+               Probe("GET", "/api/knowledge/builds/{v.id}/events"),
+               Probe("GET", "/api/knowledge/builds", params={"source_id": "{v.source_id}"})],
+        writes=[Probe("POST", "/api/knowledge/builds/{v.id}/activate")],
+        listings=[Probe("GET", "/api/knowledge/builds", own_visible=True)],
+        owner_read="/api/knowledge/builds/{v.id}",
     ),
     Domain(
         "apikeys", "/api/auth", "manage_keys", seed_apikeys, _row("api_keys"),

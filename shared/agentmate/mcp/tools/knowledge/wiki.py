@@ -1,6 +1,6 @@
 """Wiki compiler tools on ``/mcp/knowledge`` over ``agentmate.knowledge.wiki``: the same use cases and scopes as
-the REST routes of ``agentmate.knowledge.wiki.router``. (knowledge_queue_stats joins with the queue's route,
-the wiki search/index/status tools with wiki retrieval.)"""
+the REST routes of ``agentmate.knowledge.wiki.router``. (knowledge_queue_stats reads the queue's
+statistics; the wiki search/index/status tools join with wiki retrieval.)"""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from uuid import UUID
 from pydantic import Field
 
 from agentmate.core.pagination import DEFAULT_LIMIT, Page, PageParams
+from agentmate.jobs import QueueStats, queue_stats
 from agentmate.knowledge.wiki import service
 from agentmate.knowledge.wiki.schemas import (
     ActivateResult,
@@ -104,3 +105,11 @@ def knowledge_build_activate(build_id: BuildId) -> ActivateResult:
     """Point the source's wiki at this build (also the rollback); previous_build_id undoes it. Refused for a
     build that did not succeed or did not pass check. Requires knowledge:rw."""
     return service.activate(db(), principal(), build_id)
+
+
+@tools.tool("knowledge:r", rest="GET /api/knowledge/queue", title="Compile queue statistics")
+def knowledge_queue_stats() -> QueueStats:
+    """The account's job queue (wiki compiles and other background work): jobs waiting, running, backing off after
+    a retryable failure, stalled (a worker died), and the age of the oldest waiting one, in total and per kind:
+    queue wait and a stuck worker look different here. Requires knowledge:r."""
+    return queue_stats(db(), principal().account_id)
