@@ -27,5 +27,5 @@ SPEC_TOOLS: dict[str, list[str]] = {
                   "knowledge_resolutions_list", "knowledge_resolution_get",
                   "knowledge_compile", "knowledge_builds_list", "knowledge_build_get", "knowledge_build_pages",
                   "knowledge_page_get", "knowledge_build_diff", "knowledge_build_events", "knowledge_build_activate",
-                  "knowledge_queue_stats"],
+                  "knowledge_queue_stats", "knowledge_wiki_search", "knowledge_wiki_index", "knowledge_wiki_status"],
 }

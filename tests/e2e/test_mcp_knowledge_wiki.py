@@ -51,6 +51,12 @@ async def test_wiki_tools_answer_as_rest_does(base_url, client, account):
             stats = await call(s, "knowledge_queue_stats")
             rest = client.get("/api/knowledge/queue", headers=h).json()
             assert (stats["waiting"], [k["kind"] for k in stats["kinds"]]) == (rest["waiting"], ["wiki_compile"])
+            indexed = await call(s, "knowledge_wiki_index", source_id=src)
+            assert indexed["items"][0]["build_id"] == build
+            status = await call(s, "knowledge_wiki_status", source_id=src)
+            assert status["stale_count"] == 0
+            found = await call(s, "knowledge_wiki_search", query="Topic 01 billing rule")
+            assert found["items"] and found["items"][0]["build_id"] == build
             # the e2e server has no compiler model configured: an operator gap, said as such
             assert "COMPILER_BASE_URL" in await refused(s, "knowledge_compile", source_id=src)
             assert "mode" in await refused(s, "knowledge_compile", source_id=src, mode="partial")
@@ -66,6 +72,9 @@ async def test_wiki_tools_never_reach_another_accounts_builds(base_url, account,
                                ("knowledge_build_diff", {"build_id": build}),
                                ("knowledge_build_events", {"build_id": build}),
                                ("knowledge_build_activate", {"build_id": build}),
-                               ("knowledge_builds_list", {"source_id": src})):
+                               ("knowledge_builds_list", {"source_id": src}),
+                               ("knowledge_wiki_index", {"source_id": src}),
+                               ("knowledge_wiki_status", {"source_id": src})):
                 assert "not found" in await refused(s, name, **args), name
             assert (await call(s, "knowledge_builds_list"))["total"] == 0
+            assert (await call(s, "knowledge_wiki_search", query="Topic 01 billing rule"))["items"] == []

@@ -145,3 +145,27 @@ def test_every_wiki_route_is_tenant_isolated(client, account, other_account, fak
     assert http.get("/api/knowledge/builds", headers=evil).json()["total"] == 0
     own = http.get(f"/api/knowledge/builds/{build}", headers=h).json()
     assert own["is_active"] is True
+
+
+def test_wiki_index_and_search_over_rest(client, account, other_account, fake, compiler_configured):
+    http = client
+    h = account.headers("knowledge:rw")
+    src = _source(http, h, "rest-wiki-search", 3)
+    build = http.post("/api/knowledge/compile", json={"source_id": src}, headers=h).json()["build"]["id"]
+    _run(account, fake, build)
+    status = http.get("/api/knowledge/wiki/index", params={"source_id": src}, headers=h).json()
+    assert (status["stale_count"], status["items"][0]["active_build_id"]) == (1, build)
+    indexed = http.post("/api/knowledge/wiki/index", json={"source_id": src}, headers=h)
+    assert indexed.status_code == 200 and indexed.json()["items"][0]["build_id"] == build
+    r = http.post("/api/knowledge/wiki/search", json={"query": "Topic 01 billing rule", "top_k": 3}, headers=h)
+    assert r.status_code == 200 and r.headers["cache-control"] == "private, no-store"
+    body = r.json()
+    assert body["items"] and body["items"][0]["build_id"] == build and body["stale"] == []
+    assert {"citations", "links_out", "links_in", "matched_chunks"} <= set(body["items"][0])
+    bad = http.post("/api/knowledge/wiki/search", json={"query": "", "top_k": 99}, headers=h)
+    assert bad.status_code == 400 and {"query", "top_k"} <= {e["field"] for e in bad.json()["errors"]}
+    evil = other_account.headers("knowledge:rw")
+    assert http.post("/api/knowledge/wiki/search", json={"query": "Topic 01 billing rule"},
+                     headers=evil).json()["items"] == []
+    assert http.post("/api/knowledge/wiki/index", json={"source_id": src}, headers=evil).status_code == 404
+    assert http.get("/api/knowledge/wiki/index", params={"source_id": src}, headers=evil).status_code == 404

@@ -9,10 +9,10 @@ from uuid import UUID
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 
-from agentmate.api.deps import DbDep, KnowledgeRead, KnowledgeWrite, PageDep, SettingsDep
+from agentmate.api.deps import DbDep, KnowledgeRead, KnowledgeWrite, PageDep, RetrievalDep, SettingsDep
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.core.pagination import Page
-from agentmate.knowledge.wiki import service
+from agentmate.knowledge.wiki import retrieval, service
 from agentmate.knowledge.wiki.schemas import (
     ActivateResult,
     BuildDiff,
@@ -21,7 +21,12 @@ from agentmate.knowledge.wiki.schemas import (
     CompileResult,
     PageMeta,
     WikiBuild,
+    WikiIndexReport,
+    WikiIndexRequest,
+    WikiIndexStatus,
     WikiPage,
+    WikiSearchRequest,
+    WikiSearchResult,
 )
 
 router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
@@ -90,3 +95,28 @@ def activate(build_id: UUID, principal: KnowledgeWrite, db: DbDep) -> ActivateRe
     """Point the source's wiki at this build; also the rollback. previous_build_id undoes it. 409 for a build
     that did not succeed or did not pass check."""
     return service.activate(db, principal, build_id)
+
+
+@router.post("/wiki/search", response_model=WikiSearchResult)
+def wiki_search(body: WikiSearchRequest, principal: KnowledgeRead, db: DbDep, rt: RetrievalDep) -> WikiSearchResult:
+    """Hybrid search over compiled wiki pages (the knowledge_wiki namespace), on each source's active build only:
+    one hit per page with matched_chunks, its citations and typed links from the database, derived_from_build_id
+    for carried-over pages; stale lists sources whose index lags their active build. The same query also runs
+    over the raw documents (raw_query_id, raw_hits) and both are logged (query_id)."""
+    return retrieval.search(db, rt, principal, body)
+
+
+@router.get("/wiki/index", response_model=WikiIndexStatus)
+def wiki_index_status(principal: KnowledgeRead, db: DbDep,
+                      source_id: Annotated[UUID | None, Query(description="Only this source")] = None,
+                      ) -> WikiIndexStatus:
+    """Per source, which build is active and which one the wiki index reflects, plus the stale count."""
+    return retrieval.status(db, principal, source_id)
+
+
+@router.post("/wiki/index", response_model=WikiIndexReport)
+def wiki_index(principal: KnowledgeWrite, db: DbDep, rt: RetrievalDep,
+               body: WikiIndexRequest | None = None) -> WikiIndexReport:
+    """Index the active build of one source (source_id) or of every source with an active build into the
+    knowledge_wiki namespace (wiki/index.md included, wiki/log.md never); removes rows of earlier builds."""
+    return retrieval.index(db, rt, principal, body or WikiIndexRequest())

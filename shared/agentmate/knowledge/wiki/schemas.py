@@ -9,6 +9,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentmate.core.inputs import Bool
+from agentmate.knowledge.search_schemas import KnowledgeSearchRequest
 
 BuildMode = Literal["full", "incremental"]
 BuildStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
@@ -158,3 +159,85 @@ class ActivateResult(BaseModel):
     source_id: UUID
     active_build_id: UUID
     previous_build_id: UUID | None = Field(description="Activate this to undo the activation")
+
+
+# -- wiki retrieval (K3.6) -----------------------------------------------------------------------------------
+
+
+class WikiSearchRequest(KnowledgeSearchRequest):
+    """The knowledge search body (query, top_k, domain, source_ids, include_content, min_similarity), over the
+    compiled pages of each source's active build; include_content returns each hit page's full body."""
+
+
+class WikiDegraded(BaseModel):
+    leg: str
+    reason: str
+
+
+class WikiIndexState(BaseModel):
+    source_id: UUID
+    name: str
+    active_build_id: UUID | None
+    indexed_build_id: UUID | None = Field(description="The build the wiki index reflects")
+    wiki_indexed_at: datetime | None
+    stale: bool = Field(description="The index does not reflect the active build: search returns fewer hits for "
+                                    "this source until POST /api/knowledge/wiki/index runs")
+
+
+class WikiSearchHit(BaseModel):
+    rank: int
+    score: float
+    source_id: UUID
+    knowledge_base: str
+    domain: str | None
+    build_id: UUID
+    path: str
+    title: str
+    kind: str
+    heading_path: str = Field(description="Heading path of the best-matching chunk of the page")
+    matched_chunks: int = Field(description="Chunks of this page among the matches (a page is listed once)")
+    snippet: str
+    content: str | None = Field(description="The page body, with include_content=true")
+    derived_from_build_id: UUID | None = Field(description="Set when an incremental build carried the page over: "
+                                                           "the build whose model run wrote the text")
+    citations: list[Citation]
+    links_out: list[PageLink]
+    links_in: list[PageLink]
+
+
+class WikiSearchResult(BaseModel):
+    query_id: UUID = Field(description="This wiki search in the query log")
+    raw_query_id: UUID | None = Field(description="The raw-document search run with the same query (logged too)")
+    raw_hits: int = Field(description="Raw document chunks the same query found")
+    items: list[WikiSearchHit]
+    total: int
+    degraded: list[WikiDegraded]
+    stale: list[WikiIndexState] = Field(description="Searched sources whose index lags their active build")
+
+
+class WikiIndexRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source_id: UUID | None = Field(default=None, description="One source; omitted: every source with an active "
+                                                             "build")
+
+
+class WikiIndexOutcome(BaseModel):
+    source_id: UUID
+    build_id: UUID
+    pages: int
+    chunks: int
+    failed_chunks: int
+    removed_chunks: int = Field(description="Index rows of earlier builds removed")
+    status: Literal["indexed", "partial"]
+    error: str | None
+
+
+class WikiIndexReport(BaseModel):
+    items: list[WikiIndexOutcome]
+    total: int
+
+
+class WikiIndexStatus(BaseModel):
+    items: list[WikiIndexState]
+    stale_count: int

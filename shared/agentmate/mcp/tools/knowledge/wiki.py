@@ -11,7 +11,7 @@ from pydantic import Field
 
 from agentmate.core.pagination import DEFAULT_LIMIT, Page, PageParams
 from agentmate.jobs import QueueStats, queue_stats
-from agentmate.knowledge.wiki import service
+from agentmate.knowledge.wiki import retrieval, service
 from agentmate.knowledge.wiki.schemas import (
     ActivateResult,
     BuildDiff,
@@ -20,9 +20,15 @@ from agentmate.knowledge.wiki.schemas import (
     CompileResult,
     PageMeta,
     WikiBuild,
+    WikiIndexReport,
+    WikiIndexRequest,
+    WikiIndexStatus,
     WikiPage,
+    WikiSearchRequest,
+    WikiSearchResult,
 )
 from agentmate.mcp.context import db, principal
+from agentmate.mcp.context import retrieval as rt
 from agentmate.mcp.schemas import Limit, Offset
 from agentmate.mcp.tools.knowledge._toolset import tools
 
@@ -113,3 +119,41 @@ def knowledge_queue_stats() -> QueueStats:
     a retryable failure, stalled (a worker died), and the age of the oldest waiting one, in total and per kind:
     queue wait and a stuck worker look different here. Requires knowledge:r."""
     return queue_stats(db(), principal().account_id)
+
+
+@tools.tool("knowledge:r", rest="POST /api/knowledge/wiki/search", title="Search the compiled wiki")
+def knowledge_wiki_search(
+    query: Annotated[str, Field(min_length=1, max_length=500, description="What to look for")],
+    top_k: Annotated[int, Field(ge=1, le=20, description="Pages to return, 1..20")] = 5,
+    domain: Annotated[str | None, Field(min_length=1, max_length=200, description="Only this domain")] = None,
+    source_ids: Annotated[list[UUID] | None, Field(max_length=16, description="Only these sources")] = None,
+    min_similarity: Annotated[float | None, Field(ge=-1, le=1, description="Drop vector-only hits below this raw "
+                                                                           "similarity")] = None,
+    include_content: Annotated[bool, Field(description="Return each page's body")] = False,
+) -> WikiSearchResult:
+    """First level of a two-level query: find synthesised wiki pages (each source's active build), then follow a
+    hit's citations to the raw documents (knowledge_document_get) for evidence. stale lists sources whose index
+    lags their active build (run knowledge_wiki_index). Requires knowledge:r."""
+    body = WikiSearchRequest(query=query, top_k=top_k, domain=domain, source_ids=source_ids or [],
+                             include_content=include_content, min_similarity=min_similarity)
+    return retrieval.search(db(), rt(), principal(), body)
+
+
+@tools.tool("knowledge:rw", rest="POST /api/knowledge/wiki/index", title="Index the active wiki builds",
+            idempotent=True)
+def knowledge_wiki_index(
+    source_id: Annotated[UUID | None, Field(description="One source; omitted: every source with an active "
+                                                        "build")] = None,
+) -> WikiIndexReport:
+    """Index the active wiki build of one source or of all into wiki search (removes earlier builds' rows).
+    Requires knowledge:rw."""
+    return retrieval.index(db(), rt(), principal(), WikiIndexRequest(source_id=source_id))
+
+
+@tools.tool("knowledge:r", rest="GET /api/knowledge/wiki/index", title="Wiki index status")
+def knowledge_wiki_status(
+    source_id: Annotated[UUID | None, Field(description="Only this source")] = None,
+) -> WikiIndexStatus:
+    """Per source: the active build, the build the wiki index reflects, and whether the index is stale.
+    Requires knowledge:r."""
+    return retrieval.status(db(), principal(), source_id)
