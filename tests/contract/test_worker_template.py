@@ -70,7 +70,7 @@ def test_the_worker_knows_its_timeout_and_the_default_compiler_timeout_fits_insi
     env = WORKER["Environment"]["Variables"]
     assert env["JOBS_FUNCTION_TIMEOUT_SECONDS"] == {"Ref": "WorkerTimeoutSeconds"}
     assert env["COMPILER_TIMEOUT_SECONDS"] == {"Ref": "CompilerTimeoutSeconds"}
-    assert env["JOBS_QUEUE_URL"] == {"Ref": "JobsQueue"}
+    assert TEMPLATE["Globals"]["Function"]["Environment"]["Variables"]["JOBS_QUEUE_URL"] == {"Ref": "JobsQueue"}
     assert int(env["DB_POOL_MAX_SIZE"]) >= 2  # the runner's connection and the heartbeat's
     from agentmate.jobs.settings import JobSettings
 
@@ -84,3 +84,10 @@ def test_the_worker_may_send_its_own_retries_and_the_vpc_endpoints_are_optional(
     assert {"SQSSendMessagePolicy": {"QueueName": {"GetAtt": "JobsQueue.QueueName"}}} in WORKER["Policies"]
     for name in ("SqsVpcEndpoint", "SecretsManagerVpcEndpoint", "VpcEndpointSecurityGroup"):
         assert RESOURCES[name]["Condition"] == "CreateEndpoints"
+
+
+def test_the_functions_that_enqueue_may_send_wake_ups():
+    # skills (compile backfill / index runs), knowledge (compile, large sync/index), MCP (the same tools)
+    send = {"SQSSendMessagePolicy": {"QueueName": {"GetAtt": "JobsQueue.QueueName"}}}
+    for name in ("SkillsFunction", "KnowledgeFunction", "McpFunction"):
+        assert send in RESOURCES[name]["Properties"]["Policies"], name

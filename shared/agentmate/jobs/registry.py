@@ -89,6 +89,11 @@ class RunContext:
     def stopping(self) -> bool:
         return self.lease_lost.is_set() or self.shutdown.is_set()
 
+    @property
+    def db(self) -> Database:
+        """For services that open their own ``db.tenant(account_id)`` transactions (pass the job's account)."""
+        return self._db
+
     def tenant(self) -> Any:
         """A transaction under the job's account (RLS): everything a runner reads or writes goes through it."""
         return self._db.tenant(self.job.account_id)

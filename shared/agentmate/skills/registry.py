@@ -6,7 +6,8 @@ one transaction; the compiled artifact is refreshed *after* that commit, in its 
 failure never rolls back package identity (the failure is recorded and the catalog shows a basic card).
 
 Inline work is bounded so a request finishes well inside API Gateway's 30 s: a compile backfill or an index run
-covers at most ``MAX_INLINE_VERSIONS`` versions (more is a 413 naming the limit), git sync has the package
+covers at most ``MAX_INLINE_VERSIONS`` versions inline; more (or a run past ``INLINE_BUDGET_S``) is queued as a
+job (``skills.jobs``, run by the job worker) and the request answers 202 with it. Git sync has the package
 ingest's time budget, and snapshot size limits are the ingest's.
 """
 
@@ -19,10 +20,11 @@ from typing import Any
 from uuid import UUID
 
 from agentmate.core.db import Conn, Database
-from agentmate.core.errors import NotFound, TooLarge, invalid
+from agentmate.core.errors import NotFound, invalid
 from agentmate.core.observability import counted
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
+from agentmate.jobs.models import JobView
 from agentmate.packages import runtime
 from agentmate.packages import service as packages
 from agentmate.packages.models import Ingested, Package, Revision, Source, SourceInput, Upserted
@@ -184,7 +186,7 @@ def _after_commit(db: Database, principal: Principal, out: packages.IngestOutcom
     compiled = refresh_artifact(db, principal.account_id, version["id"])
     indexed = None
     if index and version["is_active"]:
-        indexed = _index_versions(db, rt, principal.account_id, [version["id"]])[0]
+        indexed = index_versions(db, rt, principal.account_id, [version["id"]])[0]
     return SkillIngestResult(source=out.ingested.source, revision=out.ingested.revision,
                         version=SkillVersionSummary(**version), created=out.ingested.created, compile=compiled,
                         index=indexed)
@@ -252,31 +254,49 @@ def refresh_artifact(db: Database, account_id: UUID, version_id: UUID) -> SkillC
                           artifact_hash=art.artifact_hash)
 
 
-def _bounded_ids(db: Database, account_id: UUID, skill_name: str | None, what: str) -> list[UUID]:
+def _inline_ids(db: Database, account_id: UUID, skill_name: str | None) -> list[UUID] | None:
+    """The active versions to work on inline, or None when there are more than a request may cover."""
     with db.tenant(account_id) as conn:
         ids = rrepo.active_version_ids(conn, account_id=account_id, skill_name=skill_name,
                                        limit=MAX_INLINE_VERSIONS + 1)
-    if len(ids) > MAX_INLINE_VERSIONS:
-        raise TooLarge(f"more than max_inline_versions={MAX_INLINE_VERSIONS} active versions to {what} in one "
-                       "request; name one (skill_version_id / skill_name) at a time")
-    return ids
+    return None if len(ids) > MAX_INLINE_VERSIONS else ids
 
 
-def _within_budget(started: float, what: str) -> None:
-    if time.monotonic() - started > INLINE_BUDGET_S:
-        raise TooLarge(f"{what} exceeded the inline time budget inline_budget_s={INLINE_BUDGET_S:g}; the work "
-                       "done so far is kept, repeat the request to continue")
+def _queue(db: Database, account_id: UUID, kind: str, skill_name: str | None) -> JobView:
+    """Queue the whole run as a job (an unfinished one of the same scope is handed back) and wake a worker."""
+    from agentmate import jobs
+    from agentmate.skills import jobs as skill_jobs
+
+    with db.tenant(account_id) as conn:
+        job = jobs.enqueue(conn, account_id=account_id, kind=kind, subject_id=skill_jobs.subject(kind, skill_name),
+                           payload={"skill_name": skill_name} if skill_name else {})
+    jobs.wake(job.id)
+    return JobView.of(job)
+
+
+def _over_budget(started: float) -> bool:
+    return time.monotonic() - started > INLINE_BUDGET_S
 
 
 def compile_versions(db: Database, principal: Principal, body: SkillCompileRequest) -> SkillCompileReport:
+    """One version inline; a backfill inline up to MAX_INLINE_VERSIONS within INLINE_BUDGET_S, else as a job
+    (the versions compiled so far are kept; the job compiles every active version, idempotently)."""
     if body.skill_version_id is not None:
         items = [refresh_artifact(db, principal.account_id, body.skill_version_id)]
     else:
+        from agentmate.skills.jobs import COMPILE_KIND
+
         started = time.monotonic()
         items = []
-        for vid in _bounded_ids(db, principal.account_id, None, "compile"):
-            _within_budget(started, "compile backfill")
+        ids = _inline_ids(db, principal.account_id, None)
+        for vid in ids or []:
+            if _over_budget(started):
+                ids = None
+                break
             items.append(refresh_artifact(db, principal.account_id, vid))
+        if ids is None:
+            job = _queue(db, principal.account_id, COMPILE_KIND, None)
+            return SkillCompileReport(items=[], compiled=0, failed=0, total=0, job=job)
     compiled = sum(1 for i in items if i.status == "compiled")
     return SkillCompileReport(items=items, compiled=compiled, failed=len(items) - compiled, total=len(items))
 
@@ -379,7 +399,7 @@ def files(db: Database, principal: Principal, version_id: UUID, page: PageParams
 # -- index and search --------------------------------------------------------------------------------------------
 
 
-def _index_versions(db: Database, rt: Retrieval, account_id: UUID,
+def index_versions(db: Database, rt: Retrieval, account_id: UUID,
                     version_ids: list[UUID]) -> list[SkillIndexOutcome]:
     """Index cards only (never instructions): one retrieval document per skill name, pointing at its version."""
     with db.tenant(account_id) as conn:
@@ -402,8 +422,14 @@ def _index_versions(db: Database, rt: Retrieval, account_id: UUID,
 
 
 def index_active(db: Database, rt: Retrieval, principal: Principal, body: SkillIndexRequest) -> SkillIndexReport:
-    ids = _bounded_ids(db, principal.account_id, body.skill_name, "index")
-    items = _index_versions(db, rt, principal.account_id, ids)
+    """Index inline up to MAX_INLINE_VERSIONS active versions, else queue the run as a job (202 with it)."""
+    ids = _inline_ids(db, principal.account_id, body.skill_name)
+    if ids is None:
+        from agentmate.skills.jobs import INDEX_KIND
+
+        job = _queue(db, principal.account_id, INDEX_KIND, body.skill_name)
+        return SkillIndexReport(items=[], indexed=0, failed=0, total=0, job=job)
+    items = index_versions(db, rt, principal.account_id, ids)
     indexed = sum(1 for i in items if i.status == "indexed")
     return SkillIndexReport(items=items, indexed=indexed, failed=len(items) - indexed, total=len(items))
 

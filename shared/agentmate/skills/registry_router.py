@@ -102,10 +102,19 @@ def sync_source(source_id: UUID, principal: Writer, db: DbDep, rt: RetrievalDep,
     return _ingested(registry.sync_source(db, rt, principal, source_id, body or SkillSyncRequest()))
 
 
-@router.post("/compile", response_model=SkillCompileReport)
-def compile_versions(principal: Writer, db: DbDep, body: SkillCompileRequest | None = None) -> SkillCompileReport:
-    """Compile one version (skill_version_id), or backfill every active version when it is omitted."""
-    return registry.compile_versions(db, principal, body or SkillCompileRequest())
+def _report(report: SkillCompileReport | SkillIndexReport) -> JSONResponse:
+    return JSONResponse(report.model_dump(mode="json"), status_code=202 if report.job is not None else 200)
+
+
+QUEUED = "Too much for one request: queued as the job in `job` (GET /api/knowledge/jobs/{job.id})"
+
+
+@router.post("/compile", response_model=SkillCompileReport,
+             responses={202: {"model": SkillCompileReport, "description": QUEUED}})
+def compile_versions(principal: Writer, db: DbDep, body: SkillCompileRequest | None = None) -> JSONResponse:
+    """Compile one version (skill_version_id), or backfill every active version when it is omitted: inline up to
+    200 versions within 20 s, otherwise 202 with the job that compiles them all."""
+    return _report(registry.compile_versions(db, principal, body or SkillCompileRequest()))
 
 
 @router.get("/catalog", response_model=Page[SkillCatalogItem])
@@ -144,11 +153,13 @@ def version_files(version_id: UUID, principal: Reader, db: DbDep, page: PageDep)
     return registry.files(db, principal, version_id, page)
 
 
-@router.post("/index", response_model=SkillIndexReport)
+@router.post("/index", response_model=SkillIndexReport,
+             responses={202: {"model": SkillIndexReport, "description": QUEUED}})
 def index_active(principal: Writer, db: DbDep, rt: RetrievalDep,
-                 body: SkillIndexRequest | None = None) -> SkillIndexReport:
-    """Index active skills' L0 cards into skill search (cards only: instructions never enter the index)."""
-    return registry.index_active(db, rt, principal, body or SkillIndexRequest())
+                 body: SkillIndexRequest | None = None) -> JSONResponse:
+    """Index active skills' L0 cards into skill search (cards only: instructions never enter the index): inline
+    up to 200 versions, otherwise 202 with the job that indexes them all."""
+    return _report(registry.index_active(db, rt, principal, body or SkillIndexRequest()))
 
 
 @router.post("/search", response_model=SkillSearchResponse)

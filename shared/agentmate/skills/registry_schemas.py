@@ -10,6 +10,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentmate.core.inputs import Bool
+from agentmate.jobs.models import JobView
 from agentmate.packages.models import FileInput, Revision, Source
 from agentmate.skills.schemas import Sha256Hex, SkillVersionSummary
 
@@ -76,10 +77,14 @@ class SkillCompileRequest(BaseModel):
 
 
 class SkillCompileReport(BaseModel):
+    """Inline results; or, when the work is too large for a request (202), no items and the ``job`` that does it
+    (read it at GET /api/knowledge/jobs/{job.id}; its result carries the counts)."""
+
     items: list[SkillCompileOutcome]
     compiled: int
     failed: int
     total: int
+    job: JobView | None = None
 
 
 class SkillCard(BaseModel):
@@ -170,10 +175,14 @@ class SkillIndexRequest(BaseModel):
 
 
 class SkillIndexReport(BaseModel):
+    """Inline results; or, when the work is too large for a request (202), no items and the ``job`` that does it
+    (read it at GET /api/knowledge/jobs/{job.id}; its result carries the counts)."""
+
     items: list[SkillIndexOutcome]
     indexed: int
     failed: int
     total: int
+    job: JobView | None = None
 
 
 class SkillSearchRequest(BaseModel):

@@ -194,6 +194,7 @@ def skill_index_active(
                                                                                       "(default: all)")] = None,
 ) -> SkillIndexReport:
     """Index the L0 cards of active skill versions into skill search (cards only, never instructions).
+    Over 200 versions the run is queued instead: `job` is set (read it at GET /api/knowledge/jobs/{id}).
     Requires skills:rw."""
     return registry.index_active(db(), retrieval(), principal(), SkillIndexRequest(skill_name=skill_name))
 
@@ -215,7 +216,8 @@ def skill_compile(
                                                                "version")] = None,
 ) -> SkillCompileReport:
     """Compile (or recompile) one version's L0 card, L1 instructions and L2 manifest, or backfill every active
-    version. Failures are reported per version with their problems. Requires skills:rw."""
+    version. Failures are reported per version with their problems. A backfill over 200 versions is queued
+    instead: `job` is set (read it at GET /api/knowledge/jobs/{id}). Requires skills:rw."""
     return registry.compile_versions(db(), principal(), SkillCompileRequest(skill_version_id=skill_version_id))
 
 
