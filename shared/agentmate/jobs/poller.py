@@ -9,7 +9,7 @@ yield (their attempt refunded) and the threads are joined.
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -23,11 +23,12 @@ if TYPE_CHECKING:
 
 
 class Poller:
-    def __init__(self, db: Database, *, settings: JobSettings | None = None, concurrency: int | None = None) -> None:
+    def __init__(self, db: Database, *, settings: JobSettings | None = None, concurrency: int | None = None,
+                 only_kinds: Iterable[str] | None = None) -> None:
         self.settings = settings or get_job_settings()
         self.concurrency = concurrency or self.settings.wiki_worker_concurrency
         self.shutdown = threading.Event()
-        self.worker = Worker(db, settings=self.settings, shutdown=self.shutdown)
+        self.worker = Worker(db, settings=self.settings, shutdown=self.shutdown, only_kinds=only_kinds)
         self._poke = threading.Event()
         self._threads: list[threading.Thread] = []
         self._previous: wakeup.Waker | None = None

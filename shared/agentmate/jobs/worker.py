@@ -119,11 +119,13 @@ def _owner() -> str:
 
 
 class Worker:
-    """Runs jobs of the registered kinds on ``db`` (whose pool must hold at least two connections: the runner's
-    and the heartbeat's). ``shutdown`` is set by the host (the local poller on exit) to make runs yield."""
+    """Runs jobs of the registered kinds (or only of ``only_kinds``) on ``db``, whose pool must hold at least two
+    connections: the runner's and the heartbeat's. ``shutdown`` is set by the host (the local poller on exit) to
+    make runs yield."""
 
     def __init__(self, db: Database, *, settings: JobSettings | None = None,
-                 shutdown: threading.Event | None = None, wake: Callable[[Any, int], bool] | None = None) -> None:
+                 shutdown: threading.Event | None = None, wake: Callable[[Any, int], bool] | None = None,
+                 only_kinds: Iterable[str] | None = None) -> None:
         if db.max_size < 2:
             raise ConfigurationError(f"the job worker's database pool holds {db.max_size} connection(s); it needs at "
                                      "least 2 (the runner's and the heartbeat's): set DB_POOL_MAX_SIZE=2 or more")
@@ -131,12 +133,13 @@ class Worker:
         self.settings = settings or get_job_settings()
         self.shutdown = shutdown or threading.Event()
         self._wake = wake or wakeup.wake
+        self._only = frozenset(only_kinds) if only_kinds is not None else None
 
     # --- claim ----------------------------------------------------------------------------------------------
 
     def run_one(self, *, job_id: Any = None, remaining_seconds: Callable[[], float] | None = None) -> RunReport:
         """Claim ``job_id`` (or the oldest claimable job) and run it to an outcome."""
-        registered = kinds()
+        registered = {name: k for name, k in kinds().items() if self._only is None or name in self._only}
         if not registered or self.shutdown.is_set():
             return RunReport("not_claimed")
         remaining = remaining_seconds or (lambda: math.inf)

@@ -18,7 +18,7 @@ def test_a_poke_after_enqueue_runs_the_job_and_stop_yields_a_running_one(db, mak
     done = threading.Event()
     kind = make_kind(lambda ctx: done.set() if ctx.job.payload.get("quick") else _until_shutdown(ctx))
     poller = Poller(db, settings=JobSettings(wiki_worker_poll_seconds=300, wiki_worker_heartbeat_seconds=0.05),
-                    concurrency=2)
+                    concurrency=2, only_kinds=[kind.name])
     poller.start()
     try:
         # When a job is enqueued and woken

@@ -57,7 +57,7 @@ def test_two_workers_racing_for_one_job_run_it_exactly_once(db, settings, make_k
     first.start()
     _wait(kind.started)
     second = Worker(db, settings=settings).run_one(job_id=job.id)
-    also_any = Worker(db, settings=settings).run_one()  # a worker looking for any job of the kind
+    also_any = Worker(db, settings=settings, only_kinds=[kind.name]).run_one()  # one looking for any job of it
     kind.release.set()
     first.join(10)
     # Then exactly one of them ran it
