@@ -72,6 +72,8 @@ def test_the_worker_knows_its_timeout_and_the_default_compiler_timeout_fits_insi
     assert env["COMPILER_TIMEOUT_SECONDS"] == {"Ref": "CompilerTimeoutSeconds"}
     assert TEMPLATE["Globals"]["Function"]["Environment"]["Variables"]["JOBS_QUEUE_URL"] == {"Ref": "JobsQueue"}
     assert int(env["DB_POOL_MAX_SIZE"]) >= 2  # the runner's connection and the heartbeat's
+    assert env["COMPILER_API_KEY_ARN"] == {"If": ["HasCompilerApiKey", {"Ref": "CompilerApiKeySecretArn"},
+                                                  {"Ref": "AWS::NoValue"}]}
     from agentmate.jobs.settings import JobSettings
 
     margin = JobSettings().jobs_finish_margin_seconds

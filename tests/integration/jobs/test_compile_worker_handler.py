@@ -207,3 +207,20 @@ def test_an_invocation_without_time_for_the_run_yields_it_and_sends_a_fresh_wake
     row = rows.get(job.id)
     assert (row["status"], row["attempts"]) == ("queued", 0)
     assert queue.bodies() == [{"job_id": str(job.id)}]
+
+
+def test_the_function_refuses_to_start_when_a_kind_s_timeout_cannot_fit_its_own(worker_app, make_kind, monkeypatch):
+    from agentmate.jobs.settings import get_job_settings
+    from agentmate.jobs.worker import ConfigurationError
+
+    # Given a 900 s function and a kind that may take 900 s (spec/001's compiler default)
+    make_kind(timeout_seconds=900)
+    monkeypatch.setenv("JOBS_FUNCTION_TIMEOUT_SECONDS", "900")
+    get_job_settings.cache_clear()
+    try:
+        # Then the start-up check (run at import, i.e. the Lambda init) refuses, naming what to change
+        with pytest.raises(ConfigurationError, match="COMPILER_TIMEOUT_SECONDS=780"):
+            worker_app.check_configuration()
+    finally:
+        monkeypatch.delenv("JOBS_FUNCTION_TIMEOUT_SECONDS")
+        get_job_settings.cache_clear()
