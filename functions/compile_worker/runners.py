@@ -2,4 +2,4 @@
 poller import this one module, so both run the same kinds. Add a line when a domain adds a kind."""
 
 import agentmate.knowledge.wiki.jobs  # wiki_compile
-import agentmate.skills.jobs  # skills_compile_backfill, skills_index
+import agentmate.skills.jobs  # noqa: F401  (skills_compile_backfill, skills_index)
