@@ -56,3 +56,18 @@ async def test_jwts_stay_refused_on_mcp_whether_current_or_revoked(base_url, acc
     fresh = account.client.post("/api/auth/login", json={"email": account.email, "password": account.password})
     error = await _refusal(f"{base_url}/mcp/todos", {"Authorization": f"Bearer {fresh.json()['token']}"})
     assert error.data["reason"] == "MCP endpoints accept API keys only, not JWTs"
+
+
+async def test_a_key_of_a_suspended_account_is_refused_with_its_reason_until_reactivated(base_url, account,
+                                                                                         owner_url):
+    key = {"X-Api-Key": account.key("todos:rw")}
+    with psycopg.connect(owner_url) as conn:
+        conn.execute("UPDATE accounts SET suspended_at = now() WHERE id = %s", (account.account_id,))
+    error = await _refusal(f"{base_url}/mcp/todos", key)
+    assert error.code == -32001 and error.data["reason"].startswith("account suspended")
+    with psycopg.connect(owner_url) as conn:
+        conn.execute("UPDATE accounts SET suspended_at = NULL WHERE id = %s", (account.account_id,))
+    with anyio.fail_after(10):
+        async with mcp_session(f"{base_url}/mcp/todos", key) as s:
+            listed = await s.call_tool("todo_list", {})
+    assert not listed.is_error

@@ -132,6 +132,9 @@ SPEC: dict[tuple[str, str], str | tuple[str, ...]] = {
     ("POST", "/api/knowledge/builds/{}/activate"): "knowledge:rw",
     # Operator repair ("POST /api/admin/retrieval/lexical/rebuild")
     ("POST", "/api/admin/retrieval/lexical/rebuild"): ADMIN,
+    # Account suspension (issue 8: the account is active)
+    ("POST", "/api/admin/accounts/{}/suspend"): ADMIN,
+    ("POST", "/api/admin/accounts/{}/reactivate"): ADMIN,
 }
 
 # Routes beyond spec/001's REST listing. Each follows its domain's rule from the scope table ("Read X" for

@@ -3,12 +3,13 @@ from __future__ import annotations
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Body, Query
+from fastapi import APIRouter, Body, Path, Query
 
 from agentmate.admin import service
 from agentmate.admin.schemas import (
     DEFAULT_BATCH_SIZE,
     MAX_BATCH_SIZE,
+    AccountState,
     LexicalRebuildRequest,
     LexicalRebuildResult,
 )
@@ -45,3 +46,20 @@ def rebuild_lexical(
         namespace=namespace or sent.namespace,
         batch_size=batch_size or sent.batch_size or DEFAULT_BATCH_SIZE,
     )
+
+
+AccountId = Annotated[UUID, Path(description="The account to act on")]
+
+
+@router.post("/accounts/{account_id}/suspend", response_model=AccountState)
+def suspend_account(principal: CurrentPrincipal, db: DbDep, account_id: AccountId) -> AccountState:
+    """Admin only: suspend an account. From the next request on its JWTs and API keys are refused with 401 (REST
+    and MCP) and its users cannot log in; nothing is deleted. Suspending a suspended account keeps the first
+    `suspended_at`. An admin cannot suspend its own account (409)."""
+    return service.set_account_suspended(db, principal, account_id, suspend=True)
+
+
+@router.post("/accounts/{account_id}/reactivate", response_model=AccountState)
+def reactivate_account(principal: CurrentPrincipal, db: DbDep, account_id: AccountId) -> AccountState:
+    """Admin only: reactivate a suspended account; its existing credentials work again."""
+    return service.set_account_suspended(db, principal, account_id, suspend=False)

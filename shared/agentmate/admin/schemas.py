@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 from uuid import UUID
 
@@ -39,3 +40,10 @@ class LexicalRebuildResult(BaseModel):
     account_id: UUID | None
     namespace: str | None
     batch_size: int
+
+
+class AccountState(BaseModel):
+    account_id: UUID
+    suspended_at: datetime | None = Field(
+        description="When the account was suspended; null when active. While set, the account's JWTs and API keys "
+                    "are refused (401) and its users cannot log in")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from agentmate.admin.schemas import DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE, LexicalRebuildResult
+from agentmate.admin.schemas import DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE, AccountState, LexicalRebuildResult
+from agentmate.auth import service as auth
 from agentmate.auth.credentials import require_admin
 from agentmate.core.db import Database
 from agentmate.core.errors import invalid
@@ -41,3 +42,8 @@ def rebuild_lexical(
         namespace=namespace,
         batch_size=batch_size,
     )
+
+
+def set_account_suspended(db: Database, principal: Principal, account_id: UUID, *, suspend: bool) -> AccountState:
+    """Suspend or reactivate another account (auth owns the account's state and checks the admin)."""
+    return AccountState(**auth.set_account_suspended(db, principal, account_id, suspend=suspend))

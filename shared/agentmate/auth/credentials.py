@@ -11,12 +11,15 @@ from agentmate.core.errors import Forbidden, Unauthorized
 from agentmate.core.principal import Principal
 from agentmate.core.settings import Settings
 
+SUSPENDED = "account suspended: its credentials are refused until an operator reactivates it"
+
 
 def authenticate(db: Database, settings: Settings, *, api_key: str | None, bearer: str | None) -> Principal:
     """Resolve the caller from an ``X-Api-Key`` value or an ``Authorization: Bearer`` token (JWT or ak_ key).
 
     Either way one statement checks the credential against the database: a key must exist and not be expired;
-    a JWT's user must exist in the token's account and still be at the token's credentials epoch. A key whose
+    a JWT's user must exist in the token's account and still be at the token's credentials epoch; and the
+    account must not be suspended. A key whose
     last_used_at is over a minute old is stamped with a second statement (at most once a minute per key).
     """
     if bearer and bearer.startswith(security.API_KEY_PREFIX) and not api_key:
@@ -24,10 +27,12 @@ def authenticate(db: Database, settings: Settings, *, api_key: str | None, beare
     if api_key:
         with db.single_statement() as conn:
             row = repo.api_key_by_hash(conn, security.hash_api_key(api_key.strip()))
-            if row is not None and row["stale"] and not row["expired"]:
+            if row is not None and row["stale"] and not (row["expired"] or row["suspended"]):
                 repo.touch_api_key(conn, row["key_id"])  # at most once a minute per key: the usual request reads only
         if row is None:
             raise Unauthorized("invalid api key")
+        if row["suspended"]:
+            raise Unauthorized(SUSPENDED)
         if row["expired"]:
             raise Unauthorized("api key expired: create a new one (POST /api/auth/apikeys)")
         return Principal(
@@ -42,6 +47,8 @@ def authenticate(db: Database, settings: Settings, *, api_key: str | None, beare
             raise Unauthorized("invalid token: its user no longer exists in its account")
         if user["credentials_epoch"] != epoch:
             raise Unauthorized("token revoked (password changed or signed out everywhere): log in again")
+        if user["suspended"]:
+            raise Unauthorized(SUSPENDED)
         return Principal(account_id=account_id, user_id=user_id, via="jwt", role=user["role"])
     raise Unauthorized("missing credentials: send X-Api-Key or Authorization: Bearer <jwt|ak_…>")
 

@@ -27,14 +27,17 @@ def register(conn: Conn, *, email: str, password_hash: str) -> dict[str, Any]:
 
 def user_by_email(conn: Conn, email: str) -> dict[str, Any] | None:
     return conn.execute(
-        "SELECT user_id, account_id, password_hash, role, credentials_epoch FROM auth_user_by_email(%s)", (email,)
+        "SELECT user_id, account_id, password_hash, role, credentials_epoch, suspended FROM auth_user_by_email(%s)",
+        (email,),
     ).fetchone()
 
 
 def api_key_by_hash(conn: Conn, key_hash: str) -> dict[str, Any] | None:
-    """The key's caller, whether it expired, and whether its last_used_at is older than a minute (stale)."""
+    """The key's caller, whether it expired, whether its last_used_at is older than a minute (stale), and whether
+    its account is suspended."""
     return conn.execute(
-        "SELECT key_id, account_id, user_id, scopes, role, expired, stale FROM auth_api_key(%s)", (key_hash,)
+        "SELECT key_id, account_id, user_id, scopes, role, expired, stale, suspended FROM auth_api_key(%s)",
+        (key_hash,),
     ).fetchone()
 
 
@@ -45,7 +48,7 @@ def touch_api_key(conn: Conn, key_id: UUID) -> None:
 
 def jwt_user(conn: Conn, *, user_id: UUID, account_id: UUID) -> dict[str, Any] | None:
     return conn.execute(
-        "SELECT role, credentials_epoch FROM auth_jwt_user(%s, %s)", (user_id, account_id)
+        "SELECT role, credentials_epoch, suspended FROM auth_jwt_user(%s, %s)", (user_id, account_id)
     ).fetchone()
 
 
@@ -103,6 +106,16 @@ def list_api_keys(conn: Conn, *, limit: int, offset: int) -> tuple[list[dict[str
 
 def delete_api_key(conn: Conn, key_id: UUID) -> bool:
     return conn.execute("DELETE FROM api_keys WHERE id = %s", (key_id,)).rowcount > 0
+
+
+def admin_set_suspended(conn: Conn, *, admin_user_id: UUID, account_id: UUID,
+                        suspend: bool) -> dict[str, Any] | None:
+    """Suspend or reactivate another account (the database checks that the caller is an admin); None when no
+    such account exists."""
+    return conn.execute(
+        "SELECT account_id, suspended_at FROM admin_set_account_suspended(%s, %s, %s)",
+        (admin_user_id, account_id, suspend),
+    ).fetchone()
 
 
 def user_role(conn: Conn, user_id: UUID) -> str | None:

@@ -13,7 +13,7 @@ from uuid import UUID
 
 from agentmate.auth import repository as repo
 from agentmate.auth import security, throttle
-from agentmate.auth.credentials import authenticate, require_admin
+from agentmate.auth.credentials import SUSPENDED, authenticate, require_admin
 from agentmate.auth.schemas import (
     AccountDeletion,
     ApiKey,
@@ -64,6 +64,8 @@ def login(db: Database, settings: Settings, body: Credentials, client_address: s
         throttle.hit(db, settings, buckets)
         raise Unauthorized("invalid email or password")
     throttle.clear(db, buckets[0])  # the address bucket keeps counting: it is not the user's to reset
+    if row["suspended"]:  # told only to who knows the password
+        raise Unauthorized(SUSPENDED)
     return _token(settings, row["user_id"], row["account_id"], row["credentials_epoch"])
 
 
@@ -130,6 +132,21 @@ def delete_account(db: Database, settings: Settings, principal: Principal, body:
     count("AccountDeleted")
 
 
+def set_account_suspended(db: Database, principal: Principal, account_id: UUID, *, suspend: bool) -> dict[str, Any]:
+    """An admin suspends or reactivates another account: while suspended, its JWTs and API keys are refused
+    (credentials.authenticate) and its users cannot log in. Returns ``{account_id, suspended_at}``."""
+    require_admin(db, principal)
+    if suspend and account_id == principal.account_id:
+        raise Conflict("an admin cannot suspend its own account")
+    with db.tenant(principal.account_id) as conn:
+        row = repo.admin_set_suspended(conn, admin_user_id=principal.user_id, account_id=account_id,
+                                       suspend=suspend)
+    if row is None:
+        raise NotFound("account")
+    count("AccountSuspended" if suspend else "AccountReactivated")
+    return row
+
+
 def me(db: Database, principal: Principal) -> Me:
     with db.tenant(principal.account_id) as conn:
         user = repo.get_user(conn, principal.user_id)
@@ -179,4 +196,4 @@ def delete_api_key(db: Database, principal: Principal, key_id: UUID) -> None:
 
 __all__ = ["authenticate", "change_password", "create_api_key", "delete_account", "delete_api_key", "list_api_keys",
            "login",
-           "logout_all", "me", "register", "require_admin"]
+           "logout_all", "me", "register", "require_admin", "set_account_suspended"]
