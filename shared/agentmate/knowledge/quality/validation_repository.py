@@ -1,0 +1,184 @@
+"""SQL of validation signals (migrations/0080) and of the recorded searches and resolutions they are judged on."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from agentmate.core.db import Conn
+from agentmate.core.dberrors import constraints
+from agentmate.core.sql import paged
+from agentmate.knowledge.quality.attribution import LoggedSearch
+from agentmate.knowledge.quality.schemas import Signal, SignalCount, SkillPattern
+
+CONSTRAINTS = constraints({
+    "knowledge_validation_signals_id_account_key": ("id", "already exists"),
+    "knowledge_validation_signals_source_fkey": ("source_id", "no such knowledge source in this account"),
+    "knowledge_validation_signals_build_fkey": ("build_id", "no such build of this source"),
+    "knowledge_validation_signals_skill_version_fkey": ("skill_version_id", "no such skill version in this account"),
+    "knowledge_validation_signals_signal_check": ("signal", "unknown signal"),
+    "knowledge_validation_signals_direction_check": ("direction", "must be positive or negative"),
+    "knowledge_validation_signals_origin_check": ("origin", "must be reported or derived"),
+    "knowledge_validation_signals_cause_check": ("cause", "unknown cause"),
+    "knowledge_validation_signals_page_path_check": ("page_path", "must be 1..512 characters"),
+    "knowledge_validation_signals_session_id_check": ("session_id", "must be at most 200 characters"),
+    "knowledge_validation_signals_detail_check": ("detail", "must be at most 2000 characters"),
+    "knowledge_validation_signals_idempotency_key_check": ("idempotency_key", "must be 1..255 characters"),
+    "knowledge_validation_signals_content_hash_check": ("content_hash", "must be a sha256 hex digest"),
+    "knowledge_validation_signals_idempotency_key": ("idempotency_key", "already used by another signal"),
+    "knowledge_validation_signals_derived_daily_key": ("signal", "already derived today"),
+})
+
+COLUMNS = ("id, source_id, build_id, page_path, query_id, session_id, skill_version_id, signal, direction, origin, "
+           "cause, attribution_basis, detail, idempotency_key, created_at")
+
+
+def source(conn: Conn, *, account_id: UUID, source_id: UUID) -> dict[str, Any] | None:
+    return conn.execute("SELECT id, active_build_id FROM knowledge_sources WHERE account_id = %s AND id = %s",
+                        (account_id, source_id)).fetchone()
+
+
+def build_of_source(conn: Conn, *, account_id: UUID, build_id: UUID, source_id: UUID) -> bool:
+    return conn.execute("SELECT 1 FROM knowledge_builds WHERE account_id = %s AND id = %s AND source_id = %s",
+                        (account_id, build_id, source_id)).fetchone() is not None
+
+
+def page_exists(conn: Conn, *, account_id: UUID, build_id: UUID, path: str) -> bool:
+    return conn.execute("SELECT 1 FROM knowledge_pages WHERE account_id = %s AND build_id = %s AND path = %s",
+                        (account_id, build_id, path)).fetchone() is not None
+
+
+def skill_version_exists(conn: Conn, *, account_id: UUID, skill_version_id: UUID) -> bool:
+    return conn.execute("SELECT 1 FROM skill_versions WHERE account_id = %s AND id = %s",
+                        (account_id, skill_version_id)).fetchone() is not None
+
+
+def logged_search(conn: Conn, *, account_id: UUID, query_id: UUID) -> tuple[LoggedSearch, str] | None:
+    """The reported search (its layer and counts) and its query hash, when it is this account's."""
+    row = conn.execute(
+        """SELECT namespace, candidate_count, selected_count, query_hash FROM retrieval_queries
+           WHERE account_id = %s AND id = %s""", (account_id, query_id)).fetchone()
+    if row is None:
+        return None
+    return LoggedSearch(row["namespace"], row["candidate_count"], row["selected_count"]), row["query_hash"]
+
+
+def same_question(conn: Conn, *, account_id: UUID, query_hash: str, exclude: UUID) -> list[LoggedSearch]:
+    """The account's other searches of the same question (same normalised query hash), in any layer."""
+    rows = conn.execute(
+        """SELECT namespace, candidate_count, selected_count FROM retrieval_queries
+           WHERE account_id = %s AND query_hash = %s AND id <> %s""", (account_id, query_hash, exclude)).fetchall()
+    return [LoggedSearch(r["namespace"], r["candidate_count"], r["selected_count"]) for r in rows]
+
+
+def insert(conn: Conn, *, account_id: UUID, user_id: UUID | None, key_id: UUID | None, values: dict[str, Any]
+           ) -> Signal | None:
+    """Insert one signal; None when its idempotency key or its derived-daily slot is already taken."""
+    row = conn.execute(
+        f"""INSERT INTO knowledge_validation_signals (account_id, user_id, key_id, source_id, build_id, page_path,
+                query_id, session_id, skill_version_id, signal, direction, origin, cause, attribution_basis,
+                detail, idempotency_key, content_hash)
+            VALUES (%(a)s, %(u)s, %(k)s, %(source_id)s, %(build_id)s, %(page_path)s, %(query_id)s, %(session_id)s,
+                    %(skill_version_id)s, %(signal)s, %(direction)s, %(origin)s, %(cause)s, %(attribution_basis)s,
+                    %(detail)s, %(idempotency_key)s, %(content_hash)s)
+            ON CONFLICT DO NOTHING RETURNING {COLUMNS}""",
+        {"a": account_id, "u": user_id, "k": key_id, **values}).fetchone()
+    return Signal.model_validate(row) if row else None
+
+
+def by_key(conn: Conn, *, account_id: UUID, key: str) -> tuple[Signal, str] | None:
+    row = conn.execute(f"""SELECT {COLUMNS}, content_hash FROM knowledge_validation_signals
+                           WHERE account_id = %s AND idempotency_key = %s""", (account_id, key)).fetchone()
+    if row is None:
+        return None
+    content_hash = row.pop("content_hash")
+    return Signal.model_validate(row), content_hash
+
+
+def list_signals(conn: Conn, *, account_id: UUID, filters: dict[str, Any], limit: int,
+                 offset: int) -> tuple[list[Signal], int]:
+    where = ["account_id = %(a)s"] + [f"{name} = %({name})s" for name, value in filters.items() if value is not None]
+    rows, total = paged(conn, columns=COLUMNS, table="knowledge_validation_signals", where=where,
+                        params={"a": account_id, **filters}, order_by="created_at DESC, id DESC", limit=limit,
+                        offset=offset)
+    return [Signal.model_validate(r) for r in rows], total
+
+
+_TOTALS = """SELECT count(*) AS total, count(*) FILTER (WHERE direction = 'positive') AS positive,
+                    count(*) FILTER (WHERE direction = 'negative') AS negative,
+                    count(*) FILTER (WHERE origin = 'reported') AS reported,
+                    count(*) FILTER (WHERE origin = 'derived') AS derived
+             FROM knowledge_validation_signals
+             WHERE account_id = %(a)s AND (%(s)s::uuid IS NULL OR source_id = %(s)s)"""
+# Negatives first: whoever acts on the summary needs to see them without paging.
+_GROUPS = {
+    "page_path": """SELECT page_path AS key, count(*) FILTER (WHERE direction = 'positive') AS positive,
+                           count(*) FILTER (WHERE direction = 'negative') AS negative
+                    FROM knowledge_validation_signals
+                    WHERE account_id = %(a)s AND (%(s)s::uuid IS NULL OR source_id = %(s)s) AND page_path IS NOT NULL
+                    GROUP BY page_path ORDER BY negative DESC, page_path LIMIT 100""",
+    "cause": """SELECT cause AS key, count(*) FILTER (WHERE direction = 'positive') AS positive,
+                       count(*) FILTER (WHERE direction = 'negative') AS negative
+                FROM knowledge_validation_signals
+                WHERE account_id = %(a)s AND (%(s)s::uuid IS NULL OR source_id = %(s)s)
+                GROUP BY cause ORDER BY negative DESC, cause""",
+    "signal": """SELECT signal AS key, count(*) FILTER (WHERE direction = 'positive') AS positive,
+                        count(*) FILTER (WHERE direction = 'negative') AS negative
+                 FROM knowledge_validation_signals
+                 WHERE account_id = %(a)s AND (%(s)s::uuid IS NULL OR source_id = %(s)s)
+                 GROUP BY signal ORDER BY negative DESC, signal""",
+}
+
+
+def summary(conn: Conn, *, account_id: UUID, source_id: UUID | None) -> dict[str, Any]:
+    params = {"a": account_id, "s": source_id}
+    totals = conn.execute(_TOTALS, params).fetchone()
+    assert totals is not None
+    groups = {name: [SignalCount.model_validate(r) for r in conn.execute(sql, params).fetchall()]
+              for name, sql in _GROUPS.items()}
+    return {**totals, "by_page": groups["page_path"], "by_cause": groups["cause"], "by_signal": groups["signal"]}
+
+
+def skill_patterns(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+    rows = conn.execute(
+        """SELECT skill_version_id, count(*) FILTER (WHERE direction = 'negative') AS negative,
+                  count(*) FILTER (WHERE direction = 'positive') AS positive,
+                  count(DISTINCT page_path) FILTER (WHERE direction = 'negative') AS distinct_pages,
+                  count(DISTINCT source_id) FILTER (WHERE direction = 'negative') AS distinct_sources,
+                  count(*) OVER () AS _total
+           FROM knowledge_validation_signals
+           WHERE account_id = %(a)s AND skill_version_id IS NOT NULL
+           GROUP BY skill_version_id
+           HAVING count(*) FILTER (WHERE direction = 'negative') > 0
+           ORDER BY distinct_sources DESC, negative DESC, skill_version_id
+           LIMIT %(limit)s OFFSET %(offset)s""", {"a": account_id, "limit": limit, "offset": offset}).fetchall()
+    total = rows[0]["_total"] if rows else _pattern_count(conn, account_id) if offset else 0
+    return rows, total
+
+
+def _pattern_count(conn: Conn, account_id: UUID) -> int:
+    row = conn.execute(
+        """SELECT count(*) AS n FROM (SELECT skill_version_id FROM knowledge_validation_signals
+              WHERE account_id = %s AND skill_version_id IS NOT NULL GROUP BY skill_version_id
+              HAVING count(*) FILTER (WHERE direction = 'negative') > 0) g""", (account_id,)).fetchone()
+    return row["n"] if row else 0
+
+
+def idle_sources(conn: Conn, *, account_id: UUID, idle_days: int) -> list[dict[str, Any]]:
+    """Sources whose active wiki has served for ``idle_days`` with no recorded search result from the source
+    (raw or wiki) and no recorded resolution selecting it within that window."""
+    return conn.execute(
+        """SELECT s.id AS source_id, s.active_build_id AS build_id
+           FROM knowledge_sources s
+           JOIN knowledge_builds b ON b.id = s.active_build_id AND b.account_id = s.account_id
+           WHERE s.account_id = %(a)s
+             AND b.finished_at <= now() - make_interval(days => %(d)s)
+             AND NOT EXISTS (SELECT 1 FROM retrieval_query_results r
+                             WHERE r.account_id = s.account_id AND r.source_id = s.id
+                               AND r.created_at > now() - make_interval(days => %(d)s))
+             AND NOT EXISTS (SELECT 1 FROM knowledge_resolution_selections sel
+                             JOIN knowledge_resolution_runs run
+                               ON run.id = sel.run_id AND run.account_id = sel.account_id
+                             WHERE sel.account_id = s.account_id AND sel.source_id = s.id
+                               AND run.created_at > now() - make_interval(days => %(d)s))
+           ORDER BY s.id""", {"a": account_id, "d": idle_days}).fetchall()
