@@ -23,6 +23,7 @@ from agentmate.core.settings import Settings, get_settings
 from agentmate.knowledge.quality import review
 from agentmate.knowledge.quality import review_repository as repo
 from agentmate.knowledge.quality.schemas import BuildReview, Review
+from agentmate.knowledge.quality.settings import ReviewSettings, get_review_settings
 
 KIND = "wiki_review"
 # Time kept back from the invocation for the outcome transaction once the reviewer calls stop.
@@ -62,23 +63,25 @@ def _refusal(settings: Settings, compiler_model: str) -> str | None:
 
 
 def _enqueue(conn: Conn, *, account_id: UUID, user_id: UUID | None, key_id: UUID | None, build: dict[str, Any],
-             requested_by: str, settings: Settings) -> Review:
+             requested_by: str, settings: Settings, page_limit: int) -> Review:
     reviewer = _reviewer(settings)
     row = repo.insert(conn, account_id=account_id, user_id=user_id, key_id=key_id, build_id=build["id"],
                       source_id=build["source_id"], requested_by=requested_by, status="queued",
                       compiler_model=build["model"], reviewer_model=reviewer.model if reviewer else None,
                       prompt_version=review.PROMPT_VERSION, independence=_independence(settings, build["model"]),
-                      page_limit=settings.wiki_review_max_pages)
+                      page_limit=page_limit)
     job = jobs.enqueue(conn, account_id=account_id, kind=KIND, subject_id=row.id, payload={"build_id": str(
         build["id"])})
     repo.set_job(conn, account_id=account_id, review_id=row.id, job_id=job.id)
     return row.model_copy(update={"job_id": job.id})
 
 
-def request_review(db: Database, principal: Principal, build_id: UUID, settings: Settings | None = None) -> Review:
+def request_review(db: Database, principal: Principal, build_id: UUID, settings: Settings | None = None,
+                   review_settings: ReviewSettings | None = None) -> Review:
     """Queue a review of a succeeded build (202). An unfinished review of the build is handed back instead of a
     second one. 501 when no reviewer is configured; 409 for a build without pages or a same-model reviewer."""
     settings = settings or get_settings()
+    limit = (review_settings or get_review_settings()).wiki_review_max_pages
     a = principal.account_id
     with db.tenant(a) as conn:
         build = repo.build(conn, account_id=a, build_id=build_id)
@@ -94,18 +97,19 @@ def request_review(db: Database, principal: Principal, build_id: UUID, settings:
             raise Conflict(refused)
         existing = repo.unfinished(conn, account_id=a, build_id=build_id)
         row = existing or _enqueue(conn, account_id=a, user_id=principal.user_id, key_id=principal.key_id,
-                                   build=build, requested_by="request", settings=settings)
+                                   build=build, requested_by="request", settings=settings, page_limit=limit)
     if row.job_id is not None:
         jobs.wake(row.job_id)
     return row
 
 
-def enqueue_after_activation(conn: Conn, *, account_id: UUID, build_id: UUID,
-                             settings: Settings | None = None) -> UUID | None:
+def enqueue_after_activation(conn: Conn, *, account_id: UUID, build_id: UUID, settings: Settings | None = None,
+                             review_settings: ReviewSettings | None = None) -> UUID | None:
     """Called in the transaction that activated a build: queue its first review (once per build). Without a
     reviewer, or with a same-model one, a skipped review says why instead. Returns the job id to wake after
     the commit, if one was queued."""
     settings = settings or get_settings()
+    limit = (review_settings or get_review_settings()).wiki_review_max_pages
     build = repo.build(conn, account_id=account_id, build_id=build_id)
     if build is None or build["status"] != "succeeded" or repo.has_review(conn, account_id=account_id,
                                                                          build_id=build_id):
@@ -118,12 +122,12 @@ def enqueue_after_activation(conn: Conn, *, account_id: UUID, build_id: UUID,
                               compiler_model=build["model"], reviewer_model=None,
                               prompt_version=review.PROMPT_VERSION,
                               independence=_independence(settings, build["model"]),
-                              page_limit=settings.wiki_review_max_pages, note=note)
+                              page_limit=limit, note=note)
         repo.mirror_on_build(conn, account_id=account_id, build_id=build_id, status="skipped",
                              reviewer_model=None, independence=skipped.reviewer_independence)
         return None
     row = _enqueue(conn, account_id=account_id, user_id=None, key_id=None, build=build, requested_by="activation",
-                   settings=settings)
+                   settings=settings, page_limit=limit)
     return row.job_id
 
 
@@ -165,10 +169,11 @@ def mirror_job(conn: Conn, job: jobs.Job) -> None:
                         note=f"the review job {job.status}: {job.last_error or 'no reason recorded'}")
 
 
-def run(ctx: jobs.RunContext, *, settings: Settings | None = None,
+def run(ctx: jobs.RunContext, *, settings: Settings | None = None, review_settings: ReviewSettings | None = None,
         client_factory: ClientFactory | None = None) -> dict[str, Any]:
     """Review one build: each selected page against the raw text of the documents it cites."""
     settings = settings or get_settings()
+    rs = review_settings or get_review_settings()
     a, review_id = ctx.job.account_id, ctx.job.subject_id
     if review_id is None:
         raise jobs.Permanent("a review job needs the review row as its subject")
@@ -195,7 +200,7 @@ def run(ctx: jobs.RunContext, *, settings: Settings | None = None,
     usage = llm.Usage()
     failures: list[tuple[str, bool]] = []  # (reason, retryable)
     attempted = 0
-    deadline = time.monotonic() + settings.wiki_review_budget_seconds
+    deadline = time.monotonic() + rs.wiki_review_budget_seconds
     try:
         for page in examined:
             if ctx.lease_lost.is_set():
@@ -203,11 +208,11 @@ def run(ctx: jobs.RunContext, *, settings: Settings | None = None,
             if ctx.shutdown.is_set():
                 raise jobs.Yield("shutting down")
             left = min(ctx.remaining_seconds(), deadline - time.monotonic()) - _OUTCOME_MARGIN_S
-            call_timeout = min(settings.reviewer_timeout_seconds, left)
+            call_timeout = min(rs.reviewer_timeout_seconds, left)
             if call_timeout < _MIN_CALL_S:
                 break  # what was read so far is recorded; the note says the rest carries no verdict
             attempted += 1
-            got, spent, failure = _review_page(client, page, texts, settings, call_timeout)
+            got, spent, failure = _review_page(client, page, texts, rs.reviewer_max_tokens, call_timeout)
             usage = llm.Usage(usage.prompt_tokens + spent.prompt_tokens,
                               usage.completion_tokens + spent.completion_tokens)
             ctx.add_usage(input_tokens=spent.prompt_tokens, output_tokens=spent.completion_tokens,
@@ -234,7 +239,7 @@ def run(ctx: jobs.RunContext, *, settings: Settings | None = None,
                    cost=usage.cost_micros(config.prices))
 
 
-def _review_page(client: Any, page: review.ReviewPage, texts: dict[str, str], settings: Settings,
+def _review_page(client: Any, page: review.ReviewPage, texts: dict[str, str], max_tokens: int,
                  timeout: float) -> tuple[list[review.Finding], llm.Usage, tuple[str, bool] | None]:
     sources = review.cited_documents(page, texts)
     if page.citations and not sources:
@@ -245,7 +250,7 @@ def _review_page(client: Any, page: review.ReviewPage, texts: dict[str, str], se
                 {"role": "user", "content": review.user_prompt(page, sources)}]
     try:
         reply = client.complete(messages, response_format_json=True, timeout=timeout,
-                                max_tokens=settings.reviewer_max_tokens)
+                                max_tokens=max_tokens)
     except llm.ChatError as exc:
         return [], exc.usage, (f"{page.path}: {exc.reason}", bool(exc.retryable))
     try:
@@ -268,7 +273,7 @@ def _record(ctx: jobs.RunContext, row: Review, verdict: review.Outcome, *, revie
     return result
 
 
-def register(settings: Settings | None = None) -> None:
-    """Register the review job kind (the worker function and the local poller import this module)."""
-    jobs.register(KIND, run, timeout_seconds=lambda: (settings or get_settings()).wiki_review_budget_seconds,
+def register() -> None:
+    """Register the review job kind (functions/compile_worker/runners.py imports this module and calls it)."""
+    jobs.register(KIND, run, timeout_seconds=lambda: get_review_settings().wiki_review_budget_seconds,
                   on_change=mirror_job)
