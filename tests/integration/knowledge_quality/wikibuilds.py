@@ -42,7 +42,8 @@ def push(actor: Actor, source_id: UUID, docs: dict[str, str]) -> UUID:
 
 
 def make_build(actor: Actor, source_id: UUID, revision_id: UUID, pages: list[PageSpec], *,
-               model: str = COMPILER_MODEL, activate: bool = True, status: str = "succeeded") -> UUID:
+               model: str = COMPILER_MODEL, activate: bool = True, status: str = "succeeded",
+               age_days: int = 0) -> UUID:
     a = actor.account_id
     with get_database().tenant(a) as conn:
         package_hash = conn.execute("SELECT package_hash FROM knowledge_source_revisions WHERE id = %s",
@@ -60,9 +61,9 @@ def make_build(actor: Actor, source_id: UUID, revision_id: UUID, pages: list[Pag
                    profile_version_id, compiler_version, prompt_version, model, reviewer_independence, mode,
                    status, check_status, finished_at)
                VALUES (%s, %s, %s, %s, %s, 'test-compiler', 'test-prompt', %s, 'unavailable', 'full', %s,
-                       %s, now()) RETURNING id""",
+                       %s, now() - make_interval(days => %s)) RETURNING id""",
             (a, source_id, revision_id, package_hash, profile["id"], model, status,
-             "passed" if status == "succeeded" else "failed")).fetchone()["id"]
+             "passed" if status == "succeeded" else "failed", age_days)).fetchone()["id"]
         docs = {r["path"]: r["id"] for r in conn.execute(
             "SELECT path, id FROM knowledge_documents WHERE revision_id = %s", (revision_id,)).fetchall()}
         ids: dict[str, UUID] = {}

@@ -53,22 +53,27 @@ def skill_version_exists(conn: Conn, *, account_id: UUID, skill_version_id: UUID
                         (account_id, skill_version_id)).fetchone() is not None
 
 
-def logged_search(conn: Conn, *, account_id: UUID, query_id: UUID) -> tuple[LoggedSearch, str] | None:
-    """The reported search (its layer and counts) and its query hash, when it is this account's."""
-    row = conn.execute(
-        """SELECT namespace, candidate_count, selected_count, query_hash FROM retrieval_queries
-           WHERE account_id = %s AND id = %s""", (account_id, query_id)).fetchone()
-    if row is None:
-        return None
-    return LoggedSearch(row["namespace"], row["candidate_count"], row["selected_count"]), row["query_hash"]
+def logged_search(conn: Conn, *, account_id: UUID, query_id: UUID) -> LoggedSearch | None:
+    """The reported search (its layer and how many hits it served), when it is this account's."""
+    row = conn.execute("SELECT namespace, hit_count FROM retrieval_queries WHERE account_id = %s AND id = %s",
+                       (account_id, query_id)).fetchone()
+    return LoggedSearch(row["namespace"], row["hit_count"]) if row else None
 
 
-def same_question(conn: Conn, *, account_id: UUID, query_hash: str, exclude: UUID) -> list[LoggedSearch]:
-    """The account's other searches of the same question (same normalised query hash), in any layer."""
-    rows = conn.execute(
-        """SELECT namespace, candidate_count, selected_count FROM retrieval_queries
-           WHERE account_id = %s AND query_hash = %s AND id <> %s""", (account_id, query_hash, exclude)).fetchall()
-    return [LoggedSearch(r["namespace"], r["candidate_count"], r["selected_count"]) for r in rows]
+# The same question: equal query text up to case and whitespace, asked within a day of the reported search.
+_SAME_QUESTION = """
+    SELECT q.namespace, q.hit_count FROM retrieval_queries q
+    JOIN retrieval_queries r ON r.account_id = q.account_id AND r.id = %(id)s
+    WHERE q.account_id = %(a)s AND q.id <> r.id AND q.namespace = ANY(%(ns)s)
+      AND q.created_at BETWEEN r.created_at - interval '1 day' AND r.created_at + interval '1 day'
+      AND lower(regexp_replace(btrim(q.query), '\\s+', ' ', 'g'))
+          = lower(regexp_replace(btrim(r.query), '\\s+', ' ', 'g'))"""
+
+
+def same_question(conn: Conn, *, account_id: UUID, query_id: UUID, namespaces: list[str]) -> list[LoggedSearch]:
+    """The account's other searches of the same question in the given layers."""
+    rows = conn.execute(_SAME_QUESTION, {"id": query_id, "a": account_id, "ns": namespaces}).fetchall()
+    return [LoggedSearch(r["namespace"], r["hit_count"]) for r in rows]
 
 
 def insert(conn: Conn, *, account_id: UUID, user_id: UUID | None, key_id: UUID | None, values: dict[str, Any]
@@ -173,9 +178,10 @@ def idle_sources(conn: Conn, *, account_id: UUID, idle_days: int) -> list[dict[s
            JOIN knowledge_builds b ON b.id = s.active_build_id AND b.account_id = s.account_id
            WHERE s.account_id = %(a)s
              AND b.finished_at <= now() - make_interval(days => %(d)s)
-             AND NOT EXISTS (SELECT 1 FROM retrieval_query_results r
-                             WHERE r.account_id = s.account_id AND r.source_id = s.id
-                               AND r.created_at > now() - make_interval(days => %(d)s))
+             AND NOT EXISTS (SELECT 1 FROM retrieval_queries q
+                             WHERE q.account_id = s.account_id
+                               AND q.created_at > now() - make_interval(days => %(d)s)
+                               AND q.hits @> jsonb_build_array(jsonb_build_object('source_id', s.id::text)))
              AND NOT EXISTS (SELECT 1 FROM knowledge_resolution_selections sel
                              JOIN knowledge_resolution_runs run
                                ON run.id = sel.run_id AND run.account_id = sel.account_id

@@ -29,6 +29,7 @@ from agentmate.knowledge.quality.schemas import (
     SweepResult,
 )
 
+LAYERS = [attribution.RAW_NAMESPACE, attribution.WIKI_NAMESPACE]
 NEVER_RETRIEVED_DETAIL = ("no recorded search returned anything from this source and no recorded resolution "
                           "selected it for {days} day(s) while its wiki was active")
 
@@ -61,14 +62,13 @@ def report(db: Database, principal: Principal, body: SignalReport) -> Created[Si
             errors.add("skill_version_id", "no such skill version in this account")
         evidence = attribution.NO_QUERY
         if body.query_id is not None:
-            found = repo.logged_search(conn, account_id=a, query_id=body.query_id)
-            if found is None:
-                errors.add("query_id", "no logged search with this id in this account (send the query_id a "
-                                       "knowledge or wiki search returned)")
+            search = repo.logged_search(conn, account_id=a, query_id=body.query_id)
+            if search is None or search.namespace not in LAYERS:
+                errors.add("query_id", "no knowledge or wiki search with this id in this account (send the "
+                                       "query_id a knowledge or wiki search returned)")
             else:
-                search, query_hash = found
                 evidence = attribution.evidence_from(
-                    search, repo.same_question(conn, account_id=a, query_hash=query_hash, exclude=body.query_id))
+                    search, repo.same_question(conn, account_id=a, query_id=body.query_id, namespaces=LAYERS))
         errors.raise_if_any()
         verdict = attribution.attribute(body.signal, body.page_path, evidence)
         values = {**content, "build_id": build_id, "source_id": body.source_id, "query_id": body.query_id,
