@@ -9,7 +9,7 @@ from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
 from agentmate.core.sql import paged
 from agentmate.knowledge.quality.attribution import LoggedSearch
-from agentmate.knowledge.quality.schemas import Signal, SignalCount, SkillPattern
+from agentmate.knowledge.quality.schemas import Signal, SignalCount
 
 CONSTRAINTS = constraints({
     "knowledge_validation_signals_id_account_key": ("id", "already exists"),
