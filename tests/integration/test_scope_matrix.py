@@ -200,6 +200,17 @@ EXTENSIONS: dict[tuple[str, str], str | tuple[str, ...]] = {
     # the job queue's reads (the wiki compile and other 202 work report a job; agentmate.jobs)
     ("GET", "/api/knowledge/jobs"): "knowledge:r",
     ("GET", "/api/knowledge/jobs/{}"): "knowledge:r",
+    # wiki quality (issue 15): prior-art §2's lint, review and validation routes, which spec/001 does not list
+    ("POST", "/api/knowledge/wiki/lint"): "knowledge:rw",
+    ("GET", "/api/knowledge/wiki/lint/runs"): "knowledge:r",
+    ("GET", "/api/knowledge/wiki/lint/runs/{}"): "knowledge:r",
+    ("POST", "/api/knowledge/builds/{}/review"): "knowledge:rw",
+    ("GET", "/api/knowledge/builds/{}/review"): "knowledge:r",
+    ("POST", "/api/knowledge/validation/signals"): "knowledge:rw",
+    ("GET", "/api/knowledge/validation/signals"): "knowledge:r",
+    ("GET", "/api/knowledge/validation/summary"): "knowledge:r",
+    ("POST", "/api/knowledge/validation/sweep"): "knowledge:rw",
+    ("GET", "/api/knowledge/validation/skill-patterns"): "knowledge:r",
 }
 
 EXPECTED = {**SPEC, **EXTENSIONS}

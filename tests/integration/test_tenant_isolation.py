@@ -245,6 +245,45 @@ def seed_jobs(client, h, marker, secret):
     finally:
         db.close()
     return {"id": str(job.id), "kind": job.kind}
+def seed_knowledge_quality(client, h, marker, secret):
+    # A source with an active wiki build (written straight into the wiki's tables), a lint run, a reported
+    # signal carrying the secret, a logged wiki search and a (skipped) review of the build
+    from agentmate.core.db import get_database
+    from agentmate.core.settings import Settings
+    from agentmate.knowledge.quality import review_service
+    from agentmate.retrieval.service import record_query
+    from tests.integration.knowledge_quality.wikibuilds import Actor, PageSpec, make_build
+
+    me = _ok(client.get("/api/auth/me", headers=h))
+    actor = Actor(uuid.UUID(me["account_id"]), uuid.UUID(me["user_id"]))
+    source = _ok(client.post("/api/knowledge/sources", json={"type": "local", "repository_url": "file:///kb",
+                                                             "package_path": f"kq{marker}/wiki"}, headers=h))
+    pushed = _ok(client.post(f"/api/knowledge/sources/{source['id']}/snapshots", json={"files": [
+        {"path": "KNOWLEDGE.yaml", "content": f"name: {marker} wiki\n"},
+        {"path": "docs/a.md", "content": f"# {marker}\n{secret}\n"}]}, headers=h))
+    build = make_build(actor, uuid.UUID(source["id"]), uuid.UUID(pushed["revision"]["id"]),
+                       [PageSpec("wiki/a.md", "summary", f"# {marker}\n", cites=["docs/a.md"])])
+    run = _ok(client.post("/api/knowledge/wiki/lint", json={"source_id": source["id"]}, headers=h))
+    with get_database().tenant(actor.account_id) as conn:
+        query_id = record_query(conn, actor.account_id, user_id=None, key_id=None, namespace="knowledge_wiki",
+                                query=f"{marker} question", filters={}, top_k=5, hits=[], degraded=[])
+        review_service.enqueue_after_activation(conn, account_id=actor.account_id, build_id=build,
+                                                settings=Settings(reviewer_base_url="", embedding_base_url=""))
+    signal = _ok(client.post("/api/knowledge/validation/signals", json={
+        "source_id": source["id"], "signal": "question_repeated", "query_id": str(query_id),
+        "page_path": "wiki/a.md", "detail": secret, "idempotency_key": f"k-{marker}"}, headers=h))
+    return {"id": source["id"], "build_id": str(build), "run_id": run["run"]["id"], "signal_id": signal["id"],
+            "query_id": str(query_id), "marker": marker}
+
+
+def rows_knowledge_quality(v):
+    return [
+        ("SELECT to_jsonb(t) FROM knowledge_lint_runs t WHERE id = %s", (v["run_id"],)),
+        ("SELECT to_jsonb(t) FROM knowledge_lint_findings t WHERE run_id = %s ORDER BY 1::text", (v["run_id"],)),
+        ("SELECT to_jsonb(t) FROM knowledge_validation_signals t WHERE id = %s", (v["signal_id"],)),
+        ("SELECT to_jsonb(t) FROM knowledge_build_reviews t WHERE build_id = %s", (v["build_id"],)),
+        ("SELECT to_jsonb(t) - 'review_status' FROM knowledge_builds t WHERE id = %s", (v["build_id"],)),
+    ]
 
 
 def seed_wiki(client, h, marker, secret):
@@ -526,6 +565,34 @@ DOMAINS: list[Domain] = [
         writes=[Probe("POST", "/api/knowledge/builds/{v.id}/activate")],
         listings=[Probe("GET", "/api/knowledge/builds", own_visible=True)],
         owner_read="/api/knowledge/builds/{v.id}",
+    ),
+    Domain(
+        "knowledge-quality", "/api/knowledge", "knowledge:rw", seed_knowledge_quality, rows_knowledge_quality,
+        reads=[Probe("GET", "/api/knowledge/wiki/lint/runs/{v.run_id}"),
+               Probe("GET", "/api/knowledge/builds/{v.build_id}/review"),
+               Probe("GET", "/api/knowledge/validation/summary", params={"source_id": "{v.id}"})],
+        writes=[Probe("POST", "/api/knowledge/wiki/lint", {"source_id": "{v.id}"}),
+                Probe("POST", "/api/knowledge/builds/{v.build_id}/review"),
+                Probe("POST", "/api/knowledge/validation/signals", {"source_id": "{v.id}", "signal": "answer_adopted"}),
+                Probe("POST", "/api/knowledge/validation/signals",
+                      {"source_id": "{own.id}", "signal": "question_repeated", "query_id": "{v.query_id}"},
+                      statuses=(400,)),
+                Probe("POST", "/api/knowledge/validation/signals",
+                      {"source_id": "{own.id}", "signal": "answer_adopted", "build_id": "{v.build_id}"},
+                      statuses=(400,)),
+                Probe("POST", "/api/knowledge/validation/signals",
+                      {"source_id": "{own.id}", "signal": "answer_adopted",
+                       "idempotency_key": "k-{v.marker}"}, statuses=(200, 201))],
+        listings=[Probe("GET", "/api/knowledge/wiki/lint/runs", own_visible="run_id"),
+                  Probe("GET", "/api/knowledge/wiki/lint/runs", params={"source_id": "{v.id}"},
+                        check=lambda d: d["items"] == []),
+                  Probe("GET", "/api/knowledge/validation/signals", own_visible="signal_id"),
+                  Probe("GET", "/api/knowledge/validation/signals", params={"source_id": "{v.id}"},
+                        check=lambda d: d["items"] == []),
+                  Probe("GET", "/api/knowledge/validation/summary"),
+                  Probe("GET", "/api/knowledge/validation/skill-patterns"),
+                  Probe("POST", "/api/knowledge/validation/sweep", {"idle_days": 1})],
+        owner_read="/api/knowledge/builds/{v.build_id}/review",
     ),
     Domain(
         "apikeys", "/api/auth", "manage_keys", seed_apikeys, _row("api_keys"),
