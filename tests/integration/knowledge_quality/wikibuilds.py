@@ -10,6 +10,7 @@ from uuid import UUID
 
 from agentmate.core.db import get_database
 from agentmate.knowledge import service
+from agentmate.knowledge.schemas import KnowledgeSnapshotPush
 from agentmate.packages.models import FileInput, SourceInput
 from agentmate.packages.service import Actor
 
@@ -38,7 +39,7 @@ def make_source(actor: Actor, name: str = "quality-kb") -> UUID:
 def push(actor: Actor, source_id: UUID, docs: dict[str, str]) -> UUID:
     files = [FileInput(path="KNOWLEDGE.yaml", content=MANIFEST)] + [FileInput(path=p, content=c)
                                                                     for p, c in docs.items()]
-    return service.push_snapshot(get_database(), actor, source_id, files).ingested.revision.id
+    return service.push_snapshot(get_database(), actor, source_id, KnowledgeSnapshotPush(files=files)).revision.id
 
 
 def make_build(actor: Actor, source_id: UUID, revision_id: UUID, pages: list[PageSpec], *,

@@ -20,6 +20,7 @@ CONSTRAINTS = constraints({
     "knowledge_build_reviews_status_check": ("status", "unknown review status"),
     "knowledge_build_reviews_independence_check": ("reviewer_independence", "unknown independence"),
     "knowledge_build_reviews_counts_check": ("pages_examined", "counts must be consistent"),
+    "knowledge_build_reviews_active_key": ("build_id", "a review of this build is already queued or running"),
     "knowledge_review_findings_review_fkey": ("review_id", "no such review"),
     "knowledge_review_findings_review_ordinal_key": ("ordinal", "already exists"),
     "knowledge_review_findings_kind_check": ("kind", "unknown finding kind"),
