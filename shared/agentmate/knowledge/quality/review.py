@@ -180,9 +180,11 @@ def standing_warning(review: Mapping[str, Any] | None) -> str:
     It never goes silent, whatever the configuration: better configuration must not reduce what the caller is
     told about what was verified. check is the only gate; review is advisory and model-judged.
     """
-    head = "check is the only gate this build passed; review is advisory, model-judged and never blocks"
+    head = "check is the only gate a build passes before serving; review is advisory, model-judged and never blocks"
     if review is None:
-        return f"{head}. This build has not been reviewed."
+        return (f"{head}. This build has not been reviewed: a review is queued when it is activated and a reviewer "
+                "other than its compiling model is configured (GET /api/knowledge/builds/{id}/review says what it "
+                "covered).")
     status = review.get("status")
     examined, total = review.get("pages_examined", 0), review.get("pages_total", 0)
     independence = review.get("independence") or "unavailable"
