@@ -127,6 +127,7 @@ def test_a_review_finds_each_kind_against_the_raw_source_text_and_flags_the_buil
                                                                                 "cross_provider")
     assert r.input_tokens > 0 and r.output_tokens > 0
     assert "examined 5 of 5" in got.warning and "check is the only gate" in got.warning
+    assert "independence cross_provider" in got.warning
     # And the reviewer read the documents' own text, never the compiler's excerpts, one call per content page
     prompts = [req["body"]["messages"][-1]["content"] for req in reviewer.requests]
     assert len(prompts) == 5

@@ -80,11 +80,11 @@ def test_the_same_model_is_recognised_whatever_its_case_or_padding():
 def test_the_standing_warning_is_never_silent_and_says_what_was_and_was_not_reviewed():
     variants = [None, {"status": "queued"}, {"status": "skipped", "note": "the reviewer is the compiling model"},
                 {"status": "failed", "note": "timeout"},
-                {"status": "clean", "pages_examined": 5, "pages_total": 5, "independence": "cross_provider"},
-                {"status": "partial", "pages_examined": 20, "pages_total": 31, "independence": "same_provider"}]
+                {"status": "clean", "pages_examined": 5, "pages_total": 5, "reviewer_independence": "cross_provider"},
+                {"status": "partial", "pages_examined": 20, "pages_total": 31, "reviewer_independence": "same_provider"}]
     texts = [standing_warning(v) for v in variants]
     assert all("check is the only gate" in t for t in texts)
     assert "not been reviewed" in texts[0] and "nothing has been reviewed yet" in texts[1]
     assert "compiling model" in texts[2]
-    assert "examined 5 of 5" in texts[4] and "not proof" in texts[4]
+    assert "examined 5 of 5" in texts[4] and "not proof" in texts[4] and "cross_provider" in texts[4]
     assert "examined 20 of 31" in texts[5] and "11 page(s) were not reviewed" in texts[5]

@@ -187,7 +187,7 @@ def standing_warning(review: Mapping[str, Any] | None) -> str:
                 "covered).")
     status = review.get("status")
     examined, total = review.get("pages_examined", 0), review.get("pages_total", 0)
-    independence = review.get("independence") or "unavailable"
+    independence = review.get("reviewer_independence") or "unavailable"
     if status in ("queued", "running"):
         return f"{head}. Review is {status}: nothing has been reviewed yet."
     if status == "skipped":
