@@ -611,5 +611,38 @@ check 409 "$code"  # verify
 code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/knowledge/discover" -H "X-Api-Key: $KEY" -H 'Content-Type: application/json' -d "{\"skill_version_id\": \"$KVID\"}")  # verify
 check 403 "$code"  # verify
 
+# == 4.8 Validate knowledge answers: report what happened, read the summary =========================================
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/knowledge/index" -H "X-Api-Key: $KKEY" \
+  -H 'Content-Type: application/json' -d "{\"source_id\": \"$KSOURCE\"}")
+check 200 "$code"
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/knowledge/search" -H "X-Api-Key: $KKEY" \
+  -H 'Content-Type: application/json' -d "{\"query\": \"how long do card refunds take\", \"source_ids\": [\"$KSOURCE\"]}")
+check 200 "$code"
+QID=$(json 'd["query_id"]')
+# ... you answered from the hit and the user accepted it: report that
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/knowledge/validation/signals" -H "X-Api-Key: $KKEY" \
+  -H 'Content-Type: application/json' -d "{\"source_id\": \"$KSOURCE\", \"signal\": \"answer_adopted\",
+    \"query_id\": \"$QID\", \"idempotency_key\": \"task-42:adopted\"}")
+check 201 "$code"
+json 'd["direction"], d["origin"], d["cause"]'   # positive reported unattributed
+# ... later the same user asked the same question again: report that too
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/knowledge/validation/signals" -H "X-Api-Key: $KKEY" \
+  -H 'Content-Type: application/json' -d "{\"source_id\": \"$KSOURCE\", \"signal\": \"question_repeated\",
+    \"query_id\": \"$QID\", \"idempotency_key\": \"task-42:repeated\"}")
+check 201 "$code"
+json 'd["cause"]'              # unattributed
+json 'd["attribution_basis"]'  # the wiki was not searched with this question, so a wiki miss cannot be told from a source gap
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/api/knowledge/validation/summary?source_id=$KSOURCE" \
+  -H "X-Api-Key: $KKEY")
+check 200 "$code"
+json 'd["total"], d["positive"], d["negative"], d["reported"], d["derived"]'   # 2 1 1 2 0
+expect 'd["by_cause"] == [{"key": "unattributed", "positive": 1, "negative": 1}]'  # verify
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/knowledge/validation/signals" -H "X-Api-Key: $KKEY" -H 'Content-Type: application/json' -d "{\"source_id\": \"$KSOURCE\", \"signal\": \"answer_adopted\", \"query_id\": \"$QID\", \"idempotency_key\": \"task-42:adopted\"}")  # verify
+check 200 "$code"  # verify
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/knowledge/validation/signals" -H "X-Api-Key: $KKEY" -H 'Content-Type: application/json' -d "{\"source_id\": \"$KSOURCE\", \"signal\": \"never_retrieved\"}")  # verify
+check 400 "$code"  # verify
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/knowledge/wiki/lint" -H "X-Api-Key: $KKEY" -H 'Content-Type: application/json' -d "{\"source_id\": \"$KSOURCE\"}")  # verify
+check 409 "$code"  # verify
+
 rm -f "$R" "$H"
 echo "memory-loop.sh: all steps passed against $BASE"
