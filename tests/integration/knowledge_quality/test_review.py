@@ -19,7 +19,7 @@ from agentmate.jobs.settings import JobSettings
 from agentmate.jobs.worker import Worker
 from agentmate.knowledge.quality import review_service
 from agentmate.knowledge.quality.settings import ReviewSettings
-from tests.fakes.reviewer import FakeReviewer
+from tests.fakes.reviewer import REVIEW_MARKER, FakeReviewer
 from tests.integration.knowledge_quality.wikibuilds import (
     COMPILER_MODEL,
     PageSpec,
@@ -250,3 +250,32 @@ def test_one_failed_page_leaves_a_partial_review_that_names_the_cause(account, p
     r = review_service.get_build_review(get_database(), principal, build).review
     assert (r.status, r.pages_examined, r.pages_failed) == ("partial", 1, 1)
     assert "HTTP 400" in r.note
+
+
+def test_a_compile_that_activates_queues_its_review_which_the_worker_then_runs(account, principal, reviewer,
+                                                                              run_review, monkeypatch):
+    # Given a reviewer configured for the platform, and a compile (by the fake provider) that activates its build
+    from tests.integration.wiki import corpus
+
+    settings = settings_for(reviewer)
+    monkeypatch.setattr(review_service, "get_settings", lambda: settings)
+    actor = actor_of(account)
+    source = corpus.make_source(actor, "review-after-activation", corpus.documents(2))
+    build = corpus.compile_now(actor, reviewer, source)
+    assert (build.status, build.is_active) == ("succeeded", True)
+
+    # Then activation queued its review (a job of its own: nothing was reviewed inside the compile)
+    queued = review_service.get_build_review(get_database(), principal, build.id).review
+    assert (queued.status, queued.requested_by, queued.job_id is not None) == ("queued", "activation", True)
+    assert not any(REVIEW_MARKER in r["body"]["messages"][0]["content"] for r in reviewer.requests)
+    # And a second activation (a rollback back to it) does not queue another
+    with get_database().tenant(principal.account_id) as conn:
+        assert review_service.enqueue_after_activation(conn, account_id=principal.account_id,
+                                                       build_id=build.id, settings=settings) is None
+
+    # When the worker runs it: the overview's count is nowhere in the documents, the topic pages are faithful
+    assert run_review(queued.job_id, settings) == "succeeded"
+    got = review_service.get_build_review(get_database(), principal, build.id)
+    assert (got.review.status, got.review.pages_examined, got.review.pages_total) == ("flagged", 3, 3)
+    assert [(f.page_path, f.kind) for f in got.findings] == [("wiki/overview.md", "unsupported")]
+    assert got.review_status == "flagged"

@@ -57,7 +57,7 @@ def test_compile_queues_in_the_request_and_the_build_reads_back(client, account,
     assert r.status_code == 202, r.text
     body = r.json()
     assert body["queued"] is True and body["build"]["status"] == "queued"
-    assert any("review is not implemented" in w for w in body["warnings"])
+    assert any("check is the only gate" in w and "not been reviewed" in w for w in body["warnings"])
     build_id = body["build"]["id"]
     again = http.post("/api/knowledge/compile", json={"source_id": src}, headers=h)
     assert (again.status_code, again.json()["build"]["id"], again.json()["queued"]) == (200, build_id, False)

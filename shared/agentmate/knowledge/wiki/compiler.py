@@ -26,9 +26,11 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 from uuid import UUID
 
+from agentmate import jobs
 from agentmate.core.db import Conn, Database
 from agentmate.core.observability import logger
 from agentmate.knowledge.manifest import KnowledgeManifest
+from agentmate.knowledge.quality.review_service import enqueue_after_activation as enqueue_review
 from agentmate.knowledge.wiki import repository as repo
 from agentmate.knowledge.wiki.check import CheckInput, DraftPage, Failure, IncrementalPlan, check
 from agentmate.knowledge.wiki.incremental import ImpactSet, diff_documents, impact_set
@@ -364,6 +366,7 @@ def _write_success(db: Database, build_id: UUID, ctx: CompileContext, inputs: _I
                    prices: Prices) -> None:
     a = ctx.account_id
     build = inputs.build
+    review_job = None
     with (ctx.success_tx() if ctx.success_tx else db.tenant(a)) as conn:
         if not _guarded(conn, ctx):
             raise _Superseded("the lease was lost")
@@ -390,3 +393,6 @@ def _write_success(db: Database, build_id: UUID, ctx: CompileContext, inputs: _I
         repo.update_build(conn, account_id=a, build_id=build_id, changes=changes)
         if activate:
             repo.set_active_build(conn, account_id=a, source_id=build["source_id"], build_id=build_id)
+            review_job = enqueue_review(conn, account_id=a, build_id=build_id)  # issue 15: review after activation
+    if review_job is not None:
+        jobs.wake(review_job)

@@ -39,7 +39,8 @@ def compile_source(body: CompileRequest, principal: KnowledgeWrite, db: DbDep, s
     same input identity (nothing queued; force=true compiles anyway), or for mode=incremental when the sources have
     not changed since the parent. 409 names the reason an incremental compile is refused (no parent build, or a
     parent from a different model, prompt, compiler or profile). 501 when no compiler model is configured.
-    warnings always say that review is not implemented, and when reviewer independence is not cross_provider."""
+    warnings always carry the standing review warning (check is the only gate; review is advisory and runs after
+    activation), and say when reviewer independence is not cross_provider."""
     out = service.compile_source(db, principal, body, settings=settings)
     return JSONResponse(out.result.model_dump(mode="json"), status_code=202 if out.queued else 200)
 

@@ -16,6 +16,8 @@ from agentmate.core.db import Conn, Database
 from agentmate.core.errors import Conflict, NotFound, NotImplementedYet
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.settings import Settings, get_settings
+from agentmate.knowledge.quality.review import standing_warning
+from agentmate.knowledge.quality.review_service import enqueue_after_activation as enqueue_review
 from agentmate.knowledge.wiki import repository as repo
 from agentmate.knowledge.wiki.compiler import DEFAULT_MAX_ATTEMPTS
 from agentmate.knowledge.wiki.profiles import DEFAULT_PROFILE, settings_for
@@ -37,8 +39,7 @@ from agentmate.knowledge.wiki.schemas import (
 from agentmate.llm import config_from_settings, independence
 
 JOB_KIND = "wiki_compile"
-REVIEW_WARNING = ("review is not implemented yet: review_status stays skipped, so check is the only verification "
-                  "this build receives")
+REVIEW_WARNING = standing_warning(None)  # issue 15: unconditional, worded per build by GET /builds/{id}/review
 
 
 class Caller(Protocol):
@@ -250,4 +251,7 @@ def activate(db: Database, caller: Caller, build_id: UUID) -> ActivateResult:
         previous = src["active_build_id"]
         if previous != build_id:
             repo.set_active_build(conn, account_id=a, source_id=build["source_id"], build_id=build_id)
+        review_job = enqueue_review(conn, account_id=a, build_id=build_id)  # issue 15: once per build
+    if review_job is not None:
+        jobs.wake(review_job)
     return ActivateResult(source_id=build["source_id"], active_build_id=build_id, previous_build_id=previous)

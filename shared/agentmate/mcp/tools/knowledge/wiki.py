@@ -47,8 +47,8 @@ def knowledge_compile(
     """Queue a wiki compilation of a knowledge source's active revision. Returns at once: queued=true with a
     queued build (poll knowledge_build_get until status is succeeded or failed), or queued=false with an existing
     build of the same input identity. An incremental compile without a parent build, or over a parent from another
-    model/prompt/compiler/profile, is refused naming the reason. Read warnings: review is not implemented, so check
-    is the only verification. Requires knowledge:rw."""
+    model/prompt/compiler/profile, is refused naming the reason. Read warnings: check is the only gate; review is
+    advisory and queued after activation (knowledge_build_review_get). Requires knowledge:rw."""
     req = CompileRequest(source_id=source_id, mode=mode, force=force, activate=activate)
     return service.compile_source(db(), principal(), req).result
 
