@@ -90,29 +90,60 @@ class Database:
             yield conn
 
     @contextmanager
-    def tenant(self, account_id: UUID | str, *, snapshot: bool = False) -> Iterator[Conn]:
+    def tenant(self, account_id: UUID | str, *, snapshot: bool = False, pipeline: bool = False) -> Iterator[Conn]:
         """A transaction scoped to one account (commit on success, rollback on error). ``snapshot=True`` makes
         it a read-only repeatable-read transaction: every read sees one snapshot (e.g. a quality run's inputs).
 
         BEGIN and the tenant setting travel in one round trip: the account id is a validated UUID, so it can
         be inlined safely, and warm requests are dominated by round trips (bench/warm_invoke.py).
+
+        ``pipeline=True`` runs the transaction in psycopg's pipeline mode: statements are sent as they are
+        executed and only a fetch waits, so BEGIN and the tenant setting travel with the first query, a statement
+        whose result is not read (a SAVEPOINT, a RELEASE) with the next one, and COMMIT costs one round trip.
+        The caller's code must suit pipeline mode: one statement per ``execute``, no COPY, and a failed
+        statement skips the following ones until a sync (``savepoint`` handles that).
         """
         account = str(account_id if isinstance(account_id, UUID) else UUID(str(account_id)))
+        begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if snapshot else "BEGIN"
+        setting = f"SELECT set_config('app.account_id', '{account}', true)"
         with _translated(), self.pool.connection() as conn:
-            begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if snapshot else "BEGIN"
-            conn.execute(f"{begin}; SELECT set_config('app.account_id', '{account}', true)")
             try:
-                yield conn
+                if pipeline:
+                    with conn.pipeline():
+                        conn.execute(begin)
+                        conn.execute(setting)
+                        yield conn
+                        conn.execute("COMMIT")
+                else:
+                    conn.execute(f"{begin}; {setting}")
+                    yield conn
+                    conn.execute("COMMIT")
             except BaseException:
                 if not conn.closed and conn.info.transaction_status != TransactionStatus.IDLE:
                     conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+
+
+@contextmanager
+def savepoint(conn: Conn, name: str) -> Iterator[None]:
+    """Like ``conn.transaction()`` inside a transaction (an error rolls back to the savepoint and propagates),
+    but costs no round trip of its own in pipeline mode: SAVEPOINT and RELEASE are not waited for (psycopg's
+    nested transaction syncs the pipeline on entry and exit). ``name`` must be a plain identifier."""
+    conn.execute(f"SAVEPOINT {name}")
+    try:
+        yield
+    except BaseException:
+        if not conn.closed:
+            with conn.pipeline():  # after an error the server skips every statement until a sync: this syncs
+                pass
+            conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
+        raise
+    conn.execute(f"RELEASE SAVEPOINT {name}")
 
 
 @contextmanager

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 from uuid import UUID
 
-from agentmate.core.db import Conn, Database
+from agentmate.core.db import Conn, Database, savepoint
 from agentmate.core.errors import Forbidden, ServiceUnavailable
 from agentmate.core.observability import logger
 from agentmate.core.settings import Settings, get_settings
@@ -499,7 +499,8 @@ class Retrieval:
         self, db: Database, account_id: UUID, query: Query, *, then: Callable[[Conn, SearchResult], T] | None = None
     ) -> T | SearchResult:
         """Hybrid search. ``then(conn, result)`` runs in the same tenant transaction (e.g. to hydrate source rows)
-        and its return value is returned; without it the ``SearchResult`` is returned.
+        and its return value is returned; without it the ``SearchResult`` is returned. The transaction is in
+        pipeline mode (``Database.tenant(pipeline=True)``), so ``then`` runs one statement per ``execute``.
 
         The vector leg (query embedding + vector search) runs on a worker thread beside the lexical leg, which
         waits on Postgres, so a search costs about the slower leg rather than the sum of both; it has a deadline
@@ -511,13 +512,15 @@ class Retrieval:
         timings: dict[str, float] = {}
         vector_future = self._executor().submit(self._vector_candidates, account_id, query, limit, timings)
         tsquery = lexical.tsquery(query.text)
-        with db.tenant(account_id) as conn:
+        # Pipeline mode: BEGIN, the tenant setting and each leg's savepoint travel with the leg's query, so a
+        # search costs a round trip per query plus COMMIT (9 round trips before, docs/benchmarks.md issue 11).
+        with db.tenant(account_id, pipeline=True) as conn:
             t0 = time.perf_counter()
             lexical_rows: list[dict[str, Any]] | None = None
             lexical_failed = False
             if tsquery is not None:
                 try:
-                    with conn.transaction():
+                    with savepoint(conn, "retrieval_lexical"):
                         lexical_rows = repo.lexical_search(
                             conn,
                             account_id=account_id,
@@ -547,7 +550,7 @@ class Retrieval:
             if vector_found is not None:
                 t0 = time.perf_counter()
                 try:
-                    with conn.transaction():
+                    with savepoint(conn, "retrieval_vector"):
                         by_point = repo.hydrate_points(
                             conn,
                             account_id=account_id,
