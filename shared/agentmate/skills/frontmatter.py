@@ -18,8 +18,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from agentmate.skills import knowledge_contract as kc
 
 MAX_FRONTMATTER_BYTES = 64 * 1024
@@ -102,6 +100,8 @@ def body_of(content: str) -> str:
 def _load_yaml(source: str) -> Any:
     if len(source.encode("utf-8")) > MAX_FRONTMATTER_BYTES:
         raise FrontmatterError([f"frontmatter: larger than {MAX_FRONTMATTER_BYTES} bytes"])
+    import yaml  # on first parse: the skills function's read routes (catalog, search, L1/L2) never parse YAML
+
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         depth = 0
