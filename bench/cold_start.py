@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
 import time
 
-from common import ROOT, bench_environment, machine, print_table, ratio
+from common import ROOT, bench_environment, import_environment, machine, print_table, ratio
 
 BASELINE = "bench.baseline_hello.app"
 GOAL = 1.25
@@ -89,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=7, help="fresh interpreters per function (median; >= 5)")
     args = parser.parse_args(argv)
     runs = max(args.runs, 5)
-    env = {**os.environ, **bench_environment("postgresql://agentmate_app@127.0.0.1:9/not-used")}
+    env = {**import_environment(), **bench_environment("postgresql://agentmate_app@127.0.0.1:9/not-used")}
     env.pop("AWS_LAMBDA_FUNCTION_NAME", None)
     todo = targets()
     samples: dict[str, list[dict[str, float]]] = {module: [] for _, module, _, _ in todo}

@@ -70,6 +70,17 @@ def prepare_database(name: str, *, keep: bool = False, pg_dir: Path = BENCH_PG_D
     return BenchDatabase(name, owner_url, app_url)
 
 
+def import_environment(checkout: str | Path = ROOT) -> dict[str, str]:
+    """The environment for a fresh interpreter that imports a function from ``checkout``: its ``shared/`` and root
+    on the path, and bytecode caching on. Lambda's layer ships .pyc files (scripts/build-layer.sh), so a cold start
+    never compiles our sources; with ``PYTHONDONTWRITEBYTECODE`` set (as in this machine's shells) a warm-up import
+    writes no .pyc and every measured import would compile each changed module from source again (that inflated
+    the 2026-12-01 cold-start figures of the modules changed that day)."""
+    env = {**os.environ, "PYTHONPATH": f"{checkout}/shared{os.pathsep}{checkout}"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def bench_environment(database_url: str) -> dict[str, str]:
     return {
         "AGENTMATE_ENV": "test",

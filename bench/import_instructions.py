@@ -16,20 +16,19 @@ every group in the checkout's ``functions/routes.py`` is measured. Needs ``valgr
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
-from common import ROOT
+from common import ROOT, import_environment
 
 BASELINE = "bench.baseline_hello.app"
 
 
 def _env(checkout: str) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": f"{checkout}/shared:{checkout}", "PYTHONHASHSEED": "0"}
+    return {**import_environment(checkout), "PYTHONHASHSEED": "0"}
 
 
 def instructions(checkout: str, module: str) -> int:
