@@ -44,6 +44,9 @@ pg start
 export DATABASE_URL="postgresql://agentmate_app@127.0.0.1:$PG_PORT/agentmate"
 export MIGRATION_DATABASE_URL="postgresql://postgres@127.0.0.1:$PG_PORT/agentmate"
 export VECTOR_PATH="$WORK/vectors"
+# A compiler model is configured so POST /api/knowledge/compile is fuzzed past its 501 (operator gap); the
+# endpoint answers nothing, so queued compiles fail in the background poller and never reach a model.
+export COMPILER_BASE_URL="http://127.0.0.1:9/v1" COMPILER_MODEL="schemathesis-unreachable"
 "$PY" -m infra.devserver --port "$HTTP_PORT" >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 for _ in $(seq 1 120); do

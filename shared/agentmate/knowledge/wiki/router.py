@@ -10,7 +10,7 @@ from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import DbDep, KnowledgeRead, KnowledgeWrite, PageDep, RetrievalDep, SettingsDep
-from agentmate.api.errors import PROBLEM_RESPONSES
+from agentmate.api.errors import PROBLEM_RESPONSES, Problem
 from agentmate.core.pagination import Page
 from agentmate.knowledge.wiki import retrieval, service
 from agentmate.knowledge.wiki.schemas import (
@@ -32,7 +32,9 @@ from agentmate.knowledge.wiki.schemas import (
 router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
 
 
-@router.post("/compile", status_code=202, response_model=CompileResult, responses={200: {"model": CompileResult}})
+@router.post("/compile", status_code=202, response_model=CompileResult,
+             responses={200: {"model": CompileResult},
+                        501: {"model": Problem, "description": "No compiler model is configured (an operator gap)"}})
 def compile_source(body: CompileRequest, principal: KnowledgeWrite, db: DbDep, settings: SettingsDep) -> JSONResponse:
     """Queue a compilation of the source's active raw revision: 202 with the queued build (nothing is compiled
     yet; follow it with GET /api/knowledge/builds/{build_id}). 200 with the existing build when one already has the
