@@ -189,3 +189,19 @@ def count_round_trips(db: Any, action: Any) -> tuple[int, list[str]]:
             statements.append(fields[3].strip()[:80])
         previous = kind
     return waits, statements
+
+
+class TimingEmbedder:
+    """Wraps an embedder and keeps the last call's time, so a bench can report latency excluding embedding."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dimensions = inner.dimensions
+        self.last_ms = 0.0
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        t0 = time.perf_counter()
+        out = self.inner.embed(texts)
+        self.last_ms = (time.perf_counter() - t0) * 1000
+        return out

@@ -33,7 +33,8 @@ import time
 import warnings
 from typing import Any
 
-from common import ROOT, BenchDatabase, bench_environment, machine, print_table, summary
+import common
+from common import ROOT, BenchDatabase, TimingEmbedder, machine, print_table, summary
 
 COMMAND = ".venv/bin/python bench/knowledge_bench.py"
 INGEST_GOAL_S = 60.0
@@ -45,50 +46,8 @@ WORDS = ("deploy", "invoice", "quota", "refund", "latency", "cluster", "backup",
          "region", "failover", "credential", "webhook", "export", "audit", "throttle", "session", "upgrade")
 
 
-class TimingEmbedder:
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.dimensions = inner.dimensions
-        self.last_ms = 0.0
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        t0 = time.perf_counter()
-        out = self.inner.embed(texts)
-        self.last_ms = (time.perf_counter() - t0) * 1000
-        return out
-
-
 def prepare_database(name: str) -> BenchDatabase:
-    import atexit
-
-    import psycopg
-
-    from agentmate.core import migrate
-    from infra import localpg
-
-    already = localpg._ready(PG_PORT)
-    localpg.start(PG_DIR, PG_PORT)
-    admin = localpg.url(PG_PORT, "postgres")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
-        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')  # type: ignore[arg-type]
-    owner_url = localpg.url(PG_PORT, name)
-    migrate.apply_all(owner_url)
-    app_url = localpg.url(PG_PORT, name, role=localpg.APP_ROLE)
-    os.environ.update(bench_environment(app_url))
-
-    def cleanup() -> None:
-        try:
-            with psycopg.connect(admin, autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
-        except psycopg.Error:
-            pass
-        if not already:
-            localpg.stop(PG_DIR)
-
-    atexit.register(cleanup)
-    return BenchDatabase(name, owner_url, app_url)
+    return common.prepare_database(name, pg_dir=PG_DIR, pg_port=PG_PORT)
 
 
 def sentence(rng: random.Random, n: int) -> str:

@@ -30,11 +30,12 @@ import time
 import warnings
 from typing import Any
 
+import common
 from common import (
     PASSWORD,
     ROOT,
     BenchDatabase,
-    bench_environment,
+    TimingEmbedder,
     count_round_trips,
     machine,
     print_table,
@@ -50,50 +51,8 @@ WORDS = ("deploy", "invoice", "calendar", "review", "migrate", "summarise", "tra
          "triage", "schedule", "refactor", "audit", "forecast", "onboard", "archive", "publish", "monitor")
 
 
-class TimingEmbedder:
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.dimensions = inner.dimensions
-        self.last_ms = 0.0
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        t0 = time.perf_counter()
-        out = self.inner.embed(texts)
-        self.last_ms = (time.perf_counter() - t0) * 1000
-        return out
-
-
 def prepare_database(name: str) -> BenchDatabase:
-    import atexit
-
-    import psycopg
-
-    from agentmate.core import migrate
-    from infra import localpg
-
-    already = localpg._ready(PG_PORT)
-    localpg.start(PG_DIR, PG_PORT)
-    admin = localpg.url(PG_PORT, "postgres")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
-        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')  # type: ignore[arg-type]
-    owner_url = localpg.url(PG_PORT, name)
-    migrate.apply_all(owner_url)
-    app_url = localpg.url(PG_PORT, name, role=localpg.APP_ROLE)
-    os.environ.update(bench_environment(app_url))
-
-    def cleanup() -> None:
-        try:
-            with psycopg.connect(admin, autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
-        except psycopg.Error:
-            pass
-        if not already:
-            localpg.stop(PG_DIR)
-
-    atexit.register(cleanup)
-    return BenchDatabase(name, owner_url, app_url)
+    return common.prepare_database(name, pg_dir=PG_DIR, pg_port=PG_PORT)
 
 
 def skill_md(name: str, rng: random.Random) -> str:
