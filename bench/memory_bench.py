@@ -32,7 +32,16 @@ import uuid
 import warnings
 from typing import Any
 
-from common import PASSWORD, ROOT, BenchDatabase, bench_environment, machine, print_table, summary
+import common
+from common import (
+    PASSWORD,
+    ROOT,
+    BenchDatabase,
+    TimingEmbedder,
+    machine,
+    print_table,
+    summary,
+)
 
 COMMAND = ".venv/bin/python bench/memory_bench.py"
 SEARCH_GOAL_P95_MS = 50.0
@@ -178,58 +187,12 @@ def query_text(rng: random.Random) -> str:
     return f"what do we know about {rng.choice(SUBJECTS)}"
 
 
-class TimingEmbedder:
-    """Wraps an embedder and records the wall time of each embed call (query embedding reported separately)."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.dimensions = inner.dimensions
-        self.last_ms = 0.0
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        t0 = time.perf_counter()
-        out = self.inner.embed(texts)
-        self.last_ms = (time.perf_counter() - t0) * 1000
-        return out
-
-
 PG_DIR = ROOT / ".local" / "bench-memory-pg"
 PG_PORT = int(os.environ.get("AGENTMATE_MEMORY_BENCH_PG_PORT", "26436"))
 
 
 def prepare_database(name: str) -> BenchDatabase:
-    """Start (if needed) this benchmark's cluster, create ``name`` fresh, migrate it as the owner and point this
-    process at it as ``agentmate_app``. Dropped (and the cluster stopped if we started it) at exit."""
-    import atexit
-
-    import psycopg
-
-    from agentmate.core import migrate
-    from infra import localpg
-
-    already_running = localpg._ready(PG_PORT)
-    localpg.start(PG_DIR, PG_PORT)
-    admin = localpg.url(PG_PORT, "postgres")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
-        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')  # type: ignore[arg-type]
-    owner_url = localpg.url(PG_PORT, name)
-    migrate.apply_all(owner_url)
-    app_url = localpg.url(PG_PORT, name, role=localpg.APP_ROLE)
-    os.environ.update(bench_environment(app_url))
-
-    def cleanup() -> None:
-        try:
-            with psycopg.connect(admin, autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
-        except psycopg.Error:
-            pass
-        if not already_running:
-            localpg.stop(PG_DIR)
-
-    atexit.register(cleanup)
-    return BenchDatabase(name, owner_url, app_url)
+    return common.prepare_database(name, pg_dir=PG_DIR, pg_port=PG_PORT)
 
 
 def main(argv: list[str] | None = None) -> int:
