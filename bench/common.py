@@ -205,3 +205,108 @@ class TimingEmbedder:
         out = self.inner.embed(texts)
         self.last_ms = (time.perf_counter() - t0) * 1000
         return out
+
+
+class Stopwatch:
+    """Per-step wall time for a breakdown: ``wrap`` replaces a function attribute (a module's function, a class's
+    method; sync or async) by a timing wrapper that adds its time under ``(section, label)``, ``section`` being
+    whatever the caller set (e.g. the layer being built); ``reset`` starts a new tally, ``restore`` puts the
+    originals back. Call sites that look the attribute up at call time (``repo.search(...)``) are timed; a wrapped
+    call inside another wrapped call counts under both labels."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.section = ""
+        self.totals: dict[tuple[str, str], float] = {}
+        self._lock = threading.Lock()
+        self._originals: list[tuple[Any, str, Any]] = []
+
+    def add(self, label: str, ms: float, section: str | None = None) -> None:
+        key = (self.section if section is None else section, label)
+        with self._lock:
+            self.totals[key] = self.totals.get(key, 0.0) + ms
+
+    def wrap(self, owner: Any, attr: str, label: str) -> None:
+        import functools
+        import inspect
+
+        original = getattr(owner, attr)
+
+        if inspect.iscoroutinefunction(original):
+            @functools.wraps(original)
+            async def timed(*args: Any, **kwargs: Any) -> Any:
+                section, t0 = self.section, time.perf_counter_ns()
+                try:
+                    return await original(*args, **kwargs)
+                finally:
+                    self.add(label, (time.perf_counter_ns() - t0) / 1e6, section)
+        else:
+            @functools.wraps(original)
+            def timed(*args: Any, **kwargs: Any) -> Any:
+                section, t0 = self.section, time.perf_counter_ns()
+                try:
+                    return original(*args, **kwargs)
+                finally:
+                    self.add(label, (time.perf_counter_ns() - t0) / 1e6, section)
+
+        setattr(owner, attr, timed)
+        self._originals.append((owner, attr, original))
+
+    def reset(self) -> None:
+        self.totals = {}
+
+    def restore(self) -> None:
+        for owner, attr, original in reversed(self._originals):
+            setattr(owner, attr, original)
+        self._originals = []
+
+
+# --- knowledge seeding (shared by the benches that need indexed knowledge chunks) --------------------------------
+
+KNOWLEDGE_SECTIONS_PER_DOCUMENT = 50
+
+
+def knowledge_document(i: int, paragraph: Any, sections: int = KNOWLEDGE_SECTIONS_PER_DOCUMENT) -> str:
+    """A Markdown document that chunks into exactly ``sections`` chunks: a title, then ``sections`` second-level
+    sections of one ``paragraph()`` each (the title has no prose of its own, so it joins the first section)."""
+    parts = [f"# Handbook page {i}\n"]
+    for s in range(sections):
+        parts.append(f"## Topic {i}.{s}\n\n{paragraph()}\n")
+    return "\n".join(parts)
+
+
+def seed_knowledge(db: Any, retrieval: Any, principal: Any, *, chunks: int, paragraph: Any,
+                   name: str = "bench-handbook") -> dict[str, Any]:
+    """A registered ``local`` knowledge source whose pushed package (KNOWLEDGE.yaml plus ⌈chunks / 50⌉ generated
+    Markdown documents of 50 sections) is indexed through ``knowledge.index.index_active``, the path the route
+    runs: chunking, links, embedding, vector upsert, chunk rows and index state; the request is repeated while
+    the inline budget answers 413 (the work done is kept). Returns the source, revision and counts."""
+    from agentmate.core.errors import TooLarge
+    from agentmate.knowledge import index, service
+    from agentmate.knowledge.schemas import KnowledgeSnapshotPush
+    from agentmate.knowledge.search_schemas import KnowledgeIndexRequest
+    from agentmate.packages.models import FileInput, SourceInput
+    from agentmate.packages.service import Actor
+
+    actor = Actor(principal.account_id, principal.user_id)
+    documents = max(1, -(-chunks // KNOWLEDGE_SECTIONS_PER_DOCUMENT))
+    files = [FileInput(path="KNOWLEDGE.yaml", content=f"name: {name}\ndescription: generated bench handbook\n"
+                                                      "capabilities: [operations]\n")]
+    files += [FileInput(path=f"pages/page-{i:04d}.md", content=knowledge_document(i, paragraph))
+              for i in range(documents)]
+    source = service.register_source(db, actor, SourceInput(type="local", repository_url="file:///bench/knowledge",
+                                                            package_path=name)).source
+    ingested = service.push_snapshot(db, actor, source.id, KnowledgeSnapshotPush(files=files))
+    requests, report = 0, None
+    while report is None:
+        requests += 1
+        try:
+            report = index.index_active(db, retrieval, principal, KnowledgeIndexRequest(source_id=source.id))
+        except TooLarge:
+            continue
+    item = report.items[0]
+    if item.failed_chunks:
+        raise RuntimeError(f"knowledge indexing failed: {item.error}")
+    return {"source": source, "revision": ingested.revision, "documents": item.documents, "chunks": item.chunks,
+            "index_requests": requests}

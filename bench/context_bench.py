@@ -2,12 +2,14 @@
 populated, and whether running the layer providers concurrently pays off.
 
     .venv/bin/python bench/context_bench.py [--packs 200] [--memories 10000] [--facts 1000] [--working 500]
+        [--skills 1000] [--knowledge 10000]
 
 Data (one account): ``--memories`` durable memories (SQL batch insert + the batch indexing path, as
 bench/memory_bench.py), ``--facts`` todos and as many notes, a working-memory session of ``--working`` items, and
-a journal with a checkpoint under the same session id (so TASK resumes it), and ``--skills`` active, indexed
-skills (registry snapshots). KNOWLEDGE is not implemented (it returns a note and costs nothing); the pack is
-built with every layer requested.
+a journal with a checkpoint under the same session id (so TASK resumes it), ``--skills`` active, indexed
+skills (registry snapshots), and ``--knowledge`` knowledge chunks: a registered local knowledge source whose
+pushed package (generated Markdown, 50 sections a document) is indexed through ``knowledge.index``
+(``common.seed_knowledge``). The pack is built with every layer requested and ``render: true``.
 
 Postgres: a cluster of its own in .local/bench-context-pg (port $AGENTMATE_CONTEXT_BENCH_PG_PORT, default 26449),
 a fresh migrated database, the application connecting as ``agentmate_app`` (RLS applies). Requests are API
@@ -20,6 +22,10 @@ Variants, interleaved in blocks of 20 so drift hits them alike:
 - parallel, pool 6: providers on threads, each with its own pooled connection.
 The query embeddings (the vector legs of MEMORY and of SKILL's search) are timed by a wrapper and subtracted
 per call ("excl. embedding"). Baseline measured in the same run: a psycopg tenant transaction with a SELECT by id.
+
+Then the breakdown: the same packs through the handler, serial on one connection, with each step timed by
+``common.Stopwatch`` (every provider's SQL, the retrieval legs, fitting, rendering, the API-key check, and the
+rest of the handler: event decoding, validation and JSON), per layer and per step.
 
 Goal: pack p95 ≤ 100 ms excluding embedding.
 """
@@ -67,8 +73,120 @@ class SummingEmbedder:
         return out
 
 
-def prepare_database(name: str) -> BenchDatabase:
-    return common.prepare_database(name, pg_dir=PG_DIR, pg_port=PG_PORT)
+def prepare_database(name: str, keep: bool = False) -> BenchDatabase:
+    return common.prepare_database(name, keep=keep, pg_dir=PG_DIR, pg_port=PG_PORT)
+
+
+def steps() -> list[tuple[Any, str, str]]:
+    """(owner, attribute, label) of every step the breakdown times; attributes another engineer may rename are
+    skipped when absent."""
+    import fastapi.routing
+
+    from agentmate.auth import credentials
+    from agentmate.context import service as context_service
+    from agentmate.knowledge import index_repository as knowledge_repo
+    from agentmate.memory import repository as memory_repo
+    from agentmate.memory.readmodels import skill_executions
+    from agentmate.memory.service import scopes
+    from agentmate.notes import repository as notes_repo
+    from agentmate.retrieval import repository as retrieval_repo
+    from agentmate.retrieval.service import Retrieval
+    from agentmate.skills import registry_repository as skills_repo
+    from agentmate.todos import repository as todos_repo
+    from agentmate.working import repository as working_repo
+
+    return [
+        (retrieval_repo, "lexical_search", "retrieval: lexical leg SQL"),
+        (Retrieval, "_vector_search", "retrieval: vector index search (beside the lexical leg)"),
+        (retrieval_repo, "hydrate_points", "retrieval: vector hits hydrated (SQL)"),
+        (retrieval_repo, "record_query", "retrieval: query log INSERT"),
+        (memory_repo, "entries_by_ids", "memory entries by id (SQL)"),
+        (memory_repo, "bump_access", "access counts UPDATE"),
+        (memory_repo, "evidence_for", "evidence (SQL)"),
+        (scopes, "nearest_if_empty", "nearest scopes (SQL)"),
+        (skills_repo, "cards", "skill cards (SQL)"),
+        (knowledge_repo, "sources", "knowledge sources (SQL)"),
+        (knowledge_repo, "neighbours", "document links (SQL)"),
+        (todos_repo, "search", "todos (SQL)"),
+        (notes_repo, "search", "notes (SQL)"),
+        (working_repo, "get_session", "session (SQL)"),
+        (working_repo, "recent_items", "recent items (SQL)"),
+        (working_repo, "count_items", "item count (SQL)"),
+        (memory_repo, "latest_checkpoint", "latest checkpoint (SQL)"),
+        (skill_executions, "timeline", "journal after the checkpoint (SQL)"),
+        (context_service, "_assemble", "fit + assemble (budget.fit)"),
+        (context_service, "render", "render"),
+        (context_service, "pack", "pack service"),
+        (credentials, "authenticate", "API-key check"),
+        (fastapi.routing, "serialize_response", "response validation + JSON"),
+    ]
+
+
+def breakdown(pack: Any, packs: int, embedder: Any) -> list[list[Any]]:
+    """Run ``pack(i)`` ``packs`` times with every step of ``steps()`` timed per layer; the table rows."""
+    from agentmate.context import service as context_service
+
+    watch = common.Stopwatch()
+    for owner, attr, label in steps():
+        if hasattr(owner, attr):
+            watch.wrap(owner, attr, label)
+    watch.wrap(embedder, "embed", "embedding")
+    layer_run = context_service._run
+
+    def run_layer(db: Any, retrieval: Any, principal: Any, req: Any, name: str, budget: int) -> Any:
+        watch.section = name
+        t0 = time.perf_counter_ns()
+        try:
+            return layer_run(db, retrieval, principal, req, name, budget)  # type: ignore[arg-type]
+        finally:
+            watch.add("provider", (time.perf_counter_ns() - t0) / 1e6)
+            watch.section = ""
+
+    context_service._run = run_layer  # type: ignore[assignment]
+    tallies: list[dict[tuple[str, str], float]] = []
+    try:
+        for j in range(packs):
+            watch.reset()
+            total, _ = pack(j)
+            watch.add("handler", total, "")
+            tallies.append(dict(watch.totals))
+    finally:
+        context_service._run = layer_run  # type: ignore[assignment]
+        watch.restore()
+
+    def stat(values: list[float]) -> list[str]:
+        s = summary(values)
+        return [f"{s['p50']:.2f}", f"{s['p95']:.2f}", f"{s['mean']:.2f}"]
+
+    labels = [label for *_, label in steps()]
+    rows: list[list[Any]] = []
+    for layer in LAYERS:
+        provider = [t.get((layer, "provider"), 0.0) - t.get((layer, "embedding"), 0.0) for t in tallies]
+        rows.append([f"**{layer}**", *stat(provider)])
+        inner = [label for label in labels if any((layer, label) in t for t in tallies)]
+        for label in inner:
+            rows.append([f"  {label}", *stat([t.get((layer, label), 0.0) for t in tallies])])
+        if inner:
+            rest = [p - sum(t.get((layer, label), 0.0) for label in inner if "beside" not in label)
+                    for p, t in zip(provider, tallies, strict=True)]
+            rows.append(["  rest (transactions, Python)", *stat(rest)])
+    layer_sum = [sum(t.get((n, "provider"), 0.0) - t.get((n, "embedding"), 0.0) for n in LAYERS) for t in tallies]
+    slowest = [max(t.get((n, "provider"), 0.0) - t.get((n, "embedding"), 0.0) for n in LAYERS) for t in tallies]
+    rows.append(["sum of the layers (the serial work)", *stat(layer_sum)])
+    rows.append(["slowest layer (lower bound of a parallel pack)", *stat(slowest)])
+    embedding = [sum(v for (_, label), v in t.items() if label == "embedding") for t in tallies]
+    for label in ("fit + assemble (budget.fit)", "render"):
+        rows.append([label, *stat([t.get(("", label), 0.0) for t in tallies])])
+    rows.append(["pack service (excl. embedding)",
+                 *stat([t.get(("", "pack service"), 0.0) - e for t, e in zip(tallies, embedding, strict=True)])])
+    for label in ("API-key check", "response validation + JSON"):
+        rows.append([label, *stat([t.get(("", label), 0.0) for t in tallies])])
+    excl = [t[("", "handler")] - e for t, e in zip(tallies, embedding, strict=True)]
+    rest = [t[("", "handler")] - t.get(("", "pack service"), 0.0) - t.get(("", "API-key check"), 0.0)
+            for t in tallies]
+    rows.append(["handler rest (event, routing, validation, JSON, threads)", *stat(rest)])
+    rows.append(["**handler total, excl. embedding**", *stat(excl)])
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,12 +196,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--facts", type=int, default=1000, help="todos, and as many notes")
     parser.add_argument("--working", type=int, default=500, help="items in the working-memory session (<= 500)")
     parser.add_argument("--skills", type=int, default=1000, help="active, indexed skills (registry snapshots)")
+    parser.add_argument("--knowledge", type=int, default=10_000, help="indexed knowledge chunks (50 a document)")
     parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the database afterwards (for EXPLAIN); start the cluster beforehand to keep it up")
     args = parser.parse_args(argv)
     packs = max(args.packs, 40)
     started = time.perf_counter()
 
-    db_info = prepare_database("agentmate_bench_context")
+    db_info = prepare_database("agentmate_bench_context", keep=args.keep)
     os.environ["DB_POOL_MAX_SIZE"] = "1"
     warnings.filterwarnings("ignore", "No application metrics")
 
@@ -93,7 +214,6 @@ def main(argv: list[str] | None = None) -> int:
 
     from agentmate.api import deps
     from agentmate.context import service as context_service
-    from agentmate.context.schemas import PackRequest
     from agentmate.core.db import Database
     from agentmate.core.principal import Principal
     from agentmate.core.settings import get_settings
@@ -196,13 +316,22 @@ def main(argv: list[str] | None = None) -> int:
             files=[FileInput(path="SKILL.md", content=skill_md, mime_type="text/markdown")], activate=True,
             index=True))
     skills_s = time.perf_counter() - t_skills
+    t_knowledge = time.perf_counter()
+    kb = {"chunks": 0, "documents": 0, "index_requests": 0}
+    if args.knowledge:
+        kb = common.seed_knowledge(db, retrieval, principal, chunks=args.knowledge,
+                                   paragraph=lambda: " ".join(memory_text(rng)[1] for _ in range(2)))
+    knowledge_s = time.perf_counter() - t_knowledge
     with psycopg.connect(db_info.owner_url, autocommit=True) as owner:
         owner.execute("VACUUM (ANALYZE)")
     index = retrieval.vector_index()
     if isinstance(index, EmbeddedIndex):
         index.wait_optimized()
     seed_s = time.perf_counter() - t_seed
-    print(f"... seeded in {seed_s:.1f}s ({args.skills} skills: {skills_s:.1f}s)", flush=True)
+    if args.keep:
+        print(f"... database kept: {db_info.owner_url} (account {account_id}, session {session_id})", flush=True)
+    print(f"... seeded in {seed_s:.1f}s ({args.skills} skills: {skills_s:.1f}s; {kb['chunks']} knowledge chunks in "
+          f"{kb['documents']} documents, {kb['index_requests']} index requests: {knowledge_s:.1f}s)", flush=True)
 
     # ---- the variants ---------------------------------------------------------------------------------------------
     qrng = random.Random(11)
@@ -210,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def body(i: int) -> dict[str, Any]:
         q = queries[i % len(queries)]
-        return {"task": f"Work on: {q}", "query": q, "session_id": session_id, "layers": LAYERS}
+        return {"task": f"Work on: {q}", "query": q, "session_id": session_id, "layers": LAYERS, "render": True}
 
     current_db: list[Database] = [db]
     context_app.app.dependency_overrides[deps._database] = lambda: current_db[0]
@@ -224,6 +353,8 @@ def main(argv: list[str] | None = None) -> int:
             raise RuntimeError("WORKING or TASK came back empty: the bench data is wrong")
         if args.skills and not out["layers"][0]["items"]:
             raise RuntimeError(f"SKILL came back empty: {out['layers'][0]['note']}")
+        if args.knowledge and not out["layers"][1]["items"]:
+            raise RuntimeError(f"KNOWLEDGE came back empty: {out['layers'][1]['note']}")
         return total, timing.total_ms
 
     with db.tenant(account_id) as tx:
@@ -266,22 +397,11 @@ def main(argv: list[str] | None = None) -> int:
     conn.close()
     peak = pools[PARALLEL_POOL].pool.get_stats()
 
-    # Per layer, service level, serial: where the time goes.
-    per_layer: dict[str, list[float]] = {n: [] for n in LAYERS}
-    sums, maxes = [], []
-    for j in range(packs):
-        req = PackRequest.model_validate(body(j))
-        shares = context_service.budgets(req.max_chars, LAYERS)
-        times = []
-        for name in LAYERS:
-            timing.total_ms = 0.0
-            t0 = time.perf_counter_ns()
-            context_service._run(db, retrieval, principal, req, name, shares[name])  # type: ignore[arg-type]
-            ms = (time.perf_counter_ns() - t0) / 1e6 - timing.total_ms
-            per_layer[name].append(ms)
-            times.append(ms)
-        sums.append(sum(times))
-        maxes.append(max(times))
+    # Where the time goes: the same packs, serial on one connection, every step timed.
+    context_service.PARALLEL = False
+    current_db[0] = db
+    breakdown_rows = breakdown(lambda j: pack_via_handler(j), packs, timing)
+    context_service.PARALLEL = False
 
     base = summary([t for t, _ in samples["baseline"]])
     rows = [["psycopg: tenant SELECT by id (baseline)", base["n"], f"{base['p50']:.2f}", f"{base['p95']:.2f}",
@@ -302,22 +422,25 @@ def main(argv: list[str] | None = None) -> int:
         notes=[
             f"Data: {args.memories:,} memories, {args.skills:,} active indexed skills, {args.facts:,} todos + "
             f"{args.facts:,} notes, a {len(items)}-item working session, a 60-event journal with a checkpoint; "
-            "KNOWLEDGE is not implemented (a note, no work). SKILL (top search hit) and MEMORY each embed the "
-            "query; both embeddings are excluded.",
+            f"{kb['chunks']:,} knowledge chunks in {kb['documents']} documents of one indexed source. SKILL (top "
+            "search hit), KNOWLEDGE and MEMORY each embed the query; the embeddings are excluded.",
             f"Goal p95 ≤ {GOAL_P95_MS:.0f} ms excluding embedding (serial, pool 1): "
             f"{'met' if serial['p95'] <= GOAL_P95_MS else 'NOT met'} ({serial['p95']:.2f} ms).",
             f"Pool of the parallel variant after the run: {peak.get('pool_size')} connections opened "
             f"(max {peak.get('pool_max')}), {peak.get('requests_waiting', 0)} requests waiting.",
         ],
     )
-    layer_rows = [[name, f"{summary(v)['p50']:.2f}", f"{summary(v)['p95']:.2f}"] for name, v in per_layer.items()]
-    layer_rows.append(["sum of the layers (serial work)", f"{summary(sums)['p50']:.2f}", f"{summary(sums)['p95']:.2f}"])
-    layer_rows.append(["slowest layer (parallel lower bound)", f"{summary(maxes)['p50']:.2f}",
-                       f"{summary(maxes)['p95']:.2f}"])
-    print_table("Per layer, service level, serial (ms; SKILL and MEMORY excl. their query embedding)",
-                ["layer", "p50", "p95"], layer_rows)
+    print_table("Where a pack's time goes: serial, pool 1, through the handler (ms per pack; embedding excluded)",
+                ["step", "p50", "p95", "mean"], breakdown_rows,
+                notes=["Each layer's row is its provider (scope check included); its indented rows are the steps "
+                       "inside it, and 'rest' is the provider minus those steps (transactions: BEGIN, the tenant "
+                       "setting, COMMIT; Python). The vector index search runs on the retrieval thread beside "
+                       "the lexical leg, so it overlaps it. 'handler rest' is the handler minus the pack service "
+                       "and the API-key check: event decoding, routing, request validation, thread hand-offs and "
+                       "response serialization (the latter also shown on its own)."])
     print(f"Command: {COMMAND} --packs {packs} --memories {args.memories} --facts {args.facts} "
-          f"--working {args.working} --skills {args.skills}")
+          f"--working {args.working} --skills {args.skills} --knowledge {args.knowledge}")
+    print(f"Load average (1, 5, 15 min) at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}.")
     print(f"Machine: {machine()}. Seeding {seed_s:.0f} s; total run time {time.perf_counter() - started:.0f} s.")
     for pool_db in pools.values():
         pool_db.close()
