@@ -433,6 +433,27 @@ def test_a_failing_facts_half_is_a_note_while_the_other_half_answers(client, pop
     assert "secret" not in str(out)
 
 
+def test_a_failing_statement_rolls_back_its_layer_only_in_the_packs_one_transaction(client, populated, monkeypatch):
+    """A serial pack runs every layer in one transaction, each layer in a savepoint: a statement that fails in
+    FACTS' todos half leaves the notes half, the later layers and the earlier MEMORY layer's write (its access
+    count) intact."""
+    from agentmate.todos import repository as todos_repo
+
+    def failing(conn: Any, **kwargs: Any) -> Any:
+        return conn.execute("SELECT no_such_column FROM todos").fetchall()
+
+    monkeypatch.setattr(todos_repo, "search", failing)
+    entry = f"/api/memory/entries/{populated['memory']['id']}"
+    before = client.get(entry, headers=populated["h"]).json()["access_count"]
+    out = pack(client, populated["h"], task="deploy billing", session_id=populated["session"])
+    facts = layer(out, "FACTS")
+    assert [i["source"] for i in facts["items"]] == ["note"]
+    assert facts["note"] == "todos: failed: internal error (logged)"
+    assert [i["source"] for i in layer(out, "TASK")["items"]] == ["task", "checkpoint", "journal"]
+    assert populated["memory"]["id"] in {i["ref"].split(":")[1] for i in layer(out, "MEMORY")["items"]}
+    assert client.get(entry, headers=populated["h"]).json()["access_count"] == before + 1
+
+
 def test_a_failing_provider_empties_its_layer_with_a_note_and_the_call_succeeds(client, populated, monkeypatch):
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("boom")

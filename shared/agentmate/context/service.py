@@ -17,6 +17,7 @@ from agentmate.context.budget import budgets, fit
 from agentmate.context.layers import facts, knowledge, memory, skill, task, working
 from agentmate.context.layers.base import Candidates, failure_note, insufficient
 from agentmate.context.schemas import LAYERS, LayerName, Pack, PackItem, PackLayer, PackRequest
+from agentmate.context.transaction import SharedTenant
 from agentmate.core.db import Database
 from agentmate.core.errors import FieldError, ValidationFailed
 from agentmate.core.principal import Principal
@@ -117,8 +118,10 @@ def pack(
     if parallel if parallel is not None else PARALLEL:
         futures = [_pool().submit(_run, db, retrieval, principal, req, n, shares[n]) for n in names]
         found = [f.result() for f in futures]
-    else:
-        found = [_run(db, retrieval, principal, req, n, shares[n]) for n in names]
+    else:  # one transaction for all layers, each in a savepoint of its own (context/transaction.py)
+        with db.tenant(principal.account_id, pipeline=True) as conn:
+            shared = SharedTenant(conn, principal.account_id)
+            found = [_run(shared, retrieval, principal, req, n, shares[n]) for n in names]
     layers = [_assemble(n, shares[n], f) for n, f in zip(names, found, strict=True)]
     warnings = [f"{layer.layer}: {layer.note}" for layer, f in zip(layers, found, strict=True)
                 if layer.note and (f.warn or not layer.items)]
