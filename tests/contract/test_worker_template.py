@@ -93,3 +93,21 @@ def test_the_functions_that_enqueue_may_send_wake_ups():
     send = {"SQSSendMessagePolicy": {"QueueName": {"GetAtt": "JobsQueue.QueueName"}}}
     for name in ("SkillsFunction", "KnowledgeFunction", "McpFunction"):
         assert send in RESOURCES[name]["Properties"]["Policies"], name
+
+
+def test_the_reviewer_is_configured_like_the_compiler_with_its_key_only_in_the_worker():
+    # spec/001's REVIEWER_* variables: identity for every function (enqueue classifies reviewer independence),
+    # the key by Secrets Manager ARN only where the review jobs run.
+    env = TEMPLATE["Globals"]["Function"]["Environment"]["Variables"]
+    assert env["REVIEWER_BASE_URL"] == {"If": ["HasReviewerBaseUrl", {"Ref": "ReviewerBaseUrl"}, {"Ref": "AWS::NoValue"}]}
+    assert env["REVIEWER_MODEL"] == {"Ref": "ReviewerModel"}
+    assert env["REVIEWER_TEMPERATURE"] == {"Ref": "ReviewerTemperature"}
+    assert "REVIEWER_API_KEY_ARN" not in env
+    assert PARAMS["ReviewerModel"]["Default"] == "qwen-max" != PARAMS["CompilerModel"]["Default"]
+    assert (PARAMS["ReviewerTemperature"]["Default"], PARAMS["ReviewerTemperature"]["MaxValue"]) == (0, 2)
+    worker_env = WORKER["Environment"]["Variables"]
+    assert worker_env["REVIEWER_API_KEY_ARN"] == {"If": ["HasReviewerApiKey", {"Ref": "ReviewerApiKeySecretArn"},
+                                                         {"Ref": "AWS::NoValue"}]}
+    assert {"If": ["HasReviewerApiKey", {"AWSSecretsManagerGetSecretValuePolicy": {
+        "SecretArn": {"Ref": "ReviewerApiKeySecretArn"}}}, {"Ref": "AWS::NoValue"}]} in WORKER["Policies"]
+    assert PARAMS["ReviewerApiKeySecretArn"]["AllowedPattern"] == PARAMS["CompilerApiKeySecretArn"]["AllowedPattern"]

@@ -9,6 +9,7 @@ yield (their attempt refunded) and the threads are joined.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from agentmate.core.observability import logger
 from agentmate.jobs import wakeup
 from agentmate.jobs.settings import JobSettings, get_job_settings
-from agentmate.jobs.worker import Worker
+from agentmate.jobs.worker import Worker, retire_unregistered
 
 if TYPE_CHECKING:
     from agentmate.core.db import Database
@@ -39,7 +40,7 @@ class Poller:
     def start(self) -> None:
         self._previous = wakeup.set_waker(self.poke)
         for n in range(self.concurrency):
-            thread = threading.Thread(target=self._loop, name=f"job-poller-{n}", daemon=True)
+            thread = threading.Thread(target=self._loop, args=(n == 0,), name=f"job-poller-{n}", daemon=True)
             thread.start()
             self._threads.append(thread)
 
@@ -51,10 +52,14 @@ class Poller:
         self._threads.clear()
         wakeup.set_waker(self._previous)
 
-    def _loop(self) -> None:
+    def _loop(self, retires: bool) -> None:
+        last_retire = -float("inf")
         while not self.shutdown.is_set():
             self._poke.clear()
             try:
+                if retires and time.monotonic() - last_retire >= self.settings.jobs_sweep_grace_seconds:
+                    last_retire = time.monotonic()
+                    retire_unregistered(self.worker.db, settings=self.settings)
                 while not self.shutdown.is_set() and self.worker.run_one().outcome != "not_claimed":
                     pass
             except Exception:

@@ -161,6 +161,13 @@ def add_usage(conn: Conn, *, job: Job, usage: dict[str, int]) -> None:
                  {"account_id": job.account_id, "id": job.id, **usage})
 
 
-def due_for_wakeup(conn: Conn, *, grace_seconds: int, limit: int) -> list[UUID]:
-    return [r["job_id"] for r in conn.execute("SELECT job_id FROM jobs_due_for_wakeup(%s, %s)",
-                                              (grace_seconds, limit)).fetchall()]
+def due_for_wakeup(conn: Conn, *, grace_seconds: int, limit: int, kinds: list[str]) -> list[UUID]:
+    """Claimable jobs of ``kinds`` no wake-up reached within the grace period (migrations/0072), marked woken."""
+    return [r["job_id"] for r in conn.execute("SELECT job_id FROM jobs_due_for_wakeup(%s, %s, %s)",
+                                              (grace_seconds, limit, kinds)).fetchall()]
+
+
+def fail_unregistered(conn: Conn, *, kinds: list[str], after_seconds: int, limit: int) -> list[dict[str, Any]]:
+    """Retire unfinished jobs of any kind outside ``kinds`` queued at least ``after_seconds`` ago (0072)."""
+    return conn.execute("SELECT job_id, account_id, kind FROM jobs_fail_unregistered(%s, %s, %s)",
+                        (kinds, after_seconds, limit)).fetchall()

@@ -36,6 +36,9 @@ class JobSettings(BaseSettings):
     # The sweep re-sends a claimable job no wake-up reached within this many seconds.
     jobs_sweep_grace_seconds: int = Field(default=180, ge=1, le=86400)
     jobs_sweep_batch: int = Field(default=100, ge=1, le=1000)
+    # A job of a kind no worker in this deployment runs is failed once it has waited this long (enough for a
+    # rolling deploy to bring the kind's worker), instead of waiting, and being re-sent, forever.
+    jobs_unregistered_after_seconds: int = Field(default=900, ge=1, le=7 * 86400)
 
     @model_validator(mode="after")
     def _heartbeat_under_lease(self) -> JobSettings:

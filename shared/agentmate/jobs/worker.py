@@ -289,13 +289,30 @@ class Worker:
 def sweep(db: Database, *, settings: JobSettings | None = None,
           wake: Callable[[Any, int], bool] | None = None) -> int:
     """Re-send a wake-up for every claimable job no wake-up reached within the grace period (a lost message, a
-    killed worker's expired lease, a backoff longer than an SQS delay). Returns how many were sent."""
+    killed worker's expired lease, a backoff longer than an SQS delay), then retire jobs of kinds nobody here runs.
+    Only the kinds this process registered are re-sent. Returns how many wake-ups were sent."""
     settings = settings or get_job_settings()
     send = wake or wakeup.wake
+    registered = sorted(kinds())
     with db.transaction() as conn:
         due = repo.due_for_wakeup(conn, grace_seconds=settings.jobs_sweep_grace_seconds,
-                                  limit=settings.jobs_sweep_batch)
+                                  limit=settings.jobs_sweep_batch, kinds=registered)
     sent = sum(1 for job_id in due if send(job_id, 0))
     if due:
         logger.info("job sweep", extra={"due": len(due), "sent": sent})
+    retire_unregistered(db, settings=settings)
     return sent
+
+
+def retire_unregistered(db: Database, *, settings: JobSettings | None = None) -> int:
+    """Fail the jobs whose kind no runner in this process is registered for, once they have waited
+    JOBS_UNREGISTERED_AFTER_SECONDS: nobody would ever claim them. Returns how many were failed."""
+    settings = settings or get_job_settings()
+    with db.transaction() as conn:
+        retired = repo.fail_unregistered(conn, kinds=sorted(kinds()), after_seconds=settings.jobs_unregistered_after_seconds,
+                                         limit=settings.jobs_sweep_batch)
+    for row in retired:
+        logger.warning("job of an unregistered kind retired", extra={
+            "job_id": str(row["job_id"]), "account_id": str(row["account_id"]), "kind": row["kind"]})
+        count("JobUnregisteredKind")
+    return len(retired)

@@ -391,3 +391,49 @@ def test_780_seconds_fit_a_900_second_function(make_kind):
     kind = jobs.kinds()[name]
     check_fits(900, JobSettings(), only=[kind])
     assert math.isclose(JobSettings().lease_seconds(780), 1560)
+
+
+def test_a_job_of_a_kind_nobody_runs_is_retired_with_a_reason_instead_of_re_sent_forever(
+        db, settings, make_kind, enqueue, account, rows):
+    # Given a job of a kind that no worker here registered (a typo, a removed kind, a newer API than the workers)
+    known = make_kind()
+    orphan = enqueue(account.account_id, f"gone_{uuid.uuid4().hex[:8]}")
+    known_job = enqueue(account.account_id, known.name)
+    rows.wake_lost(orphan.id)
+    rows.wake_lost(known_job.id)
+    # When the sweep runs while the orphan is still young (a rolling deploy may be bringing its worker)
+    sent = _swept(db, settings)
+    # Then its wake-up is not re-sent (nobody here could claim it) and it keeps waiting; the known kind is woken
+    assert orphan.id not in sent and known_job.id in sent
+    assert rows.get(orphan.id)["status"] == "queued"
+    # And a wake-up for it is acknowledged without a claim
+    assert Worker(db, settings=settings).run_one(job_id=orphan.id).outcome == "not_claimed"
+    # When it has waited longer than JOBS_UNREGISTERED_AFTER_SECONDS
+    rows.update(orphan.id, "queued_at = now() - interval '16 minutes'")
+    rows.update(known_job.id, "queued_at = now() - interval '16 minutes'")
+    _swept(db, settings)
+    # Then the sweep fails it permanently, naming the kind, and leaves jobs of registered kinds alone
+    row = rows.get(orphan.id)
+    assert row["status"] == "failed" and row["finished_at"] is not None and row["attempts"] == 0
+    assert row["last_error"].startswith(f"no worker runs jobs of kind {orphan.kind} in this deployment")
+    assert rows.get(known_job.id)["status"] == "queued"
+    # And the owner reads the reason on the job
+    assert jobs.read_job(db, uuid.UUID(account.account_id), orphan.id).status == "failed"
+
+
+def test_the_local_poller_retires_jobs_of_unregistered_kinds_too(db, settings, enqueue, account, rows, make_kind):
+    from agentmate.jobs.poller import Poller
+
+    make_kind()
+    orphan = enqueue(account.account_id, f"gone_{uuid.uuid4().hex[:8]}")
+    rows.update(orphan.id, "queued_at = now() - interval '1 hour'")
+    poller = Poller(db, settings=settings, concurrency=1)
+    poller.start()
+    try:
+        for _ in range(200):
+            if rows.get(orphan.id)["status"] == "failed":
+                break
+            threading.Event().wait(0.05)
+    finally:
+        poller.stop()
+    assert rows.get(orphan.id)["status"] == "failed"
