@@ -47,10 +47,13 @@ async def test_wiki_tools_answer_as_rest_does(base_url, client, account):
             events = await call(s, "knowledge_build_events", build_id=build)
             assert events["items"][0]["event_type"] == "build_queued"
             activated = await call(s, "knowledge_build_activate", build_id=build)
-            assert activated == {"source_id": src, "active_build_id": build, "previous_build_id": build}
+            assert {k: activated[k] for k in ("source_id", "active_build_id", "previous_build_id")} == {
+                "source_id": src, "active_build_id": build, "previous_build_id": build}
+            assert activated["index"]["build_id"] == build and activated["index_job"] is None  # re-indexed inline
+            # (no worker runs in this test: the compile's job and the re-index its activation queued still wait)
             stats = await call(s, "knowledge_queue_stats")
             rest = client.get("/api/knowledge/queue", headers=h).json()
-            assert (stats["waiting"], [k["kind"] for k in stats["kinds"]]) == (rest["waiting"], ["wiki_compile"])
+            assert (stats["waiting"], [k["kind"] for k in stats["kinds"]]) == (rest["waiting"], ["wiki_compile", "wiki_index"])
             indexed = await call(s, "knowledge_wiki_index", source_id=src)
             assert indexed["items"][0]["build_id"] == build
             status = await call(s, "knowledge_wiki_status", source_id=src)

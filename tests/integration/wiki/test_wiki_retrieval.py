@@ -3,10 +3,16 @@ hits collapsed per page, citations and links from the database, the stale gap re
 
 from __future__ import annotations
 
+import os
+
 import psycopg
 import pytest
 
-from agentmate.core.db import get_database
+from agentmate import jobs
+from agentmate.core.db import Database, get_database
+from agentmate.core.pagination import PageParams
+from agentmate.jobs.worker import Worker
+from agentmate.knowledge.wiki import reindex
 from agentmate.knowledge.wiki import retrieval as wr
 from agentmate.knowledge.wiki import service as wiki
 from agentmate.knowledge.wiki.schemas import WikiIndexRequest, WikiSearchRequest
@@ -59,8 +65,10 @@ def test_search_reads_the_active_build_and_reports_a_stale_index(actor, fake, rt
     wr.index(get_database(), rt, p, WikiIndexRequest())
     fresh = wr.search(get_database(), rt, p, WikiSearchRequest(query="Topic 02 billing rule"))
     assert fresh.items and {h.build_id for h in fresh.items} == {second.id}
-    # a rollback serves the old build again: its rows were removed, so search says stale rather than answer wrong
-    wiki.activate(get_database(), actor, first.id)
+    # a rollback serves the old build again; without a Retrieval at hand its re-index is queued, and until that
+    # runs its rows are gone, so search says stale rather than answer from the wrong build
+    rolled = wiki.activate(get_database(), actor, first.id)
+    assert rolled.index is None and rolled.index_job is not None and rolled.index_job.kind == "wiki_index"
     assert wr.search(get_database(), rt, p, WikiSearchRequest(query="Topic 02 billing rule")).items == []
 
 
@@ -76,3 +84,71 @@ def test_wiki_search_and_index_are_tenant_scoped(actor, other, fake, rt):
         wr.index(get_database(), rt, _principal(other), WikiIndexRequest(source_id=src))
     with pytest.raises(NotFound):
         wr.status(get_database(), _principal(other), src)
+
+
+def _index_jobs(actor, source_id):
+    return jobs.list_jobs(get_database(), actor.account_id, PageParams(), kind="wiki_index", subject_id=source_id).items
+
+
+def _run_index_job(job_id, rt, monkeypatch):
+    """The worker runs the queued wiki_index job (with this test's Retrieval as the process's)."""
+    import agentmate.knowledge.wiki.jobs  # noqa: F401  (registers wiki_index, as the worker's runners do)
+    import agentmate.retrieval.service as retrieval_service
+
+    monkeypatch.setattr(retrieval_service, "get_retrieval", lambda: rt)
+    database = Database(os.environ["DATABASE_URL"], max_size=3)
+    try:
+        return Worker(database, only_kinds=[reindex.INDEX_JOB_KIND]).run_one(job_id=job_id)
+    finally:
+        database.close()
+
+
+def _served(actor, rt, query="Topic 01 billing rule"):
+    out = wr.search(get_database(), rt, _principal(actor), WikiSearchRequest(query=query, top_k=10))
+    return {h.build_id for h in out.items}, out.stale
+
+
+def test_activation_and_rollback_re_index_the_wiki_so_search_serves_the_new_pages(actor, fake, rt, monkeypatch):
+    src = make_source(actor, "wr-activate", documents(3))
+    # Given a compile that activates on success: its success queued the source's re-index as a job
+    first = compile_now(actor, fake, src)
+    (job,) = _index_jobs(actor, src)
+    assert job.status == "queued" and job.subject_id == src
+    assert _served(actor, rt)[0] == set()
+    # When the worker runs it, search serves the first build and nothing is stale
+    report = _run_index_job(job.id, rt, monkeypatch)
+    assert report.outcome == "succeeded" and report.job.result["build_id"] == str(first.id)
+    assert _served(actor, rt) == ({first.id}, [])
+    # And running it again is a no-op: the index already reflects the active build
+    again = _run_index_job(job.id, rt, monkeypatch)
+    assert again.outcome == "not_claimed"
+
+    # When a second build (compiled without activation) is activated through the API
+    second = compile_now(actor, fake, src, force=True, activate=False)
+    assert _served(actor, rt) == ({first.id}, [])  # not active yet: the first build still serves
+    result = wiki.activate(get_database(), actor, second.id, rt)
+    # Then the small build was re-indexed inline and search finds its pages, not stale
+    assert result.previous_build_id == first.id and result.index_job is None
+    assert result.index is not None and (result.index.build_id, result.index.status) == (second.id, "indexed")
+    assert _served(actor, rt) == ({second.id}, [])
+    # When it is rolled back, search finds the first build's pages again
+    back = wiki.activate(get_database(), actor, first.id, rt)
+    assert back.index is not None and back.index.build_id == first.id
+    assert _served(actor, rt) == ({first.id}, [])
+    assert wr.status(get_database(), _principal(actor), src).stale_count == 0
+
+
+def test_activating_a_build_too_large_to_index_inline_queues_the_re_index(actor, fake, rt, monkeypatch):
+    src = make_source(actor, "wr-activate-large", documents(3))
+    first = compile_now(actor, fake, src, activate=False)
+    monkeypatch.setattr(reindex, "MAX_INLINE_PAGES", 2)  # the build has 5 pages
+    # When a build over the inline limit is activated
+    result = wiki.activate(get_database(), actor, first.id, rt)
+    # Then the re-index is a job (readable at GET /api/knowledge/jobs/{id}), and search reports the gap meanwhile
+    assert result.index is None and result.index_job is not None
+    assert (result.index_job.kind, result.index_job.status) == ("wiki_index", "queued")
+    built, stale = _served(actor, rt)
+    assert built == set() and [s.active_build_id for s in stale] == [first.id]
+    # When the worker runs it, the build serves
+    assert _run_index_job(result.index_job.id, rt, monkeypatch).outcome == "succeeded"
+    assert _served(actor, rt) == ({first.id}, [])

@@ -93,8 +93,13 @@ def test_activate_is_the_rollback_and_refuses_a_failed_build(client, account, fa
     second = http.post("/api/knowledge/compile", json={"source_id": src, "force": True}, headers=h).json()
     _run(account, fake, second["build"]["id"])
     r = http.post(f"/api/knowledge/builds/{first}/activate", headers=h)
-    assert r.status_code == 200 and r.json() == {"source_id": src, "active_build_id": first,
-                                                 "previous_build_id": second["build"]["id"]}
+    body = r.json()
+    assert r.status_code == 200 and {k: body[k] for k in ("source_id", "active_build_id", "previous_build_id")} == {
+        "source_id": src, "active_build_id": first, "previous_build_id": second["build"]["id"]}
+    # and the small build was re-indexed inline, so wiki search serves it at once
+    assert (body["index"]["build_id"], body["index"]["status"], body["index_job"]) == (first, "indexed", None)
+    status = http.get("/api/knowledge/wiki/index", params={"source_id": src}, headers=h).json()
+    assert status["stale_count"] == 0 and status["items"][0]["indexed_build_id"] == first
     third = http.post("/api/knowledge/compile", json={"source_id": src, "force": True}, headers=h).json()
     fake.push("outside_link")
     _run(account, fake, third["build"]["id"])

@@ -8,7 +8,7 @@
    parent pages over (incremental), generate ``wiki/index.md``, and run the check gate.
 4. Record the outcome in one transaction, only while this attempt still owns the build: a failing check writes
    no pages; a passing one writes pages, citations, links, events and ``wiki/log.md``, and activates the build
-   when ``activate_on_success``.
+   when ``activate_on_success`` (queueing the re-index of the wiki retrieval namespace, ``reindex``).
 
 Chat errors are classified by ``agentmate.llm``: a retryable one with attempts left puts the build back to
 queued (the queue schedules the retry with backoff); anything else fails the build. Usage and cost are recorded
@@ -31,6 +31,7 @@ from agentmate.core.db import Conn, Database
 from agentmate.core.observability import logger
 from agentmate.knowledge.manifest import KnowledgeManifest
 from agentmate.knowledge.quality.review_service import enqueue_after_activation as enqueue_review
+from agentmate.knowledge.wiki import reindex
 from agentmate.knowledge.wiki import repository as repo
 from agentmate.knowledge.wiki.check import CheckInput, DraftPage, Failure, IncrementalPlan, check
 from agentmate.knowledge.wiki.incremental import ImpactSet, diff_documents, impact_set
@@ -366,7 +367,7 @@ def _write_success(db: Database, build_id: UUID, ctx: CompileContext, inputs: _I
                    prices: Prices) -> None:
     a = ctx.account_id
     build = inputs.build
-    review_job = None
+    review_job = index_job = None
     with (ctx.success_tx() if ctx.success_tx else db.tenant(a)) as conn:
         if not _guarded(conn, ctx):
             raise _Superseded("the lease was lost")
@@ -394,5 +395,8 @@ def _write_success(db: Database, build_id: UUID, ctx: CompileContext, inputs: _I
         if activate:
             repo.set_active_build(conn, account_id=a, source_id=build["source_id"], build_id=build_id)
             review_job = enqueue_review(conn, account_id=a, build_id=build_id)  # issue 15: review after activation
+            index_job = reindex.enqueue(conn, account_id=a, source_id=build["source_id"])
     if review_job is not None:
         jobs.wake(review_job)
+    if index_job is not None:
+        jobs.wake(index_job.id)

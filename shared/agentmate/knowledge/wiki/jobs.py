@@ -1,4 +1,5 @@
-"""The wiki's kind on the job queue (``agentmate.jobs``): ``wiki_compile`` runs ``compile_build`` for one build.
+"""The wiki's kinds on the job queue (``agentmate.jobs``): ``wiki_compile`` runs ``compile_build`` for one build;
+``wiki_index`` re-indexes a source's active build after an activation (``reindex``).
 
 The build row is what users see; the job row is the queue's lease. The runner maps a compile outcome onto the
 queue's vocabulary (retry → ``Retryable`` with the provider's Retry-After, failure → ``Permanent``), commits a
@@ -17,6 +18,7 @@ from agentmate.core.db import Conn, get_database
 from agentmate.core.settings import get_settings
 from agentmate.knowledge.wiki import repository as repo
 from agentmate.knowledge.wiki.compiler import CompileContext, compile_build
+from agentmate.knowledge.wiki.reindex import INDEX_JOB_KIND, INDEX_TIMEOUT_S
 from agentmate.knowledge.wiki.service import JOB_KIND
 
 
@@ -65,4 +67,25 @@ def on_change(conn: Conn, job: jobs.Job) -> None:
     repo.update_build(conn, account_id=job.account_id, build_id=job.subject_id, changes=changes)
 
 
+def run_index(ctx: jobs.RunContext) -> dict[str, Any]:
+    """Index the source's active build (idempotent: a build the index already reflects is skipped, except on a
+    retry, which re-runs a partial index). A partial run is retried; the job's result carries the counts."""
+    from agentmate.knowledge.wiki import retrieval
+    from agentmate.retrieval.service import get_retrieval
+
+    source_id = ctx.job.subject_id
+    if source_id is None:
+        raise jobs.Permanent("a wiki_index job names its knowledge source as subject_id")
+    if ctx.stopping:
+        raise jobs.Yield("stopping before the index started")
+    outcome = retrieval.sync_source(ctx.db, get_retrieval(), ctx.job.account_id, source_id,
+                                    force=ctx.job.attempts > 1)
+    if outcome is None:
+        return {"status": "up_to_date"}
+    if outcome.status == "partial":
+        raise jobs.Retryable(f"{outcome.failed_chunks} of {outcome.chunks} chunks failed to index: {outcome.error}")
+    return outcome.model_dump(mode="json")
+
+
 jobs.register(JOB_KIND, run, timeout_seconds=lambda: get_settings().compiler_timeout_seconds, on_change=on_change)
+jobs.register(INDEX_JOB_KIND, run_index, timeout_seconds=INDEX_TIMEOUT_S)

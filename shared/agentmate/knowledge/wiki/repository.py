@@ -183,6 +183,12 @@ def build_row(conn: Conn, *, account_id: UUID, build_id: UUID) -> dict[str, Any]
                         (account_id, build_id)).fetchone()
 
 
+def page_count(conn: Conn, *, account_id: UUID, build_id: UUID) -> int:
+    row = conn.execute("SELECT count(*) AS n FROM knowledge_pages WHERE account_id = %s AND build_id = %s",
+                       (account_id, build_id)).fetchone()
+    return int(row["n"]) if row else 0
+
+
 def insert_build(conn: Conn, *, account_id: UUID, values: dict[str, Any]) -> UUID:
     cols = ", ".join(values)
     params = ", ".join(f"%({k})s" for k in values)

@@ -85,6 +85,20 @@ def _index_source(db: Database, rt: Retrieval, account_id: UUID, source: dict[st
                             status="indexed" if failed == 0 else "partial", error=error)
 
 
+def sync_source(db: Database, rt: Retrieval, account_id: UUID, source_id: UUID, *, force: bool = False,
+                rounds: int = 3) -> WikiIndexOutcome | None:
+    """Index the source's active build unless the index already reflects it (``force``: index anyway, e.g. a
+    retry after a partial run); repeated when the source was activated again meanwhile. None when nothing ran."""
+    outcome = None
+    for _ in range(rounds):
+        with db.tenant(account_id) as conn:
+            states = repo.index_states(conn, account_id=account_id, source_id=source_id, only_active=True)
+        if not states or (states[0]["indexed_build_id"] == states[0]["active_build_id"] and not force):
+            return outcome
+        outcome, force = _index_source(db, rt, account_id, states[0]), False
+    return outcome
+
+
 @counted("WikiIndex")
 def index(db: Database, rt: Retrieval, principal: Principal, body: WikiIndexRequest) -> WikiIndexReport:
     account = principal.account_id

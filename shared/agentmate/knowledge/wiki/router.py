@@ -94,10 +94,11 @@ def events(build_id: UUID, principal: KnowledgeRead, db: DbDep, page: PageDep) -
 
 
 @router.post("/builds/{build_id}/activate", response_model=ActivateResult)
-def activate(build_id: UUID, principal: KnowledgeWrite, db: DbDep) -> ActivateResult:
+def activate(build_id: UUID, principal: KnowledgeWrite, db: DbDep, rt: RetrievalDep) -> ActivateResult:
     """Point the source's wiki at this build; also the rollback. previous_build_id undoes it. 409 for a build
-    that did not succeed or did not pass check."""
-    return service.activate(db, principal, build_id)
+    that did not succeed or did not pass check. The wiki index follows: a build of at most 60 pages is
+    re-indexed inline (index), a larger one by the wiki_index job in index_job."""
+    return service.activate(db, principal, build_id, rt)
 
 
 @router.post("/wiki/search", response_model=WikiSearchResult)

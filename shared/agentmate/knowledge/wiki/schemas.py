@@ -9,6 +9,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentmate.core.inputs import Bool
+from agentmate.jobs.models import JobView
 from agentmate.knowledge.search_schemas import KnowledgeSearchRequest
 
 BuildMode = Literal["full", "incremental"]
@@ -159,6 +160,13 @@ class ActivateResult(BaseModel):
     source_id: UUID
     active_build_id: UUID
     previous_build_id: UUID | None = Field(description="Activate this to undo the activation")
+    index: WikiIndexOutcome | None = Field(
+        default=None, description="The wiki index re-run inline for the activated build (a small build); null "
+                                  "when the index already reflected it or the re-index was queued as index_job")
+    index_job: JobView | None = Field(
+        default=None, description="The wiki_index job re-indexing the activated build (a large build, or an "
+                                  "inline run that failed): GET /api/knowledge/jobs/{index_job.id}; until it "
+                                  "finishes wiki search reports the source in stale")
 
 
 # -- wiki retrieval (K3.6) -----------------------------------------------------------------------------------
@@ -241,3 +249,6 @@ class WikiIndexReport(BaseModel):
 class WikiIndexStatus(BaseModel):
     items: list[WikiIndexState]
     stale_count: int
+
+
+ActivateResult.model_rebuild()

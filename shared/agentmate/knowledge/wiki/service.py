@@ -14,10 +14,12 @@ from uuid import UUID
 from agentmate import jobs
 from agentmate.core.db import Conn, Database
 from agentmate.core.errors import Conflict, NotFound, NotImplementedYet
+from agentmate.core.observability import logger
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.settings import Settings, get_settings
 from agentmate.knowledge.quality.review import standing_warning
 from agentmate.knowledge.quality.review_service import enqueue_after_activation as enqueue_review
+from agentmate.knowledge.wiki import reindex
 from agentmate.knowledge.wiki import repository as repo
 from agentmate.knowledge.wiki.compiler import DEFAULT_MAX_ATTEMPTS
 from agentmate.knowledge.wiki.profiles import DEFAULT_PROFILE, settings_for
@@ -34,9 +36,11 @@ from agentmate.knowledge.wiki.schemas import (
     PageMeta,
     ProfileRef,
     WikiBuild,
+    WikiIndexOutcome,
     WikiPage,
 )
 from agentmate.llm import config_from_settings, independence
+from agentmate.retrieval.service import Retrieval
 
 JOB_KIND = "wiki_compile"
 REVIEW_WARNING = standing_warning(None)  # issue 15: unconditional, worded per build by GET /builds/{id}/review
@@ -234,8 +238,10 @@ def events(db: Database, caller: Caller, build_id: UUID, page: PageParams) -> Pa
                 offset=page.offset)
 
 
-def activate(db: Database, caller: Caller, build_id: UUID) -> ActivateResult:
-    """Point the source's wiki at a succeeded, check-passed build (also the rollback)."""
+def activate(db: Database, caller: Caller, build_id: UUID, rt: Retrieval | None = None) -> ActivateResult:
+    """Point the source's wiki at a succeeded, check-passed build (also the rollback), then bring the wiki index
+    onto it (``reindex``): inline with ``rt`` for a small build, else as a ``wiki_index`` job queued in the same
+    transaction as the activation."""
     a = caller.account_id
     with db.tenant(a) as conn:
         build = repo.build_row(conn, account_id=a, build_id=build_id)
@@ -252,6 +258,32 @@ def activate(db: Database, caller: Caller, build_id: UUID) -> ActivateResult:
         if previous != build_id:
             repo.set_active_build(conn, account_id=a, source_id=build["source_id"], build_id=build_id)
         review_job = enqueue_review(conn, account_id=a, build_id=build_id)  # issue 15: once per build
+        inline = rt is not None and repo.page_count(conn, account_id=a, build_id=build_id) <= reindex.MAX_INLINE_PAGES
+        index_job = None if inline else reindex.enqueue(conn, account_id=a, source_id=build["source_id"])
     if review_job is not None:
         jobs.wake(review_job)
-    return ActivateResult(source_id=build["source_id"], active_build_id=build_id, previous_build_id=previous)
+    outcome = None
+    if inline:
+        assert rt is not None
+        outcome, index_job = _index_inline(db, rt, a, build["source_id"])
+    if index_job is not None:
+        jobs.wake(index_job.id)
+    return ActivateResult(source_id=build["source_id"], active_build_id=build_id, previous_build_id=previous,
+                          index=outcome, index_job=jobs.JobView.of(index_job) if index_job else None)
+
+
+def _index_inline(db: Database, rt: Retrieval, account_id: UUID, source_id: UUID
+                  ) -> tuple[WikiIndexOutcome | None, jobs.Job | None]:
+    """Index now; when that fails or leaves chunks out, the job does it again (with retries)."""
+    from agentmate.knowledge.wiki.retrieval import sync_source
+
+    try:
+        outcome = sync_source(db, rt, account_id, source_id)
+    except Exception:
+        logger.exception("inline wiki index failed; queued as a job", extra={"source_id": str(source_id)})
+        outcome = None
+    else:
+        if outcome is None or outcome.status == "indexed":
+            return outcome, None
+    with db.tenant(account_id) as conn:
+        return outcome, reindex.enqueue(conn, account_id=account_id, source_id=source_id)

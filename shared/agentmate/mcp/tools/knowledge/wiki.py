@@ -109,8 +109,9 @@ def knowledge_build_events(build_id: BuildId, limit: Limit = DEFAULT_LIMIT, offs
             idempotent=True)
 def knowledge_build_activate(build_id: BuildId) -> ActivateResult:
     """Point the source's wiki at this build (also the rollback); previous_build_id undoes it. Refused for a
-    build that did not succeed or did not pass check. Requires knowledge:rw."""
-    return service.activate(db(), principal(), build_id)
+    build that did not succeed or did not pass check. The wiki index follows (inline for a small build: index;
+    else the wiki_index job in index_job). Requires knowledge:rw."""
+    return service.activate(db(), principal(), build_id, rt())
 
 
 @tools.tool("knowledge:r", rest="GET /api/knowledge/queue", title="Compile queue statistics")
