@@ -8,19 +8,26 @@ more than 20 chunks failed: then the earlier rows keep serving, as prior-art doe
 are removed after the commit.
 
 Inline budget (the skills registry's rule): at most ``MAX_INLINE_SOURCES`` sources and ``INLINE_BUDGET_S``
-seconds per request, checked between sources and between embedding slices; past it the request is a 413 naming
-the limit, the work done so far is kept, and repeating the request continues (unchanged chunks are skipped).
+seconds per request, checked between sources and between embedding slices. Past it the rest becomes a
+``knowledge_index`` job (``agentmate.jobs``) and the request answers 202 with it: the sources finished inline are
+kept (and listed), and the job continues where the request stopped: it skips every source whose active revision
+was indexed since the request began, and in the interrupted source the chunks already embedded are not embedded
+again (retrieval skips unchanged rows). A yielded or retried job continues the same way. Each source's index
+state (the catalog's ``index_status``) commits as that source finishes.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid5
 
+from agentmate import jobs
 from agentmate.core.db import Database
-from agentmate.core.errors import Conflict, NotFound, TooLarge
+from agentmate.core.errors import Conflict, NotFound
 from agentmate.core.observability import counted
 from agentmate.core.principal import Principal
 from agentmate.knowledge import index_repository as repo
@@ -40,6 +47,10 @@ MAX_INLINE_SOURCES = 200
 INLINE_BUDGET_S = 20.0
 EMBED_SLICE = 256  # chunks per retrieval call: the budget is checked between slices
 MAX_FAILED_BEFORE_KEEPING_OLD_ROWS = 20
+INDEX_JOB_KIND = "knowledge_index"
+JOB_TIMEOUT_S = 600.0  # with the 60 s finish margin it fits the 900 s worker function
+MAX_JOB_SOURCES = 100_000
+_SUBJECTS = UUID("0c5e3a52-2f0e-4a8e-9d7b-1f4b7f3c9e21")
 
 
 @dataclass(slots=True)
@@ -53,10 +64,15 @@ class _Prepared:
     escaping: int
 
 
-def _within_budget(started: float, what: str) -> None:
-    if time.monotonic() - started > INLINE_BUDGET_S:
-        raise TooLarge(f"{what} exceeded the inline time budget inline_budget_s={INLINE_BUDGET_S:g}; the work "
-                       "done so far is kept, repeat the request to continue")
+class _OverBudget(Exception):
+    """The request's inline budget ran out: the rest is queued as a job."""
+
+
+def _budget(started: float) -> Callable[[], None]:
+    def check() -> None:
+        if time.monotonic() - started > INLINE_BUDGET_S:
+            raise _OverBudget
+    return check
 
 
 def prepare(source: dict[str, Any], documents: list[dict[str, Any]]) -> _Prepared:
@@ -92,7 +108,8 @@ def prepare(source: dict[str, Any], documents: list[dict[str, Any]]) -> _Prepare
 
 
 def _index_source(db: Database, rt: Retrieval, account_id: UUID, source: dict[str, Any],
-                  started: float) -> KnowledgeIndexOutcome:
+                  check: Callable[[], None]) -> KnowledgeIndexOutcome:
+    """Index one source's active revision; ``check`` runs between embedding slices (it raises to stop)."""
     revision_id = source["active_revision_id"]
     with db.tenant(account_id) as conn:
         documents = repo.text_documents(conn, account_id=account_id, revision_id=revision_id)
@@ -100,7 +117,7 @@ def _index_source(db: Database, rt: Retrieval, account_id: UUID, source: dict[st
     failed = 0
     error: str | None = None
     for start in range(0, len(prep.docs), EMBED_SLICE):
-        _within_budget(started, "knowledge index")
+        check()
         for result in rt.index_documents(db, account_id, prep.docs[start: start + EMBED_SLICE]):
             if result.status == "failed":
                 failed += 1
@@ -125,10 +142,29 @@ def _index_source(db: Database, rt: Retrieval, account_id: UUID, source: dict[st
     return outcome
 
 
+def subject(source_id: UUID | None) -> UUID:
+    """One unfinished index job per account and scope (one source, or all): a second request hands back the first."""
+    return uuid5(_SUBJECTS, f"{INDEX_JOB_KIND}:{source_id or '*'}")
+
+
+def _queue(db: Database, account_id: UUID, source_id: UUID | None, since: datetime) -> jobs.JobView:
+    with db.tenant(account_id) as conn:
+        job = jobs.enqueue(conn, account_id=account_id, kind=INDEX_JOB_KIND, subject_id=subject(source_id),
+                           payload={"source_id": str(source_id) if source_id else None, "since": since.isoformat()})
+    jobs.wake(job.id)
+    return jobs.JobView.of(job)
+
+
+def _report(items: list[KnowledgeIndexOutcome], job: jobs.JobView | None = None) -> KnowledgeIndexReport:
+    indexed = sum(1 for i in items if i.status == "indexed")
+    return KnowledgeIndexReport(items=items, indexed=indexed, partial=len(items) - indexed, total=len(items), job=job)
+
+
 @counted("KnowledgeIndex")
 def index_active(db: Database, rt: Retrieval, principal: Principal, body: KnowledgeIndexRequest
                  ) -> KnowledgeIndexReport:
-    started = time.monotonic()
+    """Index inline within the request's budget; what does not fit becomes a job (the report's ``job``: 202)."""
+    started, since = time.monotonic(), datetime.now(UTC)
     account = principal.account_id
     with db.tenant(account) as conn:
         if body.source_id is not None and not repo.source_exists(conn, account_id=account,
@@ -139,8 +175,44 @@ def index_active(db: Database, rt: Retrieval, principal: Principal, body: Knowle
     if body.source_id is not None and not sources:
         raise Conflict("the knowledge source has no active revision yet: sync it or push a snapshot first")
     if len(sources) > MAX_INLINE_SOURCES:
-        raise TooLarge(f"more than max_inline_sources={MAX_INLINE_SOURCES} sources to index in one request; "
-                       "name one (source_id) at a time")
-    items = [_index_source(db, rt, account, s, started) for s in sources]
-    indexed = sum(1 for i in items if i.status == "indexed")
-    return KnowledgeIndexReport(items=items, indexed=indexed, partial=len(items) - indexed, total=len(items))
+        return _report([], _queue(db, account, body.source_id, since))
+    items: list[KnowledgeIndexOutcome] = []
+    check = _budget(started)
+    try:
+        for source in sources:
+            check()
+            items.append(_index_source(db, rt, account, source, check))
+    except _OverBudget:
+        return _report(items, _queue(db, account, body.source_id, since))
+    return _report(items)
+
+
+def run_job(ctx: jobs.RunContext) -> dict[str, Any]:
+    """The ``knowledge_index`` job: every active source of the scope not indexed since ``since`` (the request's
+    start, or the job's queueing), one at a time, yielding between slices when the worker is stopping."""
+    from agentmate.retrieval.service import get_retrieval
+
+    payload, account = ctx.job.payload, ctx.job.account_id
+    source_id = UUID(payload["source_id"]) if payload.get("source_id") else None
+    since = datetime.fromisoformat(payload["since"]) if payload.get("since") else ctx.job.queued_at
+    with ctx.tenant() as conn:
+        sources = repo.active_sources(conn, account_id=account, source_id=source_id, limit=MAX_JOB_SOURCES)
+        done = repo.indexed_since(conn, account_id=account, revision_ids=[s["active_revision_id"] for s in sources],
+                                  since=since)
+
+    def check() -> None:
+        if ctx.stopping:
+            raise jobs.Yield("stopping: the next run continues where this one stopped")
+
+    rt = get_retrieval()
+    counts = {"indexed": 0, "partial": 0, "skipped": 0}
+    for source in sources:
+        if source["active_revision_id"] in done:
+            counts["skipped"] += 1  # indexed by the request, or by an earlier run of this job
+            continue
+        check()
+        counts[_index_source(ctx.db, rt, account, source, check).status] += 1
+    return {**counts, "total": len(sources)}
+
+
+jobs.register(INDEX_JOB_KIND, run_job, timeout_seconds=JOB_TIMEOUT_S)

@@ -106,6 +106,15 @@ def replace_revision(conn: Conn, *, account_id: UUID, source_id: UUID, revision_
     )
 
 
+def indexed_since(conn: Conn, *, account_id: UUID, revision_ids: list[UUID], since: Any) -> set[UUID]:
+    """The revisions among ``revision_ids`` whose last index run finished at or after ``since``."""
+    if not revision_ids:
+        return set()
+    rows = conn.execute("SELECT revision_id FROM knowledge_revision_index WHERE account_id = %s "
+                        "AND revision_id = ANY(%s) AND indexed_at >= %s", (account_id, revision_ids, since)).fetchall()
+    return {r["revision_id"] for r in rows}
+
+
 def index_states(conn: Conn, *, account_id: UUID, revision_ids: list[UUID]) -> dict[UUID, dict[str, Any]]:
     """The last index run per revision (for the catalog's chunk index status)."""
     if not revision_ids:

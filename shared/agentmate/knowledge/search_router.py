@@ -6,6 +6,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from fastapi import APIRouter, Response
+from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import DbDep, KnowledgeRead, KnowledgeWrite, PageDep, RetrievalDep
 from agentmate.api.errors import PROBLEM_RESPONSES
@@ -22,14 +23,17 @@ router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLE
 NO_STORE = {"Cache-Control": "private, no-store"}
 
 
-@router.post("/index", response_model=KnowledgeIndexReport)
+@router.post("/index", response_model=KnowledgeIndexReport, responses={202: {
+    "model": KnowledgeIndexReport, "description": "Too much for one request: the sources done inline are listed "
+                                                  "and the job in `job` indexes the rest (GET /api/knowledge/jobs/{job.id})"}})
 def index_active(principal: KnowledgeWrite, db: DbDep, rt: RetrievalDep,
-                 body: KnowledgeIndexRequest | None = None) -> KnowledgeIndexReport:
+                 body: KnowledgeIndexRequest | None = None) -> JSONResponse:
     """Chunk-index the active revision of one source (source_id) or of every source with one, into the
     knowledge retrieval namespace, and rebuild their document link graphs; rows of earlier revisions are
-    removed. At most 200 sources and 20 s per request: past that a 413 names the limit, the work done is kept and
-    repeating the request continues."""
-    return index.index_active(db, rt, principal, body or KnowledgeIndexRequest())
+    removed. At most 200 sources and 20 s inline (200); past that 202 with the sources done so far and the
+    knowledge_index job that continues where the request stopped (unchanged chunks are not embedded again)."""
+    report = index.index_active(db, rt, principal, body or KnowledgeIndexRequest())
+    return JSONResponse(report.model_dump(mode="json"), status_code=202 if report.job is not None else 200)
 
 
 @router.post("/search", response_model=KnowledgeSearchResult)

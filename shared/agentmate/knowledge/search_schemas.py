@@ -10,6 +10,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 
 from agentmate.core.inputs import Bool, Int, Number
 from agentmate.core.text import no_nul
+from agentmate.jobs.models import JobView
 
 MAX_QUERY_CHARS = 500
 MAX_TOP_K = 20
@@ -61,10 +62,15 @@ class KnowledgeIndexOutcome(BaseModel):
 
 
 class KnowledgeIndexReport(BaseModel):
+    """The sources indexed inline; when the run did not fit one request (202), also the ``job`` that indexes the
+    rest (GET /api/knowledge/jobs/{job.id}; its result carries the counts)."""
+
     items: list[KnowledgeIndexOutcome]
-    indexed: int = Field(description="Sources fully indexed")
+    indexed: int = Field(description="Sources fully indexed (inline)")
     partial: int
     total: int
+    job: JobView | None = Field(default=None, description="With 202: the knowledge_index job that continues the run "
+                                                          "where the request stopped")
 
 
 # --- search -----------------------------------------------------------------------------------------------------

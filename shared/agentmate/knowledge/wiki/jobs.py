@@ -4,8 +4,9 @@
 The build row is what users see; the job row is the queue's lease. The runner maps a compile outcome onto the
 queue's vocabulary (retry → ``Retryable`` with the provider's Retry-After, failure → ``Permanent``), commits a
 success inside the queue's lease-guarded ``ctx.finish`` transaction, and reports each attempt's tokens.
-``on_change`` mirrors the job transitions the runner does not write itself, in the same transaction: a requeue or
-a yield puts a running build back to queued, a job that failed without the runner's say (attempts used up by
+``on_change`` mirrors the job transitions the runner does not write itself, in the same transaction: a claim of
+a build still marked running (its last worker died) records ``attempt_abandoned``, a requeue or a yield puts a
+running build back to queued, a job that failed without the runner's say (attempts used up by
 workers that died, an unknown error) fails the build, a cancel cancels it. Finished builds are never touched.
 """
 
@@ -52,6 +53,15 @@ def on_change(conn: Conn, job: jobs.Job) -> None:
     if build is None or build["status"] not in ("queued", "running"):
         return
     changes: dict[str, Any] | None = None
+    if job.status == "running" and build["status"] == "running":
+        # A claim of a build still marked running: the previous attempt's worker stopped renewing its lease
+        # (killed, or partitioned away) and its lease expired. Nothing of that attempt was written; say so.
+        repo.add_events(conn, account_id=job.account_id, build_id=job.subject_id, events=[{
+            "event_type": "attempt_abandoned",
+            "detail": f"attempt {build['attempts']} stopped renewing its lease (its worker died or was cut off); "
+                      f"attempt {job.attempts} takes the build over",
+            "payload": {"job_id": str(job.id), "abandoned_attempt": build["attempts"], "attempt": job.attempts}}])
+        return
     if job.status == "queued" and build["status"] == "running":
         changes = {"status": "queued"}
     elif job.status == "failed":

@@ -56,7 +56,8 @@ def knowledge_index_active(
 ) -> KnowledgeIndexReport:
     """Chunk-index the active revision of one or every knowledge source into knowledge search and rebuild the
     document link graph; rows of earlier revisions are removed. At most 200 sources and 20 s per call: past that
-    the error names the limit, the work done is kept and calling again continues. Requires knowledge:rw."""
+    the sources done so far are listed and `job` is set, the knowledge_index job that continues where the call
+    stopped (read it with GET /api/knowledge/jobs/{id}). Requires knowledge:rw."""
     return index.index_active(db(), retrieval(), principal(), KnowledgeIndexRequest(source_id=source_id))
 
 

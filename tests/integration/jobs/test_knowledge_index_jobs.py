@@ -1,0 +1,141 @@
+"""Knowledge index runs too large for one request (more than 200 sources, or past the 20 s inline budget): 202
+with the sources done inline and a knowledge_index job that continues where the request stopped. The worker runs
+it with the same code; an interrupted source's chunks already embedded are not embedded again."""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from typing import Any
+
+import pytest
+
+import agentmate.retrieval.service as retrieval_service
+from agentmate.jobs.worker import Worker
+from agentmate.knowledge import index
+
+INDEX = "/api/knowledge/index"
+
+
+class CountingEmbedder:
+    """The offline embedder, recording every text it embeds."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.name, self.dimensions = inner, inner.name, inner.dimensions
+        self.texts: list[str] = []
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        self.texts.extend(texts)
+        return self.inner.embed(texts)
+
+
+@pytest.fixture
+def embedder(offline_embedder, make_retrieval, serve_retrieval, monkeypatch) -> CountingEmbedder:
+    counting = CountingEmbedder(offline_embedder)
+    rt = make_retrieval(embedder=counting)
+    serve_retrieval(rt)  # the request's Retrieval
+    monkeypatch.setattr(retrieval_service, "get_retrieval", lambda: rt)  # and the worker's
+    return counting
+
+
+def _source(client: Any, acc: Any, path: str, docs: dict[str, str]) -> str:
+    h = acc.headers("knowledge:rw")
+    src = client.post("/api/knowledge/sources", json={"type": "local", "repository_url": "file:///kb",
+                                                      "package_path": path}, headers=h).json()
+    files = [{"path": "KNOWLEDGE.yaml", "content": f"name: {path}\ndescription: index job test\n"}]
+    files += [{"path": p, "content": c} for p, c in docs.items()]
+    r = client.post(f"/api/knowledge/sources/{src['id']}/snapshots", json={"files": files}, headers=h)
+    assert r.status_code == 201, r.text
+    return src["id"]
+
+
+def _sections(word: str, n: int) -> str:
+    return "\n".join(f"# {word} section {i}\n\n{word} paragraph {i} explains rule {i} of {word}.\n" for i in range(n))
+
+
+def _cards(client: Any, acc: Any) -> dict[str, str]:
+    items = client.get("/api/knowledge/catalog", headers=acc.headers("knowledge:r")).json()["items"]
+    return {c["source_id"]: c["index_status"] for c in items}
+
+
+def _run(db: Any, job_id: str) -> Any:
+    return Worker(db, only_kinds=[index.INDEX_JOB_KIND]).run_one(job_id=uuid.UUID(job_id))
+
+
+def test_more_sources_than_one_request_may_cover_answer_202_with_a_job_that_indexes_them(
+        client, account, db, embedder, monkeypatch):
+    monkeypatch.setattr(index, "MAX_INLINE_SOURCES", 1)
+    a = _source(client, account, "jobs/alpha", {"a.md": _sections("alpha", 2)})
+    b = _source(client, account, "jobs/beta", {"b.md": _sections("beta", 2)})
+    h = account.headers("knowledge:rw")
+    # When the index run covers more sources than a request may
+    r = client.post(INDEX, json={}, headers=h)
+    # Then it answers 202 with the queued job instead of a 413, and nothing was indexed inline
+    assert r.status_code == 202, r.text
+    body = r.json()
+    assert (body["items"], body["total"]) == ([], 0)
+    job = body["job"]
+    assert (job["kind"], job["status"], job["attempts"]) == ("knowledge_index", "queued", 0)
+    assert _cards(client, account) == {a: "not_indexed", b: "not_indexed"}
+    # And asking again hands back the same unfinished job
+    assert client.post(INDEX, json={}, headers=h).json()["job"]["id"] == job["id"]
+    read = client.get(f"/api/knowledge/jobs/{job['id']}", headers=account.headers("knowledge:r"))
+    assert read.status_code == 200 and read.json()["status"] == "queued"
+    # When a worker runs it
+    report = _run(db, job["id"])
+    # Then every source is indexed, the catalog says so, and the job's result carries the counts
+    assert report.outcome == "succeeded"
+    assert report.job.result == {"indexed": 2, "partial": 0, "skipped": 0, "total": 2}
+    assert _cards(client, account) == {a: "indexed", b: "indexed"}
+    done = client.get(f"/api/knowledge/jobs/{job['id']}", headers=account.headers("knowledge:r")).json()
+    assert (done["status"], done["result"]["indexed"]) == ("succeeded", 2)
+    hits = client.post("/api/knowledge/search", json={"query": "beta paragraph 1"},
+                       headers=account.headers("knowledge:r")).json()["items"]
+    assert hits and hits[0]["source_id"] == b
+
+
+def test_a_run_past_the_inline_budget_is_continued_by_the_job_where_it_stopped(
+        client, account, db, embedder, monkeypatch):
+    # Given two sources, the second with several embedding slices, and a budget that runs out inside the second
+    monkeypatch.setattr(index, "EMBED_SLICE", 2)
+    a = _source(client, account, "budget/aa", {"a.md": "# Alpha\n\nalpha only paragraph.\n"})
+    b = _source(client, account, "budget/bb", {"b.md": _sections("bravo", 6)})
+    calls = {"n": 0}
+
+    def budget(started: float):
+        def check() -> None:
+            calls["n"] += 1
+            # 1: before aa, 2: aa's one slice, 3: before bb, 4: bb's first slice, 5: bb's second slice → out of time
+            if calls["n"] >= 5:
+                raise index._OverBudget
+        return check
+
+    monkeypatch.setattr(index, "_budget", budget)
+    r = client.post(INDEX, json={}, headers=account.headers("knowledge:rw"))
+    # Then the request answers 202: the source finished inline is listed and kept, the rest is the job's
+    assert r.status_code == 202, r.text
+    body = r.json()
+    assert [(i["source_id"], i["status"]) for i in body["items"]] == [(a, "indexed")]
+    assert body["job"]["kind"] == "knowledge_index"
+    assert _cards(client, account) == {a: "indexed", b: "not_indexed"}
+    embedded_inline = len(embedder.texts)
+    # When the worker runs the job
+    report = _run(db, body["job"]["id"])
+    # Then it skipped the source the request finished and indexed the other one
+    assert report.outcome == "succeeded"
+    assert report.job.result == {"indexed": 1, "partial": 0, "skipped": 1, "total": 2}
+    assert _cards(client, account) == {a: "indexed", b: "indexed"}
+    # And no chunk was embedded twice: the interrupted source's first slice was not embedded again
+    assert embedded_inline > 1 and len(embedder.texts) > embedded_inline
+    assert max(Counter(embedder.texts).values()) == 1
+
+
+def test_the_index_job_only_touches_its_own_account(client, account, other_account, db, embedder, monkeypatch):
+    monkeypatch.setattr(index, "MAX_INLINE_SOURCES", 0)
+    mine = _source(client, account, "iso/mine", {"m.md": _sections("mine", 1)})
+    theirs = _source(client, other_account, "iso/theirs", {"t.md": _sections("theirs", 1)})
+    job = client.post(INDEX, json={}, headers=account.headers("knowledge:rw")).json()["job"]
+    assert client.get(f"/api/knowledge/jobs/{job['id']}", headers=other_account.headers("knowledge:r")).status_code == 404
+    assert _run(db, job["id"]).job.result["total"] == 1
+    assert _cards(client, account) == {mine: "indexed"}
+    assert _cards(client, other_account) == {theirs: "not_indexed"}
