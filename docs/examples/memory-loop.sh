@@ -576,6 +576,16 @@ check "docs/refunds.md # Refunds > Card payments" "$(json 'd["items"][0]["citati
 code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/knowledge/sources/$KSOURCE/snapshots" -H "X-Api-Key: $KKEY" -H 'Content-Type: application/json' -d '{"files": [{"path": "KNOWLEDGE.yaml", "content": "name: x\ncitation_policy: maybe\n"}, {"path": "a.md", "content": "x"}]}')  # verify
 check 400 "$code"  # verify
 expect 'd["errors"][0]["field"] == "KNOWLEDGE.yaml.citation_policy" and d["errors"][0]["allowed"] == ["required", "optional"]'  # verify
+code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/knowledge/index" -H "X-Api-Key: $KKEY" \
+  -H 'Content-Type: application/json' -d '{}')
+if [ "$code" = 202 ]; then
+  JOB=$(json 'd["job"]["id"]')
+  while curl -s -o "$R" "$BASE/api/knowledge/jobs/$JOB" -H "X-Api-Key: $KKEY" && [ "$(json 'd["finished_at"] is None')" = True ]; do
+    sleep 2
+  done
+  json 'd["status"], d["result"]'   # succeeded {'indexed': 250, 'partial': 0, 'skipped': 120, 'total': 370}
+fi
+expect 'd["job"] is None and d["total"] == 1'  # verify (one source: indexed inline)
 
 # == 4.7 Discover knowledge for a skill, then record what it used ==================================================
 code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/skills/versions" -H "X-Api-Key: $KEY" \
