@@ -268,6 +268,19 @@ def test_working_shows_the_latest_items_oldest_first_and_drops_the_oldest_under_
     assert (working["dropped"], working["truncated"], working["chars_used"]) == (6, True, 500)
 
 
+def test_working_reads_back_page_by_page_only_as_far_as_the_budget_reaches(client, account):
+    h = account.headers("memory:rw")
+    sid = working_session(client, h, [f"item-{i:05d}" for i in range(1, 81)])  # 80 items of 10 characters
+    # 500 characters hold the newest 50 (pages of 32: the second page is read, the third is not needed)
+    working = layer(pack(client, h, task="t", session_id=sid, layers=["WORKING"], max_chars=500), "WORKING")
+    assert [i["content"] for i in working["items"]] == [f"item-{i:05d}" for i in range(31, 81)]
+    assert (working["dropped"], working["truncated"], working["chars_used"]) == (30, False, 500)
+    # 1000 characters hold all 80: every page is read, nothing is dropped
+    working = layer(pack(client, h, task="t", session_id=sid, layers=["WORKING"], max_chars=1000), "WORKING")
+    assert [i["ref"] for i in working["items"]] == [f"working_item:{sid}/{seq}" for seq in range(1, 81)]
+    assert (working["dropped"], working["chars_used"]) == (0, 800)
+
+
 def test_working_joins_the_default_layers_only_with_a_session_and_explicitly_without_one_is_empty(client, account):
     h = account.headers("memory:r")
     assert "WORKING" not in [i["layer"] for i in pack(client, h, task="t")["layers"]]

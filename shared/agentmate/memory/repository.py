@@ -352,18 +352,21 @@ def lock_entries(conn: Conn, *, account_id: UUID, ids: list[UUID]) -> dict[UUID,
     return {r["id"]: r for r in rows}
 
 
-def evidence_for(conn: Conn, *, account_id: UUID, memory_ids: list[UUID]) -> dict[UUID, list[dict[str, Any]]]:
+_EVIDENCE_OF = f"""SELECT {EVIDENCE_COLUMNS} FROM memory_evidence WHERE account_id = %s AND memory_id = ANY(%s)
+                   ORDER BY created_at, id"""
+
+
+def _by_memory(memory_ids: list[UUID], rows: list[dict[str, Any]]) -> dict[UUID, list[dict[str, Any]]]:
     out: dict[UUID, list[dict[str, Any]]] = {m: [] for m in memory_ids}
-    if not memory_ids:
-        return out
-    rows = conn.execute(
-        f"""SELECT {EVIDENCE_COLUMNS} FROM memory_evidence WHERE account_id = %s AND memory_id = ANY(%s)
-            ORDER BY created_at, id""",
-        (account_id, memory_ids),
-    ).fetchall()
     for r in rows:
         out.setdefault(r["memory_id"], []).append(r)
     return out
+
+
+def evidence_for(conn: Conn, *, account_id: UUID, memory_ids: list[UUID]) -> dict[UUID, list[dict[str, Any]]]:
+    if not memory_ids:
+        return {}
+    return _by_memory(memory_ids, conn.execute(_EVIDENCE_OF, (account_id, memory_ids)).fetchall())
 
 
 def list_entries(
@@ -418,17 +421,23 @@ def mark_superseded(conn: Conn, *, account_id: UUID, entry_id: UUID, superseded_
     return row
 
 
-def bump_access(conn: Conn, *, account_id: UUID, ids: list[UUID]) -> dict[UUID, dict[str, Any]]:
-    """Count a retrieval of each entry; returns the new access_count / last_accessed_at per id."""
+def bump_access_with_evidence(
+    conn: Conn, *, account_id: UUID, ids: list[UUID]
+) -> tuple[dict[UUID, dict[str, Any]], dict[UUID, list[dict[str, Any]]]]:
+    """Count a retrieval of each entry and read the entries' evidence: the new access_count / last_accessed_at
+    per id, and the evidence per id (as ``evidence_for``). Both statements are sent before either result is read,
+    so in pipeline mode (memory search's transaction) they cost one round trip."""
     if not ids:
-        return {}
-    rows = conn.execute(
+        return {}, {}
+    bumped = conn.execute(
         """UPDATE memory_entries SET access_count = access_count + 1, last_accessed_at = now()
            WHERE account_id = %s AND id = ANY(%s)
            RETURNING id, access_count, last_accessed_at""",
         (account_id, sorted(ids)),
-    ).fetchall()
-    return {r.pop("id"): r for r in rows}
+    )
+    evidence = conn.execute(_EVIDENCE_OF, (account_id, ids))
+    access = {r.pop("id"): r for r in bumped.fetchall()}
+    return access, _by_memory(ids, evidence.fetchall())
 
 
 def retire_entry(conn: Conn, *, account_id: UUID, entry_id: UUID, status: str, reason: str) -> dict[str, Any]:

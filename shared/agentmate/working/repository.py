@@ -200,26 +200,32 @@ def delete_item(conn: Conn, *, account_id: UUID, session_id: UUID, seq: int) -> 
     ).rowcount > 0
 
 
+_RECENT = """SELECT seq, item_type, role, left(content, %(max_chars)s) AS content,
+                    char_length(content) AS content_chars, created_at
+             FROM working_items
+             WHERE account_id = %(account_id)s AND session_id = %(session_id)s AND seq < %(before_seq)s
+             ORDER BY seq DESC
+             LIMIT %(limit)s"""
+
+
 def recent_items(conn: Conn, *, account_id: UUID, session_id: UUID, before_seq: int, limit: int,
                  max_chars: int) -> list[dict[str, Any]]:
     """Items with seq < before_seq, newest first, each with at most ``max_chars`` of its content and its full
     length in characters (the context pack's WORKING layer reads a session backwards under a budget)."""
-    return conn.execute(
-        """SELECT seq, item_type, role, left(content, %(max_chars)s) AS content,
-                  char_length(content) AS content_chars, created_at
-           FROM working_items
-           WHERE account_id = %(account_id)s AND session_id = %(session_id)s AND seq < %(before_seq)s
-           ORDER BY seq DESC
-           LIMIT %(limit)s""",
-        {"account_id": account_id, "session_id": session_id, "before_seq": before_seq, "limit": limit,
-         "max_chars": max_chars},
-    ).fetchall()
+    return conn.execute(_RECENT, {"account_id": account_id, "session_id": session_id, "before_seq": before_seq,
+                                  "limit": limit, "max_chars": max_chars}).fetchall()
 
 
-def count_items(conn: Conn, *, account_id: UUID, session_id: UUID) -> int:
-    row = conn.execute(
-        "SELECT count(*) AS n FROM working_items WHERE account_id = %s AND session_id = %s",
-        (account_id, session_id),
-    ).fetchone()
-    assert row is not None
-    return int(row["n"])
+def recent_window(conn: Conn, *, account_id: UUID, session_id: UUID, before_seq: int, limit: int,
+                  max_chars: int) -> tuple[bool, int, list[dict[str, Any]]]:
+    """Whether the session exists, how many items it has, and its first page of ``recent_items``.
+    The three statements are sent before any result is read: in pipeline mode they cost one round trip."""
+    found = conn.execute("SELECT 1 AS found FROM working_sessions WHERE account_id = %s AND id = %s",
+                         (account_id, session_id))
+    count = conn.execute("SELECT count(*) AS n FROM working_items WHERE account_id = %s AND session_id = %s",
+                         (account_id, session_id))
+    page = conn.execute(_RECENT, {"account_id": account_id, "session_id": session_id, "before_seq": before_seq,
+                                  "limit": limit, "max_chars": max_chars})
+    rows = page.fetchall()
+    total = count.fetchone()
+    return found.fetchone() is not None, int(total["n"]) if total else 0, rows

@@ -325,21 +325,23 @@ def recent_items(db: Database, principal: Principal, session_id: UUID, *, max_ch
     """The session's newest items, newest first, until their content reaches ``max_chars`` characters (the item
     that crosses it included, with only its first ``max_chars + 1`` characters): what a character budget can
     hold, read without loading the rest of a long session."""
-    with db.tenant(principal.account_id) as conn:
-        if repo.get_session(conn, account_id=principal.account_id, session_id=session_id) is None:
+    # Pipeline mode: the session check, the count and the first page travel together (one round trip); a budget
+    # that 32 items do not fill reads on, a page at a time.
+    with db.tenant(principal.account_id, pipeline=True) as conn:
+        found, total, rows = repo.recent_window(conn, account_id=principal.account_id, session_id=session_id,
+                                                before_seq=MAX_SEQ, limit=RECENT_PAGE, max_chars=max_chars + 1)
+        if not found:
             raise NotFound("working session")
         items: list[RecentItem] = []
-        chars, before = 0, MAX_SEQ
+        chars = 0
         while chars < max_chars:
-            rows = repo.recent_items(conn, account_id=principal.account_id, session_id=session_id,
-                                     before_seq=before, limit=RECENT_PAGE, max_chars=max_chars + 1)
             for row in rows:
                 items.append(RecentItem(**row))
                 chars += row["content_chars"]
                 if chars >= max_chars:
                     break
-            if len(rows) < RECENT_PAGE:
+            if chars >= max_chars or len(rows) < RECENT_PAGE:
                 break
-            before = rows[-1]["seq"]
-        total = repo.count_items(conn, account_id=principal.account_id, session_id=session_id)
+            rows = repo.recent_items(conn, account_id=principal.account_id, session_id=session_id,
+                                     before_seq=rows[-1]["seq"], limit=RECENT_PAGE, max_chars=max_chars + 1)
     return RecentItems(session_id=session_id, items=items, total=total)

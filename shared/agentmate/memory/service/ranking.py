@@ -90,8 +90,7 @@ def search(db: Database, retrieval: Retrieval, principal: Principal, body: Searc
         scored.sort(key=lambda s: (-s[0], s[1]))
         scored = scored[: body.top_k]
         ids = [s[2]["id"] for s in scored]
-        access = repo.bump_access(conn, account_id=principal.account_id, ids=ids)
-        evidence = repo.evidence_for(conn, account_id=principal.account_id, memory_ids=ids)
+        access, evidence = repo.bump_access_with_evidence(conn, account_id=principal.account_id, ids=ids)
         items: list[SearchItem] = []
         for rank, (score, _, entry, hit, adjustment) in enumerate(scored, start=1):
             entry = {**entry, **access.get(entry["id"], {})}
