@@ -281,8 +281,8 @@ def seed_knowledge(db: Any, retrieval: Any, principal: Any, *, chunks: int, para
     """A registered ``local`` knowledge source whose pushed package (KNOWLEDGE.yaml plus ⌈chunks / 50⌉ generated
     Markdown documents of 50 sections) is indexed through ``knowledge.index.index_active``, the path the route
     runs: chunking, links, embedding, vector upsert, chunk rows and index state; the request is repeated while
-    the inline budget answers 413 (the work done is kept). Returns the source, revision and counts."""
-    from agentmate.core.errors import TooLarge
+    it overruns the inline budget (the route's 202: the work done is kept, and the job it queues is left alone,
+    no worker runs here). Returns the source, revision and counts."""
     from agentmate.knowledge import index, service
     from agentmate.knowledge.schemas import KnowledgeSnapshotPush
     from agentmate.knowledge.search_schemas import KnowledgeIndexRequest
@@ -298,14 +298,11 @@ def seed_knowledge(db: Any, retrieval: Any, principal: Any, *, chunks: int, para
     source = service.register_source(db, actor, SourceInput(type="local", repository_url="file:///bench/knowledge",
                                                             package_path=name)).source
     ingested = service.push_snapshot(db, actor, source.id, KnowledgeSnapshotPush(files=files))
-    requests, report = 0, None
-    while report is None:
+    requests, items = 0, []
+    while not items:
         requests += 1
-        try:
-            report = index.index_active(db, retrieval, principal, KnowledgeIndexRequest(source_id=source.id))
-        except TooLarge:
-            continue
-    item = report.items[0]
+        items = index.index_active(db, retrieval, principal, KnowledgeIndexRequest(source_id=source.id)).items
+    item = items[0]
     if item.failed_chunks:
         raise RuntimeError(f"knowledge indexing failed: {item.error}")
     return {"source": source, "revision": ingested.revision, "documents": item.documents, "chunks": item.chunks,
