@@ -38,8 +38,9 @@ LAYER_SCOPES: dict[str, str] = {"SKILL": "skills:r", "KNOWLEDGE": "knowledge:r",
 """Scopes checked before a provider runs. FACTS authorises its two halves itself (todos:r, notes:r); TASK's goal
 needs none and its session slice checks memory:r."""
 PARALLEL = False
-"""Run the layer providers one after another. In parallel a pack took about half the time but needs a pool of 6
-per Lambda environment instead of 1 (docs/benchmarks.md, "Issue 14: context pack")."""
+"""Run the layer providers one after another, in one transaction on one connection (docs/decisions.md
+D-context-1: on threads a pack was faster by a fraction of the goal, for six connections per Lambda environment
+instead of one). ``True`` needs ``DB_POOL_MAX_SIZE`` = len(LAYERS) (tests/contract/test_context_template.py)."""
 
 
 def requested_layers(req: PackRequest) -> list[LayerName]:
