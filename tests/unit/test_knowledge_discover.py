@@ -112,6 +112,29 @@ def test_pinned_resolved_and_pinned_missing_by_id_and_by_name():
     assert one(discover.resolve(wrong_pair, [faq], None)).status == "pinned_missing"
 
 
+def test_a_pinned_build_must_be_a_usable_build_of_the_pinned_source():
+    from agentmate.knowledge.readmodels.wiki_builds import Build
+
+    faq, ops = card("FAQ", source_name="product-faq"), card("Ops")
+    good, failed, elsewhere = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    builds = {good: Build(good, faq.source_id, faq.revision_id, "succeeded", "passed"),
+              failed: Build(failed, faq.source_id, faq.revision_id, "failed", "failed"),
+              elsewhere: Build(elsewhere, ops.source_id, ops.revision_id, "succeeded", "passed")}
+    pins = [{"source_name": "product-faq", "build_id": str(b)} for b in (good, failed, elsewhere, uuid.uuid4())]
+    c = contract(req(pinned=[*pins, {"source_name": "product-faq", "build_id": "b1"}]), mode="pinned")
+    assert discover.pinned_build_ids(c) == {good, failed, elsewhere, uuid.UUID(pins[3]["build_id"])}
+    r = one(discover.resolve(c, [faq, ops], None, builds))
+    assert r.status == "pinned_missing"
+    assert [p.resolved for p in r.pins] == [True, False, False, False, False]
+    assert r.pins[0].resolved_build_id == good and r.pins[1].resolved_build_id is None
+    assert [c.source_id for c in r.candidates] == [faq.source_id]
+    for pin, words in zip(r.pins[1:], ("is failed with check failed", "another knowledge source",
+                                       "no wiki build with id", "not a wiki build id"), strict=True):
+        assert words in pin.note, pin.note
+    # without the account's builds (none looked up), a pinned build never resolves
+    assert one(discover.resolve(contract(req(pinned=pins[:1]), mode="pinned"), [faq], None)).status == "pinned_missing"
+
+
 def test_scoped_discover_is_not_implemented():
     c = contract(req(match={"capabilities": ["x"]}), mode="scoped_discover", scope={"tags": ["t"]})
     with pytest.raises(NotImplementedYet):

@@ -11,7 +11,10 @@ status — failure classes are never flattened into an empty list:
 - ``no_metadata_match``: the catalog has cards but none fits; the note says whether nothing fits or no manifest
   declares the requirement's match group (capabilities, ...) at all;
 - ``no_authorized_knowledge``: the account has no card (no source with an active revision) to rank;
-- ``pinned_resolved`` / ``pinned_missing``: pinned mode, every pin found / some pin not found.
+- ``pinned_resolved`` / ``pinned_missing``: pinned mode, every pin found / some pin not found. A pin resolves
+  by ``source_id`` or ``source_name`` to a card; a pin that also names a ``build_id`` resolves only when that id
+  is a wiki build of this account, of that source, and usable (succeeded and passed check: the builds a source
+  can activate). Otherwise the pin is missing and its note says which of those failed.
 
 ``scoped_discover`` is refused (501): workspaces, tags and approved state do not exist in the knowledge domain,
 and silently ignoring the scope would widen what the author narrowed.
@@ -24,7 +27,7 @@ and a resolution run records it as the discovery it followed.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 from uuid import UUID
@@ -45,12 +48,13 @@ from agentmate.knowledge.discovery_schemas import (
     PinResolution,
     RequirementDiscovery,
 )
+from agentmate.knowledge.readmodels import wiki_builds
 from agentmate.knowledge.readmodels.skill_contracts import SkillContract, compiled_contract
+from agentmate.knowledge.readmodels.wiki_builds import Build, as_build_id
 
 FINGERPRINT_VERSION = "v1"
 MAX_CANDIDATES = 50
 GROUPS = ("capabilities", "languages", "domains")
-_BUILD_NOTE = "build_id is not verified: wiki builds do not exist in this deployment yet"
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +166,29 @@ def _undeclared(match: dict[str, list[str]], cards: Sequence[Card]) -> list[str]
     return [g for g in GROUPS if match[g] and not declared[g]]
 
 
-def _pins(req: dict[str, Any], cards: Sequence[Card]) -> tuple[list[PinResolution], list[Candidate]]:
+def _build_problem(build: str, card: Card, builds: Mapping[UUID, Build]) -> str | None:
+    """Why a pinned build does not resolve for this card, or None when it is a usable build of the card's source."""
+    build_id = as_build_id(build)
+    if build_id is None:
+        return f"build_id {build!r} is not a wiki build id (a UUID)"
+    found = builds.get(build_id)
+    if found is None:
+        return f"no wiki build with id {build_id} in this account"
+    if found.source_id != card.source_id:
+        return f"build {build_id} is a wiki build of another knowledge source, not of {card.source_name!r}"
+    if not found.usable:
+        return f"build {build_id} {found.unusable_reason()}"
+    return None
+
+
+def pinned_build_ids(contract: SkillContract) -> set[UUID]:
+    """Every build id the contract's pins name (those that can be ids at all)."""
+    return {b for r in contract.contract["requirements"] for p in r.get("pinned") or ()
+            if (b := as_build_id(p.get("build_id"))) is not None}
+
+
+def _pins(req: dict[str, Any], cards: Sequence[Card],
+          builds: Mapping[UUID, Build]) -> tuple[list[PinResolution], list[Candidate]]:
     by_id = {str(c.source_id): c for c in cards}
     by_name = {c.source_name: c for c in cards}
     pins: list[PinResolution] = []
@@ -177,18 +203,22 @@ def _pins(req: dict[str, Any], cards: Sequence[Card]) -> tuple[list[PinResolutio
         elif sid and sname and card.source_name != sname:
             note = f"source_id {sid} is the source named {card.source_name!r}, not {sname!r}"
             card = None
+        elif build and (problem := _build_problem(build, card, builds)) is not None:
+            note, card = problem, None
         elif build:
-            note = _BUILD_NOTE
+            note = f"build {as_build_id(build)} is a usable wiki build of {card.source_name!r}"
         pins.append(PinResolution(source_id=sid, source_name=sname, build_id=build, resolved=card is not None,
-                                  resolved_source_id=card.source_id if card else None, note=note))
+                                  resolved_source_id=card.source_id if card else None,
+                                  resolved_build_id=as_build_id(build) if card is not None and build else None,
+                                  note=note))
         if card is not None and all(c.source_id != card.source_id for c in found):
             found.append(_candidate(len(found) + 1, card, 0, MatchedTerms(capabilities=[], languages=[],
                                                                           domain=None)))
     return pins, found
 
 
-def classify(mode: str, req: dict[str, Any], cards: Sequence[Card],
-             facts: Sequence[_Facts] | None = None) -> RequirementDiscovery:
+def classify(mode: str, req: dict[str, Any], cards: Sequence[Card], facts: Sequence[_Facts] | None = None,
+             builds: Mapping[UUID, Build] | None = None) -> RequirementDiscovery:
     """One requirement's status, candidates and note (pure)."""
     ret, fb, match = req["retrieval"], req["fallback"], req["match"]
     limit = ret["max_knowledge_bases"]
@@ -197,7 +227,7 @@ def classify(mode: str, req: dict[str, Any], cards: Sequence[Card],
     guidance: str | None = None
     total = 0
     if mode == "pinned":
-        pins, candidates = _pins(req, cards)
+        pins, candidates = _pins(req, cards, builds or {})
         total = len(candidates)
         missing = [p for p in pins if not p.resolved]
         status = "pinned_missing" if missing else "pinned_resolved"
@@ -239,8 +269,10 @@ def classify(mode: str, req: dict[str, Any], cards: Sequence[Card],
     )
 
 
-def resolve(contract: SkillContract, cards: Sequence[Card], requirement_id: str | None) -> DiscoverResponse:
-    """The whole discovery of one contract against one catalog state (pure)."""
+def resolve(contract: SkillContract, cards: Sequence[Card], requirement_id: str | None,
+            builds: Mapping[UUID, Build] | None = None) -> DiscoverResponse:
+    """The whole discovery of one contract against one catalog state (pure); ``builds`` are the account's builds
+    among those the contract's pins name."""
     mode = contract.contract["mode"]
     if mode == "scoped_discover":
         raise NotImplementedYet("scoped_discover contracts are refused rather than silently widened: workspaces, "
@@ -257,7 +289,7 @@ def resolve(contract: SkillContract, cards: Sequence[Card], requirement_id: str 
         skill_version_id=contract.skill_version_id, skill_name=contract.skill_name,
         skill_version=contract.version, mode=mode, contract_identity=contract.identity,
         discovery_fingerprint=fingerprint(contract.identity, requirement_id, cards), catalog_size=len(cards),
-        requirements=[classify(mode, r, cards, facts) for r in reqs],
+        requirements=[classify(mode, r, cards, facts, builds) for r in reqs],
     )
 
 
@@ -282,4 +314,6 @@ def discover(db: Database, principal: Principal, body: DiscoverRequest) -> Disco
         if contract.contract["mode"] == "scoped_discover":
             return resolve(contract, [], body.requirement_id)  # raises: no catalog read for a refused mode
         cards = catalog_cards(conn, account_id=principal.account_id)
-    return resolve(contract, cards, body.requirement_id)
+        pinned = pinned_build_ids(contract) if contract.contract["mode"] == "pinned" else set()
+        builds = wiki_builds.builds(conn, account_id=principal.account_id, build_ids=pinned) if pinned else {}
+    return resolve(contract, cards, body.requirement_id, builds)

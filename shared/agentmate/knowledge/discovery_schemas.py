@@ -82,9 +82,11 @@ class Fallback(BaseModel):
 class PinResolution(BaseModel):
     source_id: str | None = Field(description="As pinned")
     source_name: str | None = Field(description="As pinned")
-    build_id: str | None = Field(description="As pinned (not verified: see note)")
-    resolved: bool
+    build_id: str | None = Field(description="As pinned")
+    resolved: bool = Field(description="The source was found and, when build_id is pinned, that build is a usable "
+                                       "wiki build (succeeded, passed check) of that source in this account")
     resolved_source_id: UUID | None
+    resolved_build_id: UUID | None = Field(default=None, description="The verified build, when build_id is pinned")
     note: str
 
 
@@ -148,10 +150,12 @@ class SelectedBase(_Echo):
     its revisions)."""
 
     source_id: UUID
-    revision_id: UUID | None = Field(default=None, description="Default: the source's active revision at record "
-                                                               "time")
-    build_id: UUID | None = Field(default=None, description="A wiki build of the source (refused while no wiki "
-                                                            "builds exist in this deployment)")
+    revision_id: UUID | None = Field(default=None, description="Default: the revision of build_id when given, else "
+                                                               "the source's active revision at record time")
+    build_id: UUID | None = Field(default=None, description="A usable wiki build (succeeded, passed check) of this "
+                                                            "source in this account; with it revision_id defaults "
+                                                            "to the revision the build compiled, and a revision_id "
+                                                            "given must be that revision")
 
 
 class RetrievedRef(_Echo):

@@ -4,9 +4,10 @@ The trust boundary is per field (spec/001):
 
 - **server-filled**: ``contract_identity`` comes from the skill version's compiled contract (the read model), and
   ``requirement_id`` must name one of that contract's requirements;
-- **verified**: every ``selected`` base is a knowledge source of this account, its ``revision_id`` (default: the
-  source's active revision) one of that source's revisions, and its ``build_id`` a wiki build of the account —
-  none exist yet, so a build_id is refused rather than stored unverified;
+- **verified**: every ``selected`` base is a knowledge source of this account, its ``revision_id`` one of that
+  source's revisions, and its optional ``build_id`` a usable wiki build (succeeded, passed check) of that source
+  in this account; with a build the revision defaults to the one the build compiled (and a revision given must be
+  it), without one to the source's active revision;
 - **client-reported echoes**: ``candidates``, ``retrieved`` and ``citations`` are bounded references (no
   bodies: at most 256 entries each, 256 KiB together), tied to a served discovery by ``discovery_fingerprint``;
   ``fingerprint_current`` records whether that fingerprint is the one discovery serves for this contract and
@@ -38,10 +39,10 @@ from agentmate.knowledge.discovery_schemas import (
     ResolutionRun,
     ResolutionSummary,
 )
+from agentmate.knowledge.readmodels import wiki_builds
 from agentmate.knowledge.readmodels.skill_contracts import compiled_contract
 
 ROUTE = "knowledge.resolutions.create"
-_NO_BUILDS = "no wiki build with this id in this account (wiki builds do not exist in this deployment yet)"
 
 
 def _key(body: ResolutionCreate, header: str | None) -> str | None:
@@ -57,6 +58,8 @@ def _selected(conn: Conn, account_id: UUID, body: ResolutionCreate) -> list[dict
     found = repo.sources(conn, account_id=account_id, source_ids=ids) if ids else {}
     pairs = [(s.source_id, s.revision_id) for s in body.selected if s.revision_id is not None]
     revisions = repo.revisions_of(conn, account_id=account_id, pairs=pairs)
+    builds = wiki_builds.builds(conn, account_id=account_id,
+                                build_ids=[s.build_id for s in body.selected if s.build_id is not None])
     out: list[dict[str, Any]] = []
     for i, sel in enumerate(body.selected):
         at = f"selected[{i}]"
@@ -67,15 +70,26 @@ def _selected(conn: Conn, account_id: UUID, body: ResolutionCreate) -> list[dict
         if source is None:
             errors.add(f"{at}.source_id", "unknown knowledge source in this account")
             continue
-        revision = sel.revision_id or source["active_revision_id"]
+        build = builds.get(sel.build_id) if sel.build_id is not None else None
+        if sel.build_id is not None:
+            if build is None:
+                errors.add(f"{at}.build_id", "unknown wiki build in this account")
+            elif build.source_id != sel.source_id:
+                errors.add(f"{at}.build_id", "is a wiki build of another knowledge source, not of this source_id")
+            elif not build.usable:
+                errors.add(f"{at}.build_id", build.unusable_reason())
+            elif sel.revision_id is not None and sel.revision_id != build.source_revision_id:
+                errors.add(f"{at}.build_id", f"compiled revision {build.source_revision_id}, not this "
+                                             "revision_id: name that revision, or omit revision_id")
+        revision = sel.revision_id or (build.source_revision_id if build is not None
+                                       and build.source_id == sel.source_id else source["active_revision_id"])
         if sel.revision_id is not None and (sel.source_id, sel.revision_id) not in revisions:
             errors.add(f"{at}.revision_id", "not a revision of this source in this account")
         elif revision is None:
             errors.add(f"{at}.revision_id", "the source has no active revision: name the revision used")
-        if sel.build_id is not None:
-            errors.add(f"{at}.build_id", _NO_BUILDS)
         out.append({"source_id": str(sel.source_id), "source_name": source["name"],
-                    "revision_id": str(revision) if revision else None, "build_id": None})
+                    "revision_id": str(revision) if revision else None,
+                    "build_id": str(sel.build_id) if build is not None else None})
     errors.raise_if_any()
     return out
 

@@ -307,3 +307,79 @@ def test_runs_are_append_only_and_pin_their_targets(client, account, owner_url):
         left = conn.execute("SELECT count(*) FROM knowledge_resolution_runs WHERE account_id = %s",
                             (account.account_id,)).fetchone()
         assert left == (0,)
+
+
+# --- pinned and selected wiki builds are verified against the account's builds ------------------------------------
+
+
+def _builds(account, other_account):
+    """A source with a usable build, a failed build and a second revision; a usable build of another source of
+    the same account; and a usable build in another account."""
+    from tests.integration.knowledge_quality.wikibuilds import actor_of, make_build
+
+    kb = knowledge_base(account, "product/billing", BILLING)
+    other = knowledge_base(account, "platform/ops", OPS)
+    foreign = knowledge_base(other_account, "product/billing", BILLING)
+    mine = actor_of(account)
+    rev = uuid.UUID(kb["revision_id"])
+    return kb, {
+        "usable": make_build(mine, uuid.UUID(kb["source_id"]), rev, []),
+        "failed": make_build(mine, uuid.UUID(kb["source_id"]), rev, [], status="failed", activate=False),
+        "other_source": make_build(mine, uuid.UUID(other["source_id"]), uuid.UUID(other["revision_id"]), []),
+        "other_account": make_build(actor_of(other_account), uuid.UUID(foreign["source_id"]),
+                                    uuid.UUID(foreign["revision_id"]), []),
+    }
+
+
+def test_a_pinned_build_resolves_only_as_a_usable_build_of_that_source_in_this_account(client, account,
+                                                                                       other_account):
+    kb, builds = _builds(account, other_account)
+    pins = [{"source_id": kb["source_id"], "build_id": str(builds["usable"])}]
+    vid = skill_version(client, account, {"mode": "pinned", "requirements": [requirement(pinned=pins)]})
+    (req,) = discover(client, account, vid).json()["requirements"]
+    assert req["status"] == "pinned_resolved", req
+    (pin,) = req["pins"]
+    assert (pin["resolved"], pin["resolved_build_id"], pin["resolved_source_id"]) == (
+        True, str(builds["usable"]), kb["source_id"])
+    assert [c["source_id"] for c in req["candidates"]] == [kb["source_id"]]
+    expected_note = {"failed": "is failed with check failed", "other_source": "another knowledge source",
+                     "other_account": "no wiki build with id", "not-a-uuid": "is not a wiki build id"}
+    for case, words in expected_note.items():
+        build = str(builds[case]) if case in builds else case
+        vid = skill_version(client, account, {"mode": "pinned", "requirements": [requirement(
+            pinned=[{"source_name": kb["name"], "build_id": build}])]})
+        (req,) = discover(client, account, vid).json()["requirements"]
+        (pin,) = req["pins"]
+        assert (req["status"], pin["resolved"], pin["resolved_build_id"]) == ("pinned_missing", False, None), case
+        assert words in pin["note"] and words in req["note"], (case, pin["note"])
+        assert req["candidates"] == [], case
+
+
+def test_a_run_records_a_selected_build_of_the_selected_source_and_refuses_any_other(client, account, other_account):
+    kb, builds = _builds(account, other_account)
+    _, vid, out = _discovered(client, account)
+    fp = out["discovery_fingerprint"]
+    r = record(client, account, run_body(vid, fp, selected=[{"source_id": kb["source_id"],
+                                                             "build_id": str(builds["usable"])}]))
+    assert r.status_code == 201, r.text
+    assert r.json()["selected"] == [{"source_id": kb["source_id"], "source_name": kb["name"],
+                                     "revision_id": kb["revision_id"], "build_id": str(builds["usable"])}]
+    newer = knowledge_base(account, "product/billing", BILLING + "profile: faq\n")  # a second revision
+    assert newer["revision_id"] != kb["revision_id"]
+    # the build's own revision is the default, not the (newer) active one
+    r = record(client, account, run_body(vid, fp, selected=[{"source_id": kb["source_id"],
+                                                             "build_id": str(builds["usable"])}]))
+    assert r.status_code == 201 and r.json()["selected"][0]["revision_id"] == kb["revision_id"], r.text
+    refused = {"failed": "is failed with check failed", "other_source": "another knowledge source",
+               "other_account": "unknown wiki build in this account"}
+    for case, words in refused.items():
+        r = record(client, account, run_body(vid, fp, selected=[{"source_id": kb["source_id"],
+                                                                 "build_id": str(builds[case])}]))
+        assert r.status_code == 400, (case, r.text)
+        (err,) = [e for e in r.json()["errors"] if e["field"] == "selected[0].build_id"]
+        assert words in err["message"], (case, err)
+    r = record(client, account, run_body(vid, fp, selected=[{"source_id": kb["source_id"], "revision_id":
+                                                             newer["revision_id"], "build_id": str(builds["usable"])}]))
+    assert r.status_code == 400 and "compiled revision" in r.text, r.text
+    r = record(client, account, run_body(vid, fp, selected=[{"source_id": kb["source_id"], "build_id": "nope"}]))
+    assert r.status_code == 400 and r.json()["errors"][0]["field"] == "selected[0].build_id", r.text

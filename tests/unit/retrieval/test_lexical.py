@@ -227,3 +227,15 @@ def test_the_query_of_a_text_is_built_from_its_own_projection_tokens() -> None:
 @pytest.mark.parametrize("text", ["a'b", "it's", "x\\'y"])
 def test_quotes_never_appear_inside_tokens(text: str) -> None:
     assert all("'" not in t and "\\" not in t for t in tokens(text))
+
+
+def test_ascii_fast_path_tokenizes_exactly_as_the_character_loop() -> None:
+    from agentmate.retrieval.lexical import _scan, _scan_chars
+
+    rng = random.Random(3)
+    alphabet = "abcXYZ019 _-'\\\t\n.,;:!?()[]{}#*`~^|/<>\"@$%&+=\x00\x7f"
+    cases = ["", " ", "a", "Hello, World!", "snake_case and kebab-case", "v1.2.3 x86_64", "x" * (MAX_TOKEN_CHARS + 9)]
+    cases += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(500)]
+    for text in cases:
+        assert text.isascii()
+        assert _scan(text) == _scan_chars(text), text
