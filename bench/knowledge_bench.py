@@ -40,7 +40,6 @@ Goals: ingest + index ≤ 60 s for 500 documents; search p95 ≤ 50 ms at 100k c
 from __future__ import annotations
 
 import argparse
-import bisect
 import itertools
 import math
 import os
