@@ -229,3 +229,28 @@ def test_a_hashing_embedder_can_replace_the_default(account, make_retrieval):
     assert retrieval.index_document(db, acc, _doc(str(uuid4()), "Hashing works offline.")).status == "indexed"
     assert _search(retrieval, acc, "hashing offline").hits[0].channels == ("lexical", "vector")
     assert retrieval.vector_index().count(str(acc), NS) == 1
+
+
+def test_a_lexical_rank_cap_ranks_a_bounded_set_and_changes_nothing_when_matches_fit(account, other_account, retrieval):
+    db, acc = get_database(), UUID(account.account_id)
+    # 30 matches, the k-th repeating the word k times (so the exact ranking is known), and noise
+    retrieval.index_documents(db, acc, [_doc(f"w{k:02d}", " ".join(["wombat"] * k + ["burrow"] * (31 - k)))
+                                        for k in range(1, 31)] + [_doc("x", "an unrelated burrow")])
+    retrieval.index_documents(db, UUID(other_account.account_id), [_doc("foreign", "wombat " * 40)])
+    q = lexical.tsquery("wombat")
+
+    def run(cap: int | None, limit: int = 20) -> list[tuple[str, float]]:
+        with db.tenant(acc) as conn:
+            rows = repo.lexical_search(conn, account_id=acc, namespace=NS, tsquery=q, limit=limit, rank_cap=cap)
+        return [(r["source_id"], r["lexical_score"]) for r in rows]
+
+    exact = run(None)
+    assert [s for s, _ in exact] == [f"w{k:02d}" for k in range(30, 10, -1)]  # most repetitions first
+    assert run(30) == exact and run(1000) == exact  # the cap is not reached: the same ranking
+    capped = run(25, limit=5)
+    assert len(capped) == 5 and all(s.startswith("w") for s, _ in capped)
+    assert [v for _, v in capped] == sorted((v for _, v in capped), reverse=True)
+    # the best 5 of 25 of the 30 matches: at worst the 5 left out are the top 5, and these are the 6th-10th best
+    assert {s for s, _ in capped} <= {f"w{k:02d}" for k in range(21, 31)}
+    # a cap under the limit still ranks `limit` rows; another account's matches never count
+    assert len(run(1, limit=20)) == 20 and "foreign" not in {s for s, _ in run(1, limit=40)}

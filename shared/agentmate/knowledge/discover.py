@@ -296,24 +296,31 @@ def resolve(contract: SkillContract, cards: Sequence[Card], requirement_id: str 
 # -- the catalog ---------------------------------------------------------------------------------------------------
 
 
+def _cards(rows: list[dict[str, Any]]) -> list[Card]:
+    out = []
+    for r in rows:
+        langs = fold_languages({"languages": r["languages"], "language": r["language"]})
+        out.append(Card(source_id=r["source_id"], source_name=r["source_name"], name=r["name"] or r["source_name"],
+                        description=r["description"], domain=r["domain"], revision_id=r["revision_id"],
+                        package_hash=r["package_hash"], capabilities=tuple(r["capabilities"]),
+                        languages=tuple(langs), citation_policy=r["citation_policy"]))
+    return out
+
+
 def catalog_cards(conn: Conn, *, account_id: UUID) -> list[Card]:
-    """Every K0 card of the account (the catalog's own query and language folding), as discovery reads them."""
-    cards = []
-    for r in repository.catalog_all(conn, account_id=account_id):
-        m = r["manifest"] or {}
-        cards.append(Card(source_id=r["source_id"], source_name=r["source_name"], name=m.get("name") or r["source_name"],
-                          description=m.get("description"), domain=r["domain"], revision_id=r["revision_id"],
-                          package_hash=r["package_hash"], capabilities=tuple(m.get("capabilities") or ()),
-                          languages=tuple(fold_languages(m)), citation_policy=m.get("citation_policy")))
-    return cards
+    """Every K0 card of the account (the catalog's cards, language folded in), as discovery reads them."""
+    return _cards(repository.discovery_cards(conn, account_id=account_id).fetchall())
 
 
 def discover(db: Database, principal: Principal, body: DiscoverRequest) -> DiscoverResponse:
-    with db.tenant(principal.account_id) as conn:
-        contract = compiled_contract(conn, account_id=principal.account_id, version_id=body.skill_version_id)
+    account = principal.account_id
+    # Pipeline mode: the cards statement travels with the contract's, so both cost one round trip.
+    with db.tenant(account, pipeline=True) as conn:
+        cards_cursor = repository.discovery_cards(conn, account_id=account)
+        contract = compiled_contract(conn, account_id=account, version_id=body.skill_version_id)
         if contract.contract["mode"] == "scoped_discover":
-            return resolve(contract, [], body.requirement_id)  # raises: no catalog read for a refused mode
-        cards = catalog_cards(conn, account_id=principal.account_id)
+            return resolve(contract, [], body.requirement_id)  # raises: no catalog scored for a refused mode
+        cards = _cards(cards_cursor.fetchall())
         pinned = pinned_build_ids(contract) if contract.contract["mode"] == "pinned" else set()
-        builds = wiki_builds.builds(conn, account_id=principal.account_id, build_ids=pinned) if pinned else {}
+        builds = wiki_builds.builds(conn, account_id=account, build_ids=pinned) if pinned else {}
     return resolve(contract, cards, body.requirement_id, builds)

@@ -40,6 +40,9 @@ from agentmate.retrieval import service as retrieval
 from agentmate.retrieval.service import Hit, Query, Retrieval, SearchResult
 
 MAX_WIDENED = 50
+# The lexical leg ranks at most this many matches (migrations/0014, docs/decisions.md): a query of common words
+# matches a third of a 100k-chunk account, and ranking all of it cost 300-800 ms.
+LEXICAL_RANK_CAP = 1000
 
 
 def citation(path: str, heading_path: str) -> str:
@@ -117,7 +120,8 @@ def search(db: Database, rt: Retrieval, principal: Principal, body: KnowledgeSea
         fetch = min(body.top_k * len(allowed), MAX_WIDENED)
     if body.min_similarity is not None:
         fetch = min(max(fetch, body.top_k * 3), MAX_WIDENED)
-    query = Query(namespace=NAMESPACE, text=body.query, top_k=fetch, source_type=SOURCE_TYPE, metadata=metadata)
+    query = Query(namespace=NAMESPACE, text=body.query, top_k=fetch, source_type=SOURCE_TYPE, metadata=metadata,
+                  lexical_rank_cap=LEXICAL_RANK_CAP)
 
     def finish(conn: Conn, result: SearchResult) -> KnowledgeSearchResult:
         kept: list[tuple[Hit, tuple[UUID, UUID, UUID]]] = []

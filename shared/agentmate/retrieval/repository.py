@@ -247,17 +247,19 @@ def lexical_search(
     limit: int,
     source_type: str | None = None,
     metadata: dict[str, Any] | None = None,
+    rank_cap: int | None = None,
 ) -> list[dict[str, Any]]:
     """Rows matching a token-built tsquery, best ``ts_rank_cd`` first (newer first on ties).
 
     The match runs in ``retrieval_lexical_search`` (0011): under RLS the non-leakproof ``@@`` could not use the
     GIN index. That function reads the tenant from the transaction; the rows are then read back under RLS.
+    ``rank_cap`` bounds how many matches are ranked (0014): None ranks every match.
     """
     rows = conn.execute(
         # LATERAL ... LIMIT 1 (never flattened into a join): one primary-key lookup per ranked id, whatever row
         # count the planner guesses for the function (a hash join over the account's rows would cost 25 ms at 10k).
         f"""SELECT {_D_COLUMNS}, s.lexical_score
-            FROM retrieval_lexical_search(%(ns)s, %(q)s, %(limit)s, %(st)s, %(meta)s) AS s
+            FROM retrieval_lexical_search(%(ns)s, %(q)s, %(limit)s, %(st)s, %(meta)s, %(cap)s) AS s
             CROSS JOIN LATERAL (
                 SELECT * FROM retrieval_documents r WHERE r.id = s.id AND r.account_id = %(a)s LIMIT 1
             ) AS d
@@ -269,6 +271,7 @@ def lexical_search(
             "limit": limit,
             "st": source_type or None,
             "meta": Jsonb(metadata) if metadata else None,
+            "cap": rank_cap,
         },
     ).fetchall()
     return rows

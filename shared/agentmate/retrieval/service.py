@@ -79,6 +79,8 @@ class Query:
     top_k: int
     source_type: str | None = None
     metadata: dict[str, Any] | None = None  # exact-match filters on top-level metadata keys
+    # At most this many lexical matches are ranked (migrations/0014); None ranks all of them.
+    lexical_rank_cap: int | None = None
 
 
 @dataclass(frozen=True)
@@ -529,6 +531,7 @@ class Retrieval:
                             limit=limit,
                             source_type=query.source_type,
                             metadata=query.metadata,
+                            rank_cap=query.lexical_rank_cap,
                         )
                 except Exception as exc:
                     lexical_failed = True

@@ -245,3 +245,26 @@ def test_tenants_never_see_each_other(kb, me, rt, other_account, owner_url):
     with pytest.raises(NotFound):
         search.document_links(db, other, _doc_id(owner_url, kb["en"].revision.id, "guide/setup.md"),
                               PageParams(limit=20, offset=0))
+
+
+def test_ranking_a_bounded_candidate_set_keeps_the_corpus_answers(kb, me, rt, monkeypatch):
+    # Given the corpus plus 60 filler chunks that share the common words of the queries below
+    actor = Actor(me.account_id, me.user_id)
+    src = service.register_source(get_database(), actor, SourceInput(type="local", repository_url="file:///kb",
+                                                                     package_path="product/filler")).source
+    filler = [{"path": "KNOWLEDGE.yaml", "content": "name: Filler\n"}] + [
+        {"path": f"f{i:02d}.md", "content": f"# Note {i}\n\nThe plan and the support team meet on day {i}.\n"}
+        for i in range(60)]
+    service.push_snapshot(get_database(), actor, src.id, KnowledgeSnapshotPush.model_validate({"files": filler}))
+    index.index_active(get_database(), rt, me, KnowledgeIndexRequest(source_id=src.id))
+    # and a cap far below the 60+ matches of a broad query (the floor is the candidate limit, 20)
+    monkeypatch.setattr(search, "LEXICAL_RANK_CAP", 1)
+    # When the corpus questions are asked, Then a query with a rarer word still finds its chunk first
+    out = _search(rt, me, query="priority support invoices pro plan")
+    assert (out.items[0].path, out.items[0].heading_path) == ("guide/billing.md", "Billing > Plans")
+    assert _search(rt, me, query="三十天内可以申请全额退款").items[0].path == "退款.md"
+    # and a broad query still answers with lexical matches, each containing every query word
+    broad = _search(rt, me, query="plan support", top_k=10)
+    lexical_hits = [i for i in broad.items if i.lexical_matched]
+    assert len(lexical_hits) >= 5
+    assert all("plan" in i.snippet.lower() and "support" in i.snippet.lower() for i in lexical_hits)
