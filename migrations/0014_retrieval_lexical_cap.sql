@@ -4,8 +4,9 @@
 -- common words (2-3 of a corpus's 150 most frequent) matches a third or more of a 100k-chunk account, so 0013's
 -- function spent 300-800 ms ranking 36k-83k matches (bench/knowledge_bench.py, EXPLAIN ANALYZE in
 -- docs/benchmarks.md). With p_rank_cap set, at most that many matches are ranked: the first p_rank_cap rows the
--- GIN bitmap scan yields (physical order, not a relevance order), the best greatest(limit x 4, 100) of them by
--- ts_rank, then those by ts_rank_cd. A query with no more matches than the cap is ranked exactly as by 0013;
+-- GIN bitmap scan yields (physical order, not a relevance order), the best greatest(limit x 8, 400) of them by
+-- ts_rank (0013's pool), then those by ts_rank_cd. A query with no more matches than the cap is therefore ranked
+-- exactly as by 0013;
 -- a broader one gets the best matches *among the capped set*, not of all matches (docs/decisions.md, "Knowledge
 -- lexical leg ranks a bounded candidate set"). Knowledge search passes a cap; memory and skills pass none and
 -- keep 0013's behaviour exactly (same statement).
@@ -66,7 +67,7 @@ BEGIN
              FROM matched m
              ORDER BY 2 DESC, m.updated_at DESC, m.id
              LIMIT %5$s',
-            v_filters, p_tsquery, v_cap, greatest(v_limit * 4, 100), v_limit);
+            v_filters, p_tsquery, v_cap, greatest(v_limit * 8, 400), v_limit);
     END IF;
 END
 $$;

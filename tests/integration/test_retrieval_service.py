@@ -254,3 +254,20 @@ def test_a_lexical_rank_cap_ranks_a_bounded_set_and_changes_nothing_when_matches
     assert {s for s, _ in capped} <= {f"w{k:02d}" for k in range(21, 31)}
     # a cap under the limit still ranks `limit` rows; another account's matches never count
     assert len(run(1, limit=20)) == 20 and "foreign" not in {s for s, _ in run(1, limit=40)}
+
+
+def test_under_the_cap_the_ranking_is_0013s_even_past_its_ts_rank_cd_pool(account, owner_url):
+    # 450 matches (more than the 400 rows 0013 re-ranks by ts_rank_cd), written directly as indexed rows
+    acc = UUID(account.account_id)
+    with psycopg.connect(owner_url, autocommit=True) as owner:
+        owner.execute(
+            """INSERT INTO retrieval_documents (account_id, namespace, source_type, source_id, content_hash,
+                   lexical_text, status)
+               SELECT %s, %s, 'note', 'n' || i, md5(i::text),
+                      repeat('wombat ', 1 + i %% 7) || repeat('burrow ', 1 + i %% 5) || 'wombat', 'indexed'
+               FROM generate_series(1, 450) AS i""", (acc, NS))
+    db, q = get_database(), lexical.tsquery("wombat burrow")
+    with db.tenant(acc) as conn:
+        runs = [[r["id"] for r in repo.lexical_search(conn, account_id=acc, namespace=NS, tsquery=q, limit=20,
+                                                      rank_cap=cap)] for cap in (None, 450, 1000)]
+    assert len(runs[0]) == 20 and runs[1] == runs[0] and runs[2] == runs[0]
