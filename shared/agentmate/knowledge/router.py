@@ -24,6 +24,7 @@ from agentmate.knowledge.schemas import (
     KnowledgeDocumentContent,
     KnowledgeIngestResult,
     KnowledgeSnapshotPush,
+    KnowledgeSyncQueued,
     KnowledgeSyncRequest,
 )
 from agentmate.packages.models import Revision, Source, SourceInput
@@ -72,13 +73,20 @@ def list_revisions(source_id: UUID, principal: KnowledgeRead, db: DbDep, page: P
 
 
 @router.post("/sources/{source_id}/sync", status_code=201, response_model=KnowledgeIngestResult,
-             responses={200: {"model": KnowledgeIngestResult}})
+             responses={200: {"model": KnowledgeIngestResult}, 202: {
+                 "model": KnowledgeSyncQueued, "description": "The sync ran out of the request's time: it continues "
+                                                              "as the job in `job` (GET /api/knowledge/jobs/{job.id})"}})
 def sync_source(source_id: UUID, principal: KnowledgeWrite, db: DbDep,
                 body: KnowledgeSyncRequest | None = None) -> JSONResponse:
     """Resolve a ref of a git source to an immutable commit and ingest the package at it (public GitHub/GitLab by
     default). 201 for a new revision, 200 when the package hash replays one (the source is re-targeted to it);
-    a failure marks the source error and leaves no revision (an unknown ref is a 400 naming ref)."""
-    return _ingested(service.sync_source(db, Actor.of(principal), source_id, body or KnowledgeSyncRequest()))
+    a failure marks the source error and leaves no revision (an unknown ref is a 400 naming ref). A sync that
+    runs out of the request's time budget (20 s) answers 202 with a knowledge_sync job that repeats it with the
+    worker's budget (the source is pending meanwhile); a package over a size limit stays a 413."""
+    result = service.sync_or_queue(db, Actor.of(principal), source_id, body or KnowledgeSyncRequest())
+    if isinstance(result, KnowledgeSyncQueued):
+        return JSONResponse(result.model_dump(mode="json"), status_code=202)
+    return _ingested(result)
 
 
 @router.post("/sources/{source_id}/snapshots", status_code=201, response_model=KnowledgeIngestResult,

@@ -8,6 +8,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentmate.core.pagination import Page
+from agentmate.jobs.models import JobView
 from agentmate.knowledge.manifest import KnowledgeManifest
 from agentmate.packages.models import FileInput, FileMeta, FileRecord, Revision, Source
 
@@ -45,6 +46,14 @@ class KnowledgeIngestResult(BaseModel):
     manifest: KnowledgeManifest = Field(description="The parsed KNOWLEDGE.yaml of the revision")
     created: bool = Field(description="false when the package hash replayed an existing revision (the source "
                                       "was re-targeted to it)")
+
+
+class KnowledgeSyncQueued(BaseModel):
+    """A sync that did not fit one request's time budget (202): it continues as ``job``."""
+
+    source: Source = Field(description="The source, status pending while the job runs (last_error names the job)")
+    job: JobView = Field(description="The knowledge_sync job (GET /api/knowledge/jobs/{job.id}); its result names "
+                                     "the revision")
 
 
 class KnowledgeDocument(FileMeta):

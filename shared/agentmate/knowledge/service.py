@@ -5,7 +5,11 @@ documents, and the package identity covers the manifest plus the selected docume
 Replaying a package hash returns the existing revision and re-targets the source's active_revision_id.
 
 Inline work is bounded like the skills registry's: a snapshot has the ingest's size limits (it fits one Lambda
-request) and a git sync the ingest's time budget (``PACKAGES_SYNC_BUDGET_S``, under API Gateway's 30 s).
+request) and a git sync the ingest's time budget (``PACKAGES_SYNC_BUDGET_S``, under API Gateway's 30 s). A sync
+that runs out of that time (not one over a size limit: that stays a 413) is queued as a ``knowledge_sync`` job
+(``agentmate.jobs``) with ``SYNC_JOB_BUDGET_S``, and the route answers 202 with it; the source is ``pending``
+meanwhile, its ``last_error`` naming the job. The job repeats the sync from the start (nothing of a timed-out
+download is kept).
 """
 
 from __future__ import annotations
@@ -13,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from uuid import UUID
 
+from agentmate import jobs
 from agentmate.core.db import Conn, Database
-from agentmate.core.errors import NotFound
+from agentmate.core.errors import DomainError, NotFound, ServiceUnavailable
 from agentmate.core.observability import counted
 from agentmate.core.pagination import Page, PageParams
 from agentmate.knowledge import repository
@@ -25,14 +30,17 @@ from agentmate.knowledge.schemas import (
     KnowledgeDocumentContent,
     KnowledgeIngestResult,
     KnowledgeSnapshotPush,
+    KnowledgeSyncQueued,
     KnowledgeSyncRequest,
 )
 from agentmate.packages import runtime
 from agentmate.packages import service as packages
 from agentmate.packages.models import Ingested, Package, Revision, Source, SourceInput, Upserted
-from agentmate.packages.policy import NetPolicy
+from agentmate.packages.policy import NetPolicy, SyncTimedOut
 from agentmate.packages.service import Actor, Fetcher
 
+SYNC_JOB_KIND = "knowledge_sync"
+SYNC_JOB_BUDGET_S = 600.0  # with the 60 s finish margin it fits the 900 s worker function
 REFERENCED = ("a knowledge resolution run selected this source or one of its revisions (audit rows are "
               "append-only); the source cannot be deleted")
 
@@ -43,6 +51,11 @@ def net_policy() -> NetPolicy:
 
 def fetcher() -> Fetcher:
     return runtime.git_fetcher(net_policy())
+
+
+def job_fetcher() -> Fetcher:
+    """The job worker's fetcher: the same limits, but SYNC_JOB_BUDGET_S instead of a request's time budget."""
+    return runtime.git_fetcher(net_policy(), sync_budget_s=SYNC_JOB_BUDGET_S)
 
 
 def select_documents(package: Package) -> tuple[Package, KnowledgeManifest]:
@@ -132,6 +145,49 @@ def sync_source(db: Database, actor: Actor, source_id: UUID, body: KnowledgeSync
     out = packages.sync_source(db, STORE, actor, source_id, git or runtime.LazyFetcher(lambda: fetcher()),
                                ref=body.ref, select=sel.select, on_revision=on_revision)
     return _result(out)
+
+
+def sync_or_queue(db: Database, actor: Actor, source_id: UUID, body: KnowledgeSyncRequest
+                  ) -> KnowledgeIngestResult | KnowledgeSyncQueued:
+    """Sync inline; a sync that runs out of the request's time becomes a ``knowledge_sync`` job (202)."""
+    try:
+        return sync_source(db, actor, source_id, body)
+    except SyncTimedOut as exc:
+        with db.tenant(actor.account_id) as conn:
+            job = jobs.enqueue(conn, account_id=actor.account_id, kind=SYNC_JOB_KIND, subject_id=source_id,
+                               payload={"ref": body.ref, "user_id": _str(actor.user_id), "key_id": _str(actor.key_id)})
+            STORE.mark_pending(conn, account_id=actor.account_id, source_id=source_id,
+                               message=f"{exc.detail}: continuing as job {job.id} (GET /api/knowledge/jobs/{job.id})")
+            source = STORE.get_source(conn, account_id=actor.account_id, source_id=source_id)
+        jobs.wake(job.id)
+        return KnowledgeSyncQueued(source=source, job=jobs.JobView.of(job))
+
+
+def _str(value: UUID | None) -> str | None:
+    return str(value) if value is not None else None
+
+
+def _uuid(value: str | None) -> UUID | None:
+    return UUID(value) if value else None
+
+
+def run_sync_job(ctx: jobs.RunContext) -> dict[str, object]:
+    """The ``knowledge_sync`` job: the same sync with the worker's budget. A git host failing is retried; any other
+    refusal (an unknown ref, a size limit, a bad manifest) fails the job with its reason (the source says it too)."""
+    p, source_id = ctx.job.payload, ctx.job.subject_id
+    if source_id is None:
+        raise jobs.Permanent("a knowledge_sync job names its source as subject_id")
+    actor = Actor(ctx.job.account_id, _uuid(p.get("user_id")), _uuid(p.get("key_id")))
+    try:
+        out = sync_source(ctx.db, actor, source_id, KnowledgeSyncRequest(ref=p.get("ref")), git=job_fetcher())
+    except ServiceUnavailable as exc:
+        raise jobs.Retryable(exc.detail) from exc
+    except DomainError as exc:
+        raise jobs.Permanent(exc.detail) from exc
+    return {"revision_id": str(out.revision.id), "commit_sha": out.revision.commit_sha, "created": out.created}
+
+
+jobs.register(SYNC_JOB_KIND, run_sync_job, timeout_seconds=SYNC_JOB_BUDGET_S)
 
 
 # -- revisions and documents -------------------------------------------------------------------------------------

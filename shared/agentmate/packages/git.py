@@ -30,7 +30,7 @@ from agentmate.core.errors import DomainError, FieldError, ServiceUnavailable, T
 from agentmate.packages.limits import GIT_LIMITS, PackageLimits, PackageSettings, SyncLimits
 from agentmate.packages.models import Fetched
 from agentmate.packages.net import Deadline, SafeHttp, read_capped
-from agentmate.packages.policy import Exhausted, NetPolicy, Refused, Upstream
+from agentmate.packages.policy import Exhausted, NetPolicy, OutOfTime, Refused, SyncTimedOut, Upstream
 
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 _REF_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/+-]{0,254}$")
@@ -104,7 +104,7 @@ class GitFetcher:
         except Refused as exc:
             raise ValidationFailed([FieldError("repository_url", f"refused: {exc}")], f"sync refused: {exc}") from exc
         except Exhausted as exc:
-            raise TooLarge(str(exc)) from exc
+            raise (SyncTimedOut if isinstance(exc, OutOfTime) else TooLarge)(str(exc)) from exc
         except Upstream as exc:
             raise ServiceUnavailable(f"git host failed: {exc}") from exc
         if not files:

@@ -20,7 +20,7 @@ from urllib.parse import urljoin, urlsplit
 import httpcore
 import httpx
 
-from agentmate.packages.policy import Exhausted, NetPolicy, Refused, Upstream
+from agentmate.packages.policy import Exhausted, NetPolicy, OutOfTime, Refused, Upstream
 
 _MAX_REDIRECTS = 5
 
@@ -54,7 +54,7 @@ class _Stream(httpx.SyncByteStream):
         try:
             yield from self._stream
         except httpcore.TimeoutException as exc:
-            raise Exhausted("the sync time budget ran out while downloading") from exc
+            raise OutOfTime("the sync time budget ran out while downloading") from exc
         except httpcore.NetworkError as exc:
             raise Upstream("the connection failed while downloading") from exc
 
@@ -83,7 +83,7 @@ class PinnedTransport(httpx.BaseTransport):
         try:
             resp = self._pool.handle_request(req)
         except httpcore.TimeoutException as exc:
-            raise Exhausted("the sync time budget ran out waiting for the host") from exc
+            raise OutOfTime("the sync time budget ran out waiting for the host") from exc
         except (httpcore.NetworkError, httpcore.ProtocolError) as exc:
             raise Upstream(f"could not reach {request.url.host}") from exc
         assert isinstance(resp.stream, Iterable)
@@ -105,7 +105,7 @@ class Deadline:
     def remaining(self) -> float:
         left = self._end - self._clock()
         if left <= 0:
-            raise Exhausted(f"the sync took longer than sync_budget_s={self.budget_s:g}")
+            raise OutOfTime(f"the sync took longer than sync_budget_s={self.budget_s:g}")
         return left
 
 

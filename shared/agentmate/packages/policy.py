@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from agentmate.core.errors import TooLarge
 from agentmate.packages.limits import PackageSettings
 
 Resolver = Callable[[str, int], list[str]]
@@ -38,6 +39,14 @@ class Upstream(Exception):
 
 class Exhausted(Exception):
     """A sync limit was reached (message names the limit)."""
+
+
+class OutOfTime(Exhausted):
+    """The sync's time budget ran out: unlike a size limit, a longer budget (the job worker's) may finish it."""
+
+
+class SyncTimedOut(TooLarge):
+    """The 413 of a sync that ran out of time (``OutOfTime``): a caller may queue it as a job instead."""
 
 
 def system_resolver(host: str, port: int) -> list[str]:

@@ -27,10 +27,17 @@ def net_policy() -> NetPolicy:
     return NetPolicy.from_settings(package_settings())
 
 
-def git_fetcher(policy: NetPolicy | None = None) -> Fetcher:
+def git_fetcher(policy: NetPolicy | None = None, *, sync_budget_s: float | None = None) -> Fetcher:
+    """``sync_budget_s`` overrides PACKAGES_SYNC_BUDGET_S (the job worker's syncs are not bound by a request)."""
+    import dataclasses
+
     from agentmate.packages.git import GitFetcher  # dulwich only where a sync runs
 
-    return GitFetcher(policy or net_policy(), package_settings())
+    settings = package_settings()
+    limits = settings.sync_limits()
+    if sync_budget_s is not None:
+        limits = dataclasses.replace(limits, budget_s=sync_budget_s)
+    return GitFetcher(policy or net_policy(), settings, sync_limits=limits)
 
 
 class LazyFetcher:

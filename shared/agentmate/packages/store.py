@@ -149,6 +149,14 @@ class PackageStore:
             (message[:_MAX_ERROR_CHARS], account_id, source_id),
         )
 
+    def mark_pending(self, conn: Conn, *, account_id: UUID, source_id: UUID, message: str) -> None:
+        """Work on the source continues elsewhere (a queued sync job): ``message`` says where."""
+        conn.execute(
+            f"""UPDATE {self.tables.sources} SET status = 'pending', last_error = %s, updated_at = now()
+                WHERE account_id = %s AND id = %s""",
+            (message[:_MAX_ERROR_CHARS], account_id, source_id),
+        )
+
     def mark_ready(self, conn: Conn, *, account_id: UUID, source_id: UUID, revision_id: UUID,
                    commit_sha: str | None) -> Source:
         row = conn.execute(
