@@ -286,15 +286,19 @@ def hydrate_points(
     source_type: str | None = None,
     metadata: dict[str, Any] | None = None,
 ) -> dict[UUID, dict[str, Any]]:
-    """Rows behind vector hits, keyed by point id: only ``indexed`` rows (stale points drop out)."""
+    """Rows behind vector hits, keyed by point id: only ``indexed`` rows (stale points drop out).
+
+    Driven by the point ids (one unique-index lookup each, LATERAL ... LIMIT 1 so it is never flattened): with
+    statistics older than a bulk load the planner otherwise scanned the account's whole namespace (1,000 rows
+    read to return 20 at 1,000 skill cards)."""
     if not point_ids:
         return {}
     params: dict[str, Any] = {"a": account_id, "ns": namespace, "ids": point_ids}
     extra = _filters(source_type, metadata, params)
     rows = conn.execute(
-        f"""SELECT {_D_COLUMNS} FROM retrieval_documents d
-            WHERE d.account_id = %(a)s AND d.namespace = %(ns)s AND d.point_id = ANY(%(ids)s)
-              AND d.status = 'indexed'{extra}""",
+        f"""SELECT {_D_COLUMNS} FROM unnest(%(ids)s::uuid[]) AS p(point_id)
+            CROSS JOIN LATERAL (SELECT * FROM retrieval_documents r WHERE r.point_id = p.point_id LIMIT 1) AS d
+            WHERE d.account_id = %(a)s AND d.namespace = %(ns)s AND d.status = 'indexed'{extra}""",
         params,
     ).fetchall()
     return {r["point_id"]: r for r in rows}

@@ -176,13 +176,22 @@ def catalog(conn: Conn, *, account_id: UUID, query: str | None, limit: int,
 
 def cards(conn: Conn, *, account_id: UUID, version_ids: list[UUID], with_instructions: bool,
           active_only: bool = True) -> dict[UUID, dict[str, Any]]:
-    """Versions (active only by default) with their current card and, optionally, L1 instructions."""
+    """Versions (active only by default) with their current card and, optionally, L1 instructions.
+
+    Driven by the id list (one primary-key lookup each, LATERAL ... LIMIT 1 so it is never flattened): the cost
+    is the number of hits, whatever the account's version count and whether the statistics are fresh (a plan
+    from stale statistics scanned every active version of the account)."""
     extra = ", a.instructions, v.content" if with_instructions else ""
     rows = conn.execute(
         f"""SELECT v.id, v.skill_name, v.version, v.source_id, v.package_hash, a.card{extra}
-            FROM skill_versions v LEFT JOIN skill_compiled_artifacts a ON a.account_id = v.account_id
+            FROM unnest(%(ids)s::uuid[]) AS w(id)
+            CROSS JOIN LATERAL (
+                SELECT v.id, v.account_id, v.skill_name, v.version, v.source_id, v.package_hash, v.content_hash,
+                       v.content, v.is_active
+                FROM skill_versions v WHERE v.id = w.id AND v.account_id = %(a)s LIMIT 1) AS v
+            LEFT JOIN skill_compiled_artifacts a ON a.account_id = v.account_id
                  AND a.skill_version_id = v.id AND {CURRENT}
-            WHERE v.account_id = %(a)s AND v.id = ANY(%(ids)s) {"AND v.is_active" if active_only else ""}""",
+            {"WHERE v.is_active" if active_only else ""}""",
         {"a": account_id, "ids": version_ids, "cv": compiler.COMPILER_VERSION},
     ).fetchall()
     return {r["id"]: r for r in rows}
