@@ -70,21 +70,41 @@ How to use (a registry's repository/service)::
     GitHub-like archive redirects to a codeload-like host; test_packages_git.make_policy() widens the policy.
 """
 
-from agentmate.packages.limits import GIT_LIMITS, SNAPSHOT_LIMITS, PackageLimits, PackageSettings, SyncLimits
-from agentmate.packages.models import (
-    FileInput,
-    FileMeta,
-    FileRecord,
-    Ingested,
-    Package,
-    PackageFile,
-    Revision,
-    Source,
-    SourceInput,
-    Upserted,
-)
-from agentmate.packages.policy import NetPolicy
-from agentmate.packages.store import PackageStore, PackageTables
+from typing import TYPE_CHECKING
+
+from agentmate.core.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from agentmate.packages.limits import (
+        GIT_LIMITS,
+        SNAPSHOT_LIMITS,
+        PackageLimits,
+        PackageSettings,
+        SyncLimits,
+    )
+    from agentmate.packages.models import (
+        FileInput,
+        FileMeta,
+        FileRecord,
+        Ingested,
+        Package,
+        PackageFile,
+        Revision,
+        Source,
+        SourceInput,
+        Upserted,
+    )
+    from agentmate.packages.policy import NetPolicy
+    from agentmate.packages.store import PackageStore, PackageTables
+
+# Loaded on first use (cold start): a router that imports agentmate.packages.models loads nothing else.
+__getattr__ = lazy_exports(__name__, {
+    "limits": ("GIT_LIMITS", "SNAPSHOT_LIMITS", "PackageLimits", "PackageSettings", "SyncLimits"),
+    "models": ("FileInput", "FileMeta", "FileRecord", "Ingested", "Package", "PackageFile", "Revision", "Source",
+               "SourceInput", "Upserted"),
+    "policy": ("NetPolicy",),
+    "store": ("PackageStore", "PackageTables"),
+})
 
 __all__ = [
     "GIT_LIMITS",

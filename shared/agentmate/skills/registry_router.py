@@ -1,9 +1,7 @@
 """Skills registry routes (spec/001 "Skills"): sources, snapshots, sync, compile, catalog, L1/L2 loads, index,
 search and quality runs. Mounted beside the skill-record routes in the skills function."""
 
-from __future__ import annotations
-
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
@@ -12,10 +10,10 @@ from fastapi.responses import JSONResponse
 from agentmate.api.deps import DbDep, PageDep, RetrievalDep, SkillsRead, SkillsWrite
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.routing import LAMBDA_BODY_LIMIT, max_body
+from agentmate.core.lazy import lazy_module
 from agentmate.core.pagination import Page
 from agentmate.core.text import blank_to_none
 from agentmate.packages.models import Revision, Source, SourceInput
-from agentmate.skills import registry
 from agentmate.skills.registry_schemas import (
     SkillCatalogItem,
     SkillCompileReport,
@@ -35,6 +33,11 @@ from agentmate.skills.registry_schemas import (
     SkillSnapshotPush,
     SkillSyncRequest,
 )
+
+if TYPE_CHECKING:
+    from agentmate.skills import registry
+else:  # the use cases (compiler, quality checks, package ingest, retrieval) load on the first request that needs them
+    registry = lazy_module("agentmate.skills.registry")
 
 router = APIRouter(prefix="/api/skills", tags=["skills"], responses=PROBLEM_RESPONSES)
 
