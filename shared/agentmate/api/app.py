@@ -9,7 +9,7 @@ from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agentmate.api.errors import PROBLEM, install_error_handlers
+from agentmate.api.errors import PROBLEM, Problem, install_error_handlers
 from agentmate.api.openapi_rules import state_text_rules
 from agentmate.api.routing import ContractMiddleware
 
@@ -44,6 +44,25 @@ def _operation_id(route: APIRoute) -> str:
     return f"{tag}-{route.name}"
 
 
+def _problem_components(schemas: dict[str, Any]) -> None:
+    """The Problem schemas that PROBLEM_RESPONSES refers to, as FastAPI writes a response model's schema (its
+    OpenAPI model drops None values, e.g. ``default: null``)."""
+    if "Problem" in schemas:
+        return
+    from pydantic.json_schema import models_json_schema
+
+    _, definitions = models_json_schema([(Problem, "serialization")], ref_template="#/components/schemas/{model}")
+    schemas.update(_without_none(definitions["$defs"]))
+
+
+def _without_none(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_none(v) for v in value]
+    return value
+
+
 def _problem_openapi(app: FastAPI) -> None:
     """Document errors as they are served: problem+json, 400 for validation (never FastAPI's 422)."""
     original = app.openapi
@@ -52,6 +71,7 @@ def _problem_openapi(app: FastAPI) -> None:
         if app.openapi_schema is not None:
             return app.openapi_schema
         schema = original()
+        _problem_components(schema.setdefault("components", {}).setdefault("schemas", {}))
         for path_item in schema.get("paths", {}).values():
             for operation in path_item.values():
                 responses = operation.get("responses", {})

@@ -55,8 +55,12 @@ class Problem(BaseModel):
     errors: list[ProblemField] = []
 
 
+# Documented on every route as a schema reference rather than ``"model": Problem``: FastAPI builds a pydantic
+# TypeAdapter per route for each modelled response, which was a third of a function's route-building cost at
+# import (issue 9, docs/benchmarks.md); api.app adds the Problem schemas to the OpenAPI components instead.
+PROBLEM_SCHEMA_REF = {"$ref": "#/components/schemas/Problem"}
 PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
-    code: {"model": Problem, "description": desc}
+    code: {"description": desc, "content": {PROBLEM: {"schema": PROBLEM_SCHEMA_REF}}}
     for code, desc in {
         400: "Invalid input; errors[] names every bad field",
         401: "Missing or invalid credentials",
