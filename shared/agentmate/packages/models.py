@@ -1,7 +1,5 @@
 """Data model of the package ingest: inputs (what a client or a fetch supplies) and stored records."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from datetime import datetime
 from typing import ClassVar, Literal

@@ -1,8 +1,6 @@
 """Wire models of the skills registry: sources, snapshots, compile, catalog (L0), instructions (L1), resources (L2),
 index, search and quality runs."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Any, ClassVar, Literal
 from uuid import UUID

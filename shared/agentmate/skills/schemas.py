@@ -1,7 +1,5 @@
 """Skill execution records: published SKILL.md versions and execution logs (the anchors of memory attribution)."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
