@@ -308,8 +308,11 @@ def retire_unregistered(db: Database, *, settings: JobSettings | None = None) ->
     """Fail the jobs whose kind no runner in this process is registered for, once they have waited
     JOBS_UNREGISTERED_AFTER_SECONDS: nobody would ever claim them. Returns how many were failed."""
     settings = settings or get_job_settings()
+    registered = sorted(kinds())
+    if not registered:
+        return 0  # a process that runs no kinds at all is misconfigured, not proof that every kind is gone
     with db.transaction() as conn:
-        retired = repo.fail_unregistered(conn, kinds=sorted(kinds()), after_seconds=settings.jobs_unregistered_after_seconds,
+        retired = repo.fail_unregistered(conn, kinds=registered, after_seconds=settings.jobs_unregistered_after_seconds,
                                          limit=settings.jobs_sweep_batch)
     for row in retired:
         logger.warning("job of an unregistered kind retired", extra={

@@ -437,3 +437,14 @@ def test_the_local_poller_retires_jobs_of_unregistered_kinds_too(db, settings, e
     finally:
         poller.stop()
     assert rows.get(orphan.id)["status"] == "failed"
+
+
+def test_a_process_that_registered_no_kinds_retires_nothing(db, settings, enqueue, account, rows, monkeypatch):
+    import agentmate.jobs.worker as worker_module
+    from agentmate.jobs.worker import retire_unregistered
+
+    orphan = enqueue(account.account_id, f"gone_{uuid.uuid4().hex[:8]}")
+    rows.update(orphan.id, "queued_at = now() - interval '1 hour'")
+    monkeypatch.setattr(worker_module, "kinds", dict)  # a misconfigured worker: no runners at all
+    assert retire_unregistered(db, settings=settings) == 0
+    assert rows.get(orphan.id)["status"] == "queued"
