@@ -17,7 +17,7 @@ Gateway HTTP API v2 events handed to ``functions.context.app.handler`` in-proces
 auth, scope check, validation, the service and its transactions all run).
 
 Variants, interleaved in blocks of 20 so drift hits them alike:
-- serial, pool 1: the providers one after another on Lambda's one connection (DB_POOL_MAX_SIZE=1);
+- serial, pool 1: the providers one after another on Lambda's one connection, in one transaction (DB_POOL_MAX_SIZE=1);
 - parallel, pool 1: providers on threads, but one connection (what parallel costs without a bigger pool);
 - parallel, pool 6: providers on threads, each with its own pooled connection.
 The query embeddings (the vector legs of MEMORY and of SKILL's search) are timed by a wrapper and subtracted
@@ -133,11 +133,12 @@ def breakdown(pack: Any, packs: int, embedder: Any) -> list[list[Any]]:
 
     def run_layer(db: Any, retrieval: Any, principal: Any, req: Any, name: str, budget: int) -> Any:
         watch.section = name
-        t0 = time.perf_counter_ns()
+        t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
         try:
             return layer_run(db, retrieval, principal, req, name, budget)  # type: ignore[arg-type]
         finally:
             watch.add("provider", (time.perf_counter_ns() - t0) / 1e6)
+            watch.add("CPU", (time.thread_time_ns() - c0) / 1e6)
             watch.section = ""
 
     context_service._run = run_layer  # type: ignore[assignment]
@@ -145,8 +146,10 @@ def breakdown(pack: Any, packs: int, embedder: Any) -> list[list[Any]]:
     try:
         for j in range(packs):
             watch.reset()
+            c0 = time.process_time_ns()
             total, _ = pack(j)
             watch.add("handler", total, "")
+            watch.add("CPU", (time.process_time_ns() - c0) / 1e6, "")
             tallies.append(dict(watch.totals))
     finally:
         context_service._run = layer_run  # type: ignore[assignment]
@@ -161,7 +164,9 @@ def breakdown(pack: Any, packs: int, embedder: Any) -> list[list[Any]]:
     for layer in LAYERS:
         provider = [t.get((layer, "provider"), 0.0) - t.get((layer, "embedding"), 0.0) for t in tallies]
         rows.append([f"**{layer}**", *stat(provider)])
-        inner = [label for label in labels if any((layer, label) in t for t in tallies)]
+        rows.append(["  CPU of the provider's thread (wall minus waiting; embedding included)",
+                     *stat([t.get((layer, "CPU"), 0.0) for t in tallies])])
+        inner = [label for label in labels if any((layer, label) in t for t in tallies) and label != "CPU"]
         for label in inner:
             rows.append([f"  {label}", *stat([t.get((layer, label), 0.0) for t in tallies])])
         if inner:
@@ -184,6 +189,8 @@ def breakdown(pack: Any, packs: int, embedder: Any) -> list[list[Any]]:
             for t in tallies]
     rows.append(["handler rest (event, routing, validation, JSON, threads)", *stat(rest)])
     rows.append(["**handler total, excl. embedding**", *stat(excl)])
+    rows.append(["CPU of the whole process per pack (every thread; embedding included)",
+                 *stat([t.get(("", "CPU"), 0.0) for t in tallies])])
     return rows
 
 
@@ -438,7 +445,9 @@ def main(argv: list[str] | None = None) -> int:
                 notes=["Each layer's row is its provider (scope check included); its indented rows are the steps "
                        "inside it, and 'rest' is the provider minus those steps (transactions: BEGIN, the tenant "
                        "setting, COMMIT; Python). The vector index search runs on the retrieval thread beside "
-                       "the lexical leg, so it overlaps it. 'handler rest' is the handler minus the pack service "
+                       "the lexical leg, so it overlaps it. CPU rows are CPU time, not wall time: they do not grow "
+                       "with waiting for a loaded machine's cores or for Postgres. 'handler rest' is the handler "
+                       "minus the pack service "
                        "and the API-key check: event decoding, routing, request validation, thread hand-offs and "
                        "response serialization (the latter also shown on its own)."])
     print(f"Command: {COMMAND} --packs {packs} --memories {args.memories} --facts {args.facts} "
