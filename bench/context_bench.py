@@ -218,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     from psycopg.types.json import Jsonb
 
     from agentmate.context import service as context_service
+    from agentmate.context.schemas import PackRequest
     from agentmate.core import db as core_db
     from agentmate.core.db import Database
     from agentmate.core.principal import Principal
@@ -413,6 +414,14 @@ def main(argv: list[str] | None = None) -> int:
     breakdown_rows = breakdown(lambda j: pack_via_handler(j), packs, timing)
     context_service.PARALLEL = False
 
+    # Round trips (client waits on Postgres, from libpq's trace): the whole request serially, and each layer in
+    # a transaction of its own, as the providers run on threads.
+    handler_trips, _ = common.count_round_trips(db, lambda: pack_via_handler(0))
+    req0 = PackRequest.model_validate(body(0))
+    shares0 = context_service.budgets(req0.max_chars, LAYERS)
+    own_trips = {name: common.count_round_trips(db, lambda name=name: context_service._run(
+        db, retrieval, principal, req0, name, shares0[name]))[0] for name in LAYERS}  # type: ignore[misc]
+
     base = summary([t for t, _ in samples["baseline"]])
     rows = [["psycopg: tenant SELECT by id (baseline)", base["n"], f"{base['p50']:.2f}", f"{base['p95']:.2f}",
              "", "", "1.0x"]]
@@ -438,6 +447,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{'met' if serial['p95'] <= GOAL_P95_MS else 'NOT met'} ({serial['p95']:.2f} ms).",
             f"Pool of the parallel variant after the run: {peak.get('pool_size')} connections opened "
             f"(max {peak.get('pool_max')}), {peak.get('requests_waiting', 0)} requests waiting.",
+            f"Round trips to Postgres: {handler_trips} per serial request (API-key check included, every layer "
+            f"in one transaction); each layer in a transaction of its own, as on threads: "
+            + ", ".join(f"{n} {t}" for n, t in own_trips.items())
+            + f" = {sum(own_trips.values())}, the longest chain {max(own_trips.values())}.",
         ],
     )
     print_table("Where a pack's time goes: serial, pool 1, through the handler (ms per pack; embedding excluded)",

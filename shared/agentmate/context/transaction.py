@@ -39,15 +39,11 @@ class SharedTenant(Database):
             yield self._conn
 
     @property
-    def pool(self) -> Any:  # type: ignore[override]
+    def pool(self) -> Any:
         raise RuntimeError("a context pack runs on the connection of its transaction")
 
-    @contextmanager
-    def transaction(self) -> Iterator[Conn]:
+    def transaction(self) -> Any:
         raise RuntimeError("a context pack runs tenant transactions only")
-        yield self._conn  # pragma: no cover
 
-    @contextmanager
-    def single_statement(self) -> Iterator[Conn]:
+    def single_statement(self) -> Any:
         raise RuntimeError("a context pack runs tenant transactions only")
-        yield self._conn  # pragma: no cover

@@ -113,11 +113,15 @@ def reciprocal_rank_fusion(
         scored = scored[: max(limit, 0)]
     hits = []
     for negated, _, doc_id, lex_entry, vec_entry, updated_at in scored:
-        channels: tuple[Channel, ...] = ((LEXICAL,) if lex_entry else ()) + ((VECTOR,) if vec_entry else ())
+        channels: list[Channel] = []
+        if lex_entry is not None:
+            channels.append(LEXICAL)
+        if vec_entry is not None:
+            channels.append(VECTOR)
         hits.append(FusedHit(
             id=doc_id,
             score=-negated * (k + 1) / normaliser,  # int / int: correctly rounded, as float(Fraction) was
-            channels=channels,
+            channels=tuple(channels),
             lexical_score=lex_entry[1].score if lex_entry else None,
             vector_score=vec_entry[1].score if vec_entry else None,
             lexical_rank=lex_entry[0] if lex_entry else None,
