@@ -164,7 +164,7 @@ def breakdown(pack: Any, packs: int, embedder: Any) -> list[list[Any]]:
     for layer in LAYERS:
         provider = [t.get((layer, "provider"), 0.0) - t.get((layer, "embedding"), 0.0) for t in tallies]
         rows.append([f"**{layer}**", *stat(provider)])
-        rows.append(["  CPU of the provider's thread (wall minus waiting; embedding included)",
+        rows.append(["  CPU of the provider's thread (not the vector leg's)",
                      *stat([t.get((layer, "CPU"), 0.0) for t in tallies])])
         inner = [label for label in labels if any((layer, label) in t for t in tallies) and label != "CPU"]
         for label in inner:
