@@ -159,6 +159,8 @@ def sync_or_queue(db: Database, actor: Actor, source_id: UUID, body: KnowledgeSy
             STORE.mark_pending(conn, account_id=actor.account_id, source_id=source_id,
                                message=f"{exc.detail}: continuing as job {job.id} (GET /api/knowledge/jobs/{job.id})")
             source = STORE.get_source(conn, account_id=actor.account_id, source_id=source_id)
+            if source is None:  # deleted while the sync ran: the transaction (and the job) rolls back
+                raise NotFound("knowledge source") from exc
         jobs.wake(job.id)
         return KnowledgeSyncQueued(source=source, job=jobs.JobView.of(job))
 
