@@ -78,15 +78,15 @@ def catalog_all(conn: Conn, *, account_id: UUID) -> list[dict[str, Any]]:
 
 
 # What discovery reads of every card, in no order (scoring sorts; the fingerprint sorts its own list): only the
-# match fields, the manifest's arrays as text[] (no per-call JSON decoding of whole manifests), and the active
+# match fields (no per-call decoding of whole manifests; the two arrays stay jsonb: unnesting them into text[]
+# cost the server more than decoding them costs the client), and the active
 # revision by its primary key per source (LATERAL ... LIMIT 1 is never flattened into a join: without statistics,
 # e.g. for a freshly grown account, the planner's nested loop over every revision of the account cost 32 ms at
 # 200 cards instead of 0.5 ms; bench/knowledge_discover_bench.py).
 _DISCOVERY_CARDS = """
     SELECT s.id AS source_id, s.name AS source_name, s.domain, r.id AS revision_id, r.package_hash,
            r.manifest->>'name' AS name, r.manifest->>'description' AS description,
-           ARRAY(SELECT jsonb_array_elements_text(r.manifest->'capabilities')) AS capabilities,
-           ARRAY(SELECT jsonb_array_elements_text(r.manifest->'languages')) AS languages,
+           r.manifest->'capabilities' AS capabilities, r.manifest->'languages' AS languages,
            r.manifest->>'language' AS language, r.manifest->>'citation_policy' AS citation_policy
     FROM knowledge_sources s
     CROSS JOIN LATERAL (SELECT x.id, x.package_hash, x.manifest FROM knowledge_source_revisions x
