@@ -1,15 +1,15 @@
 -- Lexical leg, third step: an optional bound on how many matches are ranked (issue 12, knowledge search at 100k).
 --
--- Ranking is the cost of a broad query: ts_rank costs ~8 us per matching row (more under load), and a query of
--- common words (2-3 of a corpus's 150 most frequent) matches a third or more of a 100k-chunk account, so 0013's
--- function spent 300-800 ms ranking 36k-83k matches (bench/knowledge_bench.py, EXPLAIN ANALYZE in
--- docs/benchmarks.md). With p_rank_cap set, at most that many matches are ranked: the first p_rank_cap rows the
--- GIN bitmap scan yields (physical order, not a relevance order), the best greatest(limit x 8, 400) of them by
--- ts_rank (0013's pool), then those by ts_rank_cd. A query with no more matches than the cap is therefore ranked
--- exactly as by 0013;
--- a broader one gets the best matches *among the capped set*, not of all matches (docs/decisions.md, "Knowledge
--- lexical leg ranks a bounded candidate set"). Knowledge search passes a cap; memory and skills pass none and
--- keep 0013's behaviour exactly (same statement).
+-- A broad query's cost is reading and ranking every match: ~25 us per matching row under load (the heap row,
+-- its out-of-line tsvector, ts_rank), and a query of common words (2-3 of a corpus's 150 most frequent) matches
+-- a third or more of a 100k-chunk account, so 0013's function spent 300-800 ms on 17k-99k matches
+-- (bench/knowledge_bench.py, EXPLAIN ANALYZE in docs/benchmarks.md). With p_rank_cap set, at most that many
+-- matches are read and ranked: the first p_rank_cap rows the scan yields (physical order, not a relevance order);
+-- when they fit 0013's ts_rank_cd pool (greatest(limit x 8, 400)) they are ordered by ts_rank_cd directly, else
+-- the best pool of them by ts_rank first, as 0013 does. A query with no more matches than the cap is therefore
+-- ranked exactly as by 0013; a broader one gets the best matches *among the capped set*, not of all matches
+-- (docs/decisions.md, "The lexical leg ranks a bounded candidate set"). Knowledge search passes a cap of 400;
+-- memory and skills pass none and keep 0013's behaviour exactly (the same statement).
 --
 -- Everything else is unchanged from 0013: the tenant comes from app_account_id(), and the statement is planned
 -- with literals for this account and query. The 5-argument form is replaced (a defaulted 6th argument would make
@@ -25,6 +25,7 @@ DECLARE
     v_account uuid := app_account_id();
     v_limit integer := least(greatest(coalesce(p_limit, 0), 0), 1000);
     v_cap integer := CASE WHEN p_rank_cap IS NULL THEN NULL ELSE least(greatest(p_rank_cap, v_limit), 100000) END;
+    v_pool integer := greatest(v_limit * 8, 400);  -- 0013's ts_rank_cd pool
     v_filters text;
 BEGIN
     IF v_account IS NULL OR p_tsquery IS NULL OR p_namespace IS NULL OR v_limit = 0 THEN
@@ -49,7 +50,20 @@ BEGIN
              FROM matched m
              ORDER BY 2 DESC, m.updated_at DESC, m.id
              LIMIT %4$s',
-            v_filters, p_tsquery, greatest(v_limit * 8, 400), v_limit);
+            v_filters, p_tsquery, v_pool, v_limit);
+    ELSIF v_cap <= v_pool THEN
+        -- Every candidate fits the ts_rank_cd pool: 0013 would re-rank all of them, so rank them directly.
+        RETURN QUERY EXECUTE format(
+            'WITH candidates AS (
+                 SELECT d.id, d.lexical_tsv, d.updated_at
+                 FROM retrieval_documents d
+                 WHERE %1$s
+                 LIMIT %3$s)
+             SELECT c.id, ts_rank_cd(c.lexical_tsv, to_tsquery(''simple''::regconfig, %2$L))
+             FROM candidates c
+             ORDER BY 2 DESC, c.updated_at DESC, c.id
+             LIMIT %4$s',
+            v_filters, p_tsquery, v_cap, v_limit);
     ELSE
         RETURN QUERY EXECUTE format(
             'WITH candidates AS (
@@ -67,7 +81,7 @@ BEGIN
              FROM matched m
              ORDER BY 2 DESC, m.updated_at DESC, m.id
              LIMIT %5$s',
-            v_filters, p_tsquery, v_cap, greatest(v_limit * 8, 400), v_limit);
+            v_filters, p_tsquery, v_cap, v_pool, v_limit);
     END IF;
 END
 $$;

@@ -9,6 +9,9 @@ Filters: ``domain`` resolves to that domain's sources and is intersected with ``
 Exactly one source is pushed down into both legs (``metadata.source_id``); several are post-filtered from a
 widened candidate list (top_k x n, at most 50). Unknown or foreign source ids select nothing.
 
+The lexical leg ranks a bounded candidate set (``LEXICAL_RANK_CAP`` matches, migrations/0014): a broader query
+gets the best matches of that set, each containing every query word.
+
 Every search that ran is logged in ``retrieval_queries`` in the search's own transaction (query, filters, hit
 refs and scores, degraded legs); its id is the response's ``query_id``.
 """
@@ -40,9 +43,10 @@ from agentmate.retrieval import service as retrieval
 from agentmate.retrieval.service import Hit, Query, Retrieval, SearchResult
 
 MAX_WIDENED = 50
-# The lexical leg ranks at most this many matches (migrations/0014, docs/decisions.md): a query of common words
-# matches a third of a 100k-chunk account, and ranking all of it cost 300-800 ms.
-LEXICAL_RANK_CAP = 1000
+# The lexical leg reads and ranks at most this many matches (migrations/0014, docs/decisions.md): a query of common
+# words matches a third of a 100k-chunk account, and ranking all of it cost 300-800 ms. 400 is 0013's ts_rank_cd
+# pool, so up to 400 matches the ranking is exactly 0013's.
+LEXICAL_RANK_CAP = 400
 
 
 def citation(path: str, heading_path: str) -> str:
