@@ -133,10 +133,10 @@ class Prose:
 def document(i: int, total: int, prose: Prose) -> str:
     """~10 KB of Markdown: a title, 6 sections of 3 paragraphs, a code fence, links to 3 other documents."""
     rng = prose.rng
-    parts = [f"# {' '.join(prose.sample(3)).title()} ({i})\n\n{prose.paragraph(40)}\n"]
+    parts = [f"# {' '.join(prose.sample(3)).title()} ({i})\n\n{prose.paragraph(50)}\n"]
     for s in range(6):
         parts.append(f"## {' '.join(prose.sample(rng.randint(2, 4))).capitalize()} {i}.{s}\n")
-        parts.extend(f"{prose.paragraph(70)}\n" for _ in range(3))
+        parts.extend(f"{prose.paragraph(85)}\n" for _ in range(3))
         if s == 2:
             parts.append("```bash\n# a comment, not a heading\nagentmate deploy --region eu   --replicas 3\n```\n")
     links = " ".join(f"[page {j}](page-{j:04d}.md)" for j in rng.sample(range(total), 3))
