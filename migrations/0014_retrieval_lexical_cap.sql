@@ -9,7 +9,8 @@
 -- the best pool of them by ts_rank first, as 0013 does. A query with no more matches than the cap is therefore
 -- ranked exactly as by 0013; a broader one gets the best matches *among the capped set*, not of all matches
 -- (docs/decisions.md, "The lexical leg ranks a bounded candidate set"). Knowledge search passes a cap of 400;
--- memory and skills pass none and keep 0013's behaviour exactly (the same statement).
+-- memory and skills pass none and keep 0013's behaviour exactly (0013's statement, its matches in a CTE that
+-- the planner inlines).
 --
 -- Everything else is unchanged from 0013: the tenant comes from app_account_id(), and the statement is planned
 -- with literals for this account and query. The 5-argument form is replaced (a defaulted 6th argument would make
@@ -37,21 +38,7 @@ BEGIN
         v_account, p_namespace, p_tsquery,
         CASE WHEN p_source_type IS NULL THEN '' ELSE format('AND d.source_type = %L', p_source_type) END,
         CASE WHEN p_metadata IS NULL THEN '' ELSE format('AND d.metadata @> %L::jsonb', p_metadata) END);
-    IF v_cap IS NULL THEN
-        RETURN QUERY EXECUTE format(
-            'WITH matched AS (
-                 SELECT d.id, d.lexical_tsv, d.updated_at
-                 FROM retrieval_documents d
-                 WHERE %1$s
-                 ORDER BY ts_rank(d.lexical_tsv, to_tsquery(''simple''::regconfig, %2$L)) DESC, d.updated_at DESC,
-                          d.id
-                 LIMIT %3$s)
-             SELECT m.id, ts_rank_cd(m.lexical_tsv, to_tsquery(''simple''::regconfig, %2$L))
-             FROM matched m
-             ORDER BY 2 DESC, m.updated_at DESC, m.id
-             LIMIT %4$s',
-            v_filters, p_tsquery, v_pool, v_limit);
-    ELSIF v_cap <= v_pool THEN
+    IF v_cap IS NOT NULL AND v_cap <= v_pool THEN
         -- Every candidate fits the ts_rank_cd pool: 0013 would re-rank all of them, so rank them directly.
         RETURN QUERY EXECUTE format(
             'WITH candidates AS (
@@ -65,12 +52,13 @@ BEGIN
              LIMIT %4$s',
             v_filters, p_tsquery, v_cap, v_limit);
     ELSE
+        -- 0013's statement (without a cap the candidates CTE is every match, inlined by the planner), or the
+        -- same over the first v_cap matches.
         RETURN QUERY EXECUTE format(
             'WITH candidates AS (
                  SELECT d.id, d.lexical_tsv, d.updated_at
                  FROM retrieval_documents d
-                 WHERE %1$s
-                 LIMIT %3$s
+                 WHERE %1$s %3$s
              ), matched AS (
                  SELECT c.id, c.lexical_tsv, c.updated_at
                  FROM candidates c
@@ -81,7 +69,8 @@ BEGIN
              FROM matched m
              ORDER BY 2 DESC, m.updated_at DESC, m.id
              LIMIT %5$s',
-            v_filters, p_tsquery, v_cap, v_pool, v_limit);
+            v_filters, p_tsquery, CASE WHEN v_cap IS NULL THEN '' ELSE format('LIMIT %s', v_cap) END, v_pool,
+            v_limit);
     END IF;
 END
 $$;
