@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
 
     stages: dict[str, list[float]] = {"tenant transaction alone (BEGIN + tenant, COMMIT)": [],
                                       "compiled contract read": [], "catalog cards read": [],
-                                      "(before: catalog_all + whole manifests, same data)": [],
+                                      "(before: catalog_all rows + language folding, no cards built)": [],
                                       "pins' builds read": [], "resolve (scoring + fingerprint)": [],
                                       "serialise (model_dump_json)": []}
     for _ in range(calls):

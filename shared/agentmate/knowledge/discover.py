@@ -299,11 +299,11 @@ def resolve(contract: SkillContract, cards: Sequence[Card], requirement_id: str 
 def _cards(rows: list[dict[str, Any]]) -> list[Card]:
     out = []
     for r in rows:
-        langs = fold_languages({"languages": r["languages"] or [], "language": r["language"]})
-        out.append(Card(source_id=r["source_id"], source_name=r["source_name"], name=r["name"] or r["source_name"],
-                        description=r["description"], domain=r["domain"], revision_id=r["revision_id"],
-                        package_hash=r["package_hash"], capabilities=tuple(r["capabilities"] or ()),
-                        languages=tuple(langs), citation_policy=r["citation_policy"]))
+        m = r["manifest"] or {}
+        out.append(Card(source_id=r["source_id"], source_name=r["source_name"], name=m.get("name") or r["source_name"],
+                        description=m.get("description"), domain=r["domain"], revision_id=r["revision_id"],
+                        package_hash=r["package_hash"], capabilities=tuple(m.get("capabilities") or ()),
+                        languages=tuple(fold_languages(m)), citation_policy=m.get("citation_policy")))
     return out
 
 
