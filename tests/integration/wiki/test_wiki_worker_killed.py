@@ -26,7 +26,7 @@ from agentmate.knowledge.wiki import service as wiki
 from tests.integration.wiki.corpus import client, documents, enqueue, make_source
 
 ROOT = Path(__file__).resolve().parents[3]
-LEASE_S = 6  # the killed worker's lease: 2 x COMPILER_TIMEOUT_SECONDS, JOBS_MIN_LEASE_SECONDS lowered to allow it
+LEASE_S = 10  # the killed worker's lease: 2 x COMPILER_TIMEOUT_SECONDS, JOBS_MIN_LEASE_SECONDS lowered to allow it
 
 
 def _wait(what: str, done, timeout_s: float = 60.0) -> None:
