@@ -90,8 +90,8 @@ def _update_tools() -> list[registry.ToolSpec]:
 def test_every_patch_route_has_an_update_tool_declaring_its_patch_model():
     patches = {r.split(" ", 1)[1] for r in rest_routes() if r.startswith("PATCH ")}
     declared = {spec.rest.split(" ", 1)[1] for spec in _update_tools()}
-    # append is not a PATCH body of fields (it takes one required text); memory_update (agentx's retire/forget
-    # tool, PATCH /api/memory/entries/{entry_id}) does not use a PatchModel yet: not covered here.
+    # append is not a PATCH body of fields (it takes one required text); memory_update's PATCH takes two required
+    # fields, not a PatchModel: test_memory_update_treats_null_and_omitted_arguments_as_its_patch_does covers it.
     assert patches - {"/api/notes/{note_id}/append", "/api/memory/entries/{entry_id}"} <= declared, patches - declared
 
 
@@ -134,3 +134,30 @@ async def test_update_tools_treat_null_and_omitted_arguments_as_rest_patch_does(
                     changed = await s.call_tool(spec.name, {"id": record["id"], other: value})
                     assert not changed.is_error, (spec.name, other, changed.content)
                     assert changed.structured_content[field] == before, (spec.name, field)
+
+
+@pytest.mark.anyio
+async def test_memory_update_treats_null_and_omitted_arguments_as_its_patch_does(base_url, account):
+    """Both of memory_update's arguments are required, as the PATCH body's fields are: null or omitted is the same
+    refusal naming the field over both transports, and the entry stays as it was."""
+    import anyio
+
+    from .conftest import mcp_session
+
+    rest, h = account.client, account.headers()
+    entry = rest.post("/api/memory/entries", json={"memory_type": "semantic", "content": "parity",
+                                                   "evidence": [{"source_type": "test", "source_id": "t"}]},
+                      headers=h).json()
+    url = f"/api/memory/entries/{entry['id']}"
+    full = {"status": "archived", "reason": "no longer relevant"}
+    with anyio.fail_after(60):
+        async with mcp_session(f"{base_url}/mcp", {"X-Api-Key": account.key()}) as s:
+            for field in full:
+                for label, body in (("null", {**full, field: None}),
+                                    ("omitted", {k: v for k, v in full.items() if k != field})):
+                    r = rest.patch(url, json=body, headers=h)
+                    assert r.status_code == 400, (label, field, r.text)
+                    assert [e["field"] for e in r.json()["errors"]] == [field], (label, r.text)
+                    refused = await s.call_tool("memory_update", {"id": entry["id"], **body})
+                    assert refused.is_error and f"{field}:" in refused.content[0].text, (label, refused.content)
+    assert rest.get(url, headers=h).json()["status"] == "active"

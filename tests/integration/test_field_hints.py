@@ -34,3 +34,14 @@ def test_an_event_key_sent_as_a_header_is_pointed_at_the_body(client, account):
     r = client.post("/api/memory/events", json={"event_type": "note", "payload": {"text": "x"}}, headers=headers)
     assert _errors(r)["idempotency_key"]["message"] == (
         "field required (send it in the JSON body, not as an Idempotency-Key header; reuse it on retries)")
+
+
+def test_a_missing_enum_query_parameter_lists_its_allowed_values(client, account):
+    h = account.headers("memory:rw")
+    for method, path in (("GET", "/api/memory/export"), ("DELETE", "/api/memory/entries")):
+        r = client.request(method, path, params={"scope_key": "octo/widgets", "confirm": "true"}, headers=h)
+        assert _errors(r)["scope_type"] == {"field": "scope_type", "message": "field required",
+                                            "allowed": ["global", "project", "repository", "agent", "session"]}
+    # a missing parameter that is no enum lists nothing
+    r = client.delete("/api/memory/entries", params={"scope_type": "global"}, headers=h)
+    assert _errors(r)["confirm"] == {"field": "confirm", "message": "field required"}

@@ -231,3 +231,49 @@ def test_export_then_forget_a_scope(client, account, other_account):
     assert client.get("/api/memory/export", params=params, headers=h).text == ""
     missing = client.delete(ENTRIES, params={"scope_type": "repository", "confirm": "true"}, headers=h)
     assert missing.status_code == 400 and missing.json()["errors"][0]["field"] == "scope_key"
+
+
+def test_export_pages_through_every_entry(client, account, monkeypatch):
+    from agentmate.memory.service import forget
+
+    monkeypatch.setattr(forget, "EXPORT_PAGE", 2)
+    h = account.headers("memory:rw")
+    ids = sorted(_store(client, h, f"paged fact {i}").json()["id"] for i in range(5))
+    r = client.get("/api/memory/export", params={"scope_type": "repository", "scope_key": "octo/widgets"}, headers=h)
+    assert r.status_code == 200 and "Nearest-Scopes" not in r.headers
+    assert [json.loads(line)["id"] for line in r.text.splitlines()] == ids
+
+
+def test_an_empty_export_or_forget_of_a_mistyped_scope_names_the_nearest(client, account):
+    h = account.headers("memory:rw")
+    _store(client, h, "a widget fact")
+    wrong = {"scope_type": "repository", "scope_key": "Octo/Widgets/"}
+    r = client.get("/api/memory/export", params=wrong, headers=h)
+    assert r.status_code == 200 and r.text == ""
+    assert json.loads(r.headers["Nearest-Scopes"]) == [{"scope_type": "repository", "scope_key": "octo/widgets"}]
+    r = client.delete(ENTRIES, params={**wrong, "confirm": "true"}, headers=h)
+    assert r.status_code == 200 and r.json()["deleted"] == 0
+    assert r.json()["nearest_scopes"] == [{"scope_type": "repository", "scope_key": "octo/widgets"}]
+    # a scope that has entries says nothing of the kind
+    r = client.delete(ENTRIES, params={"scope_type": "repository", "scope_key": "octo/widgets", "confirm": "true"},
+                      headers=h)
+    assert r.json()["deleted"] == 1 and "nearest_scopes" not in r.json()
+
+
+def test_a_duplicate_store_from_another_event_keeps_that_event_as_evidence(client, account):
+    h = account.headers("memory:rw")
+    events = []
+    for i in range(2):
+        r = client.post("/api/memory/events", json={"event_type": "observation", "idempotency_key": f"obs-{i}",
+                                                    "payload": {"text": "widgets build with make"}}, headers=h)
+        events.append(r.json()["id"])
+    body = {"memory_type": "semantic", "content": "Widgets build with make.", "scope_type": "repository",
+            "scope_key": "octo/widgets"}
+    first = client.post(ENTRIES, json={**body, "source_event_id": events[0]}, headers=h).json()
+    assert first["evidence"] == []
+    # the same event again adds nothing; another event is appended as memory_event evidence
+    again = client.post(ENTRIES, json={**body, "source_event_id": events[0]}, headers=h).json()
+    assert again["deduplicated"] is True and again["evidence"] == []
+    other = client.post(ENTRIES, json={**body, "source_event_id": events[1]}, headers=h).json()
+    assert other["id"] == first["id"] and other["source_event_id"] == events[0]
+    assert [(e["source_type"], e["source_id"]) for e in other["evidence"]] == [("memory_event", events[1])]

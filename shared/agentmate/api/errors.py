@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.dependencies.utils import get_flat_params
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
@@ -128,6 +129,14 @@ def _body_model(request: Request) -> type[BaseModel] | None:
     return models[0] if models else None
 
 
+def _param_annotations(request: Request) -> dict[str, Any]:
+    """The route's query, path and header parameters by name (for the allowed values of a missing enum)."""
+    dependant = getattr(request.scope.get("route"), "dependant", None)
+    if dependant is None:
+        return {}
+    return {f.alias: f.field_info.annotation for f in get_flat_params(dependant)}
+
+
 class CatchAllMiddleware:
     """Anything unexpected becomes a logged 500 problem+json *answered* here. Starlette's ServerErrorMiddleware
     would render it too but then re-raise, and the server closes the keep-alive connection under the client."""
@@ -163,7 +172,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = pydantic_errors(list(exc.errors()), _body_model(request))
+        errors = pydantic_errors(list(exc.errors()), _body_model(request), _param_annotations(request))
         detail = "invalid fields: " + ", ".join(dict.fromkeys(e.field for e in errors))
         return problem(400, "Validation failed", detail, [e.as_dict() for e in errors])
 

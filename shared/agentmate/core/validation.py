@@ -4,7 +4,8 @@ Hints belong to the model that owns the field: a model lists, in ``field_hints``
 send by mistake and what to do instead (``EventCreate.field_hints = {"content": "event content belongs inside
 payload"}``). An unknown field gets the hint of the model it was sent to, found by walking the error's location
 from the validated model, so the same name elsewhere (a todo's ``content``) gets none. A missing field whose
-type is an enum or ``Literal`` lists its allowed values, and ``missing_hints`` says where a required field
+type is an enum or ``Literal`` lists its allowed values (a query, path or header parameter's too, given the route's
+parameter annotations), and ``missing_hints`` says where a required field
 belongs when agents tend to send it elsewhere (an event's ``idempotency_key`` as a header).
 """
 
@@ -82,8 +83,13 @@ def _allowed_values(annotation: Any) -> list[Any] | None:
     return None
 
 
-def pydantic_errors(raw: Iterable[Mapping[str, Any]], model: type[BaseModel] | None = None) -> list[FieldError]:
-    """``model`` is the one validated (a route's body, a tool's domain model); it supplies hints and enums."""
+def pydantic_errors(
+    raw: Iterable[Mapping[str, Any]],
+    model: type[BaseModel] | None = None,
+    params: Mapping[str, Any] | None = None,
+) -> list[FieldError]:
+    """``model`` is the one validated (a route's body, a tool's domain model); it supplies hints and enums.
+    ``params`` maps a route's query/path/header parameter names to their annotations (for their enums)."""
     out: list[FieldError] = []
     for err in raw:
         loc = tuple(err.get("loc", ()))
@@ -110,6 +116,8 @@ def pydantic_errors(raw: Iterable[Mapping[str, Any]], model: type[BaseModel] | N
             info = owner.model_fields.get(last) if owner is not None else None
             if info is not None:
                 allowed = _allowed_values(info.annotation)
+            elif loc and loc[0] != "body" and params and last in params:
+                allowed = _allowed_values(params[last])
             missing_hint = getattr(owner, "missing_hints", {}).get(last) if owner is not None else None
             if missing_hint:
                 message += f" ({missing_hint})"

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -55,6 +56,7 @@ from agentmate.memory.service import (
 )
 
 NDJSON = "application/x-ndjson"
+NEAREST_SCOPES_HEADER = "Nearest-Scopes"
 
 router = APIRouter(prefix="/api/memory", tags=["memory"], responses=PROBLEM_RESPONSES)
 SEARCH_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -199,7 +201,11 @@ def forget_scope(
     "/export",
     response_class=StreamingResponse,
     responses={200: {"content": {NDJSON: {"schema": {"$ref": "#/components/schemas/ExportedEntry"}}},
-                     "description": "One JSON entry with its evidence per line (application/x-ndjson)"}},
+                     "description": "One JSON entry with its evidence per line (application/x-ndjson)",
+                     "headers": {NEAREST_SCOPES_HEADER: {
+                         "description": "Only on an empty export of a scope key: a JSON array of the nearest "
+                                        "existing scopes ({scope_type, scope_key}), as nearest_scopes elsewhere",
+                         "schema": {"type": "string"}}}}},
 )
 def export(
     principal: MemoryRead,
@@ -208,8 +214,11 @@ def export(
     scope_key: Annotated[str, Query(max_length=500, description="Required unless scope_type is global")] = "",
 ) -> StreamingResponse:
     """A scope's memories (every status) with their evidence as NDJSON, one entry per line."""
-    rows = forget.export_scope(db, principal, scope_type=scope_type, scope_key=scope_key)
-    return StreamingResponse((r.model_dump_json() + "\n" for r in rows), media_type=NDJSON)
+    result = forget.export_scope(db, principal, scope_type=scope_type, scope_key=scope_key)
+    headers = {}
+    if result.nearest_scopes is not None:  # JSON escapes every non-ASCII and control character: header-safe
+        headers[NEAREST_SCOPES_HEADER] = json.dumps([s.model_dump(mode="json") for s in result.nearest_scopes])
+    return StreamingResponse((r.model_dump_json() + "\n" for r in result.rows), media_type=NDJSON, headers=headers)
 
 
 @router.get("/entries/{entry_id}", response_model=EntryDetail)

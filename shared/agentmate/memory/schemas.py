@@ -715,6 +715,7 @@ class ScopeForgotten(BaseModel):
     deleted: int = Field(description="How many entries were deleted for good")
     projection_removed: int
     warning: str | None = None
+    nearest_scopes: NearestScopes = None
 
 
 class ExportedEntry(EntryDetail):

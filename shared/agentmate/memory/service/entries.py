@@ -121,11 +121,16 @@ def _deduplicated(
     conn: Conn, principal: Principal, data: dict[str, Any], evidence: list[dict[str, Any]]
 ) -> EntryCreated:
     """The active entry this store duplicates, with the new evidence items appended (ones it already has with the
-    same source_type, source_id and excerpt are not added twice, so a plain retry adds nothing)."""
+    same source_type, source_id and excerpt are not added twice, so a plain retry adds nothing). A source event
+    other than the entry's own is provenance too: it is appended as a ``memory_event`` evidence item."""
     existing = repo.active_duplicate(conn, account_id=principal.account_id, data=data)
     if existing is None:  # pragma: no cover - the colliding entry was retired between the insert and this read
         raise Conflict("an identical memory was changed while this one was stored; retry")
     entry_id = existing["id"]
+    source_event = data.get("source_event_id")
+    if source_event is not None and source_event != existing["source_event_id"]:
+        evidence = [*evidence, {"source_type": "memory_event", "source_id": str(source_event), "excerpt": "",
+                                "metadata": {}}]
     have = repo.evidence_for(conn, account_id=principal.account_id, memory_ids=[entry_id])[entry_id]
     seen = {(e["source_type"], e["source_id"], e["excerpt"]) for e in have}
     new: list[dict[str, Any]] = []

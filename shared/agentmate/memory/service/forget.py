@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
@@ -27,7 +28,9 @@ from agentmate.memory.schemas import (
     Evidence,
     ExportedEntry,
     ScopeForgotten,
+    ScopeRef,
 )
+from agentmate.memory.service import scopes
 from agentmate.memory.service.events import record_system_event
 from agentmate.memory.service.projection import drop_points, remove_projection
 from agentmate.memory.service.rules import check_scope
@@ -134,40 +137,51 @@ def forget_scope(
             _, point_ids, _ = _delete_in(conn, principal, entry)
             all_points += point_ids
             deleted += 1
+        nearest = scopes.nearest_if_empty(conn, principal.account_id, deleted, scope_type, scope_key)
     return ScopeForgotten(
         scope_type=scope_type,  # type: ignore[arg-type]
         scope_key=scope_key,
         deleted=deleted,
         projection_removed=len(all_points),
         warning=drop_points(retrieval, principal.account_id, all_points, "deleted"),
+        nearest_scopes=nearest,
     )
+
+
+@dataclass(frozen=True)
+class ScopeExport:
+    rows: Iterator[ExportedEntry]
+    nearest_scopes: list[ScopeRef] | None  # set when the scope has no entries (see scopes.nearest_if_empty)
 
 
 def export_scope(
     db: Database, principal: Principal, *, scope_type: str | None, scope_key: str | None
-) -> Iterator[ExportedEntry]:
-    """A scope's entries (any status) with their evidence, in id order; validated before the first row."""
+) -> ScopeExport:
+    """A scope's entries (any status) with their evidence, in id order. The first page is read before the
+    response starts, so an empty export can still say which scopes were probably meant."""
     scope_type, scope_key = _scope(scope_type, scope_key)
 
+    def page_after(after: UUID | None) -> list[ExportedEntry]:
+        with db.tenant(principal.account_id) as conn:
+            page = repo.export_page(
+                conn, account_id=principal.account_id, scope_type=scope_type, scope_key=scope_key, after=after,
+                limit=EXPORT_PAGE,
+            )
+            evidence = repo.evidence_for(conn, account_id=principal.account_id, memory_ids=[r["id"] for r in page])
+        return [ExportedEntry(**r, evidence=[Evidence(**e) for e in evidence[r["id"]]]) for r in page]
+
+    first = page_after(None)
+    nearest = None
+    if not first:
+        with db.tenant(principal.account_id) as conn:
+            nearest = scopes.nearest_if_empty(conn, principal.account_id, 0, scope_type, scope_key)
+
     def rows() -> Iterator[ExportedEntry]:
-        after: UUID | None = None
+        page = first
         while True:
-            with db.tenant(principal.account_id) as conn:
-                page = repo.export_page(
-                    conn,
-                    account_id=principal.account_id,
-                    scope_type=scope_type,
-                    scope_key=scope_key,
-                    after=after,
-                    limit=EXPORT_PAGE,
-                )
-                evidence = repo.evidence_for(
-                    conn, account_id=principal.account_id, memory_ids=[r["id"] for r in page]
-                )
-            for r in page:
-                yield ExportedEntry(**r, evidence=[Evidence(**e) for e in evidence[r["id"]]])
+            yield from page
             if len(page) < EXPORT_PAGE:
                 return
-            after = page[-1]["id"]
+            page = page_after(page[-1].id)
 
-    return rows()
+    return ScopeExport(rows(), nearest)
