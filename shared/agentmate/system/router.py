@@ -151,12 +151,15 @@ def schema() -> dict[str, Any]:
 
 GUIDE_FILE = Path(__file__).resolve().parent / "agent-integration.md"  # a copy of docs/agent-integration.md
 MARKDOWN = "text/markdown; charset=utf-8"
-LLMS_MODULES = {
+LLMS_MODULES = {  # every MCP module: what its tools are for
     "todos": "todos", "notes": "notes", "reports": "reports", "bookmarks": "bookmarks", "expenses": "expenses",
-    "memory": "the memory journal, durable memories, checkpoints/resume and working memory",
-    "skills": "skill execution logs and versions",
-    "knowledge": ("knowledge collections: sources, documents, the catalog, discovery for a skill and resolution "
-                  "runs (search as it lands)"),
+    "memory": ("the memory journal, durable memories (search, retire, forget), checkpoints and resume by session "
+               "or scope, and working memory"),
+    "skills": ("the skills registry (publish, sync, search, load instructions and resources, quality runs) and "
+               "skill execution logs"),
+    "context": "the context pack: one budgeted, cited context for a task from six layers",
+    "knowledge": ("the knowledge registry: sources, documents, the catalog, chunk search with citations, discovery "
+                  "for a skill, resolution runs, the compiled wiki and its quality checks"),
 }
 
 
@@ -180,20 +183,21 @@ def llms_txt(request: Request) -> Response:
     """An llms.txt index (https://llmstxt.org): the guide, the OpenAPI document and the MCP endpoints."""
     base = _base(request)
     mcp = "\n".join(
-        f"- [/mcp/{m}]({base}/mcp/{m}): tools for {LLMS_MODULES.get(m, m)}" for m in MCP_MODULES
+        f"- [/mcp/{m}]({base}/mcp/{m}): tools for {LLMS_MODULES[m]}" for m in MCP_MODULES
     )
     text = f"""# Agentmate
 
 > A backend for AI agents: durable memory (journal events, evidence-backed memories, hybrid search,
-> checkpoints and resume), working memory, todos, notes, reports, bookmarks, expenses and skill records,
-> over REST and MCP. Every call needs an API key in the X-Api-Key header.
+> checkpoints and resume), working memory, a skills registry, a knowledge registry with a compiled wiki,
+> the context pack, and todos, notes, reports, bookmarks and expenses, over REST and MCP. Every call needs an
+> API key in the X-Api-Key header.
 
 Read the agent integration guide first: every step has a check. Errors are application/problem+json naming
 each bad field and its allowed values; /api/schema lists the allowed values.
 
 ## Docs
 
-- [Agent integration guide]({base}/api/guide): connect, conventions, the memory loop, finding your session after a crash, MCP (Markdown)
+- [Agent integration guide]({base}/api/guide): connect, conventions, the memory loop, finding your session after a crash, MCP, skills, knowledge (Markdown)
 - [OpenAPI document]({base}/api/openapi.json): every REST route, field and rule
 - [Allowed values]({base}/api/schema): enums, required fields and scopes of the write models
 - [Health]({base}/api/health): liveness and the MCP endpoints (no key needed)
