@@ -35,6 +35,7 @@ DESCRIPTION = (
     "them. Authenticate with `X-Api-Key: ak_…`, `Authorization: Bearer ak_…` or `Authorization: Bearer <jwt>`. "
     "API keys carry scopes (`x-required-scopes` on each operation; `X:rw` implies `X:r`, an empty list is full "
     "access). Errors are RFC 9457 `application/problem+json` with `errors[]` naming every invalid field. "
+    "No unknown query parameters or body fields: a name an operation does not declare is a 400 naming it. "
     "`GET /api/schema` lists allowed values and required fields."
 )
 SECURITY_SCHEMES = {

@@ -218,6 +218,46 @@ def test_a_trailing_slash_is_served_as_the_same_route(client, account):
     assert r.status_code == 201 and r.json()["title"] == "slash"
 
 
+# --- unknown query parameters: refused as unknown body fields are ---------------------------------------------
+
+
+def test_an_unknown_query_parameter_is_a_400_naming_it_and_what_was_meant(client, account):
+    h = account.headers("memory:rw")
+    # Given a journal with events in two sessions, a misspelt filter would otherwise answer all of them
+    for i, session in enumerate(("s-1", "s-2")):
+        r = client.post("/api/memory/events", json={"event_type": "note", "idempotency_key": f"q-{i}",
+                                                    "session_id": session, "payload": {"i": i}}, headers=h)
+        assert r.status_code == 201
+    r = client.get("/api/memory/events", params={"session": "s-1"}, headers=h)
+    assert r.status_code == 400 and fields(r) == ["session"]
+    error = r.json()["errors"][0]
+    assert error["message"] == "unknown query parameter (use session_id)"
+    assert error["allowed"] == ["event_type", "limit", "offset", "scope_key", "scope_type", "session_id"]
+    messages = {e["field"]: e["message"] for e in client.get(
+        "/api/memory/entries", params={"repo": "octo/widgets", "scope": "x", "type": "semantic", "zzz": "1"},
+        headers=h).json()["errors"]}
+    assert messages == {"repo": "unknown query parameter (use scope_type=repository&scope_key=owner/repo)",
+                        "scope": "unknown query parameter (use scope_type plus scope_key)",
+                        "type": "unknown query parameter (use memory_type or scope_type)",
+                        "zzz": "unknown query parameter"}
+    r = client.get(f"/api/memory/entries/{uuid.uuid4()}", params={"verbose": "1"}, headers=h)
+    assert r.status_code == 400 and r.json()["errors"] == [
+        {"field": "verbose", "message": "unknown query parameter: this operation takes none"}]
+    # declared parameters, repeated or blank, are as before
+    r = client.get("/api/memory/events", params=[("session_id", "s-1"), ("limit", "5")], headers=h)
+    assert r.status_code == 200 and r.json()["total"] == 1
+    assert "no unknown query parameters" in DOC["info"]["description"].lower()
+
+
+def test_a_scope_key_filter_without_its_scope_type_is_a_400_on_every_scoped_read(client, account):
+    h = account.headers("memory:r")
+    for path in ("/api/memory/entries", "/api/memory/events", "/api/memory/journal/sessions",
+                 "/api/memory/resume"):
+        r = client.get(path, params={"scope_key": "octo/widgets"}, headers=h)
+        assert r.status_code == 400 and fields(r) == ["scope_type"], (path, r.text)
+        assert r.json()["errors"][0]["message"] == "required with scope_key", path
+
+
 # --- NUL: stated by a pattern, refused once for every route --------------------------------------------------
 
 

@@ -38,8 +38,9 @@ def test_an_event_key_sent_as_a_header_is_pointed_at_the_body(client, account):
 
 def test_a_missing_enum_query_parameter_lists_its_allowed_values(client, account):
     h = account.headers("memory:rw")
-    for method, path in (("GET", "/api/memory/export"), ("DELETE", "/api/memory/entries")):
-        r = client.request(method, path, params={"scope_key": "octo/widgets", "confirm": "true"}, headers=h)
+    for method, path, extra in (("GET", "/api/memory/export", {}),
+                                ("DELETE", "/api/memory/entries", {"confirm": "true"})):
+        r = client.request(method, path, params={"scope_key": "octo/widgets", **extra}, headers=h)
         assert _errors(r)["scope_type"] == {"field": "scope_type", "message": "field required",
                                             "allowed": ["global", "project", "repository", "agent", "session"]}
     # a missing parameter that is no enum lists nothing

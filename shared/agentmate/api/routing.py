@@ -9,6 +9,9 @@
    ``max_request_body_bytes`` setting) answers 413 problem+json before anything parses it: a declared
    ``Content-Length`` is checked first, and a streamed body is counted as it arrives.
 4. **No U+0000**: a query parameter or JSON body string holding U+0000 is a 400 naming each such field.
+5. **No unknown query parameters**: a query parameter the operation does not declare is a 400 naming it, with the
+   parameters it takes (and the likeliest one meant), as unknown body fields are: ``?session=`` on a list that
+   filters by ``session_id`` would otherwise be ignored and answer every row.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol, cast
 from urllib.parse import parse_qsl
 
-from fastapi import FastAPI
+from fastapi import FastAPI, params
+from fastapi.dependencies.utils import get_flat_params
 from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -51,6 +55,7 @@ class Template:
     static: bool
     methods: frozenset[str]
     limits: dict[str, int]  # method -> body limit override
+    queries: dict[str, frozenset[str]]  # method -> the query parameters it declares
 
 
 class _Route(Protocol):
@@ -82,16 +87,20 @@ def templates(app: FastAPI) -> list[Template]:
     """Every path template of ``app`` with all its methods, static templates first."""
     methods: dict[str, set[str]] = {}
     limits: dict[str, dict[str, int]] = {}
+    queries: dict[str, dict[str, frozenset[str]]] = {}
     for route in _routes(app):
         path = route.path_format
-        original = getattr(route, "original_route", route)
-        extra = getattr(original, "openapi_extra", None) or {}
+        original = cast(APIRoute, getattr(route, "original_route", route))  # _routes yields APIRoutes only
+        extra = original.openapi_extra or {}
+        declared = frozenset(f.alias for f in get_flat_params(original.dependant)
+                             if isinstance(f.field_info, params.Query))
         for method in route.methods or ():
             methods.setdefault(path, set()).add(method)
+            queries.setdefault(path, {})[method] = declared
             if BODY_LIMIT_KEY in extra:
                 limits.setdefault(path, {})[method] = int(extra[BODY_LIMIT_KEY])
     out = [Template(path=path, regex=_regex(path), static="{" not in path, methods=frozenset(m),
-                    limits=limits.get(path, {})) for path, m in methods.items()]
+                    limits=limits.get(path, {}), queries=queries[path]) for path, m in methods.items()]
     return sorted(out, key=lambda t: not t.static)  # stable: route order otherwise
 
 
@@ -138,6 +147,11 @@ class ContractMiddleware:
                                f"{method} is not allowed on {path}; allowed: {allow}",
                                headers=[(b"allow", allow.encode())], allowed=sorted(template.methods))
             return
+        unknown = _unknown_query(scope.get("query_string", b""), template.queries.get(method, frozenset()))
+        if unknown:
+            await send_problem(send, 400, "Validation failed",
+                               "invalid fields: " + ", ".join(e["field"] for e in unknown), errors=unknown)
+            return
         limit = template.limits.get(method, get_settings().max_request_body_bytes)
         declared = _content_length(scope)
         if declared is not None and declared > limit:
@@ -154,6 +168,49 @@ class ContractMiddleware:
                                errors=[{"field": f, "message": NUL_MESSAGE} for f in nul])
             return
         await self.app(scope, receive, send)
+
+
+# Query names agents use for what this API spells otherwise: name -> (the declared name it stands for, the fix).
+_QUERY_RENAMES = {
+    "scope": ("scope_type", "scope_type plus scope_key"),
+    "repo": ("scope_type", "scope_type=repository&scope_key=owner/repo"),
+    "repository": ("scope_type", "scope_type=repository&scope_key=owner/repo"),
+    "q": ("query", "query"),
+    "page": ("offset", "offset"),
+    "per_page": ("limit", "limit"),
+    "page_size": ("limit", "limit"),
+}
+
+
+def _unknown_query(query: bytes, declared: frozenset[str]) -> list[dict[str, Any]]:
+    """One error per query parameter the operation does not declare, naming the one likely meant."""
+    if not query:
+        return []
+    names = dict.fromkeys(name for name, _ in parse_qsl(query.decode("latin-1"), keep_blank_values=True))
+    errors: list[dict[str, Any]] = []
+    for name in names:
+        if name in declared:
+            continue
+        target, fix = _QUERY_RENAMES.get(name, ("", ""))
+        if target in declared:
+            meant = fix
+        else:
+            import difflib  # only on this error path: not on every cold start
+
+            close = [d for d in sorted(declared) if name and name in d] or difflib.get_close_matches(
+                name, sorted(declared), 2)
+            meant = " or ".join(close)
+        if meant:
+            message = f"unknown query parameter (use {meant})"
+        elif declared:
+            message = "unknown query parameter"
+        else:
+            message = "unknown query parameter: this operation takes none"
+        error: dict[str, Any] = {"field": name, "message": message}
+        if declared:
+            error["allowed"] = sorted(declared)
+        errors.append(error)
+    return errors
 
 
 def _content_length(scope: Scope) -> int | None:

@@ -18,7 +18,6 @@ from agentmate.memory.schemas import (
     CHECKPOINT_FIELDS,
     CHECKPOINT_LIST_FIELDS,
     CHECKPOINT_STRING_FIELDS,
-    SCOPE_TYPES,
     Checkpoint,
     CheckpointCreate,
     CheckpointSaved,
@@ -32,7 +31,7 @@ from agentmate.memory.schemas import (
 from agentmate.memory.service import scopes
 from agentmate.memory.service.events import event_data, record_in
 from agentmate.memory.service.provenance import timeline_items
-from agentmate.memory.service.rules import check_scope, json_text
+from agentmate.memory.service.rules import check_scope, json_text, require_scope_type
 
 RESUME_LIMIT = 200
 JOURNAL_ONLY_LIMIT = 50
@@ -133,8 +132,7 @@ def _session_to_resume(
             raise invalid("session_id", "send either session_id or scope_type (+ scope_key), not both")
         return session_id, "session_id"
     if scope_type is None:
-        if scope_key:
-            raise invalid("scope_type", "required with scope_key", list(SCOPE_TYPES))
+        require_scope_type(scope_type, scope_key)
         raise invalid(
             "session_id",
             "required, or scope_type (+ scope_key) to resume the latest session of a scope "
@@ -212,14 +210,13 @@ def journal_sessions(
 ) -> JournalSessionPage:
     """The journal's sessions (not working-memory sessions), newest activity first, optionally within a scope."""
     scope_key = (scope_key or "").strip()
+    require_scope_type(scope_type, scope_key)
     scope: tuple[str, str] | None = None
     if scope_type is not None:
         errors = ErrorCollector()
         check_scope(errors, scope_type, scope_key)
         errors.raise_if_any()
         scope = (scope_type, scope_key)
-    elif scope_key:
-        raise invalid("scope_type", "required with scope_key", list(SCOPE_TYPES))
     with db.tenant(principal.account_id) as conn:
         rows, total = repo.journal_sessions(
             conn, account_id=principal.account_id, scope=scope, limit=page.limit, offset=page.offset

@@ -31,7 +31,7 @@ from agentmate.memory.schemas import (
 )
 from agentmate.memory.service import scopes
 from agentmate.memory.service.projection import index_entry, indexing_state
-from agentmate.memory.service.rules import check_scope, check_size, utc
+from agentmate.memory.service.rules import check_scope, check_size, require_scope_type, utc
 from agentmate.retrieval.service import Retrieval
 
 
@@ -173,6 +173,7 @@ def list_entries(
     memory_type: str | None = None,
     status: str | None = None,
 ) -> EntryPage:
+    require_scope_type(scope_type, scope_key)
     filters = {"scope_type": scope_type, "scope_key": scope_key, "memory_type": memory_type, "status": status}
     with db.tenant(principal.account_id) as conn:
         rows, total = repo.list_entries(

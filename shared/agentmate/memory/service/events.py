@@ -31,7 +31,7 @@ from agentmate.memory.schemas import (
     EventRecorded,
 )
 from agentmate.memory.service import scopes
-from agentmate.memory.service.rules import check_scope, check_size, utc
+from agentmate.memory.service.rules import check_scope, check_size, require_scope_type, utc
 
 EMPTY_PAYLOAD_WARNING = (
     "payload is empty: this event carries no content. An event's content goes inside payload "
@@ -188,6 +188,7 @@ def list_events(
     scope_key: str | None = None,
     event_type: str | None = None,
 ) -> EventPage:
+    require_scope_type(scope_type, scope_key)
     filters = {
         "session_id": session_id,
         "scope_type": scope_type,

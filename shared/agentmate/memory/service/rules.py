@@ -6,7 +6,8 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from agentmate.core.errors import ErrorCollector
+from agentmate.core.errors import ErrorCollector, invalid
+from agentmate.memory.schemas import SCOPE_TYPES
 
 
 def json_text(value: Any) -> str:
@@ -32,6 +33,13 @@ def check_scope(errors: ErrorCollector, scope_type: str, scope_key: str, prefix:
         )
         errors.add(prefix + "scope_type", "is 'global', which takes no scope_key",
                    ["project", "repository", "agent", "session"])
+
+
+def require_scope_type(scope_type: str | None, scope_key: str | None) -> None:
+    """A scope_key filter needs its scope_type (the same key can exist under several types): a 400, never a
+    filter that silently matches nothing."""
+    if scope_type is None and scope_key:
+        raise invalid("scope_type", "required with scope_key", list(SCOPE_TYPES))
 
 
 def check_size(errors: ErrorCollector, field: str, value: Any, limit: int) -> None:
