@@ -36,7 +36,7 @@ async def test_agent_discovers_records_and_reads_back_a_resolution(base_url, cli
             run = await call(s, "knowledge_resolution_record", **args)
             assert run["fingerprint_current"] is True and run["selected"][0]["revision_id"] == kb["revision_id"]
             assert (await call(s, "knowledge_resolution_record", **args))["id"] == run["id"]
-            assert "Idempotency" in await refused(s, "knowledge_resolution_record", **{**args, "confidence": 0.1})
+            assert "idempotency key" in await refused(s, "knowledge_resolution_record", **{**args, "confidence": 0.1})
             listed = await call(s, "knowledge_resolutions_list", source_id=kb["source_id"])
             assert [(i["id"], i["citation_count"]) for i in listed["items"]] == [(run["id"], 1)]
             assert await call(s, "knowledge_resolution_get", run_id=run["id"]) == run

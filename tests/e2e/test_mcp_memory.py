@@ -150,3 +150,22 @@ async def test_working_memory_tools(base_url, account, other_account):
             gone = await call(s, "memory_working_session_delete", id=ws["id"])
             assert gone["items_deleted"] == 2
             assert await refused(s, "memory_working_session_get", id=ws["id"]) == "working session not found"
+
+
+@pytest.mark.anyio
+async def test_tool_errors_name_arguments_as_rest_names_fields(base_url, account):
+    """An argument named like an HTTP location keeps its name; a whole-call error is named arguments; a reused
+    idempotency key is worded for the argument, not the REST header."""
+    with anyio.fail_after(60):
+        async with mcp_session(f"{base_url}/mcp", {"X-Api-Key": account.key()}) as s:
+            r = await s.call_tool("memory_search", {"query": "   "})
+            assert r.is_error and r.content[0].text == "Validation failed: query: must not be blank"
+            todo = await s.call_tool("todo_create", {"title": "t"})
+            r = await s.call_tool("todo_update", {"id": todo.structured_content["id"]})
+            assert r.is_error and r.content[0].text.startswith(
+                "Validation failed: arguments: an empty PATCH changes nothing: send at least one of title,")
+            first = await s.call_tool("todo_create", {"title": "a", "idempotency_key": "same-key"})
+            r = await s.call_tool("todo_create", {"title": "b", "idempotency_key": "same-key"})
+            assert r.is_error and r.content[0].text.startswith(
+                "this idempotency key was already used with a different request body (that request created "
+                f"{first.structured_content['id']})")

@@ -56,6 +56,13 @@ def test_registered_tools_include_the_spec_names_and_the_guide_lists_the_rest():
         assert {n for n in names - set(SPEC_TOOLS[module]) if f"`{n}`" not in guide} == set(), module
 
 
+def test_the_guides_endpoint_table_lists_every_tool_of_each_endpoint():
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "agent-integration.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip(" `"): line for line in guide.splitlines() if line.startswith("| `/mcp/")}
+    for module, toolset in registry.load().items():
+        assert {s.name for s in toolset.specs if f"`{s.name}`" not in rows[f"/mcp/{module}"]} == set(), module
+
+
 def test_read_tools_are_marked_read_only_and_writes_are_not():
     for toolset in registry.load().values():
         for spec in toolset.specs:

@@ -33,6 +33,17 @@ def test_the_idempotency_key_header_is_stated_and_enforced(client, account):
     assert r.status_code == 201
 
 
+def test_a_reused_idempotency_key_names_what_the_first_request_created(client, account):
+    h = {**account.headers("memory:rw"), "Idempotency-Key": "store-1"}
+    body = {"memory_type": "semantic", "content": "first", "evidence": [{"source_type": "t", "source_id": "t"}]}
+    first = client.post("/api/memory/entries", json=body, headers=h).json()
+    r = client.post("/api/memory/entries", json={**body, "content": "second"}, headers=h)
+    assert r.status_code == 409 and r.json()["existing_id"] == first["id"]
+    assert r.json()["detail"] == (
+        f"this idempotency key was already used with a different request body (that request created {first['id']}):"
+        " a retry must resend the same body, a new request needs a new key")
+
+
 # --- PATCH: non-nullable fields, one empty-PATCH rule --------------------------------------------------------
 
 NOT_NULL = {
@@ -60,6 +71,26 @@ def test_patch_schemas_say_which_fields_take_null_and_that_one_field_is_needed(m
         assert schema["properties"][name].get("default", "absent") is not None
     for name in NULLABLE.get(model, []):
         assert _nullable(schema["properties"][name]), (model, name)
+        # no default: a client that fills in defaults would send null, which clears
+        assert "default" not in schema["properties"][name], (model, name)
+
+
+def test_patch_defaults_and_clear_flags_never_clear_by_accident(client, account):
+    from agentmate.mcp import registry
+    from agentmate.mcp.server import build_tools
+    from agentmate.system.router import _schema
+
+    fields = _schema()["models"]["todo_update"]["fields"]
+    assert fields["due_date"]["nullable"] is True and "default" not in fields["due_date"]
+    tools = build_tools(spec for ts in registry.load().values() for spec in ts.specs if spec.patch is not None)
+    for name, tool in tools.items():
+        for arg, prop in tool.parameters["properties"].items():
+            assert prop.get("default", "absent") is not None, (name, arg)  # omitted means unchanged
+    # the MCP tools' clear_<field> flag, sent to REST, is pointed at null
+    h = account.headers("todos:rw")
+    r = client.patch(f"/api/todos/{_create(client, h, 'todos')}", json={"clear_due_date": True}, headers=h)
+    assert r.status_code == 400 and r.json()["errors"] == [
+        {"field": "clear_due_date", "message": "unknown field (send due_date: null to clear it)"}]
 
 
 def _create(client, h, kind):

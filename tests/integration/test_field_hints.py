@@ -43,6 +43,5 @@ def test_a_missing_enum_query_parameter_lists_its_allowed_values(client, account
         r = client.request(method, path, params={"scope_key": "octo/widgets", **extra}, headers=h)
         assert _errors(r)["scope_type"] == {"field": "scope_type", "message": "field required",
                                             "allowed": ["global", "project", "repository", "agent", "session"]}
-    # a missing parameter that is no enum lists nothing
     r = client.delete("/api/memory/entries", params={"scope_type": "global"}, headers=h)
-    assert _errors(r)["confirm"] == {"field": "confirm", "message": "field required"}
+    assert _errors(r)["confirm"] == {"field": "confirm", "message": "field required", "allowed": ["true", "false"]}

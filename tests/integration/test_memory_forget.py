@@ -222,6 +222,10 @@ def test_export_then_forget_a_scope(client, account, other_account):
     params = {"scope_type": "repository", "scope_key": "octo/widgets"}
     refused = client.delete(ENTRIES, params={**params, "confirm": "false"}, headers=h)
     assert refused.status_code == 400 and refused.json()["errors"][0]["field"] == "confirm"
+    for loose in ("yes", "1", "on", "TRUE"):  # a destructive call takes exactly true
+        r = client.delete(ENTRIES, params={**params, "confirm": loose}, headers=h)
+        assert r.status_code == 400 and r.json()["errors"] == [
+            {"field": "confirm", "message": "must be one of the allowed values", "allowed": ["true", "false"]}]
     r = client.delete(ENTRIES, params={**params, "confirm": "true"}, headers=h)
     assert r.status_code == 200, r.text
     assert r.json()["deleted"] == 3 and r.json()["projection_removed"] == 3

@@ -35,3 +35,24 @@ def test_common_wrong_field_names_get_rename_hints(client, account):
     assert r.status_code == 400 and "owner/repo" in r.json()["errors"][0]["message"]
     r = client.post("/api/memory/checkpoints", json={"session_id": "s", "goal": "g", "session": "s"}, headers=h)
     assert r.status_code == 400 and r.json()["errors"][0]["message"] == "unknown field (use session_id)"
+
+
+def test_more_misplaced_fields_say_where_they_belong(client, account):
+    h = account.headers("memory:rw")
+
+    def hint(path: str, body: dict, field: str) -> str:
+        r = client.post(path, json=body, headers=h)
+        assert r.status_code == 400, r.text
+        return next(e["message"] for e in r.json()["errors"] if e["field"] == field)
+
+    event = {"event_type": "note", "idempotency_key": "k", "payload": {}}
+    assert hint("/api/memory/events", {**event, "tags": ["x"]}, "tags") == "unknown field (put tags inside payload)"
+    assert hint("/api/memory/events", {**event, "metadata": {}}, "metadata") == (
+        "unknown field (put it inside payload)")
+    entry = {"memory_type": "semantic", "content": "c", "evidence": [{"source_type": "t", "source_id": "t"}]}
+    assert hint("/api/memory/entries", {**entry, "idempotency_key": "k"}, "idempotency_key") == (
+        "unknown field (send it as the Idempotency-Key header)")
+    assert hint("/api/memory/search", {"query": "q", "type": "semantic"}, "type") == "unknown field (use memory_type)"
+    assert hint("/api/memory/search", {"query": "q", "session_id": "s"}, "session_id").startswith(
+        "unknown field (search has no session filter")
+    assert hint("/api/memory/search", {"query": "   "}, "query") == "must not be blank"

@@ -58,15 +58,15 @@ def test_supersede_closes_the_old_entry_and_removes_its_projection(client, accou
         "document_id": None,
         "error": None,
     }
-    # Search no longer returns the replaced entry, even when asked for superseded entries
+    # Search no longer returns the replaced entry; asking for superseded entries points at the list instead
     s = client.post(
         "/api/memory/search", json={"query": "API rate limit requests per minute"}, headers=h
     ).json()
     assert [i["entry"]["id"] for i in s["items"]] == [new["id"]]
-    s = client.post(
-        "/api/memory/search", json={"query": "API rate limit", "status": "superseded"}, headers=h
-    ).json()
-    assert s["items"] == []
+    r = client.post("/api/memory/search", json={"query": "API rate limit", "status": "superseded"}, headers=h)
+    assert r.status_code == 400 and "GET /api/memory/entries?status=superseded" in r.json()["errors"][0]["message"]
+    listed = client.get("/api/memory/entries", params={"status": "superseded"}, headers=h).json()
+    assert [e["id"] for e in listed["items"]] == [old["id"]]
 
 
 def test_supersede_replays_are_idempotent_and_re_pointing_conflicts(client, account):

@@ -74,6 +74,21 @@ def test_resume_by_scope_picks_the_session_with_the_newest_event_in_that_scope(c
     assert r.json()["session_id"] == "s-old" and r.json()["resolution"] == "journal_only"
 
 
+def test_resume_by_scope_says_when_the_sessions_checkpoint_was_saved_in_another_scope(client, account):
+    h = account.headers("memory:rw")
+    _seed(client, h)
+    scope = {"scope_type": "repository", "scope_key": "octo/widgets"}
+    assert "note" not in client.get("/api/memory/resume", params=scope, headers=h).json()
+    # a later checkpoint of the same session without a scope (global) is the one the session resumes from
+    r = client.post("/api/memory/checkpoints", json={"session_id": "s-new", "goal": "unscoped"}, headers=h)
+    assert r.status_code == 201
+    body = client.get("/api/memory/resume", params=scope, headers=h).json()
+    assert body["session_id"] == "s-new" and body["checkpoint"]["goal"] == "unscoped"
+    assert body["note"].startswith("this session's latest checkpoint was saved in scope global, not "
+                                   "repository:octo/widgets;")
+    assert "note" not in client.get("/api/memory/resume", params={"session_id": "s-new"}, headers=h).json()
+
+
 def test_resume_by_scope_refuses_ambiguous_or_incomplete_requests(client, account):
     h = account.headers("memory:r")
     r = client.get("/api/memory/resume", params={"session_id": "s", "scope_type": "global"}, headers=h)

@@ -270,3 +270,16 @@ def test_min_similarity_drops_weak_vector_only_hits_but_keeps_lexical_matches(cl
     lexical = _search(client, account, query="blue-green deploy pipeline", min_similarity=1).json()
     assert lexical["items"] and all(i["lexical_matched"] for i in lexical["items"])
     assert _search(client, account, query="x", min_similarity=1.5).status_code == 400
+
+
+def test_searching_a_status_that_leaves_the_index_is_a_400_pointing_at_the_list(client, account):
+    h = account.headers("memory:r")
+    for status in ("invalidated", "Archived", "superseded", "expired"):
+        r = client.post("/api/memory/search", json={"query": "deploy", "status": status}, headers=h)
+        assert r.status_code == 400, r.text
+        lowered = status.lower()
+        assert r.json()["errors"] == [{"field": "status", "message": (
+            f"{lowered} entries are not in the search index (retired, superseded and expired memories leave "
+            f"search): list them with GET /api/memory/entries?status={lowered}")}]
+    r = client.post("/api/memory/search", json={"query": "deploy", "status": "pending"}, headers=h)
+    assert r.status_code == 200

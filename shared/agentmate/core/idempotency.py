@@ -70,7 +70,14 @@ def once(
         if row is None or row["response"] is None:
             raise Conflict("a request with this Idempotency-Key is still in progress")
         if row["request_hash"] != request_hash:
-            raise Conflict("Idempotency-Key was already used with a different request body")
+            # Worded for both transports: REST's Idempotency-Key header and MCP's idempotency_key argument.
+            created = row["response"].get("id") if isinstance(row["response"], dict) else None
+            raise Conflict(
+                "this idempotency key was already used with a different request body"
+                + (f" (that request created {created})" if created else "")
+                + ": a retry must resend the same body, a new request needs a new key",
+                extra={"existing_id": str(created)} if created else None,
+            )
         return Created(model.model_validate(row["response"]), replay=True)
     value = create()
     conn.execute(

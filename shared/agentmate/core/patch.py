@@ -3,7 +3,10 @@
 - Only the fields sent change; an omitted field stays as it is.
 - ``null`` clears a field only where the model lists it in ``nullable`` (``due_date``, ``source`` …); on any
   other field it is a 400 naming the field, and the JSON schema says so (the field is optional but not
-  nullable, with no ``default: null``).
+  nullable). No field states a ``default``: a client that fills in defaults must not send ``null`` (= clear)
+  for a field it meant to leave alone.
+- ``clear_<field>`` (the MCP tools' flag for clients that cannot send ``null``) is not a PATCH field: sent to
+  REST it is refused with a hint to send ``<field>: null``.
 - An empty PATCH changes nothing and is a 400 listing the updatable fields (``minProperties: 1``).
 """
 
@@ -33,13 +36,19 @@ def not_nullable(prop: dict[str, Any]) -> dict[str, Any]:
     return prop
 
 
+def patch_property(prop: dict[str, Any], nullable: bool) -> dict[str, Any]:
+    """A PATCH field's JSON schema: non-nullable unless it clears, and never a ``default`` (omitted = unchanged)."""
+    prop = prop if nullable else not_nullable(prop)
+    return {k: v for k, v in prop.items() if k != "default"}
+
+
 def _patch_schema(schema: dict[str, Any], cls: type[BaseModel]) -> None:
     nullable: frozenset[str] = getattr(cls, "nullable", frozenset())
     props = schema.get("properties", {})
     for name, field in cls.model_fields.items():
         key = field.alias or name
-        if key in props and name not in nullable:
-            props[key] = not_nullable(props[key])
+        if key in props:
+            props[key] = patch_property(props[key], name in nullable)
     schema["minProperties"] = 1
 
 
@@ -58,7 +67,15 @@ class PatchModel(BaseModel):
     """Base of every PATCH body (see the module docstring). Subclasses list the fields ``null`` clears."""
 
     nullable: ClassVar[frozenset[str]] = frozenset()
+    field_hints: ClassVar[dict[str, str]] = {}
     model_config = ConfigDict(extra="forbid", json_schema_extra=_patch_schema)
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        # The MCP tools' clear_<field> flags are spelt as null here (core.validation adds the hint).
+        cls.field_hints = {**{f"clear_{name}": f"send {name}: null to clear it" for name in cls.nullable},
+                           **cls.field_hints}
 
     @model_validator(mode="before")
     @classmethod

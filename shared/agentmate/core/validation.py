@@ -121,6 +121,13 @@ def pydantic_errors(
             missing_hint = getattr(owner, "missing_hints", {}).get(last) if owner is not None else None
             if missing_hint:
                 message += f" ({missing_hint})"
+        elif kind in ("too_short", "too_long") and isinstance(err.get("input"), str):
+            # A text checked after trimming: pydantic would count "items" of a "Value".
+            if kind == "too_short":
+                n = ctx.get("min_length", 1)
+                message = "must not be blank" if n == 1 else f"must be at least {n} characters"
+            else:
+                message = f"must be at most {ctx.get('max_length')} characters"
         elif kind == "json_invalid":
             field, message = "body", "request body is not valid JSON"
         elif message.startswith("Value error, "):

@@ -30,8 +30,14 @@ def domain_error_text(exc: DomainError) -> str:
 
 def validation_error_text(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
     """Pydantic argument/body errors, named by argument, with the allowed values of enums and the hints of
-    ``model`` (the tool's domain model) and the models nested in it."""
-    return fields_text(pydantic_errors(exc.errors(), model))
+    ``model`` (the tool's domain model) and the models nested in it. The locations are made REST's (under
+    ``body``) so that an argument named like a location (``query``) keeps its name; an error of the arguments as
+    a whole (an update with nothing to change) is named ``arguments``."""
+    located = [{**err, "loc": ("body", *err.get("loc", ()))} for err in exc.errors()]
+    return fields_text(
+        FieldError("arguments", e.message, e.allowed) if e.field == "body" else e
+        for e in pydantic_errors(located, model)
+    )
 
 
 def unknown_arguments(unknown: Iterable[str], allowed: Iterable[str], hints: type[BaseModel] | None) -> list[FieldError]:

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from agentmate.core.errors import DomainError
 from agentmate.core.observability import flush_metrics, logger
-from agentmate.core.patch import not_nullable
+from agentmate.core.patch import patch_property
 from agentmate.mcp import context
 from agentmate.mcp.errors import domain_error_text, fields_text, unknown_arguments, validation_error_text
 from agentmate.mcp.registry import ToolSpec
@@ -48,12 +48,13 @@ def build_tools(specs: Iterable[ToolSpec]) -> dict[str, Tool]:
 
 
 def _patch_arguments(schema: dict[str, Any], patch: type[BaseModel]) -> None:
-    """An update tool's arguments that its PATCH model refuses as null are non-nullable in its input schema."""
+    """An update tool's PATCH arguments as in the REST body: non-nullable where its PATCH model refuses null,
+    and no ``default: null`` (which reads as "clear" to a client that fills in defaults)."""
     nullable: frozenset[str] = getattr(patch, "nullable", frozenset())
     props = schema.get("properties", {})
     for name in patch.model_fields:
-        if name in props and name not in nullable:
-            props[name] = not_nullable(props[name])
+        if name in props:
+            props[name] = patch_property(props[name], name in nullable)
 
 
 class AgentmateMCP(MCPServer):

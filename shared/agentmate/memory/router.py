@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
@@ -190,11 +190,13 @@ def forget_scope(
     db: DbDep,
     retrieval: RetrievalDep,
     scope_type: Annotated[ScopeType, Query()],
-    confirm: Annotated[bool, Query(description="Must be true: every memory of the scope goes for good")],
+    confirm: Annotated[Literal["true", "false"], Query(
+        description="Must be true (exactly; not yes, 1 or on): every memory of the scope goes for good")],
     scope_key: Annotated[str, Query(max_length=500, description="Required unless scope_type is global")] = "",
 ) -> ScopeForgotten:
     """Delete every memory of one scope for good (as DELETE /entries/{id} does each), reporting how many."""
-    return forget.forget_scope(db, retrieval, principal, scope_type=scope_type, scope_key=scope_key, confirm=confirm)
+    return forget.forget_scope(db, retrieval, principal, scope_type=scope_type, scope_key=scope_key,
+                               confirm=confirm == "true")
 
 
 @router.get(

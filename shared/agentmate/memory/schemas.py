@@ -11,7 +11,15 @@ from datetime import datetime
 from typing import Annotated, Any, ClassVar, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_serializer
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    field_serializer,
+    field_validator,
+)
 
 from agentmate.core.inputs import Int, Number, Timestamp
 from agentmate.core.schema_rules import NOT_BLANK, requires, rules, scope_rule, together
@@ -49,6 +57,10 @@ MemoryType = Literal["semantic", "episodic", "procedural"]
 EntryStatus = Literal["pending", "active", "superseded", "invalidated", "archived", "expired"]
 CreateStatus = Literal["active", "pending"]
 RetireStatus = Literal["archived", "invalidated"]
+# Only these are in the search index: retiring, superseding or expiring an entry removes its projection.
+SearchStatus = Literal["active", "pending"]
+NOT_SEARCHABLE = ("{status} entries are not in the search index (retired, superseded and expired memories leave "
+                  "search): list them with GET /api/memory/entries?status={status}")
 ExtractionMethod = Literal["explicit", "rule", "llm", "dream"]
 Signal = Literal["useful", "harmful"]
 Resolution = Literal["skill_version", "session_only", "event_only", "none"]
@@ -142,6 +154,8 @@ class EventCreate(BaseModel):
         "body": _IN_PAYLOAD,
         "data": _IN_PAYLOAD,
         "type": "use event_type",
+        "tags": "put tags inside payload",
+        "metadata": "put it inside payload",
         "session": _USE_SESSION_ID,
         "scope": _USE_SCOPE,
         "repo": _USE_REPO,
@@ -245,6 +259,8 @@ class EntryCreate(BaseModel):
         "repo": _USE_REPO,
         "repository": _USE_REPO,
         "session": "entries have no session: scope them (scope_type session + scope_key) if they are session-bound",
+        "session_id": "entries have no session: scope them (scope_type session + scope_key) if they are session-bound",
+        "idempotency_key": "send it as the Idempotency-Key header",
     }
     memory_type: Annotated[MemoryType, Lower]
     content: str = Field(min_length=1, max_length=20_000)
@@ -369,8 +385,10 @@ class SearchRequest(BaseModel):
         "q": "use query",
         "text": "use query",
         "limit": "use top_k",
+        "type": "use memory_type",
         "scope": _USE_SCOPE,
         "repo": _USE_REPO,
+        "session_id": "search has no session filter: memories are found by scope (scope_type + scope_key)",
     }
     query: Annotated[str, Strip, Field(min_length=1, max_length=2000)]
     top_k: Int = Field(default=8, ge=1, le=20)
@@ -379,7 +397,7 @@ class SearchRequest(BaseModel):
         default=None, description="Requires scope_type"
     )
     memory_type: Annotated[MemoryType | None, Lower] = None
-    status: Annotated[EntryStatus, Lower] = "active"
+    status: Annotated[SearchStatus, Lower] = "active"
     min_similarity: Number | None = Field(
         default=None,
         ge=-1,
@@ -388,6 +406,15 @@ class SearchRequest(BaseModel):
         "matched (lexical_matched). The fused score cannot say 'nothing relevant'; this can. The threshold depends "
         "on the embedder: see the guide for the offline embedder's",
     )
+
+
+    @field_validator("status", mode="before")
+    @classmethod
+    def _searchable(cls, value: Any) -> Any:
+        status = value.strip().lower() if isinstance(value, str) else value
+        if status in ENTRY_STATUSES and status not in ("active", "pending"):  # SearchStatus
+            raise ValueError(NOT_SEARCHABLE.format(status=status))
+        return value
 
 
 class Degraded(BaseModel):
@@ -606,6 +633,11 @@ class Resume(BaseModel):
     )
     truncated: bool
     nearest_scopes: NearestScopes = None
+    note: str | None = Field(
+        default=None, exclude_if=_is_none,
+        description="Present when a resume by scope returns a checkpoint saved in another scope: resume returns "
+        "the chosen session's latest checkpoint, whatever its scope",
+    )
 
 
 class JournalSession(BaseModel):

@@ -87,6 +87,8 @@ def _fields(js: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
                     item = defs.get(items["$ref"].split("/")[-1], {})
                     info["items"] = {"required": item.get("required", []), "fields": _fields(item, defs),
                                      "unknown_fields": "rejected"}
+        if {"type": "null"} in options:  # on an update: null clears the field
+            info["nullable"] = True
         if "default" in prop:
             info["default"] = prop["default"]
         if prop.get("description"):

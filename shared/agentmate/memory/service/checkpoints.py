@@ -136,7 +136,7 @@ def _session_to_resume(
         raise invalid(
             "session_id",
             "required, or scope_type (+ scope_key) to resume the latest session of a scope "
-            "(GET /api/memory/journal/sessions lists them)",
+            "(GET /api/memory/journal/sessions, or memory_journal_sessions over MCP, lists them)",
         )
     errors = ErrorCollector()
     check_scope(errors, scope_type, scope_key)
@@ -197,7 +197,23 @@ def resume(
         checkpoint=decode_checkpoint(cp) if cp is not None else None,
         since_checkpoint=items,
         truncated=truncated,
+        note=_other_scope_note(cp, selected_by, scope_type, scope_key),
     )
+
+
+def _other_scope_note(
+    cp: dict[str, Any] | None, selected_by: str, scope_type: str | None, scope_key: str | None
+) -> str | None:
+    """A session is resumed whole, so a scope's resume can return a checkpoint saved elsewhere: say so."""
+    if cp is None or selected_by != "scope":
+        return None
+    saved, requested = (cp["scope_type"], cp["scope_key"]), (scope_type, (scope_key or "").strip())
+    if saved == requested:
+        return None
+    saved_in, asked = (":".join(filter(None, scope)) for scope in (saved, requested))  # global has no key
+    return (f"this session's latest checkpoint was saved in scope {saved_in}, not {asked}; "
+            "a session resumes from its latest checkpoint whatever its scope (save checkpoints with the scope you "
+            "work in)")
 
 
 def journal_sessions(

@@ -17,7 +17,7 @@ from agentmate.memory.schemas import ScopePage, ScopeRef, ScopeSummary
 
 SCOPES_NOTE = (
     "Reuse an existing scope before inventing a new key, so every agent's memories of one thing meet. Scope keys "
-    "are exact (case, slashes and spaces count). Conventions: repository → owner/repo, project → its name, "
+    "are exact (case and slashes count; only surrounding spaces are trimmed). Conventions: repository → owner/repo, project → its name, "
     "agent → agent id, session → session id; global only for facts that hold everywhere."
 )
 MAX_NEAREST = 10
