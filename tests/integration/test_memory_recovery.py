@@ -138,3 +138,26 @@ def test_nearest_scopes_never_suggest_another_accounts_keys(client, account, oth
     body = client.get("/api/memory/entries", params={"scope_type": "repository", "scope_key": "widgets"},
                       headers=h).json()
     assert body["nearest_scopes"] == []
+
+
+def test_a_write_that_opens_a_near_twin_of_an_existing_scope_is_warned(client, account):
+    h = account.headers("memory:rw")
+    repo = {"scope_type": "repository", "scope_key": "octo/widgets"}
+    first = _event(client, h, "w1", "s", "2026-01-01T10:00:00Z", **repo)
+    assert "scope_warning" not in first  # the first scope of the account
+    assert "scope_warning" not in _event(client, h, "w2", "s", "2026-01-01T10:01:00Z", **repo)  # an existing scope
+    twin = _event(client, h, "w3", "s", "2026-01-01T10:02:00Z", scope_type="repository", scope_key="Octo/Widgets/")
+    assert twin["scope_warning"].startswith("this opened a new scope repository:Octo/Widgets/, but "
+                                            "repository:octo/widgets already exists")
+    # only the write that opened it is warned; another type or an unrelated key is not
+    assert "scope_warning" not in _event(client, h, "w4", "s", "2026-01-01T10:03:00Z", scope_type="repository",
+                                         scope_key="Octo/Widgets/")
+    assert "scope_warning" not in _event(client, h, "w5", "s", "2026-01-01T10:04:00Z", scope_type="project",
+                                         scope_key="OCTO/widgets")
+    entry = client.post("/api/memory/entries", headers=h, json={
+        "memory_type": "semantic", "content": "c", "scope_type": "repository", "scope_key": "octo/WIDGETS",
+        "evidence": [{"source_type": "t", "source_id": "t"}]}).json()
+    assert "octo/widgets" in entry["scope_warning"] and "Octo/Widgets/" in entry["scope_warning"]
+    saved = client.post("/api/memory/checkpoints", headers=h, json={
+        "session_id": "s", "goal": "g", "scope_type": "repository", "scope_key": "OCTO/widgets"}).json()
+    assert saved["scope_warning"].startswith("this opened a new scope repository:OCTO/widgets")

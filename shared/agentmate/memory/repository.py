@@ -19,6 +19,10 @@ EVENT_COLUMNS = (
     "id, scope_type, scope_key, session_id, sequence_no, event_type, payload, source_type, source_id, occurred_at, "
     "idempotency_key, content_hash, skill_version_id, created_at"
 )
+# Appended to an insert's RETURNING: whether the scope had no event and no entry before this row (the function's
+# queries do not see the row the statement inserts). No extra round trip; migration 0083 says why a function.
+_NEW_SCOPE = ", memory_scope_is_new(%(a)s, %(scope_type)s, %(scope_key)s) AS new_scope"
+
 ENTRY_COLUMNS = (
     "id, scope_type, scope_key, memory_type, title, content, summary, content_hash, confidence, importance, status, "
     "metadata, ttl_at, last_accessed_at, valid_from, valid_to, superseded_by, source_event_id, extraction_method, "
@@ -81,7 +85,8 @@ CONSTRAINTS = constraints({
 def insert_event(
     conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]
 ) -> dict[str, Any] | None:
-    """Append an event; None when the idempotency key is already taken (the caller then compares hashes).
+    """Append an event; None when the idempotency key is already taken (the caller then compares hashes). The
+    row carries ``new_scope`` (see ``_NEW_SCOPE``).
 
     A concurrent insert of the same key waits on the unique index and then sees the committed row.
     """
@@ -93,7 +98,7 @@ def insert_event(
                     %(event_type)s, %(payload)s, %(source_type)s, %(source_id)s, coalesce(%(occurred_at)s, now()),
                     %(idempotency_key)s, %(content_hash)s, %(skill_version_id)s)
             ON CONFLICT (account_id, idempotency_key) DO NOTHING
-            RETURNING {EVENT_COLUMNS}""",
+            RETURNING {EVENT_COLUMNS}{_NEW_SCOPE}""",
         {**data, "payload": Jsonb(data["payload"]), "a": account_id, "u": user_id, "k": key_id},
     ).fetchone()
 
@@ -254,7 +259,8 @@ def insert_entry(
     conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]
 ) -> dict[str, Any] | None:
     """Insert an entry; None when an active entry with the same type, scope and normalised content exists
-    (memory_entries_active_content_key: a concurrent identical insert waits for the first and then lands here)."""
+    (memory_entries_active_content_key: a concurrent identical insert waits for the first and then lands here).
+    The row carries ``new_scope`` (see ``_NEW_SCOPE``)."""
     return conn.execute(
         f"""INSERT INTO memory_entries (account_id, user_id, key_id, scope_type, scope_key, memory_type, title,
                                         content, summary, content_hash, confidence, importance, status, metadata,
@@ -266,7 +272,7 @@ def insert_entry(
                     %(extraction_method)s, %(extractor_version)s)
             ON CONFLICT (account_id, memory_type, scope_type, scope_key, content_key) WHERE status = 'active'
             DO NOTHING
-            RETURNING {ENTRY_COLUMNS}""",
+            RETURNING {ENTRY_COLUMNS}{_NEW_SCOPE}""",
         {**data, "metadata": Jsonb(data["metadata"]), "a": account_id, "u": user_id, "k": key_id},
     ).fetchone()
 

@@ -85,6 +85,11 @@ MAX_CHECKPOINT_ITEMS = 100
 MAX_CHECKPOINT_ITEM_CHARS = 2000
 
 
+def _is_none(value: object) -> bool:
+    """Optional diagnostics are left out of a response unless set, so the usual envelopes stay as they are."""
+    return value is None
+
+
 def _strip(value: object) -> object:
     return value.strip() if isinstance(value, str) else value
 
@@ -211,8 +216,15 @@ class EventDetail(Event):
     warning: str | None = Field(default=None, description="Set when the stored payload is empty")
 
 
+SCOPE_WARNING_DESCRIPTION = (
+    "Present when this write opened a new scope whose key differs from an existing one only in case, slashes or "
+    "spaces: scope keys are exact, so memories of one thing would be split between the two"
+)
+
+
 class EventRecorded(EventDetail):
     created: bool = Field(description="false when this was a replay of an already stored event")
+    scope_warning: str | None = Field(default=None, exclude_if=_is_none, description=SCOPE_WARNING_DESCRIPTION)
 
 
 # --- entries --------------------------------------------------------------------------------------------------
@@ -340,6 +352,7 @@ class EntryDetail(Entry):
 class EntryCreated(EntryDetail):
     """The answer to a create: ``indexing`` names only what is known (no null document_id/error)."""
 
+    scope_warning: str | None = Field(default=None, exclude_if=_is_none, description=SCOPE_WARNING_DESCRIPTION)
     deduplicated: bool = Field(
         default=False,
         description="true when an active entry with the same memory_type, scope and normalised content already "
@@ -357,11 +370,6 @@ class EntryCreated(EntryDetail):
 class ScopeRef(BaseModel):
     scope_type: ScopeType
     scope_key: str
-
-
-def _is_none(value: object) -> bool:
-    """Optional diagnostics are left out of a response unless set, so the usual envelopes stay as they are."""
-    return value is None
 
 
 NEAREST_SCOPES_DESCRIPTION = (
@@ -616,6 +624,7 @@ class CheckpointSaved(BaseModel):
     checkpoint: Checkpoint
     created: bool = Field(description="false when identical state was already saved (nothing appended)")
     warning: str | None = None
+    scope_warning: str | None = Field(default=None, exclude_if=_is_none, description=SCOPE_WARNING_DESCRIPTION)
 
 
 class Resume(BaseModel):

@@ -117,7 +117,8 @@ def save_checkpoint(db: Database, principal: Principal, body: CheckpointCreate) 
                     "resume returns that later one; send an explicit idempotency_key to record this state "
                     "again as the latest"
                 )
-    out = CheckpointSaved(checkpoint=decode_checkpoint(row), created=created, warning=warning)
+    out = CheckpointSaved(checkpoint=decode_checkpoint(row), created=created, warning=warning,
+                          scope_warning=row.get("scope_warning"))
     return Created(out, replay=not created)
 
 

@@ -85,6 +85,7 @@ def create_entry(
             )
             if row is None:
                 return _deduplicated(conn, principal, data, evidence)
+            scope_warning = scopes.new_scope_warning(conn, principal.account_id, row)
             ev = repo.insert_evidence(
                 conn,
                 account_id=principal.account_id,
@@ -93,7 +94,7 @@ def create_entry(
                 memory_id=row["id"],
                 items=evidence,
             )
-            return EntryCreated(**row, evidence=[Evidence(**e) for e in ev])
+            return EntryCreated(**row, evidence=[Evidence(**e) for e in ev], scope_warning=scope_warning)
 
         result = idempotency.once(
             conn,

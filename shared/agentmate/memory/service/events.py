@@ -128,6 +128,7 @@ def record_in(conn: Conn, principal: Principal, data: dict[str, Any]) -> tuple[d
         data=data,
     )
     if row is not None:
+        row["scope_warning"] = scopes.new_scope_warning(conn, principal.account_id, row)
         return row, True
     existing = repo.event_by_key(
         conn, account_id=principal.account_id, idempotency_key=data["idempotency_key"]

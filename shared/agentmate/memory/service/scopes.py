@@ -7,6 +7,7 @@ that reads as "nothing remembered".
 
 from __future__ import annotations
 
+from typing import Any
 from uuid import UUID
 
 from agentmate.core.db import Conn, Database
@@ -62,6 +63,22 @@ def nearest(conn: Conn, account_id: UUID, scope_type: str, scope_key: str) -> li
         related, key=lambda r: r.scope_type != scope_type
     )
     return ordered[:MAX_NEAREST]
+
+
+def new_scope_warning(conn: Conn, account_id: UUID, row: dict[str, Any]) -> str | None:
+    """For a row just written (its ``new_scope`` popped): when it opened a scope whose key differs from an existing
+    one only in case, slashes or spaces, say so, before memories of one thing are split between two keys."""
+    if not row.pop("new_scope", False):
+        return None
+    scope_type, scope_key = row["scope_type"], row["scope_key"]
+    folded = _folded(scope_key)
+    twins = [f"{r['scope_type']}:{r['scope_key']}" for r in repo.scope_keys(conn, account_id=account_id)
+             if r["scope_type"] == scope_type and r["scope_key"] != scope_key and _folded(r["scope_key"]) == folded]
+    if not twins:
+        return None
+    return (f"this opened a new scope {scope_type}:{scope_key}, but {', '.join(twins[:MAX_NEAREST])} already "
+            "exists and differs only in case, slashes or spaces; scope keys are exact, so reuse that one unless "
+            "this really is another scope")
 
 
 def nearest_if_empty(
