@@ -96,6 +96,7 @@ case "$SESSION" in task-????????-????-????-????-????????????) ;; *) echo "bad SE
 # == 3.1 Start with the context pack ===============================================================================
 PACK=$(cat <<EOF
 {"task": "Write the deploy runbook for acme/shop", "query": "deploy order database migrations",
+ "memory_scope_type": "repository", "memory_scope_key": "acme/shop",
  "session_id": "$SESSION", "max_chars": 4000, "render": true}
 EOF
 )

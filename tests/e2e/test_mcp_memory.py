@@ -169,3 +169,16 @@ async def test_tool_errors_name_arguments_as_rest_names_fields(base_url, account
             assert r.is_error and r.content[0].text.startswith(
                 "this idempotency key was already used with a different request body (that request created "
                 f"{first.structured_content['id']})")
+
+
+@pytest.mark.anyio
+async def test_list_tools_name_the_argument_meant_as_the_rest_query_does(base_url, account):
+    with anyio.fail_after(60):
+        async with mcp_session(f"{base_url}/mcp/memory", {"X-Api-Key": account.key()}) as s:
+            r = await s.call_tool("memory_events_list", {"session": "s-1"})
+            assert r.is_error and r.content[0].text.startswith(
+                "Validation failed: session: unknown argument (use session_id) (allowed: ")
+            r = await s.call_tool("memory_journal_sessions", {"repo": "octo/widgets"})
+            assert "repo: unknown argument (use scope_type=repository&scope_key=owner/repo)" in r.content[0].text
+            r = await s.call_tool("memory_search", {"query": "x", "status": "invalidated"})
+            assert r.is_error and "list them with GET /api/memory/entries?status=invalidated" in r.content[0].text

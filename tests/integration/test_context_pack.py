@@ -240,6 +240,15 @@ def test_memory_scope_filter_limits_the_memory_layer(client, populated):
     assert [i["ref"] for i in layer(out, "MEMORY")["items"]] == [f"memory_entry:{populated['other_scope']['id']}"]
 
 
+def test_an_empty_memory_scope_says_so_and_names_the_nearest_scopes(client, populated):
+    out = pack(client, populated["h"], task="deploy", memory_scope_type="project", memory_scope_key="Docs/",
+               layers=["MEMORY"])
+    memory = layer(out, "MEMORY")
+    assert memory["items"] == []
+    note = "no memories in scope project:Docs/ (scope keys are exact); nearest existing scopes: project:docs"
+    assert memory["note"] == note and note in out["warnings"][0]
+
+
 def test_superseded_memories_are_not_packed(client, populated):
     h = populated["h"]
     newer = remember(client, h, "Deploy the billing service with canaries now.", scope_type="project",

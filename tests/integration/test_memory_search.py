@@ -280,6 +280,7 @@ def test_searching_a_status_that_leaves_the_index_is_a_400_pointing_at_the_list(
         lowered = status.lower()
         assert r.json()["errors"] == [{"field": "status", "message": (
             f"{lowered} entries are not in the search index (retired, superseded and expired memories leave "
-            f"search): list them with GET /api/memory/entries?status={lowered}")}]
+            f"search): list them with GET /api/memory/entries?status={lowered}, or read one by id (memory_get over "
+            "MCP)")}]
     r = client.post("/api/memory/search", json={"query": "deploy", "status": "pending"}, headers=h)
     assert r.status_code == 200

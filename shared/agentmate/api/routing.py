@@ -31,6 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agentmate.api.errors import send_problem
 from agentmate.core.records import NUL_MESSAGE
 from agentmate.core.settings import get_settings
+from agentmate.core.validation import likely_meant
 
 BODY_LIMIT_KEY = "x-max-request-bytes"
 
@@ -170,18 +171,6 @@ class ContractMiddleware:
         await self.app(scope, receive, send)
 
 
-# Query names agents use for what this API spells otherwise: name -> (the declared name it stands for, the fix).
-_QUERY_RENAMES = {
-    "scope": ("scope_type", "scope_type plus scope_key"),
-    "repo": ("scope_type", "scope_type=repository&scope_key=owner/repo"),
-    "repository": ("scope_type", "scope_type=repository&scope_key=owner/repo"),
-    "q": ("query", "query"),
-    "page": ("offset", "offset"),
-    "per_page": ("limit", "limit"),
-    "page_size": ("limit", "limit"),
-}
-
-
 def _unknown_query(query: bytes, declared: frozenset[str]) -> list[dict[str, Any]]:
     """One error per query parameter the operation does not declare, naming the one likely meant."""
     if not query:
@@ -191,15 +180,7 @@ def _unknown_query(query: bytes, declared: frozenset[str]) -> list[dict[str, Any
     for name in names:
         if name in declared:
             continue
-        target, fix = _QUERY_RENAMES.get(name, ("", ""))
-        if target in declared:
-            meant = fix
-        else:
-            import difflib  # only on this error path: not on every cold start
-
-            close = [d for d in sorted(declared) if name and name in d] or difflib.get_close_matches(
-                name, sorted(declared), 2)
-            meant = " or ".join(close)
+        meant = likely_meant(name, declared)
         if meant:
             message = f"unknown query parameter (use {meant})"
         elif declared:

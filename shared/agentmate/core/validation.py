@@ -83,6 +83,31 @@ def _allowed_values(annotation: Any) -> list[Any] | None:
     return None
 
 
+# Names agents use for what this API spells otherwise: name -> (the name it stands for, the fix to suggest).
+_RENAMES = {
+    "scope": ("scope_type", "scope_type plus scope_key"),
+    "repo": ("scope_type", "scope_type=repository&scope_key=owner/repo"),
+    "repository": ("scope_type", "scope_type=repository&scope_key=owner/repo"),
+    "q": ("query", "query"),
+    "page": ("offset", "offset"),
+    "per_page": ("limit", "limit"),
+    "page_size": ("limit", "limit"),
+    "sessionId": ("session_id", "session_id"),
+}
+
+
+def likely_meant(name: str, declared: Iterable[str]) -> str:
+    """Which of ``declared`` an unknown query parameter or tool argument ``name`` probably meant ("" if none):
+    a known rename, the declared names containing it (``session`` → ``session_id``), or a close spelling."""
+    names = sorted(declared)
+    target, fix = _RENAMES.get(name, ("", ""))
+    if target in names:
+        return fix
+    import difflib  # only on this error path: not on every cold start
+
+    return " or ".join([d for d in names if name and name in d] or difflib.get_close_matches(name, names, 2))
+
+
 def pydantic_errors(
     raw: Iterable[Mapping[str, Any]],
     model: type[BaseModel] | None = None,

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, ValidationError
 
 from agentmate.core.errors import DomainError, FieldError, ValidationFailed
-from agentmate.core.validation import pydantic_errors
+from agentmate.core.validation import likely_meant, pydantic_errors
 
 
 def _field(e: FieldError) -> str:
@@ -52,4 +52,7 @@ def unknown_arguments(unknown: Iterable[str], allowed: Iterable[str], hints: typ
                 if err.field in set(unknown) and err.message.startswith("unknown field ("):
                     found[err.field] = "unknown argument" + err.message[len("unknown field"):]
     names = sorted(allowed)
+    for name in unknown:
+        if name not in found and (meant := likely_meant(name, names)):
+            found[name] = f"unknown argument (use {meant})"
     return [FieldError(name, found.get(name, "unknown argument"), names) for name in unknown]

@@ -60,7 +60,8 @@ RetireStatus = Literal["archived", "invalidated"]
 # Only these are in the search index: retiring, superseding or expiring an entry removes its projection.
 SearchStatus = Literal["active", "pending"]
 NOT_SEARCHABLE = ("{status} entries are not in the search index (retired, superseded and expired memories leave "
-                  "search): list them with GET /api/memory/entries?status={status}")
+                  "search): list them with GET /api/memory/entries?status={status}, or read one by id (memory_get "
+                  "over MCP)")
 ExtractionMethod = Literal["explicit", "rule", "llm", "dream"]
 Signal = Literal["useful", "harmful"]
 Resolution = Literal["skill_version", "session_only", "event_only", "none"]

@@ -30,4 +30,9 @@ def provide(
     if found.degraded:
         out.note = "search degraded: " + "; ".join(f"{d.leg} leg: {d.reason}" for d in found.degraded)
         out.warn = True
+    elif found.nearest_scopes is not None:  # a scoped search that found nothing: maybe the key is off
+        near = ", ".join(f"{s.scope_type}:{s.scope_key}" for s in found.nearest_scopes)
+        out.note = (f"no memories in scope {req.memory_scope_type}:{req.memory_scope_key} (scope keys are exact)"
+                    + (f"; nearest existing scopes: {near}" if near else ""))
+        out.warn = True
     return out

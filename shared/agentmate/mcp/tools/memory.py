@@ -180,8 +180,9 @@ def memory_search(
     scope_key: Annotated[str, Field(max_length=m.MAX_SCOPE_KEY, description="Only this scope key "
                                                                                    "(requires scope_type)")] | None = None,
     memory_type: Annotated[m.MemoryType | None, Field(description="semantic, episodic or procedural")] = None,
-    status: Annotated[m.SearchStatus, Field(description="active (default) or pending: retired, superseded and "
-                                                        "expired memories are not searchable")] = "active",
+    status: Annotated[m.EntryStatus, Field(description="active (default) or pending: retired, superseded and "
+                                                       "expired memories are not searchable (read one by id with "
+                                                       "memory_get)")] = "active",
     min_similarity: Annotated[float | None, Field(ge=-1, le=1, description="Drop hits whose raw vector "
                                                   "similarity (vector_score) is below this unless the full-text "
                                                   "leg matched; see the guide for a threshold")] = None,
