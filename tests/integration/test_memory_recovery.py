@@ -89,6 +89,15 @@ def test_resume_by_scope_says_when_the_sessions_checkpoint_was_saved_in_another_
     assert "note" not in client.get("/api/memory/resume", params={"session_id": "s-new"}, headers=h).json()
 
 
+def test_resuming_an_unknown_session_id_says_how_to_find_the_session(client, account):
+    h = account.headers("memory:rw")
+    _seed(client, h)
+    body = client.get("/api/memory/resume", params={"session_id": "made-up-after-a-restart"}, headers=h).json()
+    assert body["resolution"] == "empty"
+    assert body["note"].startswith("nothing is recorded under this session_id; after a restart")
+    assert "memory_journal_sessions" in body["note"]
+
+
 def test_resume_by_scope_refuses_ambiguous_or_incomplete_requests(client, account):
     h = account.headers("memory:r")
     r = client.get("/api/memory/resume", params={"session_id": "s", "scope_type": "global"}, headers=h)

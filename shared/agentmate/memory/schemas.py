@@ -645,8 +645,9 @@ class Resume(BaseModel):
     nearest_scopes: NearestScopes = None
     note: str | None = Field(
         default=None, exclude_if=_is_none,
-        description="Present when a resume by scope returns a checkpoint saved in another scope: resume returns "
-        "the chosen session's latest checkpoint, whatever its scope",
+        description="Present when a resume by scope returns a checkpoint saved in another scope (resume returns "
+        "the chosen session's latest checkpoint, whatever its scope), or when a session_id has nothing recorded "
+        "(how to find the session after a restart)",
     )
 
 

@@ -198,8 +198,15 @@ def resume(
         checkpoint=decode_checkpoint(cp) if cp is not None else None,
         since_checkpoint=items,
         truncated=truncated,
-        note=_other_scope_note(cp, selected_by, scope_type, scope_key),
+        note=UNKNOWN_SESSION_NOTE if resolution == "empty" else _other_scope_note(cp, selected_by, scope_type, scope_key),
     )
+
+
+UNKNOWN_SESSION_NOTE = (
+    "nothing is recorded under this session_id; after a restart your process has a new one: resume by scope "
+    "(scope_type + scope_key) or find the session with GET /api/memory/journal/sessions (memory_journal_sessions "
+    "over MCP)"
+)
 
 
 def _other_scope_note(
