@@ -9,6 +9,8 @@ from typing import Any
 
 import psycopg
 
+from agentmate.memory.service.checkpoints import UNKNOWN_SESSION_NOTE
+
 ENTRIES = "/api/memory/entries"
 EVENTS = "/api/memory/events"
 
@@ -292,6 +294,7 @@ def test_resume_without_a_checkpoint_is_journal_only_or_empty(client, account):
         "checkpoint": None,
         "since_checkpoint": [],
         "truncated": False,
+        "note": UNKNOWN_SESSION_NOTE,
     }
     assert client.get("/api/memory/resume", headers=h).status_code == 400
 
