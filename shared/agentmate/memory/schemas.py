@@ -8,7 +8,7 @@ e.g. ``content`` on an event → "event content belongs inside payload".
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, get_args
 from uuid import UUID
 
 from pydantic import (
@@ -421,7 +421,7 @@ class SearchRequest(BaseModel):
     @classmethod
     def _searchable(cls, value: Any) -> Any:
         status = value.strip().lower() if isinstance(value, str) else value
-        if status in ENTRY_STATUSES and status not in ("active", "pending"):  # SearchStatus
+        if status in ENTRY_STATUSES and status not in get_args(SearchStatus):
             raise ValueError(NOT_SEARCHABLE.format(status=status))
         return value
 
