@@ -81,6 +81,8 @@ class Query:
     metadata: dict[str, Any] | None = None  # exact-match filters on top-level metadata keys
     # At most this many lexical matches are ranked (migrations/0014); None ranks all of them.
     lexical_rank_cap: int | None = None
+    # The legs to run (bench/retrieval_quality.py measures each alone); the API always runs both.
+    legs: frozenset[fusion.Channel] = frozenset(("lexical", "vector"))
 
 
 @dataclass(frozen=True)
@@ -512,8 +514,11 @@ class Retrieval:
         limit = candidate_limit(query.top_k)
         degraded: list[LegFailure] = []
         timings: dict[str, float] = {}
-        vector_future = self._executor().submit(self._vector_candidates, account_id, query, limit, timings)
-        tsquery = lexical.tsquery(query.text)
+        vector_future = (
+            self._executor().submit(self._vector_candidates, account_id, query, limit, timings)
+            if "vector" in query.legs else None
+        )
+        tsquery = lexical.tsquery(query.text) if "lexical" in query.legs else None
         # Pipeline mode: BEGIN, the tenant setting and each leg's savepoint travel with the leg's query, so a
         # search costs a round trip per query plus COMMIT (9 round trips before, docs/benchmarks.md issue 11).
         with db.tenant(account_id, pipeline=True) as conn:
@@ -541,7 +546,7 @@ class Retrieval:
             timings["lexical"] = (time.perf_counter() - t0) * 1000
             vector_found: list[tuple[UUID, float]] | None = None
             try:
-                vector_found = vector_future.result(timeout=self.vector_leg_timeout_s)
+                vector_found = vector_future.result(timeout=self.vector_leg_timeout_s) if vector_future else None
             except FutureTimeout:
                 reason = f"vector leg timed out after {self.vector_leg_timeout_s:g}s"
                 degraded.append(LegFailure("vector", reason))
