@@ -447,7 +447,7 @@ def test_a_failing_facts_half_is_a_note_while_the_other_half_answers(client, pop
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("connection reset (test) host=db.internal password=secret")
 
-    monkeypatch.setattr(todos_service, "search", broken)
+    monkeypatch.setattr(todos_service, "containing_any_of", broken)
     out = pack(client, populated["h"], task="deploy billing", layers=["FACTS"])
     facts = layer(out, "FACTS")
     assert [i["source"] for i in facts["items"]] == ["note"]
@@ -464,7 +464,7 @@ def test_a_failing_statement_rolls_back_its_layer_only_in_the_packs_one_transact
     def failing(conn: Any, **kwargs: Any) -> Any:
         return conn.execute("SELECT no_such_column FROM todos").fetchall()
 
-    monkeypatch.setattr(todos_repo, "search", failing)
+    monkeypatch.setattr(todos_repo, "containing_any_of", failing)
     entry = f"/api/memory/entries/{populated['memory']['id']}"
     before = client.get(entry, headers=populated["h"]).json()["access_count"]
     out = pack(client, populated["h"], task="deploy billing", session_id=populated["session"])
@@ -614,3 +614,20 @@ def test_another_tenants_skills_are_never_packed(client, account, other_account)
     pinned = layer(pack(client, h, task="x", skill_name="domain-web", layers=["SKILL"]), "SKILL")
     assert searched["items"] == [] and searched["note"].startswith("no skill matched the query")
     assert pinned["items"] == [] and pinned["note"].startswith("skill 'domain-web' has no active version")
+
+
+def test_facts_find_a_note_word_by_word(client, account):
+    # Given notes sharing the task's important words in other forms and order, and one sharing only stop words
+    h = account.headers("memory:r", "notes:rw", "todos:rw")
+    runbook = note(client, h, "Payments runbook", "Payments runbook — rotate credentials monthly")
+    note(client, h, "Lunch", "the a of to for with the database")
+    unrelated = note(client, h, "Garden", "Water the tomatoes on Sunday")
+    r = client.post("/api/todos", json={"title": "Rotating passwords for the payments DB"}, headers=h)
+    assert r.status_code == 201, r.text
+    # When the pack is asked for a task that is not a substring of either
+    facts = layer(pack(client, h, task="rotate the payments database password", layers=["FACTS"]), "FACTS")
+    refs = [i["ref"] for i in facts["items"]]
+    # Then the todo and the runbook are found (stems: rotat, payment, password), the garden note is not
+    assert refs[0] == f"todo:{r.json()['id']}"
+    assert f"note:{runbook['id']}" in refs
+    assert f"note:{unrelated['id']}" not in refs

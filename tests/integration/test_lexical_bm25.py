@@ -137,3 +137,17 @@ def test_no_token_list_breaks_the_query(account, tokens):
         rows = repo.lexical_search(conn, account_id=acc, namespace=NS, tokens=[t.replace("\x00", "") for t in tokens],
                                    fallback_tsquery=None, limit=5)
     assert rows == []
+
+
+def test_the_facts_term_rules_agree_with_the_index(account):
+    # retrieval.bm25 (FACTS, in Python) must keep and stem terms as search_tsv does (Postgres' english configuration)
+    from pathlib import Path
+
+    from agentmate.retrieval import bm25
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "agent-integration.md").read_text()[:20000]
+    text += " 东京出差 v2 2024 abc123 café naïve running happiness agreed databases children"
+    with get_database().tenant(UUID(account.account_id)) as conn:
+        row = conn.execute("SELECT retrieval_search_terms(%s) AS t", (lexical.tokens(text),)).fetchone()
+    assert row is not None
+    assert bm25.terms(text) == row["t"]

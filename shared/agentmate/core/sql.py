@@ -62,3 +62,26 @@ def update_by_id(
 
 def delete_by_id(conn: Conn, *, table: str, account_id: Any, record_id: Any) -> bool:
     return conn.execute(f"DELETE FROM {table} WHERE account_id = %s AND id = %s", (account_id, record_id)).rowcount > 0
+
+
+def containing_any(
+    conn: Conn, *, table: str, columns: str, text_columns: tuple[str, ...], account_id: Any, substrings: list[str],
+    limit: int,
+) -> list[dict[str, Any]]:
+    """Rows whose text columns contain any of ``substrings`` (case-insensitive), those containing the most of them
+    first, then newest: a bounded candidate set for ranking in Python (the context pack's FACTS layer). Linear
+    LIKE patterns only, the user's text escaped. ``table``/``columns``/``text_columns`` are the repository's
+    constants, never user input."""
+    if not substrings:
+        return []
+    text = " || ' ' || ".join(f"coalesce({c}, '')" for c in text_columns)
+    return conn.execute(
+        f"""SELECT {columns} FROM (
+                SELECT {columns}, (SELECT count(*) FROM unnest(%(patterns)s::text[]) AS p
+                                   WHERE ({text}) ILIKE p) AS _found
+                FROM {table}
+                WHERE account_id = %(account_id)s AND ({text}) ILIKE ANY (%(patterns)s::text[])) AS t
+            ORDER BY t._found DESC, t.created_at DESC, t.id
+            LIMIT %(limit)s""",
+        {"account_id": account_id, "patterns": [like_pattern(s) for s in substrings], "limit": limit},
+    ).fetchall()

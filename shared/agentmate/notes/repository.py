@@ -8,7 +8,7 @@ from uuid import UUID
 
 from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
-from agentmate.core.sql import delete_by_id, like_pattern, paged, select_by_id, update_by_id
+from agentmate.core.sql import containing_any, delete_by_id, like_pattern, paged, select_by_id, update_by_id
 from agentmate.core.text import MAX_CONTENT_BYTES
 
 COLUMNS = "id, title, content, tags, created_at, updated_at"
@@ -68,3 +68,9 @@ def search(
         params["q"] = like_pattern(q)
     return paged(conn, columns=COLUMNS, table="notes", where=where, params=params,
                  order_by="created_at DESC, id", limit=limit, offset=offset)
+
+
+def containing_any_of(conn: Conn, *, account_id: UUID, substrings: list[str], limit: int) -> list[dict[str, Any]]:
+    """The context pack's FACTS candidates: notes whose text contains any of ``substrings`` (``core.sql.containing_any``)."""
+    return containing_any(conn, table="notes", columns=COLUMNS, text_columns=("title", "content"), account_id=account_id,
+                          substrings=substrings, limit=limit)

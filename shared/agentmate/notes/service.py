@@ -51,3 +51,11 @@ def search(
             conn, account_id=principal.account_id, tags=wanted, q=text, limit=page.limit, offset=page.offset
         )
     return Page[Note](items=[Note(**r) for r in rows], total=total, limit=page.limit, offset=page.offset)
+
+
+def containing_any_of(db: Database, principal: Principal, substrings: list[str], limit: int) -> list[Note]:
+    """At most ``limit`` notes whose text contains any of ``substrings`` (case-insensitive), those containing the most
+    first, then newest: the context pack ranks them word by word (``retrieval.bm25``)."""
+    with db.tenant(principal.account_id) as conn:
+        rows = repo.containing_any_of(conn, account_id=principal.account_id, substrings=substrings, limit=limit)
+    return [Note(**r) for r in rows]

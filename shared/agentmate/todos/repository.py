@@ -8,7 +8,7 @@ from uuid import UUID
 
 from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
-from agentmate.core.sql import delete_by_id, like_pattern, paged, select_by_id, update_by_id
+from agentmate.core.sql import containing_any, delete_by_id, like_pattern, paged, select_by_id, update_by_id
 
 COLUMNS = "id, title, description, status, priority, due_date, tags, created_at, updated_at"
 UPDATABLE = ("title", "description", "status", "priority", "due_date", "tags")
@@ -63,3 +63,9 @@ def search(
         params["q"] = like_pattern(q)
     return paged(conn, columns=COLUMNS, table="todos", where=where, params=params,
                  order_by="created_at DESC, id", limit=limit, offset=offset)
+
+
+def containing_any_of(conn: Conn, *, account_id: UUID, substrings: list[str], limit: int) -> list[dict[str, Any]]:
+    """The context pack's FACTS candidates: todos whose text contains any of ``substrings`` (``core.sql.containing_any``)."""
+    return containing_any(conn, table="todos", columns=COLUMNS, text_columns=("title", "description"), account_id=account_id,
+                          substrings=substrings, limit=limit)

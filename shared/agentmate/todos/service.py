@@ -42,3 +42,11 @@ def search(
             offset=page.offset,
         )
     return Page[Todo](items=[Todo(**r) for r in rows], total=total, limit=page.limit, offset=page.offset)
+
+
+def containing_any_of(db: Database, principal: Principal, substrings: list[str], limit: int) -> list[Todo]:
+    """At most ``limit`` todos whose text contains any of ``substrings`` (case-insensitive), those containing the most
+    first, then newest: the context pack ranks them word by word (``retrieval.bm25``)."""
+    with db.tenant(principal.account_id) as conn:
+        rows = repo.containing_any_of(conn, account_id=principal.account_id, substrings=substrings, limit=limit)
+    return [Todo(**r) for r in rows]

@@ -6,9 +6,14 @@ evidence ids that do not exist or belong to another conversation, unknown catego
 2-3 turns. Warnings: turns outside 130-170 per conversation, turns outside 8-60 words, fewer than 55 questions per
 conversation or 15 per category, a paraphrase question sharing a content word (crude stem) with its evidence, an
 inflection question sharing no stem with its evidence, an identifier question with no rare token of its evidence.
-Prints counts per conversation and category.  Usage: python3 check_part_b.py [FILE.json ...]
+Prints counts per conversation and category.  Usage: python3 check.py [FILE.json ...]
 """
-import collections, datetime as dt, json, pathlib, re, sys
+import collections
+import datetime as dt
+import json
+import pathlib
+import re
+import sys
 
 CATEGORIES = ["paraphrase", "identifier", "temporal", "multi_turn", "stopword_heavy", "near_duplicate", "inflection"]
 STOP = set("""a an the and or but if of to in on at by for with from into onto about over under up down out off
@@ -95,13 +100,13 @@ def main(paths):
         texts = [f"{seen_turns[e][1]['speaker']}: {seen_turns[e][1]['text']}" for e in ev]
         qc = content(q["question"])
         ec = set().union(*(content(t) for t in texts))
-        qs, es = {stem(w) for w in qc}, {stem(w) for w in ec}
+        _qs, es = {stem(w) for w in qc}, {stem(w) for w in ec}
         if q["category"] == "paraphrase":
             shared = sorted(w for w in qc if stem(w) in es)
             if shared:
                 warns.append(f"{qid}: paraphrase shares {shared} with its evidence")
         if q["category"] == "inflection":
-            same = qc & ec
+            qc & ec
             infl = sorted(w for w in qc - ec if stem(w) in {stem(x) for x in ec - qc})
             if not infl:
                 warns.append(f"{qid}: inflection question has no other-form word of its evidence")
