@@ -144,15 +144,19 @@ def document(i: int, total: int, prose: Prose) -> str:
     return "\n".join(parts)
 
 
-# ---- the pre-0014 lexical function, for the same-run ratio -------------------------------------------------------
+# ---- the lexical leg before (0014: every word required, 400 matches ranked) and now (0084: BM25), same data ------
+BEFORE, CURRENT = "0014 (every word)", "0084 (BM25)"
+LEXICAL_FUNCTIONS = {
+    BEFORE: "retrieval_lexical_search(%(ns)s, %(tsq)s, %(limit)s, %(st)s, NULL, 400)",
+    CURRENT: "retrieval_bm25_search(%(ns)s, %(tokens)s, %(limit)s, %(st)s, NULL, %(pool)s, %(tsq)s)",
+}
 
 
-def install_before_function(owner: Any) -> None:
-    """0013's retrieval_lexical_search, recreated as bench_lexical_before (same body, same owner)."""
-    sql = (ROOT / "migrations" / "0013_retrieval_lexical_rank.sql").read_text(encoding="utf-8")
-    body = sql[sql.index("CREATE OR REPLACE FUNCTION"): sql.index("$$;") + 3]
-    owner.execute(body.replace("FUNCTION retrieval_lexical_search(", "FUNCTION bench_lexical_before(", 1))
-    owner.execute("GRANT EXECUTE ON FUNCTION bench_lexical_before(text, text, integer, text, jsonb) TO agentmate_app")
+def lexical_args(lexical: Any, query: str, limit: int) -> dict[str, Any]:
+    from agentmate.knowledge import search
+
+    return {"ns": NAMESPACE, "tsq": lexical.tsquery(query), "tokens": lexical.search_tokens(query), "limit": limit,
+            "st": SOURCE_TYPE, "pool": search.LEXICAL_POOL}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -223,7 +227,6 @@ def main(argv: list[str] | None = None) -> int:
             """WITH a AS (INSERT INTO accounts DEFAULT VALUES RETURNING id)
                INSERT INTO users (id, account_id, email, password_hash) SELECT id, id, 'bench@example.com', 'x'
                FROM a RETURNING account_id, id""").fetchone()  # type: ignore[misc]
-        install_before_function(owner)
     principal = Principal(account_id, user_id, "jwt")
     actor = Actor(account_id, user_id)
     policy = make_policy()
@@ -381,22 +384,20 @@ def main(argv: list[str] | None = None) -> int:
 
     # ---- 3. the lexical leg alone: pre-0014 function vs the current one, same data, same queries ---------------
     limit = candidate_limit(5)
-    fns = {"0013 (before)": "bench_lexical_before(%s, %s, %s, %s, NULL)",
-           "current": f"retrieval_lexical_search(%s, %s, %s, %s, NULL, {search.LEXICAL_RANK_CAP})"}
+    fns = LEXICAL_FUNCTIONS
     lex: dict[str, dict[str, list[float]]] = {f: {k: [] for k in KINDS} for f in fns}
     matched: dict[str, list[int]] = {k: [] for k in KINDS}
     overlap: dict[str, list[float]] = {k: [] for k in KINDS}
     with db.tenant(account_id) as conn:
         for kind, q in query_set:
-            tsq = lexical.tsquery(q)
             ids: dict[str, list[Any]] = {}
             for label, fn in fns.items():
                 t0 = time.perf_counter()
                 got = conn.execute(f"SELECT id FROM {fn}",  # type: ignore[arg-type]
-                                   (NAMESPACE, tsq, limit, SOURCE_TYPE)).fetchall()
+                                   lexical_args(lexical, q, limit)).fetchall()
                 lex[label][kind].append((time.perf_counter() - t0) * 1000)
                 ids[label] = [r["id"] for r in got]
-            before, now = ids["0013 (before)"][:5], set(ids["current"][:5])
+            before, now = ids[BEFORE][:5], set(ids[CURRENT][:5])
             if before:
                 overlap[kind].append(len([i for i in before if i in now]) / len(before))
     with psycopg.connect(db_info.owner_url, autocommit=True) as owner:
@@ -408,21 +409,21 @@ def main(argv: list[str] | None = None) -> int:
             matched[kind].append(row[0])  # type: ignore[index]
     lex_rows = []
     for kind in KINDS:
-        b, c = summary(lex["0013 (before)"][kind]), summary(lex["current"][kind])
+        b, c = summary(lex[BEFORE][kind]), summary(lex[CURRENT][kind])
         same = overlap[kind]
         lex_rows.append([kind, b["n"], f"{statistics_median(matched[kind]):.0f}", f"{max(matched[kind])}",
                          f"{b['p50']:.2f}", f"{b['p95']:.2f}", f"{c['p50']:.2f}", f"{c['p95']:.2f}",
                          f"{b['p95'] / c['p95']:.1f}x" if c["p95"] else "n/a",
                          f"{sum(same) / len(same):.0%} ({len(same)})" if same else "-"])
-    print_table(f"Lexical leg alone (retrieval_lexical_search, limit {limit}) at {chunks:,} chunks: 0013 vs current",
-                ["queries", "n", "median matches", "max matches", "0013 p50", "0013 p95", "current p50",
-                 "current p95", "p95 ratio", "top-5 overlap with 0013 (queries with a match)"], lex_rows,
-                notes=[f"A query with at most {search.LEXICAL_RANK_CAP:,} matches is ranked exactly as by 0013; "
-                       "the overlap shows what ranking a bounded candidate set changes for broader ones."])
+    print_table(f"Lexical leg alone (limit {limit}) at {chunks:,} chunks: 0014's every-word match vs 0084's BM25",
+                ["queries", "n", "median all-word matches", "max", "0014 p50", "0014 p95", "0084 p50",
+                 "0084 p95", "p95 ratio (0014 / 0084)", "top-5 overlap with 0014 (queries with a match)"], lex_rows,
+                notes=["0014 requires every query word and ranks at most 400 of the matches (in scan order); 0084 "
+                       f"matches any term, BM25-ranked over a pool of {search.LEXICAL_POOL} filled rarest term first."])
 
     if args.explain:
         explain(db_info.owner_url, account_id, NAMESPACE, SOURCE_TYPE, limit,
-                [next(q for k, q in query_set if k == kind) for kind in KINDS], lexical, search.LEXICAL_RANK_CAP)
+                [next(q for k, q in query_set if k == kind) for kind in KINDS], lexical)
 
     print(f"\n{machine()}; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}; command: {COMMAND} "
           f"--documents {args.documents} --chunks {args.chunks} --queries {queries}"
@@ -495,8 +496,8 @@ def statistics_median(values: list[int]) -> float:
 
 
 def explain(owner_url: str, account_id: Any, namespace: str, source_type: str, limit: int, queries: list[str],
-            lexical: Any, cap: int) -> None:
-    """The plans Postgres runs inside retrieval_lexical_search (auto_explain at NOTICE level, owner session)."""
+            lexical: Any) -> None:
+    """The plans Postgres runs inside both lexical functions (auto_explain at NOTICE level, owner session)."""
     import psycopg
 
     with psycopg.connect(owner_url, autocommit=True) as owner:
@@ -507,16 +508,14 @@ def explain(owner_url: str, account_id: Any, namespace: str, source_type: str, l
                         "log_nested_statements = on", "log_level = notice"):
             owner.execute(f"SET auto_explain.{setting}")  # type: ignore[arg-type]
         for q in queries:
-            tsq = lexical.tsquery(q)
-            for fn in ("bench_lexical_before(%s, %s, %s, %s, NULL)",
-                       f"retrieval_lexical_search(%s, %s, %s, %s, NULL, {cap})"):
+            for fn in LEXICAL_FUNCTIONS.values():
                 plans.clear()
                 owner.execute("BEGIN")
                 owner.execute("SELECT set_config('app.account_id', %s, true)", (str(account_id),))
                 owner.execute(f"SELECT * FROM {fn}",  # type: ignore[arg-type]
-                              (namespace, tsq, limit, source_type)).fetchall()
+                              lexical_args(lexical, q, limit)).fetchall()
                 owner.execute("COMMIT")
-                print(f"\n#### {fn.split('(')[0]}: {q!r} -> {tsq}\n")
+                print(f"\n#### {fn.split('(')[0]}: {q!r}\n")
                 print("```")
                 print("\n".join(p for p in plans if "Query Text" in p and "FROM retrieval_documents" in p)
                       or "\n".join(plans))
