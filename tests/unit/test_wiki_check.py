@@ -221,7 +221,8 @@ page_dict = st.fixed_dictionaries(
      "title": st.one_of(hostile_text, json_any), "content": st.one_of(st.text(max_size=20), json_any),
      "citations": st.one_of(st.lists(st.fixed_dictionaries({"path": st.just("docs/a.md")}), max_size=2), json_any),
      "links": json_any})
-reply_obj = st.fixed_dictionaries({"pages": st.one_of(st.lists(st.one_of(page_dict, json_any), max_size=5), json_any)},
+reply_obj = st.fixed_dictionaries({"pages": st.one_of(st.lists(page_dict, min_size=1, max_size=5),
+                                                     st.lists(st.one_of(page_dict, json_any), max_size=3), json_any)},
                                   optional={"deleted": st.one_of(st.lists(hostile_path, max_size=3), json_any)})
 
 
