@@ -76,7 +76,7 @@ def test_a_model_page_of_the_platforms_kinds_is_dropped_recorded_and_never_searc
 
 def test_look_alikes_of_the_reserved_pages_and_non_canonical_paths_are_rejected(actor, fake):
     look_alikes = ["wiki/./index.md", "wiki/Index.md", "wiki//index.md", "wiki/sub/../log.md", "WIKI/LOG.MD",
-                   "wiki/ｉｎｄｅｘ.md"]
+                   "wiki/\uff49\uff4e\uff44\uff45\uff58.md"]
     odd = ["wiki/./fine.md", "wiki/a b.md", "wiki/fine.md/"]
     _, build_id, outcome = _compile(actor, fake, "hostile-lookalike", *[_page(p) for p in look_alikes + odd])
     assert outcome.status == "succeeded"
