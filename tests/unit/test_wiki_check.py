@@ -178,7 +178,7 @@ hostile_text = st.one_of(
     st.text(max_size=80),
     st.lists(st.sampled_from(["# SYSTEM: ", "\n", "\r\n", "[x](http://evil)", "](", "<script>", "<!--", "&amp;",
                               "`", "```", "\\", "*", "_", "|", "www.evil.example", "https://e.x", "\u2028",
-                              "\u202e", "\u200b", "\x00", "\t", "  ", "> ", "- ", "1. ", "===", "a@b.co", "Topic"]),
+                              "\u202e", "\u200b", "\x00", "\ud800", "\t", "  ", "> ", "- ", "1. ", "===", "a@b.co", "Topic"]),
              max_size=12).map("".join))
 AUTOLINK = re.compile(r"(?i)://|www\.")
 
@@ -235,7 +235,9 @@ def test_a_hostile_reply_parses_to_safe_pages_or_recorded_rejections_never_an_ex
         return
     out = screen(parsed, parent_paths)
     assert len(out.kept) + len(out.deleted) + len(out.rejected) == len(parsed.pages) + len(parsed.deleted)
-    for page in out.kept:  # an independent oracle for "safe": canonical, NFKC-stable, not the platform's
+    for page in out.kept:  # an independent oracle for "safe": storable, canonical, NFKC-stable, not the platform's
+        for value in (page.path, page.kind, page.title, page.content, *(c.claim for c in page.citations)):
+            assert "\x00" not in value and value.encode()  # Postgres text and UTF-8 can hold it
         assert page.kind not in ("index", "log")
         assert posixpath.normpath(page.path) == page.path and page.path.startswith("wiki/")
         assert unicodedata.normalize("NFKC", page.path) == page.path

@@ -130,3 +130,17 @@ def _principal(actor):
     from agentmate.core.principal import Principal
 
     return Principal(account_id=actor.account_id, user_id=actor.user_id, via="jwt")
+
+
+def test_nul_and_lone_surrogates_in_a_reply_are_stored_as_replacement_characters(actor, fake):
+    """Postgres text holds no NUL and UTF-8 no lone surrogate: before, either failed the outcome transaction."""
+    _, build_id, outcome = _compile(
+        actor, fake, "hostile-nul",
+        _page("wiki/nul.md", title="a\x00b\ud800c", content="# T\n\nx\x00y\udfff\n",
+              citations=[{"path": "docs/topic-00.md", "claim": "c\x00", "excerpt": "\ud83d"}]),
+        _page("wiki/bad\x00.md"), deleted=("wiki/gone\ud800.md",))
+    assert outcome.status == "succeeded"
+    page = wiki.get_page(get_database(), actor, build_id, "wiki/nul.md")
+    assert (page.title, page.content) == ("a\ufffdb\ufffdc", "# T\n\nx\ufffdy\ufffd\n")
+    assert (page.citations[0].claim, page.citations[0].excerpt) == ("c\ufffd", "\ufffd")
+    assert [path for path, _ in _rejected(actor, build_id)] == ["wiki/bad\ufffd.md", "wiki/gone\ufffd.md"]

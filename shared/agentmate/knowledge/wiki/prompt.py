@@ -131,8 +131,13 @@ _FENCE = re.compile(r"^\s*```[a-zA-Z0-9_-]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
 _TEXT_LIMIT = 200_000
 
 
+# JSON can carry what Postgres text cannot hold (NUL) or UTF-8 cannot encode (lone surrogates): a reply with either
+# would fail the outcome transaction, so both become U+FFFD here, once, for every string of the reply (issue 20).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
 def _text(value: Any, limit: int = _TEXT_LIMIT) -> str:
-    return value[:limit] if isinstance(value, str) else ""
+    return _UNSTORABLE.sub("\ufffd", value[:limit]) if isinstance(value, str) else ""
 
 
 def _list(value: Any) -> list[Any]:
@@ -160,7 +165,7 @@ def parse_reply(text: str) -> ParsedReply:
         pages.append(PageIn(path=_text(raw.get("path"), 512).strip(), kind=_text(raw.get("kind"), 64).strip(),
                             title=_text(raw.get("title"), 500).strip(), content=_text(raw.get("content")),
                             citations=citations, links=links))
-    deleted = [p.strip()[:512] for p in _list(data.get("deleted")) if isinstance(p, str)]
+    deleted = [_text(p, 512).strip() for p in _list(data.get("deleted")) if isinstance(p, str)]
     if not pages and not deleted:
         raise InvalidReply("the reply has no pages")
     return ParsedReply(pages, deleted)

@@ -54,7 +54,7 @@ def link_target(path: str) -> str:
     """A page's relative link destination: every character but letters, digits and ``-_./~`` percent-encoded."""
     rel = path.removeprefix("wiki/")
     return "".join(ch if (ch.isalnum() and ch.isascii()) or ch in _LINK_SAFE
-                   else "".join(f"%{b:02X}" for b in ch.encode()) for ch in rel)
+                   else "".join(f"%{b:02X}" for b in ch.encode(errors="replace")) for ch in rel)
 
 
 def index_page(pages: Sequence[DraftPage], kb_name: str) -> DraftPage:
