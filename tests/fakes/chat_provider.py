@@ -8,7 +8,8 @@ plus pages for documents that are new. Usage counts ~4 characters per token, so 
 
 Behaviours are queued one per request (``provider.push(...)``, or ``POST /_control`` from another process) and
 fall back to ``compile``: ``slow`` (seconds), ``status`` (code, retry_after), ``drop`` (close the connection
-without an answer), ``garbage`` (a 200 whose body is cut JSON), ``truncate`` (finish_reason=length mid-page), ``invalid_json``, ``reserved_path``,
+without an answer), ``garbage`` (a 200 whose body is cut JSON), ``truncate`` (finish_reason=length mid-page), ``invalid_json``, ``add_pages`` (pages and deleted
+entries appended as given), ``reserved_path``,
 ``missing_citation``, ``outside_link``, ``collide`` (two titles slugged onto one path), ``bad_kind``,
 ``bad_link_type``, ``empty_page``, ``uncited``, ``oversize`` (chars), ``few_pages`` (keep n), ``no_pages``,
 ``delete_existing`` (incremental: delete every existing page), ``skip_rewrite`` / ``rewrite_extra``
@@ -116,7 +117,10 @@ def compile_prompt(prompt: str) -> dict[str, Any]:
 def _mutate(kind: str, spec: dict[str, Any], out: dict[str, Any], prompt: str) -> dict[str, Any]:
     pages: list[dict[str, Any]] = out["pages"]
     first = pages[0] if pages else None
-    if kind == "reserved_path":
+    if kind == "add_pages":  # a hostile provider's own pages, appended as given
+        pages.extend(spec.get("pages", []))
+        out["deleted"] = [*out.get("deleted", []), *spec.get("deleted", [])]
+    elif kind == "reserved_path":
         pages.append({"path": "wiki/index.md", "kind": "index", "title": "My index", "content": "# Index\n",
                       "citations": [], "links": []})
     elif kind == "missing_citation" and first:

@@ -104,7 +104,10 @@ def test_activate_is_the_rollback_and_refuses_a_failed_build(client, account, fa
     fake.push("outside_link")
     _run(account, fake, third["build"]["id"])
     refused = http.post(f"/api/knowledge/builds/{third['build']['id']}/activate", headers=h)
-    assert refused.status_code == 409 and refused.json()["reason"] == "not_activatable"
+    problem = refused.json()
+    assert refused.status_code == 409 and problem["reason"] == "not_activatable"
+    # issue 20: "status" is the HTTP status (RFC 9457), the build's own state is "build_status"
+    assert (problem["status"], problem["build_status"], problem["check_status"]) == (409, "failed", "failed")
 
 
 def test_incremental_refusal_is_409_naming_the_reason(client, account, fake, compiler_configured):

@@ -16,12 +16,11 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from agentmate.knowledge.wiki.profiles import ProfileSettings
-from agentmate.knowledge.wiki.prompt import INDEX_PATH, LOG_PATH, PageIn
+from agentmate.knowledge.wiki.prompt import INDEX_PATH, LOG_PATH, RESERVED_PATHS, PageIn
 
 RULES = ("path_unique", "page_count", "page_count_drift", "token_budget", "content_non_empty",
          "page_kind_allowed", "page_size", "citation_required", "citation_resolvable", "link_type_allowed",
          "link_closed", "incremental_coverage", "incremental_scope", "index_coverage")
-GENERATED_KINDS = ("index", "log")
 
 
 @dataclass(slots=True)
@@ -94,7 +93,8 @@ def _page_failures(page: DraftPage, inp: CheckInput, paths: Set[str]) -> list[Fa
     if len(page.content) > p.max_page_chars:
         out.append(Failure("page_size", f"{len(page.content)} characters, more than max_page_chars "
                                         f"{p.max_page_chars}", page.path))
-    if p.citation_policy == "required" and page.kind not in GENERATED_KINDS and not page.citations:
+    # exempt by path, not kind: the model may claim any kind (issue 20), only the platform writes these paths
+    if p.citation_policy == "required" and page.path not in RESERVED_PATHS and not page.citations:
         out.append(Failure("citation_required", "the profile requires citations and the page has none", page.path))
     for c in page.citations:
         if c.path not in inp.document_paths:
@@ -129,4 +129,4 @@ def _index_failures(pages: Sequence[DraftPage]) -> list[Failure]:
     linked = {link.target for link in index.links} if index else set()
     return [Failure("index_coverage", "not linked from wiki/index.md", pg.path)
             for pg in sorted(pages, key=lambda pg: pg.path)
-            if pg.kind not in GENERATED_KINDS and pg.path not in (INDEX_PATH, LOG_PATH) and pg.path not in linked]
+            if pg.path not in RESERVED_PATHS and pg.path not in linked]

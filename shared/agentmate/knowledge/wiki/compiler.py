@@ -4,7 +4,8 @@
    attempt count grows, and the inputs are read (documents of the build's revision, manifest, profile, and for
    incremental builds the parent's pages and the impact set).
 2. Call the compiler model with no database connection held.
-3. Parse the JSON page contract, drop pages on reserved or malformed paths (``page_rejected``), carry unscheduled
+3. Parse the JSON page contract, drop what the page gate refuses (``gate``: reserved or non-canonical paths,
+   the platform's kinds, deletions of pages the parent does not have; each a ``page_rejected``), carry unscheduled
    parent pages over (incremental), generate ``wiki/index.md``, and run the check gate.
 4. Record the outcome in one transaction, only while this attempt still owns the build: a failing check writes
    no pages; a passing one writes pages, citations, links, events and ``wiki/log.md``, and activates the build
@@ -34,6 +35,7 @@ from agentmate.knowledge.quality.review_service import enqueue_after_activation 
 from agentmate.knowledge.wiki import reindex
 from agentmate.knowledge.wiki import repository as repo
 from agentmate.knowledge.wiki.check import CheckInput, DraftPage, Failure, IncrementalPlan, check
+from agentmate.knowledge.wiki.gate import Screened, page_refusal, screen
 from agentmate.knowledge.wiki.incremental import ImpactSet, diff_documents, impact_set
 from agentmate.knowledge.wiki.prompt import (
     LOG_PATH,
@@ -42,6 +44,7 @@ from agentmate.knowledge.wiki.prompt import (
     InvalidReply,
     KnowledgeBase,
     LinkIn,
+    ParsedReply,
     Plan,
     PromptDocument,
     build_messages,
@@ -91,6 +94,8 @@ class _Inputs:
     profile: Any
     parent_pages: list[dict[str, Any]] | None
     impact: ImpactSet | None
+    # parent pages an older build kept that the page gate now refuses (look-alike paths, platform kinds), with why
+    refused_parents: list[tuple[dict[str, Any], str]] = field(default_factory=list)
 
 
 def _now() -> datetime:
@@ -137,8 +142,15 @@ def _start(db: Database, build_id: UUID, ctx: CompileContext) -> _Inputs | None:
         profile = repo.profile(conn, account_id=a, profile_version_id=build["profile_version_id"])
         docs = repo.documents(conn, account_id=a, revision_id=build["source_revision_id"])
         parent_pages, impact = None, None
+        refused: list[tuple[dict[str, Any], str]] = []
         if build["parent_build_id"] is not None:
-            parent_pages = repo.build_pages_full(conn, account_id=a, build_id=build["parent_build_id"])
+            parent_pages = []
+            for page in repo.build_pages_full(conn, account_id=a, build_id=build["parent_build_id"]):
+                why = None if page["path"] in RESERVED_PATHS else page_refusal(page["path"], page["kind"])
+                if why is None:
+                    parent_pages.append(page)
+                else:
+                    refused.append((page, why))
             if build["mode"] == "incremental":
                 parent = repo.build_row(conn, account_id=a, build_id=build["parent_build_id"])
                 assert parent is not None
@@ -150,7 +162,7 @@ def _start(db: Database, build_id: UUID, ctx: CompileContext) -> _Inputs | None:
     kb = KnowledgeBase(name=manifest.name, description=manifest.description, language=manifest.language,
                        citation_policy=s.citation_policy, allowed_page_kinds=s.allowed_page_kinds,
                        allowed_link_types=s.allowed_link_types, max_pages=s.max_pages)
-    return _Inputs(build, attempt, kb, docs, profile, parent_pages, impact)
+    return _Inputs(build, attempt, kb, docs, profile, parent_pages, impact, refused)
 
 
 def _prompt_documents(inputs: _Inputs, plan_pages: set[str]) -> list[PromptDocument]:
@@ -277,11 +289,6 @@ def _page(raw: Any) -> DraftPage:
                      citations=list(raw.citations), links=list(raw.links))
 
 
-def _valid_path(path: str) -> bool:
-    return path.startswith("wiki/") and path.endswith(".md") and ".." not in path.split("/") and len(path) <= 512 \
-        and "\\" not in path and "//" not in path and not any(ord(ch) < 32 for ch in path)
-
-
 def _carried(page: dict[str, Any], parent_id: UUID) -> DraftPage:
     return DraftPage(
         path=page["path"], kind=page["kind"], title=page["title"], content=page["content"],
@@ -291,18 +298,15 @@ def _carried(page: dict[str, Any], parent_id: UUID) -> DraftPage:
         derived_from_build_id=page["derived_from_build_id"] or parent_id)
 
 
-def _outcome(db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inputs, parsed: Any, usage: Usage,
-             prices: Prices) -> CompileOutcome:
+def _outcome(db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inputs, parsed: ParsedReply | None,
+             usage: Usage, prices: Prices) -> CompileOutcome:
     build = inputs.build
-    events: list[dict[str, Any]] = []
-    written: list[DraftPage] = []
-    for raw in parsed.pages if parsed else []:
-        if raw.path in RESERVED_PATHS or not _valid_path(raw.path):
-            why = "reserved for the platform" if raw.path in RESERVED_PATHS else "not a wiki/<name>.md path"
-            events.append({"event_type": "page_rejected", "page_path": raw.path[:512], "detail": why})
-            continue
-        written.append(_page(raw))
-    deleted = set(parsed.deleted) if parsed else set()
+    screened = screen(parsed, {p["path"] for p in inputs.parent_pages or []}) if parsed else Screened()
+    written = [_page(raw) for raw in screened.kept]
+    deleted = set(screened.deleted)
+    events = screened.rejected + [{"event_type": "page_rejected", "page_path": page["path"],
+                                   "detail": f"carried over from the parent build, but {why}"}
+                                  for page, why in inputs.refused_parents]
     pages = list(written)
     plan: IncrementalPlan | None = None
     parent_count: int | None = None

@@ -131,8 +131,17 @@ _FENCE = re.compile(r"^\s*```[a-zA-Z0-9_-]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
 _TEXT_LIMIT = 200_000
 
 
+# JSON can carry what Postgres text cannot hold (NUL) or UTF-8 cannot encode (lone surrogates): a reply with either
+# would fail the outcome transaction, so both become U+FFFD here, once, for every string of the reply (issue 20).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
 def _text(value: Any, limit: int = _TEXT_LIMIT) -> str:
-    return value[:limit] if isinstance(value, str) else ""
+    return _UNSTORABLE.sub("\ufffd", value[:limit]) if isinstance(value, str) else ""
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []  # a model's "citations": "none" is no citations, not a crash
 
 
 def parse_reply(text: str) -> ParsedReply:
@@ -150,13 +159,13 @@ def parse_reply(text: str) -> ParsedReply:
             raise InvalidReply(f"pages[{i}] is not an object")
         citations = [CitationIn(path=_text(c.get("path"), 512), heading_path=_text(c.get("heading_path"), 1000),
                                 claim=_text(c.get("claim"), 2000), excerpt=_text(c.get("excerpt"), 2000))
-                     for c in raw.get("citations") or [] if isinstance(c, dict)]
+                     for c in _list(raw.get("citations")) if isinstance(c, dict)]
         links = [LinkIn(target=_text(link.get("target"), 512), type=_text(link.get("type"), 64))
-                 for link in raw.get("links") or [] if isinstance(link, dict)]
+                 for link in _list(raw.get("links")) if isinstance(link, dict)]
         pages.append(PageIn(path=_text(raw.get("path"), 512).strip(), kind=_text(raw.get("kind"), 64).strip(),
                             title=_text(raw.get("title"), 500).strip(), content=_text(raw.get("content")),
                             citations=citations, links=links))
-    deleted = [p.strip() for p in data.get("deleted") or [] if isinstance(p, str)]
+    deleted = [_text(p, 512).strip() for p in _list(data.get("deleted")) if isinstance(p, str)]
     if not pages and not deleted:
         raise InvalidReply("the reply has no pages")
     return ParsedReply(pages, deleted)

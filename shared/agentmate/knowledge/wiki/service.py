@@ -250,7 +250,7 @@ def activate(db: Database, caller: Caller, build_id: UUID, rt: Retrieval | None 
         if build["status"] != "succeeded" or build["check_status"] != "passed":
             raise Conflict(f"build {build_id} cannot be activated: status {build['status']}, check "
                            f"{build['check_status']} (only a succeeded build that passed check can serve)",
-                           extra={"reason": "not_activatable", "status": build["status"],
+                           extra={"reason": "not_activatable", "build_status": build["status"],  # status: the HTTP one
                                   "check_status": build["check_status"]})
         src = repo.source(conn, account_id=a, source_id=build["source_id"], lock=True)
         assert src is not None
