@@ -154,6 +154,7 @@ LEXICAL_FUNCTIONS = {
 
 def lexical_args(lexical: Any, query: str, limit: int) -> dict[str, Any]:
     from agentmate.knowledge import search
+    from agentmate.knowledge.index import NAMESPACE, SOURCE_TYPE
 
     return {"ns": NAMESPACE, "tsq": lexical.tsquery(query), "tokens": lexical.search_tokens(query), "limit": limit,
             "st": SOURCE_TYPE, "pool": search.LEXICAL_POOL}
