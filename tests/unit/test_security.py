@@ -16,3 +16,10 @@ def test_the_dummy_hash_uses_the_current_scrypt_parameters():
 def test_no_password_matches_the_dummy_hash_by_accident():
     assert not security.verify_password("", security.DUMMY_PASSWORD_HASH)
     assert not security.verify_password("correct horse battery", security.DUMMY_PASSWORD_HASH)
+
+
+def test_a_problems_extra_members_never_replace_its_core_members() -> None:
+    from agentmate.api.errors import problem_body
+
+    body = problem_body(409, "Conflict", "not activatable", extra={"status": "failed", "title": "x", "reason": "r"})
+    assert (body["status"], body["title"], body["reason"]) == (409, "Conflict", "r")

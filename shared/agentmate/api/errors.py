@@ -75,11 +75,12 @@ PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 def problem_body(status: int, title: str, detail: str, errors: list[dict[str, Any]] | None = None,
                  extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The one problem+json shape."""
+    """The one problem+json shape. ``extra`` adds members; it can never replace the core ones (a domain's own
+    ``status`` field once overwrote the HTTP status)."""
     body: dict[str, Any] = {"type": "about:blank", "title": title, "status": status, "detail": detail,
                             "errors": errors or []}
-    if extra:
-        body.update(extra)
+    for name, value in (extra or {}).items():
+        body.setdefault(name, value)
     return body
 
 

@@ -14,7 +14,7 @@ def test_a_text_of_stop_words_has_no_terms() -> None:
 def test_rank_weighs_rare_terms_more_and_reports_coverage() -> None:
     texts = ["weekly meeting notes", "weekly meeting agenda", "flights to zanzibar", "nothing here"]
     ranked = bm25.rank(bm25.terms("meeting about zanzibar"), texts)
-    assert [r.index for r in ranked][0] == 2
+    assert ranked[0].index == 2
     assert {r.index for r in ranked} == {0, 1, 2}
     assert all(r.coverage == 0.5 for r in ranked)
 
