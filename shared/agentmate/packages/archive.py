@@ -41,7 +41,7 @@ _READ_CHUNK = 16 * 1024           # compressed bytes per read of the source
 
 _PAX = frozenset({tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE})
 _EXTENDED = _PAX | {tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK}
-_DIGIT_RUN_RE = re.compile(rb"[0-9]{%d}" % (MAX_DIGIT_RUN + 1))
+_DIGITS_RE = re.compile(rb"[0-9]+")
 _LENGTH_RE = re.compile(rb"[0-9]{1,%d} " % MAX_LENGTH_DIGITS)
 _SIZE_RE = re.compile(rb"[0-9]{1,20}")
 
@@ -60,8 +60,7 @@ def _malformed(offset: int, why: str) -> PackageRefused:
 
 def check_pax(data: bytes, offset: int) -> list[tuple[bytes, bytes]]:
     """The records of one pax header, refused unless every record is well formed. Linear in ``len(data)``."""
-    run = _DIGIT_RUN_RE.search(data)  # fixed-width pattern: linear
-    if run:
+    if any(run.end() - run.start() > MAX_DIGIT_RUN for run in _DIGITS_RE.finditer(data)):
         raise _malformed(offset, f"a run of more than {MAX_DIGIT_RUN} digits")
     records: list[tuple[bytes, bytes]] = []
     pos = 0

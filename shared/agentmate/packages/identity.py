@@ -52,9 +52,15 @@ def shown_name(name: str | bytes, limit: int = 160) -> str:
     """A hostile entry name made safe to show and store: bytes that are not UTF-8 as ``\\xNN``, control and
     invisible characters escaped, cut to ``limit`` characters."""
     raw = name if isinstance(name, bytes) else _name_bytes(name)
-    text = raw.decode("utf-8", "backslashreplace")
-    shown = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text[:limit])
-    return shown + ("…" if len(text) > limit else "")
+    pieces: list[str] = []
+    length = 0
+    for c in raw.decode("utf-8", "backslashreplace"):
+        piece = c if c.isprintable() else ascii(c)[1:-1]
+        if length + len(piece) > limit:
+            return "".join(pieces) + "…"
+        pieces.append(piece)
+        length += len(piece)
+    return "".join(pieces)
 
 
 def _name_bytes(name: str) -> bytes:

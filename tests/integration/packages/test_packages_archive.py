@@ -153,6 +153,16 @@ def test_inflating_counts_against_max_archive_bytes_and_reading_against_the_dead
         read_tar(io.BytesIO(body), "pkg", PackageLimits(), SyncLimits(), Deadline(5, lambda: float(next(ticks))))
 
 
+def test_an_extended_header_the_scan_missed_is_refused_not_parsed(monkeypatch):
+    # Should the scan ever disagree with tarfile on where a header starts, tarfile still parses no extended
+    # header the scan did not check (simulated by switching the scan off)
+    from agentmate.packages import archive
+
+    monkeypatch.setattr(archive.TarStream, "_scan", lambda self, upto: None)
+    with pytest.raises(PackageRefused, match="extended header at offset 0 was not pre-checked"):
+        _read(github_tar("top", "f" * 40, {"pkg/a.md": b"a"}))
+
+
 # --- forge archives keep working ---------------------------------------------------------------------------
 
 LONG = "pkg/refs/" + "a-rather-long-folder-name/" * 4 + "and-a-file-name-that-does-not-fit-ustar.md"
@@ -251,6 +261,38 @@ def test_hostile_but_decodable_names_are_refused_without_leaking_them(name, show
         with pytest.raises(ValidationFailed, match=shown) as err:
             prepare_raw(files, PackageLimits())
         assert "\x1b" not in err.value.detail
+
+
+def test_through_the_route_the_archive_problems_are_problem_json_400_and_413(client, account, server,
+                                                                              monkeypatch):
+    # Given a skills git source on the loopback forge (the route the issue's hostile host was reached by)
+    from agentmate.packages.git import GitFetcher
+    from agentmate.skills import registry
+    from tests.integration.packages.test_packages_git import SETTINGS, make_policy
+
+    policy = make_policy()
+    monkeypatch.setattr(registry, "net_policy", lambda: policy)
+    monkeypatch.setattr(registry, "fetcher", lambda: GitFetcher(policy, SETTINGS))
+    h = account.headers("skills:rw")
+
+    def bomb(top: str, sha: str) -> bytes:
+        return gz_tar(tar_entry(b"pax", b"x", b"1" * 120_000))
+
+    for build, status in [(_ustar_name, 400), (bomb, 413)]:
+        url, sha = _serve(server, build)
+        source = client.post("/api/skills/sources", json={"type": "git", "repository_url": url,
+                                                          "package_path": "pkg"}, headers=h).json()
+        # When it is synced
+        r = client.post(f"/api/skills/sources/{source['id']}/sync", json={"ref": sha}, headers=h)
+        # Then the answer names the archive's problem, never a 500
+        assert r.status_code == status, r.text
+        assert r.headers["content-type"].startswith("application/problem+json")
+        problem = r.json()
+        if status == 400:
+            assert problem["errors"][0] == {"field": "package",
+                                            "message": "caf\\xff.md: a file name is not valid UTF-8"}
+        else:
+            assert "the limit is 65536" in problem["detail"]
 
 
 # --- properties: whatever the headers, a clean archive error or parsed members -----------------------------
