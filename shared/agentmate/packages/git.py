@@ -7,9 +7,11 @@ address checks of agentmate.packages.net).
    * GitHub-like hosts: ``/{owner}/{repo}/archive/{sha}.tar.gz`` (redirects to codeload; every hop re-checked);
    * GitLab-like hosts: ``/api/v4/projects/{path}/repository/archive.tar.gz?sha={sha}&path={package_path}``;
    * any other host: dulwich ``fetch_pack`` at depth 1 over smart HTTP into memory.
-   Archives are read as a stream (``tarfile`` ``r|gz``) and every member passes ``tarfile.data_filter`` (the
-   ``filter="data"`` rules: no absolute paths, no escapes, no special files); symlinks and hard links inside the
-   package are refused outright, because the data filter admits links that stay inside the tree.
+   Archives are read as a stream, inflated and header-checked by agentmate.packages.archive before ``tarfile``
+   parses a header (no interpreter's pax parser sees an unbounded header); every member passes
+   ``tarfile.data_filter`` (the ``filter="data"`` rules: no absolute paths, no escapes, no special files), and
+   symlinks and hard links inside the package are refused outright, because the data filter admits links that
+   stay inside the tree. Entry names that are not UTF-8 are refused on both paths (``identity.entry_name``).
 3. Every byte counts against SyncLimits (download, archive bytes and members, time budget) and PackageLimits
    (files and bytes kept), so an archive bomb stops at the first limit it reaches.
 """
