@@ -6,14 +6,19 @@ import base64
 import hashlib
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentmate.core.errors import TooLarge, ValidationFailed
 from agentmate.packages.identity import (
+    PackageRefused,
     derive_domain,
     derive_name,
+    entry_name,
     package_hash,
     prepare_raw,
     prepare_snapshot,
+    shown_name,
 )
 from agentmate.packages.limits import PackageLimits
 from agentmate.packages.models import FileInput
@@ -131,3 +136,32 @@ def test_duplicate_paths_and_empty_packages_are_refused():
     with pytest.raises(ValidationFailed) as err:
         prepare_snapshot([FileInput(path="a.md", content="1"), FileInput(path="a.md", content="2")], PackageLimits())
     assert err.value.errors[0].message == "duplicate path in the package"
+
+
+def test_a_fetched_path_with_a_lone_surrogate_is_refused_not_a_crash():
+    # tarfile decodes undecodable name bytes to lone surrogates; they can be neither hashed nor stored
+    with pytest.raises(ValidationFailed) as err:
+        prepare_raw([("ok.md", b"x"), ("caf\udcff.md", b"y")], PackageLimits())
+    assert err.value.errors[0].message == "'caf\\udcff.md': is not valid UTF-8 (lone surrogate)"
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(st.binary(max_size=80) | st.text(max_size=40).map(str.encode))
+def test_entry_names_decode_exactly_or_are_refused_shown_safely(raw):
+    try:
+        name = entry_name(raw)
+    except PackageRefused as exc:
+        message = exc.errors[0].message
+        message.encode("utf-8")
+        assert all(c.isprintable() for c in message)
+        assert message.startswith(shown_name(raw))
+    else:
+        assert name.encode("utf-8") == raw
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(st.text(max_size=300) | st.binary(max_size=300))
+def test_shown_names_are_printable_bounded_and_storable(name):
+    shown = shown_name(name, limit=100)
+    shown.encode("utf-8")
+    assert all(c.isprintable() for c in shown) and len(shown) <= 101

@@ -7,9 +7,11 @@ address checks of agentmate.packages.net).
    * GitHub-like hosts: ``/{owner}/{repo}/archive/{sha}.tar.gz`` (redirects to codeload; every hop re-checked);
    * GitLab-like hosts: ``/api/v4/projects/{path}/repository/archive.tar.gz?sha={sha}&path={package_path}``;
    * any other host: dulwich ``fetch_pack`` at depth 1 over smart HTTP into memory.
-   Archives are read as a stream (``tarfile`` ``r|gz``) and every member passes ``tarfile.data_filter`` (the
-   ``filter="data"`` rules: no absolute paths, no escapes, no special files); symlinks and hard links inside the
-   package are refused outright, because the data filter admits links that stay inside the tree.
+   Archives are read as a stream, inflated and header-checked by agentmate.packages.archive before ``tarfile``
+   parses a header (no interpreter's pax parser sees an unbounded header); every member passes
+   ``tarfile.data_filter`` (the ``filter="data"`` rules: no absolute paths, no escapes, no special files), and
+   symlinks and hard links inside the package are refused outright, because the data filter admits links that
+   stay inside the tree. Entry names that are not UTF-8 are refused on both paths (``identity.entry_name``).
 3. Every byte counts against SyncLimits (download, archive bytes and members, time budget) and PackageLimits
    (files and bytes kept), so an archive bomb stops at the first limit it reaches.
 """
@@ -27,6 +29,8 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from agentmate.core.errors import DomainError, FieldError, ServiceUnavailable, TooLarge, ValidationFailed
+from agentmate.packages.archive import tar_gz_members
+from agentmate.packages.identity import PackageRefused, entry_name, shown_name
 from agentmate.packages.limits import GIT_LIMITS, PackageLimits, PackageSettings, SyncLimits
 from agentmate.packages.models import Fetched
 from agentmate.packages.net import Deadline, SafeHttp, read_capped
@@ -39,13 +43,6 @@ _REF_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/+-]{0,254}$")
 def invalid(field: str, message: str) -> ValidationFailed:
     """A one-field 400 whose detail says what is wrong (it is also what a failed sync records)."""
     return ValidationFailed([FieldError(field, message)], f"{field}: {message}")
-
-
-class PackageRefused(ValidationFailed):
-    """A package refused for what it contains (links, special files, escaping paths)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__([FieldError("package", message)], f"package refused: {message}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,37 +229,33 @@ class _Budget:
 
 def read_tar(fileobj: Any, package_path: str, package_limits: PackageLimits, sync_limits: SyncLimits,
              deadline: Deadline) -> list[tuple[str, bytes]]:
-    """The files under ``package_path`` of a forge archive (one top folder, stripped), read as a stream."""
+    """The files under ``package_path`` of a forge archive (one top folder, stripped), read as a stream whose
+    every header is bounded before tarfile parses it (agentmate.packages.archive)."""
     budget = _Budget(package_limits, sync_limits, deadline)
     files: list[tuple[str, bytes]] = []
     root: str | None = None
-    try:
-        with tarfile.open(fileobj=fileobj, mode="r|gz") as tar:
-            for member in tar:
-                budget.member(member.size)
-                top, _, rest = member.name.partition("/")
-                if root is None:
-                    root = top
-                if top != root or not top:
-                    raise PackageRefused(f"archive entry {member.name!r} is outside the archive's top folder")
-                rel = _in_package(rest, package_path) if rest else None
-                if rel is None or member.isdir():
-                    continue
-                if member.issym() or member.islnk():
-                    raise PackageRefused(f"{rel}: symbolic and hard links are refused")
-                if not member.isfile():
-                    raise PackageRefused(f"{rel}: only regular files are allowed")
-                try:
-                    tarfile.data_filter(member, "/package")
-                except tarfile.FilterError as exc:
-                    raise PackageRefused(f"{rel}: {exc.__class__.__name__}") from exc
-                budget.keep(rel, member.size)
-                extracted = tar.extractfile(member)
-                if extracted is None:
-                    raise PackageRefused(f"{rel}: unreadable archive entry")
-                files.append((rel, extracted.read()))
-    except (tarfile.ReadError, tarfile.CompressionError, EOFError, zlib.error, OSError) as exc:
-        raise Upstream("the archive is not a valid .tar.gz") from exc
+    for entry in tar_gz_members(fileobj, sync_limits, deadline):
+        member = entry.info
+        budget.member(member.size)
+        top, _, rest = member.name.partition("/")
+        if root is None:
+            root = top
+        if top != root or not top:
+            raise PackageRefused(f"archive entry {shown_name(member.name)} is outside the archive's top folder")
+        rel = _in_package(rest, package_path) if rest else None
+        if rel is None or member.isdir():
+            continue
+        rel = entry_name(rel)  # refused like a git tree's name (the smart-HTTP path) when not UTF-8
+        if member.issym() or member.islnk():
+            raise PackageRefused(f"{shown_name(rel)}: symbolic and hard links are refused")
+        if not member.isfile():
+            raise PackageRefused(f"{shown_name(rel)}: only regular files are allowed")
+        try:
+            tarfile.data_filter(member, "/package")
+        except (tarfile.FilterError, ValueError) as exc:  # ValueError: a NUL in the name
+            raise PackageRefused(f"{shown_name(rel)}: {exc.__class__.__name__}") from exc
+        budget.keep(rel, member.size)
+        files.append((rel, entry.read()))
     return files
 
 
@@ -464,16 +457,13 @@ def walk_tree(store: Any, sha: str, package_path: str, package_limits: PackageLi
     while stack:
         prefix, node = stack.pop()
         for entry in node.iteritems():
-            try:
-                name = prefix + entry.path.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise PackageRefused(f"{prefix}…: a file name is not valid UTF-8") from exc
+            name = prefix + entry_name(entry.path, prefix)
             if stat.S_ISDIR(entry.mode):
                 stack.append((name + "/", store[entry.sha]))
             elif stat.S_ISLNK(entry.mode):
-                raise PackageRefused(f"{name}: symbolic links are refused")
+                raise PackageRefused(f"{shown_name(name)}: symbolic links are refused")
             elif entry.mode == 0o160000:
-                raise PackageRefused(f"{name}: submodules are not supported")
+                raise PackageRefused(f"{shown_name(name)}: submodules are not supported")
             else:
                 blob = store[entry.sha]
                 data = blob.as_raw_string()

@@ -41,6 +41,45 @@ _MIME_OVERRIDES = {
 _MIME = mimetypes.MimeTypes(filenames=())
 
 
+class PackageRefused(ValidationFailed):
+    """A package refused for what it contains (links, special files, escaping paths, undecodable names)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__([FieldError("package", message)], f"package refused: {message}")
+
+
+def shown_name(name: str | bytes, limit: int = 160) -> str:
+    """A hostile entry name made safe to show and store: bytes that are not UTF-8 as ``\\xNN``, control and
+    invisible characters escaped, cut to ``limit`` characters."""
+    raw = name if isinstance(name, bytes) else _name_bytes(name)
+    pieces: list[str] = []
+    length = 0
+    for c in raw.decode("utf-8", "backslashreplace"):
+        piece = c if c.isprintable() else ascii(c)[1:-1]
+        if length + len(piece) > limit:
+            return "".join(pieces) + "…"
+        pieces.append(piece)
+        length += len(piece)
+    return "".join(pieces)
+
+
+def _name_bytes(name: str) -> bytes:
+    try:
+        return name.encode("utf-8", "surrogateescape")  # what tarfile decoded with surrogateescape
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogatepass")
+
+
+def entry_name(name: str | bytes, prefix: str = "") -> str:
+    """A git tree or tar entry's name as text: names are bytes to git and tar, and one that is not valid UTF-8
+    can be neither hashed nor stored, so it is refused naming the entry (escaped: the name is hostile)."""
+    raw = name if isinstance(name, bytes) else _name_bytes(name)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PackageRefused(f"{shown_name(prefix.encode() + raw)}: a file name is not valid UTF-8") from exc
+
+
 def package_hash(files: Iterable[tuple[str, str, int]]) -> str:
     """The canonical package hash over ``(path, sha256hex, size_bytes)`` triples."""
     lines = sorted(f"{path}\0{sha}\0{size}".encode() for path, sha, size in files)
@@ -85,6 +124,8 @@ def file_path_problem(path: str, limits: PackageLimits) -> str | None:
         return "must not be empty"
     if len(path) > limits.max_path_length:
         return f"longer than max_path_length={limits.max_path_length}"
+    if not _encodable(path):
+        return "is not valid UTF-8 (lone surrogate)"
     if _CONTROL_RE.search(path):
         return "contains a NUL or control character"
     if "\\" in path:
@@ -97,6 +138,14 @@ def file_path_problem(path: str, limits: PackageLimits) -> str | None:
     if len(segments) > limits.max_path_depth:
         return f"deeper than max_path_depth={limits.max_path_depth}"
     return None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _extension(path: str) -> str:

@@ -177,3 +177,67 @@ class GitServer:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+# --- raw tar blocks (hostile archives need headers tarfile's writer will not produce) ------------------------
+
+def tar_header(name: bytes, typeflag: bytes = b"0", size: int | bytes = 0, *, prefix: bytes = b"",
+               mode: bytes = b"0000644") -> bytes:
+    """One 512-byte ustar header with a valid checksum; ``size`` may be a raw 12-byte field."""
+    size_field = size if isinstance(size, bytes) else b"%011o\0" % size
+    block = bytearray(512)
+    block[0:len(name[:100])] = name[:100]
+    block[100:108] = mode.ljust(8, b"\0")[:8]
+    block[108:116] = b"0000000\0"
+    block[116:124] = b"0000000\0"
+    block[124:136] = size_field.ljust(12, b"\0")[:12]
+    block[136:148] = b"14707112000\0"
+    block[156:157] = typeflag[:1]
+    block[257:265] = b"ustar\x0000"
+    block[345:345 + len(prefix[:155])] = prefix[:155]
+    block[148:156] = b" " * 8
+    block[148:156] = b"%06o\0 " % sum(block)
+    return bytes(block)
+
+
+def pax_records(records: list[tuple[bytes, bytes]]) -> bytes:
+    """pax ``length keyword=value\\n`` records with correct length fields."""
+    out = b""
+    for keyword, value in records:
+        body = b" " + keyword + b"=" + value + b"\n"
+        length = len(body) + 1
+        while len(str(length).encode()) + len(body) != length:
+            length += 1
+        out += str(length).encode() + body
+    return out
+
+
+def tar_entry(name: bytes, typeflag: bytes = b"0", data: bytes = b"", *, size: int | bytes | None = None,
+              prefix: bytes = b"") -> bytes:
+    """A header and its data padded to whole blocks (``size`` overrides the declared size)."""
+    head = tar_header(name, typeflag, len(data) if size is None else size, prefix=prefix)
+    return head + data + b"\0" * (-len(data) % 512)
+
+
+def gz_tar(*entries: bytes, end: bool = True) -> bytes:
+    """Entries concatenated, the two zero blocks that end an archive, gzip-compressed."""
+    import gzip
+
+    return gzip.compress(b"".join(entries) + (b"\0" * 1024 if end else b""), mtime=0)
+
+
+def github_tar(top: str, sha: str, files: dict[str, bytes]) -> bytes:
+    """A tarball laid out as ``git archive`` (GitHub, GitLab) writes it: a ``pax_global_header`` holding
+    ``comment=<sha>``, the top folder, then each file; a name too long for ustar gets an ``x`` header with its
+    path (named ``<hash>.paxheader`` / ``<hash>.data`` as git names them)."""
+    entries = [tar_entry(b"pax_global_header", b"g", pax_records([(b"comment", sha.encode())])),
+               tar_entry(top.encode() + b"/", b"5")]
+    for i, (path, data) in enumerate(files.items()):
+        full = f"{top}/{path}".encode()
+        if len(full) <= 100:
+            entries.append(tar_entry(full, b"0", data))
+        else:
+            stem = b"%040x" % i
+            entries.append(tar_entry(stem + b".paxheader", b"x", pax_records([(b"path", full)])))
+            entries.append(tar_entry(stem + b".data", b"0", data))
+    return gz_tar(*entries)
