@@ -105,9 +105,16 @@ def _need(obj: Any, key: str, kind: type, where: str) -> Any:
     if not isinstance(obj, dict) or key not in obj:
         raise DatasetError(f"{where}: missing {key!r}")
     value = obj[key]
-    if not isinstance(value, kind) or (kind is str and not value.strip()):
-        raise DatasetError(f"{where}: {key!r} must be a non-empty {kind.__name__}")
+    if not isinstance(value, kind) or (isinstance(value, str) and not value.strip()):
+        raise DatasetError(f"{where}: {key!r} must be a{' non-empty' if kind is str else ''} {kind.__name__}")
     return value
+
+
+def _strings(obj: Any, key: str, where: str) -> tuple[str, ...]:
+    values = _need(obj, key, list, where)
+    if not values or not all(isinstance(v, str) and v.strip() for v in values):
+        raise DatasetError(f"{where}: {key!r} must be a non-empty list of ids or names")
+    return tuple(values)
 
 
 def load_dataset(path: Path) -> Dataset:
@@ -136,7 +143,7 @@ def load_dataset(path: Path) -> Dataset:
             where = f"{name}: conversations[{c_i}]"
             cid = _need(c, "id", str, where)
             unique(cid, where)
-            speakers = tuple(_need(c, "speakers", list, where))
+            speakers = _strings(c, "speakers", where)
             turns = []
             for t_i, t in enumerate(_need(c, "turns", list, where)):
                 twhere = f"{where}.turns[{t_i}]"
@@ -154,12 +161,10 @@ def load_dataset(path: Path) -> Dataset:
             qid = _need(q, "id", str, where)
             unique(qid, where)
             conv = _need(q, "conversation", str, where)
-            evidence = tuple(_need(q, "evidence", list, where))
+            evidence = _strings(q, "evidence", where)
             category = _need(q, "category", str, where)
             if category not in CATEGORIES:
                 raise DatasetError(f"{where}: category {category!r} is not one of {', '.join(CATEGORIES)}")
-            if not evidence:
-                raise DatasetError(f"{where}: evidence is empty")
             out.questions.append(Question(qid, conv, _need(q, "question", str, where),
                                           _need(q, "answer", str, where), evidence, category))
         out.files.append(name)

@@ -92,6 +92,10 @@ def test_scoring_counts_rank_of_first_gold_and_all_gold_within_ten() -> None:
     (lambda d: d["conversations"][0]["turns"][1].update(id="s1-t0001"), "id 's1-t0001' is used twice"),
     (lambda d: d["conversations"][0]["turns"][0].update(date="March 2"), "is not ISO 8601"),
     (lambda d: d["questions"][0].pop("evidence"), "questions[0]: missing 'evidence'"),
+    (lambda d: d["questions"][0].update(evidence=[]), "'evidence' must be a non-empty list"),
+    (lambda d: d["questions"][0].update(evidence=[{"id": "s1-t0003"}]), "'evidence' must be a non-empty list"),
+    (lambda d: d["conversations"][0]["turns"][0].update(speaker="Ann"), "speaker 'Ann' is not in speakers"),
+    (lambda d: d.pop("license"), "missing 'license'"),
 ])
 def test_a_malformed_dataset_is_refused_naming_the_item(tmp_path: Path, change: Any, message: str) -> None:
     doc = json.loads(SAMPLE.read_text(encoding="utf-8"))
