@@ -502,11 +502,11 @@ def open_session(client: Any) -> Session:
     from agentmate.retrieval.service import get_retrieval
 
     email, password = f"quality-{uuid.uuid4().hex[:12]}@example.com", common.PASSWORD
-    reg = client.post("/api/auth/register", json={"email": email, "password": password}).json()
-    token = client.post("/api/auth/login", json={"email": email, "password": password}).json()["token"]
-    key = client.post("/api/auth/apikeys", json={"name": "quality", "scopes": ["memory:rw", "knowledge:rw"]},
-                      headers={"Authorization": f"Bearer {token}"}).json()["key"]
-    return Session(api_poster(client, {"X-Api-Key": key}), get_database(), get_retrieval(),
+    reg, _ = api_poster(client, {})("/api/auth/register", {"email": email, "password": password}, (201,))
+    login, _ = api_poster(client, {})("/api/auth/login", {"email": email, "password": password}, (200,))
+    key, _ = api_poster(client, {"Authorization": f"Bearer {login['token']}"})(
+        "/api/auth/apikeys", {"name": "quality", "scopes": ["memory:rw", "knowledge:rw"]}, (201,))
+    return Session(api_poster(client, {"X-Api-Key": key["key"]}), get_database(), get_retrieval(),
                    uuid.UUID(reg["account_id"]))
 
 
