@@ -9,8 +9,8 @@ Filters: ``domain`` resolves to that domain's sources and is intersected with ``
 Exactly one source is pushed down into both legs (``metadata.source_id``); several are post-filtered from a
 widened candidate list (top_k x n, at most 50). Unknown or foreign source ids select nothing.
 
-The lexical leg ranks a bounded candidate set (``LEXICAL_RANK_CAP`` matches, migrations/0014): a broader query
-gets the best matches of that set, each containing every query word.
+The lexical leg ranks by BM25 over the query's stemmed terms, any of which may match (migrations/0084); its
+candidate pool is filled rarest term first, so a query of common words costs a bounded pool, not every match.
 
 Every search that ran is logged in ``retrieval_queries`` in the search's own transaction (query, filters, hit
 refs and scores, degraded legs); its id is the response's ``query_id``.
@@ -43,20 +43,13 @@ from agentmate.retrieval import service as retrieval
 from agentmate.retrieval.service import Hit, Query, Retrieval, SearchResult
 
 MAX_WIDENED = 50
-# The lexical leg reads and ranks at most this many matches (migrations/0014, docs/decisions.md): a query of common
-# words matches a third of a 100k-chunk account, and ranking all of it cost 300-800 ms. 400 is 0013's ts_rank_cd
-# pool, so up to 400 matches the ranking is exactly 0013's.
-LEXICAL_RANK_CAP = 400
+# The lexical leg's candidate pool (migrations/0084, docs/decisions.md): a query of common words matches a third of
+# a 100k-chunk account; the pool, filled rarest term first, bounds what is read and ranked.
+LEXICAL_POOL = 400
 
 
 def citation(path: str, heading_path: str) -> str:
     return f"{path} # {heading_path}" if heading_path else path
-
-
-def _similar_enough(hit: Hit, min_similarity: float) -> bool:
-    if "lexical" in hit.channels:
-        return True
-    return hit.vector_score is not None and hit.vector_score >= min_similarity
 
 
 def _filters(body: KnowledgeSearchRequest) -> dict[str, Any]:
@@ -125,7 +118,7 @@ def search(db: Database, rt: Retrieval, principal: Principal, body: KnowledgeSea
     if body.min_similarity is not None:
         fetch = min(max(fetch, body.top_k * 3), MAX_WIDENED)
     query = Query(namespace=NAMESPACE, text=body.query, top_k=fetch, source_type=SOURCE_TYPE, metadata=metadata,
-                  lexical_rank_cap=LEXICAL_RANK_CAP)
+                  lexical_pool=LEXICAL_POOL)
 
     def finish(conn: Conn, result: SearchResult) -> KnowledgeSearchResult:
         kept: list[tuple[Hit, tuple[UUID, UUID, UUID]]] = []
@@ -134,7 +127,7 @@ def search(db: Database, rt: Retrieval, principal: Principal, body: KnowledgeSea
             ids = _hit_ids(hit)
             if ids is None or (allowed is not None and ids[0] not in allowed):
                 continue
-            if body.min_similarity is not None and not _similar_enough(hit, body.min_similarity):
+            if body.min_similarity is not None and not hit.similar_enough(body.min_similarity):
                 filtered += 1
                 continue
             kept.append((hit, ids))
@@ -156,7 +149,7 @@ def search(db: Database, rt: Retrieval, principal: Principal, body: KnowledgeSea
             items.append(KnowledgeSearchHit(
                 rank=len(items) + 1, score=round(hit.score, 6), channels=list(hit.channels),
                 lexical_score=hit.lexical_score, vector_score=hit.vector_score,
-                lexical_matched="lexical" in hit.channels, source_id=source_id, knowledge_base=src["name"],
+                lexical_matched=hit.lexical_matched, source_id=source_id, knowledge_base=src["name"],
                 domain=src["domain"], revision_id=revision_id, document_id=document_id, path=meta["path"],
                 heading_path=meta.get("heading_path", ""), chunk_key=hit.document["chunk_key"],
                 citation=citation(meta["path"], meta.get("heading_path", "")), snippet=snippet(content),

@@ -11,6 +11,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 from agentmate.core.inputs import Bool, Int, Number
 from agentmate.core.text import no_nul
 from agentmate.jobs.models import JobView
+from agentmate.retrieval.schemas import LEXICAL_MATCHED, LEXICAL_SCORE, MIN_SIMILARITY, VECTOR_SCORE
 
 MAX_QUERY_CHARS = 500
 MAX_TOP_K = 20
@@ -90,10 +91,7 @@ class KnowledgeSearchRequest(BaseModel):
     source_ids: Annotated[list[UUID], AfterValidator(_unique)] = Field(
         default_factory=list, max_length=MAX_SOURCE_IDS, description="Only these sources (at most 16)")
     include_content: Bool = Field(default=False, description="Return each hit's full chunk body")
-    min_similarity: Number | None = Field(
-        default=None, ge=-1, le=1,
-        description="Drop hits whose raw vector similarity (vector_score) is below this, unless the lexical leg "
-        "matched (lexical_matched). The fused score cannot say 'nothing relevant'; this can")
+    min_similarity: Number | None = Field(default=None, ge=-1, le=1, description=MIN_SIMILARITY)
 
 
 class KnowledgeNeighbour(BaseModel):
@@ -106,9 +104,9 @@ class KnowledgeSearchHit(BaseModel):
     rank: int
     score: float = Field(description="Fused rank score: 1.0 = first in both legs, 0.5 = first in one")
     channels: list[Literal["lexical", "vector"]]
-    lexical_score: float | None = Field(description="Raw ts_rank_cd; null when the lexical leg did not find it")
-    vector_score: float | None = Field(description="Raw vector (cosine) similarity, what min_similarity compares")
-    lexical_matched: bool
+    lexical_score: float | None = Field(description=LEXICAL_SCORE)
+    vector_score: float | None = Field(description=VECTOR_SCORE)
+    lexical_matched: bool = Field(description=LEXICAL_MATCHED)
     source_id: UUID
     knowledge_base: str = Field(description="The source's name")
     domain: str | None

@@ -23,6 +23,7 @@ from pydantic import (
 
 from agentmate.core.inputs import Int, Number, Timestamp
 from agentmate.core.schema_rules import NOT_BLANK, requires, rules, scope_rule, together
+from agentmate.retrieval.schemas import LEXICAL_MATCHED, LEXICAL_SCORE, MIN_SIMILARITY, VECTOR_SCORE
 
 ScopeType = Literal["global", "project", "repository", "agent", "session"]
 EventType = Literal[
@@ -407,14 +408,7 @@ class SearchRequest(BaseModel):
     )
     memory_type: Annotated[MemoryType | None, Lower] = None
     status: Annotated[SearchStatus, Lower] = "active"
-    min_similarity: Number | None = Field(
-        default=None,
-        ge=-1,
-        le=1,
-        description="Drop hits whose raw vector similarity (vector_score) is below this, unless the lexical leg "
-        "matched (lexical_matched). The fused score cannot say 'nothing relevant'; this can. The threshold depends "
-        "on the embedder: see the guide for the offline embedder's",
-    )
+    min_similarity: Number | None = Field(default=None, ge=-1, le=1, description=MIN_SIMILARITY)
 
 
     @field_validator("status", mode="before")
@@ -441,14 +435,9 @@ class SearchItem(BaseModel):
     feedback_adjustment: float = Field(description="0.15 * (useful - harmful) / (useful + harmful + 3)")
     channels: list[Literal["lexical", "vector"]]
     hit_reason: str
-    lexical_score: float | None = Field(
-        description="Raw ts_rank_cd; null when the lexical leg did not find it"
-    )
-    vector_score: float | None = Field(
-        description="Raw vector (cosine) similarity, what min_similarity compares; null when the vector leg did "
-        "not find it"
-    )
-    lexical_matched: bool = Field(description="The full-text leg matched the query's words")
+    lexical_score: float | None = Field(description=LEXICAL_SCORE)
+    vector_score: float | None = Field(description=VECTOR_SCORE)
+    lexical_matched: bool = Field(description=LEXICAL_MATCHED)
 
 
 class SearchResponse(BaseModel):

@@ -37,6 +37,7 @@ __all__ = [
     "is_cjk",
     "projection",
     "quote",
+    "search_tokens",
     "split_tokens",
     "tokens",
     "tsquery",
@@ -44,6 +45,8 @@ __all__ = [
 
 MAX_QUERY_WORDS = 32
 MAX_QUERY_CJK_TERMS = 64
+# Tokens sent to the ranked (BM25) leg; the database keeps the first 16 distinct terms that are not stop words.
+MAX_SEARCH_TOKENS = 64
 # Postgres skips (with a NOTICE) words of 2048+ bytes on both sides; tokens that long are noise
 # (base64 blobs, minified code). Cut them here so index and query agree regardless of server version.
 MAX_TOKEN_CHARS = 256
@@ -255,3 +258,10 @@ def tsquery(query: str | None) -> str | None:
     if not clauses:
         return None
     return " & ".join(clauses)
+
+
+def search_tokens(query: str | None) -> list[str]:
+    """Query-side tokens for the ranked leg (``retrieval_bm25_search``, migrations/0084), in order of first
+    appearance, de-duplicated and capped. The database stems them and drops stop words with the same english
+    configuration that built each row's ``search_tsv`` from its projection, so index and query agree."""
+    return _dedupe(tokens(query), MAX_SEARCH_TOKENS) if query else []

@@ -243,23 +243,25 @@ def lexical_search(
     *,
     account_id: UUID,
     namespace: str,
-    tsquery: str,
+    tokens: list[str],
+    fallback_tsquery: str | None,
     limit: int,
     source_type: str | None = None,
     metadata: dict[str, Any] | None = None,
-    rank_cap: int | None = None,
+    pool: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Rows matching a token-built tsquery, best ``ts_rank_cd`` first (newer first on ties).
+    """Rows ranked by BM25 over the query's terms, best first (newer first on ties).
 
-    The match runs in ``retrieval_lexical_search`` (0011): under RLS the non-leakproof ``@@`` could not use the
-    GIN index. That function reads the tenant from the transaction; the rows are then read back under RLS.
-    ``rank_cap`` bounds how many matches are ranked (0014): None ranks every match.
+    The ranking runs in ``retrieval_bm25_search`` (0084): stemmed terms, stop words dropped, any term may match,
+    the candidate pool (``pool``, default 8 x limit, at least 400) filled rarest term first. A query of stop words
+    only falls back to ``fallback_tsquery`` (every word required, 0014). The function reads the tenant from the
+    transaction, as 0011 explains; the rows are then read back under RLS.
     """
     rows = conn.execute(
         # LATERAL ... LIMIT 1 (never flattened into a join): one primary-key lookup per ranked id, whatever row
         # count the planner guesses for the function (a hash join over the account's rows would cost 25 ms at 10k).
-        f"""SELECT {_D_COLUMNS}, s.lexical_score
-            FROM retrieval_lexical_search(%(ns)s, %(q)s, %(limit)s, %(st)s, %(meta)s, %(cap)s) AS s
+        f"""SELECT {_D_COLUMNS}, s.lexical_score, s.lexical_coverage
+            FROM retrieval_bm25_search(%(ns)s, %(tokens)s, %(limit)s, %(st)s, %(meta)s, %(pool)s, %(q)s) AS s
             CROSS JOIN LATERAL (
                 SELECT * FROM retrieval_documents r WHERE r.id = s.id AND r.account_id = %(a)s LIMIT 1
             ) AS d
@@ -267,11 +269,12 @@ def lexical_search(
         {
             "a": account_id,
             "ns": namespace,
-            "q": tsquery,
+            "tokens": tokens,
+            "q": fallback_tsquery,
             "limit": limit,
             "st": source_type or None,
             "meta": Jsonb(metadata) if metadata else None,
-            "cap": rank_cap,
+            "pool": pool,
         },
     ).fetchall()
     return rows

@@ -79,8 +79,8 @@ class Query:
     top_k: int
     source_type: str | None = None
     metadata: dict[str, Any] | None = None  # exact-match filters on top-level metadata keys
-    # At most this many lexical matches are ranked (migrations/0014); None ranks all of them.
-    lexical_rank_cap: int | None = None
+    # The lexical leg's candidate pool (migrations/0084); None = 8 x the leg's limit, at least 400.
+    lexical_pool: int | None = None
     # The legs to run (bench/retrieval_quality.py measures each alone); the API always runs both.
     legs: frozenset[fusion.Channel] = frozenset(("lexical", "vector"))
 
@@ -103,6 +103,18 @@ class Hit:
     vector_score: float | None
     lexical_rank: int | None
     vector_rank: int | None
+    # Share of the query's terms (stop words aside) the document holds; None when the lexical leg did not find it.
+    lexical_coverage: float | None = None
+
+    @property
+    def lexical_matched(self) -> bool:
+        """The lexical leg found every query term in it (what ``lexical_matched`` reports on every search)."""
+        return self.lexical_coverage is not None and self.lexical_coverage >= 1.0
+
+    def similar_enough(self, min_similarity: float) -> bool:
+        """``min_similarity``'s rule on every search surface: a hit holding every query term passes (the words are
+        there); otherwise its raw vector similarity decides."""
+        return self.lexical_matched or (self.vector_score is not None and self.vector_score >= min_similarity)
 
 
 @dataclass(frozen=True)
@@ -518,25 +530,26 @@ class Retrieval:
             self._executor().submit(self._vector_candidates, account_id, query, limit, timings)
             if "vector" in query.legs else None
         )
-        tsquery = lexical.tsquery(query.text) if "lexical" in query.legs else None
+        tokens = lexical.search_tokens(query.text) if "lexical" in query.legs else []
         # Pipeline mode: BEGIN, the tenant setting and each leg's savepoint travel with the leg's query, so a
         # search costs a round trip per query plus COMMIT (9 round trips before, docs/benchmarks.md issue 11).
         with db.tenant(account_id, pipeline=True) as conn:
             t0 = time.perf_counter()
             lexical_rows: list[dict[str, Any]] | None = None
             lexical_failed = False
-            if tsquery is not None:
+            if tokens:
                 try:
                     with savepoint(conn, "retrieval_lexical"):
                         lexical_rows = repo.lexical_search(
                             conn,
                             account_id=account_id,
                             namespace=query.namespace,
-                            tsquery=tsquery,
+                            tokens=tokens,
+                            fallback_tsquery=lexical.tsquery(query.text),
                             limit=limit,
                             source_type=query.source_type,
                             metadata=query.metadata,
-                            rank_cap=query.lexical_rank_cap,
+                            pool=query.lexical_pool,
                         )
                 except Exception as exc:
                     lexical_failed = True
@@ -579,9 +592,11 @@ class Retrieval:
                     extra={"degraded": [{"leg": d.leg, "reason": d.reason} for d in degraded]},
                 )
             docs: dict[str, dict[str, Any]] = {}
+            coverage: dict[str, float] = {}
             lex_cands = []
             for row in lexical_rows or []:
                 docs[str(row["id"])] = row
+                coverage[str(row["id"])] = float(row["lexical_coverage"])
                 lex_cands.append(fusion.Candidate(str(row["id"]), float(row["lexical_score"]), row["updated_at"]))
             vec_cands = []
             for row, score in vector_rows or []:
@@ -592,6 +607,7 @@ class Retrieval:
             for f in fused:
                 doc = dict(docs[f.id])
                 doc.pop("lexical_score", None)
+                doc.pop("lexical_coverage", None)
                 hits.append(
                     Hit(
                         document=doc,
@@ -601,6 +617,7 @@ class Retrieval:
                         vector_score=f.vector_score,
                         lexical_rank=f.lexical_rank,
                         vector_rank=f.vector_rank,
+                        lexical_coverage=coverage.get(f.id),
                     )
                 )
             result = SearchResult(

@@ -30,6 +30,7 @@ from agentmate.packages import service as packages
 from agentmate.packages.models import Ingested, Package, Revision, Source, SourceInput, Upserted
 from agentmate.packages.policy import NetPolicy
 from agentmate.retrieval import service as retrieval
+from agentmate.retrieval.schemas import legs_of
 from agentmate.retrieval.service import Retrieval
 from agentmate.skills import compiler, frontmatter, quality
 from agentmate.skills import registry_repository as rrepo
@@ -444,6 +445,10 @@ def search(db: Database, rt: Retrieval, principal: Principal, body: SkillSearchR
                 wanted.append((UUID(str((hit.document.get("metadata") or {}).get("skill_version_id"))), hit))
             except ValueError:
                 continue
+        filtered = 0
+        if body.min_similarity is not None:
+            kept = [(v, h) for v, h in wanted if h.similar_enough(body.min_similarity)]
+            filtered, wanted = len(wanted) - len(kept), kept
         rows = rrepo.cards(conn, account_id=account, version_ids=[v for v, _ in wanted],
                            with_instructions=body.include_content)
         items = []
@@ -455,10 +460,10 @@ def search(db: Database, rt: Retrieval, principal: Principal, body: SkillSearchR
             if body.include_content:
                 text = row["instructions"] if row["instructions"] is not None else frontmatter.body_of(row["content"])
             items.append(SkillSearchHit(skill_version_id=vid, skill_name=row["skill_name"], version=row["version"],
-                                   score=hit.score, channels=list(hit.channels), card=_card(row),
-                                   instructions=text))
-        return SkillSearchResponse(items=items, total=len(items),
-                              degraded=[SkillDegraded(leg=d.leg, reason=d.reason) for d in result.degraded])
+                                        score=hit.score, card=_card(row), instructions=text, **legs_of(hit)))
+        return SkillSearchResponse(
+            items=items, total=len(items), degraded=[SkillDegraded(leg=d.leg, reason=d.reason) for d in result.degraded],
+            filtered_by_min_similarity=filtered if body.min_similarity is not None else None)
 
     query = retrieval.Query(namespace=NAMESPACE, text=body.query, top_k=body.top_k, source_type=SOURCE_TYPE)
     return rt.search(db, account, query, then=hydrate)

@@ -7,9 +7,10 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentmate.core.inputs import Bool
+from agentmate.core.inputs import Bool, Number
 from agentmate.jobs.models import JobView
 from agentmate.packages.models import FileInput, Revision, Source
+from agentmate.retrieval.schemas import MIN_SIMILARITY, HitLegs
 from agentmate.skills.schemas import Sha256Hex, SkillVersionSummary
 
 MAX_SNAPSHOT_FILES = 1000
@@ -192,14 +193,14 @@ class SkillSearchRequest(BaseModel):
     query: str = Field(min_length=1, max_length=1000)
     top_k: int = Field(default=5, ge=1, le=MAX_SEARCH_TOP_K)
     include_content: Bool = Field(default=False, description="Load each hit's L1 instructions from Postgres")
+    min_similarity: Number | None = Field(default=None, ge=-1, le=1, description=MIN_SIMILARITY)
 
 
-class SkillSearchHit(BaseModel):
+class SkillSearchHit(HitLegs):
     skill_version_id: UUID
     skill_name: str
     version: str
     score: float
-    channels: list[str]
     card: SkillCard
     instructions: str | None = Field(default=None, description="Only with include_content=true")
 
@@ -213,6 +214,9 @@ class SkillSearchResponse(BaseModel):
     items: list[SkillSearchHit]
     total: int
     degraded: list[SkillDegraded]
+    filtered_by_min_similarity: int | None = Field(
+        default=None, description="Hits dropped by min_similarity (absent when it was not sent)",
+        exclude_if=lambda v: v is None)
 
 
 class SkillQualityRunRequest(BaseModel):

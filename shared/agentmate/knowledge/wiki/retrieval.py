@@ -41,6 +41,7 @@ from agentmate.knowledge.wiki.schemas import (
     WikiSearchResult,
 )
 from agentmate.retrieval import service as retrieval
+from agentmate.retrieval.schemas import legs_of
 from agentmate.retrieval.service import DocumentIn, Hit, Query, Retrieval, SearchResult
 
 NAMESPACE = "knowledge_wiki"
@@ -159,6 +160,7 @@ def search(db: Database, rt: Retrieval, principal: Principal, body: WikiSearchRe
 
     def finish(conn: Conn, result: SearchResult) -> WikiSearchResult:
         pages: dict[tuple[str, str], list[Hit]] = {}
+        filtered = 0
         for hit in result.hits:
             meta = hit.document.get("metadata") or {}
             try:
@@ -167,8 +169,8 @@ def search(db: Database, rt: Retrieval, principal: Principal, body: WikiSearchRe
                 continue
             if src is None or meta.get("build_id") != str(src["active_build_id"]):
                 continue  # a page of a build the source does not serve (rolled back, or not yet indexed)
-            if body.min_similarity is not None and "lexical" not in hit.channels and (
-                    hit.vector_score is None or hit.vector_score < body.min_similarity):
+            if body.min_similarity is not None and not hit.similar_enough(body.min_similarity):
+                filtered += 1
                 continue
             pages.setdefault((meta["build_id"], meta["path"]), []).append(hit)
         chosen = list(pages.items())[: body.top_k]
@@ -195,10 +197,12 @@ def search(db: Database, rt: Retrieval, principal: Principal, body: WikiSearchRe
                 links_out=[PageLink(path=x["other_path"], link_type=x["link_type"], exists=x["exists"])
                            for x in links.get(page_id, []) if x["direction"] == "out"],
                 links_in=[PageLink(path=x["other_path"], link_type=x["link_type"], exists=True)
-                          for x in links.get(page_id, []) if x["direction"] == "in"]))
+                          for x in links.get(page_id, []) if x["direction"] == "in"],
+                **legs_of(hits[0])))
         degraded = [WikiDegraded(leg=d.leg, reason=d.reason) for d in result.degraded]
         query_id = _log(conn, principal, body, items, degraded, raw.query_id)
         return WikiSearchResult(query_id=query_id, raw_query_id=raw.query_id, items=items, total=len(items),
-                                degraded=degraded, stale=stale, raw_hits=raw.total)
+                                degraded=degraded, stale=stale, raw_hits=raw.total,
+                                filtered_by_min_similarity=filtered if body.min_similarity is not None else None)
 
     return rt.search(db, account, query, then=finish)

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentmate.core.inputs import Bool
 from agentmate.jobs.models import JobView
 from agentmate.knowledge.search_schemas import KnowledgeSearchRequest
+from agentmate.retrieval.schemas import HitLegs
 
 BuildMode = Literal["full", "incremental"]
 BuildStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
@@ -192,7 +193,9 @@ class WikiIndexState(BaseModel):
                                     "this source until POST /api/knowledge/wiki/index runs")
 
 
-class WikiSearchHit(BaseModel):
+class WikiSearchHit(HitLegs):
+    """A page; ``channels`` and the leg scores are those of its best-matching chunk."""
+
     rank: int
     score: float
     source_id: UUID
@@ -221,6 +224,9 @@ class WikiSearchResult(BaseModel):
     total: int
     degraded: list[WikiDegraded]
     stale: list[WikiIndexState] = Field(description="Searched sources whose index lags their active build")
+    filtered_by_min_similarity: int | None = Field(
+        default=None, description="Matching chunks dropped by min_similarity (absent when it was not sent)",
+        exclude_if=lambda v: v is None)
 
 
 class WikiIndexRequest(BaseModel):

@@ -41,13 +41,6 @@ def _currently_valid(entry: dict[str, Any], now: datetime) -> bool:
     return not (entry["ttl_at"] is not None and entry["ttl_at"] <= now)
 
 
-def _similar_enough(hit: Hit, min_similarity: float) -> bool:
-    """A lexical match always passes (the words are there); otherwise the raw vector similarity decides."""
-    if "lexical" in hit.channels:
-        return True
-    return hit.vector_score is not None and hit.vector_score >= min_similarity
-
-
 @counted("MemorySearch")
 def search(db: Database, retrieval: Retrieval, principal: Principal, body: SearchRequest) -> SearchResponse:
     """Hybrid (lexical + vector) search over durable memories, nudged by recorded usefulness."""
@@ -81,7 +74,7 @@ def search(db: Database, retrieval: Retrieval, principal: Principal, body: Searc
                 continue
             if any(entry[k] != v for k, v in metadata.items() if k != "status"):
                 continue
-            if body.min_similarity is not None and not _similar_enough(hit, body.min_similarity):
+            if body.min_similarity is not None and not hit.similar_enough(body.min_similarity):
                 filtered += 1
                 continue
             adjustment = feedback_adjustment(entry["useful_count"], entry["harmful_count"])
@@ -117,7 +110,7 @@ def search(db: Database, retrieval: Retrieval, principal: Principal, body: Searc
                     hit_reason=reason,
                     lexical_score=hit.lexical_score,
                     vector_score=hit.vector_score,
-                    lexical_matched="lexical" in hit.channels,
+                    lexical_matched=hit.lexical_matched,
                 )
             )
         nearest = None
