@@ -16,8 +16,9 @@ memory: the dataset's shape is documented in bench/data/retrieval_dev/README.md.
 turn id as evidence), one scope per conversation (``project:<conversation id>``), sequentially (the API has no batch
 store; one Lambda environment serves one request at a time), each store timed. Each question is searched with
 ``POST /api/memory/search`` (its conversation's scope, top_k = --top-k), timed. The leg-only rankings call the
-retrieval core in-process on the same database, account and Retrieval, with the query memory search builds (same
-namespace, source type and metadata filter) and ``legs`` set to one leg.
+retrieval core in-process on the same database, account and Retrieval with the very ``Query`` the API built for
+that request (recorded as it passed, so namespace, filters, candidate counts and pools are the API's), ``legs``
+set to one leg; every ranking is scored on its first 10 hits.
 
 knowledge: bench/data/retrieval_dev_knowledge/ (README there): a Markdown package (``corpus/``) pushed as a snapshot
 (``POST /api/knowledge/sources`` + ``/snapshots``), indexed (``POST /api/knowledge/index``), then each question
@@ -34,6 +35,7 @@ Deterministic: fixed order, no sampling. Nothing here asserts a quality threshol
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -310,11 +312,37 @@ def api_poster(client: Any, headers: dict[str, str]) -> Post:
     return post
 
 
-def _leg_rankings(db: Any, retrieval: Any, account_id: uuid.UUID, make_query: Callable[[frozenset[Any]], Any],
+class QueryRecorder:
+    """Records each retrieval ``Query`` the API builds: the REST request runs in this process on the same
+    Retrieval, so the leg-only runs replay exactly the API's query (namespace, filters, candidate counts, pools)
+    with one leg, whatever the domain services pass today."""
+
+    def __init__(self, retrieval: Any) -> None:
+        self.retrieval, self.queries = retrieval, list[Any]()
+        self.original = original = retrieval.search  # the leg-only runs call it directly: not recorded
+
+        def search(db: Any, account_id: uuid.UUID, query: Any, **kw: Any) -> Any:
+            self.queries.append(query)
+            return original(db, account_id, query, **kw)
+
+        retrieval.search = search  # an instance attribute shadows the method until close()
+
+    def take_one(self) -> Any:
+        queries, self.queries = self.queries, []
+        if len(queries) != 1:
+            raise RuntimeError(f"expected the API to run one retrieval search, it ran {len(queries)}")
+        return queries[0]
+
+    def close(self) -> None:
+        del self.retrieval.search
+
+
+def _leg_rankings(db: Any, recorder: QueryRecorder, account_id: uuid.UUID,
                   covers: Callable[[dict[str, Any]], frozenset[Any]]) -> dict[str, list[Ranked]]:
-    out = {}
+    """The last API search's query again, once per leg alone."""
+    query, out = recorder.take_one(), {}
     for mode, legs in LEGS.items():
-        result = retrieval.search(db, account_id, make_query(legs))
+        result = recorder.original(db, account_id, dataclasses.replace(query, legs=legs))
         out[mode] = [Ranked(covers(h.document), "lexical" in h.channels) for h in result.hits]
     return out
 
@@ -356,24 +384,15 @@ def memory_store(post: Post, dataset: Dataset, *, date_in_content: bool = False,
     return {k: frozenset(v) for k, v in turns_of.items()}, times, counts
 
 
-def memory_rankings(post: Post, db: Any, retrieval: Any, account_id: uuid.UUID, question: Question,
+def memory_rankings(post: Post, db: Any, recorder: QueryRecorder, account_id: uuid.UUID, question: Question,
                     turns_of: dict[str, frozenset[str]], top_k: int) -> tuple[dict[str, list[Ranked]], float]:
     """The question's hybrid ranking through ``POST /api/memory/search`` (timed) and its leg-only rankings
-    through the retrieval core with the query memory search builds (memory.service.ranking.search)."""
-    from agentmate.memory.service.projection import NAMESPACE, SOURCE_TYPE
-    from agentmate.retrieval.service import Query
-
+    through the retrieval core with the query memory search built for it."""
     body = {"query": question.question, "top_k": top_k, "scope_type": SCOPE_TYPE, "scope_key": question.scope}
     found, ms = post("/api/memory/search", body, (200,))
     rankings = {"hybrid": [Ranked(turns_of.get(i["entry"]["id"], frozenset()), "lexical" in i["channels"])
                            for i in found["items"]]}
-    metadata = {"status": "active", "scope_type": SCOPE_TYPE, "scope_key": question.scope}
-
-    def make_query(legs: frozenset[Any]) -> Any:
-        return Query(namespace=NAMESPACE, text=question.question, top_k=top_k, source_type=SOURCE_TYPE,
-                     metadata=metadata, legs=legs)
-
-    rankings.update(_leg_rankings(db, retrieval, account_id, make_query,
+    rankings.update(_leg_rankings(db, recorder, account_id,
                                   lambda d: turns_of.get(d["source_id"], frozenset())))
     return rankings, ms
 
@@ -384,11 +403,15 @@ def run_memory(post: Post, db: Any, retrieval: Any, account_id: uuid.UUID, datas
     turns_of, store_ms, counts = memory_store(post, dataset, date_in_content=date_in_content)
     scores: dict[str, dict[str, dict[str, float]]] = {m: {} for m in MODES}
     search_ms = []
-    for q in dataset.questions:
-        rankings, ms = memory_rankings(post, db, retrieval, account_id, q, turns_of, top_k)
-        search_ms.append(ms)
-        for mode in MODES:
-            scores[mode][q.id] = score_question(q.gold, rankings[mode])
+    recorder = QueryRecorder(retrieval)
+    try:
+        for q in dataset.questions:
+            rankings, ms = memory_rankings(post, db, recorder, account_id, q, turns_of, top_k)
+            search_ms.append(ms)
+            for mode in MODES:
+                scores[mode][q.id] = score_question(q.gold, rankings[mode])
+    finally:
+        recorder.close()
     per_category = {c: sum(q.category == c for q in dataset.questions) for c in CATEGORIES}
     return {
         "variant": "memory",
@@ -435,23 +458,15 @@ def _knowledge_covers(question: Question, path: str, content: str) -> frozenset[
     return frozenset(i for i, (p, phrase) in enumerate(question.gold) if p == path and phrase in folded)
 
 
-def knowledge_rankings(post: Post, db: Any, retrieval: Any, account_id: uuid.UUID, question: Question,
+def knowledge_rankings(post: Post, db: Any, recorder: QueryRecorder, account_id: uuid.UUID, question: Question,
                        top_k: int) -> tuple[dict[str, list[Ranked]], float]:
-    from agentmate.knowledge.index import NAMESPACE, SOURCE_TYPE
-    from agentmate.knowledge.search import LEXICAL_RANK_CAP
-    from agentmate.retrieval.service import Query
-
     found, ms = post("/api/knowledge/search", {"query": question.question, "top_k": top_k,
                                                "include_content": True}, (200,))
     rankings = {"hybrid": [Ranked(_knowledge_covers(question, i["path"], i["content"]), "lexical" in i["channels"])
                            for i in found["items"]]}
 
-    def make_query(legs: frozenset[Any]) -> Any:  # knowledge.search.search without filters
-        return Query(namespace=NAMESPACE, text=question.question, top_k=top_k, source_type=SOURCE_TYPE,
-                     lexical_rank_cap=LEXICAL_RANK_CAP, legs=legs)
-
-    rankings.update(_leg_rankings(db, retrieval, account_id, make_query, lambda d: _knowledge_covers(
-        question, d["metadata"]["path"], d["content"])))
+    rankings.update(_leg_rankings(db, recorder, account_id,
+                                  lambda d: _knowledge_covers(question, d["metadata"]["path"], d["content"])))
     return rankings, ms
 
 
@@ -462,12 +477,16 @@ def run_knowledge(post: Post, db: Any, retrieval: Any, account_id: uuid.UUID, co
     _, ingest_ms, outcome = knowledge_ingest(post, files)
     scores: dict[str, dict[str, dict[str, float]]] = {m: {} for m in MODES}
     search_ms = []
-    for q in questions:
-        # Gold is scored by index into q.gold, so recall_all means every gold chunk.
-        rankings, ms = knowledge_rankings(post, db, retrieval, account_id, q, top_k)
-        search_ms.append(ms)
-        for mode in MODES:
-            scores[mode][q.id] = score_question(range(len(q.gold)), rankings[mode])
+    recorder = QueryRecorder(retrieval)
+    try:
+        for q in questions:
+            # Gold is scored by index into q.gold, so recall_all means every gold chunk.
+            rankings, ms = knowledge_rankings(post, db, recorder, account_id, q, top_k)
+            search_ms.append(ms)
+            for mode in MODES:
+                scores[mode][q.id] = score_question(range(len(q.gold)), rankings[mode])
+    finally:
+        recorder.close()
     return {
         "variant": "knowledge",
         "files": [f["path"] for f in files],
