@@ -19,9 +19,9 @@ from dataclasses import dataclass
 # Token kinds: a literal character, "?" (one non-slash character), "*" ([^/]*), "**" (.*), "**/" ((?:.*/)?).
 _LIT, _ONE, _STAR, _ANY, _DIRS = range(5)
 _STARS = (_STAR, _ANY, _DIRS)
-# The ε-closure's passes per character: a normalised star run is at most ``* **/ *``, whose ε-chain (star → group
-# → body, group → star → next) is settled after three passes, plus the pass that sees nothing change.
-MAX_CLOSURE_PASSES = 4
+# Steps per path character: the advance, plus the ε-closure's passes. A normalised star run is at most ``* **/ *``,
+# whose ε-chain (star → group → body and past it → star → next) takes three passes.
+STEPS_PER_CHAR = 4
 
 
 def tokens(pattern: str) -> list[tuple[int, str]]:
@@ -140,9 +140,9 @@ def _compile(groups: list[list[str]]) -> tuple[_Compiled, list[int], int]:
 class GlobSet:
     """Groups of globs matched together; ``match(path)`` says, per group, whether any of its patterns matches.
 
-    Bound: a match reads each character of the path once and runs at most ``MAX_CLOSURE_PASSES`` ε-passes per
-    character, so ``steps ≤ (len(path) + 1) × MAX_CLOSURE_PASSES`` (``max_steps``); every step is a constant number
-    of operations on ints of ``width`` bits (about the total pattern length plus 3 per pattern)."""
+    Bound: a match reads each character of the path once: one advance and at most three ε-passes, so
+    ``steps ≤ (len(path) + 1) × STEPS_PER_CHAR`` (``max_steps``), every step a constant number of operations on
+    ints of ``width`` bits (the total pattern length plus 3 per pattern)."""
 
     def __init__(self, *groups: list[str]):
         self._nfa, self._groups, self.width = _compile([list(g) for g in groups])
@@ -150,27 +150,29 @@ class GlobSet:
 
     @staticmethod
     def max_steps(path: str) -> int:
-        return (len(path) + 1) * MAX_CLOSURE_PASSES
-
-    def _closure(self, s: int) -> int:
-        nfa = self._nfa
-        while True:
-            self.steps += 1
-            t = s | ((s & nfa.eps1) << 1) | ((s & nfa.eps2) << 2)
-            if t == s:
-                return s
-            s = t
+        return (len(path) + 1) * STEPS_PER_CHAR
 
     def match(self, path: str) -> list[bool]:
         nfa = self._nfa
-        self.steps = 0
-        s = self._closure(nfa.start)
-        for ch in path:
+        eps1, eps2, adv_lit, adv_other = nfa.eps1, nfa.eps2, nfa.adv_lit, nfa.adv_other
+        eps = eps1 | eps2
+        s, steps = nfa.start, 0
+        chars = iter(path)
+        while True:
+            frontier = s & eps  # ε-closure, pass by pass from the states just reached
+            while frontier:
+                steps += 1
+                reach = ((frontier & eps1) << 1) | ((frontier & eps2) << 2)
+                new = (reach | s) ^ s
+                s |= new
+                frontier = new & eps
+            ch = next(chars, None)
+            if ch is None or not s:
+                break
+            steps += 1
             if ch == "/":
                 s = ((s & nfa.adv_slash) << 1) | (s & nfa.loop_slash)
             else:
-                s = ((s & nfa.adv_lit.get(ch, nfa.adv_other)) << 1) | (s & nfa.loop_other)
-            if not s:
-                break
-            s = self._closure(s)
+                s = ((s & adv_lit.get(ch, adv_other)) << 1) | (s & nfa.loop_other)
+        self.steps = steps
         return [bool(s & g) for g in self._groups]
