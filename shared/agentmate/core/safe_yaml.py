@@ -53,7 +53,7 @@ def load(text: str, *, max_depth: int = MAX_DEPTH, first_line: int = 1) -> Any:
         return None
     try:
         return yaml.constructor.SafeConstructor().construct_document(node)
-    except Exception:  # noqa: BLE001 - any constructor failure is the client's value, located below
+    except Exception:  # any constructor failure is the client's value, located below
         path, failing = _locate(node, [])
         raise YamlProblem(".".join(path), _describe(failing, first_line)) from None
 
@@ -63,7 +63,7 @@ def _fails(node: Any) -> bool:
 
     try:
         yaml.constructor.SafeConstructor().construct_document(node)
-    except Exception:  # noqa: BLE001 - probing which value the constructor refuses
+    except Exception:  # probing which value the constructor refuses
         return True
     return False
 

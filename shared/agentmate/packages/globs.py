@@ -141,7 +141,7 @@ class GlobSet:
     """Groups of globs matched together; ``match(path)`` says, per group, whether any of its patterns matches.
 
     Bound: a match reads each character of the path once: one advance and at most three ε-passes, so
-    ``steps ≤ (len(path) + 1) × STEPS_PER_CHAR`` (``max_steps``), every step a constant number of operations on
+    ``steps ≤ (len(path) + 1) * STEPS_PER_CHAR`` (``max_steps``), every step a constant number of operations on
     ints of ``width`` bits (the total pattern length plus 3 per pattern)."""
 
     def __init__(self, *groups: list[str]):
