@@ -110,3 +110,18 @@ async def test_read_only_key_cannot_call_registry_write_tools(base_url, client, 
                                ("skill_source_sync", {"source_id": ids["source_id"]})):
                 assert "skills:rw" in await refused(s, name, **args), name
             assert (await call(s, "skill_catalog_list"))["total"] == 1
+
+
+async def test_skill_compile_of_a_stored_hostile_version_reports_the_problem_not_an_internal_error(
+        base_url, account, owner_url):
+    # Issue 20: a version stored before the fix with a value PyYAML's constructor refuses (2024-13-45)
+    from tests.integration.test_hostile_yaml import skill, stored_version
+
+    bad = stored_version(owner_url, account.account_id, "hostile", skill("description: 2024-13-45"))
+    with anyio.fail_after(30):
+        async with mcp_session(f"{base_url}/mcp/skills", {"X-Api-Key": account.key("skills:rw")}) as s:
+            one = await call(s, "skill_compile", skill_version_id=bad)
+            assert one["items"][0]["status"] == "failed"
+            assert one["items"][0]["problems"][0].startswith("description: is not a valid YAML timestamp")
+            backfill = await call(s, "skill_compile")
+            assert backfill["failed"] == 1 and backfill["items"][0]["skill_name"] == "hostile"

@@ -1,25 +1,35 @@
 """KNOWLEDGE.yaml: the manifest every knowledge package carries at its root (spec/001 "Knowledge").
 
-Parsed with PyYAML's safe loader (no Python objects can be constructed), refused when it uses anchors/aliases
-(an alias bomb expands exponentially) or exceeds 64 KiB, and validated field by field: a missing or invalid
-manifest is a 400 naming ``KNOWLEDGE.yaml.<field>``. include/exclude globs select the documents; the manifest
-itself always participates in the package hash and is never a document.
+Parsed with ``core.safe_yaml`` (a safe loader; anchors/aliases refused, an alias bomb expands exponentially;
+a value its constructor refuses, such as ``2024-13-45``, names its field), at most 64 KiB, and validated field by
+field: a missing or invalid manifest is a 400 naming ``KNOWLEDGE.yaml.<field>``. include/exclude globs select the
+documents, matched by ``packages.globs`` in time linear in the path (a regex translation backtracked
+exponentially on ``*a*a*a…b``); the manifest itself always participates in the package hash and is never a
+document.
 """
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentmate.core import safe_yaml
 from agentmate.core.errors import FieldError, ValidationFailed
+from agentmate.packages.globs import GlobSet
 
 MANIFEST_PATH = "KNOWLEDGE.yaml"
 MAX_MANIFEST_BYTES = 64 * 1024
-_Term = Field(min_length=1, max_length=64)
+# Glob limits: each pattern is one bit per character of the matcher's state, which every path character
+# updates; with these a 2,000-file git sync matches in about a second at worst (docs/benchmarks.md).
+MAX_GLOBS = 64  # each of include and exclude
+MAX_GLOB_CHARS = 256  # one pattern
+MAX_GLOB_TOTAL = 4096  # include and exclude together
+_Term = Annotated[str, Field(min_length=1, max_length=64)]
+_GLOBS = (f"at most {MAX_GLOBS} globs of at most {MAX_GLOB_CHARS} characters, {MAX_GLOB_TOTAL} characters in "
+          "include and exclude together: ** any folders, * within one segment, ? one character; a folder name "
+          "alone matches its contents")
 
 
 class KnowledgeManifest(BaseModel):
@@ -34,18 +44,22 @@ class KnowledgeManifest(BaseModel):
     description: str | None = Field(default=None, max_length=2000)
     profile: str | None = Field(default=None, min_length=1, max_length=64)
     language: str | None = Field(default=None, min_length=1, max_length=32)
-    capabilities: list[str] = Field(default_factory=list, max_length=16)
-    languages: list[str] = Field(default_factory=list, max_length=16)
-    include: list[str] = Field(default_factory=list, max_length=64)
-    exclude: list[str] = Field(default_factory=list, max_length=64)
+    capabilities: list[_Term] = Field(default_factory=list, max_length=16,
+                                      description="Match terms, at most 16 of 1..64 characters")
+    languages: list[_Term] = Field(default_factory=list, max_length=16,
+                                   description="Languages, at most 16 of 1..64 characters")
+    include: list[str] = Field(default_factory=list, max_length=MAX_GLOBS,
+                               description=f"Globs selecting the documents (none: every file); {_GLOBS}")
+    exclude: list[str] = Field(default_factory=list, max_length=MAX_GLOBS,
+                               description=f"Globs leaving files out; {_GLOBS}")
     citation_policy: Literal["required", "optional"] | None = None
 
     def selects(self, path: str) -> bool:
         """Whether a package file becomes a document (the manifest never does)."""
         if path == MANIFEST_PATH:
             return False
-        included = not self.include or any(_glob(g).match(path) for g in self.include)
-        return included and not any(_glob(g).match(path) for g in self.exclude)
+        included, excluded = _globs(tuple(self.include), tuple(self.exclude)).match(path)
+        return (included or not self.include) and not excluded
 
 
 def _invalid(field: str, message: str) -> ValidationFailed:
@@ -58,15 +72,10 @@ def parse_manifest(text: str | None) -> KnowledgeManifest:
         raise _invalid("", "every knowledge package needs a root KNOWLEDGE.yaml (text)")
     if len(text.encode()) > MAX_MANIFEST_BYTES:
         raise _invalid("", f"larger than {MAX_MANIFEST_BYTES} bytes")
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=loader)):
-            raise _invalid("", "YAML anchors and aliases are not allowed")
-        data: Any = yaml.load(text, Loader=loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise _invalid("", f"is not valid YAML{where}") from exc
+        data: Any = safe_yaml.load(text)
+    except safe_yaml.YamlProblem as exc:
+        raise _invalid(exc.path, exc.message) from None
     if not isinstance(data, dict):
         raise _invalid("", "must be a YAML mapping with at least name")
     try:
@@ -79,32 +88,16 @@ def parse_manifest(text: str | None) -> KnowledgeManifest:
                                      ["required", "optional"] if field == "citation_policy" else None))
         raise ValidationFailed(errors, f"{MANIFEST_PATH}: invalid fields: " + ", ".join(e.field for e in errors)) \
             from exc
+    total = 0
     for field in ("include", "exclude"):
         for i, pattern in enumerate(getattr(manifest, field)):
-            if not pattern or pattern.startswith("/") or len(pattern) > 256:
-                raise _invalid(f"{field}.{i}", "a glob relative to the package root, at most 256 characters")
+            total += len(pattern)
+            if not pattern or pattern.startswith("/") or len(pattern) > MAX_GLOB_CHARS or total > MAX_GLOB_TOTAL:
+                raise _invalid(f"{field}.{i}", f"a glob relative to the package root; {_GLOBS}")
     return manifest
 
 
-@lru_cache(maxsize=512)
-def _glob(pattern: str) -> re.Pattern[str]:
-    """``**`` any folders, ``*`` within one segment, ``?`` one character; a folder name alone matches its contents
-    (``docs`` ≡ ``docs/**``)."""
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("^" + "".join(out) + "(?:/.*)?$")
+@lru_cache(maxsize=64)
+def _globs(include: tuple[str, ...], exclude: tuple[str, ...]) -> GlobSet:
+    """One matcher per manifest (an ingest calls ``selects`` once per file)."""
+    return GlobSet(list(include), list(exclude))

@@ -7,9 +7,10 @@ and ``allowed-tools``. Our extensions are further optional top-level keys: ``tri
 ``constraints``, ``dependencies`` (string lists used for routing) and ``knowledge`` (the knowledge contract,
 ``knowledge_contract.py``). Unknown top-level keys are kept out of the compiled artifact and reported.
 
-YAML is read with ``yaml.CSafeLoader`` (no object construction) after a pass over the parse events that refuses
-anchors/aliases (an alias bomb expands only when walked, which the artifact's JSON encoding would do) and bounds
-nesting; the frontmatter block itself is bounded by ``MAX_FRONTMATTER_BYTES``.
+YAML is read by ``core.safe_yaml`` (a safe loader, no object construction) after a pass over the parse events
+that refuses anchors/aliases (an alias bomb expands only when walked, which the artifact's JSON encoding would
+do) and bounds nesting; a value the loader's constructors refuse (``description: 2024-13-45``, ``!!int 0x``)
+is a problem naming its key, like any other; the block itself is bounded by ``MAX_FRONTMATTER_BYTES``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentmate.core import safe_yaml
 from agentmate.skills import knowledge_contract as kc
 
 MAX_FRONTMATTER_BYTES = 64 * 1024
@@ -100,26 +102,10 @@ def body_of(content: str) -> str:
 def _load_yaml(source: str) -> Any:
     if len(source.encode("utf-8")) > MAX_FRONTMATTER_BYTES:
         raise FrontmatterError([f"frontmatter: larger than {MAX_FRONTMATTER_BYTES} bytes"])
-    import yaml  # on first parse: the skills function's read routes (catalog, search, L1/L2) never parse YAML
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        depth = 0
-        for event in yaml.parse(source, Loader=loader):
-            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-                raise FrontmatterError(["frontmatter: YAML anchors and aliases are not allowed"])
-            if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
-                depth += 1
-                if depth > MAX_YAML_DEPTH:
-                    raise FrontmatterError([f"frontmatter: nested deeper than {MAX_YAML_DEPTH} levels"])
-            elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
-                depth -= 1
-        return yaml.load(source, Loader=loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 2})" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "not valid YAML"
-        raise FrontmatterError([f"frontmatter: {problem}{where}"]) from None
+    try:  # the block starts on line 2 of SKILL.md, after the opening ---
+        return safe_yaml.load(source, max_depth=MAX_YAML_DEPTH, first_line=2)
+    except safe_yaml.YamlProblem as exc:
+        raise FrontmatterError([f"{exc.path or 'frontmatter'}: {exc.message}"]) from None
 
 
 def _string(data: dict[str, Any], key: str, limit: int, problems: list[str]) -> str | None:

@@ -132,3 +132,22 @@ def test_lint_needs_an_active_build_and_a_known_source(account, principal):
         lint_service.lint_active_wiki(db, principal, UUID(int=7))
     with pytest.raises(NotFound):
         lint_service.get_run(db, principal, UUID(int=7))
+
+
+def test_a_page_whose_frontmatter_the_loader_refuses_is_a_stored_finding_and_the_run_completes(account, principal):
+    # Issue 20: a model wrote `superseded_by: 2024-13-45`; reading it raised ValueError and broke every lint run
+    actor = actor_of(account)
+    source = make_source(actor, "hostile-front-kb")
+    rev = push(actor, source, {"docs/a.md": "# A\n\nAlpha.\n"})
+    make_build(actor, source, rev, [
+        PageSpec(INDEX, "index", links=[("wiki/a.md", "references"), ("wiki/b.md", "references")]),
+        PageSpec("wiki/a.md", "summary", "---\nsuperseded_by: 2024-13-45\n---\n# A\n", cites=["docs/a.md"],
+                 links=[("wiki/b.md", "references")]),
+        PageSpec("wiki/b.md", "concept", cites=["docs/a.md"], links=[("wiki/a.md", "references")]),
+    ])
+    db = get_database()
+    detail = lint_service.lint_active_wiki(db, principal, source)
+    assert [(f.rule, f.severity, f.page_path) for f in detail.findings] == [
+        ("unreadable_frontmatter", "warning", "wiki/a.md")]
+    assert "superseded_by: is not a valid YAML timestamp (line 2)" in detail.findings[0].detail
+    assert lint_service.get_run(db, principal, detail.run.id).findings == detail.findings

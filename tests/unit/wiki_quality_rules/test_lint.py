@@ -3,6 +3,9 @@ stays quiet on the near miss."""
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from agentmate.knowledge.quality.lint import RULES, Citation, Document, Link, Page, counts, run
 
 INDEX = Page("wiki/index.md", "index")
@@ -128,3 +131,35 @@ def test_frontmatter_is_read_safely_and_anything_unreadable_is_empty():
     assert frontmatter("---\nx: [unclosed\n---\n") == {}
     assert frontmatter("---\nx: &a 1\ny: *a\n---\n") == {}
     assert frontmatter("---\nx: 1\n") == {}
+
+
+def test_a_frontmatter_value_the_loader_refuses_is_a_finding_not_an_exception():
+    # Issue 20: pages are model-written; 2024-13-45 raised ValueError out of the reader and broke every lint run
+    from agentmate.knowledge.quality.frontmatter import frontmatter, read
+
+    for value in ("2024-13-45", "!!int 0x", "!!float abc", "9" * 5000, "!!bool maybe"):
+        content = f"---\nsuperseded_by: {value}\n---\n# Old\n"
+        data, problem = read(content)
+        assert data == {} and frontmatter(content) == {}
+        assert problem is not None and problem.startswith("superseded_by: ") and "(line 2)" in problem
+    assert read("---\nx: [unclosed\n---\n")[1] is not None and read("---\n- a list\n---\n") == ({}, None)
+    assert read("# none\n") == ({}, None)
+    old = Page("wiki/old.md", "summary", *read("---\nsuperseded_by: 2024-13-45\n---\n# Old\n"))
+    new = Page("wiki/new.md", "summary")
+    found = run([INDEX, old, new], [*index_links(old, new), Link(new.path, old.path, "supersedes")], [], [])
+    assert [(f.rule, f.page_path) for f in found if f.rule == "unreadable_frontmatter"] == [
+        ("unreadable_frontmatter", "wiki/old.md")]
+    assert "superseded_by: is not a valid YAML timestamp" in found[-1].detail
+
+
+_BLOCK = st.text(alphabet=st.sampled_from(list("abn:-[]{}!&*?|>#'\"\n 0123456789.,+e_x%@`\t")), max_size=80)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(_BLOCK, st.builds("superseded_by: {}".format, st.sampled_from(
+    ["!!int 0x", "2024-13-45", "!!binary '@@'", "{[a]: 1}", "!foo x", "[[[[[[[[[[1]]]]]]]]]]", "9" * 4400]))))
+def test_any_frontmatter_block_reads_as_a_mapping_with_or_without_a_problem(block):
+    from agentmate.knowledge.quality.frontmatter import read
+
+    data, problem = read(f"---\n{block}\n---\n# Page\n")
+    assert isinstance(data, dict) and (problem is None or isinstance(problem, str))

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Rule = Literal["orphan_page", "stale_citation", "stale_cascade", "recorded_contradiction",
-               "unlabelled_supersede", "entity_link_kind", "uncovered_document"]
+               "unlabelled_supersede", "entity_link_kind", "uncovered_document", "unreadable_frontmatter"]
 RULES: tuple[Rule, ...] = ("orphan_page", "stale_citation", "stale_cascade", "recorded_contradiction",
-                           "unlabelled_supersede", "entity_link_kind", "uncovered_document")
+                           "unlabelled_supersede", "entity_link_kind", "uncovered_document",
+                           "unreadable_frontmatter")
 Severity = Literal["warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("warning", "info")
 
@@ -38,6 +39,7 @@ class Page:
     path: str
     kind: str
     frontmatter: Mapping[str, Any] = field(default_factory=dict)
+    frontmatter_problem: str | None = None  # why a frontmatter block that is there could not be read
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +92,7 @@ def run(pages: Sequence[Page], links: Iterable[Link], citations: Iterable[Citati
         *_unlabelled_supersedes(by_path, resolved),
         *_entity_link_kinds(by_path, resolved),
         *_uncovered(current.values(), cites),
+        *_unreadable_frontmatter(by_path),
     ]
 
 
@@ -184,6 +187,14 @@ def _uncovered(documents: Iterable[Document], citations: Sequence[Citation]) -> 
     return [Finding("uncovered_document", "info", None, d.path, "no page of this build cites this document")
             for d in sorted(documents, key=lambda d: d.path)
             if d.indexable and d.has_text and d.path not in cited]
+
+
+def _unreadable_frontmatter(pages: Mapping[str, Page]) -> list[Finding]:
+    # The page reads as having no frontmatter (so a superseded_by in it is missed); the model wrote a value the
+    # YAML loader refuses, such as 2024-13-45.
+    return [Finding("unreadable_frontmatter", "warning", path, None,
+                    f"the page's frontmatter cannot be read, so lint treats it as absent: {page.frontmatter_problem}")
+            for path, page in sorted(pages.items()) if page.frontmatter_problem]
 
 
 def _sorted(findings: list[Finding]) -> list[Finding]:

@@ -11,7 +11,7 @@ from agentmate.core.dberrors import constraints
 from agentmate.core.sql import paged
 from agentmate.knowledge.manifest import MANIFEST_PATH
 from agentmate.knowledge.quality import lint
-from agentmate.knowledge.quality.frontmatter import frontmatter
+from agentmate.knowledge.quality.frontmatter import read as read_frontmatter
 from agentmate.knowledge.quality.schemas import LintFinding, LintRun
 
 CONSTRAINTS = constraints({
@@ -40,7 +40,7 @@ def pages(conn: Conn, *, account_id: UUID, build_id: UUID) -> list[lint.Page]:
     rows = conn.execute(
         "SELECT path, kind, content FROM knowledge_pages WHERE account_id = %s AND build_id = %s ORDER BY path",
         (account_id, build_id)).fetchall()
-    return [lint.Page(r["path"], r["kind"], frontmatter(r["content"])) for r in rows]
+    return [lint.Page(r["path"], r["kind"], *read_frontmatter(r["content"])) for r in rows]
 
 
 def links(conn: Conn, *, account_id: UUID, build_id: UUID) -> list[lint.Link]:

@@ -34,8 +34,9 @@ BuildId = Annotated[UUID, Field(description="The wiki build's id")]
 def knowledge_wiki_lint(source_id: SourceId) -> LintRunDetail:
     """Run advisory lint over the source's active wiki build against its current documents and store the run:
     orphan_page, stale_citation (cited document removed or rewritten since the build), stale_cascade (pages
-    resting on those), recorded_contradiction, unlabelled_supersede, entity_link_kind, uncovered_document. Lint
-    blocks nothing: findings are for a human, and the wiki keeps serving. Requires knowledge:rw."""
+    resting on those), recorded_contradiction, unlabelled_supersede, entity_link_kind, uncovered_document,
+    unreadable_frontmatter (a page whose frontmatter YAML cannot be read). Lint blocks nothing: findings are for
+    a human, and the wiki keeps serving. Requires knowledge:rw."""
     return lint_service.lint_active_wiki(db(), principal(), source_id)
 
 
