@@ -46,6 +46,8 @@ def convex(alpha: float, norm: str = "max") -> Fuse:
         if not leg:
             return {}
         hi, lo = leg[0][1], leg[-1][1]
+        if norm == "lexmax":  # BM25 over its best, cosine as it is (it already lies in -1..1)
+            return {d: s / hi if hi > 1.0 else s for d, s in leg}
         if norm == "max":
             return {d: s / hi if hi > 0 else 0.0 for d, s in leg}
         return {d: (s - lo) / (hi - lo) if hi > lo else 1.0 for d, s in leg}
@@ -64,9 +66,12 @@ def variants() -> dict[str, Fuse]:
         for w in (0.5, 0.7, 1.0, 1.4):
             out[f"rrf k={k} w_lex={w}"] = rrf(k, w_lex=w)
     out["rrf k=60, each leg cut at 10"] = rrf(60, depth=10)
+    for d in (10, 20, 30):
+        out[f"rrf k=10, each leg cut at {d}"] = rrf(10, depth=d)
     for a in (0.3, 0.4, 0.5, 0.6, 0.7):
         out[f"convex alpha={a} (max-normalised)"] = convex(a)
         out[f"convex alpha={a} (min-max)"] = convex(a, "minmax")
+        out[f"convex alpha={a} (lexical max-normalised, vector raw)"] = convex(a, "lexmax")
     return out
 
 
@@ -143,12 +148,24 @@ def main(argv: list[str] | None = None) -> int:
             name, f"{m['recall_any@10']:.3f}", f"{m['recall_all@10']:.3f}", f"{m['mrr@10']:.3f}",
             f"{k['recall_any@10']:.3f}", f"{k['recall_all@10']:.3f}", f"{k['mrr@10']:.3f}"]))
     rows.sort(key=lambda r: (-r[0], -r[1]))
+    cats = sorted({q.category for q in dataset.questions})
+    picked = [r[2][0] for r in rows[:3]] + ["rrf k=60 w_lex=1.0", "dense only", "lexical only"]
+    cat_rows = []
+    for name in dict.fromkeys(picked):
+        fuse = variants()[name]
+        row = [name]
+        for c in cats:
+            sub = [case for case, q in zip(memory_cases, dataset.questions, strict=True) if q.category == c]
+            m = evaluate(sub, fuse)
+            row.append(f"{m['recall_all@10']:.2f} / {m['mrr@10']:.2f}")
+        cat_rows.append(row)
     print_table(f"Fusion variants on the dev sets ({len(memory_cases)} memory questions, {len(knowledge_cases)} "
                 "knowledge questions; legs at depth 50)",
                 ["variant", "mem any@10", "mem all@10", "mem MRR@10", "kn any@10", "kn all@10", "kn MRR@10"],
                 [r[2] for r in rows],
                 notes=[f"{machine()}; {time.perf_counter() - started:.0f} s; command: "
                        f".venv/bin/python bench/fusion_tuning.py {' '.join(argv or sys.argv[1:])}"])
+    print_table("Memory, per category: recall_all@10 / MRR@10", ["variant", *cats], cat_rows)
     return 0
 
 

@@ -108,9 +108,10 @@ def domain_problem(exc: DomainError) -> JSONResponse:
 
 
 async def send_problem(send: Send, status: int, title: str, detail: str, *,
-                       headers: Iterable[tuple[bytes, bytes]] = (), **extra: Any) -> None:
+                       errors: list[dict[str, Any]] | None = None, headers: Iterable[tuple[bytes, bytes]] = (),
+                       **extra: Any) -> None:
     """problem+json straight onto an ASGI ``send`` (for the plain-ASGI dispatchers outside FastAPI)."""
-    payload = json.dumps(problem_body(status, title, detail, extra=extra)).encode()
+    payload = json.dumps(problem_body(status, title, detail, errors, extra)).encode()
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", PROBLEM.encode()), (b"content-length", str(len(payload)).encode()),
         (b"cache-control", b"private, no-store"), *headers,
