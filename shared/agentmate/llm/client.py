@@ -323,10 +323,10 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     if value is None:
         return None
     text = value.strip()
-    if not text or len(text) > 64:
+    if text.isascii() and text.isdigit():  # any length: never int() a 400-digit string, just clamp it
+        return float(min(int(text), MAX_RETRY_AFTER_S)) if len(text) <= 12 else MAX_RETRY_AFTER_S
+    if not text or len(text) > 64:  # an HTTP-date is 29 characters
         return None
-    if text.isascii() and text.isdigit():
-        return float(min(int(text[:12]) if len(text) <= 12 else math.inf, MAX_RETRY_AFTER_S))
     import email.utils  # rare path; keep it off the import-time bill
     from datetime import UTC
 
