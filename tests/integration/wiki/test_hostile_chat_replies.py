@@ -1,4 +1,4 @@
-"""The chat client against a hostile OpenAI-compatible provider on loopback (issue 20): every reply is data. A
+"""The chat client (agentmate.llm) against a hostile OpenAI-compatible provider on loopback (issue 20): every reply is data. A
 Retry-After is honoured only as RFC 9110 spells it and clamped; token counts are clamped non-negative integers
 (and the cost is computed from the clamped counts); a reply larger than the cap derived from max_tokens is
 abandoned near the cap instead of being read whole."""
@@ -20,17 +20,10 @@ from agentmate.llm import (
     reply_cap_bytes,
 )
 from agentmate.llm.client import MAX_RETRY_AFTER_S, MAX_TOKENS_PER_CALL
-from tests.fakes.chat_provider import FakeChatProvider
 
 MESSAGES = [{"role": "user", "content": 'mode: full\nDOCUMENTS\n<<<DOCUMENT path="docs/a.md">>>\n# A\nAlpha.\n'
                                         '<<<END DOCUMENT>>>'}]
 MAX_TOKENS = 100
-
-
-@pytest.fixture
-def fake():
-    with FakeChatProvider() as provider:
-        yield provider
 
 
 @pytest.fixture

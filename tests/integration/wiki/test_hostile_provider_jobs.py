@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import email.utils
 import time
-from uuid import UUID
 
 import pytest
 
@@ -18,22 +17,9 @@ from agentmate.knowledge.wiki import compiler
 from agentmate.knowledge.wiki import jobs as wiki_jobs
 from agentmate.knowledge.wiki import service as wiki
 from agentmate.llm.client import MAX_TOKENS_PER_CALL
-from agentmate.packages.service import Actor
-from tests.fakes.chat_provider import FakeChatProvider
 from tests.integration.wiki.corpus import client, documents, enqueue, make_source
 
 CAP = 600  # the default backoff cap (WIKI_WORKER_MAX_RETRY_BACKOFF_SECONDS)
-
-
-@pytest.fixture
-def fake():
-    with FakeChatProvider() as provider:
-        yield provider
-
-
-@pytest.fixture
-def actor(account) -> Actor:
-    return Actor(UUID(account.account_id), UUID(account.user_id))
 
 
 @pytest.fixture
