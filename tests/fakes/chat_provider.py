@@ -15,6 +15,11 @@ entries appended as given), ``reserved_path``,
 ``delete_existing`` (incremental: delete every existing page), ``skip_rewrite`` / ``rewrite_extra``
 (incremental: omit a scheduled page / rewrite one outside the plan).
 
+Hostile replies (issue 20): ``status`` takes any ``retry_after`` header text and an optional raw ``body``; any
+compiling behaviour takes ``usage`` (fields replacing the counted usage, any JSON value); ``huge`` streams a 200
+of ``bytes`` bytes (``chunked``: without Content-Length) and records in ``huge_sent`` how many bytes it managed
+to write before the client hung up.
+
 Run standalone for the local runtime: ``python -m tests.fakes.chat_provider --port 26035`` and set
 ``COMPILER_BASE_URL=http://127.0.0.1:26035/v1``.
 """
@@ -163,7 +168,8 @@ class FakeChatProvider:
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self.behaviours: deque[dict[str, Any]] = deque()
         self.requests: list[dict[str, Any]] = []
-        self.usage: list[dict[str, int]] = []
+        self.usage: list[dict[str, Any]] = []
+        self.huge_sent: list[int] = []
         self._lock = threading.Lock()
         provider = self
 
@@ -228,7 +234,11 @@ class FakeChatProvider:
         if kind == "status":
             code = int(spec.get("code", 500))
             headers = {"Retry-After": str(spec["retry_after"])} if "retry_after" in spec else None
-            handler._send(code, {"error": {"message": f"fake provider says {code}"}}, headers)
+            body_out = spec["body"].encode() if "body" in spec else {"error": {"message": f"fake provider says {code}"}}
+            handler._send(code, body_out, headers)
+            return
+        if kind == "huge":
+            self._huge(handler, int(spec["bytes"]), bool(spec.get("chunked")))
             return
         if kind == "garbage":
             handler._send(200, b'{"choices": [{"message": ')
@@ -241,12 +251,38 @@ class FakeChatProvider:
             text = text[: max(1, len(text) // 2)]
         usage = {"prompt_tokens": (len(prompt) + 3) // 4, "completion_tokens": (len(text) + 3) // 4}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        usage.update(spec.get("usage", {}))
         with self._lock:
             self.usage.append(usage)
         handler._send(200, {"id": "fake-1", "object": "chat.completion", "model": body.get("model", "fake"),
                             "choices": [{"index": 0, "finish_reason": finish,
                                          "message": {"role": "assistant", "content": text}}],
                             "usage": usage})
+
+    def _huge(self, handler: Any, size: int, chunked: bool) -> None:
+        """A 200 whose body (the start of a chat completion, then padding) is ``size`` bytes, written 64 KiB at a
+        time until done or until the client hangs up."""
+        head = b'{"choices": [{"finish_reason": "stop", "message": {"content": "'
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        if chunked:
+            handler.send_header("Transfer-Encoding", "chunked")
+        else:
+            handler.send_header("Content-Length", str(size))
+        handler.end_headers()
+        sent, block = 0, b"x" * 65536
+        handler.close_connection = True
+        try:
+            while sent < size:
+                piece = head if sent == 0 else block[: min(len(block), size - sent)]
+                handler.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece) if chunked else piece)
+                sent += len(piece)
+            if chunked:
+                handler.wfile.write(b"0\r\n\r\n")
+        except OSError:  # the client stopped reading and closed the connection
+            pass
+        with self._lock:
+            self.huge_sent.append(sent)
 
     def __enter__(self) -> FakeChatProvider:
         self._thread.start()

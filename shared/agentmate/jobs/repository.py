@@ -28,8 +28,11 @@ COLUMNS = """id, account_id, kind, subject_id, payload, status, attempts, max_at
 heartbeat_at, next_attempt_at, woken_at, last_error, result, input_tokens, output_tokens, cost_micros, queued_at,
 started_at, finished_at, updated_at"""
 
-_USAGE = """input_tokens = input_tokens + %(input_tokens)s, output_tokens = output_tokens + %(output_tokens)s,
-cost_micros = cost_micros + %(cost_micros)s"""
+# Saturating sums (in numeric, capped at bigint's maximum): a total can never overflow the column and fail the
+# outcome write it rides on (the worker also clamps what it adds).
+_USAGE = """input_tokens = least(input_tokens::numeric + %(input_tokens)s, 9223372036854775807)::bigint,
+output_tokens = least(output_tokens::numeric + %(output_tokens)s, 9223372036854775807)::bigint,
+cost_micros = least(cost_micros::numeric + %(cost_micros)s, 9223372036854775807)::bigint"""
 _LEASE_CLEARED = "lease_owner = NULL, lease_expires_at = NULL, updated_at = now()"
 _MINE = "account_id = %(account_id)s AND id = %(id)s AND lease_owner = %(owner)s AND status = 'running'"
 
@@ -147,6 +150,21 @@ def requeue(conn: Conn, *, job: Job, owner: str, usage: dict[str, int], error: s
                  next_attempt_at = now() + make_interval(secs => %(delay)s),
                  woken_at = CASE WHEN %(scheduled)s THEN now() + make_interval(secs => %(delay)s) ELSE woken_at END""",
         job=job, owner=owner, usage=usage, error=error, delay=delay_seconds, scheduled=wake_scheduled)
+
+
+def release(conn: Conn, *, job: Job, owner: str, failed: bool, error: str, delay_seconds: float,
+            wake_scheduled: bool) -> Job | None:
+    """The worker's last resort after an outcome write failed: out of ``running`` with a fixed error text and
+    nothing else of the attempt (whatever made the first write fail is not written again)."""
+    if failed:
+        sets = "status = 'failed', finished_at = now(), last_error = %(error)s"
+    else:
+        sets = """status = 'queued', last_error = %(error)s, next_attempt_at = now() + make_interval(secs => %(delay)s),
+                  woken_at = CASE WHEN %(scheduled)s THEN now() + make_interval(secs => %(delay)s) ELSE woken_at END"""
+    return _job(conn.execute(
+        f"UPDATE jobs SET {sets}, {_LEASE_CLEARED} WHERE {_MINE} RETURNING {COLUMNS}",
+        {"account_id": job.account_id, "id": job.id, "owner": owner, "error": error, "delay": delay_seconds,
+         "scheduled": wake_scheduled}).fetchone())
 
 
 def yield_back(conn: Conn, *, job: Job, owner: str, usage: dict[str, int]) -> Job | None:

@@ -13,6 +13,11 @@
   delayed wake-up; a later one is left to the sweep.
 - Yield: when the remaining invocation time cannot cover the kind's timeout (plus the finish margin), or on
   shutdown, the job goes back due now with the attempt refunded, and a new wake-up is sent.
+- Release (issue 20): a runner's report is data (a provider's Retry-After, token counts, error text): it is
+  clamped and cleaned before it is written. When writing an outcome fails all the same, a last-resort minimal
+  update in a fresh transaction releases the job (queued after the backoff, or failed when no attempts remain or
+  the intended outcome was a failure), so no job stays ``running`` past its attempt. Only when even that cannot be
+  written (the database is gone) does the lease run out; the queue's stalled view shows the job until then.
 """
 
 from __future__ import annotations
@@ -38,8 +43,12 @@ from agentmate.jobs.settings import MAX_WAKE_DELAY_S, JobSettings, get_job_setti
 if TYPE_CHECKING:
     from agentmate.core.db import Conn, Database
 
-Outcome = Literal["not_claimed", "succeeded", "failed", "retry", "yielded", "lease_lost", "gave_up"]
+Outcome = Literal["not_claimed", "succeeded", "failed", "retry", "yielded", "lease_lost", "gave_up", "released"]
 _HOST = socket.gethostname()[:64]
+_ERROR_CHARS = 2000
+# Token counts and cost per outcome write: far above any real job (llm clamps one call to 10^8 tokens and one
+# cost to 10^15 micros), far below bigint's 9.2e18 (the SQL also saturates the running totals).
+MAX_USAGE_PER_WRITE = 10**15
 
 
 class ConfigurationError(RuntimeError):
@@ -110,8 +119,28 @@ class Heartbeat:
             self.beats += 1
 
 
+def _clamp_int(value: Any, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return 0
+    return min(max(value, 0), high)
+
+
 def _usage(u: Usage) -> dict[str, int]:
-    return {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens, "cost_micros": u.cost_micros}
+    """What a runner reported, as the jobs row can store it: non-negative integers within bigint."""
+    return {name: _clamp_int(getattr(u, name), MAX_USAGE_PER_WRITE)
+            for name in ("input_tokens", "output_tokens", "cost_micros")}
+
+
+def _text(reason: Any) -> str:
+    """An error as last_error can store it: bounded, and without NUL (no Postgres text value may hold one)."""
+    return str(reason)[:_ERROR_CHARS].replace("\x00", "")
+
+
+def _delay(backoff: float, retry_after: Any, cap: float) -> float:
+    """The backoff, or a longer Retry-After: a finite number, clamped to the backoff cap (anything else: ignored)."""
+    if isinstance(retry_after, bool) or not isinstance(retry_after, int | float) or not math.isfinite(retry_after):
+        return backoff
+    return min(max(backoff, float(retry_after)), max(cap, backoff))
 
 
 def _owner() -> str:
@@ -160,9 +189,12 @@ class Worker:
             return RunReport("gave_up", job)
         kind = registered[job.kind]
         margin = self.settings.jobs_finish_margin_seconds
-        if remaining() < kind.timeout_seconds() + margin:
-            return self._yield(kind, job, owner, Usage())
-        return self._run(kind, job, owner, lambda: remaining() - margin, lease_seconds)
+        try:
+            if remaining() < kind.timeout_seconds() + margin:
+                return self._yield(kind, job, owner, Usage())
+            return self._run(kind, job, owner, lambda: remaining() - margin, lease_seconds)
+        except _Unrecorded as unrecorded:
+            return self._release(kind, job, owner, unrecorded)
 
     def _claim(self, owner: str, lease_s: float, job_id: Any, registered: dict[str, Kind]) -> Job | None:
         with self.db.transaction() as conn:
@@ -221,12 +253,11 @@ class Worker:
             return RunReport("succeeded", outcome.get("job"))
         if ctx.lease_lost.is_set():
             return self._lost(job, ctx.usage)
-        with self.db.tenant(job.account_id) as conn:
-            done = repo.succeed(conn, job=job, owner=owner, usage=_usage(ctx.usage), result=result)
-            if done is not None:
-                self._changed(conn, kind, done)
+        # A success that cannot be recorded (e.g. a result Postgres refuses) is an unknown error: not retried.
+        done = self._guarded(kind, job, lambda conn: repo.succeed(
+            conn, job=job, owner=owner, usage=_usage(ctx.usage), result=result), ctx.usage, failing=True)
         if done is None:
-            return self._lost(job, ctx.usage)
+            return RunReport("lease_lost", job)
         count("JobSucceeded")
         return RunReport("succeeded", done)
 
@@ -236,11 +267,15 @@ class Worker:
         if kind.on_change is not None:
             kind.on_change(conn, job)
 
-    def _guarded(self, kind: Kind, job: Job, write: Callable[[Conn], Job | None], usage: Usage) -> Job | None:
-        with self.db.tenant(job.account_id) as conn:
-            done = write(conn)
-            if done is not None:
-                self._changed(conn, kind, done)
+    def _guarded(self, kind: Kind, job: Job, write: Callable[[Conn], Job | None], usage: Usage, *,
+                 failing: bool) -> Job | None:
+        try:
+            with self.db.tenant(job.account_id) as conn:
+                done = write(conn)
+                if done is not None:
+                    self._changed(conn, kind, done)
+        except Exception as exc:
+            raise _Unrecorded(failing=failing, usage=usage) from exc
         if done is None:
             self._lost(job, usage)
         return done
@@ -248,11 +283,12 @@ class Worker:
     def _retry(self, kind: Kind, job: Job, owner: str, usage: Usage, exc: Retryable) -> RunReport:
         if job.attempts >= job.max_attempts:
             return self._fail(kind, job, owner, usage, f"gave up after {job.attempts} attempts: {exc.reason}")
-        delay = max(self.settings.backoff_seconds(job.attempts), exc.retry_after or 0.0)
+        delay = _delay(self.settings.backoff_seconds(job.attempts), exc.retry_after,
+                       self.settings.wiki_worker_max_retry_backoff_seconds)
         scheduled = delay + 1 <= MAX_WAKE_DELAY_S
         done = self._guarded(kind, job, lambda conn: repo.requeue(
-            conn, job=job, owner=owner, usage=_usage(usage), error=exc.reason, delay_seconds=delay,
-            wake_scheduled=scheduled), usage)
+            conn, job=job, owner=owner, usage=_usage(usage), error=_text(exc.reason), delay_seconds=delay,
+            wake_scheduled=scheduled), usage, failing=False)
         if done is None:
             return RunReport("lease_lost", job)
         if scheduled:
@@ -262,7 +298,7 @@ class Worker:
 
     def _fail(self, kind: Kind, job: Job, owner: str, usage: Usage, error: str) -> RunReport:
         done = self._guarded(kind, job, lambda conn: repo.fail(
-            conn, job=job, owner=owner, usage=_usage(usage), error=error[:2000]), usage)
+            conn, job=job, owner=owner, usage=_usage(usage), error=_text(error)), usage, failing=True)
         if done is None:
             return RunReport("lease_lost", job)
         count("JobFailed")
@@ -270,20 +306,73 @@ class Worker:
 
     def _yield(self, kind: Kind, job: Job, owner: str, usage: Usage) -> RunReport:
         done = self._guarded(kind, job, lambda conn: repo.yield_back(
-            conn, job=job, owner=owner, usage=_usage(usage)), usage)
+            conn, job=job, owner=owner, usage=_usage(usage)), usage, failing=False)
         if done is None:
             return RunReport("lease_lost", job)
         self._wake(job.id, 0)
         count("JobYielded")
         return RunReport("yielded", done)
 
-    def _lost(self, job: Job, usage: Usage) -> RunReport:
-        if any(_usage(usage).values()):
+    def _release(self, kind: Kind, job: Job, owner: str, unrecorded: _Unrecorded) -> RunReport:
+        """The last resort when an outcome could not be written: a minimal update in a fresh transaction (no
+        runner data, a fixed error text) takes the job out of ``running``: failed when the outcome was a failure or
+        no attempt remains, else queued after the backoff. ``on_change`` is tried with it, then without it (it may
+        be what failed). When nothing can be written the error propagates (SQS redelivers the wake-up) and the
+        lease runs out: the queue's stalled view shows the job until a worker claims it again."""
+        cause = unrecorded.__cause__ or unrecorded
+        logger.error("job outcome could not be written; releasing the job", exc_info=cause,
+                     extra={"job_id": str(job.id), "kind": job.kind})
+        failed = unrecorded.failing or job.attempts >= job.max_attempts
+        delay = self.settings.backoff_seconds(job.attempts)
+        scheduled = delay + 1 <= MAX_WAKE_DELAY_S
+        error = (f"the outcome of attempt {job.attempts} could not be recorded ({type(cause).__name__}); "
+                 + ("the job failed" if failed else f"retrying after {delay:g} s"))
+        done: Job | None = None
+        for with_change in (True, False):
+            try:
+                with self.db.tenant(job.account_id) as conn:
+                    done = repo.release(conn, job=job, owner=owner, failed=failed, error=error,
+                                        delay_seconds=delay, wake_scheduled=scheduled)
+                    if done is not None and with_change:
+                        self._changed(conn, kind, done)
+                break
+            except Exception:
+                logger.exception("job release failed", extra={"job_id": str(job.id), "on_change": with_change})
+        else:
+            count("JobReleaseFailed")
+            raise cause
+        if done is None:
+            return self._lost(job, unrecorded.usage)
+        self._add_usage(job, unrecorded.usage)
+        if not failed and scheduled:
+            self._wake(job.id, math.ceil(delay) + 1)
+        count("JobReleased")
+        return RunReport("released", done, retry_in_seconds=None if failed else delay)
+
+    def _add_usage(self, job: Job, usage: Usage) -> None:
+        """Best effort: the calls were made and paid for, but a failure to count them must not stop anything."""
+        if not any(_usage(usage).values()):
+            return
+        try:
             with self.db.tenant(job.account_id) as conn:
                 repo.add_usage(conn, job=job, usage=_usage(usage))
+        except Exception:
+            logger.exception("job usage could not be recorded", extra={"job_id": str(job.id)})
+
+    def _lost(self, job: Job, usage: Usage) -> RunReport:
+        self._add_usage(job, usage)
         logger.warning("job outcome discarded: lease lost", extra={"job_id": str(job.id)})
         count("JobLeaseLost")
         return RunReport("lease_lost", job)
+
+
+class _Unrecorded(Exception):
+    """Writing an outcome failed (raised from the database error): the worker releases the job instead."""
+
+    def __init__(self, *, failing: bool, usage: Usage) -> None:
+        super().__init__("the job's outcome could not be written")
+        self.failing = failing
+        self.usage = usage
 
 
 def sweep(db: Database, *, settings: JobSettings | None = None,

@@ -3,13 +3,20 @@
 Classification follows spec/001's retry table. Retryable: a transport failure (connect error, timeout, dropped
 connection), a body that is not the JSON a chat completion returns (a truncated body), a reply without choices,
 HTTP 408, 429 and 5xx. Not retryable: any other 4xx (it would deterministically recur) and a reply cut off by
-max_tokens (the same budget truncates the same way; a retry only doubles the bill). The tokens a failed call
-spent travel on the error (``usage``), so cost is recorded per attempt.
+max_tokens (the same budget truncates the same way; a retry only doubles the bill) or a reply larger than the
+size cap (the provider ignored max_tokens). The tokens a failed call spent travel on the error (``usage``), so cost
+is recorded per attempt.
+
+A provider's reply is data, never trusted (issue 20): the body is read incrementally and abandoned past
+``reply_cap_bytes``; ``Retry-After`` is parsed as RFC 9110 says (delay-seconds or an HTTP-date, anything else
+ignored) and clamped; token counts are non-negative integers clamped to ``MAX_TOKENS_PER_CALL`` (so the costs
+computed from them and the bigint columns that store them can never overflow).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -25,6 +32,25 @@ if TYPE_CHECKING:  # pragma: no cover
 Role = Literal["compiler", "reviewer"]
 Independence = Literal["cross_provider", "same_provider", "same_model", "unavailable"]
 _SHOWN_BODY_CHARS = 200
+# An error reply's body is only shown (200 characters): read no more of it than this.
+_ERROR_BODY_BYTES = 4096
+_MODEL_CHARS = 200
+# No model reports more tokens for one call than this (the largest context windows are a few million tokens): a
+# larger count is a provider's bug or attack and is clamped, so cost arithmetic and the bigint columns stay sane.
+MAX_TOKENS_PER_CALL = 100_000_000
+# A Retry-After beyond a day is clamped here; the job queue clamps further to its own backoff cap.
+MAX_RETRY_AFTER_S = 86_400.0
+# Reply size cap: a legitimate reply is bounded by max_tokens. One token is a few characters, and JSON escaping
+# of non-ASCII text (\uXXXX, surrogate pairs) can make one character 12 bytes, so 64 bytes per token plus 1 MiB of
+# envelope is generous (2 MiB + 1 MiB at the default COMPILER_MAX_TOKENS=32768). A provider that sends more
+# ignored max_tokens; reading on would only cost memory (a 150 MB reply once added ~390 MiB RSS).
+_CAP_BYTES_PER_TOKEN = 64
+_CAP_ENVELOPE_BYTES = 1024 * 1024
+
+
+def reply_cap_bytes(max_tokens: int) -> int:
+    """The most bytes of a successful reply the client reads for a call with ``max_tokens``."""
+    return _CAP_ENVELOPE_BYTES + _CAP_BYTES_PER_TOKEN * max(1, max_tokens)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +115,13 @@ class Truncated(ChatError):
     def __init__(self, reason: str, *, usage: Usage, text: str) -> None:
         super().__init__(reason, usage=usage)
         self.text = text
+
+
+class ReplyTooLarge(ChatError):
+    """The reply body passed the size cap derived from max_tokens: the provider ignored max_tokens. Not retried
+    (the same request would be answered the same way, and every attempt is billed)."""
+
+    kind = "reply_too_large"
 
 
 class NotConfigured(Exception):
@@ -188,65 +221,122 @@ class ChatClient:
         if response_format_json:
             body["response_format"] = {"type": "json_object"}
         limit = timeout or self.config.timeout_s
+        cap = reply_cap_bytes(body["max_tokens"])
         started = time.perf_counter()
+        deadline = started + limit
         httpx = self._httpx
         try:
-            response = self._client.post(self._url, json=body, headers=self._auth,
-                                         timeout=httpx.Timeout(limit, connect=min(10.0, limit)))
+            with self._client.stream("POST", self._url, json=body, headers=self._auth,
+                                     timeout=httpx.Timeout(limit, connect=min(10.0, limit))) as response:
+                if response.status_code != 200:
+                    head = _read(response, _ERROR_BODY_BYTES, deadline, limit, truncate=True)
+                    raise HttpStatusError(response.status_code, self._status_reason(response.status_code, head),
+                                          retry_after=parse_retry_after(response.headers.get("retry-after")))
+                raw = _read(response, cap, deadline, limit, truncate=False)
         except httpx.TimeoutException as exc:
             raise TransportError(f"timed out after {limit:g} s ({type(exc).__name__})") from None
         except httpx.HTTPError as exc:
             raise TransportError(f"transport failure: {type(exc).__name__}") from None
         elapsed = (time.perf_counter() - started) * 1000
-        if response.status_code != 200:
-            raise HttpStatusError(response.status_code, self._status_reason(response),
-                                  retry_after=_retry_after(response.headers.get("retry-after")))
-        return self._reply(response, elapsed)
+        return parse_reply(raw, model=self.config.model, max_tokens=body["max_tokens"], elapsed_ms=elapsed)
 
-    def _status_reason(self, response: httpx.Response) -> str:
-        text = response.text[:_SHOWN_BODY_CHARS]
+    def _status_reason(self, status: int, head: bytes) -> str:
+        text = head.decode("utf-8", "replace")[:_SHOWN_BODY_CHARS].replace("\x00", "")  # NUL: no text column takes it
         if self.config.api_key:
             text = text.replace(self.config.api_key, "***")
-        return f"HTTP {response.status_code} from the chat endpoint: {' '.join(text.split())}".rstrip(": ")
+        return f"HTTP {status} from the chat endpoint: {' '.join(text.split())}".rstrip(": ")
 
-    def _reply(self, response: httpx.Response, elapsed_ms: float) -> ChatReply:
-        try:
-            data = response.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise TransportError("the chat endpoint's body is not JSON (truncated or not a chat completion)") \
-                from None
-        if not isinstance(data, dict):
-            raise TransportError("the chat endpoint's body is not a chat completion object")
-        usage = _usage(data.get("usage"))
-        choices = data.get("choices")
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise TransportError("the chat completion has no choices", usage=usage)
-        choice = choices[0]
-        message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
-        content = message.get("content") if isinstance(message, dict) else None
-        text = content if isinstance(content, str) else ""
-        finish = choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None
-        raw_model = data.get("model")
-        model = raw_model if isinstance(raw_model, str) and raw_model else self.config.model
-        if finish == "length":
-            raise Truncated(f"the reply was truncated by max_tokens ({self.config.max_tokens}) after "
-                            f"{usage.completion_tokens} output tokens", usage=usage, text=text)
-        return ChatReply(text=text, finish_reason=finish, usage=usage, model=model, elapsed_ms=elapsed_ms)
+
+def _read(response: httpx.Response, cap: int, deadline: float, limit: float, *, truncate: bool) -> bytes:
+    """The body, read incrementally: at most ``cap`` bytes (``truncate``: keep the first ``cap`` and stop; else a
+    longer body is ``ReplyTooLarge``), and never past the call's deadline (a provider dripping bytes would reset
+    the per-read timeout forever)."""
+    declared = response.headers.get("content-length", "").strip()
+    if not truncate and declared.isascii() and declared.isdigit() and (len(declared) > 18 or int(declared) > cap):
+        raise ReplyTooLarge(f"the chat endpoint announced a {declared[:20]}-byte reply, over the {cap}-byte cap "
+                            "for this call's max_tokens (the provider ignored max_tokens)")
+    buf = bytearray()
+    for chunk in response.iter_bytes():
+        buf += chunk
+        if len(buf) > cap:
+            if truncate:
+                return bytes(buf[:cap])
+            raise ReplyTooLarge(f"the chat endpoint's reply passed the {cap}-byte cap for this call's max_tokens "
+                                "(the provider ignored max_tokens); the rest was not read")
+        if time.perf_counter() > deadline:
+            raise TransportError(f"timed out after {limit:g} s (the reply was still arriving)")
+    return bytes(buf)
+
+
+def parse_reply(raw: bytes, *, model: str, max_tokens: int, elapsed_ms: float = 0.0) -> ChatReply:
+    """A chat completion body → ``ChatReply``, or a ``ChatError`` (never any other exception: the body is
+    hostile input)."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, a number too long, nesting too deep
+        raise TransportError("the chat endpoint's body is not JSON (truncated or not a chat completion)") \
+            from None
+    if not isinstance(data, dict):
+        raise TransportError("the chat endpoint's body is not a chat completion object")
+    usage = _usage(data.get("usage"))
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise TransportError("the chat completion has no choices", usage=usage)
+    choice = choices[0]
+    message = choice.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    text = content if isinstance(content, str) else ""
+    finish = choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None
+    raw_model = data.get("model")
+    shown = raw_model[:_MODEL_CHARS].replace("\x00", "") if isinstance(raw_model, str) else ""
+    if finish == "length":
+        raise Truncated(f"the reply was truncated by max_tokens ({max_tokens}) after "
+                        f"{usage.completion_tokens} output tokens", usage=usage, text=text)
+    return ChatReply(text=text, finish_reason=finish[:_MODEL_CHARS] if finish else None, usage=usage,
+                     model=shown or model, elapsed_ms=elapsed_ms)
+
+
+def token_count(value: Any) -> int:
+    """A provider's token count: a non-negative integer (an integral float is accepted), clamped to
+    ``MAX_TOKENS_PER_CALL``; anything else (a string, a bool, a fraction, NaN, a negative number) counts 0."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, float):
+        if not math.isfinite(value) or not value.is_integer():
+            return 0
+        value = int(value)
+    if not isinstance(value, int):
+        return 0
+    return min(max(value, 0), MAX_TOKENS_PER_CALL)
 
 
 def _usage(raw: Any) -> Usage:
     if not isinstance(raw, dict):
         return Usage()
-
-    def count(name: str) -> int:
-        value = raw.get(name)
-        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-    return Usage(count("prompt_tokens"), count("completion_tokens"))
+    return Usage(token_count(raw.get("prompt_tokens")), token_count(raw.get("completion_tokens")))
 
 
-def _retry_after(value: str | None) -> float | None:
-    try:
-        return max(0.0, float(value)) if value else None
-    except ValueError:
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """RFC 9110 §10.2.3 ``Retry-After``: delay-seconds (ASCII digits) or an HTTP-date, as seconds from ``now``,
+    clamped to 0..``MAX_RETRY_AFTER_S``. Anything else (``1e300``, ``inf``, ``-5``, ``1.5``, garbage) is ignored:
+    None, and the caller's own backoff applies."""
+    if value is None:
         return None
+    text = value.strip()
+    if text.isascii() and text.isdigit():  # any length: never int() a 400-digit string, just clamp it
+        return float(min(int(text), MAX_RETRY_AFTER_S)) if len(text) <= 12 else MAX_RETRY_AFTER_S
+    if not text or len(text) > 64:  # an HTTP-date is 29 characters
+        return None
+    import email.utils  # rare path; keep it off the import-time bill
+    from datetime import UTC
+
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+        if when.tzinfo is None:  # "-0000": RFC 5322's "UTC, origin unknown"
+            when = when.replace(tzinfo=UTC)
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    except (TypeError, ValueError, OverflowError, IndexError, OSError):
+        return None
+    if not math.isfinite(seconds):
+        return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)

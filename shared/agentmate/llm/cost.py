@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# One cost figure never exceeds this (10^9 currency units): token counts are clamped (llm.client), prices are the
+# operator's, and the stored totals are bigint (max ~9.2e18), so even thousands of maximal figures add up safely.
+MAX_COST_MICROS = 10**15
+
 
 @dataclass(frozen=True, slots=True)
 class Prices:
@@ -18,6 +22,6 @@ class Prices:
 
 
 def cost_micros(prompt_tokens: int, completion_tokens: int, prices: Prices) -> int:
-    """(prompt * input price + completion * output price) / 1000, rounded half up."""
-    total = prompt_tokens * prices.input_micros_per_1k + completion_tokens * prices.output_micros_per_1k
-    return (total + 500) // 1000
+    """(prompt * input price + completion * output price) / 1000, rounded half up, within 0..MAX_COST_MICROS."""
+    total = max(prompt_tokens, 0) * prices.input_micros_per_1k + max(completion_tokens, 0) * prices.output_micros_per_1k
+    return min(max((total + 500) // 1000, 0), MAX_COST_MICROS)

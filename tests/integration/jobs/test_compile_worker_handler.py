@@ -14,8 +14,9 @@ import pytest
 from moto import mock_aws
 
 from agentmate import jobs
-from agentmate.core.db import Database
+from agentmate.core.db import Database, get_database
 from agentmate.jobs import wakeup
+from agentmate.jobs.settings import JobSettings
 from agentmate.jobs.worker import Worker
 from tests.apigw import LambdaContext
 
@@ -130,11 +131,14 @@ def test_a_database_outage_fails_the_record_so_sqs_redelivers_it(worker_app, que
 
 
 def test_a_retry_due_within_15_minutes_is_a_delayed_message_and_a_later_one_is_left_to_the_sweep(
-        worker_app, queue, db, make_kind, account, rows):
-    # Given a runner that fails retryably: first "try again soon", then "come back in an hour"
+        worker_app, queue, db, make_kind, account, rows, monkeypatch):
+    # Given a runner that fails retryably: first "try again soon", then "come back in an hour", and a deployment
+    # whose backoff cap allows an hour (a Retry-After is clamped to the cap)
     def run(ctx: jobs.RunContext) -> None:
         raise jobs.Retryable("HTTP 503") if len(kind.runs) == 1 else jobs.Retryable("HTTP 429", retry_after=3600)
 
+    monkeypatch.setattr(worker_app, "_worker", Worker(get_database(), settings=JobSettings(
+        wiki_worker_max_retry_backoff_seconds=3600)))
     kind = make_kind(run)
     job = _enqueue_and_wake(db, account.account_id, kind.name, max_attempts=5)
     # When the first attempt fails

@@ -4,6 +4,7 @@ it with the same code; an interrupted source's chunks already embedded are not e
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections import Counter
 from typing import Any
@@ -13,6 +14,8 @@ import pytest
 import agentmate.retrieval.service as retrieval_service
 from agentmate.jobs.worker import Worker
 from agentmate.knowledge import index
+from agentmate.retrieval.embedders import OpenAIEmbedder
+from tests.fakes.embeddings_provider import SlowEmbeddings
 
 INDEX = "/api/knowledge/index"
 
@@ -139,3 +142,33 @@ def test_the_index_job_only_touches_its_own_account(client, account, other_accou
     assert _run(db, job["id"]).job.result["total"] == 1
     assert _cards(client, account) == {mine: "indexed"}
     assert _cards(client, other_account) == {theirs: "not_indexed"}
+
+
+def test_a_slow_embedder_makes_the_request_hand_over_before_its_budget_not_after(
+        client, account, db, make_retrieval, serve_retrieval, monkeypatch):
+    # Given an embeddings endpoint (real HTTP on loopback) that takes 0.4 s per call, a 1 s inline budget, and a
+    # source whose chunks need several embedding calls (one per 64-chunk slice)
+    delay, budget = 0.4, 1.0
+    monkeypatch.setattr(index, "get_index_settings",
+                        lambda: index.IndexSettings(knowledge_index_inline_budget_seconds=budget))
+    src = _source(client, account, "slow/embedder", {"big.md": _sections("slow", 4 * index.EMBED_SLICE)})
+    with SlowEmbeddings(delay_s=delay) as server:
+        embedder = OpenAIEmbedder(server.base_url, "k", "slow-model", dimensions=8, timeout_s=10, max_retries=0)
+        rt = make_retrieval(embedder=embedder)
+        serve_retrieval(rt)
+        monkeypatch.setattr(retrieval_service, "get_retrieval", lambda: rt)
+        # When the index is asked for
+        r = client.post(INDEX, json={}, headers=account.headers("knowledge:rw"))
+        inline_calls = server.calls
+        # Then it answers 202 with a job, having started only the calls the budget could finish: each call takes
+        # at least 0.4 s, so a request that stopped before its 1 s budget made at most two
+        assert r.status_code == 202, r.text
+        assert r.json()["job"]["kind"] == "knowledge_index"
+        assert 1 <= inline_calls <= math.floor(budget / delay)
+        assert _cards(client, account) == {src: "not_indexed"}
+        # And the job embeds the rest (the chunks embedded inline are not embedded again) and indexes the source
+        report = _run(db, r.json()["job"]["id"])
+        embedder.close()
+    assert report.outcome == "succeeded" and report.job.result["indexed"] == 1
+    assert _cards(client, account) == {src: "indexed"}
+    assert server.calls > inline_calls and max(Counter(server.texts).values()) == 1

@@ -218,7 +218,8 @@ def test_a_retry_later_than_an_sqs_delay_is_left_to_the_sweep(db, settings, make
     kind = make_kind(run)
     job = enqueue(account.account_id, kind.name)
     rows.wake_lost(job.id)
-    # When the attempt fails
+    # When the attempt fails on a deployment whose backoff cap allows that long (a Retry-After is clamped to it)
+    settings = settings.model_copy(update={"wiki_worker_max_retry_backoff_seconds": 3600})
     report = Worker(db, settings=settings).run_one(job_id=job.id)
     # Then no delayed message was sent (SQS delays stop at 15 minutes) and the sweep skips it while it backs off
     assert report.outcome == "retry" and report.retry_in_seconds == 1200
