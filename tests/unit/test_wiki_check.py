@@ -249,3 +249,30 @@ def test_a_hostile_reply_parses_to_safe_pages_or_recorded_rejections_never_an_ex
     for event in out.rejected:
         assert event["event_type"] == "page_rejected" and event["detail"]
     assert set(out.deleted) <= parent_paths - {"wiki/index.md"}
+
+
+_OLD_FENCE = re.compile(r"^\s*```[a-zA-Z0-9_-]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
+
+
+@settings(max_examples=400, deadline=None)
+@given(lang=st.sampled_from(["", "json", "JSON", "js on", "x!"]), body=st.text(alphabet='{}[]":,ab \n`', max_size=40),
+       pad=st.sampled_from(["", " ", "\n", " \n "]))
+def test_unfence_takes_the_body_the_old_pattern_took(lang, body, pad):
+    from agentmate.knowledge.wiki.prompt import unfence
+
+    text = f"{pad}```{lang}\n{body}\n```{pad}"
+    old = _OLD_FENCE.match(text)
+    if old is not None and "```" not in body:
+        assert json_equal(unfence(text), old.group(1))
+    assert unfence("{}") == "{}"
+
+
+def json_equal(a: str, b: str) -> bool:
+    return a.strip() == b.strip()
+
+
+def test_a_fence_with_thousands_of_newlines_is_read_in_one_pass():
+    from agentmate.knowledge.wiki.prompt import unfence
+
+    hostile = "```" + "\n" * 200_000
+    assert unfence(hostile) == hostile  # not a closed fence: the text as it is, then a JSON error
