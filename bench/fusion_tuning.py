@@ -26,16 +26,17 @@ import common
 import retrieval_quality as rq
 from common import machine, print_table
 
-Leg = list[tuple[str, float]]  # (retrieval document id, raw score), best first
+Leg = list[tuple[str, float, float]]  # (document id, raw score, lexical coverage or 1), best first
 Fuse = Callable[[Leg, Leg], list[str]]
 
 
-def rrf(k: float, w_lex: float = 1.0, w_vec: float = 1.0, depth: int = 50) -> Fuse:
+def rrf(k: float, w_lex: float = 1.0, w_vec: float = 1.0, depth: int = 50, power: float = 0.0) -> Fuse:
+    """Reciprocal rank fusion; ``power`` > 0 weighs each lexical hit by its coverage ** power."""
     def fuse(lex: Leg, vec: Leg) -> list[str]:
         score: dict[str, float] = {}
         for w, leg in ((w_lex, lex), (w_vec, vec)):
-            for rank, (doc, _) in enumerate(leg[:depth], start=1):
-                score[doc] = score.get(doc, 0.0) + w / (k + rank)
+            for rank, (doc, _, cov) in enumerate(leg[:depth], start=1):
+                score[doc] = score.get(doc, 0.0) + w * cov ** power / (k + rank)
         return sorted(score, key=lambda d: -score[d])
     return fuse
 
@@ -47,10 +48,10 @@ def convex(alpha: float, norm: str = "max") -> Fuse:
             return {}
         hi, lo = leg[0][1], leg[-1][1]
         if norm == "lexmax":  # BM25 over its best, cosine as it is (it already lies in -1..1)
-            return {d: s / hi if hi > 1.0 else s for d, s in leg}
+            return {d: s / hi if hi > 1.0 else s for d, s, _ in leg}
         if norm == "max":
-            return {d: s / hi if hi > 0 else 0.0 for d, s in leg}
-        return {d: (s - lo) / (hi - lo) if hi > lo else 1.0 for d, s in leg}
+            return {d: s / hi if hi > 0 else 0.0 for d, s, _ in leg}
+        return {d: (s - lo) / (hi - lo) if hi > lo else 1.0 for d, s, _ in leg}
 
     def fuse(lex: Leg, vec: Leg) -> list[str]:
         ln, vn = normalise(lex), normalise(vec)
@@ -60,8 +61,11 @@ def convex(alpha: float, norm: str = "max") -> Fuse:
 
 
 def variants() -> dict[str, Fuse]:
-    out: dict[str, Fuse] = {"lexical only": lambda lex, vec: [d for d, _ in lex],
-                            "dense only": lambda lex, vec: [d for d, _ in vec]}
+    out: dict[str, Fuse] = {"lexical only": lambda lex, vec: [d for d, _, _ in lex],
+                            "dense only": lambda lex, vec: [d for d, _, _ in vec]}
+    for k in (5, 10, 20, 60):
+        for power in (0.5, 1, 2):
+            out[f"rrf k={k}, lexical weighed by coverage^{power}"] = rrf(k, power=power)
     for k in (1, 5, 10, 20, 40, 60):
         for w in (0.5, 0.7, 1.0, 1.4):
             out[f"rrf k={k} w_lex={w}"] = rrf(k, w_lex=w)
@@ -81,7 +85,8 @@ def legs_of(db: Any, recorder: rq.QueryRecorder, account_id: uuid.UUID, key: str
     out = []
     for legs in (frozenset({"lexical"}), frozenset({"vector"})):
         hits = recorder.original(db, account_id, dataclasses.replace(query, legs=legs)).hits
-        out.append([(str(h.document[key]), float((h.lexical_score if "lexical" in legs else h.vector_score) or 0))
+        out.append([(str(h.document[key]), float((h.lexical_score if "lexical" in legs else h.vector_score) or 0),
+                     h.lexical_coverage if "lexical" in legs and h.lexical_coverage is not None else 1.0)
                     for h in hits])
     return out[0], out[1]
 
@@ -129,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
             for q in kquestions:
                 s.post("/api/knowledge/search", {"query": q.question, "top_k": 10}, (200,))
                 lex, vec = legs_of(s.db, recorder, s.account_id)
-                ids = [d for d, _ in [*lex, *vec] if d not in docs]
+                ids = [d for d, _, _ in [*lex, *vec] if d not in docs]
                 if ids:
                     with s.db.tenant(s.account_id) as conn:
                         for row in conn.execute("SELECT id::text AS id, metadata->>'path' AS path, content "

@@ -2,7 +2,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agentmate.retrieval.fusion import Candidate, reciprocal_rank_fusion
+from agentmate.retrieval.fusion import DEFAULT_K, Candidate, reciprocal_rank_fusion
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -33,10 +33,11 @@ def test_fused_score_follows_the_rrf_formula() -> None:
     # Given b at rank 2 lexically and rank 1 in vector
     hits = reciprocal_rank_fusion([c("a"), c("b")], [c("b"), c("c")])
     by_id = {h.id: h for h in hits}
-    norm = 2 / 61
-    assert by_id["b"].score == pytest.approx((1 / 62 + 1 / 61) / norm)
-    assert by_id["a"].score == pytest.approx((1 / 61) / norm)
-    assert by_id["c"].score == pytest.approx((1 / 62) / norm)
+    k = DEFAULT_K
+    norm = 2 / (k + 1)
+    assert by_id["b"].score == pytest.approx((1 / (k + 2) + 1 / (k + 1)) / norm)
+    assert by_id["a"].score == pytest.approx((1 / (k + 1)) / norm)
+    assert by_id["c"].score == pytest.approx((1 / (k + 2)) / norm)
     assert [h.id for h in hits] == ["b", "a", "c"]
 
 
