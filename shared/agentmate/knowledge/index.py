@@ -45,6 +45,7 @@ from agentmate.knowledge.search_schemas import (
     KnowledgeIndexReport,
     KnowledgeIndexRequest,
 )
+from agentmate.retrieval import embedders
 from agentmate.retrieval import service as retrieval
 from agentmate.retrieval.service import DocumentIn, Retrieval
 
@@ -88,19 +89,21 @@ class _OverBudget(Exception):
     """The request's inline budget ran out: the rest is queued as a job."""
 
 
-def _budget(started: float) -> Callable[[], None]:
+class _Budget:
     """The check run before each unit of work: raises ``_OverBudget`` when the time left before the deadline
-    cannot cover the longest unit seen so far (the time between two checks)."""
-    deadline = started + get_index_settings().knowledge_index_inline_budget_seconds
-    state = {"last": started, "longest": 0.0}
+    cannot cover the longest unit seen so far (the time between two checks). ``deadline`` also bounds each
+    embedding call (``embedders.deadline``), so the first, unmeasured one cannot overrun it either."""
 
-    def check() -> None:
+    def __init__(self, started: float) -> None:
+        self.deadline = started + get_index_settings().knowledge_index_inline_budget_seconds
+        self._last, self._longest = started, 0.0
+
+    def __call__(self) -> None:
         now = time.monotonic()
-        state["longest"] = max(state["longest"], now - state["last"])
-        state["last"] = now
-        if now + state["longest"] > deadline:
+        self._longest = max(self._longest, now - self._last)
+        self._last = now
+        if now + self._longest > self.deadline:
             raise _OverBudget
-    return check
 
 
 def prepare(source: dict[str, Any], documents: list[dict[str, Any]]) -> _Prepared:
@@ -136,8 +139,10 @@ def prepare(source: dict[str, Any], documents: list[dict[str, Any]]) -> _Prepare
 
 
 def _index_source(db: Database, rt: Retrieval, account_id: UUID, source: dict[str, Any],
-                  check: Callable[[], None]) -> KnowledgeIndexOutcome:
-    """Index one source's active revision; ``check`` runs between embedding slices (it raises to stop)."""
+                  check: Callable[[], None], deadline: float | None = None) -> KnowledgeIndexOutcome:
+    """Index one source's active revision; ``check`` runs between embedding slices (it raises to stop). With a
+    ``deadline`` (an inline request's), each slice's embedding calls end by it, and a slice that reached it stops
+    the run: its chunks are left ``failed``, which the job embeds again."""
     revision_id = source["active_revision_id"]
     with db.tenant(account_id) as conn:
         documents = repo.text_documents(conn, account_id=account_id, revision_id=revision_id)
@@ -146,7 +151,11 @@ def _index_source(db: Database, rt: Retrieval, account_id: UUID, source: dict[st
     error: str | None = None
     for start in range(0, len(prep.docs), EMBED_SLICE):
         check()
-        for result in rt.index_documents(db, account_id, prep.docs[start: start + EMBED_SLICE]):
+        with embedders.deadline(deadline):
+            results = rt.index_documents(db, account_id, prep.docs[start: start + EMBED_SLICE])
+        if deadline is not None and time.monotonic() >= deadline:
+            raise _OverBudget
+        for result in results:
             if result.status == "failed":
                 failed += 1
                 error = error or result.error
@@ -205,11 +214,11 @@ def index_active(db: Database, rt: Retrieval, principal: Principal, body: Knowle
     if len(sources) > MAX_INLINE_SOURCES:
         return _report([], _queue(db, account, body.source_id, since))
     items: list[KnowledgeIndexOutcome] = []
-    check = _budget(started)
+    check = _Budget(started)
     try:
         for source in sources:
             check()
-            items.append(_index_source(db, rt, account, source, check))
+            items.append(_index_source(db, rt, account, source, check, check.deadline))
     except _OverBudget:
         return _report(items, _queue(db, account, body.source_id, since))
     return _report(items)

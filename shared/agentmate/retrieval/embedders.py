@@ -24,7 +24,9 @@ import math
 import random
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -91,6 +93,21 @@ def _display_url(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
+_DEADLINE: ContextVar[float | None] = ContextVar("embedding_deadline", default=None)
+
+
+@contextmanager
+def deadline(at: float | None) -> Iterator[None]:
+    """Bound every HTTP embedding call made inside this block, attempts, timeouts and back-off included, by the
+    ``time.monotonic()`` value ``at`` (None: no bound). An inline request uses it so that one slow embedding call
+    cannot carry it past its budget (knowledge index: API Gateway cuts a request at 30 s)."""
+    token = _DEADLINE.set(at)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
 class OpenAIEmbedder:
     """Client of an OpenAI-compatible `POST {base_url}/embeddings` endpoint.
 
@@ -139,6 +156,7 @@ class OpenAIEmbedder:
         self._url = base_url.rstrip("/") + "/embeddings"
         self._shown_url = _display_url(self._url)
         self._sleep = sleep
+        self._timeout_s = timeout_s
         self._owns_client = client is None
         headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
         if client is None:
@@ -212,10 +230,15 @@ class OpenAIEmbedder:
         httpx = self._httpx
         attempts = self.max_retries + 1
         last_error = "no attempt made"
+        until = _DEADLINE.get()
         for attempt in range(attempts):
             delay: float | None = None
+            left = None if until is None else until - time.monotonic()
+            if left is not None and left <= 0:
+                raise self._fail(f"embedding deadline reached after {attempt} attempts: {last_error}")
             try:
-                response = self._client.post(self._url, json=body)
+                response = (self._client.post(self._url, json=body) if left is None
+                            else self._client.post(self._url, json=body, timeout=min(self._timeout_s, left)))
             except httpx.TimeoutException as exc:
                 last_error = f"timeout ({type(exc).__name__})"
             except httpx.TransportError as exc:
@@ -233,7 +256,10 @@ class OpenAIEmbedder:
                     raise self._fail(f"embedding request rejected by {self._shown_url}: {last_error}")
                 delay = self._retry_after(response)
             if attempt + 1 < attempts:
-                self._sleep(delay if delay is not None else self._backoff(attempt))
+                wait = delay if delay is not None else self._backoff(attempt)
+                if until is not None and time.monotonic() + wait >= until:
+                    raise self._fail(f"embedding deadline reached after {attempt + 1} attempts: {last_error}")
+                self._sleep(wait)
         raise self._fail(
             f"embedding request to {self._shown_url} failed after {attempts} attempts: {last_error}"
         )

@@ -9,6 +9,7 @@ import uuid
 from collections import Counter
 from typing import Any
 
+import psycopg
 import pytest
 
 import agentmate.retrieval.service as retrieval_service
@@ -105,15 +106,14 @@ def test_a_run_past_the_inline_budget_is_continued_by_the_job_where_it_stopped(
     b = _source(client, account, "budget/bb", {"b.md": _sections("bravo", 6)})
     calls = {"n": 0}
 
-    def budget(started: float):
-        def check() -> None:
+    class Budget(index._Budget):
+        def __call__(self) -> None:
             calls["n"] += 1
             # 1: before aa, 2: aa's one slice, 3: before bb, 4: bb's first slice, 5: bb's second slice → out of time
             if calls["n"] >= 5:
                 raise index._OverBudget
-        return check
 
-    monkeypatch.setattr(index, "_budget", budget)
+    monkeypatch.setattr(index, "_Budget", Budget)
     r = client.post(INDEX, json={}, headers=account.headers("knowledge:rw"))
     # Then the request answers 202: the source finished inline is listed and kept, the rest is the job's
     assert r.status_code == 202, r.text
@@ -172,3 +172,31 @@ def test_a_slow_embedder_makes_the_request_hand_over_before_its_budget_not_after
     assert report.outcome == "succeeded" and report.job.result["indexed"] == 1
     assert _cards(client, account) == {src: "indexed"}
     assert server.calls > inline_calls and max(Counter(server.texts).values()) == 1
+
+
+def test_a_first_embedding_call_longer_than_the_budget_is_cut_at_the_deadline(
+        client, account, db, make_retrieval, serve_retrieval, owner_url, monkeypatch):
+    # Given an embeddings endpoint whose every call takes 5 s, and a 1 s inline budget: the first call has no
+    # earlier one to estimate from, so only the deadline it is given can stop it
+    monkeypatch.setattr(index, "get_index_settings",
+                        lambda: index.IndexSettings(knowledge_index_inline_budget_seconds=1.0))
+    src = _source(client, account, "slow/first", {"big.md": _sections("first", 2 * index.EMBED_SLICE)})
+    with SlowEmbeddings(delay_s=5.0) as server:
+        embedder = OpenAIEmbedder(server.base_url, "k", "slow-model", dimensions=8, timeout_s=10, max_retries=3)
+        rt = make_retrieval(embedder=embedder)
+        serve_retrieval(rt)
+        monkeypatch.setattr(retrieval_service, "get_retrieval", lambda: rt)
+        # When the index is asked for
+        r = client.post(INDEX, json={}, headers=account.headers("knowledge:rw"))
+        calls = server.calls
+        embedder.close()
+    # Then the request hands over with a job after one call, which it abandoned at the deadline (no retry): its
+    # chunks are left failed with the deadline as the reason, for the job to embed again
+    assert r.status_code == 202, r.text
+    assert r.json()["job"]["kind"] == "knowledge_index"
+    assert calls == 1
+    with psycopg.connect(owner_url) as conn:
+        rows = conn.execute("SELECT status, error FROM retrieval_documents WHERE account_id = %s",
+                            (account.account_id,)).fetchall()
+    assert len(rows) == index.EMBED_SLICE and all(s == "failed" and "deadline" in (e or "") for s, e in rows)
+    assert _cards(client, account) == {src: "not_indexed"}
