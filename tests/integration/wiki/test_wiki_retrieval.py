@@ -152,3 +152,32 @@ def test_activating_a_build_too_large_to_index_inline_queues_the_re_index(actor,
     # When the worker runs it, the build serves
     assert _run_index_job(result.index_job.id, rt, monkeypatch).outcome == "succeeded"
     assert _served(actor, rt) == ({first.id}, [])
+
+
+def test_wiki_search_ranks_through_the_new_leg_reports_the_leg_fields_and_fails_open(actor, fake, rt, make_retrieval):
+    from agentmate.retrieval.embedders import EmbeddingError
+
+    p = _principal(actor)
+    src = make_source(actor, "wr-legs", documents(4))
+    compile_now(actor, fake, src)
+    wr.index(get_database(), rt, p, WikiIndexRequest(source_id=src))
+    # A question full of stop words finds the page through the lexical leg, and every hit reports its legs
+    out = wr.search(get_database(), rt, p, WikiSearchRequest(query="What is the billing rule of topic 02?", top_k=3))
+    hit = next(h for h in out.items if h.path == "wiki/docs-topic-02.md")
+    assert "lexical" in hit.channels and hit.lexical_score is not None and hit.lexical_score > 0
+    assert all(h.vector_score is not None or h.channels == ["lexical"] for h in out.items)
+    # min_similarity keeps pages whose best chunk holds every query term, and counts the chunks it dropped
+    strict = wr.search(get_database(), rt, p, WikiSearchRequest(query="topic 02 billing rule", min_similarity=0.99))
+    assert strict.items and all(h.lexical_matched for h in strict.items)
+    assert strict.filtered_by_min_similarity is not None and strict.filtered_by_min_similarity >= 1
+
+    class Broken:
+        name, dimensions = "broken", 256
+
+        def embed(self, texts: list[str]) -> list[list[float]]:
+            raise EmbeddingError("model unavailable (test)")
+
+    down = wr.search(get_database(), make_retrieval(embedder=Broken(), index=rt.vector_index()), p,
+                     WikiSearchRequest(query="What is the billing rule of topic 02?", top_k=3))
+    assert down.items and all(h.channels == ["lexical"] for h in down.items)
+    assert [d.leg for d in down.degraded] == ["vector"]
