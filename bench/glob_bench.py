@@ -18,7 +18,6 @@ character on one bit per pattern character. Printed (nothing asserted):
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 from collections.abc import Callable
@@ -28,28 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "shared"), str(REPO)]
 
 from agentmate.packages.globs import GlobSet  # noqa: E402
-
-
-def old_regex(pattern: str) -> re.Pattern[str]:
-    """The translation knowledge/manifest.py used before issue 20."""
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("^" + "".join(out) + "(?:/.*)?$")
+from tests.unit.test_package_globs import old_regex  # noqa: E402  (the pre-issue-20 translation, kept by its test)
 
 
 def best_of(runs: int, fn: Callable[[], object]) -> float:
