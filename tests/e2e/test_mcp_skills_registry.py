@@ -51,6 +51,10 @@ async def test_agent_discovers_and_loads_a_skill_in_three_calls(base_url, client
             hits = await call(s, "skill_search", query="plan a trip with a budget")
             vid = hits["items"][0]["skill_version_id"]
             assert vid == ids["version_id"] and hits["items"][0]["instructions"] is None
+            assert {"channels", "lexical_score", "vector_score", "lexical_matched"} <= set(hits["items"][0])
+            strict = await call(s, "skill_search", query="plan a trip with a budget", min_similarity=1.0)
+            assert strict["filtered_by_min_similarity"] + len(strict["items"]) == len(hits["items"])
+            assert all(i["lexical_matched"] for i in strict["items"])
             l1 = await call(s, "skill_version_instructions", skill_version_id=vid)
             assert l1["instructions"].startswith("# Trip planning")
             manifest = await call(s, "skill_version_resources", skill_version_id=vid)

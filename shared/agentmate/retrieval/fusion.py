@@ -48,7 +48,7 @@ class FusedHit:
     id: str
     score: float  # normalised: 1.0 = rank 1 in both legs
     channels: tuple[Channel, ...]
-    lexical_score: float | None  # raw ts_rank_cd, None when the lexical leg did not find it
+    lexical_score: float | None  # raw BM25 (0084), None when the lexical leg did not find it
     vector_score: float | None  # raw cosine, None when the vector leg did not find it
     lexical_rank: int | None
     vector_rank: int | None

@@ -6,8 +6,8 @@ Indexing: upsert the row as ``pending`` → embed → vector upsert → mark ``i
 is written marks it ``failed`` with the error; a failed row still serves the lexical leg. Unchanged documents
 (same content, metadata and embedding model, already indexed) are not re-embedded.
 
-Search fails open: the lexical leg (Postgres full-text over the CJK-aware projection, query built from tokens
-only) and the vector leg (embed the query, filtered vector search, hydrate ``indexed`` rows from Postgres) run
+Search fails open: the lexical leg (BM25 over the stemmed tsvector of the CJK-aware projection, migrations/0084;
+query built from tokens only) and the vector leg (embed the query, filtered vector search, hydrate ``indexed`` rows from Postgres) run
 independently; if one raises, the other answers and the result lists the failed leg in ``degraded``. Only when
 both fail is it a ``ServiceUnavailable`` (503). Candidates per leg = clamp(top_k * 4, 20, 50); the legs are fused
 with reciprocal rank fusion (``fusion.py``).

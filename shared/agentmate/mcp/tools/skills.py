@@ -180,12 +180,14 @@ def skill_search(
     query: Annotated[str, Field(min_length=1, max_length=1000, description="What the task needs")],
     top_k: Annotated[int, Field(ge=1, le=50, description="Hits, 1..50 (default 5)")] = 5,
     include_content: Annotated[bool, Field(description="Also load each hit's L1 instructions")] = False,
+    min_similarity: Annotated[float | None, Field(ge=-1, le=1, description="Drop hits whose raw vector similarity "
+                                                  "is below this unless every query word matched")] = None,
 ) -> SkillSearchResponse:
     """Semantic + lexical search over the indexed L0 cards of active skills. Returns {items: [{skill_version_id,
-    skill_name, version, score, card, instructions}], total, degraded}; instructions only with
-    include_content=true. Requires skills:r."""
-    return registry.search(db(), retrieval(), principal(), SkillSearchRequest(query=query, top_k=top_k,
-                                                            include_content=include_content))
+    skill_name, version, score, channels, lexical_score, vector_score, lexical_matched, card, instructions}],
+    total, degraded}; instructions only with include_content=true. Requires skills:r."""
+    return registry.search(db(), retrieval(), principal(), SkillSearchRequest(
+        query=query, top_k=top_k, include_content=include_content, min_similarity=min_similarity))
 
 
 @tools.tool("skills:rw", rest="POST /api/skills/index", title="Index active skill cards")
