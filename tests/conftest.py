@@ -13,12 +13,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "shared"), str(ROOT)]
 
 PG_PORT = int(os.environ.get("AGENTMATE_TEST_PG_PORT", "26433"))
+
+# Property tests draw the same examples on every run, so CI is never decided by a lucky draw;
+# HYPOTHESIS_PROFILE=explore draws new ones (run it before changing a parser).
+hypothesis.settings.register_profile("agentmate", derandomize=True, database=None)
+hypothesis.settings.register_profile("explore", database=None)
+hypothesis.settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "agentmate"))
 PG_DIR = ROOT / ".local" / "test-pg"
 JWT_SECRET = "test-secret-" + "x" * 32
 
