@@ -22,6 +22,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
+from agentmate.core.retry_after import MAX_RETRY_AFTER_S as MAX_RETRY_AFTER_S  # re-exported
+from agentmate.core.retry_after import (
+    parse_retry_after as parse_retry_after,  # re-exported (llm.parse_retry_after)
+)
 from agentmate.llm.cost import Prices, cost_micros
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -38,8 +42,6 @@ _MODEL_CHARS = 200
 # No model reports more tokens for one call than this (the largest context windows are a few million tokens): a
 # larger count is a provider's bug or attack and is clamped, so cost arithmetic and the bigint columns stay sane.
 MAX_TOKENS_PER_CALL = 100_000_000
-# A Retry-After beyond a day is clamped here; the job queue clamps further to its own backoff cap.
-MAX_RETRY_AFTER_S = 86_400.0
 # Reply size cap: a legitimate reply is bounded by max_tokens. One token is a few characters, and JSON escaping
 # of non-ASCII text (\uXXXX, surrogate pairs) can make one character 12 bytes, so 64 bytes per token plus 1 MiB of
 # envelope is generous (2 MiB + 1 MiB at the default COMPILER_MAX_TOKENS=32768). A provider that sends more
@@ -314,29 +316,3 @@ def _usage(raw: Any) -> Usage:
     if not isinstance(raw, dict):
         return Usage()
     return Usage(token_count(raw.get("prompt_tokens")), token_count(raw.get("completion_tokens")))
-
-
-def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
-    """RFC 9110 §10.2.3 ``Retry-After``: delay-seconds (ASCII digits) or an HTTP-date, as seconds from ``now``,
-    clamped to 0..``MAX_RETRY_AFTER_S``. Anything else (``1e300``, ``inf``, ``-5``, ``1.5``, garbage) is ignored:
-    None, and the caller's own backoff applies."""
-    if value is None:
-        return None
-    text = value.strip()
-    if text.isascii() and text.isdigit():  # any length: never int() a 400-digit string, just clamp it
-        return float(min(int(text), MAX_RETRY_AFTER_S)) if len(text) <= 12 else MAX_RETRY_AFTER_S
-    if not text or len(text) > 64:  # an HTTP-date is 29 characters
-        return None
-    import email.utils  # rare path; keep it off the import-time bill
-    from datetime import UTC
-
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-        if when.tzinfo is None:  # "-0000": RFC 5322's "UTC, origin unknown"
-            when = when.replace(tzinfo=UTC)
-        seconds = when.timestamp() - (time.time() if now is None else now)
-    except (TypeError, ValueError, OverflowError, IndexError, OSError):
-        return None
-    if not math.isfinite(seconds):
-        return None
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)

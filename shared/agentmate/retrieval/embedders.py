@@ -31,6 +31,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from agentmate.core.retry_after import parse_retry_after
 from agentmate.retrieval import lexical
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -199,22 +200,7 @@ class OpenAIEmbedder:
         return delay * random.uniform(0.5, 1.0)
 
     def _retry_after(self, response: httpx.Response) -> float | None:
-        value = response.headers.get("retry-after")
-        if not value:
-            return None
-        try:
-            seconds = float(value)
-        except ValueError:
-            import email.utils  # rare path; keep it off the import-time bill
-
-            try:
-                when = email.utils.parsedate_to_datetime(value)
-            except (TypeError, ValueError):
-                return None
-            seconds = when.timestamp() - time.time()
-        if not math.isfinite(seconds):
-            return None
-        return max(0.0, min(seconds, self.retry_after_max_s))
+        return parse_retry_after(response.headers.get("retry-after"), cap=self.retry_after_max_s)
 
     def _embed_batch(self, batch: list[str]) -> list[list[float]]:
         if not batch:
