@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 import uuid
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
@@ -144,19 +146,34 @@ def test_the_index_job_only_touches_its_own_account(client, account, other_accou
     assert _cards(client, other_account) == {theirs: "not_indexed"}
 
 
+@pytest.fixture
+def slow_embedder(make_retrieval, serve_retrieval, monkeypatch):
+    """``slow_embedder(delay_s, budget_s, max_retries)``: an embeddings endpoint on loopback whose every call takes
+    ``delay_s``, served to the request and the worker, and an inline budget of ``budget_s``; yields the server."""
+    @contextmanager
+    def serve(delay_s: float, budget_s: float, max_retries: int) -> Iterator[SlowEmbeddings]:
+        monkeypatch.setattr(index, "get_index_settings",
+                            lambda: index.IndexSettings(knowledge_index_inline_budget_seconds=budget_s))
+        with SlowEmbeddings(delay_s=delay_s) as server:
+            embedder = OpenAIEmbedder(server.base_url, "k", "slow-model", dimensions=8, timeout_s=10,
+                                      max_retries=max_retries)
+            rt = make_retrieval(embedder=embedder)
+            serve_retrieval(rt)
+            monkeypatch.setattr(retrieval_service, "get_retrieval", lambda: rt)
+            try:
+                yield server
+            finally:
+                embedder.close()
+    return serve
+
+
 def test_a_slow_embedder_makes_the_request_hand_over_before_its_budget_not_after(
-        client, account, db, make_retrieval, serve_retrieval, monkeypatch):
+        client, account, db, slow_embedder):
     # Given an embeddings endpoint (real HTTP on loopback) that takes 0.4 s per call, a 1 s inline budget, and a
     # source whose chunks need several embedding calls (one per 64-chunk slice)
     delay, budget = 0.4, 1.0
-    monkeypatch.setattr(index, "get_index_settings",
-                        lambda: index.IndexSettings(knowledge_index_inline_budget_seconds=budget))
     src = _source(client, account, "slow/embedder", {"big.md": _sections("slow", 4 * index.EMBED_SLICE)})
-    with SlowEmbeddings(delay_s=delay) as server:
-        embedder = OpenAIEmbedder(server.base_url, "k", "slow-model", dimensions=8, timeout_s=10, max_retries=0)
-        rt = make_retrieval(embedder=embedder)
-        serve_retrieval(rt)
-        monkeypatch.setattr(retrieval_service, "get_retrieval", lambda: rt)
+    with slow_embedder(delay, budget, max_retries=0) as server:
         # When the index is asked for
         r = client.post(INDEX, json={}, headers=account.headers("knowledge:rw"))
         inline_calls = server.calls
@@ -168,28 +185,20 @@ def test_a_slow_embedder_makes_the_request_hand_over_before_its_budget_not_after
         assert _cards(client, account) == {src: "not_indexed"}
         # And the job embeds the rest (the chunks embedded inline are not embedded again) and indexes the source
         report = _run(db, r.json()["job"]["id"])
-        embedder.close()
     assert report.outcome == "succeeded" and report.job.result["indexed"] == 1
     assert _cards(client, account) == {src: "indexed"}
     assert server.calls > inline_calls and max(Counter(server.texts).values()) == 1
 
 
 def test_a_first_embedding_call_longer_than_the_budget_is_cut_at_the_deadline(
-        client, account, db, make_retrieval, serve_retrieval, owner_url, monkeypatch):
+        client, account, owner_url, slow_embedder):
     # Given an embeddings endpoint whose every call takes 5 s, and a 1 s inline budget: the first call has no
     # earlier one to estimate from, so only the deadline it is given can stop it
-    monkeypatch.setattr(index, "get_index_settings",
-                        lambda: index.IndexSettings(knowledge_index_inline_budget_seconds=1.0))
     src = _source(client, account, "slow/first", {"big.md": _sections("first", 2 * index.EMBED_SLICE)})
-    with SlowEmbeddings(delay_s=5.0) as server:
-        embedder = OpenAIEmbedder(server.base_url, "k", "slow-model", dimensions=8, timeout_s=10, max_retries=3)
-        rt = make_retrieval(embedder=embedder)
-        serve_retrieval(rt)
-        monkeypatch.setattr(retrieval_service, "get_retrieval", lambda: rt)
+    with slow_embedder(5.0, 1.0, max_retries=3) as server:
         # When the index is asked for
         r = client.post(INDEX, json={}, headers=account.headers("knowledge:rw"))
         calls = server.calls
-        embedder.close()
     # Then the request hands over with a job after one call, which it abandoned at the deadline (no retry): its
     # chunks are left failed with the deadline as the reason, for the job to embed again
     assert r.status_code == 202, r.text
