@@ -27,7 +27,7 @@
 -- The statistics are read at query time in the caller's account and namespace, without its metadata filter (a
 -- memory scope borrows its account's statistics): N is counted up to 10,000; a sample of 128 documents (in
 -- source-id order, random UUIDs) tells which terms are common (two hits or more), whose df is estimated from
--- it, since reading the GIN posting list of a word in most documents costs 10-20 ms at 100k rows; every other
+-- it, since reading the whole GIN posting list of a word in most documents is the costliest step; every other
 -- term's df is counted exactly up to the pool + 1. A namespace smaller than the sample gets exact counts from
 -- it. Caps and estimates shift idf a little on very large accounts; the pool queries carry their own LIMIT, so
 -- no estimate can make them read more than the pool.
@@ -63,8 +63,8 @@ CREATE FUNCTION retrieval_bm25_search(p_namespace text, p_tokens text[], p_limit
     RETURNS TABLE (id uuid, lexical_score real, lexical_coverage real)
     LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public, pg_temp
     -- A pool query is `@@ term LIMIT n`: with thousands of estimated matches the planner prefers a sequential
-    -- scan that stops after n, but every row it rejects costs a detoast of its tsvector (22 ms for 400 of 13k
-    -- matches at 100k rows, against 2 ms through the GIN index).
+    -- scan that stops after n, but every row it rejects costs a detoast of its tsvector (EXPLAIN ANALYZE while
+    -- writing this: about ten times the bitmap scan through the GIN index at 100k rows).
     SET enable_seqscan = off
 AS $$
 DECLARE
@@ -120,7 +120,7 @@ BEGIN
     -- Statistics. N: the namespace's documents, counted up to c_n_cap. A sample: the first c_sample documents in
     -- source order (source ids are random UUIDs, so it spreads over the namespace), each term's hits in it; a
     -- term hit c_common_hits times or more is common and its df is estimated from the sample (reading the GIN
-    -- posting list of a word in most documents costs 10-20 ms at 100k rows), any other term's df is counted
+    -- posting list of a word in most documents is the costliest read), any other term's df is counted
     -- exactly up to pool + 1. When the sample is the whole namespace, every df is exact without a count. An
     -- estimate can be off, so the pool's queries carry their own LIMIT: the cost stays bounded whatever it says.
     SELECT format('WITH s AS MATERIALIZED (
@@ -178,7 +178,7 @@ BEGIN
 
     v_sql := format(
         'WITH candidates AS MATERIALIZED (
-             SELECT c.id, c.updated_at, strip(c.search_tsv) AS search_tsv FROM (%s) c), scored AS (
+             SELECT c.id, c.updated_at, strip(c.search_tsv) AS search_tsv FROM (%s) c LIMIT %s), scored AS (
              SELECT c.id, c.updated_at, length(c.search_tsv)::float8 AS len, %s AS w, %s AS matched
              FROM candidates c)
          SELECT s.id, (s.w * %s / (1 + %s * (1 - %s + %s * s.len / greatest(avg(s.len) OVER (), 1))))::real,
@@ -197,6 +197,7 @@ BEGIN
                 CASE WHEN v_rare_query <> '' THEN format('AND NOT d.search_tsv @@ %L::tsquery', v_rare_query)
                      ELSE '' END,
                 v_remaining) END),
+        v_pool,  -- the rare terms' matches come first; the partial term only fills what an estimate left
         array_to_string(v_weights, ' + '),
         (SELECT string_agg(format('%s::integer', m), ' + ') FROM unnest(v_matches) AS m),
         c_k1 + 1, c_k1, c_b, c_b, cardinality(v_terms), v_limit);
