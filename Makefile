@@ -13,7 +13,7 @@ unit:
 	.venv/bin/python -m pytest tests/unit
 
 lint:
-	.venv/bin/ruff check .
+	.venv/bin/ruff check . && .venv/bin/ruff format --check .
 
 format:
 	.venv/bin/ruff format . && .venv/bin/ruff check --fix .

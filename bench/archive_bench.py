@@ -49,6 +49,7 @@ def _tarfile(body: bytes) -> Callable[[], object]:
         with tarfile.open(fileobj=io.BytesIO(body), mode="r|gz") as tar:
             for _ in tar:
                 pass
+
     return parse
 
 
@@ -71,13 +72,21 @@ def main() -> None:
     rows = [["forge tarball (baseline)", len(baseline), f"{base_ms:.1f}", "1.00x"]]
     for label, body, action in [
         ("120,000-digit pax header, read_tar (refused)", issue, _read(issue)),
-        (f"worst accepted pax header ({len(records)} B, {MAX_DIGIT_RUN}-digit runs), read_tar", worst, _read(worst)),
+        (
+            f"worst accepted pax header ({len(records)} B, {MAX_DIGIT_RUN}-digit runs), read_tar",
+            worst,
+            _read(worst),
+        ),
         (f"{args.digits:,}-digit pax header, tarfile alone", old, _tarfile(old)),
     ]:
         ms = _cpu(action, args.runs)
         rows.append([label, len(body), f"{ms:.1f}", ratio(ms, base_ms)])
-    print_table("Hostile tar headers (CPU ms, median)", ["case", "compressed bytes", "CPU ms", "vs baseline"], rows,
-                [machine()])
+    print_table(
+        "Hostile tar headers (CPU ms, median)",
+        ["case", "compressed bytes", "CPU ms", "vs baseline"],
+        rows,
+        [machine()],
+    )
 
 
 if __name__ == "__main__":

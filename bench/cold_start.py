@@ -56,7 +56,9 @@ def _first_route(module: str) -> tuple[str, str]:
     paths = app.openapi().get("paths", {}) if callable(getattr(app, "openapi", None)) else {}
     if "/api/health" in paths:
         return "GET", "/api/health"
-    ops = [(m.upper(), p) for p, item in paths.items() for m in item if m in ("get", "post", "patch", "delete")]
+    ops = [
+        (m.upper(), p) for p, item in paths.items() for m in item if m in ("get", "post", "patch", "delete")
+    ]
     ops.sort(key=lambda op: ("{" in op[1], op[0] != "GET", op[1]))
     return ops[0] if ops else ("GET", "")
 
@@ -73,8 +75,14 @@ def targets() -> list[tuple[str, str, str, str]]:
 
 def run_once(module: str, method: str, path: str, env: dict[str, str]) -> dict[str, float]:
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", PROBE, module, path, method], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, module, path, method],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     wall = (time.perf_counter() - start) * 1000
     if proc.returncode != 0:
         raise RuntimeError(f"{module} failed to import:\n{proc.stderr[-3000:]}")
@@ -107,23 +115,44 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for label, module, method, path in todo:
         imp, cpu = med(module, "import_ms"), med(module, "import_cpu_ms")
-        rows.append([
-            label, f"{imp:.1f}", ratio(imp, base_import), f"{cpu:.1f}", ratio(cpu, base_cpu),
-            "—" if module == BASELINE else ("ok" if cpu <= GOAL * base_cpu else "OVER"),
-            f"{method} {path} → {samples[module][0].get('status', '-')}", f"{med(module, 'first_invoke_ms'):.1f}",
-            f"{med(module, 'wall_ms'):.1f}",
-            ratio(med(module, "wall_ms"), base_wall), f"{med(module, 'rss_mb'):.0f}",
-        ])
+        rows.append(
+            [
+                label,
+                f"{imp:.1f}",
+                ratio(imp, base_import),
+                f"{cpu:.1f}",
+                ratio(cpu, base_cpu),
+                "—" if module == BASELINE else ("ok" if cpu <= GOAL * base_cpu else "OVER"),
+                f"{method} {path} → {samples[module][0].get('status', '-')}",
+                f"{med(module, 'first_invoke_ms'):.1f}",
+                f"{med(module, 'wall_ms'):.1f}",
+                ratio(med(module, "wall_ms"), base_wall),
+                f"{med(module, 'rss_mb'):.0f}",
+            ]
+        )
     print_table(
         f"Cold start (median of {runs} fresh interpreters per function)",
-        ["function", "import+build ms", "vs baseline", "import+build CPU ms", "CPU vs baseline",
-         f"CPU ≤{GOAL}x", "first request (no credentials)", "first invoke ms", "process wall ms", "wall vs baseline", "RSS MB"],
+        [
+            "function",
+            "import+build ms",
+            "vs baseline",
+            "import+build CPU ms",
+            "CPU vs baseline",
+            f"CPU ≤{GOAL}x",
+            "first request (no credentials)",
+            "first invoke ms",
+            "process wall ms",
+            "wall vs baseline",
+            "RSS MB",
+        ],
         rows,
-        notes=[f"Machine: {machine()}.",
-               "import+build: `import functions.<group>.app` in a fresh interpreter (app + Mangum handler built at "
-               "import; CPU = that import's process time, steadier than wall time on a shared machine and used for the "
-               "goal column). first invoke: the first request through the handler after import. process wall: "
-               "interpreter start to exit, measured by the parent (includes interpreter start-up)."],
+        notes=[
+            f"Machine: {machine()}.",
+            "import+build: `import functions.<group>.app` in a fresh interpreter (app + Mangum handler built at "
+            "import; CPU = that import's process time, steadier than wall time on a shared machine and used for the "
+            "goal column). first invoke: the first request through the handler after import. process wall: "
+            "interpreter start to exit, measured by the parent (includes interpreter start-up).",
+        ],
     )
     return 0
 

@@ -33,8 +33,9 @@ class BenchDatabase:
     app_url: str  # agentmate_app: subject to row-level security, what the application uses
 
 
-def prepare_database(name: str, *, keep: bool = False, pg_dir: Path = BENCH_PG_DIR,
-                     pg_port: int = BENCH_PG_PORT) -> BenchDatabase:
+def prepare_database(
+    name: str, *, keep: bool = False, pg_dir: Path = BENCH_PG_DIR, pg_port: int = BENCH_PG_PORT
+) -> BenchDatabase:
     """Start (if needed) the bench cluster in ``pg_dir`` (default .local/bench-pg), create ``name`` fresh, apply
     every migration as the owner and point this process's environment at it as ``agentmate_app``.
 
@@ -134,7 +135,9 @@ def ratio(value: float, baseline: float) -> str:
 # --- output -----------------------------------------------------------------------------------------------------
 
 
-def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]], notes: Sequence[str] = ()) -> None:
+def print_table(
+    title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]], notes: Sequence[str] = ()
+) -> None:
     """A GitHub-flavoured Markdown table (pastes into docs/benchmarks.md as is)."""
     cells = [[_fmt(c) for c in row] for row in rows]
     widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
@@ -142,8 +145,13 @@ def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]
     print("| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |")
     print("|" + "|".join(("-" * (w + 1) + ":") if i else ("-" * (w + 2)) for i, w in enumerate(widths)) + "|")
     for row in cells:
-        print("| " + " | ".join((c.rjust(w) if i else c.ljust(w)) for i, (c, w) in
-                                enumerate(zip(row, widths, strict=True))) + " |")
+        print(
+            "| "
+            + " | ".join(
+                (c.rjust(w) if i else c.ljust(w)) for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            )
+            + " |"
+        )
     for note in notes:
         print(f"\n{note}")
     print(flush=True)
@@ -156,8 +164,10 @@ def _fmt(value: Any) -> str:
 
 
 def machine() -> str:
-    return (f"{platform.python_implementation()} {platform.python_version()}, {platform.system()} "
-            f"{platform.machine()}, {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M %Z')}")
+    return (
+        f"{platform.python_implementation()} {platform.python_version()}, {platform.system()} "
+        f"{platform.machine()}, {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M %Z')}"
+    )
 
 
 def count_round_trips(db: Any, action: Any) -> tuple[int, list[str]]:
@@ -234,6 +244,7 @@ class Stopwatch:
         original = getattr(owner, attr)
 
         if inspect.iscoroutinefunction(original):
+
             @functools.wraps(original)
             async def timed(*args: Any, **kwargs: Any) -> Any:
                 section, t0 = self.section, time.perf_counter_ns()
@@ -242,6 +253,7 @@ class Stopwatch:
                 finally:
                     self.add(label, (time.perf_counter_ns() - t0) / 1e6, section)
         else:
+
             @functools.wraps(original)
             def timed(*args: Any, **kwargs: Any) -> Any:
                 section, t0 = self.section, time.perf_counter_ns()
@@ -276,8 +288,9 @@ def knowledge_document(i: int, paragraph: Any, sections: int = KNOWLEDGE_SECTION
     return "\n".join(parts)
 
 
-def seed_knowledge(db: Any, retrieval: Any, principal: Any, *, chunks: int, paragraph: Any,
-                   name: str = "bench-handbook") -> dict[str, Any]:
+def seed_knowledge(
+    db: Any, retrieval: Any, principal: Any, *, chunks: int, paragraph: Any, name: str = "bench-handbook"
+) -> dict[str, Any]:
     """A registered ``local`` knowledge source whose pushed package (KNOWLEDGE.yaml plus ⌈chunks / 50⌉ generated
     Markdown documents of 50 sections) is indexed through ``knowledge.index.index_active``, the path the route
     runs: chunking, links, embedding, vector upsert, chunk rows and index state; the request is repeated while
@@ -291,12 +304,19 @@ def seed_knowledge(db: Any, retrieval: Any, principal: Any, *, chunks: int, para
 
     actor = Actor(principal.account_id, principal.user_id)
     documents = max(1, -(-chunks // KNOWLEDGE_SECTIONS_PER_DOCUMENT))
-    files = [FileInput(path="KNOWLEDGE.yaml", content=f"name: {name}\ndescription: generated bench handbook\n"
-                                                      "capabilities: [operations]\n")]
-    files += [FileInput(path=f"pages/page-{i:04d}.md", content=knowledge_document(i, paragraph))
-              for i in range(documents)]
-    source = service.register_source(db, actor, SourceInput(type="local", repository_url="file:///bench/knowledge",
-                                                            package_path=name)).source
+    files = [
+        FileInput(
+            path="KNOWLEDGE.yaml",
+            content=f"name: {name}\ndescription: generated bench handbook\ncapabilities: [operations]\n",
+        )
+    ]
+    files += [
+        FileInput(path=f"pages/page-{i:04d}.md", content=knowledge_document(i, paragraph))
+        for i in range(documents)
+    ]
+    source = service.register_source(
+        db, actor, SourceInput(type="local", repository_url="file:///bench/knowledge", package_path=name)
+    ).source
     ingested = service.push_snapshot(db, actor, source.id, KnowledgeSnapshotPush(files=files))
     requests, items = 0, []
     while not items:
@@ -305,5 +325,10 @@ def seed_knowledge(db: Any, retrieval: Any, principal: Any, *, chunks: int, para
     item = items[0]
     if item.failed_chunks:
         raise RuntimeError(f"knowledge indexing failed: {item.error}")
-    return {"source": source, "revision": ingested.revision, "documents": item.documents, "chunks": item.chunks,
-            "index_requests": requests}
+    return {
+        "source": source,
+        "revision": ingested.revision,
+        "documents": item.documents,
+        "chunks": item.chunks,
+        "index_requests": requests,
+    }

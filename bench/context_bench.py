@@ -164,33 +164,53 @@ def breakdown(pack: Any, packs: int, embedder: Any) -> list[list[Any]]:
     for layer in LAYERS:
         provider = [t.get((layer, "provider"), 0.0) - t.get((layer, "embedding"), 0.0) for t in tallies]
         rows.append([f"**{layer}**", *stat(provider)])
-        rows.append(["  CPU of the provider's thread (not the vector leg's)",
-                     *stat([t.get((layer, "CPU"), 0.0) for t in tallies])])
+        rows.append(
+            [
+                "  CPU of the provider's thread (not the vector leg's)",
+                *stat([t.get((layer, "CPU"), 0.0) for t in tallies]),
+            ]
+        )
         inner = [label for label in labels if any((layer, label) in t for t in tallies) and label != "CPU"]
         for label in inner:
             rows.append([f"  {label}", *stat([t.get((layer, label), 0.0) for t in tallies])])
         if inner:
-            rest = [p - sum(t.get((layer, label), 0.0) for label in inner if "beside" not in label)
-                    for p, t in zip(provider, tallies, strict=True)]
+            rest = [
+                p - sum(t.get((layer, label), 0.0) for label in inner if "beside" not in label)
+                for p, t in zip(provider, tallies, strict=True)
+            ]
             rows.append(["  rest (transactions, Python)", *stat(rest)])
-    layer_sum = [sum(t.get((n, "provider"), 0.0) - t.get((n, "embedding"), 0.0) for n in LAYERS) for t in tallies]
-    slowest = [max(t.get((n, "provider"), 0.0) - t.get((n, "embedding"), 0.0) for n in LAYERS) for t in tallies]
+    layer_sum = [
+        sum(t.get((n, "provider"), 0.0) - t.get((n, "embedding"), 0.0) for n in LAYERS) for t in tallies
+    ]
+    slowest = [
+        max(t.get((n, "provider"), 0.0) - t.get((n, "embedding"), 0.0) for n in LAYERS) for t in tallies
+    ]
     rows.append(["sum of the layers (the serial work)", *stat(layer_sum)])
     rows.append(["slowest layer (lower bound of a parallel pack)", *stat(slowest)])
     embedding = [sum(v for (_, label), v in t.items() if label == "embedding") for t in tallies]
     for label in ("fit + assemble (budget.fit)", "render"):
         rows.append([label, *stat([t.get(("", label), 0.0) for t in tallies])])
-    rows.append(["pack service (excl. embedding)",
-                 *stat([t.get(("", "pack service"), 0.0) - e for t, e in zip(tallies, embedding, strict=True)])])
+    rows.append(
+        [
+            "pack service (excl. embedding)",
+            *stat([t.get(("", "pack service"), 0.0) - e for t, e in zip(tallies, embedding, strict=True)]),
+        ]
+    )
     for label in ("API-key check", "response validation + JSON"):
         rows.append([label, *stat([t.get(("", label), 0.0) for t in tallies])])
     excl = [t[("", "handler")] - e for t, e in zip(tallies, embedding, strict=True)]
-    rest = [t[("", "handler")] - t.get(("", "pack service"), 0.0) - t.get(("", "API-key check"), 0.0)
-            for t in tallies]
+    rest = [
+        t[("", "handler")] - t.get(("", "pack service"), 0.0) - t.get(("", "API-key check"), 0.0)
+        for t in tallies
+    ]
     rows.append(["handler rest (event, routing, validation, JSON, threads)", *stat(rest)])
     rows.append(["**handler total, excl. embedding**", *stat(excl)])
-    rows.append(["CPU of the whole process per pack (every thread; embedding included)",
-                 *stat([t.get(("", "CPU"), 0.0) for t in tallies])])
+    rows.append(
+        [
+            "CPU of the whole process per pack (every thread; embedding included)",
+            *stat([t.get(("", "CPU"), 0.0) for t in tallies]),
+        ]
+    )
     return rows
 
 
@@ -199,12 +219,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--packs", type=int, default=200, help="measured packs per variant (>= 40)")
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--facts", type=int, default=1000, help="todos, and as many notes")
-    parser.add_argument("--working", type=int, default=500, help="items in the working-memory session (<= 500)")
-    parser.add_argument("--skills", type=int, default=1000, help="active, indexed skills (registry snapshots)")
-    parser.add_argument("--knowledge", type=int, default=10_000, help="indexed knowledge chunks (50 a document)")
+    parser.add_argument(
+        "--working", type=int, default=500, help="items in the working-memory session (<= 500)"
+    )
+    parser.add_argument(
+        "--skills", type=int, default=1000, help="active, indexed skills (registry snapshots)"
+    )
+    parser.add_argument(
+        "--knowledge", type=int, default=10_000, help="indexed knowledge chunks (50 a document)"
+    )
     parser.add_argument("--warmup", type=int, default=20)
-    parser.add_argument("--keep", action="store_true",
-                        help="keep the database afterwards (for EXPLAIN); start the cluster beforehand to keep it up")
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the database afterwards (for EXPLAIN); start the cluster beforehand to keep it up",
+    )
     args = parser.parse_args(argv)
     packs = max(args.packs, 40)
     started = time.perf_counter()
@@ -245,12 +274,22 @@ def main(argv: list[str] | None = None) -> int:
         return r.json()
 
     email = f"bench-{time.time_ns()}@example.com"
-    reg = call(auth_handler, "POST", "/api/auth/register", 201, json_body={"email": email, "password": PASSWORD})
+    reg = call(
+        auth_handler, "POST", "/api/auth/register", 201, json_body={"email": email, "password": PASSWORD}
+    )
     account_id, user_id = uuid.UUID(reg["account_id"]), uuid.UUID(reg["user_id"])
-    token = call(auth_handler, "POST", "/api/auth/login", json_body={"email": email, "password": PASSWORD})["token"]
+    token = call(auth_handler, "POST", "/api/auth/login", json_body={"email": email, "password": PASSWORD})[
+        "token"
+    ]
     scopes = ["memory:rw", "todos:r", "notes:r", "skills:r", "knowledge:r"]
-    key = call(auth_handler, "POST", "/api/auth/apikeys", 201, headers={"Authorization": f"Bearer {token}"},
-               json_body={"name": "bench", "scopes": scopes})["key"]
+    key = call(
+        auth_handler,
+        "POST",
+        "/api/auth/apikeys",
+        201,
+        headers={"Authorization": f"Bearer {token}"},
+        json_body={"name": "bench", "scopes": scopes},
+    )["key"]
     headers = {"X-Api-Key": key}
     principal = Principal(account_id=account_id, user_id=user_id, via="jwt")
 
@@ -260,8 +299,10 @@ def main(argv: list[str] | None = None) -> int:
     # The environment's Retrieval and Database are this bench's (no dependency_overrides: FastAPI re-analyses an
     # overridden dependency's signature on every request, ~1 ms a pack that production does not pay).
     retrieval_service._retrieval = retrieval
-    pools = {1: Database(db_info.app_url, max_size=1), PARALLEL_POOL: Database(db_info.app_url,
-                                                                              max_size=PARALLEL_POOL)}
+    pools = {
+        1: Database(db_info.app_url, max_size=1),
+        PARALLEL_POOL: Database(db_info.app_url, max_size=PARALLEL_POOL),
+    }
     db = pools[1]
     rng = random.Random(7)
     t_seed = time.perf_counter()
@@ -278,14 +319,23 @@ def main(argv: list[str] | None = None) -> int:
                     FROM unnest(%(types)s::text[], %(titles)s::text[], %(contents)s::text[])
                          AS t (memory_type, title, content)
                     RETURNING {memory_repo.ENTRY_COLUMNS}""",
-                {"a": account_id, "u": user_id, "md": Jsonb({"bench": True}),
-                 "types": [rng.choice(["semantic", "episodic", "procedural"]) for _ in range(n)],
-                 "titles": [t for t, _ in texts], "contents": [c for _, c in texts]},
+                {
+                    "a": account_id,
+                    "u": user_id,
+                    "md": Jsonb({"bench": True}),
+                    "types": [rng.choice(["semantic", "episodic", "procedural"]) for _ in range(n)],
+                    "titles": [t for t, _ in texts],
+                    "contents": [c for _, c in texts],
+                },
             ).fetchall()
-            tx.execute("""INSERT INTO memory_evidence (account_id, memory_id, source_type, source_id)
+            tx.execute(
+                """INSERT INTO memory_evidence (account_id, memory_id, source_type, source_id)
                           SELECT %s, id, 'bench', 'seed' FROM unnest(%s::uuid[]) AS id""",
-                       (account_id, [r["id"] for r in rows_in]))
-        failed = [r for r in projection.index_entries(db, retrieval, account_id, rows_in) if r.status != "indexed"]
+                (account_id, [r["id"] for r in rows_in]),
+            )
+        failed = [
+            r for r in projection.index_entries(db, retrieval, account_id, rows_in) if r.status != "indexed"
+        ]
         if failed:
             raise RuntimeError(f"indexing failed: {failed[0].error}")
         seeded += n
@@ -298,36 +348,80 @@ def main(argv: list[str] | None = None) -> int:
                 (account_id, user_id, [t for t, _ in facts], [c * 3 for _, c in facts]),
             )
     session = working_service.create_session(db, principal, SessionCreate(title="bench")).value
-    items = [ItemIn(item_type="message", role="user" if i % 2 else "assistant",
-                    content=" ".join(memory_text(rng)[1] for _ in range(1 + i % 4)), idempotency_key=f"w{i}")
-             for i in range(min(args.working, 500))]
+    items = [
+        ItemIn(
+            item_type="message",
+            role="user" if i % 2 else "assistant",
+            content=" ".join(memory_text(rng)[1] for _ in range(1 + i % 4)),
+            idempotency_key=f"w{i}",
+        )
+        for i in range(min(args.working, 500))
+    ]
     working_service.append_items(db, principal, session.id, ItemsAppend(items=items))
     session_id = str(session.id)
     for i in range(60):
         if i == 40:
-            checkpoints.save_checkpoint(db, principal, CheckpointCreate(
-                session_id=session_id, goal="ship the billing service", done=["migrations"], next=["deploy"],
-                open=["rollback plan"], notes="staging green"))
-        events.record_event(db, principal, EventCreate(
-            event_type=rng.choice(["decision", "observation", "action", "outcome", "issue"]),
-            idempotency_key=f"e{i}", session_id=session_id, payload={"text": memory_text(rng)[1]}))
+            checkpoints.save_checkpoint(
+                db,
+                principal,
+                CheckpointCreate(
+                    session_id=session_id,
+                    goal="ship the billing service",
+                    done=["migrations"],
+                    next=["deploy"],
+                    open=["rollback plan"],
+                    notes="staging green",
+                ),
+            )
+        events.record_event(
+            db,
+            principal,
+            EventCreate(
+                event_type=rng.choice(["decision", "observation", "action", "outcome", "issue"]),
+                idempotency_key=f"e{i}",
+                session_id=session_id,
+                payload={"text": memory_text(rng)[1]},
+            ),
+        )
     t_skills = time.perf_counter()
     for i in range(args.skills):
         title, text = memory_text(rng)
-        skill_md = (f"---\nname: skill-{i:04d}\ndescription: {title}\ntriggers: [{title}]\n---\n\n"
-                    f"# Instructions\n\n{text}\n\n{memory_text(rng)[1]}\n")
-        source = registry.register_source(db, principal, SourceInput(
-            name=f"skill-{i:04d}", type="local", repository_url="file:///bench/skills",
-            package_path=f"skill-{i:04d}")).source
-        registry.push_snapshot(db, retrieval, principal, source.id, SkillSnapshotPush(
-            files=[FileInput(path="SKILL.md", content=skill_md, mime_type="text/markdown")], activate=True,
-            index=True))
+        skill_md = (
+            f"---\nname: skill-{i:04d}\ndescription: {title}\ntriggers: [{title}]\n---\n\n"
+            f"# Instructions\n\n{text}\n\n{memory_text(rng)[1]}\n"
+        )
+        source = registry.register_source(
+            db,
+            principal,
+            SourceInput(
+                name=f"skill-{i:04d}",
+                type="local",
+                repository_url="file:///bench/skills",
+                package_path=f"skill-{i:04d}",
+            ),
+        ).source
+        registry.push_snapshot(
+            db,
+            retrieval,
+            principal,
+            source.id,
+            SkillSnapshotPush(
+                files=[FileInput(path="SKILL.md", content=skill_md, mime_type="text/markdown")],
+                activate=True,
+                index=True,
+            ),
+        )
     skills_s = time.perf_counter() - t_skills
     t_knowledge = time.perf_counter()
     kb = {"chunks": 0, "documents": 0, "index_requests": 0}
     if args.knowledge:
-        kb = common.seed_knowledge(db, retrieval, principal, chunks=args.knowledge,
-                                   paragraph=lambda: " ".join(memory_text(rng)[1] for _ in range(2)))
+        kb = common.seed_knowledge(
+            db,
+            retrieval,
+            principal,
+            chunks=args.knowledge,
+            paragraph=lambda: " ".join(memory_text(rng)[1] for _ in range(2)),
+        )
     knowledge_s = time.perf_counter() - t_knowledge
     with psycopg.connect(db_info.owner_url, autocommit=True) as owner:
         owner.execute("VACUUM (ANALYZE)")
@@ -336,17 +430,30 @@ def main(argv: list[str] | None = None) -> int:
         index.wait_optimized()
     seed_s = time.perf_counter() - t_seed
     if args.keep:
-        print(f"... database kept: {db_info.owner_url} (account {account_id}, session {session_id})", flush=True)
-    print(f"... seeded in {seed_s:.1f}s ({args.skills} skills: {skills_s:.1f}s; {kb['chunks']} knowledge chunks in "
-          f"{kb['documents']} documents, {kb['index_requests']} index requests: {knowledge_s:.1f}s)", flush=True)
+        print(
+            f"... database kept: {db_info.owner_url} (account {account_id}, session {session_id})", flush=True
+        )
+    print(
+        f"... seeded in {seed_s:.1f}s ({args.skills} skills: {skills_s:.1f}s; {kb['chunks']} knowledge chunks in "
+        f"{kb['documents']} documents, {kb['index_requests']} index requests: {knowledge_s:.1f}s)",
+        flush=True,
+    )
 
     # ---- the variants ---------------------------------------------------------------------------------------------
     qrng = random.Random(11)
-    queries = [rng.choice(SUBJECTS) if qrng.random() < 0.5 else query_text(qrng) for _ in range(max(packs, 100))]
+    queries = [
+        rng.choice(SUBJECTS) if qrng.random() < 0.5 else query_text(qrng) for _ in range(max(packs, 100))
+    ]
 
     def body(i: int) -> dict[str, Any]:
         q = queries[i % len(queries)]
-        return {"task": f"Work on: {q}", "query": q, "session_id": session_id, "layers": LAYERS, "render": True}
+        return {
+            "task": f"Work on: {q}",
+            "query": q,
+            "session_id": session_id,
+            "layers": LAYERS,
+            "render": True,
+        }
 
     database_url = get_settings().resolved_database_url()
 
@@ -376,7 +483,9 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter_ns()
         with conn.transaction():
             conn.execute("SELECT set_config('app.account_id', %s, true)", (str(account_id),))
-            conn.execute("SELECT * FROM todos WHERE account_id = %s AND id = %s", (account_id, some_todo)).fetchone()
+            conn.execute(
+                "SELECT * FROM todos WHERE account_id = %s AND id = %s", (account_id, some_todo)
+            ).fetchone()
         return (time.perf_counter_ns() - t0) / 1e6, 0.0
 
     variants: list[tuple[str, bool, int]] = [
@@ -419,24 +528,53 @@ def main(argv: list[str] | None = None) -> int:
     handler_trips, _ = common.count_round_trips(db, lambda: pack_via_handler(0))
     req0 = PackRequest.model_validate(body(0))
     shares0 = context_service.budgets(req0.max_chars, LAYERS)
-    own_trips = {name: common.count_round_trips(db, lambda name=name: context_service._run(
-        db, retrieval, principal, req0, name, shares0[name]))[0] for name in LAYERS}  # type: ignore[misc]
+    own_trips = {
+        name: common.count_round_trips(
+            db, lambda name=name: context_service._run(db, retrieval, principal, req0, name, shares0[name])
+        )[0]
+        for name in LAYERS
+    }  # type: ignore[misc]
 
     base = summary([t for t, _ in samples["baseline"]])
-    rows = [["psycopg: tenant SELECT by id (baseline)", base["n"], f"{base['p50']:.2f}", f"{base['p95']:.2f}",
-             "", "", "1.0x"]]
+    rows = [
+        [
+            "psycopg: tenant SELECT by id (baseline)",
+            base["n"],
+            f"{base['p50']:.2f}",
+            f"{base['p95']:.2f}",
+            "",
+            "",
+            "1.0x",
+        ]
+    ]
     results = {}
     for name, _, _ in variants:
         tot = summary([t for t, _ in samples[name]])
         exc = summary([t - e for t, e in samples[name]])
         results[name] = exc
-        rows.append([f"POST /api/context/pack: {name}", tot["n"], f"{tot['p50']:.2f}", f"{tot['p95']:.2f}",
-                     f"{exc['p50']:.2f}", f"{exc['p95']:.2f}", f"{exc['p50'] / base['p50']:.1f}x"])
+        rows.append(
+            [
+                f"POST /api/context/pack: {name}",
+                tot["n"],
+                f"{tot['p50']:.2f}",
+                f"{tot['p95']:.2f}",
+                f"{exc['p50']:.2f}",
+                f"{exc['p95']:.2f}",
+                f"{exc['p50'] / base['p50']:.1f}x",
+            ]
+        )
     serial = results[variants[0][0]]
     print_table(
         "Context pack through the context Lambda handler (all six layers requested, max_chars 12000, top_k 5)",
-        ["variant", "packs", "p50 ms", "p95 ms", "p50 excl. embedding", "p95 excl. embedding",
-         "p50 excl. emb. vs baseline"],
+        [
+            "variant",
+            "packs",
+            "p50 ms",
+            "p95 ms",
+            "p50 excl. embedding",
+            "p95 excl. embedding",
+            "p50 excl. emb. vs baseline",
+        ],
         rows,
         notes=[
             f"Data: {args.memories:,} memories, {args.skills:,} active indexed skills, {args.facts:,} todos + "
@@ -453,20 +591,29 @@ def main(argv: list[str] | None = None) -> int:
             + f" = {sum(own_trips.values())}, the longest chain {max(own_trips.values())}.",
         ],
     )
-    print_table("Where a pack's time goes: serial, pool 1, through the handler (ms per pack; embedding excluded)",
-                ["step", "p50", "p95", "mean"], breakdown_rows,
-                notes=["Each layer's row is its provider (scope check included); its indented rows are the steps "
-                       "inside it, and 'rest' is the provider minus those steps (transactions: BEGIN, the tenant "
-                       "setting, COMMIT; Python). The vector index search runs on the retrieval thread beside "
-                       "the lexical leg, so it overlaps it. CPU rows are CPU time, not wall time: they do not grow "
-                       "with waiting for a loaded machine's cores or for Postgres. 'handler rest' is the handler "
-                       "minus the pack service "
-                       "and the API-key check: event decoding, routing, request validation, thread hand-offs and "
-                       "response serialization (the latter also shown on its own)."])
-    print(f"Command: {COMMAND} --packs {packs} --memories {args.memories} --facts {args.facts} "
-          f"--working {args.working} --skills {args.skills} --knowledge {args.knowledge}")
+    print_table(
+        "Where a pack's time goes: serial, pool 1, through the handler (ms per pack; embedding excluded)",
+        ["step", "p50", "p95", "mean"],
+        breakdown_rows,
+        notes=[
+            "Each layer's row is its provider (scope check included); its indented rows are the steps "
+            "inside it, and 'rest' is the provider minus those steps (transactions: BEGIN, the tenant "
+            "setting, COMMIT; Python). The vector index search runs on the retrieval thread beside "
+            "the lexical leg, so it overlaps it. CPU rows are CPU time, not wall time: they do not grow "
+            "with waiting for a loaded machine's cores or for Postgres. 'handler rest' is the handler "
+            "minus the pack service "
+            "and the API-key check: event decoding, routing, request validation, thread hand-offs and "
+            "response serialization (the latter also shown on its own)."
+        ],
+    )
+    print(
+        f"Command: {COMMAND} --packs {packs} --memories {args.memories} --facts {args.facts} "
+        f"--working {args.working} --skills {args.skills} --knowledge {args.knowledge}"
+    )
     print(f"Load average (1, 5, 15 min) at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}.")
-    print(f"Machine: {machine()}. Seeding {seed_s:.0f} s; total run time {time.perf_counter() - started:.0f} s.")
+    print(
+        f"Machine: {machine()}. Seeding {seed_s:.0f} s; total run time {time.perf_counter() - started:.0f} s."
+    )
     for pool_db in pools.values():
         pool_db.close()
     retrieval.close()

@@ -32,17 +32,20 @@ Fuse = Callable[[Leg, Leg], list[str]]
 
 def rrf(k: float, w_lex: float = 1.0, w_vec: float = 1.0, depth: int = 50, power: float = 0.0) -> Fuse:
     """Reciprocal rank fusion; ``power`` > 0 weighs each lexical hit by its coverage ** power."""
+
     def fuse(lex: Leg, vec: Leg) -> list[str]:
         score: dict[str, float] = {}
         for w, leg in ((w_lex, lex), (w_vec, vec)):
             for rank, (doc, _, cov) in enumerate(leg[:depth], start=1):
-                score[doc] = score.get(doc, 0.0) + w * cov ** power / (k + rank)
+                score[doc] = score.get(doc, 0.0) + w * cov**power / (k + rank)
         return sorted(score, key=lambda d: -score[d])
+
     return fuse
 
 
 def convex(alpha: float, norm: str = "max") -> Fuse:
     """alpha x normalised lexical + (1 - alpha) x normalised vector score (0 where a leg did not find it)."""
+
     def normalise(leg: Leg) -> dict[str, float]:
         if not leg:
             return {}
@@ -57,12 +60,15 @@ def convex(alpha: float, norm: str = "max") -> Fuse:
         ln, vn = normalise(lex), normalise(vec)
         docs = dict.fromkeys([*ln, *vn])
         return sorted(docs, key=lambda d: -(alpha * ln.get(d, 0.0) + (1 - alpha) * vn.get(d, 0.0)))
+
     return fuse
 
 
 def variants() -> dict[str, Fuse]:
-    out: dict[str, Fuse] = {"lexical only": lambda lex, vec: [d for d, _, _ in lex],
-                            "dense only": lambda lex, vec: [d for d, _, _ in vec]}
+    out: dict[str, Fuse] = {
+        "lexical only": lambda lex, vec: [d for d, _, _ in lex],
+        "dense only": lambda lex, vec: [d for d, _, _ in vec],
+    }
     for k in (5, 10, 20, 60):
         for power in (0.5, 1, 2):
             out[f"rrf k={k}, lexical weighed by coverage^{power}"] = rrf(k, power=power)
@@ -85,14 +91,22 @@ def legs_of(db: Any, recorder: rq.QueryRecorder, account_id: uuid.UUID, key: str
     out = []
     for legs in (frozenset({"lexical"}), frozenset({"vector"})):
         hits = recorder.original(db, account_id, dataclasses.replace(query, legs=legs)).hits
-        out.append([(str(h.document[key]), float((h.lexical_score if "lexical" in legs else h.vector_score) or 0),
-                     h.lexical_coverage if "lexical" in legs and h.lexical_coverage is not None else 1.0)
-                    for h in hits])
+        out.append(
+            [
+                (
+                    str(h.document[key]),
+                    float((h.lexical_score if "lexical" in legs else h.vector_score) or 0),
+                    h.lexical_coverage if "lexical" in legs and h.lexical_coverage is not None else 1.0,
+                )
+                for h in hits
+            ]
+        )
     return out[0], out[1]
 
 
-def evaluate(cases: Sequence[tuple[Leg, Leg, Callable[[str], frozenset[Any]], frozenset[Any]]],
-             fuse: Fuse) -> dict[str, float]:
+def evaluate(
+    cases: Sequence[tuple[Leg, Leg, Callable[[str], frozenset[Any]], frozenset[Any]]], fuse: Fuse
+) -> dict[str, float]:
     totals = {"recall_any@10": 0.0, "recall_all@10": 0.0, "mrr@10": 0.0}
     for lex, vec, covers, gold in cases:
         ranking = [rq.Ranked(covers(d), False) for d in fuse(lex, vec)]
@@ -126,10 +140,15 @@ def main(argv: list[str] | None = None) -> int:
         recorder = rq.QueryRecorder(s.retrieval)
         try:
             for q in dataset.questions:
-                s.post("/api/memory/search", {"query": q.question, "top_k": 10, "scope_type": rq.SCOPE_TYPE,
-                                              "scope_key": q.scope}, (200,))
+                s.post(
+                    "/api/memory/search",
+                    {"query": q.question, "top_k": 10, "scope_type": rq.SCOPE_TYPE, "scope_key": q.scope},
+                    (200,),
+                )
                 lex, vec = legs_of(s.db, recorder, s.account_id, "source_id")  # the memory id
-                memory_cases.append((lex, vec, lambda d, t=turns_of: t.get(d, frozenset()), frozenset(q.gold)))
+                memory_cases.append(
+                    (lex, vec, lambda d, t=turns_of: t.get(d, frozenset()), frozenset(q.gold))
+                )
             docs: dict[str, tuple[str, str]] = {}
             for q in kquestions:
                 s.post("/api/knowledge/search", {"query": q.question, "top_k": 10}, (200,))
@@ -137,21 +156,41 @@ def main(argv: list[str] | None = None) -> int:
                 ids = [d for d, _, _ in [*lex, *vec] if d not in docs]
                 if ids:
                     with s.db.tenant(s.account_id) as conn:
-                        for row in conn.execute("SELECT id::text AS id, metadata->>'path' AS path, content "
-                                                "FROM retrieval_documents WHERE id = ANY(%s::uuid[])",
-                                                (ids,)).fetchall():
+                        for row in conn.execute(
+                            "SELECT id::text AS id, metadata->>'path' AS path, content "
+                            "FROM retrieval_documents WHERE id = ANY(%s::uuid[])",
+                            (ids,),
+                        ).fetchall():
                             docs[row["id"]] = (row["path"], row["content"])
-                knowledge_cases.append((lex, vec, lambda d, q=q: rq._knowledge_covers(q, *docs[d]),
-                                        frozenset(range(len(q.gold)))))
+                knowledge_cases.append(
+                    (
+                        lex,
+                        vec,
+                        lambda d, q=q: rq._knowledge_covers(q, *docs[d]),
+                        frozenset(range(len(q.gold))),
+                    )
+                )
         finally:
             recorder.close()
 
     rows = []
     for name, fuse in variants().items():
         m, k = evaluate(memory_cases, fuse), evaluate(knowledge_cases, fuse)
-        rows.append((m["recall_all@10"], m["mrr@10"], [
-            name, f"{m['recall_any@10']:.3f}", f"{m['recall_all@10']:.3f}", f"{m['mrr@10']:.3f}",
-            f"{k['recall_any@10']:.3f}", f"{k['recall_all@10']:.3f}", f"{k['mrr@10']:.3f}"]))
+        rows.append(
+            (
+                m["recall_all@10"],
+                m["mrr@10"],
+                [
+                    name,
+                    f"{m['recall_any@10']:.3f}",
+                    f"{m['recall_all@10']:.3f}",
+                    f"{m['mrr@10']:.3f}",
+                    f"{k['recall_any@10']:.3f}",
+                    f"{k['recall_all@10']:.3f}",
+                    f"{k['mrr@10']:.3f}",
+                ],
+            )
+        )
     rows.sort(key=lambda r: (-r[0], -r[1]))
     cats = sorted({q.category for q in dataset.questions})
     picked = [r[2][0] for r in rows[:3]] + ["rrf k=60 w_lex=1.0", "dense only", "lexical only"]
@@ -164,12 +203,16 @@ def main(argv: list[str] | None = None) -> int:
             m = evaluate(sub, fuse)
             row.append(f"{m['recall_all@10']:.2f} / {m['mrr@10']:.2f}")
         cat_rows.append(row)
-    print_table(f"Fusion variants on the dev sets ({len(memory_cases)} memory questions, {len(knowledge_cases)} "
-                "knowledge questions; legs at depth 50)",
-                ["variant", "mem any@10", "mem all@10", "mem MRR@10", "kn any@10", "kn all@10", "kn MRR@10"],
-                [r[2] for r in rows],
-                notes=[f"{machine()}; {time.perf_counter() - started:.0f} s; command: "
-                       f".venv/bin/python bench/fusion_tuning.py {' '.join(argv or sys.argv[1:])}"])
+    print_table(
+        f"Fusion variants on the dev sets ({len(memory_cases)} memory questions, {len(knowledge_cases)} "
+        "knowledge questions; legs at depth 50)",
+        ["variant", "mem any@10", "mem all@10", "mem MRR@10", "kn any@10", "kn all@10", "kn MRR@10"],
+        [r[2] for r in rows],
+        notes=[
+            f"{machine()}; {time.perf_counter() - started:.0f} s; command: "
+            f".venv/bin/python bench/fusion_tuning.py {' '.join(argv or sys.argv[1:])}"
+        ],
+    )
     print_table("Memory, per category: recall_all@10 / MRR@10", ["variant", *cats], cat_rows)
     return 0
 

@@ -41,7 +41,9 @@ def best_of(runs: int, fn: Callable[[], object]) -> float:
 
 def old_selects(include: list[str], exclude: list[str], paths: list[str]) -> int:
     inc, exc = [old_regex(g) for g in include], [old_regex(g) for g in exclude]
-    return sum(1 for p in paths if (not inc or any(r.match(p) for r in inc)) and not any(r.match(p) for r in exc))
+    return sum(
+        1 for p in paths if (not inc or any(r.match(p) for r in inc)) and not any(r.match(p) for r in exc)
+    )
 
 
 def new_selects(include: list[str], exclude: list[str], paths: list[str]) -> int:
@@ -73,18 +75,26 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=2000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--uncapped", action="store_true")
-    ap.add_argument("--old-upto", type=int, default=32, help="run the old regex up to this many a's (60: ~1 min)")
+    ap.add_argument(
+        "--old-upto", type=int, default=32, help="run the old regex up to this many a's (60: ~1 min)"
+    )
     args = ap.parse_args()
 
-    safe_paths = [f"{d}/{sub}/page-{i}.{ext}" for i in range(args.files // 8)
-                  for d in ("docs", "src") for sub in ("guide", "drafts")
-                  for ext in ("md", "png")][: args.files]
+    safe_paths = [
+        f"{d}/{sub}/page-{i}.{ext}"
+        for i in range(args.files // 8)
+        for d in ("docs", "src")
+        for sub in ("guide", "drafts")
+        for ext in ("md", "png")
+    ][: args.files]
     include, exclude = ["docs/**", "**/*.md", "*.yaml"], ["docs/drafts/**", "**/*.png"]
     assert old_selects(include, exclude, safe_paths) == new_selects(include, exclude, safe_paths)
     old = best_of(args.runs, lambda: old_selects(include, exclude, safe_paths))
     new = best_of(args.runs, lambda: new_selects(include, exclude, safe_paths))
-    print(f"safe: {len(safe_paths)} paths, 5 globs: old regex {old * 1e3:.1f} ms, new {new * 1e3:.1f} ms "
-          f"= {new / old:.1f}x the old")
+    print(
+        f"safe: {len(safe_paths)} paths, 5 globs: old regex {old * 1e3:.1f} ms, new {new * 1e3:.1f} ms "
+        f"= {new / old:.1f}x the old"
+    )
 
     long_paths = ["/".join(["a" * 255, "a" * 255]) + "a" * (i % 2) for i in range(args.files)]
     base = best_of(args.runs, lambda: touch_every_character(long_paths))
@@ -95,9 +105,11 @@ def main() -> None:
         t = best_of(1, lambda inc=inc, exc=exc: new_selects(inc, exc, long_paths))
         globs.match(long_paths[0])
         label = "uncapped" if count * length > 4096 else "cap"
-        print(f"worst ({label}): {count} globs of {length} chars, {len(long_paths)} paths of "
-              f"{len(long_paths[0])} chars: {t:.2f} s = {t / base:.0f}x the character loop ({base * 1e3:.0f} ms); "
-              f"{globs.steps} steps on one path (bound {GlobSet.max_steps(long_paths[0])}), {globs.width} bits")
+        print(
+            f"worst ({label}): {count} globs of {length} chars, {len(long_paths)} paths of "
+            f"{len(long_paths[0])} chars: {t:.2f} s = {t / base:.0f}x the character loop ({base * 1e3:.0f} ms); "
+            f"{globs.steps} steps on one path (bound {GlobSet.max_steps(long_paths[0])}), {globs.width} bits"
+        )
 
     pattern = "*a" * 7 + "*ab"
     rx, globs = old_regex(pattern), GlobSet([pattern])

@@ -29,11 +29,24 @@ from common import PASSWORD, ROOT, free_port, machine, prepare_database, print_t
 class Server:
     def __init__(self, app: str, env: dict[str, str], *, factory: bool = False) -> None:
         self.port = free_port()
-        cmd = [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(self.port),
-               "--log-level", "warning", "--no-access-log"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            app,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ]
         if factory:
             cmd.append("--factory")
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
         deadline = time.monotonic() + 60
         while True:
             if self.proc.poll() is not None:
@@ -53,7 +66,9 @@ class Server:
     def request(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> Any:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         payload = json.dumps(body) if body is not None else None
-        conn.request(method, path, body=payload, headers={"Content-Type": "application/json", **(headers or {})})
+        conn.request(
+            method, path, body=payload, headers={"Content-Type": "application/json", **(headers or {})}
+        )
         r = conn.getresponse()
         data = r.read()
         conn.close()
@@ -71,7 +86,9 @@ class Server:
                 self.proc.wait()
 
 
-def load(port: int, path: str, headers: dict[str, str], total: int, clients: int) -> tuple[list[float], float, int]:
+def load(
+    port: int, path: str, headers: dict[str, str], total: int, clients: int
+) -> tuple[list[float], float, int]:
     """``total`` GETs over ``clients`` keep-alive connections; returns (latencies ms, wall s, non-200 count)."""
     remaining = [total]
     lock = threading.Lock()
@@ -122,22 +139,33 @@ def main(argv: list[str] | None = None) -> int:
         agentmate = Server("infra.local_app:build_local_app", env, factory=True)
         servers.append(agentmate)
         email = f"bench-http-{time.time_ns()}@example.com"
-        account_id = agentmate.request("POST", "/api/auth/register",
-                                       {"email": email, "password": PASSWORD})["account_id"]
+        account_id = agentmate.request("POST", "/api/auth/register", {"email": email, "password": PASSWORD})[
+            "account_id"
+        ]
         token = agentmate.request("POST", "/api/auth/login", {"email": email, "password": PASSWORD})["token"]
-        key = agentmate.request("POST", "/api/auth/apikeys", {"name": "bench", "scopes": ["todos:rw"]},
-                                {"Authorization": f"Bearer {token}"})["key"]
+        key = agentmate.request(
+            "POST",
+            "/api/auth/apikeys",
+            {"name": "bench", "scopes": ["todos:rw"]},
+            {"Authorization": f"Bearer {token}"},
+        )["key"]
         todo_id = ""
         for i in range(50):
-            todo_id = agentmate.request("POST", "/api/todos", {"title": f"bench {i}"}, {"X-Api-Key": key})["id"]
+            todo_id = agentmate.request("POST", "/api/todos", {"title": f"bench {i}"}, {"X-Api-Key": key})[
+                "id"
+            ]
 
         baseline = Server("bench.baseline_hello.select_app:app", {**env, "BENCH_ACCOUNT_ID": account_id})
         servers.append(baseline)
 
         cases = [
             ("baseline: FastAPI + psycopg, same SELECT", baseline.port, f"/todos/{todo_id}", {}),
-            ("agentmate local server, GET /api/todos/{id}", agentmate.port, f"/api/todos/{todo_id}",
-             {"X-Api-Key": key}),
+            (
+                "agentmate local server, GET /api/todos/{id}",
+                agentmate.port,
+                f"/api/todos/{todo_id}",
+                {"X-Api-Key": key},
+            ),
             ("reference: FastAPI hello route, no database", baseline.port, "/hello", {}),
         ]
         results = []
@@ -155,13 +183,34 @@ def main(argv: list[str] | None = None) -> int:
     for label, latencies, wall, errors in results:
         s = summary(latencies)
         rps = len(latencies) / wall
-        rows.append([label, len(latencies), errors, f"{rps:.0f}", ratio(rps, base_rps), f"{s['p50']:.2f}",
-                     ratio(s["p50"], base["p50"]), f"{s['p95']:.2f}", ratio(s["p95"], base["p95"]),
-                     f"{s['p99']:.2f}"])
+        rows.append(
+            [
+                label,
+                len(latencies),
+                errors,
+                f"{rps:.0f}",
+                ratio(rps, base_rps),
+                f"{s['p50']:.2f}",
+                ratio(s["p50"], base["p50"]),
+                f"{s['p95']:.2f}",
+                ratio(s["p95"], base["p95"]),
+                f"{s['p99']:.2f}",
+            ]
+        )
     print_table(
         f"HTTP: {args.clients} concurrent keep-alive clients, {args.requests} requests per server",
-        ["server", "requests", "non-200", "req/s", "req/s vs baseline", "p50 ms", "p50 vs baseline", "p95 ms",
-         "p95 vs baseline", "p99 ms"],
+        [
+            "server",
+            "requests",
+            "non-200",
+            "req/s",
+            "req/s vs baseline",
+            "p50 ms",
+            "p50 vs baseline",
+            "p95 ms",
+            "p95 vs baseline",
+            "p99 ms",
+        ],
         rows,
         notes=[f"Machine: {machine()}; clients, uvicorn (1 worker) and Postgres share these CPUs."],
     )

@@ -33,12 +33,29 @@ def _env(checkout: str) -> dict[str, str]:
 
 def instructions(checkout: str, module: str) -> int:
     """Instructions (valgrind's ``I refs``) of a fresh interpreter importing ``module`` from ``checkout``."""
-    subprocess.run([sys.executable, "-c", f"import {module}"], cwd=checkout, env=_env(checkout), check=True,
-                   capture_output=True)  # writes the .pyc files, so the count has no compilation in it
+    subprocess.run(
+        [sys.executable, "-c", f"import {module}"],
+        cwd=checkout,
+        env=_env(checkout),
+        check=True,
+        capture_output=True,
+    )  # writes the .pyc files, so the count has no compilation in it
     with tempfile.TemporaryDirectory() as tmp:
         proc = subprocess.run(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/out", sys.executable, "-c",
-             f"import {module}"], cwd=checkout, env=_env(checkout), check=True, capture_output=True, text=True)
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={tmp}/out",
+                sys.executable,
+                "-c",
+                f"import {module}",
+            ],
+            cwd=checkout,
+            env=_env(checkout),
+            check=True,
+            capture_output=True,
+            text=True,
+        )
     found = re.search(r"Collected : (\d+)", proc.stderr)
     if found is None:
         raise RuntimeError(proc.stderr[-2000:])
@@ -46,14 +63,22 @@ def instructions(checkout: str, module: str) -> int:
 
 
 def _modules(checkout: str) -> list[str]:
-    out = subprocess.run([sys.executable, "-c", "from functions.routes import ROUTE_GROUPS; print(*ROUTE_GROUPS)"],
-                         cwd=checkout, env=_env(checkout), check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", "from functions.routes import ROUTE_GROUPS; print(*ROUTE_GROUPS)"],
+        cwd=checkout,
+        env=_env(checkout),
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     return out.split()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--module", action="append", help="a function module (repeatable); default: every group")
+    parser.add_argument(
+        "--module", action="append", help="a function module (repeatable); default: every group"
+    )
     parser.add_argument("--jobs", type=int, default=2, help="valgrind runs at once")
     parser.add_argument("checkouts", nargs="*", default=[str(ROOT)])
     args = parser.parse_args()

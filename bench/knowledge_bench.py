@@ -75,10 +75,15 @@ def prepare_database(name: str, keep: bool = False) -> BenchDatabase:
 def _real_words() -> list[str]:
     """This repository's own prose, words by descending frequency."""
     counts: Counter[str] = Counter()
-    paths = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md",
-             *sorted((ROOT / "tests" / "fixtures" / "knowledge_corpus" / "en").rglob("*.md"))]
+    paths = [
+        *sorted((ROOT / "docs").glob("*.md")),
+        ROOT / "README.md",
+        *sorted((ROOT / "tests" / "fixtures" / "knowledge_corpus" / "en").rglob("*.md")),
+    ]
     for path in paths:
-        counts.update(w for w in re.findall(r"[a-z]+", path.read_text(encoding="utf-8").lower()) if len(w) > 1)
+        counts.update(
+            w for w in re.findall(r"[a-z]+", path.read_text(encoding="utf-8").lower()) if len(w) > 1
+        )
     return [w for w, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
@@ -115,7 +120,9 @@ class Prose:
 
     def ranked(self, lo: int, hi: int) -> str:
         """A word whose rank is log-uniform in [lo, hi)."""
-        return self.words[min(int(math.exp(self.rng.uniform(math.log(lo), math.log(hi)))), len(self.words)) - 1]
+        return self.words[
+            min(int(math.exp(self.rng.uniform(math.log(lo), math.log(hi)))), len(self.words)) - 1
+        ]
 
     def query(self, kind: str) -> str:
         """A 2-5-word query: ``rare`` = a word of rank >= 3,000 among 1-3 ordinary ones; ``ordinary`` = 2-4 words
@@ -138,7 +145,9 @@ def document(i: int, total: int, prose: Prose) -> str:
         parts.append(f"## {' '.join(prose.sample(rng.randint(2, 4))).capitalize()} {i}.{s}\n")
         parts.extend(f"{prose.paragraph(85)}\n" for _ in range(3))
         if s == 2:
-            parts.append("```bash\n# a comment, not a heading\nagentmate deploy --region eu   --replicas 3\n```\n")
+            parts.append(
+                "```bash\n# a comment, not a heading\nagentmate deploy --region eu   --replicas 3\n```\n"
+            )
     links = " ".join(f"[page {j}](page-{j:04d}.md)" for j in rng.sample(range(total), 3))
     parts.append(f"See also {links}.\n")
     return "\n".join(parts)
@@ -156,20 +165,33 @@ def lexical_args(lexical: Any, query: str, limit: int) -> dict[str, Any]:
     from agentmate.knowledge import search
     from agentmate.knowledge.index import NAMESPACE, SOURCE_TYPE
 
-    return {"ns": NAMESPACE, "tsq": lexical.tsquery(query), "tokens": lexical.search_tokens(query), "limit": limit,
-            "st": SOURCE_TYPE, "pool": search.LEXICAL_POOL}
+    return {
+        "ns": NAMESPACE,
+        "tsq": lexical.tsquery(query),
+        "tokens": lexical.search_tokens(query),
+        "limit": limit,
+        "st": SOURCE_TYPE,
+        "pool": search.LEXICAL_POOL,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--documents", type=int, default=500, help="documents in the synced package")
-    parser.add_argument("--chunks", type=int, default=100_000, help="chunks in the account for the search bench")
+    parser.add_argument(
+        "--chunks", type=int, default=100_000, help="chunks in the account for the search bench"
+    )
     parser.add_argument("--queries", type=int, default=200, help="measured searches (>= 30)")
     parser.add_argument("--warmup", type=int, default=20)
-    parser.add_argument("--search-only", action="store_true",
-                        help="skip the timed ingest of --documents (a package of documents/10 is still ingested)")
+    parser.add_argument(
+        "--search-only",
+        action="store_true",
+        help="skip the timed ingest of --documents (a package of documents/10 is still ingested)",
+    )
     parser.add_argument("--explain", action="store_true", help="print the lexical statement's plans")
-    parser.add_argument("--keep", action="store_true", help="keep the database (and the cluster) for EXPLAIN work")
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the database (and the cluster) for EXPLAIN work"
+    )
     args = parser.parse_args(argv)
     queries = max(args.queries, 30)
     started = time.perf_counter()
@@ -208,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
             def record(conn: Any, result: Any) -> Any:
                 legs.update({f"core:{k}": v for k, v in result.timings_ms.items()})
                 return then(conn, result) if then is not None else result
+
             return super().search(db, account_id, query, then=record)
 
     def timed(module: Any, name: str, key: str) -> None:
@@ -219,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
                 return original(*a, **kw)
             finally:
                 legs[key] = legs.get(key, 0.0) + (time.perf_counter() - t0) * 1000
+
         setattr(module, name, wrapper)
 
     retrieval = TimedRetrieval(embedder=timing)
@@ -227,7 +251,8 @@ def main(argv: list[str] | None = None) -> int:
         account_id, user_id = owner.execute(
             """WITH a AS (INSERT INTO accounts DEFAULT VALUES RETURNING id)
                INSERT INTO users (id, account_id, email, password_hash) SELECT id, id, 'bench@example.com', 'x'
-               FROM a RETURNING account_id, id""").fetchone()  # type: ignore[misc]
+               FROM a RETURNING account_id, id"""
+        ).fetchone()  # type: ignore[misc]
     principal = Principal(account_id, user_id, "jwt")
     actor = Actor(account_id, user_id)
     policy = make_policy()
@@ -240,24 +265,45 @@ def main(argv: list[str] | None = None) -> int:
             files[f"ops/{name}/page-{i:04d}.md"] = document(i, n_docs, prose).encode()
         size = sum(len(v) for v in files.values())
         commit_tree(server.repo(f"acme/{name}"), files)
-        src = service.register_source(db, actor, SourceInput(
-            type="git", repository_url=server.url("git.test", f"acme/{name}"), package_path=f"ops/{name}",
-            default_ref="main"), policy).source
+        src = service.register_source(
+            db,
+            actor,
+            SourceInput(
+                type="git",
+                repository_url=server.url("git.test", f"acme/{name}"),
+                package_path=f"ops/{name}",
+                default_ref="main",
+            ),
+            policy,
+        ).source
         t0 = time.perf_counter()
-        ingested = service.sync_source(db, actor, src.id, KnowledgeSyncRequest(), GitFetcher(policy, SETTINGS))
+        ingested = service.sync_source(
+            db, actor, src.id, KnowledgeSyncRequest(), GitFetcher(policy, SETTINGS)
+        )
         t_sync = time.perf_counter() - t0
         # repeated while the run overruns the inline budget (the route's 202: the work done is kept; the job it
         # queues is left alone, no worker runs here), as bench/common.seed_knowledge does
         requests, items = 0, []
         while not items:
             requests += 1
-            items = index.index_active(db, retrieval, principal, KnowledgeIndexRequest(source_id=src.id)).items
+            items = index.index_active(
+                db, retrieval, principal, KnowledgeIndexRequest(source_id=src.id)
+            ).items
         total = time.perf_counter() - t0
         item = items[0]
         assert item.failed_chunks == 0 and item.documents == n_docs, item
-        return {"source": src, "revision": ingested.revision, "sync": t_sync, "index": total - t_sync,
-                "total": total, "requests": requests, "chunks": item.chunks, "links": item.links, "bytes": size,
-                "docs": n_docs}
+        return {
+            "source": src,
+            "revision": ingested.revision,
+            "sync": t_sync,
+            "index": total - t_sync,
+            "total": total,
+            "requests": requests,
+            "chunks": item.chunks,
+            "links": item.links,
+            "bytes": size,
+            "docs": n_docs,
+        }
 
     base = ingest_and_index(max(args.documents // 10, 10), "baseline")
     runs = [("baseline", base)]
@@ -266,19 +312,46 @@ def main(argv: list[str] | None = None) -> int:
     server.stop()
     rows = []
     for label, r in runs:
-        rows.append([label, r["docs"], f"{r['bytes'] / 1e6:.2f}", r["chunks"], r["links"], f"{r['sync']:.2f}",
-                     f"{r['index']:.2f}", r["requests"], f"{r['total']:.2f}", f"{r['docs'] / r['total']:.0f}"])
+        rows.append(
+            [
+                label,
+                r["docs"],
+                f"{r['bytes'] / 1e6:.2f}",
+                r["chunks"],
+                r["links"],
+                f"{r['sync']:.2f}",
+                f"{r['index']:.2f}",
+                r["requests"],
+                f"{r['total']:.2f}",
+                f"{r['docs'] / r['total']:.0f}",
+            ]
+        )
     notes = []
     if not args.search_only:
         main_run = runs[1][1]
         per_doc = (main_run["total"] / main_run["docs"]) / (base["total"] / base["docs"])
-        notes = [f"Time per document vs the baseline package: {per_doc:.2f}x.",
-                 f"Goal ≤ {INGEST_GOAL_S:g} s for {args.documents} documents: "
-                 f"{'met' if main_run['total'] <= INGEST_GOAL_S else 'NOT met'} ({main_run['total']:.1f} s)."]
+        notes = [
+            f"Time per document vs the baseline package: {per_doc:.2f}x.",
+            f"Goal ≤ {INGEST_GOAL_S:g} s for {args.documents} documents: "
+            f"{'met' if main_run['total'] <= INGEST_GOAL_S else 'NOT met'} ({main_run['total']:.1f} s).",
+        ]
     print_table(
         "Knowledge git sync + index of a generated Markdown package (loopback git server, offline embedder)",
-        ["package", "documents", "MB", "chunks", "links", "sync s", "index s", "index requests", "total s",
-         "documents/s"], rows, notes=notes)
+        [
+            "package",
+            "documents",
+            "MB",
+            "chunks",
+            "links",
+            "sync s",
+            "index s",
+            "index requests",
+            "total s",
+            "documents/s",
+        ],
+        rows,
+        notes=notes,
+    )
 
     # ---- 2. search at N chunks --------------------------------------------------------------------------------
     from agentmate.knowledge.index import NAMESPACE, SOURCE_TYPE
@@ -287,31 +360,50 @@ def main(argv: list[str] | None = None) -> int:
     target = runs[-1][1]
     src = target["source"]
     with db.tenant(account_id) as conn:
-        docs = conn.execute("SELECT id, path FROM knowledge_documents WHERE revision_id = %s AND path LIKE '%%.md'",
-                            (target["revision"].id,)).fetchall()
+        docs = conn.execute(
+            "SELECT id, path FROM knowledge_documents WHERE revision_id = %s AND path LIKE '%%.md'",
+            (target["revision"].id,),
+        ).fetchall()
     have = sum(r["chunks"] for _, r in runs)
     t_seed = time.perf_counter()
     rng = prose.rng
 
     def chunk(n: int) -> Any:
         d = docs[n % len(docs)]
-        heading = f"{' '.join(prose.sample(3)).title()} > {' '.join(prose.sample(rng.randint(2, 4))).capitalize()}"
+        heading = (
+            f"{' '.join(prose.sample(3)).title()} > {' '.join(prose.sample(rng.randint(2, 4))).capitalize()}"
+        )
         body = f"## {heading.split(' > ')[1]}\n\n{prose.paragraph(rng.randint(60, 200))}\n"
-        return DocumentIn(namespace=NAMESPACE, source_type=SOURCE_TYPE, source_id=str(d["id"]),
-                          chunk_key=f"seed-{n:06d}", title=f"{d['path']} # {heading}", content=body,
-                          metadata={"source_id": str(src.id), "revision_id": str(target["revision"].id),
-                                    "document_id": str(d["id"]), "path": d["path"], "heading_path": heading,
-                                    "knowledge_base": src.name})
+        return DocumentIn(
+            namespace=NAMESPACE,
+            source_type=SOURCE_TYPE,
+            source_id=str(d["id"]),
+            chunk_key=f"seed-{n:06d}",
+            title=f"{d['path']} # {heading}",
+            content=body,
+            metadata={
+                "source_id": str(src.id),
+                "revision_id": str(target["revision"].id),
+                "document_id": str(d["id"]),
+                "path": d["path"],
+                "heading_path": heading,
+                "knowledge_base": src.name,
+            },
+        )
 
     t0 = time.perf_counter()
     seed_docs = [chunk(n) for n in range(max(args.chunks - have, 0))]
-    seed_parts = {"generate text": time.perf_counter() - t0,
-                  **seed(db_info.owner_url, retrieval, raw_embedder, account_id, seed_docs)}
+    seed_parts = {
+        "generate text": time.perf_counter() - t0,
+        **seed(db_info.owner_url, retrieval, raw_embedder, account_id, seed_docs),
+    }
     t0 = time.perf_counter()
     with psycopg.connect(db_info.owner_url, autocommit=True) as owner:
         owner.execute("VACUUM (ANALYZE) retrieval_documents, knowledge_chunks, knowledge_document_links")
-        chunks = owner.execute("SELECT count(*) FROM retrieval_documents WHERE account_id = %s AND namespace = %s",
-                               (account_id, NAMESPACE)).fetchone()[0]  # type: ignore[index]
+        chunks = owner.execute(
+            "SELECT count(*) FROM retrieval_documents WHERE account_id = %s AND namespace = %s",
+            (account_id, NAMESPACE),
+        ).fetchone()[0]  # type: ignore[index]
     seed_parts["VACUUM ANALYZE"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     vindex = retrieval.vector_index()
@@ -342,8 +434,11 @@ def main(argv: list[str] | None = None) -> int:
     search_rows = []
     leg_samples: dict[str, list[float]] = {}
     kind_samples: dict[str, list[float]] = {k: [] for k in KINDS}
-    for label, kw in (("no filter", {}), ("source_ids=[one]", {"source_ids": [src.id]}),
-                      ("include_content", {"include_content": True})):
+    for label, kw in (
+        ("no filter", {}),
+        ("source_ids=[one]", {"source_ids": [src.id]}),
+        ("include_content", {"include_content": True}),
+    ):
         for _, q in query_set[: args.warmup]:
             once(q, **kw)
         totals, excl = [], []
@@ -353,11 +448,15 @@ def main(argv: list[str] | None = None) -> int:
             excl.append(total - emb)
             if label == "no filter":
                 kind_samples[kind].append(total - emb)
-                named = {"lexical SQL": parts.get("core:lexical", 0.0), "query embedding": parts.get("core:embed", 0.0),
-                         "vector search": parts.get("core:vector_search", 0.0),
-                         "vector hydration": parts.get("core:hydrate", 0.0),
-                         "source rows": parts.get("source rows", 0.0), "neighbours": parts.get("neighbours", 0.0),
-                         "query log": parts.get("query log", 0.0)}
+                named = {
+                    "lexical SQL": parts.get("core:lexical", 0.0),
+                    "query embedding": parts.get("core:embed", 0.0),
+                    "vector search": parts.get("core:vector_search", 0.0),
+                    "vector hydration": parts.get("core:hydrate", 0.0),
+                    "source rows": parts.get("source rows", 0.0),
+                    "neighbours": parts.get("neighbours", 0.0),
+                    "query log": parts.get("query log", 0.0),
+                }
                 # the vector leg runs beside the lexical one: only the lexical leg and what follows are serial
                 serial = sum(v for k, v in named.items() if k not in ("query embedding", "vector search"))
                 named["rest (Python, COMMIT, wait on vector leg)"] = max(total - emb - serial, 0.0)
@@ -365,23 +464,35 @@ def main(argv: list[str] | None = None) -> int:
                 for k, v in named.items():
                     leg_samples.setdefault(k, []).append(v)
         st, sx = summary(totals), summary(excl)
-        search_rows.append([label, st["n"], f"{st['p50']:.2f}", f"{st['p95']:.2f}", f"{sx['p50']:.2f}",
-                            f"{sx['p95']:.2f}"])
+        search_rows.append(
+            [label, st["n"], f"{st['p50']:.2f}", f"{st['p95']:.2f}", f"{sx['p50']:.2f}", f"{sx['p95']:.2f}"]
+        )
     for kind in KINDS:
         sk = summary(kind_samples[kind])
-        search_rows.append([f"no filter, {kind} queries", sk["n"], "", "", f"{sk['p50']:.2f}", f"{sk['p95']:.2f}"])
+        search_rows.append(
+            [f"no filter, {kind} queries", sk["n"], "", "", f"{sk['p50']:.2f}", f"{sk['p95']:.2f}"]
+        )
     p95 = float(search_rows[0][5])
     print_table(
         f"knowledge.search.search (top_k=5, query logged, neighbours read) at {chunks:,} chunks in one account",
-        ["filters", "queries", "p50 ms", "p95 ms", "p50 excl. embedding", "p95 excl. embedding"], search_rows,
-        notes=[f"Seeding {chunks - have:,} extra chunks + VACUUM ANALYZE + vector optimisation took {seed_s:.0f} s ("
-               + ", ".join(f"{k} {v:.0f} s" for k, v in seed_parts.items()) + ").",
-               f"Goal p95 ≤ {SEARCH_GOAL_P95_MS:g} ms excluding embedding (no filter): "
-               f"{'met' if p95 <= SEARCH_GOAL_P95_MS else 'NOT met'} ({p95:.2f} ms)."])
-    print_table("Per leg, no filter (ms; the vector leg runs on a thread beside the lexical leg)",
-                ["part", "p50", "p95", "mean"],
-                [[k, f"{summary(v)['p50']:.2f}", f"{summary(v)['p95']:.2f}", f"{summary(v)['mean']:.2f}"]
-                 for k, v in leg_samples.items()])
+        ["filters", "queries", "p50 ms", "p95 ms", "p50 excl. embedding", "p95 excl. embedding"],
+        search_rows,
+        notes=[
+            f"Seeding {chunks - have:,} extra chunks + VACUUM ANALYZE + vector optimisation took {seed_s:.0f} s ("
+            + ", ".join(f"{k} {v:.0f} s" for k, v in seed_parts.items())
+            + ").",
+            f"Goal p95 ≤ {SEARCH_GOAL_P95_MS:g} ms excluding embedding (no filter): "
+            f"{'met' if p95 <= SEARCH_GOAL_P95_MS else 'NOT met'} ({p95:.2f} ms).",
+        ],
+    )
+    print_table(
+        "Per leg, no filter (ms; the vector leg runs on a thread beside the lexical leg)",
+        ["part", "p50", "p95", "mean"],
+        [
+            [k, f"{summary(v)['p50']:.2f}", f"{summary(v)['p95']:.2f}", f"{summary(v)['mean']:.2f}"]
+            for k, v in leg_samples.items()
+        ],
+    )
 
     # ---- 3. the lexical leg alone: pre-0014 function vs the current one, same data, same queries ---------------
     limit = candidate_limit(5)
@@ -394,8 +505,10 @@ def main(argv: list[str] | None = None) -> int:
             ids: dict[str, list[Any]] = {}
             for label, fn in fns.items():
                 t0 = time.perf_counter()
-                got = conn.execute(f"SELECT id FROM {fn}",  # type: ignore[arg-type]
-                                   lexical_args(lexical, q, limit)).fetchall()
+                got = conn.execute(
+                    f"SELECT id FROM {fn}",  # type: ignore[arg-type]
+                    lexical_args(lexical, q, limit),
+                ).fetchall()
                 lex[label][kind].append((time.perf_counter() - t0) * 1000)
                 ids[label] = [r["id"] for r in got]
             before, now = ids[BEFORE][:5], set(ids[CURRENT][:5])
@@ -405,30 +518,65 @@ def main(argv: list[str] | None = None) -> int:
         for kind, q in query_set:
             row = owner.execute(
                 """SELECT count(*) FROM retrieval_documents WHERE account_id = %s AND namespace = %s
-                   AND lexical_tsv @@ to_tsquery('simple', %s)""", (account_id, NAMESPACE, lexical.tsquery(q))
+                   AND lexical_tsv @@ to_tsquery('simple', %s)""",
+                (account_id, NAMESPACE, lexical.tsquery(q)),
             ).fetchone()
             matched[kind].append(row[0])  # type: ignore[index]
     lex_rows = []
     for kind in KINDS:
         b, c = summary(lex[BEFORE][kind]), summary(lex[CURRENT][kind])
         same = overlap[kind]
-        lex_rows.append([kind, b["n"], f"{statistics_median(matched[kind]):.0f}", f"{max(matched[kind])}",
-                         f"{b['p50']:.2f}", f"{b['p95']:.2f}", f"{c['p50']:.2f}", f"{c['p95']:.2f}",
-                         f"{b['p95'] / c['p95']:.1f}x" if c["p95"] else "n/a",
-                         f"{sum(same) / len(same):.0%} ({len(same)})" if same else "-"])
-    print_table(f"Lexical leg alone (limit {limit}) at {chunks:,} chunks: 0014's every-word match vs 0084's BM25",
-                ["queries", "n", "median all-word matches", "max", "0014 p50", "0014 p95", "0084 p50",
-                 "0084 p95", "p95 ratio (0014 / 0084)", "top-5 overlap with 0014 (queries with a match)"], lex_rows,
-                notes=["0014 requires every query word and ranks at most 400 of the matches (in scan order); 0084 "
-                       f"matches any term, BM25-ranked over a pool of {search.LEXICAL_POOL} filled rarest term first."])
+        lex_rows.append(
+            [
+                kind,
+                b["n"],
+                f"{statistics_median(matched[kind]):.0f}",
+                f"{max(matched[kind])}",
+                f"{b['p50']:.2f}",
+                f"{b['p95']:.2f}",
+                f"{c['p50']:.2f}",
+                f"{c['p95']:.2f}",
+                f"{b['p95'] / c['p95']:.1f}x" if c["p95"] else "n/a",
+                f"{sum(same) / len(same):.0%} ({len(same)})" if same else "-",
+            ]
+        )
+    print_table(
+        f"Lexical leg alone (limit {limit}) at {chunks:,} chunks: 0014's every-word match vs 0084's BM25",
+        [
+            "queries",
+            "n",
+            "median all-word matches",
+            "max",
+            "0014 p50",
+            "0014 p95",
+            "0084 p50",
+            "0084 p95",
+            "p95 ratio (0014 / 0084)",
+            "top-5 overlap with 0014 (queries with a match)",
+        ],
+        lex_rows,
+        notes=[
+            "0014 requires every query word and ranks at most 400 of the matches (in scan order); 0084 "
+            f"matches any term, BM25-ranked over a pool of {search.LEXICAL_POOL} filled rarest term first."
+        ],
+    )
 
     if args.explain:
-        explain(db_info.owner_url, account_id, NAMESPACE, SOURCE_TYPE, limit,
-                [next(q for k, q in query_set if k == kind) for kind in KINDS], lexical)
+        explain(
+            db_info.owner_url,
+            account_id,
+            NAMESPACE,
+            SOURCE_TYPE,
+            limit,
+            [next(q for k, q in query_set if k == kind) for kind in KINDS],
+            lexical,
+        )
 
-    print(f"\n{machine()}; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}; command: {COMMAND} "
-          f"--documents {args.documents} --chunks {args.chunks} --queries {queries}"
-          f"{' --search-only' if args.search_only else ''}; {time.perf_counter() - started:.0f} s")
+    print(
+        f"\n{machine()}; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}; command: {COMMAND} "
+        f"--documents {args.documents} --chunks {args.chunks} --queries {queries}"
+        f"{' --search-only' if args.search_only else ''}; {time.perf_counter() - started:.0f} s"
+    )
     return 0
 
 
@@ -448,20 +596,38 @@ def seed(owner_url: str, retrieval: Any, embedder: Any, account_id: Any, docs: l
 
     from agentmate.retrieval import service as core
 
-    columns = ("id", "account_id", "namespace", "source_type", "source_id", "chunk_key", "title", "content",
-               "content_hash", "metadata", "status", "lexical_text", "point_id", "vector_collection",
-               "embedding_model", "embedding_dimension", "indexed_at")
+    columns = (
+        "id",
+        "account_id",
+        "namespace",
+        "source_type",
+        "source_id",
+        "chunk_key",
+        "title",
+        "content",
+        "content_hash",
+        "metadata",
+        "status",
+        "lexical_text",
+        "point_id",
+        "vector_collection",
+        "embedding_model",
+        "embedding_dimension",
+        "indexed_at",
+    )
 
     def prepare(batch: list[Any]) -> tuple[list[dict[str, Any]], list[list[float]]]:
         rows = [{**core._prepare(d), "id": uuid.uuid4(), "point_id": uuid.uuid4()} for d in batch]
         return rows, embedder.embed([r["content"] or r["title"] for r in rows])
 
-    batches = [docs[i: i + SEED_BATCH] for i in range(0, len(docs), SEED_BATCH)]
+    batches = [docs[i : i + SEED_BATCH] for i in range(0, len(docs), SEED_BATCH)]
     spent = {"wait for rows + embeddings": 0.0, "vector upsert": 0.0, "COPY": 0.0}
     with psycopg.connect(owner_url) as owner, ThreadPoolExecutor(1) as pool:
         # A bulk load: the GIN index is dropped and rebuilt with its own definition afterwards (maintaining it row
         # by row, fastupdate off, costs ~2 ms per chunk).
-        gin = owner.execute("SELECT pg_get_indexdef('retrieval_documents_lexical_idx'::regclass)").fetchone()[0]
+        gin = owner.execute("SELECT pg_get_indexdef('retrieval_documents_lexical_idx'::regclass)").fetchone()[
+            0
+        ]
         owner.execute("DROP INDEX retrieval_documents_lexical_idx")
         owner.commit()
         pending = pool.submit(prepare, batches[0]) if batches else None
@@ -471,15 +637,35 @@ def seed(owner_url: str, retrieval: Any, embedder: Any, account_id: Any, docs: l
             rows, vectors = pending.result()
             pending = pool.submit(prepare, batches[i + 1]) if i + 1 < len(batches) else None
             t1 = time.perf_counter()
-            collection = retrieval._vector_upsert(account_id, embedder.dimensions, [
-                (r["point_id"], v, core._vector_payload(r)) for r, v in zip(rows, vectors, strict=True)])
+            collection = retrieval._vector_upsert(
+                account_id,
+                embedder.dimensions,
+                [(r["point_id"], v, core._vector_payload(r)) for r, v in zip(rows, vectors, strict=True)],
+            )
             t2 = time.perf_counter()
             with owner.cursor().copy(f"COPY retrieval_documents ({', '.join(columns)}) FROM STDIN") as copy:
                 for r in rows:
-                    copy.write_row((r["id"], account_id, r["namespace"], r["source_type"], r["source_id"],
-                                    r["chunk_key"], r["title"], r["content"], r["content_hash"],
-                                    Jsonb(r["metadata"]), "indexed", r["lexical_text"], r["point_id"], collection,
-                                    embedder.name, embedder.dimensions, "now"))
+                    copy.write_row(
+                        (
+                            r["id"],
+                            account_id,
+                            r["namespace"],
+                            r["source_type"],
+                            r["source_id"],
+                            r["chunk_key"],
+                            r["title"],
+                            r["content"],
+                            r["content_hash"],
+                            Jsonb(r["metadata"]),
+                            "indexed",
+                            r["lexical_text"],
+                            r["point_id"],
+                            collection,
+                            embedder.name,
+                            embedder.dimensions,
+                            "now",
+                        )
+                    )
             owner.commit()
             for key, took in zip(spent, (t1 - t0, t2 - t1, time.perf_counter() - t2), strict=True):
                 spent[key] += took
@@ -496,8 +682,15 @@ def statistics_median(values: list[int]) -> float:
     return float(data[len(data) // 2]) if data else 0.0
 
 
-def explain(owner_url: str, account_id: Any, namespace: str, source_type: str, limit: int, queries: list[str],
-            lexical: Any) -> None:
+def explain(
+    owner_url: str,
+    account_id: Any,
+    namespace: str,
+    source_type: str,
+    limit: int,
+    queries: list[str],
+    lexical: Any,
+) -> None:
     """The plans Postgres runs inside both lexical functions (auto_explain at NOTICE level, owner session)."""
     import psycopg
 
@@ -505,21 +698,31 @@ def explain(owner_url: str, account_id: Any, namespace: str, source_type: str, l
         plans: list[str] = []
         owner.add_notice_handler(lambda d: plans.append(d.message_primary or ""))
         owner.execute("LOAD 'auto_explain'")
-        for setting in ("log_min_duration = 0", "log_analyze = on", "log_buffers = on", "log_timing = on",
-                        "log_nested_statements = on", "log_level = notice"):
+        for setting in (
+            "log_min_duration = 0",
+            "log_analyze = on",
+            "log_buffers = on",
+            "log_timing = on",
+            "log_nested_statements = on",
+            "log_level = notice",
+        ):
             owner.execute(f"SET auto_explain.{setting}")  # type: ignore[arg-type]
         for q in queries:
             for fn in LEXICAL_FUNCTIONS.values():
                 plans.clear()
                 owner.execute("BEGIN")
                 owner.execute("SELECT set_config('app.account_id', %s, true)", (str(account_id),))
-                owner.execute(f"SELECT * FROM {fn}",  # type: ignore[arg-type]
-                              lexical_args(lexical, q, limit)).fetchall()
+                owner.execute(
+                    f"SELECT * FROM {fn}",  # type: ignore[arg-type]
+                    lexical_args(lexical, q, limit),
+                ).fetchall()
                 owner.execute("COMMIT")
                 print(f"\n#### {fn.split('(')[0]}: {q!r}\n")
                 print("```")
-                print("\n".join(p for p in plans if "Query Text" in p and "FROM retrieval_documents" in p)
-                      or "\n".join(plans))
+                print(
+                    "\n".join(p for p in plans if "Query Text" in p and "FROM retrieval_documents" in p)
+                    or "\n".join(plans)
+                )
                 print("```")
 
 

@@ -41,8 +41,12 @@ def main(argv: list[str] | None = None) -> int:
     addresses = (f"198.18.{i // 250}.{i % 250 + 1}" for i in itertools.count())  # RFC 2544 benchmark range
 
     def login(email: str, password: str, expect: int) -> float:
-        event = http_event("POST", "/api/auth/login", json_body={"email": email, "password": password},
-                           source_ip=next(addresses))
+        event = http_event(
+            "POST",
+            "/api/auth/login",
+            json_body={"email": email, "password": password},
+            source_ip=next(addresses),
+        )
         t0 = time.perf_counter_ns()
         r = parse_response(handler(event, LambdaContext()))
         elapsed = (time.perf_counter_ns() - t0) / 1e6
@@ -51,14 +55,21 @@ def main(argv: list[str] | None = None) -> int:
         return elapsed
 
     email = f"bench-{time.time_ns()}@example.com"
-    r = parse_response(handler(http_event("POST", "/api/auth/register",
-                                          json_body={"email": email, "password": PASSWORD}), LambdaContext()))
+    r = parse_response(
+        handler(
+            http_event("POST", "/api/auth/register", json_body={"email": email, "password": PASSWORD}),
+            LambdaContext(),
+        )
+    )
     if r.status_code != 201:
         raise RuntimeError(r.body)
 
     variants = [
         ("registered email, wrong password (401)", lambda: login(email, "not the password", 401)),
-        ("unknown email (401)", lambda: login(f"nobody-{uuid.uuid4().hex}@example.com", "not the password", 401)),
+        (
+            "unknown email (401)",
+            lambda: login(f"nobody-{uuid.uuid4().hex}@example.com", "not the password", 401),
+        ),
         ("registered email, right password (200)", lambda: login(email, PASSWORD, 200)),
     ]
     for _, fn in variants:
@@ -73,19 +84,41 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for name, _ in variants:
         s = summary(samples[name])
-        rows.append([name, s["n"], f"{s['p50']:.1f}", ratio(s["p50"], base["p50"]), f"{s['mean']:.1f}",
-                     ratio(s["mean"], base["mean"]), f"{s['p95']:.1f}", f"{s['min']:.1f}", f"{s['max']:.1f}"])
+        rows.append(
+            [
+                name,
+                s["n"],
+                f"{s['p50']:.1f}",
+                ratio(s["p50"], base["p50"]),
+                f"{s['mean']:.1f}",
+                ratio(s["mean"], base["mean"]),
+                f"{s['p95']:.1f}",
+                f"{s['min']:.1f}",
+                f"{s['max']:.1f}",
+            ]
+        )
     unknown = summary(samples[variants[1][0]])
     p50_ratio, mean_ratio = unknown["p50"] / base["p50"], unknown["mean"] / base["mean"]
     verdict = "met" if abs(p50_ratio - 1) <= TOLERANCE else "NOT met"
     print_table(
         "Login timing: unknown vs registered email",
-        ["variant", "tries", "p50 ms", "p50 vs registered", "mean ms", "mean vs registered", "p95 ms", "min ms",
-         "max ms"],
+        [
+            "variant",
+            "tries",
+            "p50 ms",
+            "p50 vs registered",
+            "mean ms",
+            "mean vs registered",
+            "p95 ms",
+            "min ms",
+            "max ms",
+        ],
         rows,
-        notes=[f"Goal unknown/registered p50 within {TOLERANCE:.0%}: {verdict} (p50 {p50_ratio:.2f}x, "
-               f"mean {mean_ratio:.2f}x).",
-               f"Machine: {machine()}. Postgres on 127.0.0.1 (same host)."],
+        notes=[
+            f"Goal unknown/registered p50 within {TOLERANCE:.0%}: {verdict} (p50 {p50_ratio:.2f}x, "
+            f"mean {mean_ratio:.2f}x).",
+            f"Machine: {machine()}. Postgres on 127.0.0.1 (same host).",
+        ],
     )
     return 0
 

@@ -39,8 +39,16 @@ PG_DIR = REPO / ".local" / "test-pg"
 DATABASE = "agentmate_bench"
 COMMAND = "PYTHONPATH=shared:. .venv/bin/python bench/mcp_bench.py"
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"},
+    },
+}
 
 
 def free_port() -> int:
@@ -75,9 +83,23 @@ def prepare_database() -> dict[str, str]:
 
 def start_server(args: list[str], env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", *args, "--host", "127.0.0.1", "--port", str(port),
-         "--log-level", "warning", "--no-access-log"],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            *args,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
 
 
@@ -110,21 +132,42 @@ def seed(base: str) -> dict[str, Any]:
 
     email = f"bench-{uuid.uuid4().hex[:10]}@example.com"
     with httpx.Client(base_url=base, timeout=30) as http:
-        http.post("/api/auth/register", json={"email": email, "password": "bench password 1"}).raise_for_status()
-        token = http.post("/api/auth/login", json={"email": email, "password": "bench password 1"}).json()["token"]
-        r = http.post("/api/auth/apikeys", json={"name": "bench", "scopes": []},
-                      headers={"Authorization": f"Bearer {token}"})
+        http.post(
+            "/api/auth/register", json={"email": email, "password": "bench password 1"}
+        ).raise_for_status()
+        token = http.post("/api/auth/login", json={"email": email, "password": "bench password 1"}).json()[
+            "token"
+        ]
+        r = http.post(
+            "/api/auth/apikeys",
+            json={"name": "bench", "scopes": []},
+            headers={"Authorization": f"Bearer {token}"},
+        )
         r.raise_for_status()
         key = r.json()["key"]
         h = {"X-Api-Key": key}
         todo = http.post("/api/todos", json={"title": "bench todo", "tags": ["bench"]}, headers=h).json()
-        topics = ["dark mode", "deploy on fridays", "python 3.11", "postgres row level security", "tabs vs spaces",
-                  "coffee order", "release checklist", "timezone Asia/Shanghai"]
+        topics = [
+            "dark mode",
+            "deploy on fridays",
+            "python 3.11",
+            "postgres row level security",
+            "tabs vs spaces",
+            "coffee order",
+            "release checklist",
+            "timezone Asia/Shanghai",
+        ]
         for i in range(40):
             topic = topics[i % len(topics)]
-            r = http.post("/api/memory/entries", headers=h, json={
-                "memory_type": "semantic", "content": f"Preference {i}: the user cares about {topic}.",
-                "evidence": [{"source_type": "chat", "source_id": f"msg-{i}", "excerpt": topic}]})
+            r = http.post(
+                "/api/memory/entries",
+                headers=h,
+                json={
+                    "memory_type": "semantic",
+                    "content": f"Preference {i}: the user cares about {topic}.",
+                    "evidence": [{"source_type": "chat", "source_id": f"msg-{i}", "excerpt": topic}],
+                },
+            )
             r.raise_for_status()
     return {"key": key, "todo_id": todo["id"]}
 
@@ -134,7 +177,9 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
-async def warm_latency(base: str, data: dict[str, Any], iterations: int, warmup: int) -> dict[str, list[float]]:
+async def warm_latency(
+    base: str, data: dict[str, Any], iterations: int, warmup: int
+) -> dict[str, list[float]]:
     import httpx
     import httpx2
     from mcp import ClientSession
@@ -142,9 +187,17 @@ async def warm_latency(base: str, data: dict[str, Any], iterations: int, warmup:
 
     key, todo_id = data["key"], data["todo_id"]
     query = "which theme does the user like"
-    samples: dict[str, list[float]] = {name: [] for name in (
-        "todo_get REST", "todo_get MCP raw", "todo_get MCP SDK",
-        "memory_search REST", "memory_search MCP raw", "memory_search MCP SDK")}
+    samples: dict[str, list[float]] = {
+        name: []
+        for name in (
+            "todo_get REST",
+            "todo_get MCP raw",
+            "todo_get MCP SDK",
+            "memory_search REST",
+            "memory_search MCP raw",
+            "memory_search MCP SDK",
+        )
+    }
 
     async with (
         httpx.AsyncClient(base_url=base, headers={"X-Api-Key": key}, timeout=30) as http,
@@ -154,16 +207,26 @@ async def warm_latency(base: str, data: dict[str, Any], iterations: int, warmup:
     ):
         await sdk.initialize()
         init = await http.post("/mcp", json=INIT, headers=MCP_HEADERS)
-        raw_headers = {**MCP_HEADERS, "Mcp-Session-Id": init.headers["mcp-session-id"],
-                       "MCP-Protocol-Version": "2025-11-25"}
+        raw_headers = {
+            **MCP_HEADERS,
+            "Mcp-Session-Id": init.headers["mcp-session-id"],
+            "MCP-Protocol-Version": "2025-11-25",
+        }
         counter = 0
 
         async def raw_call(name: str, arguments: dict[str, Any]) -> None:
             nonlocal counter
             counter += 1
-            r = await http.post("/mcp", headers=raw_headers, json={
-                "jsonrpc": "2.0", "id": counter, "method": "tools/call",
-                "params": {"name": name, "arguments": arguments}})
+            r = await http.post(
+                "/mcp",
+                headers=raw_headers,
+                json={
+                    "jsonrpc": "2.0",
+                    "id": counter,
+                    "method": "tools/call",
+                    "params": {"name": name, "arguments": arguments},
+                },
+            )
             body = r.json()
             assert r.status_code == 200 and not body["result"].get("isError"), body
 
@@ -199,8 +262,11 @@ async def warm_latency(base: str, data: dict[str, Any], iterations: int, warmup:
 def cold_start(env: dict[str, str], key: str, runs: int) -> dict[str, list[float]]:
     import httpx
 
-    out: dict[str, list[float]] = {"MCP app: spawn -> first tools/list": [],
-                                   "import functions.mcp.app": [], "import functions.todos.app (REST)": []}
+    out: dict[str, list[float]] = {
+        "MCP app: spawn -> first tools/list": [],
+        "import functions.mcp.app": [],
+        "import functions.todos.app (REST)": [],
+    }
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     for _ in range(runs):
         port = free_port()
@@ -211,8 +277,12 @@ def cold_start(env: dict[str, str], key: str, runs: int) -> dict[str, list[float
                 if proc.poll() is not None:
                     raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "server exited")
                 try:
-                    r = httpx.post(f"http://127.0.0.1:{port}/mcp/todos", json=body,
-                                   headers={**MCP_HEADERS, "X-Api-Key": key}, timeout=5)
+                    r = httpx.post(
+                        f"http://127.0.0.1:{port}/mcp/todos",
+                        json=body,
+                        headers={**MCP_HEADERS, "X-Api-Key": key},
+                        timeout=5,
+                    )
                     if r.status_code == 200 and r.json()["result"]["tools"]:
                         break
                 except httpx.TransportError:
@@ -221,12 +291,17 @@ def cold_start(env: dict[str, str], key: str, runs: int) -> dict[str, list[float
             out["MCP app: spawn -> first tools/list"].append((time.perf_counter() - t0) * 1000)
         finally:
             stop(proc)
-        for module, name in (("functions.mcp.app", "import functions.mcp.app"),
-                             ("functions.todos.app", "import functions.todos.app (REST)")):
-            code = (f"import time; t = time.perf_counter(); import {module}; "
-                    "print((time.perf_counter() - t) * 1000)")
-            done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
-                                  check=True)
+        for module, name in (
+            ("functions.mcp.app", "import functions.mcp.app"),
+            ("functions.todos.app", "import functions.todos.app (REST)"),
+        ):
+            code = (
+                f"import time; t = time.perf_counter(); import {module}; "
+                "print((time.perf_counter() - t) * 1000)"
+            )
+            done = subprocess.run(
+                [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, check=True
+            )
             out[name].append(float(done.stdout.strip().splitlines()[-1]))
     return out
 
@@ -250,21 +325,27 @@ def main(argv: list[str] | None = None) -> int:
         stop(server)
     cold = cold_start(env, data["key"], args.cold_runs)
 
-    print(f"\nWarm tools/call latency, {args.iterations} calls each after {args.warmup} warm-up, interleaved "
-          "(ms; one uvicorn process serving REST + MCP on loopback)\n")
+    print(
+        f"\nWarm tools/call latency, {args.iterations} calls each after {args.warmup} warm-up, interleaved "
+        "(ms; one uvicorn process serving REST + MCP on loopback)\n"
+    )
     print(f"| {'operation':<24} | {'p50':>7} | {'p95':>7} | {'mean':>7} | {'p50 vs REST':>11} |")
     print(f"|{'-' * 26}|{'-' * 9}|{'-' * 9}|{'-' * 9}|{'-' * 13}|")
     for name, values in samples.items():
         rest = samples[name.split(" ")[0] + " REST"]
         ratio = statistics.median(values) / statistics.median(rest)
-        print(f"| {name:<24} | {pct(values, 50):7.2f} | {pct(values, 95):7.2f} | {statistics.mean(values):7.2f} "
-              f"| {ratio:10.2f}x |")
+        print(
+            f"| {name:<24} | {pct(values, 50):7.2f} | {pct(values, 95):7.2f} | {statistics.mean(values):7.2f} "
+            f"| {ratio:10.2f}x |"
+        )
     print(f"\nCold start, median of {args.cold_runs} (ms)\n")
     print(f"| {'what':<36} | {'median':>7} | {'min':>7} | {'max':>7} |")
     print(f"|{'-' * 38}|{'-' * 9}|{'-' * 9}|{'-' * 9}|")
     for name, values in cold.items():
         print(f"| {name:<36} | {statistics.median(values):7.0f} | {min(values):7.0f} | {max(values):7.0f} |")
-    print(f"\ncommand: {COMMAND} --iterations {args.iterations} --warmup {args.warmup} --cold-runs {args.cold_runs}")
+    print(
+        f"\ncommand: {COMMAND} --iterations {args.iterations} --warmup {args.warmup} --cold-runs {args.cold_runs}"
+    )
     return 0
 
 

@@ -19,21 +19,34 @@ import sys
 
 from common import ROOT, import_environment
 
-PROBE = ("import importlib, sys, time; c = time.process_time(); importlib.import_module(sys.argv[1]); "
-         "print(round((time.process_time() - c) * 1000, 1))")
+PROBE = (
+    "import importlib, sys, time; c = time.process_time(); importlib.import_module(sys.argv[1]); "
+    "print(round((time.process_time() - c) * 1000, 1))"
+)
 
 
 def cpu_ms(checkout: str, module: str) -> float:
     env = import_environment(checkout)  # .pyc written and used, as in Lambda's layer
-    out = subprocess.run([sys.executable, "-c", PROBE, module], cwd=checkout, env=env, check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, module],
+        cwd=checkout,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     return float(out.split()[-1])
 
 
 def modules(checkout: str) -> list[str]:
-    out = subprocess.run([sys.executable, "-c", "from functions.routes import ROUTE_GROUPS; print(*ROUTE_GROUPS)"],
-                         cwd=checkout, env=import_environment(checkout), check=True, capture_output=True,
-                         text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", "from functions.routes import ROUTE_GROUPS; print(*ROUTE_GROUPS)"],
+        cwd=checkout,
+        env=import_environment(checkout),
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     return out.split()
 
 
@@ -47,8 +60,11 @@ def has_module(checkout: str, module: str) -> bool:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--module", action="append", help="a function module (repeatable); default: every group "
-                                                              "of this checkout's functions/routes.py")
+    parser.add_argument(
+        "--module",
+        action="append",
+        help="a function module (repeatable); default: every group of this checkout's functions/routes.py",
+    )
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("checkouts", nargs="+")
     args = parser.parse_args()
@@ -64,14 +80,18 @@ def main() -> None:
             baseline.append(cpu_ms(str(ROOT), "bench.baseline_hello.app"))
         base = statistics.median(baseline)
         ratios = {c: statistics.median(v) / base for c, v in samples.items()}
-        cells = [f"{ratios[c]:.2f}x ({statistics.median(samples[c]):.0f} ms)" if c in ratios else "—"
-                 for c in args.checkouts]
+        cells = [
+            f"{ratios[c]:.2f}x ({statistics.median(samples[c]):.0f} ms)" if c in ratios else "—"
+            for c in args.checkouts
+        ]
         first, last = args.checkouts[0], args.checkouts[-1]
         change = f"{ratios[last] - ratios[first]:+.2f}" if first in ratios and last in ratios else "—"
         rows.append(f"| {module.split('.')[1]} | {base:.0f} | {' | '.join(cells)} | {change} |")
         print(rows[-1], file=sys.stderr, flush=True)  # progress
-    print(f"\nMedian import CPU of {args.runs} fresh interpreters per checkout, interleaved with the baseline "
-          "(ratio to the baseline's median of the same loop)\n")
+    print(
+        f"\nMedian import CPU of {args.runs} fresh interpreters per checkout, interleaved with the baseline "
+        "(ratio to the baseline's median of the same loop)\n"
+    )
     print(f"| function | baseline ms | {' | '.join(args.checkouts)} | change (last - first) |")
     print("|---|---:|" + "---:|" * len(args.checkouts) + "---:|")
     print("\n".join(rows))

@@ -69,12 +69,21 @@ def measure(name: str) -> dict:
         dropped = sum(v < threshold for v in unrelated) / len(unrelated)
         rows.append((threshold, kept, dropped, (kept + dropped) / 2))
     best = max(rows, key=lambda r: (r[3], -r[0]))
-    return {"embedder": emb.name, "n": len(queries), "relevant": relevant, "unrelated": unrelated,
-            "rows": rows, "best": best, "groups": groups}
+    return {
+        "embedder": emb.name,
+        "n": len(queries),
+        "relevant": relevant,
+        "unrelated": unrelated,
+        "rows": rows,
+        "best": best,
+        "groups": groups,
+    }
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--embedder", default="static", choices=["static", "hashing"])
     args = parser.parse_args()
     r = measure(args.embedder)
@@ -82,8 +91,10 @@ def main() -> int:
     print(f"relevant  (query → its target)        p5/p25/p50/p75/p95: {_quantiles(r['relevant'])}")
     print(f"unrelated (best other, target removed) p5/p25/p50/p75/p95: {_quantiles(r['unrelated'])}")
     for name, (rel, unr) in sorted(r["groups"].items()):
-        print(f"  {name} (n={len(rel)}): relevant p50 {_quantiles(rel).split(' / ')[2]}, "
-              f"unrelated p50 {_quantiles(unr).split(' / ')[2]}")
+        print(
+            f"  {name} (n={len(rel)}): relevant p50 {_quantiles(rel).split(' / ')[2]}, "
+            f"unrelated p50 {_quantiles(unr).split(' / ')[2]}"
+        )
     print("| threshold | relevant kept | unrelated dropped | balanced |")
     print("|---|---|---|---|")
     for threshold, kept, dropped, balanced in r["rows"]:
@@ -91,8 +102,10 @@ def main() -> int:
             mark = " **best**" if threshold == r["best"][0] else ""
             print(f"| {threshold:.2f}{mark} | {kept:.3f} | {dropped:.3f} | {balanced:.3f} |")
     t, kept, dropped, balanced = r["best"]
-    print(f"recommended min_similarity {t:.2f}: keeps {kept:.1%} of relevant targets, drops {dropped:.1%} of "
-          f"unrelated top hits (balanced accuracy {balanced:.3f})")
+    print(
+        f"recommended min_similarity {t:.2f}: keeps {kept:.1%} of relevant targets, drops {dropped:.1%} of "
+        f"unrelated top hits (balanced accuracy {balanced:.3f})"
+    )
     return 0
 
 

@@ -56,7 +56,15 @@ PG_DIR = ROOT / ".local" / "bench-quality-pg"
 PG_PORT = int(os.environ.get("AGENTMATE_QUALITY_BENCH_PG_PORT", "26457"))
 DEFAULT_DATA = ROOT / "bench" / "data" / "retrieval_dev"
 DEFAULT_CORPUS = ROOT / "bench" / "data" / "retrieval_dev_knowledge"
-CATEGORIES = ("paraphrase", "identifier", "temporal", "multi_turn", "stopword_heavy", "near_duplicate", "inflection")
+CATEGORIES = (
+    "paraphrase",
+    "identifier",
+    "temporal",
+    "multi_turn",
+    "stopword_heavy",
+    "near_duplicate",
+    "inflection",
+)
 MODES = ("lexical", "dense", "hybrid")
 LEGS: dict[str, frozenset[Any]] = {"lexical": frozenset({"lexical"}), "dense": frozenset({"vector"})}
 SCOPE_TYPE = "project"
@@ -149,8 +157,12 @@ def load_dataset(path: Path) -> Dataset:
             turns = []
             for t_i, t in enumerate(_need(c, "turns", list, where)):
                 twhere = f"{where}.turns[{t_i}]"
-                turn = Turn(_need(t, "id", str, twhere), _need(t, "speaker", str, twhere),
-                            _need(t, "date", str, twhere), _need(t, "text", str, twhere))
+                turn = Turn(
+                    _need(t, "id", str, twhere),
+                    _need(t, "speaker", str, twhere),
+                    _need(t, "date", str, twhere),
+                    _need(t, "text", str, twhere),
+                )
                 unique(turn.id, twhere)
                 _parse_date(turn.date, twhere)
                 if turn.speaker not in speakers:
@@ -167,8 +179,16 @@ def load_dataset(path: Path) -> Dataset:
             category = _need(q, "category", str, where)
             if category not in CATEGORIES:
                 raise DatasetError(f"{where}: category {category!r} is not one of {', '.join(CATEGORIES)}")
-            out.questions.append(Question(qid, conv, _need(q, "question", str, where),
-                                          _need(q, "answer", str, where), evidence, category))
+            out.questions.append(
+                Question(
+                    qid,
+                    conv,
+                    _need(q, "question", str, where),
+                    _need(q, "answer", str, where),
+                    evidence,
+                    category,
+                )
+            )
         out.files.append(name)
     conversations = {c.id for c in out.conversations}
     for q in out.questions:
@@ -199,8 +219,11 @@ def load_knowledge(corpus: Path) -> tuple[list[dict[str, str]], list[Question]]:
     """The package files under ``corpus/corpus`` (path relative to it) and the questions of ``questions.json``;
     every gold phrase must occur in its document (checked here, so a typo fails before any indexing)."""
     root = corpus / "corpus"
-    files = [{"path": p.relative_to(root).as_posix(), "content": p.read_text(encoding="utf-8")}
-             for p in sorted(root.rglob("*")) if p.is_file()]
+    files = [
+        {"path": p.relative_to(root).as_posix(), "content": p.read_text(encoding="utf-8")}
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    ]
     if not any(f["path"] == "KNOWLEDGE.yaml" for f in files):
         raise DatasetError(f"{root}: no KNOWLEDGE.yaml")
     text_of = {f["path"]: _fold(f["content"]) for f in files}
@@ -223,8 +246,11 @@ def load_knowledge(corpus: Path) -> tuple[list[dict[str, str]], list[Question]]:
             gold.append((path, _fold(phrase)))
         if not gold:
             raise DatasetError(f"{where}: gold is empty")
-        questions.append(Question(qid, "", _need(q, "question", str, where), str(q.get("answer", "")),
-                                  tuple(gold), category))
+        questions.append(
+            Question(
+                qid, "", _need(q, "question", str, where), str(q.get("answer", "")), tuple(gold), category
+            )
+        )
     return files, questions
 
 
@@ -254,7 +280,9 @@ def score_question(gold: Iterable[Any], ranking: Sequence[Ranked]) -> dict[str, 
     }
 
 
-def aggregate(questions: Sequence[Question], scores: dict[str, dict[str, dict[str, float]]]) -> dict[str, Any]:
+def aggregate(
+    questions: Sequence[Question], scores: dict[str, dict[str, dict[str, float]]]
+) -> dict[str, Any]:
     """``scores[mode][question id]`` -> per mode: overall and per category means, with the counts."""
     out: dict[str, Any] = {}
     for mode in MODES:
@@ -282,13 +310,29 @@ def print_report(report: dict[str, Any]) -> None:
         extra = ["lexical contributed"] if mode == "hybrid" else []
         rows = []
         for name, f in figures.items():
-            rows.append([name, f["n"], *(f"{f[k]:.3f}" for k in METRICS), f"{f['empty']:.3f}",
-                         *([f"{f['lexical_contributed']:.3f}"] if mode == "hybrid" else [])])
-        print_table(f"{report['variant']}: {mode} ({report['modes'][mode]})",
-                    ["category", "questions", *METRICS, "no hit", *extra], rows)
-    rows = [[name, t["n"], f"{t['p50_ms']:.2f}", f"{t['p95_ms']:.2f}"] for name, t in report["timings"].items()]
-    print_table(f"{report['variant']}: latency through the API", ["step", "calls", "p50 ms", "p95 ms"], rows,
-                notes=report["notes"])
+            rows.append(
+                [
+                    name,
+                    f["n"],
+                    *(f"{f[k]:.3f}" for k in METRICS),
+                    f"{f['empty']:.3f}",
+                    *([f"{f['lexical_contributed']:.3f}"] if mode == "hybrid" else []),
+                ]
+            )
+        print_table(
+            f"{report['variant']}: {mode} ({report['modes'][mode]})",
+            ["category", "questions", *METRICS, "no hit", *extra],
+            rows,
+        )
+    rows = [
+        [name, t["n"], f"{t['p50_ms']:.2f}", f"{t['p95_ms']:.2f}"] for name, t in report["timings"].items()
+    ]
+    print_table(
+        f"{report['variant']}: latency through the API",
+        ["step", "calls", "p50 ms", "p95 ms"],
+        rows,
+        notes=report["notes"],
+    )
 
 
 # ---- the API (any client with .post(path, json=, headers=) answering status_code and .json()) ---------------------
@@ -337,8 +381,12 @@ class QueryRecorder:
         del self.retrieval.search
 
 
-def _leg_rankings(db: Any, recorder: QueryRecorder, account_id: uuid.UUID,
-                  covers: Callable[[dict[str, Any]], frozenset[Any]]) -> dict[str, list[Ranked]]:
+def _leg_rankings(
+    db: Any,
+    recorder: QueryRecorder,
+    account_id: uuid.UUID,
+    covers: Callable[[dict[str, Any]], frozenset[Any]],
+) -> dict[str, list[Ranked]]:
     """The last API search's query again, once per leg alone."""
     query, out = recorder.take_one(), {}
     for mode, legs in LEGS.items():
@@ -350,8 +398,9 @@ def _leg_rankings(db: Any, recorder: QueryRecorder, account_id: uuid.UUID,
 # ---- memory ----------------------------------------------------------------------------------------------------------
 
 
-def memory_store(post: Post, dataset: Dataset, *, date_in_content: bool = False,
-                 now: datetime | None = None) -> tuple[dict[str, frozenset[str]], list[float], dict[str, int]]:
+def memory_store(
+    post: Post, dataset: Dataset, *, date_in_content: bool = False, now: datetime | None = None
+) -> tuple[dict[str, frozenset[str]], list[float], dict[str, int]]:
     """One memory per turn through ``POST /api/memory/entries``. Returns memory id -> the turn ids it holds (an
     identical turn in the same scope is deduplicated into the existing memory), the store times and counts."""
     now = now or datetime.now(UTC)
@@ -365,7 +414,10 @@ def memory_store(post: Post, dataset: Dataset, *, date_in_content: bool = False,
             if date_in_content:
                 content = f"[{date.date().isoformat()}] {content}"
             body: dict[str, Any] = {
-                "memory_type": "episodic", "content": content, "scope_type": SCOPE_TYPE, "scope_key": conv.id,
+                "memory_type": "episodic",
+                "content": content,
+                "scope_type": SCOPE_TYPE,
+                "scope_key": conv.id,
                 "evidence": [{"source_type": "conversation_turn", "source_id": turn.id}],
                 "metadata": {"turn_id": turn.id, "speaker": turn.speaker},
             }
@@ -384,21 +436,41 @@ def memory_store(post: Post, dataset: Dataset, *, date_in_content: bool = False,
     return {k: frozenset(v) for k, v in turns_of.items()}, times, counts
 
 
-def memory_rankings(post: Post, db: Any, recorder: QueryRecorder, account_id: uuid.UUID, question: Question,
-                    turns_of: dict[str, frozenset[str]], top_k: int) -> tuple[dict[str, list[Ranked]], float]:
+def memory_rankings(
+    post: Post,
+    db: Any,
+    recorder: QueryRecorder,
+    account_id: uuid.UUID,
+    question: Question,
+    turns_of: dict[str, frozenset[str]],
+    top_k: int,
+) -> tuple[dict[str, list[Ranked]], float]:
     """The question's hybrid ranking through ``POST /api/memory/search`` (timed) and its leg-only rankings
     through the retrieval core with the query memory search built for it."""
     body = {"query": question.question, "top_k": top_k, "scope_type": SCOPE_TYPE, "scope_key": question.scope}
     found, ms = post("/api/memory/search", body, (200,))
-    rankings = {"hybrid": [Ranked(turns_of.get(i["entry"]["id"], frozenset()), "lexical" in i["channels"])
-                           for i in found["items"]]}
-    rankings.update(_leg_rankings(db, recorder, account_id,
-                                  lambda d: turns_of.get(d["source_id"], frozenset())))
+    rankings = {
+        "hybrid": [
+            Ranked(turns_of.get(i["entry"]["id"], frozenset()), "lexical" in i["channels"])
+            for i in found["items"]
+        ]
+    }
+    rankings.update(
+        _leg_rankings(db, recorder, account_id, lambda d: turns_of.get(d["source_id"], frozenset()))
+    )
     return rankings, ms
 
 
-def run_memory(post: Post, db: Any, retrieval: Any, account_id: uuid.UUID, dataset: Dataset, *, top_k: int = 10,
-               date_in_content: bool = False) -> dict[str, Any]:
+def run_memory(
+    post: Post,
+    db: Any,
+    retrieval: Any,
+    account_id: uuid.UUID,
+    dataset: Dataset,
+    *,
+    top_k: int = 10,
+    date_in_content: bool = False,
+) -> dict[str, Any]:
     post("/api/memory/search", {"query": "warm up", "top_k": 1}, (200,))  # loads the embedder: not timed
     turns_of, store_ms, counts = memory_store(post, dataset, date_in_content=date_in_content)
     scores: dict[str, dict[str, dict[str, float]]] = {m: {} for m in MODES}
@@ -416,17 +488,29 @@ def run_memory(post: Post, db: Any, retrieval: Any, account_id: uuid.UUID, datas
     return {
         "variant": "memory",
         "files": dataset.files,
-        "counts": {"conversations": len(dataset.conversations), "questions": len(dataset.questions),
-                   "memories": len(turns_of), **counts, "questions_per_category": per_category},
+        "counts": {
+            "conversations": len(dataset.conversations),
+            "questions": len(dataset.questions),
+            "memories": len(turns_of),
+            **counts,
+            "questions_per_category": per_category,
+        },
         "top_k": top_k,
-        "modes": {"lexical": "retrieval core, lexical leg alone", "dense": "retrieval core, vector leg alone",
-                  "hybrid": "POST /api/memory/search"},
+        "modes": {
+            "lexical": "retrieval core, lexical leg alone",
+            "dense": "retrieval core, vector leg alone",
+            "hybrid": "POST /api/memory/search",
+        },
         "figures": aggregate(dataset.questions, scores),
         "per_question": {m: scores[m] for m in MODES},
-        "timings": {"store (POST /api/memory/entries)": timing(store_ms),
-                    "search (POST /api/memory/search)": timing(search_ms)},
-        "notes": [f"Turn date kept as {'a [YYYY-MM-DD] content prefix and ' if date_in_content else ''}"
-                  "valid_from; stores sequential, embedding included in both timings."],
+        "timings": {
+            "store (POST /api/memory/entries)": timing(store_ms),
+            "search (POST /api/memory/search)": timing(search_ms),
+        },
+        "notes": [
+            f"Turn date kept as {'a [YYYY-MM-DD] content prefix and ' if date_in_content else ''}"
+            "valid_from; stores sequential, embedding included in both timings."
+        ],
     }
 
 
@@ -436,9 +520,15 @@ def run_memory(post: Post, db: Any, retrieval: Any, account_id: uuid.UUID, datas
 def knowledge_ingest(post: Post, files: list[dict[str, str]]) -> tuple[str, dict[str, float], dict[str, Any]]:
     """Register a local source, push the package as a snapshot and index it (repeated while the index run answers
     202 with work left). Returns the source id, the step times and the index outcome."""
-    source, register_ms = post("/api/knowledge/sources", {
-        "type": "local", "repository_url": "file:///bench/retrieval_dev_knowledge", "package_path": "retrieval-dev"},
-        (201,))
+    source, register_ms = post(
+        "/api/knowledge/sources",
+        {
+            "type": "local",
+            "repository_url": "file:///bench/retrieval_dev_knowledge",
+            "package_path": "retrieval-dev",
+        },
+        (201,),
+    )
     _, push_ms = post(f"/api/knowledge/sources/{source['id']}/snapshots", {"files": files}, (201,))
     index_ms, outcome = 0.0, None
     for _ in range(20):
@@ -458,20 +548,33 @@ def _knowledge_covers(question: Question, path: str, content: str) -> frozenset[
     return frozenset(i for i, (p, phrase) in enumerate(question.gold) if p == path and phrase in folded)
 
 
-def knowledge_rankings(post: Post, db: Any, recorder: QueryRecorder, account_id: uuid.UUID, question: Question,
-                       top_k: int) -> tuple[dict[str, list[Ranked]], float]:
-    found, ms = post("/api/knowledge/search", {"query": question.question, "top_k": top_k,
-                                               "include_content": True}, (200,))
-    rankings = {"hybrid": [Ranked(_knowledge_covers(question, i["path"], i["content"]), "lexical" in i["channels"])
-                           for i in found["items"]]}
+def knowledge_rankings(
+    post: Post, db: Any, recorder: QueryRecorder, account_id: uuid.UUID, question: Question, top_k: int
+) -> tuple[dict[str, list[Ranked]], float]:
+    found, ms = post(
+        "/api/knowledge/search", {"query": question.question, "top_k": top_k, "include_content": True}, (200,)
+    )
+    rankings = {
+        "hybrid": [
+            Ranked(_knowledge_covers(question, i["path"], i["content"]), "lexical" in i["channels"])
+            for i in found["items"]
+        ]
+    }
 
-    rankings.update(_leg_rankings(db, recorder, account_id,
-                                  lambda d: _knowledge_covers(question, d["metadata"]["path"], d["content"])))
+    rankings.update(
+        _leg_rankings(
+            db,
+            recorder,
+            account_id,
+            lambda d: _knowledge_covers(question, d["metadata"]["path"], d["content"]),
+        )
+    )
     return rankings, ms
 
 
-def run_knowledge(post: Post, db: Any, retrieval: Any, account_id: uuid.UUID, corpus: Path, *,
-                  top_k: int = 10) -> dict[str, Any]:
+def run_knowledge(
+    post: Post, db: Any, retrieval: Any, account_id: uuid.UUID, corpus: Path, *, top_k: int = 10
+) -> dict[str, Any]:
     files, questions = load_knowledge(corpus)
     post("/api/knowledge/search", {"query": "warm up", "top_k": 1}, (200,))  # loads the embedder: not timed
     _, ingest_ms, outcome = knowledge_ingest(post, files)
@@ -490,16 +593,27 @@ def run_knowledge(post: Post, db: Any, retrieval: Any, account_id: uuid.UUID, co
     return {
         "variant": "knowledge",
         "files": [f["path"] for f in files],
-        "counts": {"documents": outcome["documents"], "chunks": outcome["chunks"], "questions": len(questions),
-                   "questions_per_category": {c: sum(q.category == c for q in questions) for c in CATEGORIES}},
+        "counts": {
+            "documents": outcome["documents"],
+            "chunks": outcome["chunks"],
+            "questions": len(questions),
+            "questions_per_category": {c: sum(q.category == c for q in questions) for c in CATEGORIES},
+        },
         "top_k": top_k,
-        "modes": {"lexical": "retrieval core, lexical leg alone", "dense": "retrieval core, vector leg alone",
-                  "hybrid": "POST /api/knowledge/search"},
+        "modes": {
+            "lexical": "retrieval core, lexical leg alone",
+            "dense": "retrieval core, vector leg alone",
+            "hybrid": "POST /api/knowledge/search",
+        },
         "figures": aggregate(questions, scores),
         "per_question": {m: scores[m] for m in MODES},
-        "timings": {**{f"{k} (once)": timing([v]) for k, v in ingest_ms.items()},
-                    "search (POST /api/knowledge/search)": timing(search_ms)},
-        "notes": [f"{outcome['documents']} documents, {outcome['chunks']} chunks; index time includes embedding."],
+        "timings": {
+            **{f"{k} (once)": timing([v]) for k, v in ingest_ms.items()},
+            "search (POST /api/knowledge/search)": timing(search_ms),
+        },
+        "notes": [
+            f"{outcome['documents']} documents, {outcome['chunks']} chunks; index time includes embedding."
+        ],
     }
 
 
@@ -524,9 +638,14 @@ def open_session(client: Any) -> Session:
     reg, _ = api_poster(client, {})("/api/auth/register", {"email": email, "password": password}, (201,))
     login, _ = api_poster(client, {})("/api/auth/login", {"email": email, "password": password}, (200,))
     key, _ = api_poster(client, {"Authorization": f"Bearer {login['token']}"})(
-        "/api/auth/apikeys", {"name": "quality", "scopes": ["memory:rw", "knowledge:rw"]}, (201,))
-    return Session(api_poster(client, {"X-Api-Key": key["key"]}), get_database(), get_retrieval(),
-                   uuid.UUID(reg["account_id"]))
+        "/api/auth/apikeys", {"name": "quality", "scopes": ["memory:rw", "knowledge:rw"]}, (201,)
+    )
+    return Session(
+        api_poster(client, {"X-Api-Key": key["key"]}),
+        get_database(),
+        get_retrieval(),
+        uuid.UUID(reg["account_id"]),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -534,8 +653,11 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="variant", required=True)
     mem = sub.add_parser("memory", help="memory search over a conversation dev set")
     mem.add_argument("--data", type=Path, default=DEFAULT_DATA, help="a folder of *.json files (or one file)")
-    mem.add_argument("--date-in-content", action="store_true",
-                     help="also prefix each memory with [YYYY-MM-DD] (default: the date is only valid_from)")
+    mem.add_argument(
+        "--date-in-content",
+        action="store_true",
+        help="also prefix each memory with [YYYY-MM-DD] (default: the date is only valid_from)",
+    )
     kn = sub.add_parser("knowledge", help="knowledge search over a Markdown corpus with gold chunks")
     kn.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     for p in (mem, kn):
@@ -543,7 +665,9 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--json", type=Path, help="write every figure (and per-question scores) here")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    dataset = load_dataset(args.data) if args.variant == "memory" else None  # fail on a bad file before Postgres
+    dataset = (
+        load_dataset(args.data) if args.variant == "memory" else None
+    )  # fail on a bad file before Postgres
 
     common.prepare_database("agentmate_bench_quality", pg_dir=PG_DIR, pg_port=PG_PORT)
     warnings.filterwarnings("ignore", "No application metrics")
@@ -554,17 +678,27 @@ def main(argv: list[str] | None = None) -> int:
     with TestClient(build_local_app(), base_url="http://127.0.0.1:26001") as client:
         s = open_session(client)
         if dataset is not None:
-            report = run_memory(s.post, s.db, s.retrieval, s.account_id, dataset, top_k=args.top_k,
-                                date_in_content=args.date_in_content)
+            report = run_memory(
+                s.post,
+                s.db,
+                s.retrieval,
+                s.account_id,
+                dataset,
+                top_k=args.top_k,
+                date_in_content=args.date_in_content,
+            )
         else:
             report = run_knowledge(s.post, s.db, s.retrieval, s.account_id, args.corpus, top_k=args.top_k)
     embedder = s.retrieval.embedder()
     report["embedder"] = f"{embedder.name} ({embedder.dimensions} dims)"
     report["command"] = " ".join([COMMAND, *(argv if argv is not None else sys.argv[1:])])
     report["machine"] = machine()
-    report["notes"] = [*report["notes"], f"Embedder: {report['embedder']}; counts: {json.dumps(report['counts'])}",
-                       f"Command: {report['command']}", f"Machine: {report['machine']}. "
-                       f"Run time {time.perf_counter() - started:.0f} s."]
+    report["notes"] = [
+        *report["notes"],
+        f"Embedder: {report['embedder']}; counts: {json.dumps(report['counts'])}",
+        f"Command: {report['command']}",
+        f"Machine: {report['machine']}. Run time {time.perf_counter() - started:.0f} s.",
+    ]
     print_report(report)
     if args.json:
         args.json.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")

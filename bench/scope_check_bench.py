@@ -27,13 +27,17 @@ sys.path[:0] = [str(REPO / "shared"), str(REPO)]
 from bench.common import prepare_database  # noqa: E402
 
 COLUMNS = "id, scope_type, scope_key, session_id, event_type, payload, occurred_at, created_at"
-INSERT = """INSERT INTO memory_events (account_id, user_id, scope_type, scope_key, session_id, event_type, payload,
+INSERT = (
+    """INSERT INTO memory_events (account_id, user_id, scope_type, scope_key, session_id, event_type, payload,
                                        idempotency_key, content_hash)
             VALUES (%(a)s, %(a)s, 'repository', 'acme/app', 's', 'note', '{"n": 1}', %(key)s, %(key)s)
-            RETURNING """ + COLUMNS
+            RETURNING """
+    + COLUMNS
+)
 VARIANTS = {
     "baseline": INSERT,
-    "inline": INSERT + """, (NOT EXISTS (SELECT 1 FROM memory_events WHERE account_id = %(a)s
+    "inline": INSERT
+    + """, (NOT EXISTS (SELECT 1 FROM memory_events WHERE account_id = %(a)s
                              AND scope_type = 'repository' AND scope_key = 'acme/app')
                          AND NOT EXISTS (SELECT 1 FROM memory_entries WHERE account_id = %(a)s
                              AND scope_type = 'repository' AND scope_key = 'acme/app')) AS new_scope""",
@@ -50,8 +54,9 @@ def main() -> None:
 
     db = prepare_database("bench_scope_check")
     with psycopg.connect(db.app_url, autocommit=True, prepare_threshold=None) as conn:
-        account = conn.execute("SELECT account_id FROM auth_register(%s, 'x')",
-                               (f"bench-{uuid.uuid4().hex}@example.com",)).fetchone()[0]
+        account = conn.execute(
+            "SELECT account_id FROM auth_register(%s, 'x')", (f"bench-{uuid.uuid4().hex}@example.com",)
+        ).fetchone()[0]
         times: dict[str, list[float]] = {name: [] for name in VARIANTS}
         for i in range(args.inserts + 100):  # the first 100 rounds warm up
             for name, sql in VARIANTS.items():

@@ -50,8 +50,26 @@ INGEST_GOAL_P50_S = 1.0
 SEARCH_GOAL_P95_MS = 20.0
 PG_DIR = ROOT / ".local" / "bench-skills-pg"
 PG_PORT = int(os.environ.get("AGENTMATE_SKILLS_BENCH_PG_PORT", "26447"))
-WORDS = ("deploy", "invoice", "calendar", "review", "migrate", "summarise", "translate", "index", "budget",
-         "triage", "schedule", "refactor", "audit", "forecast", "onboard", "archive", "publish", "monitor")
+WORDS = (
+    "deploy",
+    "invoice",
+    "calendar",
+    "review",
+    "migrate",
+    "summarise",
+    "translate",
+    "index",
+    "budget",
+    "triage",
+    "schedule",
+    "refactor",
+    "audit",
+    "forecast",
+    "onboard",
+    "archive",
+    "publish",
+    "monitor",
+)
 
 
 def prepare_database(name: str) -> BenchDatabase:
@@ -60,9 +78,11 @@ def prepare_database(name: str) -> BenchDatabase:
 
 def skill_md(name: str, rng: random.Random) -> str:
     words = rng.sample(WORDS, 4)
-    return (f"---\nname: {name}\ndescription: {words[0]} and {words[1]} work for a team\n"
-            f"triggers: [{words[0]} the {words[2]}, {words[1]} a {words[3]}]\ncapabilities: [{words[2]}]\n---\n\n"
-            f"# {name}\n\nSteps: {' then '.join(words)}.\n")
+    return (
+        f"---\nname: {name}\ndescription: {words[0]} and {words[1]} work for a team\n"
+        f"triggers: [{words[0]} the {words[2]}, {words[1]} a {words[3]}]\ncapabilities: [{words[2]}]\n---\n\n"
+        f"# {name}\n\nSteps: {' then '.join(words)}.\n"
+    )
 
 
 def package(name: str, rng: random.Random, files: int) -> list[dict[str, str]]:
@@ -136,8 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     # every route dependant on every request (inspect.signature and all), a cost production never pays.
     retrieval_service._retrieval = retrieval
 
-    def call(method: str, path: str, expect: tuple[int, ...] = (200,), handler: Any = skills_handler,
-             **kw: Any) -> Any:
+    def call(
+        method: str, path: str, expect: tuple[int, ...] = (200,), handler: Any = skills_handler, **kw: Any
+    ) -> Any:
         r = parse_response(handler(http_event(method, path, **kw), LambdaContext()))
         if r.status_code not in expect:
             raise RuntimeError(f"{method} {path}: {r.status_code} {r.body[:500]}")
@@ -145,17 +166,34 @@ def main(argv: list[str] | None = None) -> int:
 
     email = f"bench-{time.time_ns()}@example.com"
     call("POST", "/api/auth/register", (201,), auth_handler, json_body={"email": email, "password": PASSWORD})
-    token = call("POST", "/api/auth/login", (200,), auth_handler,
-                 json_body={"email": email, "password": PASSWORD})["token"]
-    key = call("POST", "/api/auth/apikeys", (201,), auth_handler, headers={"Authorization": f"Bearer {token}"},
-               json_body={"name": "bench", "scopes": ["skills:rw"]})["key"]
+    token = call(
+        "POST", "/api/auth/login", (200,), auth_handler, json_body={"email": email, "password": PASSWORD}
+    )["token"]
+    key = call(
+        "POST",
+        "/api/auth/apikeys",
+        (201,),
+        auth_handler,
+        headers={"Authorization": f"Bearer {token}"},
+        json_body={"name": "bench", "scopes": ["skills:rw"]},
+    )["key"]
     headers = {"X-Api-Key": key}
     rng = random.Random(7)
 
     def source(name: str) -> str:
-        return str(call("POST", "/api/skills/sources", (201,), headers=headers,
-                        json_body={"type": "local", "repository_url": "file:///bench",
-                                   "package_path": f"bench/{name}"})["id"])
+        return str(
+            call(
+                "POST",
+                "/api/skills/sources",
+                (201,),
+                headers=headers,
+                json_body={
+                    "type": "local",
+                    "repository_url": "file:///bench",
+                    "package_path": f"bench/{name}",
+                },
+            )["id"]
+        )
 
     # ---- 1. ingest + compile + index ------------------------------------------------------------------------
     def push(files: int, label: str) -> tuple[list[float], int]:
@@ -165,7 +203,9 @@ def main(argv: list[str] | None = None) -> int:
             sid = source(name)
             body = {"files": package(name, rng, files), "activate": True, "index": True}
             t0 = time.perf_counter_ns()
-            out = call("POST", f"/api/skills/sources/{sid}/snapshots", (201,), headers=headers, json_body=body)
+            out = call(
+                "POST", f"/api/skills/sources/{sid}/snapshots", (201,), headers=headers, json_body=body
+            )
             elapsed = (time.perf_counter_ns() - t0) / 1e6
             assert out["compile"]["status"] == "compiled" and out["index"]["status"] == "indexed", out
             if i >= 3:  # warm-up
@@ -176,15 +216,25 @@ def main(argv: list[str] | None = None) -> int:
     fifty, n_files = push(50, "fifty")
     base, s50 = summary(one), summary(fifty)
     files_per_s = n_files / (s50["p50"] / 1000)
-    rows = [["1-file package (baseline)", base["n"], f"{base['p50']:.1f}", f"{base['p95']:.1f}", "1.0x"],
-            [f"{n_files}-file package", s50["n"], f"{s50['p50']:.1f}", f"{s50['p95']:.1f}",
-             f"{s50['p50'] / base['p50']:.1f}x"]]
+    rows = [
+        ["1-file package (baseline)", base["n"], f"{base['p50']:.1f}", f"{base['p95']:.1f}", "1.0x"],
+        [
+            f"{n_files}-file package",
+            s50["n"],
+            f"{s50['p50']:.1f}",
+            f"{s50['p95']:.1f}",
+            f"{s50['p50'] / base['p50']:.1f}x",
+        ],
+    ]
     print_table(
         "Skill snapshot push with activate+index (ingest, compile after commit, card index) through the handler",
-        ["package", "pushes", "p50 ms", "p95 ms", "p50 vs baseline"], rows,
-        notes=[f"{files_per_s:.0f} files/s at p50 for the {n_files}-file package.",
-               f"Goal ≤ {INGEST_GOAL_P50_S:g} s per package: "
-               f"{'met' if s50['p50'] / 1000 <= INGEST_GOAL_P50_S else 'NOT met'} ({s50['p50'] / 1000:.3f} s)."],
+        ["package", "pushes", "p50 ms", "p95 ms", "p50 vs baseline"],
+        rows,
+        notes=[
+            f"{files_per_s:.0f} files/s at p50 for the {n_files}-file package.",
+            f"Goal ≤ {INGEST_GOAL_P50_S:g} s per package: "
+            f"{'met' if s50['p50'] / 1000 <= INGEST_GOAL_P50_S else 'NOT met'} ({s50['p50'] / 1000:.3f} s).",
+        ],
     )
 
     # ---- 2. search at N cards --------------------------------------------------------------------------------
@@ -192,8 +242,13 @@ def main(argv: list[str] | None = None) -> int:
     for i in range(max(args.cards - existing, 0)):
         name = f"card-{i:04d}"
         sid = source(name)
-        call("POST", f"/api/skills/sources/{sid}/snapshots", (201,), headers=headers,
-             json_body={"files": package(name, rng, 1), "activate": True, "index": True})
+        call(
+            "POST",
+            f"/api/skills/sources/{sid}/snapshots",
+            (201,),
+            headers=headers,
+            json_body={"files": package(name, rng, 1), "activate": True, "index": True},
+        )
     # (each push indexed its own card: POST /api/skills/index covers at most 200 versions per request)
     cards = call("GET", "/api/skills/catalog", headers=headers, query={"limit": "1"})["total"]
     qrng = random.Random(11)
@@ -235,17 +290,24 @@ def main(argv: list[str] | None = None) -> int:
         return total, total - timing.last_ms
 
     pipelined_savepoint = retrieval_module.savepoint
-    variants = {"pipelined (now)": pipelined_savepoint,
-                # before: psycopg's nested transaction outside pipeline mode, each statement its own round trip
-                "one round trip per statement (before)": lambda conn, name: conn.transaction()}
+    variants = {
+        "pipelined (now)": pipelined_savepoint,
+        # before: psycopg's nested transaction outside pipeline mode, each statement its own round trip
+        "one round trip per statement (before)": lambda conn, name: conn.transaction(),
+    }
     original_tenant = type(get_database()).tenant
 
     def use(variant: str) -> None:
         retrieval_module.savepoint = variants[variant]  # type: ignore[assignment]
         pipelined = variant == "pipelined (now)"
-        type(get_database()).tenant = (original_tenant if pipelined else  # type: ignore[method-assign]
-                                       lambda self, account, **kw: original_tenant(self, account, snapshot=kw.get(
-                                           "snapshot", False)))
+        type(get_database()).tenant = (
+            original_tenant
+            if pipelined
+            # type: ignore[method-assign]
+            else lambda self, account, **kw: original_tenant(
+                self, account, snapshot=kw.get("snapshot", False)
+            )
+        )
 
     server_cpu = _backend_cpu_ms(get_database())
     samples: dict[str, tuple[list[float], list[float]]] = {v: ([], []) for v in variants}
@@ -262,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         for variant in variants:
             use(variant)
             c0, s0 = time.process_time(), server_cpu()
-            for q in query_set[start:start + block]:
+            for q in query_set[start : start + block]:
                 total, excluding = search(q)
                 samples[variant][0].append(total)
                 samples[variant][1].append(excluding)
@@ -271,44 +333,86 @@ def main(argv: list[str] | None = None) -> int:
                         per_step.setdefault(step, []).append(ms)
             cpu[variant][0] += (time.process_time() - c0) * 1000
             cpu[variant][1] += server_cpu() - s0
-            cpu[variant][2] += len(query_set[start:start + block])
+            cpu[variant][2] += len(query_set[start : start + block])
     use("pipelined (now)")
     rows = []
     base_p95 = summary(samples["one round trip per statement (before)"][1])["p95"]
     for variant, (totals, excl) in samples.items():
         st, se = summary(totals), summary(excl)
         client_ms, server_ms, n = cpu[variant]
-        rows.append([variant, trips[variant][0], se["n"], f"{st['p50']:.2f}", f"{st['p95']:.2f}", f"{se['p50']:.2f}",
-                     f"{se['p95']:.2f}", f"{se['p99']:.2f}", f"{se['p95'] / base_p95:.2f}x", f"{client_ms / n:.2f}",
-                     f"{server_ms / n:.2f}" if server_ms >= 0 else "n/a"])
+        rows.append(
+            [
+                variant,
+                trips[variant][0],
+                se["n"],
+                f"{st['p50']:.2f}",
+                f"{st['p95']:.2f}",
+                f"{se['p50']:.2f}",
+                f"{se['p95']:.2f}",
+                f"{se['p99']:.2f}",
+                f"{se['p95'] / base_p95:.2f}x",
+                f"{client_ms / n:.2f}",
+                f"{server_ms / n:.2f}" if server_ms >= 0 else "n/a",
+            ]
+        )
     se = summary(samples["pipelined (now)"][1])
     print_table(
         f"POST /api/skills/search (top_k=5) at {cards} active indexed cards, through the handler",
-        ["variant", "round trips", "queries", "p50 ms", "p95 ms", "p50 excl. embedding", "p95 excl. embedding",
-         "p99 excl. embedding", "p95 excl. vs before", "client CPU ms/search", "Postgres CPU ms/search"],
+        [
+            "variant",
+            "round trips",
+            "queries",
+            "p50 ms",
+            "p95 ms",
+            "p50 excl. embedding",
+            "p95 excl. embedding",
+            "p99 excl. embedding",
+            "p95 excl. vs before",
+            "client CPU ms/search",
+            "Postgres CPU ms/search",
+        ],
         rows,
-        notes=[f"Goal p95 ≤ {SEARCH_GOAL_P95_MS:g} ms excluding embedding: "
-               f"{'met' if se['p95'] <= SEARCH_GOAL_P95_MS else 'NOT met'} ({se['p95']:.2f} ms).",
-               "CPU per search: this process (every thread; embedding included) and the Postgres backend serving "
-               "it (/proc), which machine load hardly moves: wall time under load is about CPU x contention plus "
-               "a scheduling delay per wait (round trips and thread hand-offs).",
-               "Round trips per search (the API-key check included), counted from libpq's protocol trace; "
-               "statements sent now: " + " | ".join(trips["pipelined (now)"][1])],
+        notes=[
+            f"Goal p95 ≤ {SEARCH_GOAL_P95_MS:g} ms excluding embedding: "
+            f"{'met' if se['p95'] <= SEARCH_GOAL_P95_MS else 'NOT met'} ({se['p95']:.2f} ms).",
+            "CPU per search: this process (every thread; embedding included) and the Postgres backend serving "
+            "it (/proc), which machine load hardly moves: wall time under load is about CPU x contention plus "
+            "a scheduling delay per wait (round trips and thread hand-offs).",
+            "Round trips per search (the API-key check included), counted from libpq's protocol trace; "
+            "statements sent now: " + " | ".join(trips["pipelined (now)"][1]),
+        ],
     )
-    order = ["total, through the handler", "API-key check", "skills use case", "retrieval (until the hits)",
-             "retrieval: lexical", "retrieval: embed", "retrieval: vector_search", "retrieval: hydrate",
-             "skills post-processing (incl. card read)", "card read"]
-    step_rows = [[step, f"{summary(per_step[step])['p50']:.2f}", f"{summary(per_step[step])['p95']:.2f}"]
-                 for step in order + sorted(set(per_step) - set(order)) if step in per_step]
+    order = [
+        "total, through the handler",
+        "API-key check",
+        "skills use case",
+        "retrieval (until the hits)",
+        "retrieval: lexical",
+        "retrieval: embed",
+        "retrieval: vector_search",
+        "retrieval: hydrate",
+        "skills post-processing (incl. card read)",
+        "card read",
+    ]
+    step_rows = [
+        [step, f"{summary(per_step[step])['p50']:.2f}", f"{summary(per_step[step])['p95']:.2f}"]
+        for step in order + sorted(set(per_step) - set(order))
+        if step in per_step
+    ]
     print_table(
         "Per step of the pipelined search (wall ms of each step, same searches as above)",
-        ["step", "p50 ms", "p95 ms"], step_rows,
-        notes=["The vector leg (embed + vector_search) runs on a worker thread beside the lexical leg; "
-               "'retrieval (until the hits)' is both legs, the vector hydration and the fusion; the rest of the "
-               "total is Mangum + FastAPI (routing, dependencies, validation, serialisation)."],
+        ["step", "p50 ms", "p95 ms"],
+        step_rows,
+        notes=[
+            "The vector leg (embed + vector_search) runs on a worker thread beside the lexical leg; "
+            "'retrieval (until the hits)' is both legs, the vector hydration and the fusion; the rest of the "
+            "total is Mangum + FastAPI (routing, dependencies, validation, serialisation)."
+        ],
     )
-    print(f"\n{machine()}; command: {COMMAND} --packages {n_packages} --cards {args.cards} --queries {queries}; "
-          f"{time.perf_counter() - started:.0f} s")
+    print(
+        f"\n{machine()}; command: {COMMAND} --packages {n_packages} --cards {args.cards} --queries {queries}; "
+        f"{time.perf_counter() - started:.0f} s"
+    )
     return 0
 
 

@@ -54,15 +54,28 @@ def main(argv: list[str] | None = None) -> int:
 
     # Seed one tenant through the handlers: user, API key, a todo (and some neighbours so the index matters).
     email = f"bench-{time.time_ns()}@example.com"
-    account_id = call(auth_handler, "POST", "/api/auth/register",
-                      json_body={"email": email, "password": PASSWORD})["account_id"]
-    token = call(auth_handler, "POST", "/api/auth/login", json_body={"email": email, "password": PASSWORD})["token"]
-    key = call(auth_handler, "POST", "/api/auth/apikeys", headers={"Authorization": f"Bearer {token}"},
-               json_body={"name": "bench", "scopes": ["todos:r", "todos:rw"]})["key"]
+    account_id = call(
+        auth_handler, "POST", "/api/auth/register", json_body={"email": email, "password": PASSWORD}
+    )["account_id"]
+    token = call(auth_handler, "POST", "/api/auth/login", json_body={"email": email, "password": PASSWORD})[
+        "token"
+    ]
+    key = call(
+        auth_handler,
+        "POST",
+        "/api/auth/apikeys",
+        headers={"Authorization": f"Bearer {token}"},
+        json_body={"name": "bench", "scopes": ["todos:r", "todos:rw"]},
+    )["key"]
     todo_id = ""
     for i in range(50):
-        todo_id = call(todos_handler, "POST", "/api/todos", headers={"X-Api-Key": key},
-                       json_body={"title": f"bench todo {i}", "tags": ["bench"]})["id"]
+        todo_id = call(
+            todos_handler,
+            "POST",
+            "/api/todos",
+            headers={"X-Api-Key": key},
+            json_body={"title": f"bench todo {i}", "tags": ["bench"]},
+        )["id"]
 
     path = f"/api/todos/{todo_id}"
     headers = {"X-Api-Key": key}
@@ -93,8 +106,10 @@ def main(argv: list[str] | None = None) -> int:
 
     def baseline_with_key_lookup() -> None:
         with conn.transaction():
-            conn.execute("SELECT key_id, account_id, user_id, scopes, role, expired, stale FROM auth_api_key(%s)",
-                         (key_hash,))
+            conn.execute(
+                "SELECT key_id, account_id, user_id, scopes, role, expired, stale FROM auth_api_key(%s)",
+                (key_hash,),
+            )
         baseline_call()
 
     user_id = call(auth_handler, "GET", "/api/auth/me", headers=jwt_headers)["user_id"]
@@ -130,21 +145,34 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for name, _ in variants:
         s = summary(samples[name])
-        rows.append([name, s["n"], f"{s['p50']:.3f}", ratio(s["p50"], base["p50"]), f"{s['p95']:.3f}",
-                     ratio(s["p95"], base["p95"]), f"{s['p99']:.3f}", f"{s['mean']:.3f}"])
+        rows.append(
+            [
+                name,
+                s["n"],
+                f"{s['p50']:.3f}",
+                ratio(s["p50"], base["p50"]),
+                f"{s['p95']:.3f}",
+                ratio(s["p95"], base["p95"]),
+                f"{s['p99']:.3f}",
+                f"{s['mean']:.3f}",
+            ]
+        )
     notes = []
     for name, _ in variants[-2:]:
         handler_p50 = summary(samples[name])["p50"]
         verdict = "met" if handler_p50 <= GOAL * base["p50"] else "NOT met"
-        notes.append(f"Goal handler p50 ≤ {GOAL}x baseline p50, {name.split(',')[1].split('(')[0].strip()}: "
-                     f"{verdict} ({handler_p50 / base['p50']:.2f}x).")
+        notes.append(
+            f"Goal handler p50 ≤ {GOAL}x baseline p50, {name.split(',')[1].split('(')[0].strip()}: "
+            f"{verdict} ({handler_p50 / base['p50']:.2f}x)."
+        )
     key_p50, jwt_p50 = (summary(samples[name])["p50"] for name, _ in variants[-2:])
     notes.append(f"JWT vs API key through the handler: p50 {jwt_p50 / key_p50:.2f}x.")
     notes.append(f"Machine: {machine()}. Postgres on 127.0.0.1 (same host), DB_POOL_MAX_SIZE=1.")
     print_table(
         "Warm invoke: GET /api/todos/{id} with an API key and with a JWT",
         ["variant", "calls", "p50 ms", "p50 vs baseline", "p95 ms", "p95 vs baseline", "p99 ms", "mean ms"],
-        rows, notes=notes,
+        rows,
+        notes=notes,
     )
     return 0
 

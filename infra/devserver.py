@@ -37,7 +37,9 @@ def local_jwt_secret(path: Path) -> str:
         secret = path.read_text(encoding="utf-8").strip()
         if len(secret) >= 32:
             return secret
-        raise SystemExit(f"{path} holds no usable secret (under 32 characters): delete it to generate a new one") from None
+        raise SystemExit(
+            f"{path} holds no usable secret (under 32 characters): delete it to generate a new one"
+        ) from None
     secret = secrets.token_urlsafe(48)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(secret + "\n")
@@ -86,12 +88,20 @@ def main(argv: list[str] | None = None) -> int:
 
         from infra.local_app import build_local_app
 
-        print(f"Agentmate is serving on http://{args.host}:{args.port}  (REST /api/*, MCP /mcp/*); "
-              "Ctrl-C stops it", flush=True)
+        print(
+            f"Agentmate is serving on http://{args.host}:{args.port}  (REST /api/*, MCP /mcp/*); "
+            "Ctrl-C stops it",
+            flush=True,
+        )
         # proxy_headers=False: the client address (login throttling) is the socket peer, never X-Forwarded-For.
         # job_poller: the in-process poller plays SQS's part for the job queue (agentmate.jobs.poller).
-        uvicorn.run(build_local_app(job_poller=True), host=args.host, port=args.port, log_level="warning",
-                    proxy_headers=False)
+        uvicorn.run(
+            build_local_app(job_poller=True),
+            host=args.host,
+            port=args.port,
+            log_level="warning",
+            proxy_headers=False,
+        )
     except KeyboardInterrupt:
         pass
     finally:

@@ -73,7 +73,9 @@ def build_local_app(extra: dict[str, ASGIApp] | None = None, *, job_poller: bool
     table.setdefault("/api", importlib.import_module(API_FALLBACK).app)  # longest prefix wins: a fallback
     dispatcher = Dispatcher(table)
     if job_poller:
-        importlib.import_module("functions.compile_worker.runners")  # the same job kinds as the worker function
+        importlib.import_module(
+            "functions.compile_worker.runners"
+        )  # the same job kinds as the worker function
         from agentmate.core.db import get_database
         from agentmate.jobs.poller import Poller
 

@@ -62,8 +62,10 @@ def cluster_dir(base_dir: Path) -> Path:
     probe = base_dir
     while not probe.exists():
         probe = probe.parent
-    reachable = subprocess.run(["runuser", "-u", "postgres", "--", "test", "-x", str(probe)],
-                               check=False).returncode == 0
+    reachable = (
+        subprocess.run(["runuser", "-u", "postgres", "--", "test", "-x", str(probe)], check=False).returncode
+        == 0
+    )
     if reachable:
         return base_dir
     digest = hashlib.sha1(str(base_dir).encode()).hexdigest()[:10]
@@ -99,16 +101,46 @@ def _start_locked(base_dir: Path, port: int) -> bool:
     data = base_dir / "data"
     if not (data / "PG_VERSION").exists():
         subprocess.run(
-            _as_pg_user([str(pg_bin / "initdb"), "-D", str(data), "-U", OWNER, "-A", "trust", "-E", "UTF8",
-                         "--no-locale", "--no-sync"]),
-            check=True, stdout=subprocess.DEVNULL,
+            _as_pg_user(
+                [
+                    str(pg_bin / "initdb"),
+                    "-D",
+                    str(data),
+                    "-U",
+                    OWNER,
+                    "-A",
+                    "trust",
+                    "-E",
+                    "UTF8",
+                    "--no-locale",
+                    "--no-sync",
+                ]
+            ),
+            check=True,
+            stdout=subprocess.DEVNULL,
         )
-    options = (f"-p {port} -k {base_dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
-               "-c full_page_writes=off -c max_connections=200")
+    options = (
+        f"-p {port} -k {base_dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
+        "-c full_page_writes=off -c max_connections=200"
+    )
     subprocess.run(
-        _as_pg_user([str(pg_bin / "pg_ctl"), "-D", str(data), "-l", str(base_dir / "server.log"), "-w",
-                     "-t", "60", "-o", options, "start"]),
-        check=True, stdout=subprocess.DEVNULL,
+        _as_pg_user(
+            [
+                str(pg_bin / "pg_ctl"),
+                "-D",
+                str(data),
+                "-l",
+                str(base_dir / "server.log"),
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                options,
+                "start",
+            ]
+        ),
+        check=True,
+        stdout=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 30
     while not _ready(port):
@@ -122,8 +154,11 @@ def stop(base_dir: Path) -> None:
     pg_bin = _pg_bin()
     data = cluster_dir(base_dir) / "data"
     if pg_bin is not None and (data / "postmaster.pid").exists():
-        subprocess.run(_as_pg_user([str(pg_bin / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
-                       check=False, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            _as_pg_user([str(pg_bin / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
+            check=False,
+            stdout=subprocess.DEVNULL,
+        )
 
 
 def ensure_database(port: int, database: str, template: str | None = None) -> None:

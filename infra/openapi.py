@@ -39,10 +39,17 @@ DESCRIPTION = (
     "`GET /api/schema` lists allowed values and required fields."
 )
 SECURITY_SCHEMES = {
-    "ApiKeyHeader": {"type": "apiKey", "in": "header", "name": "X-Api-Key",
-                     "description": "An API key (`ak_…`), limited to its scopes"},
-    "BearerAuth": {"type": "http", "scheme": "bearer",
-                   "description": "A JWT from POST /api/auth/login (full access) or an `ak_…` API key"},
+    "ApiKeyHeader": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-Api-Key",
+        "description": "An API key (`ak_…`), limited to its scopes",
+    },
+    "BearerAuth": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "A JWT from POST /api/auth/login (full access) or an `ak_…` API key",
+    },
 }
 
 
@@ -79,7 +86,9 @@ def _security_by_operation(app: Any) -> dict[tuple[str, str], tuple[list[dict[st
     from agentmate.api.deps import current_principal, route_scopes, user_session
 
     # FastAPI >= 0.16x keeps included routers nested; iter_route_contexts flattens them (older: app.routes).
-    contexts = routing.iter_route_contexts(app.routes) if hasattr(routing, "iter_route_contexts") else app.routes
+    contexts = (
+        routing.iter_route_contexts(app.routes) if hasattr(routing, "iter_route_contexts") else app.routes
+    )
     out: dict[tuple[str, str], tuple[list[dict[str, list[str]]], list[str]]] = {}
     for route in contexts:
         original = getattr(route, "original_route", route)
@@ -121,14 +130,18 @@ def build() -> dict[str, Any]:
                     merged[method] = operation
                     continue
                 if (path, method) in owners:
-                    raise MergeError(f"{method.upper()} {path} is served by both {owners[(path, method)]} and "
-                                     f"{module_name}")
+                    raise MergeError(
+                        f"{method.upper()} {path} is served by both {owners[(path, method)]} and "
+                        f"{module_name}"
+                    )
                 owners[(path, method)] = module_name
                 op_id = operation.get("operationId")
                 if op_id:
                     if op_id in operation_ids:
-                        raise MergeError(f"operationId {op_id!r} is used by {operation_ids[op_id]} and "
-                                         f"{method.upper()} {path}")
+                        raise MergeError(
+                            f"operationId {op_id!r} is used by {operation_ids[op_id]} and "
+                            f"{method.upper()} {path}"
+                        )
                     operation_ids[op_id] = f"{method.upper()} {path}"
                 operation = dict(operation)
                 requirement, scopes = security.get((path, method), ([], []))
@@ -139,7 +152,9 @@ def build() -> dict[str, Any]:
                 merged[method] = operation
         for name, schema in doc.get("components", {}).get("schemas", {}).items():
             if name in schemas and schemas[name] != schema:
-                raise MergeError(f"component schema {name!r} differs between route groups (latest: {module_name})")
+                raise MergeError(
+                    f"component schema {name!r} differs between route groups (latest: {module_name})"
+                )
             schemas[name] = schema
     _add_creation_links(paths, schemas)
     return {
@@ -172,7 +187,7 @@ def _add_creation_links(paths: dict[str, dict[str, Any]], schemas: dict[str, Any
         for target, target_item in paths.items():
             if not target.startswith(collection + "/{"):
                 continue
-            parameter = target[len(collection) + 2:].split("}", 1)[0]
+            parameter = target[len(collection) + 2 :].split("}", 1)[0]
             for method, operation in target_item.items():
                 if method in HTTP_METHODS and operation.get("operationId"):
                     links[operation["operationId"]] = {
@@ -189,8 +204,12 @@ def render(doc: dict[str, Any]) -> str:
 
 
 def _operations(doc: dict[str, Any]) -> dict[str, Any]:
-    return {f"{m.upper()} {p}": op for p, item in doc.get("paths", {}).items() for m, op in item.items()
-            if m in HTTP_METHODS}
+    return {
+        f"{m.upper()} {p}": op
+        for p, item in doc.get("paths", {}).items()
+        for m, op in item.items()
+        if m in HTTP_METHODS
+    }
 
 
 def drift(path: Path = DOC_PATH, max_lines: int = 400) -> str:
@@ -203,8 +222,10 @@ def drift(path: Path = DOC_PATH, max_lines: int = 400) -> str:
     committed = path.read_text(encoding="utf-8")
     if committed == current:
         return ""
-    report: list[str] = [f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} is out of date with "
-                         "the served API; run: make openapi (python -m infra.openapi --write)"]
+    report: list[str] = [
+        f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} is out of date with "
+        "the served API; run: make openapi (python -m infra.openapi --write)"
+    ]
     try:
         old_ops, new_ops = _operations(json.loads(committed)), _operations(json.loads(current))
     except json.JSONDecodeError:
@@ -212,13 +233,24 @@ def drift(path: Path = DOC_PATH, max_lines: int = 400) -> str:
     for label, keys in (
         ("added operations", sorted(new_ops.keys() - old_ops.keys())),
         ("removed operations", sorted(old_ops.keys() - new_ops.keys())),
-        ("changed operations", sorted(k for k in new_ops.keys() & old_ops.keys() if new_ops[k] != old_ops[k])),
+        (
+            "changed operations",
+            sorted(k for k in new_ops.keys() & old_ops.keys() if new_ops[k] != old_ops[k]),
+        ),
     ):
         if keys:
             report.append(f"{label}:")
             report.extend(f"  {k}" for k in keys)
-    diff = list(difflib.unified_diff(committed.splitlines(), current.splitlines(),
-                                     "docs/openapi.json (committed)", "served", lineterm="", n=2))
+    diff = list(
+        difflib.unified_diff(
+            committed.splitlines(),
+            current.splitlines(),
+            "docs/openapi.json (committed)",
+            "served",
+            lineterm="",
+            n=2,
+        )
+    )
     if len(diff) > max_lines:
         diff = [*diff[:max_lines], f"... {len(diff) - max_lines} more diff lines"]
     report.extend(diff)

@@ -43,17 +43,19 @@ NO_DATABASE = (ROOT / "tests" / "unit",)
 
 def pytest_configure(config: pytest.Config) -> None:
     """The environment the app reads, except the database (see ``pytest_collection_finish``)."""
-    os.environ.update({
-        "AGENTMATE_ENV": "test",
-        "JWT_SECRET": JWT_SECRET,
-        # Every test registers fresh accounts from the same client address; the throttle tests set their own.
-        "REGISTRATIONS_PER_ADDRESS": "1000000",
-        "EMBEDDING_BASE_URL": "",
-        "QDRANT_URL": "",
-        "VECTOR_PATH": "",
-        "POWERTOOLS_DEV": "false",
-        "POWERTOOLS_LOG_LEVEL": "WARNING",
-    })
+    os.environ.update(
+        {
+            "AGENTMATE_ENV": "test",
+            "JWT_SECRET": JWT_SECRET,
+            # Every test registers fresh accounts from the same client address; the throttle tests set their own.
+            "REGISTRATIONS_PER_ADDRESS": "1000000",
+            "EMBEDDING_BASE_URL": "",
+            "QDRANT_URL": "",
+            "VECTOR_PATH": "",
+            "POWERTOOLS_DEV": "false",
+            "POWERTOOLS_LOG_LEVEL": "WARNING",
+        }
+    )
 
 
 def _needs_database(item: pytest.Item) -> bool:
@@ -104,7 +106,9 @@ _OWNER_BASE = pytest.StashKey[str]()
 
 def _stashed(config: pytest.Config, key: pytest.StashKey[str]) -> str:
     if key not in config.stash:
-        raise RuntimeError(f"no test database: tests under {', '.join(str(f) for f in NO_DATABASE)} run without one")
+        raise RuntimeError(
+            f"no test database: tests under {', '.join(str(f) for f in NO_DATABASE)} run without one"
+        )
     return config.stash[key]
 
 
@@ -154,8 +158,11 @@ class Account:
         """An API key with these scopes (none = full access), cached per scope set."""
         name = ",".join(sorted(scopes)) or "*full*"
         if name not in self.keys:
-            r = self.client.post("/api/auth/apikeys", json={"name": f"k-{name}", "scopes": list(scopes)},
-                                 headers=self.jwt_headers)
+            r = self.client.post(
+                "/api/auth/apikeys",
+                json={"name": f"k-{name}", "scopes": list(scopes)},
+                headers=self.jwt_headers,
+            )
             assert r.status_code == 201, r.text
             self.keys[name] = r.json()["key"]
         return self.keys[name]

@@ -11,8 +11,13 @@ from psycopg_pool import ConnectionPool
 
 COLUMNS = "id, title, description, status, priority, due_date, tags, created_at, updated_at"
 
-pool = ConnectionPool(os.environ["DATABASE_URL"], min_size=1, max_size=int(os.environ.get("DB_POOL_MAX_SIZE", "8")),
-                      kwargs={"row_factory": dict_row, "prepare_threshold": None}, open=True)
+pool = ConnectionPool(
+    os.environ["DATABASE_URL"],
+    min_size=1,
+    max_size=int(os.environ.get("DB_POOL_MAX_SIZE", "8")),
+    kwargs={"row_factory": dict_row, "prepare_threshold": None},
+    open=True,
+)
 ACCOUNT_ID = os.environ["BENCH_ACCOUNT_ID"]
 
 app = FastAPI()
@@ -27,8 +32,9 @@ def hello() -> dict[str, str]:
 def get_todo(todo_id: UUID) -> dict:
     with pool.connection() as conn:
         conn.execute("SELECT set_config('app.account_id', %s, true)", (ACCOUNT_ID,))
-        row = conn.execute(f"SELECT {COLUMNS} FROM todos WHERE account_id = %s AND id = %s",
-                           (ACCOUNT_ID, todo_id)).fetchone()
+        row = conn.execute(
+            f"SELECT {COLUMNS} FROM todos WHERE account_id = %s AND id = %s", (ACCOUNT_ID, todo_id)
+        ).fetchone()
     if row is None:
         raise HTTPException(404)
     return row

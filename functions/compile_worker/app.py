@@ -77,7 +77,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     try:
         if event.get("sweep") is True:
             return {"sent": sweep(get_database())}
-        return process_partial_response(event=event, record_handler=record_handler, processor=processor,
-                                        context=context)
+        return process_partial_response(
+            event=event, record_handler=record_handler, processor=processor, context=context
+        )
     finally:
         flush_metrics()

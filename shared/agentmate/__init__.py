@@ -14,4 +14,6 @@ from pydantic.warnings import UnsupportedFieldAttributeWarning as _UnsupportedFi
 _BaseModel.model_config["defer_build"] = True
 # FastAPI silences this warning while it builds a parameter's TypeAdapter (its FieldInfo carries route-level
 # attributes such as the body's alias); a deferred adapter is built later, outside that block.
-_warnings.filterwarnings("ignore", category=_UnsupportedFieldAttributeWarning, module="pydantic._internal._generate_schema")
+_warnings.filterwarnings(
+    "ignore", category=_UnsupportedFieldAttributeWarning, module="pydantic._internal._generate_schema"
+)

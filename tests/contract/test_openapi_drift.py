@@ -26,14 +26,19 @@ def test_the_check_command_exits_non_zero_with_a_readable_diff_when_the_document
     stale = tmp_path / "openapi.json"
     stale.write_text(openapi.render(doc), encoding="utf-8")
     # When the check runs against it
-    r = subprocess.run([sys.executable, "-m", "infra.openapi", "--check", "--path", str(stale)],
-                       cwd=openapi.ROOT, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "infra.openapi", "--check", "--path", str(stale)],
+        cwd=openapi.ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     # Then it fails, naming the added and changed operations and showing a diff
     assert r.returncode == 1, r.stdout + r.stderr
     assert "out of date" in r.stderr and "--write" in r.stderr
     assert f"added operations:\n  GET {removed_path}" in r.stderr
     assert "changed operations:\n  GET /api/todos" in r.stderr
-    assert "-        \"description\": \"an outdated description\"," in r.stderr
+    assert '-        "description": "an outdated description",' in r.stderr
     # And it passes against a freshly written document
     assert openapi.main(["--write", "--path", str(stale)]) == 0
     assert openapi.main(["--check", "--path", str(stale)]) == 0
@@ -50,7 +55,9 @@ def test_every_route_group_contributes_and_operation_ids_are_unique():
     from functions.routes import ROUTE_GROUPS
 
     doc = openapi.build()
-    ops = [(m, p, op) for p, item in doc["paths"].items() for m, op in item.items() if m in openapi.HTTP_METHODS]
+    ops = [
+        (m, p, op) for p, item in doc["paths"].items() for m, op in item.items() if m in openapi.HTTP_METHODS
+    ]
     groups = {op["x-route-group"] for _, _, op in ops}
     assert groups == set(openapi.route_group_apps()), groups
     assert set(openapi.route_group_apps()) <= set(ROUTE_GROUPS)
@@ -61,17 +68,34 @@ def test_every_route_group_contributes_and_operation_ids_are_unique():
 def test_every_operation_has_a_description_for_agents():
     # docs/contributing.md: each route has a one-line docstring; it becomes the description agents read.
     doc = openapi.build()
-    missing = sorted(f"{m.upper()} {p}" for p, item in doc["paths"].items() for m, op in item.items()
-                     if m in openapi.HTTP_METHODS and not op.get("description", "").strip())
+    missing = sorted(
+        f"{m.upper()} {p}"
+        for p, item in doc["paths"].items()
+        for m, op in item.items()
+        if m in openapi.HTTP_METHODS and not op.get("description", "").strip()
+    )
     assert not missing, f"operations without a docstring/description: {missing}"
 
 
 def test_public_and_authenticated_operations_declare_their_security():
     doc = openapi.build()
     assert set(doc["components"]["securitySchemes"]) == {"ApiKeyHeader", "BearerAuth"}
-    public = {f"{m.upper()} {p}" for p, item in doc["paths"].items() for m, op in item.items()
-              if m in openapi.HTTP_METHODS and op["security"] == []}
-    assert public == {"POST /api/auth/register", "POST /api/auth/login", "GET /api/health", "GET /api/schema",
-                      "GET /api/openapi.json", "GET /api/guide", "GET /api/llms.txt"}
+    public = {
+        f"{m.upper()} {p}"
+        for p, item in doc["paths"].items()
+        for m, op in item.items()
+        if m in openapi.HTTP_METHODS and op["security"] == []
+    }
+    assert public == {
+        "POST /api/auth/register",
+        "POST /api/auth/login",
+        "GET /api/health",
+        "GET /api/schema",
+        "GET /api/openapi.json",
+        "GET /api/guide",
+        "GET /api/llms.txt",
+    }
     todo = doc["paths"]["/api/todos"]
-    assert todo["get"]["x-required-scopes"] == ["todos:r"] and todo["post"]["x-required-scopes"] == ["todos:rw"]
+    assert todo["get"]["x-required-scopes"] == ["todos:r"] and todo["post"]["x-required-scopes"] == [
+        "todos:rw"
+    ]

@@ -37,7 +37,11 @@ def _functions() -> dict[str, dict[str, Any]]:
         if resource.get("Type") != "AWS::Serverless::Function" or "CodeUri" not in props:
             continue
         group = props["CodeUri"].strip("/").replace("/", ".")
-        paths = {e["Properties"]["Path"] for e in (props.get("Events") or {}).values() if e.get("Type") == "HttpApi"}
+        paths = {
+            e["Properties"]["Path"]
+            for e in (props.get("Events") or {}).values()
+            if e.get("Type") == "HttpApi"
+        }
         out[f"{group}.app"] = {"resource": name, "handler": props.get("Handler"), "paths": paths}
     return out
 
@@ -46,7 +50,8 @@ def test_every_route_group_has_a_lambda_app_with_a_handler():
     for module in ROUTE_GROUPS:
         app_module = importlib.import_module(module)
         assert hasattr(app_module, "app") and callable(getattr(app_module, "handler", None)), (
-            f"{module} needs `app = build_app([...])` and `handler = make_handler(app)`")
+            f"{module} needs `app = build_app([...])` and `handler = make_handler(app)`"
+        )
 
 
 # Zip functions woken by events other than HTTP (SQS, schedules): tests/contract/test_worker_template.py.
@@ -58,13 +63,15 @@ def test_template_routes_each_prefix_to_the_function_of_its_group():
     assert set(functions) == set(ROUTE_GROUPS), (
         "template.yaml zip functions and functions/routes.py ROUTE_GROUPS differ: "
         f"only in template {sorted(set(functions) - set(ROUTE_GROUPS))}, "
-        f"only in routes.py {sorted(set(ROUTE_GROUPS) - set(functions))}")
+        f"only in routes.py {sorted(set(ROUTE_GROUPS) - set(functions))}"
+    )
     for module, prefixes in ROUTE_GROUPS.items():
         fn = functions[module]
         assert fn["handler"] == "app.handler", f"{fn['resource']}: Handler must be app.handler"
         for prefix in prefixes:
             assert {prefix, f"{prefix}/{{proxy+}}"} & fn["paths"], (
-                f"template.yaml {fn['resource']} has no HttpApi event for {prefix} (or {prefix}/{{proxy+}})")
+                f"template.yaml {fn['resource']} has no HttpApi event for {prefix} (or {prefix}/{{proxy+}})"
+            )
     assert "/api/{proxy+}" in functions[API_FALLBACK]["paths"], "the fallback group must catch /api/{proxy+}"
 
 
@@ -91,7 +98,8 @@ def test_every_route_of_a_group_is_under_a_prefix_the_group_is_dispatched():
         for path, _ in routes:
             served = any(path == p or path.startswith(p + "/") for p in prefixes)
             assert served or module == API_FALLBACK, (
-                f"{path} is in {module} but functions/routes.py sends none of its prefixes there")
+                f"{path} is in {module} but functions/routes.py sends none of its prefixes there"
+            )
 
 
 def test_every_domain_router_is_served_by_a_route_group():
@@ -104,14 +112,19 @@ def test_every_domain_router_is_served_by_a_route_group():
         for path, route in _api_routes(getattr(getattr(module, "router", None), "routes", [])):
             for method in route.methods:
                 assert (method, path) in served, (
-                    f"agentmate.{info.name}.router: {method} {path} is in no functions/<group>/app.py")
+                    f"agentmate.{info.name}.router: {method} {path} is in no functions/<group>/app.py"
+                )
 
 
 def test_every_tool_module_is_registered_and_listed_by_health():
     tools_dir = ROOT / "shared/agentmate/mcp/tools"
     tool_files = {p.stem for p in tools_dir.glob("*.py") if p.stem != "__init__"} | {
-        p.parent.name for p in tools_dir.glob("*/__init__.py")}  # a package endpoint (knowledge: one file per area)
+        p.parent.name for p in tools_dir.glob("*/__init__.py")
+    }  # a package endpoint (knowledge: one file per area)
     registered = {path.rsplit(".", 1)[1] for path in registry.MODULES.values()}
-    assert tool_files == registered, f"mcp/tools modules not in mcp/registry.MODULES: {tool_files - registered}"
+    assert tool_files == registered, (
+        f"mcp/tools modules not in mcp/registry.MODULES: {tool_files - registered}"
+    )
     assert list(MCP_MODULES) == list(registry.MODULES), (
-        "GET /api/health lists MCP endpoints from system/router.MCP_MODULES; keep it equal to registry.MODULES")
+        "GET /api/health lists MCP endpoints from system/router.MCP_MODULES; keep it equal to registry.MODULES"
+    )

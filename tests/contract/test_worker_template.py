@@ -57,12 +57,16 @@ def test_failed_wake_ups_go_to_a_dead_letter_queue_whose_depth_is_alarmed():
     assert 1 <= redrive["maxReceiveCount"] <= 10
     alarm = RESOURCES["JobsDeadLetterAlarm"]["Properties"]
     assert alarm["Namespace"] == "AWS/SQS" and alarm["MetricName"] == "ApproximateNumberOfMessagesVisible"
-    assert alarm["Dimensions"] == [{"Name": "QueueName", "Value": {"GetAtt": "JobsDeadLetterQueue.QueueName"}}]
+    assert alarm["Dimensions"] == [
+        {"Name": "QueueName", "Value": {"GetAtt": "JobsDeadLetterQueue.QueueName"}}
+    ]
     assert (alarm["ComparisonOperator"], alarm["Threshold"]) == ("GreaterThanThreshold", 0)
 
 
 def test_the_schedule_invokes_the_sweep_of_the_same_function():
-    (schedule,) = [e["Properties"] for e in WORKER["Events"].values() if e["Type"] in ("Schedule", "ScheduleV2")]
+    (schedule,) = [
+        e["Properties"] for e in WORKER["Events"].values() if e["Type"] in ("Schedule", "ScheduleV2")
+    ]
     assert json.loads(schedule["Input"]) == {"sweep": True}
 
 
@@ -70,10 +74,13 @@ def test_the_worker_knows_its_timeout_and_the_default_compiler_timeout_fits_insi
     env = WORKER["Environment"]["Variables"]
     assert env["JOBS_FUNCTION_TIMEOUT_SECONDS"] == {"Ref": "WorkerTimeoutSeconds"}
     assert env["COMPILER_TIMEOUT_SECONDS"] == {"Ref": "CompilerTimeoutSeconds"}
-    assert TEMPLATE["Globals"]["Function"]["Environment"]["Variables"]["JOBS_QUEUE_URL"] == {"Ref": "JobsQueue"}
+    assert TEMPLATE["Globals"]["Function"]["Environment"]["Variables"]["JOBS_QUEUE_URL"] == {
+        "Ref": "JobsQueue"
+    }
     assert int(env["DB_POOL_MAX_SIZE"]) >= 2  # the runner's connection and the heartbeat's
-    assert env["COMPILER_API_KEY_ARN"] == {"If": ["HasCompilerApiKey", {"Ref": "CompilerApiKeySecretArn"},
-                                                  {"Ref": "AWS::NoValue"}]}
+    assert env["COMPILER_API_KEY_ARN"] == {
+        "If": ["HasCompilerApiKey", {"Ref": "CompilerApiKeySecretArn"}, {"Ref": "AWS::NoValue"}]
+    }
     from agentmate.jobs.settings import JobSettings
 
     margin = JobSettings().jobs_finish_margin_seconds
@@ -99,15 +106,26 @@ def test_the_reviewer_is_configured_like_the_compiler_with_its_key_only_in_the_w
     # spec/001's REVIEWER_* variables: identity for every function (enqueue classifies reviewer independence),
     # the key by Secrets Manager ARN only where the review jobs run.
     env = TEMPLATE["Globals"]["Function"]["Environment"]["Variables"]
-    assert env["REVIEWER_BASE_URL"] == {"If": ["HasReviewerBaseUrl", {"Ref": "ReviewerBaseUrl"}, {"Ref": "AWS::NoValue"}]}
+    assert env["REVIEWER_BASE_URL"] == {
+        "If": ["HasReviewerBaseUrl", {"Ref": "ReviewerBaseUrl"}, {"Ref": "AWS::NoValue"}]
+    }
     assert env["REVIEWER_MODEL"] == {"Ref": "ReviewerModel"}
     assert env["REVIEWER_TEMPERATURE"] == {"Ref": "ReviewerTemperature"}
     assert "REVIEWER_API_KEY_ARN" not in env
     assert PARAMS["ReviewerModel"]["Default"] == "qwen-max" != PARAMS["CompilerModel"]["Default"]
     assert (PARAMS["ReviewerTemperature"]["Default"], PARAMS["ReviewerTemperature"]["MaxValue"]) == (0, 2)
     worker_env = WORKER["Environment"]["Variables"]
-    assert worker_env["REVIEWER_API_KEY_ARN"] == {"If": ["HasReviewerApiKey", {"Ref": "ReviewerApiKeySecretArn"},
-                                                         {"Ref": "AWS::NoValue"}]}
-    assert {"If": ["HasReviewerApiKey", {"AWSSecretsManagerGetSecretValuePolicy": {
-        "SecretArn": {"Ref": "ReviewerApiKeySecretArn"}}}, {"Ref": "AWS::NoValue"}]} in WORKER["Policies"]
-    assert PARAMS["ReviewerApiKeySecretArn"]["AllowedPattern"] == PARAMS["CompilerApiKeySecretArn"]["AllowedPattern"]
+    assert worker_env["REVIEWER_API_KEY_ARN"] == {
+        "If": ["HasReviewerApiKey", {"Ref": "ReviewerApiKeySecretArn"}, {"Ref": "AWS::NoValue"}]
+    }
+    assert {
+        "If": [
+            "HasReviewerApiKey",
+            {"AWSSecretsManagerGetSecretValuePolicy": {"SecretArn": {"Ref": "ReviewerApiKeySecretArn"}}},
+            {"Ref": "AWS::NoValue"},
+        ]
+    } in WORKER["Policies"]
+    assert (
+        PARAMS["ReviewerApiKeySecretArn"]["AllowedPattern"]
+        == PARAMS["CompilerApiKeySecretArn"]["AllowedPattern"]
+    )

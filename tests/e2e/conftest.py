@@ -22,8 +22,11 @@ def serve(app: Any, name: str) -> Iterator[str]:
     """Serve ``app`` with uvicorn on 127.0.0.1:<free port> in a background thread; yields the base URL."""
     import uvicorn
 
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", ws="none",
-                                           lifespan="on", access_log=False))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app, host="127.0.0.1", port=0, log_level="warning", ws="none", lifespan="on", access_log=False
+        )
+    )
     thread = threading.Thread(target=server.run, name=name, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

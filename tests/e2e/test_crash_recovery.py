@@ -36,8 +36,15 @@ def _guide(base: str) -> str:
     status, text = _http(base, "GET", "/api/guide")
     assert status == 200
     # What the agent relies on below is in the served guide
-    for needle in ("/api/memory/journal/sessions", "/api/memory/resume?scope_type=", "memory_journal_sessions",
-                   "memory_resume", "deduplicated", "nearest_scopes", "Scope keys are exact"):
+    for needle in (
+        "/api/memory/journal/sessions",
+        "/api/memory/resume?scope_type=",
+        "memory_journal_sessions",
+        "memory_resume",
+        "deduplicated",
+        "nearest_scopes",
+        "Scope keys are exact",
+    ):
         assert needle in text, needle
     return text
 
@@ -47,17 +54,42 @@ def test_persist_and_resume_after_a_crash_over_rest(base_url, account):
     _guide(base_url)
     # Process 1: a session of its own, events and a memory in the repository scope, then a checkpoint
     session = f"task-{uuid.uuid4()}"
-    status, event = _http(base_url, "POST", "/api/memory/events", key, {
-        "event_type": "decision", "idempotency_key": f"{session}:decision:1", "session_id": session,
-        "payload": {"text": "widgets build with make, not cmake"}, **SCOPE})
+    status, event = _http(
+        base_url,
+        "POST",
+        "/api/memory/events",
+        key,
+        {
+            "event_type": "decision",
+            "idempotency_key": f"{session}:decision:1",
+            "session_id": session,
+            "payload": {"text": "widgets build with make, not cmake"},
+            **SCOPE,
+        },
+    )
     assert status == 201, event
-    memory = {"memory_type": "procedural", "content": "Build widgets with `make`; cmake is not supported.",
-              "source_event_id": event["id"], **SCOPE}
+    memory = {
+        "memory_type": "procedural",
+        "content": "Build widgets with `make`; cmake is not supported.",
+        "source_event_id": event["id"],
+        **SCOPE,
+    }
     status, entry = _http(base_url, "POST", "/api/memory/entries", key, memory)
     assert status == 201, entry
-    status, _ = _http(base_url, "POST", "/api/memory/checkpoints", key, {
-        "session_id": session, "goal": "port the build to make", "done": ["decided on make"],
-        "next": ["delete CMakeLists.txt"], "label": "after-decision", **SCOPE})
+    status, _ = _http(
+        base_url,
+        "POST",
+        "/api/memory/checkpoints",
+        key,
+        {
+            "session_id": session,
+            "goal": "port the build to make",
+            "done": ["decided on make"],
+            "next": ["delete CMakeLists.txt"],
+            "label": "after-decision",
+            **SCOPE,
+        },
+    )
     assert status == 201
     # The retry after a lost response (no Idempotency-Key) stores nothing twice
     status, again = _http(base_url, "POST", "/api/memory/entries", key, memory)
@@ -65,19 +97,27 @@ def test_persist_and_resume_after_a_crash_over_rest(base_url, account):
     del session  # crash: the session id is gone
 
     # Process 2: a wrong scope key says which one exists
-    status, found = _http(base_url, "GET", "/api/memory/resume?scope_type=repository&scope_key=Octo/Widgets/", key)
+    status, found = _http(
+        base_url, "GET", "/api/memory/resume?scope_type=repository&scope_key=Octo/Widgets/", key
+    )
     assert status == 200 and found["resolution"] == "empty" and found["nearest_scopes"] == [SCOPE]
-    status, sessions = _http(base_url, "GET",
-                             "/api/memory/journal/sessions?scope_type=repository&scope_key=octo/widgets", key)
+    status, sessions = _http(
+        base_url, "GET", "/api/memory/journal/sessions?scope_type=repository&scope_key=octo/widgets", key
+    )
     assert status == 200 and sessions["total"] == 1
     assert sessions["items"][0]["latest_checkpoint_label"] == "after-decision"
-    status, resumed = _http(base_url, "GET", "/api/memory/resume?scope_type=repository&scope_key=octo/widgets", key)
+    status, resumed = _http(
+        base_url, "GET", "/api/memory/resume?scope_type=repository&scope_key=octo/widgets", key
+    )
     assert status == 200 and resumed["selected_by"] == "scope"
     assert resumed["session_id"] == sessions["items"][0]["session_id"]
-    assert resumed["resolution"] == "checkpoint" and resumed["checkpoint"]["next"] == ["delete CMakeLists.txt"]
+    assert resumed["resolution"] == "checkpoint" and resumed["checkpoint"]["next"] == [
+        "delete CMakeLists.txt"
+    ]
     # ...and what it learnt is recalled in that scope
-    status, recalled = _http(base_url, "POST", "/api/memory/search", key,
-                             {"query": "how to build widgets", **SCOPE})
+    status, recalled = _http(
+        base_url, "POST", "/api/memory/search", key, {"query": "how to build widgets", **SCOPE}
+    )
     assert status == 200 and [i["entry"]["id"] for i in recalled["items"]] == [entry["id"]]
 
 
@@ -89,25 +129,47 @@ async def test_persist_and_resume_after_a_crash_over_mcp(base_url, account):
     session = f"task-{uuid.uuid4()}"
     with anyio.fail_after(60):
         async with mcp_session(url, {"X-Api-Key": key}) as s:
-            r = await s.call_tool("memory_record", {
-                "event_type": "observation", "idempotency_key": f"{session}:obs:1", "session_id": session,
-                "payload": {"text": "the CI cache key must include the lockfile hash"}, **SCOPE})
+            r = await s.call_tool(
+                "memory_record",
+                {
+                    "event_type": "observation",
+                    "idempotency_key": f"{session}:obs:1",
+                    "session_id": session,
+                    "payload": {"text": "the CI cache key must include the lockfile hash"},
+                    **SCOPE,
+                },
+            )
             assert not r.is_error, r
             event_id = r.structured_content["id"]
-            r = await s.call_tool("memory_store", {
-                "memory_type": "semantic", "content": "The CI cache key includes the lockfile hash.",
-                "source_event_id": event_id, **SCOPE})
+            r = await s.call_tool(
+                "memory_store",
+                {
+                    "memory_type": "semantic",
+                    "content": "The CI cache key includes the lockfile hash.",
+                    "source_event_id": event_id,
+                    **SCOPE,
+                },
+            )
             assert not r.is_error and r.structured_content["deduplicated"] is False
             entry_id = r.structured_content["id"]
-            r = await s.call_tool("memory_checkpoint_save", {
-                "session_id": session, "goal": "speed up CI", "next": ["measure the cache hit rate"],
-                "label": "cache-key", **SCOPE})
+            r = await s.call_tool(
+                "memory_checkpoint_save",
+                {
+                    "session_id": session,
+                    "goal": "speed up CI",
+                    "next": ["measure the cache hit rate"],
+                    "label": "cache-key",
+                    **SCOPE,
+                },
+            )
             assert not r.is_error
         del session  # crash
 
         async with mcp_session(url, {"X-Api-Key": key}) as s:
             r = await s.call_tool("memory_scopes", {})
-            assert not r.is_error and SCOPE in [{k: i[k] for k in SCOPE} for i in r.structured_content["items"]]
+            assert not r.is_error and SCOPE in [
+                {k: i[k] for k in SCOPE} for i in r.structured_content["items"]
+            ]
             r = await s.call_tool("memory_journal_sessions", SCOPE)
             assert not r.is_error and r.structured_content["total"] == 1
             found_session = r.structured_content["items"][0]["session_id"]
@@ -122,7 +184,9 @@ async def test_persist_and_resume_after_a_crash_over_mcp(base_url, account):
             r = await s.call_tool("memory_search", {"query": "CI cache key lockfile", **SCOPE})
             assert not r.is_error and [i["entry"]["id"] for i in r.structured_content["items"]] == [entry_id]
             # and a wrong memory can be retired, then forgotten
-            r = await s.call_tool("memory_update", {"id": entry_id, "status": "invalidated", "reason": "wrong"})
+            r = await s.call_tool(
+                "memory_update", {"id": entry_id, "status": "invalidated", "reason": "wrong"}
+            )
             assert not r.is_error and r.structured_content["entry"]["status"] == "invalidated"
             r = await s.call_tool("memory_delete", {"id": entry_id})
             assert not r.is_error and r.structured_content["deleted"] is True

@@ -29,8 +29,14 @@ def _serve(local: Path, pg_port: int, http_port: int) -> subprocess.Popen[str]:
     env = {**os.environ, "AGENTMATE_PG_PORT": str(pg_port), "AGENTMATE_LOCAL_DIR": str(local)}
     env.pop("DATABASE_URL", None)
     env.pop("MIGRATION_DATABASE_URL", None)
-    return subprocess.Popen([sys.executable, "-m", "infra.devserver", "--port", str(http_port)], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "infra.devserver", "--port", str(http_port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def _wait_healthy(proc: subprocess.Popen[str], http_port: int, timeout: float = 240) -> None:

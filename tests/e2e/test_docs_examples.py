@@ -41,8 +41,9 @@ def bash_blocks(markdown: str) -> list[str]:
 
 def run_script(base: str) -> subprocess.CompletedProcess[str]:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "BASE": base, "LC_ALL": "C.UTF-8"}
-    return subprocess.run(["bash", str(SCRIPT)], env=env, capture_output=True, text=True, timeout=300,
-                          check=False)
+    return subprocess.run(
+        ["bash", str(SCRIPT)], env=env, capture_output=True, text=True, timeout=300, check=False
+    )
 
 
 def test_every_bash_block_of_the_guide_is_in_the_script_verbatim_and_in_order():
@@ -84,8 +85,11 @@ def test_the_script_stops_at_the_first_unexpected_answer(base_url):
 
 
 def python_blocks(markdown: str) -> list[str]:
-    return [m.group(2) for m in FENCE.finditer(markdown) if m.group(1) == "python"
-            and not markdown[: m.start()].rstrip().endswith(SKIP)]
+    return [
+        m.group(2)
+        for m in FENCE.finditer(markdown)
+        if m.group(1) == "python" and not markdown[: m.start()].rstrip().endswith(SKIP)
+    ]
 
 
 def test_the_guides_python_mcp_client_snippet_runs_against_the_local_runtime(base_url, account):
@@ -94,9 +98,14 @@ def test_the_guides_python_mcp_client_snippet_runs_against_the_local_runtime(bas
     assert blocks, "the guide has no python block"
     for block in blocks:
         # When each runs with BASE and KEY in its environment
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "BASE": base_url, "KEY": account.key("memory:r")}
-        result = subprocess.run([sys.executable, "-c", block], env=env, capture_output=True, text=True,
-                                timeout=120, check=False)
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "BASE": base_url,
+            "KEY": account.key("memory:r"),
+        }
+        result = subprocess.run(
+            [sys.executable, "-c", block], env=env, capture_output=True, text=True, timeout=120, check=False
+        )
         # Then it connects and prints what the guide says
         assert result.returncode == 0, result.stderr
         assert result.stdout.splitlines() == ["True True", "False 0"], result.stdout

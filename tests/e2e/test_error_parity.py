@@ -36,40 +36,115 @@ class Case:
 
 CASES = [
     # Driver data errors (Postgres refuses NUL in text): translated once, in core.dberrors.
-    Case("todo search q with NUL", "GET", "/api/todos/search", "todo_search", {"q": "a\x00b"},
-         {"q": NUL}, query={"q": "a\x00b"}),
-    Case("todo list q with NUL", "GET", "/api/todos", "todo_list", {"q": "a\x00b"}, {"q": NUL},
-         query={"q": "a\x00b"}),
-    Case("report list q with NUL", "GET", "/api/reports", "report_list", {"q": "x\x00"}, {"q": NUL},
-         query={"q": "x\x00"}),
-    Case("knowledge catalog query with NUL", "GET", "/api/knowledge/catalog", "knowledge_catalog_list",
-         {"query": "a\x00"}, {"query": NUL}, query={"query": "a\x00"}),
-    Case("knowledge catalog domain with NUL", "GET", "/api/knowledge/catalog", "knowledge_catalog_list",
-         {"domain": "a\x00"}, {"domain": NUL}, query={"domain": "a\x00"}),
+    Case(
+        "todo search q with NUL",
+        "GET",
+        "/api/todos/search",
+        "todo_search",
+        {"q": "a\x00b"},
+        {"q": NUL},
+        query={"q": "a\x00b"},
+    ),
+    Case(
+        "todo list q with NUL",
+        "GET",
+        "/api/todos",
+        "todo_list",
+        {"q": "a\x00b"},
+        {"q": NUL},
+        query={"q": "a\x00b"},
+    ),
+    Case(
+        "report list q with NUL",
+        "GET",
+        "/api/reports",
+        "report_list",
+        {"q": "x\x00"},
+        {"q": NUL},
+        query={"q": "x\x00"},
+    ),
+    Case(
+        "knowledge catalog query with NUL",
+        "GET",
+        "/api/knowledge/catalog",
+        "knowledge_catalog_list",
+        {"query": "a\x00"},
+        {"query": NUL},
+        query={"query": "a\x00"},
+    ),
+    Case(
+        "knowledge catalog domain with NUL",
+        "GET",
+        "/api/knowledge/catalog",
+        "knowledge_catalog_list",
+        {"domain": "a\x00"},
+        {"domain": NUL},
+        query={"domain": "a\x00"},
+    ),
     # Validation in the schema and in the service.
-    Case("todo title with NUL", "POST", "/api/todos", "todo_create", {"title": "a\x00"}, {"title": NUL},
-         body={"title": "a\x00"}),
-    Case("skill log bound to another skill's version", "POST", "/api/skills/logs", "skill_log_add",
-         {"skill_name": "other", "outcome": "success", "skill_version_id": "{version}"},
-         {"skill_version_id": "belongs to skill 'parity', not 'other'"},
-         body={"skill_name": "other", "outcome": "success", "skill_version_id": "{version}"}),
-    Case("unknown skill version", "POST", "/api/skills/logs", "skill_log_add",
-         {"skill_name": "parity", "outcome": "success", "skill_version_id": str(uuid.UUID(int=7))},
-         {"skill_version_id": "unknown skill version in this account"},
-         body={"skill_name": "parity", "outcome": "success", "skill_version_id": str(uuid.UUID(int=7))}),
+    Case(
+        "todo title with NUL",
+        "POST",
+        "/api/todos",
+        "todo_create",
+        {"title": "a\x00"},
+        {"title": NUL},
+        body={"title": "a\x00"},
+    ),
+    Case(
+        "skill log bound to another skill's version",
+        "POST",
+        "/api/skills/logs",
+        "skill_log_add",
+        {"skill_name": "other", "outcome": "success", "skill_version_id": "{version}"},
+        {"skill_version_id": "belongs to skill 'parity', not 'other'"},
+        body={"skill_name": "other", "outcome": "success", "skill_version_id": "{version}"},
+    ),
+    Case(
+        "unknown skill version",
+        "POST",
+        "/api/skills/logs",
+        "skill_log_add",
+        {"skill_name": "parity", "outcome": "success", "skill_version_id": str(uuid.UUID(int=7))},
+        {"skill_version_id": "unknown skill version in this account"},
+        body={"skill_name": "parity", "outcome": "success", "skill_version_id": str(uuid.UUID(int=7))},
+    ),
     # K4: discovery and resolution runs (the same use cases behind both transports).
-    Case("discover an unknown skill version", "POST", "/api/knowledge/discover", "knowledge_discover",
-         {"skill_version_id": str(uuid.UUID(int=7))}, {"skill_version_id": "unknown skill version in this account"},
-         body={"skill_version_id": str(uuid.UUID(int=7))}),
-    Case("record a run of an unknown skill version", "POST", "/api/knowledge/resolutions",
-         "knowledge_resolution_record", RUN := {"skill_version_id": str(uuid.UUID(int=7)), "requirement_id": "r",
-                                                "discovery_fingerprint": "0" * 64, "discovery_status": "matched"},
-         {"skill_version_id": "unknown skill version in this account"}, body=RUN),
-    Case("a run echoing a body", "POST", "/api/knowledge/resolutions", "knowledge_resolution_record",
-         {**RUN, "retrieved": [{"path": "a.md", "content": "text"}]},
-         {"retrieved[0].content": "unknown field (a resolution run keeps references only: ids, paths and scores, "
-                                  "never bodies)"},
-         body={**RUN, "retrieved": [{"path": "a.md", "content": "text"}]}),
+    Case(
+        "discover an unknown skill version",
+        "POST",
+        "/api/knowledge/discover",
+        "knowledge_discover",
+        {"skill_version_id": str(uuid.UUID(int=7))},
+        {"skill_version_id": "unknown skill version in this account"},
+        body={"skill_version_id": str(uuid.UUID(int=7))},
+    ),
+    Case(
+        "record a run of an unknown skill version",
+        "POST",
+        "/api/knowledge/resolutions",
+        "knowledge_resolution_record",
+        RUN := {
+            "skill_version_id": str(uuid.UUID(int=7)),
+            "requirement_id": "r",
+            "discovery_fingerprint": "0" * 64,
+            "discovery_status": "matched",
+        },
+        {"skill_version_id": "unknown skill version in this account"},
+        body=RUN,
+    ),
+    Case(
+        "a run echoing a body",
+        "POST",
+        "/api/knowledge/resolutions",
+        "knowledge_resolution_record",
+        {**RUN, "retrieved": [{"path": "a.md", "content": "text"}]},
+        {
+            "retrieved[0].content": "unknown field (a resolution run keeps references only: ids, paths and scores, "
+            "never bodies)"
+        },
+        body={**RUN, "retrieved": [{"path": "a.md", "content": "text"}]},
+    ),
 ]
 
 
@@ -92,22 +167,29 @@ async def _call_tool(principal: Principal, tool: str, arguments: dict[str, Any])
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_rest_and_mcp_report_the_same_fields_and_messages(client, account, case: Case):
     h = account.headers()
-    published = client.post("/api/skills/versions", json={"skill_name": "parity", "version": "1",
-                                                           "content": "# parity"}, headers=h)
+    published = client.post(
+        "/api/skills/versions",
+        json={"skill_name": "parity", "version": "1", "content": "# parity"},
+        headers=h,
+    )
     assert published.status_code == 201, published.text
     version = published.json()["id"]
 
-    r = client.request(case.method, case.path, params=_fill(case.query, version),
-                       json=_fill(case.body, version), headers=h)
+    r = client.request(
+        case.method, case.path, params=_fill(case.query, version), json=_fill(case.body, version), headers=h
+    )
     assert r.status_code == 400, r.text
     assert r.headers["content-type"] == "application/problem+json"
     rest = {e["field"]: e["message"] for e in r.json()["errors"]}
     assert rest == case.fields
 
-    principal = Principal(account_id=uuid.UUID(account.account_id), user_id=uuid.UUID(account.user_id),
-                          via="jwt")
+    principal = Principal(
+        account_id=uuid.UUID(account.account_id), user_id=uuid.UUID(account.user_id), via="jwt"
+    )
     # In a thread of its own: anyio.run on the main thread would leave it without an event loop (Mangum needs one).
     with ThreadPoolExecutor(1) as pool:
-        result = pool.submit(anyio.run, _call_tool, principal, case.tool, _fill(case.arguments, version)).result()
+        result = pool.submit(
+            anyio.run, _call_tool, principal, case.tool, _fill(case.arguments, version)
+        ).result()
     assert result.is_error
     assert result.content[0].text == _mcp_text(case.fields)

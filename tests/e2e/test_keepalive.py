@@ -33,17 +33,27 @@ def test_the_connection_survives_an_unexpected_error():
 
     boom = _app()
     # "/mcp" overridden too: this test needs no MCP session manager (each one runs once per process).
-    with serve(build_local_app(extra={"/api/boom": boom, "/mcp": boom}), "uvicorn-keepalive") as url, httpx.Client(
-        base_url=url, limits=httpx.Limits(max_connections=1, max_keepalive_connections=1), timeout=10,
-    ) as client:
+    with (
+        serve(build_local_app(extra={"/api/boom": boom, "/mcp": boom}), "uvicorn-keepalive") as url,
+        httpx.Client(
+            base_url=url,
+            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+            timeout=10,
+        ) as client,
+    ):
         before = client.get("/api/boom/peer")
         assert before.status_code == 200
         failed = client.get("/api/boom/fail")
         assert failed.status_code == 500
         assert failed.headers["content-type"] == "application/problem+json"
         assert failed.headers["cache-control"] == "private, no-store"
-        assert failed.json() == {"type": "about:blank", "title": "Internal Server Error", "status": 500,
-                                 "detail": "internal server error", "errors": []}
+        assert failed.json() == {
+            "type": "about:blank",
+            "title": "Internal Server Error",
+            "status": 500,
+            "detail": "internal server error",
+            "errors": [],
+        }
         assert "secret-internal-detail" not in failed.text
         assert failed.headers.get("connection", "").lower() != "close"
         after = client.get("/api/boom/peer")

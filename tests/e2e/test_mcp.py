@@ -16,8 +16,16 @@ from .spec_tools import SPEC_TOOLS
 
 pytestmark = pytest.mark.anyio
 
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "curl", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-03-26",
+        "capabilities": {},
+        "clientInfo": {"name": "curl", "version": "1"},
+    },
+}
 MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
@@ -62,7 +70,12 @@ async def test_tools_describe_allowed_values_in_schema_and_text(base_url, accoun
         async with mcp_session(f"{base_url}/mcp/todos", {"X-Api-Key": account.key("todos:r")}) as s:
             tools = {t.name: t for t in (await s.list_tools()).tools}
     create = tools["todo_create"]
-    assert create.input_schema["properties"]["status"]["enum"] == ["pending", "in_progress", "done", "cancelled"]
+    assert create.input_schema["properties"]["status"]["enum"] == [
+        "pending",
+        "in_progress",
+        "done",
+        "cancelled",
+    ]
     assert create.input_schema["properties"]["priority"]["enum"] == ["low", "medium", "high"]
     assert create.input_schema["required"] == ["title"]
     assert "in_progress" in create.description and "todos:rw" in create.description
@@ -77,9 +90,15 @@ async def test_todo_tools_round_trip_with_structured_results(base_url, account):
     with anyio.fail_after(20):
         async with mcp_session(f"{base_url}/mcp/todos", headers) as s:
             # When a todo is created with messy tags
-            created = await s.call_tool("todo_create", {
-                "title": "Ship MCP", "priority": "high", "tags": [" Work ", "URGENT", "work"],
-                "due_date": "2026-12-01T10:00:00Z"})
+            created = await s.call_tool(
+                "todo_create",
+                {
+                    "title": "Ship MCP",
+                    "priority": "high",
+                    "tags": [" Work ", "URGENT", "work"],
+                    "due_date": "2026-12-01T10:00:00Z",
+                },
+            )
             assert not created.is_error, text(created)
             todo = created.structured_content
             # Then the result is structured and normalised like REST
@@ -96,8 +115,9 @@ async def test_todo_tools_round_trip_with_structured_results(base_url, account):
             assert [t["title"] for t in done["items"]] == ["Other errand"] and done["limit"] == 5
             found = (await s.call_tool("todo_search", {"q": "ship"})).structured_content
             assert [t["id"] for t in found["items"]] == [todo["id"]]
-            updated = await s.call_tool("todo_update", {"id": todo["id"], "status": "in_progress",
-                                                        "clear_due_date": True})
+            updated = await s.call_tool(
+                "todo_update", {"id": todo["id"], "status": "in_progress", "clear_due_date": True}
+            )
             assert not updated.is_error, text(updated)
             assert updated.structured_content["status"] == "in_progress"
             assert updated.structured_content["due_date"] is None
@@ -127,15 +147,21 @@ async def test_invalid_arguments_are_tool_errors_naming_the_field_and_allowed_va
     headers = {"X-Api-Key": account.key("todos:rw")}
     with anyio.fail_after(10):
         async with mcp_session(f"{base_url}/mcp/todos", headers) as s:
-            bad_enum = await s.call_tool("todo_create", {"title": "x", "status": "nope", "priority": "urgent"})
+            bad_enum = await s.call_tool(
+                "todo_create", {"title": "x", "status": "nope", "priority": "urgent"}
+            )
             bad_limit = await s.call_tool("todo_list", {"limit": 1000})
             bad_id = await s.call_tool("todo_get", {"id": "not-a-uuid"})
-            both = await s.call_tool("todo_update", {"id": str(uuid.uuid4()), "due_date": "2026-01-01T00:00:00Z",
-                                                     "clear_due_date": True})
+            both = await s.call_tool(
+                "todo_update",
+                {"id": str(uuid.uuid4()), "due_date": "2026-01-01T00:00:00Z", "clear_due_date": True},
+            )
             missing = await s.call_tool("todo_create", {})
     assert bad_enum.is_error
-    assert "status: must be one of the allowed values (allowed: pending, in_progress, done, cancelled)" \
+    assert (
+        "status: must be one of the allowed values (allowed: pending, in_progress, done, cancelled)"
         in text(bad_enum)
+    )
     assert "priority: must be one of the allowed values (allowed: low, medium, high)" in text(bad_enum)
     assert bad_limit.is_error and "limit:" in text(bad_limit)
     assert bad_id.is_error and "id:" in text(bad_id)
@@ -188,15 +214,24 @@ async def test_another_accounts_todo_is_not_found_through_mcp(base_url, account,
         async with mcp_session(f"{base_url}/mcp/todos", {"X-Api-Key": other_account.key("todos:rw")}) as s:
             theirs = (await s.call_tool("todo_create", {"title": "private"})).structured_content
         async with mcp_session(f"{base_url}/mcp", {"X-Api-Key": account.key()}) as s:
-            results = [await s.call_tool(name, {"id": theirs["id"], **extra}) for name, extra in
-                       [("todo_get", {}), ("todo_update", {"title": "mine"}), ("todo_delete", {})]]
+            results = [
+                await s.call_tool(name, {"id": theirs["id"], **extra})
+                for name, extra in [("todo_get", {}), ("todo_update", {"title": "mine"}), ("todo_delete", {})]
+            ]
             listed = (await s.call_tool("todo_search", {"q": "private"})).structured_content
     assert all(r.is_error and text(r) == "todo not found" for r in results)
     assert listed["total"] == 0
 
 
-@pytest.mark.parametrize(("path", "server"), [("/mcp/todos", "agentmate-todos"), ("/mcp/todos/", "agentmate-todos"),
-                                              ("/mcp", "agentmate"), ("/mcp/", "agentmate")])
+@pytest.mark.parametrize(
+    ("path", "server"),
+    [
+        ("/mcp/todos", "agentmate-todos"),
+        ("/mcp/todos/", "agentmate-todos"),
+        ("/mcp", "agentmate"),
+        ("/mcp/", "agentmate"),
+    ],
+)
 async def test_endpoints_answer_with_and_without_a_trailing_slash(base_url, account, path, server):
     async with httpx.AsyncClient(base_url=base_url, follow_redirects=False) as http:
         r = await http.post(path, json=INIT, headers={**MCP_HEADERS, "X-Api-Key": account.key("todos:r")})
@@ -214,12 +249,16 @@ async def test_unknown_mcp_paths_are_json_rpc_404s_listing_the_endpoints(base_ur
     assert "/mcp/todos" in error["data"]["endpoints"] and "/mcp/todos" in error["message"]
 
 
-@pytest.mark.parametrize("headers", [
-    {},
-    {"X-Api-Key": "ak_" + "0" * 64},
-    {"Authorization": "Bearer ak_not-a-key"},
-    {"X-Api-Key": ""},
-], ids=["missing", "unknown", "bad-bearer-key", "blank"])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"X-Api-Key": "ak_" + "0" * 64},
+        {"Authorization": "Bearer ak_not-a-key"},
+        {"X-Api-Key": ""},
+    ],
+    ids=["missing", "unknown", "bad-bearer-key", "blank"],
+)
 async def test_initialize_without_a_valid_key_is_a_401_json_rpc_error(base_url, headers):
     async with httpx.AsyncClient(base_url=base_url) as http:
         for path in ("/mcp/todos", "/mcp"):
@@ -231,7 +270,10 @@ async def test_initialize_without_a_valid_key_is_a_401_json_rpc_error(base_url, 
             assert body["jsonrpc"] == "2.0" and body["id"] == 7 and "mcp-session-id" not in r.headers
             assert body["error"]["code"] == -32001 and body["error"]["data"]["status"] == 401
             assert body["error"]["message"].startswith(body["error"]["data"]["reason"])
-            assert "send an API key in the X-Api-Key header (or Authorization: Bearer ak_…)" in body["error"]["message"]
+            assert (
+                "send an API key in the X-Api-Key header (or Authorization: Bearer ak_…)"
+                in body["error"]["message"]
+            )
 
 
 async def test_a_jwt_is_refused_on_mcp(base_url, account):
@@ -248,7 +290,8 @@ async def test_the_sdk_client_is_refused_with_a_401_before_initialize(base_url):
         async with mcp_session(f"{base_url}/mcp/todos", {"X-Api-Key": "ak_wrong"}):
             pass
     assert isinstance(caught.value, MCPError) or (
-        isinstance(caught.value, BaseExceptionGroup) and caught.group_contains(MCPError))
+        isinstance(caught.value, BaseExceptionGroup) and caught.group_contains(MCPError)
+    )
 
 
 @pytest.mark.parametrize("how", ["bearer", "query"])
@@ -273,13 +316,18 @@ async def test_the_spec_curl_handshake_works_statelessly(base_url, account):
         assert init.json()["result"]["protocolVersion"] == "2025-03-26"
         # 2. list tools with the session
         headers = {**MCP_HEADERS, "X-Api-Key": key, "Mcp-Session-Id": sid}
-        notified = await http.post("/mcp/todos", headers=headers,
-                                   json={"jsonrpc": "2.0", "method": "notifications/initialized"})
-        listed = await http.post("/mcp/todos", headers=headers,
-                                 json={"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})
+        notified = await http.post(
+            "/mcp/todos", headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"}
+        )
+        listed = await http.post(
+            "/mcp/todos",
+            headers=headers,
+            json={"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
+        )
         # and the same session id is honoured by the aggregate endpoint (any replica, no server state)
-        other_endpoint = await http.post("/mcp", headers=headers,
-                                         json={"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+        other_endpoint = await http.post(
+            "/mcp", headers=headers, json={"jsonrpc": "2.0", "id": 3, "method": "tools/list"}
+        )
     assert notified.status_code == 202
     assert listed.status_code == 200, listed.text
     assert sorted(t["name"] for t in listed.json()["result"]["tools"]) == sorted(SPEC_TOOLS["todos"])
@@ -292,8 +340,11 @@ async def test_any_replica_honours_a_session_id_another_one_issued(base_url, rep
     async with httpx.AsyncClient() as http:
         init = await http.post(f"{base_url}/mcp/todos", json=INIT, headers={**MCP_HEADERS, "X-Api-Key": key})
         headers = {**MCP_HEADERS, "X-Api-Key": key, "Mcp-Session-Id": init.headers["mcp-session-id"]}
-        listed = await http.post(f"{replica_url}/mcp/todos", headers=headers,
-                                 json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        listed = await http.post(
+            f"{replica_url}/mcp/todos",
+            headers=headers,
+            json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        )
         ended = await http.delete(f"{replica_url}/mcp/todos", headers=headers)
     assert listed.status_code == 200 and len(listed.json()["result"]["tools"]) == len(SPEC_TOOLS["todos"])
     assert ended.status_code == 405  # stateless: there is no server-side session to terminate
@@ -304,10 +355,16 @@ async def test_a_session_id_is_bound_to_the_key_it_was_issued_to(base_url, accou
         init = await http.post("/mcp/todos", json=INIT, headers={**MCP_HEADERS, "X-Api-Key": account.key()})
         sid = init.headers["mcp-session-id"]
         body = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
-        foreign = await http.post("/mcp/todos", json=body, headers={
-            **MCP_HEADERS, "X-Api-Key": other_account.key(), "Mcp-Session-Id": sid})
-        forged = await http.post("/mcp/todos", json=body, headers={
-            **MCP_HEADERS, "X-Api-Key": account.key(), "Mcp-Session-Id": "made-up"})
+        foreign = await http.post(
+            "/mcp/todos",
+            json=body,
+            headers={**MCP_HEADERS, "X-Api-Key": other_account.key(), "Mcp-Session-Id": sid},
+        )
+        forged = await http.post(
+            "/mcp/todos",
+            json=body,
+            headers={**MCP_HEADERS, "X-Api-Key": account.key(), "Mcp-Session-Id": "made-up"},
+        )
         cold = await http.post("/mcp/todos", json=body, headers={**MCP_HEADERS, "X-Api-Key": account.key()})
     assert foreign.status_code == 404 and foreign.json()["error"]["message"].startswith("Session not found")
     assert forged.status_code == 404
@@ -324,8 +381,12 @@ async def test_host_and_origin_outside_the_allowlist_are_refused(base_url, accou
     headers = {**MCP_HEADERS, "X-Api-Key": account.key("todos:r")}
     async with httpx.AsyncClient(base_url=base_url) as http:
         bad_host = await http.post("/mcp/todos", json=INIT, headers={**headers, "Host": "evil.example"})
-        bad_origin = await http.post("/mcp/todos", json=INIT, headers={**headers, "Origin": "https://evil.example"})
-        good_origin = await http.post("/mcp/todos", json=INIT, headers={**headers, "Origin": "http://localhost:3000"})
+        bad_origin = await http.post(
+            "/mcp/todos", json=INIT, headers={**headers, "Origin": "https://evil.example"}
+        )
+        good_origin = await http.post(
+            "/mcp/todos", json=INIT, headers={**headers, "Origin": "http://localhost:3000"}
+        )
     assert bad_host.status_code == 421
     assert bad_origin.status_code == 403
     assert good_origin.status_code == 200

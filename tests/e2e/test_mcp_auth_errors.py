@@ -34,8 +34,9 @@ def _mcp_error(caught: BaseException) -> MCPError:
 
 
 def _revoked_key(account) -> str:
-    r = account.client.post("/api/auth/apikeys", json={"name": "to revoke", "scopes": []},
-                            headers=account.jwt_headers)
+    r = account.client.post(
+        "/api/auth/apikeys", json={"name": "to revoke", "scopes": []}, headers=account.jwt_headers
+    )
     assert r.status_code == 201, r.text
     created = r.json()
     r = account.client.delete(f"/api/auth/apikeys/{created['id']}", headers=account.jwt_headers)
@@ -55,8 +56,12 @@ async def test_the_official_client_shows_the_reason_of_a_401(base_url, account, 
         async with mcp_session(f"{base_url}/mcp/todos", headers):
             pass
     error = _mcp_error(caught.value)
-    reason = {"missing": "missing API key", "invalid": "invalid api key", "revoked": "invalid api key",
-              "jwt": "MCP endpoints accept API keys only, not JWTs"}[case]
+    reason = {
+        "missing": "missing API key",
+        "invalid": "invalid api key",
+        "revoked": "invalid api key",
+        "jwt": "MCP endpoints accept API keys only, not JWTs",
+    }[case]
     assert error.error.code == -32001
     assert error.error.message == f"{reason} — {HOW}"
     assert error.error.data["reason"] == reason
@@ -67,24 +72,47 @@ def _inspector() -> list[str]:
     npx = shutil.which("npx")
     if npx is None:
         pytest.skip("npx is not installed")
-    probe = subprocess.run([npx, "--yes", INSPECTOR, "--cli", "--help"], capture_output=True, text=True,
-                           timeout=300, stdin=subprocess.DEVNULL,
-                           env={**os.environ, "npm_config_update_notifier": "false"}, check=False)
+    probe = subprocess.run(
+        [npx, "--yes", INSPECTOR, "--cli", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "npm_config_update_notifier": "false"},
+        check=False,
+    )
     if probe.returncode != 0 or "--stored-auth-only" not in probe.stdout:
         pytest.skip(f"{INSPECTOR} could not be installed: {probe.stderr.strip()[-300:]}")
     return [npx, "--yes", INSPECTOR, "--cli"]
 
 
 def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-                          env={**os.environ, "npm_config_update_notifier": "false", "BROWSER": "none"}, check=False)
+    return subprocess.run(
+        cmd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "npm_config_update_notifier": "false", "BROWSER": "none"},
+        check=False,
+    )
 
 
 def test_the_inspector_cli_lists_tools_with_a_key_and_says_why_without_one(base_url, account):
     inspector = _inspector()
     url = f"{base_url}/mcp/todos"
-    listed = _run([*inspector, url, "--transport", "http", "--header", f"X-Api-Key: {account.key('todos:r')}",
-                   "--method", "tools/list"])
+    listed = _run(
+        [
+            *inspector,
+            url,
+            "--transport",
+            "http",
+            "--header",
+            f"X-Api-Key: {account.key('todos:r')}",
+            "--method",
+            "tools/list",
+        ]
+    )
     assert listed.returncode == 0, listed.stderr
     names = {t["name"] for t in json.loads(listed.stdout)["tools"]}
     assert {"todo_create", "todo_list", "todo_update"} <= names

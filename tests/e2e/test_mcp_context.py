@@ -19,18 +19,32 @@ pytestmark = pytest.mark.anyio
 async def test_context_pack_matches_the_rest_twin_and_authorises_each_layer(base_url, account):
     h = account.headers("memory:rw", "notes:rw")
     async with httpx.AsyncClient(base_url=base_url, headers=h, timeout=30) as rest:
-        r = await rest.post("/api/memory/entries", json={
-            "memory_type": "procedural", "content": "Run the migrations before switching traffic.",
-            "evidence": [{"source_type": "test", "source_id": "t"}]})
+        r = await rest.post(
+            "/api/memory/entries",
+            json={
+                "memory_type": "procedural",
+                "content": "Run the migrations before switching traffic.",
+                "evidence": [{"source_type": "test", "source_id": "t"}],
+            },
+        )
         assert r.status_code == 201, r.text
-        assert (await rest.post("/api/notes", json={"title": "migrations", "content": "0042 is slow"})).status_code == 201
-        body = {"task": "switch traffic after migrations", "query": "migrations", "session_id": str(uuid.uuid4()),
-                "max_chars": 900, "render": True}
+        assert (
+            await rest.post("/api/notes", json={"title": "migrations", "content": "0042 is slow"})
+        ).status_code == 201
+        body = {
+            "task": "switch traffic after migrations",
+            "query": "migrations",
+            "session_id": str(uuid.uuid4()),
+            "max_chars": 900,
+            "render": True,
+        }
         twin = await rest.post("/api/context/pack", json=body)
         assert twin.status_code == 200, twin.text
         bad = await rest.post("/api/context/pack", json={"task": "x", "layers": ["nope"]})
     with anyio.fail_after(60):
-        async with mcp_session(f"{base_url}/mcp/context", {"X-Api-Key": account.key("memory:rw", "notes:rw")}) as s:
+        async with mcp_session(
+            f"{base_url}/mcp/context", {"X-Api-Key": account.key("memory:rw", "notes:rw")}
+        ) as s:
             tools = {t.name for t in (await s.list_tools()).tools}
             assert tools == {"context_pack"}
             packed = await call(s, "context_pack", **body)
@@ -42,10 +56,14 @@ async def test_context_pack_matches_the_rest_twin_and_authorises_each_layer(base
     # Same service, same answer: REST and MCP return the same pack
     assert json.dumps(packed, sort_keys=True) == json.dumps(twin.json(), sort_keys=True)
     facts = next(layer for layer in packed["layers"] if layer["layer"] == "FACTS")
-    assert [i["source"] for i in facts["items"]] == ["note"] and facts["note"] == "todos: insufficient scope: todos:r"
+    assert [i["source"] for i in facts["items"]] == ["note"] and facts[
+        "note"
+    ] == "todos: insufficient scope: todos:r"
     # Same validation: the unknown layer is named with the allowed values
     assert bad.status_code == 400
-    assert message.startswith("Validation failed: layers[0]: must be one of the allowed values (allowed: SKILL, ")
+    assert message.startswith(
+        "Validation failed: layers[0]: must be one of the allowed values (allowed: SKILL, "
+    )
     assert "max_chars: must be 500..200000" in too_small
     assert "max_tokens: unknown argument (use max_chars: budgets are in characters, not tokens)" in misnamed
     assert scope_refusal.startswith("insufficient scope: context_pack requires memory:r")

@@ -29,8 +29,9 @@ async def test_a_key_of_a_deleted_account_is_refused_with_its_reason(base_url, a
             made = await s.call_tool("todo_create", {"title": "before deletion"})
     assert not made.is_error
     # When the account is deleted
-    r = account.client.request("DELETE", "/api/auth/account", json={"password": account.password},
-                               headers=account.jwt_headers)
+    r = account.client.request(
+        "DELETE", "/api/auth/account", json={"password": account.password}, headers=account.jwt_headers
+    )
     assert r.status_code == 204, r.text
     # Then the same key is a 401 whose reason reaches the client
     error = await _refusal(f"{base_url}/mcp/todos", key)
@@ -38,28 +39,36 @@ async def test_a_key_of_a_deleted_account_is_refused_with_its_reason(base_url, a
 
 
 async def test_an_expired_key_is_refused_with_its_reason(base_url, account, owner_url):
-    r = account.client.post("/api/auth/apikeys", json={"name": "short-lived", "scopes": ["todos:r"]},
-                            headers=account.jwt_headers)
+    r = account.client.post(
+        "/api/auth/apikeys", json={"name": "short-lived", "scopes": ["todos:r"]}, headers=account.jwt_headers
+    )
     created = r.json()
     with psycopg.connect(owner_url) as conn:
-        conn.execute("UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = %s", (created["id"],))
+        conn.execute(
+            "UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = %s", (created["id"],)
+        )
     error = await _refusal(f"{base_url}/mcp/todos", {"X-Api-Key": created["key"]})
     assert error.code == -32001 and error.data["reason"].startswith("api key expired")
 
 
 async def test_jwts_stay_refused_on_mcp_whether_current_or_revoked(base_url, account):
-    current = account.client.post("/api/auth/login", json={"email": account.email, "password": account.password})
+    current = account.client.post(
+        "/api/auth/login", json={"email": account.email, "password": account.password}
+    )
     assert account.client.post("/api/auth/logout-all", headers=account.jwt_headers).status_code == 204
     for token in (account.token, current.json()["token"]):  # both revoked by the sign-out
         error = await _refusal(f"{base_url}/mcp/todos", {"Authorization": f"Bearer {token}"})
         assert error.data["reason"] == "MCP endpoints accept API keys only, not JWTs"
-    fresh = account.client.post("/api/auth/login", json={"email": account.email, "password": account.password})
+    fresh = account.client.post(
+        "/api/auth/login", json={"email": account.email, "password": account.password}
+    )
     error = await _refusal(f"{base_url}/mcp/todos", {"Authorization": f"Bearer {fresh.json()['token']}"})
     assert error.data["reason"] == "MCP endpoints accept API keys only, not JWTs"
 
 
-async def test_a_key_of_a_suspended_account_is_refused_with_its_reason_until_reactivated(base_url, account,
-                                                                                         owner_url):
+async def test_a_key_of_a_suspended_account_is_refused_with_its_reason_until_reactivated(
+    base_url, account, owner_url
+):
     key = {"X-Api-Key": account.key("todos:rw")}
     with psycopg.connect(owner_url) as conn:
         conn.execute("UPDATE accounts SET suspended_at = now() WHERE id = %s", (account.account_id,))

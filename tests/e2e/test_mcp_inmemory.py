@@ -20,8 +20,9 @@ SERVERS = build_servers(registry.load())
 
 
 def key(*scopes: str) -> Principal:
-    return Principal(account_id=uuid.uuid4(), user_id=uuid.uuid4(), via="api_key", key_id=uuid.uuid4(),
-                     scopes=scopes)
+    return Principal(
+        account_id=uuid.uuid4(), user_id=uuid.uuid4(), via="api_key", key_id=uuid.uuid4(), scopes=scopes
+    )
 
 
 async def test_the_aggregate_lists_tools_by_the_callers_scopes_and_rw_implies_r():
@@ -29,7 +30,10 @@ async def test_the_aggregate_lists_tools_by_the_callers_scopes_and_rw_implies_r(
         async with Client(SERVERS["/mcp"]) as client:
             names = {t.name for t in (await client.list_tools()).tools}
     assert names == {spec.name for spec in registry.load()["notes"].specs} | {
-        "expense_get", "expense_list", "expense_summary"}
+        "expense_get",
+        "expense_list",
+        "expense_summary",
+    }
 
 
 async def test_without_a_principal_nothing_is_listed_or_callable():

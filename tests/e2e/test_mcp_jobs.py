@@ -31,8 +31,14 @@ async def test_a_job_is_read_by_its_account_and_not_found_for_another(base_url, 
     with anyio.fail_after(20):
         async with mcp_session(f"{base_url}/mcp/knowledge", {"X-Api-Key": account.key("knowledge:r")}) as s:
             got = await call(s, "knowledge_job_get", job_id=str(job.id))
-            assert (got["id"], got["status"], got["kind"], got["payload"]) == (str(job.id), "queued", "mcp_test",
-                                                                               {"n": 1})
+            assert (got["id"], got["status"], got["kind"], got["payload"]) == (
+                str(job.id),
+                "queued",
+                "mcp_test",
+                {"n": 1},
+            )
             assert "lease_owner" not in got
-        async with mcp_session(f"{base_url}/mcp/knowledge", {"X-Api-Key": other_account.key("knowledge:r")}) as s:
+        async with mcp_session(
+            f"{base_url}/mcp/knowledge", {"X-Api-Key": other_account.key("knowledge:r")}
+        ) as s:
             assert await refused(s, "knowledge_job_get", job_id=str(job.id)) == "job not found"

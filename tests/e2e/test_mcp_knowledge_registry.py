@@ -18,10 +18,14 @@ pytestmark = pytest.mark.anyio
 def seed(client, account, path="product/faq") -> dict:
     """A local source with one pushed package (via REST: the spec has no MCP push tool)."""
     h = account.headers("knowledge:rw")
-    source = client.post("/api/knowledge/sources", json={"type": "local", "repository_url": "file:///kb",
-                                                         "package_path": path}, headers=h).json()
-    pushed = client.post(f"/api/knowledge/sources/{source['id']}/snapshots", json={"files": snapshot(path)},
-                         headers=h)
+    source = client.post(
+        "/api/knowledge/sources",
+        json={"type": "local", "repository_url": "file:///kb", "package_path": path},
+        headers=h,
+    ).json()
+    pushed = client.post(
+        f"/api/knowledge/sources/{source['id']}/snapshots", json={"files": snapshot(path)}, headers=h
+    )
     assert pushed.status_code == 201, pushed.text
     revision = pushed.json()["revision"]["id"]
     docs = client.get(f"/api/knowledge/revisions/{revision}/documents", headers=h).json()["items"]
@@ -35,19 +39,35 @@ async def test_agent_finds_a_collection_and_reads_a_document(base_url, client, a
     with anyio.fail_after(30):
         async with mcp_session(f"{base_url}/mcp/knowledge", {"X-Api-Key": account.key("knowledge:r")}) as s:
             catalog = await call(s, "knowledge_catalog_list", query="billing")
-            assert catalog == client.get("/api/knowledge/catalog", params={"query": "billing"}, headers=h).json()
+            assert (
+                catalog == client.get("/api/knowledge/catalog", params={"query": "billing"}, headers=h).json()
+            )
             assert [c["source_id"] for c in catalog["items"]] == [ids["source_id"]]
-            assert catalog["domains"] == [{"domain": "product", "collections": 1},
-                                          {"domain": "support", "collections": 1}]
+            assert catalog["domains"] == [
+                {"domain": "product", "collections": 1},
+                {"domain": "support", "collections": 1},
+            ]
             zh = await call(s, "knowledge_catalog_list", domain="support")
             assert [c["languages"] for c in zh["items"]] == [["zh"]]
             card = catalog["items"][0]
             docs = await call(s, "knowledge_documents_list", revision_id=card["revision_id"], limit=2)
-            assert docs == client.get(f"/api/knowledge/revisions/{card['revision_id']}/documents",
-                                      params={"limit": 2}, headers=h).json()
-            assert [d["path"] for d in docs["items"]] == ["docs/billing.md", "docs/refunds.md"] and docs["total"] == 3
-            one = await call(s, "knowledge_document_get", revision_id=card["revision_id"],
-                             document_id=docs["items"][0]["id"])
+            assert (
+                docs
+                == client.get(
+                    f"/api/knowledge/revisions/{card['revision_id']}/documents",
+                    params={"limit": 2},
+                    headers=h,
+                ).json()
+            )
+            assert [d["path"] for d in docs["items"]] == ["docs/billing.md", "docs/refunds.md"] and docs[
+                "total"
+            ] == 3
+            one = await call(
+                s,
+                "knowledge_document_get",
+                revision_id=card["revision_id"],
+                document_id=docs["items"][0]["id"],
+            )
             assert one["content"].startswith("# Billing")
             sources = await call(s, "knowledge_sources_list")
             assert sources["total"] == 2
@@ -57,11 +77,19 @@ async def test_agent_finds_a_collection_and_reads_a_document(base_url, client, a
 async def test_sync_over_mcp_ingests_from_the_loopback_git_server(base_url, client, account, monkeypatch):
     with loopback_git(monkeypatch) as git:
         h = account.headers("knowledge:rw")
-        src = client.post("/api/knowledge/sources", json={"type": "git", "package_path": "support/faq",
-                                                          "repository_url": git.url("git.test", "acme/kb")},
-                          headers=h).json()
+        src = client.post(
+            "/api/knowledge/sources",
+            json={
+                "type": "git",
+                "package_path": "support/faq",
+                "repository_url": git.url("git.test", "acme/kb"),
+            },
+            headers=h,
+        ).json()
         with anyio.fail_after(30):
-            async with mcp_session(f"{base_url}/mcp/knowledge", {"X-Api-Key": account.key("knowledge:rw")}) as s:
+            async with mcp_session(
+                f"{base_url}/mcp/knowledge", {"X-Api-Key": account.key("knowledge:rw")}
+            ) as s:
                 out = await call(s, "knowledge_source_sync", source_id=src["id"], ref="main")
                 assert (out["created"], out["revision"]["commit_sha"]) == (True, git.main_sha)
                 assert out["manifest"]["name"] == "客服常见问题"
@@ -77,9 +105,14 @@ async def test_registry_tools_never_reach_another_accounts_ids(base_url, client,
         async with mcp_session(f"{base_url}/mcp/knowledge", {"X-Api-Key": account.key("knowledge:rw")}) as s:
             for name, args in (
                 ("knowledge_documents_list", {"revision_id": theirs["revision_id"]}),
-                ("knowledge_document_get", {"revision_id": theirs["revision_id"],
-                                            "document_id": theirs["document_id"]}),
-                ("knowledge_document_get", {"revision_id": mine["revision_id"], "document_id": theirs["document_id"]}),
+                (
+                    "knowledge_document_get",
+                    {"revision_id": theirs["revision_id"], "document_id": theirs["document_id"]},
+                ),
+                (
+                    "knowledge_document_get",
+                    {"revision_id": mine["revision_id"], "document_id": theirs["document_id"]},
+                ),
                 ("knowledge_source_sync", {"source_id": theirs["source_id"]}),
             ):
                 message = await refused(s, name, **args)

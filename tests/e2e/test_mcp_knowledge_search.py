@@ -25,15 +25,25 @@ async def test_index_search_and_links_over_mcp(base_url, client, account, other_
             found = await call(s, "knowledge_search", query="pro plan priority support", top_k=2)
             assert found["items"][0]["citation"] == "guide/billing.md # Billing > Plans"
             assert found["query_id"]
-            rest = client.post("/api/knowledge/search", json={"query": "pro plan priority support", "top_k": 2},
-                               headers=account.headers("knowledge:r")).json()
+            rest = client.post(
+                "/api/knowledge/search",
+                json={"query": "pro plan priority support", "top_k": 2},
+                headers=account.headers("knowledge:r"),
+            ).json()
             assert [i["chunk_key"] for i in rest["items"]] == [i["chunk_key"] for i in found["items"]]
             links = await call(s, "knowledge_document_links", doc_id=mine["docs"]["guide/billing.md"])
-            assert links == client.get(f"/api/knowledge/documents/{mine['docs']['guide/billing.md']}/links",
-                                       headers=account.headers("knowledge:r")).json()
+            assert (
+                links
+                == client.get(
+                    f"/api/knowledge/documents/{mine['docs']['guide/billing.md']}/links",
+                    headers=account.headers("knowledge:r"),
+                ).json()
+            )
             # another account's ids: not found, nothing of theirs in the answer
             assert "not found" in await refused(s, "knowledge_index_active", source_id=theirs["source_id"])
-            assert "not found" in await refused(s, "knowledge_document_links", doc_id=theirs["docs"]["退款.md"])
+            assert "not found" in await refused(
+                s, "knowledge_document_links", doc_id=theirs["docs"]["退款.md"]
+            )
             other = await call(s, "knowledge_search", query="退款", source_ids=[theirs["source_id"]])
             assert other["items"] == []
             assert "top_k" in await refused(s, "knowledge_search", query="x", top_k=21)

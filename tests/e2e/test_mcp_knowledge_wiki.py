@@ -37,10 +37,15 @@ async def test_wiki_tools_answer_as_rest_does(base_url, client, account):
             listed = await call(s, "knowledge_builds_list", source_id=src)
             assert [b["id"] for b in listed["items"]] == [build]
             pages = await call(s, "knowledge_build_pages", build_id=build, limit=100)
-            assert pages == client.get(f"/api/knowledge/builds/{build}/pages", params={"limit": 100},
-                                       headers=h).json()
+            assert (
+                pages
+                == client.get(f"/api/knowledge/builds/{build}/pages", params={"limit": 100}, headers=h).json()
+            )
             page = await call(s, "knowledge_page_get", build_id=build, path="wiki/docs-topic-01.md")
-            assert page == client.get(f"/api/knowledge/builds/{build}/pages/wiki/docs-topic-01.md", headers=h).json()
+            assert (
+                page
+                == client.get(f"/api/knowledge/builds/{build}/pages/wiki/docs-topic-01.md", headers=h).json()
+            )
             assert page["citations"][0]["document_path"] == "docs/topic-01.md"
             diff = await call(s, "knowledge_build_diff", build_id=build)
             assert diff["from_build_id"] is None and len(diff["added"]) == pages["total"]
@@ -48,12 +53,20 @@ async def test_wiki_tools_answer_as_rest_does(base_url, client, account):
             assert events["items"][0]["event_type"] == "build_queued"
             activated = await call(s, "knowledge_build_activate", build_id=build)
             assert {k: activated[k] for k in ("source_id", "active_build_id", "previous_build_id")} == {
-                "source_id": src, "active_build_id": build, "previous_build_id": build}
-            assert activated["index"]["build_id"] == build and activated["index_job"] is None  # re-indexed inline
+                "source_id": src,
+                "active_build_id": build,
+                "previous_build_id": build,
+            }
+            assert (
+                activated["index"]["build_id"] == build and activated["index_job"] is None
+            )  # re-indexed inline
             # (no worker runs in this test: the compile's job and the re-index its activation queued still wait)
             stats = await call(s, "knowledge_queue_stats")
             rest = client.get("/api/knowledge/queue", headers=h).json()
-            assert (stats["waiting"], [k["kind"] for k in stats["kinds"]]) == (rest["waiting"], ["wiki_compile", "wiki_index"])
+            assert (stats["waiting"], [k["kind"] for k in stats["kinds"]]) == (
+                rest["waiting"],
+                ["wiki_compile", "wiki_index"],
+            )
             indexed = await call(s, "knowledge_wiki_index", source_id=src)
             assert indexed["items"][0]["build_id"] == build
             status = await call(s, "knowledge_wiki_status", source_id=src)
@@ -69,15 +82,17 @@ async def test_wiki_tools_never_reach_another_accounts_builds(base_url, account,
     src, build = _built(other_account, "mcp-wiki-theirs")
     with anyio.fail_after(30):
         async with mcp_session(f"{base_url}/mcp/knowledge", {"X-Api-Key": account.key("knowledge:rw")}) as s:
-            for name, args in (("knowledge_build_get", {"build_id": build}),
-                               ("knowledge_build_pages", {"build_id": build}),
-                               ("knowledge_page_get", {"build_id": build, "path": "wiki/index.md"}),
-                               ("knowledge_build_diff", {"build_id": build}),
-                               ("knowledge_build_events", {"build_id": build}),
-                               ("knowledge_build_activate", {"build_id": build}),
-                               ("knowledge_builds_list", {"source_id": src}),
-                               ("knowledge_wiki_index", {"source_id": src}),
-                               ("knowledge_wiki_status", {"source_id": src})):
+            for name, args in (
+                ("knowledge_build_get", {"build_id": build}),
+                ("knowledge_build_pages", {"build_id": build}),
+                ("knowledge_page_get", {"build_id": build, "path": "wiki/index.md"}),
+                ("knowledge_build_diff", {"build_id": build}),
+                ("knowledge_build_events", {"build_id": build}),
+                ("knowledge_build_activate", {"build_id": build}),
+                ("knowledge_builds_list", {"source_id": src}),
+                ("knowledge_wiki_index", {"source_id": src}),
+                ("knowledge_wiki_status", {"source_id": src}),
+            ):
                 assert "not found" in await refused(s, name, **args), name
             assert (await call(s, "knowledge_builds_list"))["total"] == 0
             assert (await call(s, "knowledge_wiki_search", query="Topic 01 billing rule"))["items"] == []

@@ -33,11 +33,26 @@ async def refused(session, name: str, **args) -> str:
 async def test_note_tools_round_trip(base_url, account):
     with anyio.fail_after(20):
         async with mcp_session(f"{base_url}/mcp/notes", {"X-Api-Key": account.key("notes:rw")}) as s:
-            note = await call(s, "note_create", title="  Groceries ", content="milk", tags=["Home", "home"],
-                              idempotency_key="n-1")
+            note = await call(
+                s,
+                "note_create",
+                title="  Groceries ",
+                content="milk",
+                tags=["Home", "home"],
+                idempotency_key="n-1",
+            )
             assert note["title"] == "Groceries" and note["tags"] == ["home"]
-            assert await call(s, "note_create", title="  Groceries ", content="milk", tags=["Home", "home"],
-                              idempotency_key="n-1") == note
+            assert (
+                await call(
+                    s,
+                    "note_create",
+                    title="  Groceries ",
+                    content="milk",
+                    tags=["Home", "home"],
+                    idempotency_key="n-1",
+                )
+                == note
+            )
             assert (await call(s, "note_get", id=note["id"]))["content"] == "milk"
             appended = await call(s, "note_append", id=note["id"], content="\neggs")
             assert appended["content"] == "milk\neggs"
@@ -47,7 +62,11 @@ async def test_note_tools_round_trip(base_url, account):
             assert [n["title"] for n in (await call(s, "note_search", q="STAND"))["items"]] == ["Work log"]
             assert (await call(s, "note_list", q="eggs"))["total"] == 1
             updated = await call(s, "note_update", id=note["id"], title="Shopping", tags=[])
-            assert updated["title"] == "Shopping" and updated["tags"] == [] and updated["content"] == "milk\neggs"
+            assert (
+                updated["title"] == "Shopping"
+                and updated["tags"] == []
+                and updated["content"] == "milk\neggs"
+            )
             assert "content" in await refused(s, "note_append", id=note["id"], content="")
             assert "title" in await refused(s, "note_create", title="   ")
             assert await call(s, "note_delete", id=note["id"]) == {"id": note["id"], "deleted": True}
@@ -58,21 +77,25 @@ async def test_note_tools_round_trip(base_url, account):
 async def test_report_tools_round_trip(base_url, account):
     with anyio.fail_after(20):
         async with mcp_session(f"{base_url}/mcp/reports", {"X-Api-Key": account.key("reports:rw")}) as s:
-            report = await call(s, "report_create", title="Weekly", content="# Week 1", tags=["Ops"],
-                                source="researcher")
+            report = await call(
+                s, "report_create", title="Weekly", content="# Week 1", tags=["Ops"], source="researcher"
+            )
             assert report["format"] == "md" and report["source"] == "researcher" and report["source_key_id"]
             await call(s, "report_create", title="Page", content="<p>x</p>", format="html")
             assert (await call(s, "report_get", id=report["id"]))["content"] == "# Week 1"
             listed = await call(s, "report_list", source="researcher")
-            assert [r["id"] for r in listed["items"]] == [report["id"]] and "content" not in listed["items"][0]
+            assert [r["id"] for r in listed["items"]] == [report["id"]] and "content" not in listed["items"][
+                0
+            ]
             assert (await call(s, "report_list", tags=["ops"], q="week"))["total"] == 1
             sources = await call(s, "report_list_sources")
             assert sources["items"] == [{"source": "researcher", "count": 1}]
             updated = await call(s, "report_update", id=report["id"], format="html", clear_source=True)
             assert updated["format"] == "html" and updated["source"] is None and updated["title"] == "Weekly"
             assert "allowed: md, html" in await refused(s, "report_create", title="x", format="pdf")
-            assert "clear_source" in await refused(s, "report_update", id=report["id"], source="a",
-                                                   clear_source=True)
+            assert "clear_source" in await refused(
+                s, "report_update", id=report["id"], source="a", clear_source=True
+            )
             assert (await call(s, "report_delete", id=report["id"]))["deleted"] is True
             assert await refused(s, "report_get", id=report["id"]) == "report not found"
 
@@ -80,15 +103,23 @@ async def test_report_tools_round_trip(base_url, account):
 async def test_bookmark_tools_round_trip(base_url, account):
     with anyio.fail_after(20):
         async with mcp_session(f"{base_url}/mcp/bookmarks", {"X-Api-Key": account.key("bookmarks:rw")}) as s:
-            mark = await call(s, "bookmark_create", url="https://example.com/a", title="Example",
-                              content="saved text", tags=["Read-Later"], source="crawler")
+            mark = await call(
+                s,
+                "bookmark_create",
+                url="https://example.com/a",
+                title="Example",
+                content="saved text",
+                tags=["Read-Later"],
+                source="crawler",
+            )
             assert mark["is_read"] is False and mark["read_at"] is None and mark["tags"] == ["read-later"]
             assert (await call(s, "bookmark_get", id=mark["id"]))["content"] == "saved text"
             await call(s, "bookmark_create", url="http://example.org/b", is_read=True)
             unread = await call(s, "bookmark_list", is_read=False)
             assert [b["id"] for b in unread["items"]] == [mark["id"]] and "content" not in unread["items"][0]
             assert (await call(s, "bookmark_list", source="crawler", tags=["read-later"], q="example.com"))[
-                "total"] == 1
+                "total"
+            ] == 1
             read = await call(s, "bookmark_update", id=mark["id"], is_read=True, summary="short")
             assert read["is_read"] is True and read["read_at"] and read["summary"] == "short"
             assert (await call(s, "bookmark_update", id=mark["id"], clear_source=True))["source"] is None
@@ -100,15 +131,30 @@ async def test_bookmark_tools_round_trip(base_url, account):
 async def test_expense_tools_round_trip(base_url, account):
     with anyio.fail_after(20):
         async with mcp_session(f"{base_url}/mcp/expenses", {"X-Api-Key": account.key("expenses:rw")}) as s:
-            lunch = await call(s, "expense_create", amount="12.50", currency="usd", description="Lunch",
-                               tags=["Food"], happened_at="2026-03-01T12:30:00+08:00", source="receipts")
+            lunch = await call(
+                s,
+                "expense_create",
+                amount="12.50",
+                currency="usd",
+                description="Lunch",
+                tags=["Food"],
+                happened_at="2026-03-01T12:30:00+08:00",
+                source="receipts",
+            )
             assert lunch["amount"] == "12.50" and lunch["currency"] == "USD" and lunch["tags"] == ["food"]
-            await call(s, "expense_create", amount=7, currency="USD", tags=["food", "coffee"],
-                       happened_at="2026-03-02T09:00:00Z")
+            await call(
+                s,
+                "expense_create",
+                amount=7,
+                currency="USD",
+                tags=["food", "coffee"],
+                happened_at="2026-03-02T09:00:00Z",
+            )
             await call(s, "expense_create", amount="100", currency="CNY", happened_at="2026-03-03T09:00:00Z")
             assert (await call(s, "expense_get", id=lunch["id"]))["description"] == "Lunch"
-            listed = await call(s, "expense_list", currency="usd", start="2026-03-01T00:00:00Z",
-                                end="2026-03-02T00:00:00Z")
+            listed = await call(
+                s, "expense_list", currency="usd", start="2026-03-01T00:00:00Z", end="2026-03-02T00:00:00Z"
+            )
             assert [e["id"] for e in listed["items"]] == [lunch["id"]]
             assert (await call(s, "expense_list", q="lunch", source="receipts", tags=["FOOD"]))["total"] == 1
             summary = await call(s, "expense_summary")
@@ -119,8 +165,9 @@ async def test_expense_tools_round_trip(base_url, account):
             updated = await call(s, "expense_update", id=lunch["id"], amount="13", clear_source=True)
             assert updated["amount"] == "13.00" and updated["source"] is None
             assert "amount" in await refused(s, "expense_create", amount="1.005", currency="USD")
-            assert "start" in await refused(s, "expense_list", start="2026-03-02T00:00:00Z",
-                                            end="2026-03-01T00:00:00Z")
+            assert "start" in await refused(
+                s, "expense_list", start="2026-03-02T00:00:00Z", end="2026-03-01T00:00:00Z"
+            )
             assert "currency" in await refused(s, "expense_create", amount="1", currency="ZZZ")
             assert (await call(s, "expense_delete", id=lunch["id"]))["deleted"] is True
             assert await refused(s, "expense_get", id=lunch["id"]) == "expense not found"
@@ -131,22 +178,44 @@ async def test_skill_record_tools_round_trip(base_url, account):
     with anyio.fail_after(20):
         async with mcp_session(f"{base_url}/mcp/skills", {"X-Api-Key": account.key("skills:rw")}) as s:
             assert "no active version" in await refused(s, "skill_version_get_active", skill_name="summarise")
-            published = await call(s, "skill_version_publish", skill_name="summarise", version="1.0.0",
-                                   content=body, activate=True)
+            published = await call(
+                s,
+                "skill_version_publish",
+                skill_name="summarise",
+                version="1.0.0",
+                content=body,
+                activate=True,
+            )
             assert published["created"] is True and published["is_active"] is True
             assert published["content_hash"] == hashlib.sha256(body.encode()).hexdigest()
-            again = await call(s, "skill_version_publish", skill_name="summarise", version="1.0.0", content=body)
+            again = await call(
+                s, "skill_version_publish", skill_name="summarise", version="1.0.0", content=body
+            )
             assert again["created"] is False and again["id"] == published["id"]
             active = await call(s, "skill_version_get_active", skill_name="summarise")
             assert active["id"] == published["id"] and active["content"] == body
-            ok = await call(s, "skill_log_add", skill_name="summarise", outcome="success",
-                            skill_version_id=active["id"], session_id="sess-1", duration_ms=120,
-                            tool_calls=[{"name": "read"}], idempotency_key="log-1")
+            ok = await call(
+                s,
+                "skill_log_add",
+                skill_name="summarise",
+                outcome="success",
+                skill_version_id=active["id"],
+                session_id="sess-1",
+                duration_ms=120,
+                tool_calls=[{"name": "read"}],
+                idempotency_key="log-1",
+            )
             assert ok["skill_version"] == "1.0.0" and ok["tool_calls"] == [{"name": "read"}]
-            await call(s, "skill_log_add", skill_name="summarise", outcome="user_corrected",
-                       user_correction="too long")
+            await call(
+                s,
+                "skill_log_add",
+                skill_name="summarise",
+                outcome="user_corrected",
+                user_correction="too long",
+            )
             assert "allowed: success, failure, partial, user_corrected" in await refused(
-                s, "skill_log_add", skill_name="summarise", outcome="meh")
+                s, "skill_log_add", skill_name="summarise", outcome="meh"
+            )
             logs = await call(s, "skill_logs_list", skill_name="summarise", outcome="success")
             assert [entry["id"] for entry in logs["items"]] == [ok["id"]]
             stats = await call(s, "skill_stats", skill_name="summarise")
@@ -175,8 +244,10 @@ async def test_module_tools_are_scoped_like_rest_and_tenant_isolated(base_url, a
         async with mcp_session(f"{base_url}/mcp", {"X-Api-Key": account.key()}) as s:
             for kind, record in theirs.items():
                 assert await refused(s, f"{kind}_delete", id=record["id"]) == f"{kind} not found"
-    assert "note_create" not in names and {"note_get", "report_list_sources", "expense_summary",
-                                           "skill_stats"} <= names
+    assert (
+        "note_create" not in names
+        and {"note_get", "report_list_sources", "expense_summary", "skill_stats"} <= names
+    )
     assert "notes:rw" in write and "skills:rw" in log
 
 

@@ -28,7 +28,9 @@ def _principal(account: Any) -> Principal:
     return Principal(account_id=uuid.UUID(account.account_id), user_id=uuid.UUID(account.user_id), via="jwt")
 
 
-def _call(principal: Principal, tool: str, arguments: dict[str, Any], correlation_id: str | None = None) -> Any:
+def _call(
+    principal: Principal, tool: str, arguments: dict[str, Any], correlation_id: str | None = None
+) -> Any:
     async def run() -> Any:
         with anyio.fail_after(10), acting_as(principal, correlation_id):
             async with Client(SERVERS["/mcp"]) as client:
@@ -38,13 +40,16 @@ def _call(principal: Principal, tool: str, arguments: dict[str, Any], correlatio
         return pool.submit(anyio.run, run).result()
 
 
-def test_a_create_counts_the_same_metric_over_rest_and_mcp_and_replays_count_nothing(client, account,
-                                                                                      monkeypatch):
+def test_a_create_counts_the_same_metric_over_rest_and_mcp_and_replays_count_nothing(
+    client, account, monkeypatch
+):
     counted: list[tuple[str, float]] = []
     monkeypatch.setattr(observability, "count", lambda name, value=1: counted.append((name, value)))
     h = account.headers("todos:rw")
     for _ in range(2):
-        assert client.post("/api/todos", json={"title": "rest"}, headers={**h, "Idempotency-Key": "r1"}).is_success
+        assert client.post(
+            "/api/todos", json={"title": "rest"}, headers={**h, "Idempotency-Key": "r1"}
+        ).is_success
     for _ in range(2):
         result = _call(_principal(account), "todo_create", {"title": "mcp", "idempotency_key": "m1"})
         assert not result.is_error, result.content
@@ -64,7 +69,7 @@ def test_what_a_tool_call_logs_carries_the_correlation_and_account_ids(client, a
     handler.setFormatter(observability.logger.registered_formatter)
     logging.getLogger(observability.logger.name).addHandler(handler)
     try:
-            result = _call(_principal(account), "todo_get", {"id": str(uuid.uuid4())}, correlation_id="corr-123")
+        result = _call(_principal(account), "todo_get", {"id": str(uuid.uuid4())}, correlation_id="corr-123")
     finally:
         logging.getLogger(observability.logger.name).removeHandler(handler)
     assert result.is_error and result.content[0].text == UNEXPECTED_TEXT

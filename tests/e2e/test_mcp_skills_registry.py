@@ -27,12 +27,22 @@ Ask for dates and budget first, then propose a day-by-day itinerary with costs p
 def seed(client, account) -> dict:
     """A local source with one pushed package (via REST: MCP has no push tool in the spec)."""
     h = account.headers("skills:rw")
-    source = client.post("/api/skills/sources", json={"type": "local", "repository_url": "file:///skills",
-                                                      "package_path": "travel/trip-planner"}, headers=h).json()
-    pushed = client.post(f"/api/skills/sources/{source['id']}/snapshots", json={"files": [
-        {"path": "SKILL.md", "content": SKILL},
-        {"path": "references/budget.md", "content": "Budget rules: keep 10% in reserve.\n"},
-    ], "activate": True}, headers=h)
+    source = client.post(
+        "/api/skills/sources",
+        json={"type": "local", "repository_url": "file:///skills", "package_path": "travel/trip-planner"},
+        headers=h,
+    ).json()
+    pushed = client.post(
+        f"/api/skills/sources/{source['id']}/snapshots",
+        json={
+            "files": [
+                {"path": "SKILL.md", "content": SKILL},
+                {"path": "references/budget.md", "content": "Budget rules: keep 10% in reserve.\n"},
+            ],
+            "activate": True,
+        },
+        headers=h,
+    )
     assert pushed.status_code == 201, pushed.text
     return {"source_id": source["id"], "version_id": pushed.json()["version"]["id"]}
 
@@ -95,7 +105,8 @@ async def test_registry_tools_never_reach_another_accounts_ids(base_url, client,
                 assert "not found" in message, (name, message)
                 assert "Ask for dates" not in message and "Budget rules" not in message
             assert "unknown skill version" in await refused(
-                s, "skill_quality_run", skill_version_id=mine["version_id"], baseline_version_id=vid)
+                s, "skill_quality_run", skill_version_id=mine["version_id"], baseline_version_id=vid
+            )
             await call(s, "skill_index_active")
             catalog = await call(s, "skill_catalog_list")
             assert [i["skill_version_id"] for i in catalog["items"]] == [mine["version_id"]]
@@ -109,15 +120,19 @@ async def test_read_only_key_cannot_call_registry_write_tools(base_url, client, 
     ids = seed(client, account)
     with anyio.fail_after(30):
         async with mcp_session(f"{base_url}/mcp/skills", {"X-Api-Key": account.key("skills:r")}) as s:
-            for name, args in (("skill_compile", {}), ("skill_index_active", {}),
-                               ("skill_quality_run", {"skill_version_id": ids["version_id"]}),
-                               ("skill_source_sync", {"source_id": ids["source_id"]})):
+            for name, args in (
+                ("skill_compile", {}),
+                ("skill_index_active", {}),
+                ("skill_quality_run", {"skill_version_id": ids["version_id"]}),
+                ("skill_source_sync", {"source_id": ids["source_id"]}),
+            ):
                 assert "skills:rw" in await refused(s, name, **args), name
             assert (await call(s, "skill_catalog_list"))["total"] == 1
 
 
 async def test_skill_compile_of_a_stored_hostile_version_reports_the_problem_not_an_internal_error(
-        base_url, account, owner_url):
+    base_url, account, owner_url
+):
     # Issue 20: a version stored before the fix with a value PyYAML's constructor refuses (2024-13-45)
     from tests.integration.test_hostile_yaml import skill, stored_version
 

@@ -31,13 +31,21 @@ FIELD = re.compile(r"`([a-z_]+)`")
 
 
 def texts() -> dict[str, str]:
-    return {str(p.relative_to(SKILL_DIR)): p.read_text(encoding="utf-8") for p in sorted(SKILL_DIR.rglob("*"))
-            if p.is_file()}
+    return {
+        str(p.relative_to(SKILL_DIR)): p.read_text(encoding="utf-8")
+        for p in sorted(SKILL_DIR.rglob("*"))
+        if p.is_file()
+    }
 
 
 def served_tools() -> dict[str, dict[str, Any]]:
-    principal = Principal(account_id=uuid.uuid4(), user_id=uuid.uuid4(), via="api_key", key_id=uuid.uuid4(),
-                          scopes=("memory:rw", "skills:rw"))
+    principal = Principal(
+        account_id=uuid.uuid4(),
+        user_id=uuid.uuid4(),
+        via="api_key",
+        key_id=uuid.uuid4(),
+        scopes=("memory:rw", "skills:rw"),
+    )
 
     async def listing() -> dict[str, dict[str, Any]]:
         with anyio.fail_after(10), acting_as(principal):
@@ -88,8 +96,10 @@ def test_every_tool_argument_and_allowed_value_the_skill_names_is_served():
             named = set(FIELD.findall(values))
             enums = [_enum(p) for t in tools.values() for f, p in _properties(t).items() if f == field]
             if not any(named <= e for e in enums if e):
-                problems.append(f"{path}: {field} values {sorted(named)} are not an allowed set of any tool "
-                                f"({[sorted(e) for e in enums if e]})")
+                problems.append(
+                    f"{path}: {field} values {sorted(named)} are not an allowed set of any tool "
+                    f"({[sorted(e) for e in enums if e]})"
+                )
     assert not problems, "\n".join(problems)
 
 
@@ -108,17 +118,28 @@ def test_the_allowed_values_match_api_schema(client):
 
 def test_the_skill_registers_as_a_local_snapshot_and_its_quality_run_has_no_blocker_or_error(client, account):
     h = account.headers("skills:rw")
-    r = client.post("/api/skills/sources", json={"type": "local", "repository_url": "file:///agentmate",
-                                                 "package_path": "integrations/skills/agentmate-memory"}, headers=h)
+    r = client.post(
+        "/api/skills/sources",
+        json={
+            "type": "local",
+            "repository_url": "file:///agentmate",
+            "package_path": "integrations/skills/agentmate-memory",
+        },
+        headers=h,
+    )
     assert r.status_code == 201, r.text
     files = [{"path": path, "content": text, "mime_type": "text/markdown"} for path, text in texts().items()]
-    r = client.post(f"/api/skills/sources/{r.json()['id']}/snapshots", json={"files": files, "activate": True},
-                    headers=h)
+    r = client.post(
+        f"/api/skills/sources/{r.json()['id']}/snapshots", json={"files": files, "activate": True}, headers=h
+    )
     assert r.status_code == 201, r.text
     out = r.json()
     assert out["compile"]["status"] == "compiled" and out["version"]["skill_name"] == "agentmate-memory"
     run = client.post(f"/api/skills/versions/{out['version']['id']}/quality-runs", headers=h).json()
-    failing = [c for c in run["report"]["lint"] + run["report"]["eval"]
-               if c["applicable"] and not c["passed"] and c["severity"] in ("blocker", "error")]
+    failing = [
+        c
+        for c in run["report"]["lint"] + run["report"]["eval"]
+        if c["applicable"] and not c["passed"] and c["severity"] in ("blocker", "error")
+    ]
     assert failing == [], failing
     assert run["summary"]["blockers"] == 0 and run["summary"]["errors"] == 0

@@ -35,11 +35,18 @@ def wiki_runtime(fake: FakeChatProvider) -> Iterator[str]:
     from infra.local_app import build_local_app
 
     saved = {k: os.environ.get(k) for k in COMPILER_ENV}
-    os.environ.update({"COMPILER_BASE_URL": fake.base_url, "COMPILER_MODEL": "fake-compiler",
-                       "COMPILER_API_KEY": "local-key"})
+    os.environ.update(
+        {
+            "COMPILER_BASE_URL": fake.base_url,
+            "COMPILER_MODEL": "fake-compiler",
+            "COMPILER_API_KEY": "local-key",
+        }
+    )
     get_settings.cache_clear()
     try:
-        with serve(build_local_app(extra={"/mcp": build_mcp_app()}, job_poller=True), "uvicorn-wiki-e2e") as url:
+        with serve(
+            build_local_app(extra={"/mcp": build_mcp_app()}, job_poller=True), "uvicorn-wiki-e2e"
+        ) as url:
             yield url
     finally:
         for k, v in saved.items():
@@ -68,8 +75,11 @@ def _compiled(rest: httpx.Client, source_id: str, **body: Any) -> dict[str, Any]
     assert r.status_code == 202, r.text
     queued = r.json()
     assert queued["queued"] is True and queued["build"]["status"] == "queued"
-    build = _until(rest, f"/api/knowledge/builds/{queued['build']['id']}",
-                   lambda b: b["status"] not in ("queued", "running"))
+    build = _until(
+        rest,
+        f"/api/knowledge/builds/{queued['build']['id']}",
+        lambda b: b["status"] not in ("queued", "running"),
+    )
     assert (build["status"], build["check_status"]) == ("succeeded", "passed"), build
     return build
 
@@ -84,13 +94,24 @@ def _served_build(rest: httpx.Client, source_id: str, query: str) -> set[str]:
     return {h["build_id"] for h in found["items"]}
 
 
-def test_register_sync_compile_queue_build_pages_search_rollback_incremental(wiki_runtime, account, fake,
-                                                                              monkeypatch):
+def test_register_sync_compile_queue_build_pages_search_rollback_incremental(
+    wiki_runtime, account, fake, monkeypatch
+):
     headers = {"X-Api-Key": account.key("knowledge:rw")}
-    with loopback_git(monkeypatch) as git, httpx.Client(base_url=wiki_runtime, headers=headers, timeout=30) as rest:
+    with (
+        loopback_git(monkeypatch) as git,
+        httpx.Client(base_url=wiki_runtime, headers=headers, timeout=30) as rest,
+    ):
         # 1. Register a git source and sync it from the loopback git server
-        r = rest.post("/api/knowledge/sources", json={"type": "git", "repository_url": git.url("git.test", "acme/kb"),
-                                                      "package_path": "product/faq", "default_ref": "main"})
+        r = rest.post(
+            "/api/knowledge/sources",
+            json={
+                "type": "git",
+                "repository_url": git.url("git.test", "acme/kb"),
+                "package_path": "product/faq",
+                "default_ref": "main",
+            },
+        )
         assert r.status_code == 201, r.text
         source = r.json()["id"]
         r = rest.post(f"/api/knowledge/sources/{source}/sync", json={})
@@ -130,13 +151,21 @@ def test_register_sync_compile_queue_build_pages_search_rollback_incremental(wik
         third = _compiled(rest, source, mode="incremental")
         assert third["mode"] == "incremental" and third["parent_build_id"] == first["id"]
         assert third["pages_reused"] >= 2 and third["output_tokens"] < first["output_tokens"]
-        carried = {p["path"]: p for p in rest.get(f"/api/knowledge/builds/{third['id']}/pages",
-                                                  params={"limit": 100}).json()["items"]}
+        carried = {
+            p["path"]: p
+            for p in rest.get(f"/api/knowledge/builds/{third['id']}/pages", params={"limit": 100}).json()[
+                "items"
+            ]
+        }
         assert carried["wiki/docs-refunds.md"]["derived_from_build_id"] == first["id"]
         assert carried["wiki/docs-invoices.md"]["derived_from_build_id"] is None
         diff = rest.get(f"/api/knowledge/builds/{third['id']}/diff", params={"from": first["id"]}).json()
-        assert diff["from_build_id"] == first["id"] and [a["path"] for a in diff["added"]] == ["wiki/docs-invoices.md"]
+        assert diff["from_build_id"] == first["id"] and [a["path"] for a in diff["added"]] == [
+            "wiki/docs-invoices.md"
+        ]
         assert _served_build(rest, source, "invoices monthly euros") == {third["id"]}
         # and every model call went to the endpoint the settings named (three compiles; a transport error under
         # load is retried by the job, so a fourth request is legitimate)
-        assert len(fake.requests) in (3, 4) and all(r["authorization"] == "Bearer local-key" for r in fake.requests)
+        assert len(fake.requests) in (3, 4) and all(
+            r["authorization"] == "Bearer local-key" for r in fake.requests
+        )

@@ -77,18 +77,26 @@ def _summary(doc_path: str, text: str, known_pages: set[str]) -> dict[str, Any]:
         linked = page_path(_resolve(doc_path, target))
         if linked in known_pages and linked != page_path(doc_path):
             links.append({"target": linked, "type": "references"})
-    return {"path": page_path(doc_path), "kind": "summary", "title": title,
-            "content": f"# {title}\n\n{body}\n\nSource: {doc_path}\n",
-            "citations": [{"path": doc_path, "heading_path": title, "claim": body[:120], "excerpt": body[:80]}],
-            "links": links}
+    return {
+        "path": page_path(doc_path),
+        "kind": "summary",
+        "title": title,
+        "content": f"# {title}\n\n{body}\n\nSource: {doc_path}\n",
+        "citations": [{"path": doc_path, "heading_path": title, "claim": body[:120], "excerpt": body[:80]}],
+        "links": links,
+    }
 
 
 def _overview(first_doc: str, pages: list[str]) -> dict[str, Any]:
     listing = "\n".join(f"- [{p}]({p.removeprefix('wiki/')})" for p in pages)
-    return {"path": OVERVIEW, "kind": "overview", "title": "Overview",
-            "content": f"# Overview\n\nThis wiki has {len(pages)} topic pages.\n\n{listing}\n",
-            "citations": [{"path": first_doc, "claim": "overview of the knowledge base"}],
-            "links": [{"target": p, "type": "references"} for p in pages]}
+    return {
+        "path": OVERVIEW,
+        "kind": "overview",
+        "title": "Overview",
+        "content": f"# Overview\n\nThis wiki has {len(pages)} topic pages.\n\n{listing}\n",
+        "citations": [{"path": first_doc, "claim": "overview of the knowledge base"}],
+        "links": [{"target": p, "type": "references"} for p in pages],
+    }
 
 
 def compile_prompt(prompt: str) -> dict[str, Any]:
@@ -102,16 +110,21 @@ def compile_prompt(prompt: str) -> dict[str, Any]:
         return {"pages": pages}
     existing = _section(prompt, "EXISTING PAGES")
     rewrite = _section(prompt, "REWRITE PAGES")
-    changed = {line.rsplit(" (", 1)[0]: line.rsplit(" (", 1)[1].rstrip(")")
-               for line in _section(prompt, "CHANGED DOCUMENTS")}
+    changed = {
+        line.rsplit(" (", 1)[0]: line.rsplit(" (", 1)[1].rstrip(")")
+        for line in _section(prompt, "CHANGED DOCUMENTS")
+    }
     removed = {p for p, how in changed.items() if how == "removed"}
     by_page = {page_path(p): p for p in docs}
     deleted = [p for p in rewrite if p != OVERVIEW and p not in by_page]
     deleted += [page_path(p) for p in removed if page_path(p) in existing and page_path(p) not in deleted]
     known = (set(existing) | set(by_page)) - set(deleted)
     pages = [_summary(by_page[p], docs[by_page[p]], known) for p in rewrite if p in by_page]
-    pages += [_summary(d, docs[d], known) for d, how in sorted(changed.items())
-              if how == "added" and page_path(d) not in rewrite]
+    pages += [
+        _summary(d, docs[d], known)
+        for d, how in sorted(changed.items())
+        if how == "added" and page_path(d) not in rewrite
+    ]
     if OVERVIEW in rewrite:
         topics = sorted(p for p in known if p != OVERVIEW)
         first = sorted(docs)[0] if docs else ""
@@ -126,8 +139,16 @@ def _mutate(kind: str, spec: dict[str, Any], out: dict[str, Any], prompt: str) -
         pages.extend(spec.get("pages", []))
         out["deleted"] = [*out.get("deleted", []), *spec.get("deleted", [])]
     elif kind == "reserved_path":
-        pages.append({"path": "wiki/index.md", "kind": "index", "title": "My index", "content": "# Index\n",
-                      "citations": [], "links": []})
+        pages.append(
+            {
+                "path": "wiki/index.md",
+                "kind": "index",
+                "title": "My index",
+                "content": "# Index\n",
+                "citations": [],
+                "links": [],
+            }
+        )
     elif kind == "missing_citation" and first:
         first["citations"].append({"path": "docs/does-not-exist.md", "claim": "invented"})
     elif kind == "outside_link" and first:
@@ -156,9 +177,16 @@ def _mutate(kind: str, spec: dict[str, Any], out: dict[str, Any], prompt: str) -
     elif kind == "rewrite_extra":
         extra = [p for p in _section(prompt, "EXISTING PAGES") if p not in _section(prompt, "REWRITE PAGES")]
         if extra:
-            pages.append({"path": extra[0], "kind": "summary", "title": "Rewritten anyway",
-                          "content": "# Rewritten anyway\n", "citations": first["citations"] if first else [],
-                          "links": []})
+            pages.append(
+                {
+                    "path": extra[0],
+                    "kind": "summary",
+                    "title": "Rewritten anyway",
+                    "content": "# Rewritten anyway\n",
+                    "citations": first["citations"] if first else [],
+                    "links": [],
+                }
+            )
     return out
 
 
@@ -223,8 +251,9 @@ class FakeChatProvider:
         kind = spec["kind"]
         prompt = "\n".join(m.get("content", "") for m in body.get("messages", []))
         with self._lock:
-            self.requests.append({"body": body, "behaviour": kind,
-                                  "authorization": handler.headers.get("Authorization")})
+            self.requests.append(
+                {"body": body, "behaviour": kind, "authorization": handler.headers.get("Authorization")}
+            )
         if kind == "slow":
             time.sleep(float(spec.get("seconds", 1.0)))
         if kind == "drop":
@@ -234,7 +263,11 @@ class FakeChatProvider:
         if kind == "status":
             code = int(spec.get("code", 500))
             headers = {"Retry-After": str(spec["retry_after"])} if "retry_after" in spec else None
-            body_out = spec["body"].encode() if "body" in spec else {"error": {"message": f"fake provider says {code}"}}
+            body_out = (
+                spec["body"].encode()
+                if "body" in spec
+                else {"error": {"message": f"fake provider says {code}"}}
+            )
             handler._send(code, body_out, headers)
             return
         if kind == "huge":
@@ -254,10 +287,18 @@ class FakeChatProvider:
         usage.update(spec.get("usage", {}))
         with self._lock:
             self.usage.append(usage)
-        handler._send(200, {"id": "fake-1", "object": "chat.completion", "model": body.get("model", "fake"),
-                            "choices": [{"index": 0, "finish_reason": finish,
-                                         "message": {"role": "assistant", "content": text}}],
-                            "usage": usage})
+        handler._send(
+            200,
+            {
+                "id": "fake-1",
+                "object": "chat.completion",
+                "model": body.get("model", "fake"),
+                "choices": [
+                    {"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": text}}
+                ],
+                "usage": usage,
+            },
+        )
 
     def _huge(self, handler: Any, size: int, chunked: bool) -> None:
         """A 200 whose body (the start of a chat completion, then padding) is ``size`` bytes, written 64 KiB at a

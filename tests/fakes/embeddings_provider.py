@@ -42,10 +42,17 @@ class SlowEmbeddings:
                     provider.texts.extend(texts)
                 time.sleep(provider.delay_s)
                 dims = int(body.get("dimensions") or 8)
-                data = json.dumps({"object": "list", "model": body.get("model", "slow"),
-                                   "data": [{"object": "embedding", "index": i, "embedding": vector(t, dims)}
-                                            for i, t in enumerate(texts)],
-                                   "usage": {"prompt_tokens": 0, "total_tokens": 0}}).encode()
+                data = json.dumps(
+                    {
+                        "object": "list",
+                        "model": body.get("model", "slow"),
+                        "data": [
+                            {"object": "embedding", "index": i, "embedding": vector(t, dims)}
+                            for i, t in enumerate(texts)
+                        ],
+                        "usage": {"prompt_tokens": 0, "total_tokens": 0},
+                    }
+                ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

@@ -43,7 +43,9 @@ def _sentences(body: str) -> list[str]:
 
 def judge(prompt: str) -> dict[str, Any]:
     page = _PAGE.search(prompt)
-    sources = {m.group(1): _norm(m.group(2)) for m in _SOURCE.finditer(prompt.split("# Source documents", 1)[-1])}
+    sources = {
+        m.group(1): _norm(m.group(2)) for m in _SOURCE.finditer(prompt.split("# Source documents", 1)[-1])
+    }
     findings = []
     for sentence in _sentences(page.group(1) if page else ""):
         s = _norm(sentence)
@@ -53,11 +55,21 @@ def judge(prompt: str) -> dict[str, Any]:
         if hedged != s and any(hedged in text for text in sources.values()):
             findings.append({"kind": "overstated", "claim": sentence, "detail": "the source hedges this"})
         elif " because " in s:
-            findings.append({"kind": "fabricated_causality", "claim": sentence,
-                             "detail": "no source draws this causal link"})
+            findings.append(
+                {
+                    "kind": "fabricated_causality",
+                    "claim": sentence,
+                    "detail": "no source draws this causal link",
+                }
+            )
         elif " and " in s and _halves_from_two_sources(s, sources):
-            findings.append({"kind": "conflated", "claim": sentence,
-                             "detail": "two sources' statements merged into one neither makes"})
+            findings.append(
+                {
+                    "kind": "conflated",
+                    "claim": sentence,
+                    "detail": "two sources' statements merged into one neither makes",
+                }
+            )
         else:
             findings.append({"kind": "unsupported", "claim": sentence, "detail": "no cited source says this"})
     return {"findings": findings}
@@ -88,11 +100,24 @@ class FakeReviewer(FakeChatProvider):
         prompt = messages[-1].get("content", "")
         text = spec["text"] if spec["kind"] == "review_reply" else json.dumps(judge(prompt))
         with self._lock:
-            self.requests.append({"body": body, "behaviour": spec["kind"],
-                                  "authorization": handler.headers.get("Authorization")})
+            self.requests.append(
+                {
+                    "body": body,
+                    "behaviour": spec["kind"],
+                    "authorization": handler.headers.get("Authorization"),
+                }
+            )
         usage = {"prompt_tokens": (len(prompt) + 3) // 4, "completion_tokens": (len(text) + 3) // 4}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-        handler._send(200, {"id": "fake-review", "object": "chat.completion", "model": body.get("model", "fake"),
-                            "choices": [{"index": 0, "finish_reason": "stop",
-                                         "message": {"role": "assistant", "content": text}}],
-                            "usage": usage})
+        handler._send(
+            200,
+            {
+                "id": "fake-review",
+                "object": "chat.completion",
+                "model": body.get("model", "fake"),
+                "choices": [
+                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+                ],
+                "usage": usage,
+            },
+        )

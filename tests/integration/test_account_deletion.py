@@ -15,18 +15,36 @@ from functions.routes import ROUTE_GROUPS
 # Tables every account can fill today (the seeds below reach each of them); a new tenant table is still counted
 # after the deletion (it must hold zero rows), and belongs here once a seed reaches it.
 SEEDED = {
-    "users", "api_keys", "idempotency_keys", "todos", "notes", "reports", "bookmarks", "expenses",
-    "memory_events", "memory_entries", "memory_evidence", "memory_feedback", "retrieval_documents",
-    "skill_versions", "skill_logs", "working_sessions", "working_items",
+    "users",
+    "api_keys",
+    "idempotency_keys",
+    "todos",
+    "notes",
+    "reports",
+    "bookmarks",
+    "expenses",
+    "memory_events",
+    "memory_entries",
+    "memory_evidence",
+    "memory_feedback",
+    "retrieval_documents",
+    "skill_versions",
+    "skill_logs",
+    "working_sessions",
+    "working_items",
 }
 
 
 def tenant_tables(owner_url: str) -> list[str]:
     with psycopg.connect(owner_url) as conn:
-        return [r[0] for r in conn.execute(
-            """SELECT c.relname FROM pg_class c
+        return [
+            r[0]
+            for r in conn.execute(
+                """SELECT c.relname FROM pg_class c
                JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'account_id' AND NOT a.attisdropped
-               WHERE c.relkind IN ('r', 'p') AND c.relnamespace = 'public'::regnamespace ORDER BY 1""")]
+               WHERE c.relkind IN ('r', 'p') AND c.relnamespace = 'public'::regnamespace ORDER BY 1"""
+            )
+        ]
 
 
 def rows_left(owner_url: str, account_id: str) -> dict[str, int]:
@@ -34,9 +52,14 @@ def rows_left(owner_url: str, account_id: str) -> dict[str, int]:
     with psycopg.connect(owner_url) as conn:
         for table in tenant_tables(owner_url):
             out[table] = conn.execute(
-                psycopg.sql.SQL("SELECT count(*) FROM {} WHERE account_id = %s").format(psycopg.sql.Identifier(table)),
-                (account_id,)).fetchone()[0]
-        out["accounts"] = conn.execute("SELECT count(*) FROM accounts WHERE id = %s", (account_id,)).fetchone()[0]
+                psycopg.sql.SQL("SELECT count(*) FROM {} WHERE account_id = %s").format(
+                    psycopg.sql.Identifier(table)
+                ),
+                (account_id,),
+            ).fetchone()[0]
+        out["accounts"] = conn.execute(
+            "SELECT count(*) FROM accounts WHERE id = %s", (account_id,)
+        ).fetchone()[0]
     return out
 
 
@@ -51,21 +74,32 @@ def seed_everything(client, account) -> None:
 
 
 def _delete(client, account, password: str | None = None, headers: dict[str, str] | None = None):
-    return client.request("DELETE", "/api/auth/account", json={"password": password or account.password},
-                          headers=account.jwt_headers if headers is None else headers)
+    return client.request(
+        "DELETE",
+        "/api/auth/account",
+        json={"password": password or account.password},
+        headers=account.jwt_headers if headers is None else headers,
+    )
 
 
 def test_every_tenant_table_has_a_cascading_foreign_key_to_accounts(owner_url):
     with psycopg.connect(owner_url) as conn:
-        cascading = {r[0] for r in conn.execute(
-            """SELECT k.conrelid::regclass::text FROM pg_constraint k
-               WHERE k.contype = 'f' AND k.confrelid = 'accounts'::regclass AND k.confdeltype = 'c'""")}
+        cascading = {
+            r[0]
+            for r in conn.execute(
+                """SELECT k.conrelid::regclass::text FROM pg_constraint k
+               WHERE k.contype = 'f' AND k.confrelid = 'accounts'::regclass AND k.confdeltype = 'c'"""
+            )
+        }
     missing = [t for t in tenant_tables(owner_url) if t not in cascading]
-    assert not missing, f"tenant tables without account_id REFERENCES accounts (id) ON DELETE CASCADE: {missing}"
+    assert not missing, (
+        f"tenant tables without account_id REFERENCES accounts (id) ON DELETE CASCADE: {missing}"
+    )
 
 
 def test_deleting_the_account_leaves_no_row_and_no_vector_and_the_other_tenant_keeps_all(
-        client, account, other_account, owner_url, make_retrieval, serve_retrieval):
+    client, account, other_account, owner_url, make_retrieval, serve_retrieval
+):
     retrieval = serve_retrieval(make_retrieval())
     index = retrieval.vector_index()
     seed_everything(client, account)
@@ -88,22 +122,38 @@ def test_deleting_the_account_leaves_no_row_and_no_vector_and_the_other_tenant_k
 
 def test_after_deletion_every_credential_of_the_account_is_a_401_never_a_500(client, account):
     key = account.headers()
-    second_jwt = client.post("/api/auth/login", json={"email": account.email, "password": account.password}).json()
+    second_jwt = client.post(
+        "/api/auth/login", json={"email": account.email, "password": account.password}
+    ).json()
     assert _delete(client, account).status_code == 204
     for headers in (account.jwt_headers, {"Authorization": f"Bearer {second_jwt['token']}"}, key):
-        for method, path, body in (("GET", "/api/auth/me", None), ("GET", "/api/todos", None),
-                                   ("POST", "/api/todos", {"title": "x"}),
-                                   ("POST", "/api/auth/apikeys", {"name": "k"}),
-                                   ("POST", "/api/memory/events", {"event_type": "note", "payload": {"x": 1},
-                                                                   "idempotency_key": "e1"})):
+        for method, path, body in (
+            ("GET", "/api/auth/me", None),
+            ("GET", "/api/todos", None),
+            ("POST", "/api/todos", {"title": "x"}),
+            ("POST", "/api/auth/apikeys", {"name": "k"}),
+            (
+                "POST",
+                "/api/memory/events",
+                {"event_type": "note", "payload": {"x": 1}, "idempotency_key": "e1"},
+            ),
+        ):
             r = client.request(method, path, json=body, headers=headers)
             assert r.status_code == 401, (method, path, r.status_code, r.text)
             assert r.headers["content-type"].startswith("application/problem+json")
     # The email is free again: logging in fails, registering works
-    assert client.post("/api/auth/login", json={"email": account.email, "password": account.password}
-                       ).status_code == 401
-    assert client.post("/api/auth/register", json={"email": account.email, "password": account.password}
-                       ).status_code == 201
+    assert (
+        client.post(
+            "/api/auth/login", json={"email": account.email, "password": account.password}
+        ).status_code
+        == 401
+    )
+    assert (
+        client.post(
+            "/api/auth/register", json={"email": account.email, "password": account.password}
+        ).status_code
+        == 201
+    )
 
 
 def test_a_wrong_password_deletes_nothing(client, account, owner_url):
@@ -118,12 +168,16 @@ def test_a_wrong_password_deletes_nothing(client, account, owner_url):
 def test_an_api_key_cannot_delete_the_account(client, account, owner_url, scopes):
     # X-Api-Key alone: the route's credential (the JWT) is missing; the key as the bearer token: the wrong kind
     assert _delete(client, account, headers=account.headers(*scopes)).status_code == 401
-    assert _delete(client, account, headers={"Authorization": f"Bearer {account.key(*scopes)}"}).status_code == 403
+    assert (
+        _delete(client, account, headers={"Authorization": f"Bearer {account.key(*scopes)}"}).status_code
+        == 403
+    )
     assert rows_left(owner_url, account.account_id)["accounts"] == 1
 
 
-def test_a_vector_index_failure_deletes_nothing_and_answers_503(client, account, owner_url, make_retrieval,
-                                                                  serve_retrieval):
+def test_a_vector_index_failure_deletes_nothing_and_answers_503(
+    client, account, owner_url, make_retrieval, serve_retrieval
+):
     from agentmate.core.errors import ServiceUnavailable
 
     retrieval = serve_retrieval(make_retrieval())

@@ -30,15 +30,21 @@ def operator(client, owner_url) -> Any:
 
 
 def _refused(r) -> bool:
-    return (r.status_code == 401 and r.headers["content-type"].startswith("application/problem+json")
-            and r.json()["detail"].startswith("account suspended") and "www-authenticate" in r.headers)
+    return (
+        r.status_code == 401
+        and r.headers["content-type"].startswith("application/problem+json")
+        and r.json()["detail"].startswith("account suspended")
+        and "www-authenticate" in r.headers
+    )
 
 
 def _credential_headers(account: Any) -> list[dict[str, str]]:
     return [account.jwt_headers, account.headers(), {"Authorization": f"Bearer {account.key('todos:r')}"}]
 
 
-def test_a_suspended_accounts_jwts_keys_and_logins_are_refused_until_it_is_reactivated(client, account, operator):
+def test_a_suspended_accounts_jwts_keys_and_logins_are_refused_until_it_is_reactivated(
+    client, account, operator
+):
     callers = _credential_headers(account)  # keys minted while the account is active
     assert client.post("/api/todos", json={"title": "kept"}, headers=account.headers()).status_code == 201
     # When an admin suspends the account
@@ -62,7 +68,9 @@ def test_a_suspended_accounts_jwts_keys_and_logins_are_refused_until_it_is_react
     assert r.status_code == 200 and r.json()["suspended_at"] is None
     for headers in callers:
         assert client.get(ME, headers=headers).status_code == 200
-    assert [t["title"] for t in client.get("/api/todos", headers=account.headers()).json()["items"]] == ["kept"]
+    assert [t["title"] for t in client.get("/api/todos", headers=account.headers()).json()["items"]] == [
+        "kept"
+    ]
 
 
 def test_suspending_twice_keeps_the_first_time(client, account, operator):
@@ -93,7 +101,9 @@ def test_the_database_refuses_a_non_admin_and_the_admins_own_account(account, op
         for acting, target in ((account, operator.account_id), (operator, operator.account_id)):
             with conn.transaction(), pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute("SELECT set_config('app.account_id', %s, true)", (acting.account_id,))
-                conn.execute("SELECT * FROM admin_set_account_suspended(%s, %s, true)", (acting.user_id, target))
+                conn.execute(
+                    "SELECT * FROM admin_set_account_suspended(%s, %s, true)", (acting.user_id, target)
+                )
 
 
 def test_the_operator_command_suspends_and_reactivates_by_email(client, account, owner_url, capsys):

@@ -94,8 +94,10 @@ def test_an_admin_repairs_every_accounts_projection_without_re_embedding(
     assert stale >= 2 and (body["updated"], body["scanned"], body["batches"]) == (stale, scanned, scanned)
     assert _memory_rows(owner_url) == (scanned, 0)
     with psycopg.connect(owner_url) as conn:  # and the ranked leg's stems (migration 0084) came back with it
-        stems = conn.execute("SELECT search_tsv::text FROM retrieval_documents WHERE account_id = %s",
-                             (uuid.UUID(account.account_id),)).fetchall()
+        stems = conn.execute(
+            "SELECT search_tsv::text FROM retrieval_documents WHERE account_id = %s",
+            (uuid.UUID(account.account_id),),
+        ).fetchall()
     assert stems == [("'descend':2 'sloth':1 'week':5",)]
     assert _lexical_hits(client, account, "sloths descend week")[0] == ["lexical", "vector"]
     assert _lexical_hits(client, other_account, "sloths swim")[0] == ["lexical", "vector"]

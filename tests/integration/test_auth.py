@@ -15,8 +15,22 @@ from psycopg import sql
 
 # The 17 scopes of spec/001's table, in the table's order.
 SPEC_SCOPES = [
-    "todos:r", "todos:rw", "notes:r", "notes:rw", "reports:r", "reports:rw", "bookmarks:r", "bookmarks:rw",
-    "expenses:r", "expenses:rw", "memory:r", "memory:rw", "skills:r", "skills:rw", "knowledge:r", "knowledge:rw",
+    "todos:r",
+    "todos:rw",
+    "notes:r",
+    "notes:rw",
+    "reports:r",
+    "reports:rw",
+    "bookmarks:r",
+    "bookmarks:rw",
+    "expenses:r",
+    "expenses:rw",
+    "memory:r",
+    "memory:rw",
+    "skills:r",
+    "skills:rw",
+    "knowledge:r",
+    "knowledge:rw",
     "manage_keys",
 ]
 PASSWORD = "correct horse battery"
@@ -41,8 +55,10 @@ def test_register_returns_201_with_the_new_user_and_account(client):
     # Given a new email in mixed case
     email = _email()
     # When it registers
-    r = client.post("/api/auth/register", json={"email": email.upper().replace("@EXAMPLE.COM", "@Example.com"),
-                                                "password": PASSWORD})
+    r = client.post(
+        "/api/auth/register",
+        json={"email": email.upper().replace("@EXAMPLE.COM", "@Example.com"), "password": PASSWORD},
+    )
     # Then a user and its own account exist, and the email is stored lower-cased
     assert r.status_code == 201, r.text
     body = r.json()
@@ -89,8 +105,13 @@ def test_login_returns_a_jwt_that_authenticates_the_user(client, account):
     # Then it is the user, authenticated by JWT with full access
     assert me.status_code == 200, me.text
     assert me.json() == {
-        "user_id": account.user_id, "account_id": account.account_id, "email": account.email, "role": "user",
-        "auth": "jwt", "key_id": None, "scopes": [],
+        "user_id": account.user_id,
+        "account_id": account.account_id,
+        "email": account.email,
+        "role": "user",
+        "auth": "jwt",
+        "key_id": None,
+        "scopes": [],
     }
 
 
@@ -107,8 +128,11 @@ def test_login_with_a_wrong_password_or_unknown_email_is_the_same_401(client, ac
 def test_me_accepts_an_api_key_on_both_transports(client, account, transport):
     # Given a key with a couple of scopes
     created = _create_key(client, account.jwt_headers, ["todos:rw", "notes:r"]).json()
-    headers = ({"X-Api-Key": created["key"]} if transport == "x-api-key"
-               else {"Authorization": f"Bearer {created['key']}"})
+    headers = (
+        {"X-Api-Key": created["key"]}
+        if transport == "x-api-key"
+        else {"Authorization": f"Bearer {created['key']}"}
+    )
     # When /me is called with it
     r = client.get("/api/auth/me", headers=headers)
     # Then the caller is the key, with its scopes
@@ -144,19 +168,35 @@ def test_requests_without_credentials_or_with_bad_ones_are_401(client):
 
 def _claims(account, **overrides):
     now = datetime.now(UTC)
-    return {"sub": account.user_id, "account_id": account.account_id, "epoch": 0, "iat": now,
-            "exp": now + timedelta(hours=1), **overrides}
+    return {
+        "sub": account.user_id,
+        "account_id": account.account_id,
+        "epoch": 0,
+        "iat": now,
+        "exp": now + timedelta(hours=1),
+        **overrides,
+    }
 
 
 def test_a_tampered_jwt_is_401(client, account):
     header, payload, signature = account.token.split(".")
     flipped = signature[:-2] + ("AA" if signature[-2:] != "AA" else "BB")
-    assert client.get("/api/auth/me", headers={"Authorization": f"Bearer {header}.{payload}.{flipped}"}
-                      ).status_code == 401
+    assert (
+        client.get(
+            "/api/auth/me", headers={"Authorization": f"Bearer {header}.{payload}.{flipped}"}
+        ).status_code
+        == 401
+    )
     # A payload swapped for another account's, keeping the original signature
-    forged_payload = jwt.encode(_claims(account, account_id=str(uuid.uuid4())), "irrelevant-" + "z" * 32).split(".")[1]
-    assert client.get("/api/auth/me", headers={"Authorization": f"Bearer {header}.{forged_payload}.{signature}"}
-                      ).status_code == 401
+    forged_payload = jwt.encode(
+        _claims(account, account_id=str(uuid.uuid4())), "irrelevant-" + "z" * 32
+    ).split(".")[1]
+    assert (
+        client.get(
+            "/api/auth/me", headers={"Authorization": f"Bearer {header}.{forged_payload}.{signature}"}
+        ).status_code
+        == 401
+    )
 
 
 def test_a_jwt_signed_with_another_secret_or_with_alg_none_is_401(client, account):
@@ -169,8 +209,9 @@ def test_a_jwt_signed_with_another_secret_or_with_alg_none_is_401(client, accoun
 def test_an_expired_jwt_is_401(client, account):
     # Given a token signed with the real secret that expired a minute ago
     past = datetime.now(UTC) - timedelta(minutes=1)
-    token = jwt.encode(_claims(account, iat=past - timedelta(hours=1), exp=past), os.environ["JWT_SECRET"],
-                       algorithm="HS256")
+    token = jwt.encode(
+        _claims(account, iat=past - timedelta(hours=1), exp=past), os.environ["JWT_SECRET"], algorithm="HS256"
+    )
     # Then it is refused, while the same claims unexpired are accepted
     assert client.get("/api/auth/me", headers={"Authorization": f"Bearer {token}"}).status_code == 401
     fresh = jwt.encode(_claims(account), os.environ["JWT_SECRET"], algorithm="HS256")
@@ -178,8 +219,11 @@ def test_an_expired_jwt_is_401(client, account):
 
 
 def test_a_jwt_missing_required_claims_is_401(client, account):
-    token = jwt.encode({"sub": account.user_id, "exp": datetime.now(UTC) + timedelta(hours=1)},
-                       os.environ["JWT_SECRET"], algorithm="HS256")
+    token = jwt.encode(
+        {"sub": account.user_id, "exp": datetime.now(UTC) + timedelta(hours=1)},
+        os.environ["JWT_SECRET"],
+        algorithm="HS256",
+    )
     assert client.get("/api/auth/me", headers={"Authorization": f"Bearer {token}"}).status_code == 401
 
 
@@ -201,12 +245,18 @@ def test_creating_a_key_returns_the_plaintext_once_and_stores_only_its_hash(clie
     with psycopg.connect(owner_url) as conn:
         row = conn.execute("SELECT key_hash, prefix FROM api_keys WHERE id = %s", (created["id"],)).fetchone()
         assert row == (hashlib.sha256(plaintext.encode()).hexdigest(), plaintext[:10])
-        tables = [t for (t,) in conn.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
-            "AND table_type = 'BASE TABLE'")]
+        tables = [
+            t
+            for (t,) in conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
+                "AND table_type = 'BASE TABLE'"
+            )
+        ]
         for table in tables:
             hits = conn.execute(
-                sql.SQL("SELECT count(*) FROM {} t WHERE strpos(t::text, %s) > 0").format(sql.Identifier(table)),
+                sql.SQL("SELECT count(*) FROM {} t WHERE strpos(t::text, %s) > 0").format(
+                    sql.Identifier(table)
+                ),
                 (plaintext[10:],),
             ).fetchone()
             assert hits == (0,), f"table {table} holds the API key plaintext"
@@ -224,10 +274,20 @@ def test_listing_keys_shows_metadata_but_never_key_material(client, account):
     assert page["total"] == 2 and page["limit"] == 20 and page["offset"] == 0
     assert [k["id"] for k in page["items"]] == [second["id"], first["id"]]  # newest first
     for item in page["items"]:
-        assert set(item) == {"id", "name", "prefix", "scopes", "created_by_key_id", "created_at", "expires_at",
-                             "last_used_at"}
+        assert set(item) == {
+            "id",
+            "name",
+            "prefix",
+            "scopes",
+            "created_by_key_id",
+            "created_at",
+            "expires_at",
+            "last_used_at",
+        }
     assert first["key"] not in r.text and second["key"] not in r.text
-    assert client.get("/api/auth/apikeys", params={"limit": 0}, headers=account.jwt_headers).status_code == 400
+    assert (
+        client.get("/api/auth/apikeys", params={"limit": 0}, headers=account.jwt_headers).status_code == 400
+    )
 
 
 def test_deleting_a_key_is_204_then_404_and_the_key_stops_working(client, account):
@@ -240,7 +300,9 @@ def test_deleting_a_key_is_204_then_404_and_the_key_stops_working(client, accoun
     assert r.status_code == 204 and r.content == b""
     # Then it no longer authenticates, on either transport, and a second delete is a 404
     assert client.get("/api/todos", headers=key_headers).status_code == 401
-    assert client.get("/api/auth/me", headers={"Authorization": f"Bearer {created['key']}"}).status_code == 401
+    assert (
+        client.get("/api/auth/me", headers={"Authorization": f"Bearer {created['key']}"}).status_code == 401
+    )
     assert client.delete(f"/api/auth/apikeys/{created['id']}", headers=account.jwt_headers).status_code == 404
     assert client.delete(f"/api/auth/apikeys/{uuid.uuid4()}", headers=account.jwt_headers).status_code == 404
     assert client.delete("/api/auth/apikeys/not-a-uuid", headers=account.jwt_headers).status_code == 400
@@ -288,7 +350,9 @@ def test_rw_implies_r_and_r_alone_cannot_write(client, account):
     denied = client.post("/api/todos", json={"title": "t"}, headers=ro)
     assert denied.status_code == 403 and _is_problem(denied)
     assert denied.json()["required_scope"] == "todos:rw"
-    assert client.patch(f"/api/todos/{created.json()['id']}", json={"title": "x"}, headers=ro).status_code == 403
+    assert (
+        client.patch(f"/api/todos/{created.json()['id']}", json={"title": "x"}, headers=ro).status_code == 403
+    )
     assert client.delete(f"/api/todos/{created.json()['id']}", headers=ro).status_code == 403
 
 

@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import uuid
 
-SUMMARY_KEYS = {"id", "url", "title", "summary", "tags", "source", "is_read", "read_at", "created_at",
-                "updated_at"}
+SUMMARY_KEYS = {
+    "id",
+    "url",
+    "title",
+    "summary",
+    "tags",
+    "source",
+    "is_read",
+    "read_at",
+    "created_at",
+    "updated_at",
+}
 
 
 def test_bookmark_crud_round_trip_and_patch_changes_every_field(client, account):
@@ -21,8 +31,14 @@ def test_bookmark_crud_round_trip_and_patch_changes_every_field(client, account)
     assert set(bm) == SUMMARY_KEYS | {"content"}
     assert client.get(f"/api/bookmarks/{bm['id']}", headers=h).json() == bm
     # And PATCH can change every field, content and source included
-    change = {"url": "http://example.org/", "title": "Ex", "summary": "s", "content": "page text",
-              "tags": ["Read-Later"], "source": "crawler"}
+    change = {
+        "url": "http://example.org/",
+        "title": "Ex",
+        "summary": "s",
+        "content": "page text",
+        "tags": ["Read-Later"],
+        "source": "crawler",
+    }
     r = client.patch(f"/api/bookmarks/{bm['id']}", json=change, headers=h)
     assert r.status_code == 200, r.text
     assert {k: r.json()[k] for k in change} == {**change, "tags": ["read-later"]}
@@ -42,22 +58,34 @@ def test_read_at_follows_is_read_on_create_and_update(client, account):
     again = client.patch(f"/api/bookmarks/{read['id']}", json={"is_read": True}, headers=h).json()
     assert again["read_at"] == read["read_at"]
     # Other changes leave it alone
-    assert client.patch(f"/api/bookmarks/{read['id']}", json={"title": "x"}, headers=h).json()["read_at"] == \
-        read["read_at"]
+    assert (
+        client.patch(f"/api/bookmarks/{read['id']}", json={"title": "x"}, headers=h).json()["read_at"]
+        == read["read_at"]
+    )
     # Unread clears it, and read again stamps a new one
     unread = client.patch(f"/api/bookmarks/{read['id']}", json={"is_read": False}, headers=h).json()
     assert unread["is_read"] is False and unread["read_at"] is None
     reread = client.patch(f"/api/bookmarks/{read['id']}", json={"is_read": True}, headers=h).json()
     assert reread["read_at"] is not None and reread["read_at"] >= read["read_at"]
     # Created unread: no read_at
-    fresh = client.post("/api/bookmarks", json={"url": "https://b.example", "is_read": False}, headers=h).json()
+    fresh = client.post(
+        "/api/bookmarks", json={"url": "https://b.example", "is_read": False}, headers=h
+    ).json()
     assert fresh["read_at"] is None
 
 
 def test_url_must_be_an_absolute_http_url(client, account):
     h = account.headers("bookmarks:rw")
-    for bad in ("example.com", "ftp://example.com/x", "https://", "javascript:alert(1)", "http://a b.com",
-                "https://example.com/" + "a" * 2048, "http://example.com:99999/", ""):
+    for bad in (
+        "example.com",
+        "ftp://example.com/x",
+        "https://",
+        "javascript:alert(1)",
+        "http://a b.com",
+        "https://example.com/" + "a" * 2048,
+        "http://example.com:99999/",
+        "",
+    ):
         r = client.post("/api/bookmarks", json={"url": bad}, headers=h)
         assert r.status_code == 400, bad
         assert [e["field"] for e in r.json()["errors"]] == ["url"], bad
@@ -69,27 +97,52 @@ def test_url_must_be_an_absolute_http_url(client, account):
 
 def test_validation_lists_every_bad_field(client, account):
     h = account.headers("bookmarks:rw")
-    r = client.post("/api/bookmarks", json={"title": "t" * 501, "is_read": "maybe", "source": "s" * 256,
-                                             "read_at": "2026-01-01T00:00:00Z"}, headers=h)
+    r = client.post(
+        "/api/bookmarks",
+        json={"title": "t" * 501, "is_read": "maybe", "source": "s" * 256, "read_at": "2026-01-01T00:00:00Z"},
+        headers=h,
+    )
     assert r.status_code == 400
     errors = {e["field"]: e for e in r.json()["errors"]}
     assert set(errors) == {"url", "title", "is_read", "source", "read_at"}
     assert errors["url"]["message"] == "field required"
     assert errors["read_at"]["message"].startswith("unknown field")
     bm = client.post("/api/bookmarks", json={"url": "https://x.example"}, headers=h).json()
-    r = client.patch(f"/api/bookmarks/{bm['id']}", json={"url": None, "is_read": None, "content": None}, headers=h)
+    r = client.patch(
+        f"/api/bookmarks/{bm['id']}", json={"url": None, "is_read": None, "content": None}, headers=h
+    )
     assert r.status_code == 400
     assert [e["field"] for e in r.json()["errors"]] == ["url", "content", "is_read"]
 
 
 def test_list_omits_content_and_filters_by_tags_read_state_source_and_text(client, account):
     h = account.headers("bookmarks:rw")
-    client.post("/api/bookmarks", json={"url": "https://docs.python.org/3/", "title": "Python docs",
-                                         "tags": ["Dev", "ref"], "source": "agent-a", "content": "big"}, headers=h)
-    client.post("/api/bookmarks", json={"url": "https://news.example/item?id=1", "summary": "About PYTHON 4",
-                                         "tags": ["news"], "is_read": True}, headers=h)
-    client.post("/api/bookmarks", json={"url": "https://blog.example/rust", "title": "Rust 100%",
-                                         "tags": ["dev"], "source": "agent-b"}, headers=h)
+    client.post(
+        "/api/bookmarks",
+        json={
+            "url": "https://docs.python.org/3/",
+            "title": "Python docs",
+            "tags": ["Dev", "ref"],
+            "source": "agent-a",
+            "content": "big",
+        },
+        headers=h,
+    )
+    client.post(
+        "/api/bookmarks",
+        json={
+            "url": "https://news.example/item?id=1",
+            "summary": "About PYTHON 4",
+            "tags": ["news"],
+            "is_read": True,
+        },
+        headers=h,
+    )
+    client.post(
+        "/api/bookmarks",
+        json={"url": "https://blog.example/rust", "title": "Rust 100%", "tags": ["dev"], "source": "agent-b"},
+        headers=h,
+    )
 
     def urls(**params):
         r = client.get("/api/bookmarks", params=params, headers=h)

@@ -33,8 +33,12 @@ def layer(result: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def remember(client: Any, h: dict[str, str], content: str, **over: Any) -> dict[str, Any]:
-    body = {"memory_type": "semantic", "content": content, "evidence": [{"source_type": "test", "source_id": "t"}],
-            **over}
+    body = {
+        "memory_type": "semantic",
+        "content": content,
+        "evidence": [{"source_type": "test", "source_id": "t"}],
+        **over,
+    }
     r = client.post("/api/memory/entries", json=body, headers=h)
     assert r.status_code == 201, r.text
     return r.json()
@@ -56,16 +60,31 @@ def working_session(client: Any, h: dict[str, str], contents: list[str]) -> str:
     r = client.post("/api/memory/working/sessions", json={"title": "t"}, headers=h)
     assert r.status_code == 201, r.text
     sid = r.json()["id"]
-    items = [{"item_type": "message", "role": "user" if i % 2 == 0 else "assistant", "content": c,
-              "idempotency_key": f"i-{i}"} for i, c in enumerate(contents)]
+    items = [
+        {
+            "item_type": "message",
+            "role": "user" if i % 2 == 0 else "assistant",
+            "content": c,
+            "idempotency_key": f"i-{i}",
+        }
+        for i, c in enumerate(contents)
+    ]
     r = client.post(f"/api/memory/working/sessions/{sid}/items", json={"items": items}, headers=h)
     assert r.status_code == 201, r.text
     return str(sid)
 
 
 def event(client: Any, h: dict[str, str], session: str, event_type: str, text: str) -> dict[str, Any]:
-    r = client.post("/api/memory/events", json={"event_type": event_type, "idempotency_key": uuid.uuid4().hex,
-                                                "session_id": session, "payload": {"text": text}}, headers=h)
+    r = client.post(
+        "/api/memory/events",
+        json={
+            "event_type": event_type,
+            "idempotency_key": uuid.uuid4().hex,
+            "session_id": session,
+            "payload": {"text": text},
+        },
+        headers=h,
+    )
     assert r.status_code == 201, r.text
     return r.json()
 
@@ -75,46 +94,73 @@ def populated(client: Any, account: Any) -> dict[str, Any]:
     """Data in every domain the pack reads: memories, todos, notes, a working session, a journal with a
     checkpoint."""
     h = account.headers(*FULL)
-    memory = remember(client, h, "Deploy the billing service with blue/green and watch error rates.",
-                      title="Billing deploy rule", scope_type="project", scope_key="billing")
-    other_scope = remember(client, h, "Deploy docs by pushing to the docs branch.", scope_type="project",
-                           scope_key="docs")
+    memory = remember(
+        client,
+        h,
+        "Deploy the billing service with blue/green and watch error rates.",
+        title="Billing deploy rule",
+        scope_type="project",
+        scope_key="billing",
+    )
+    other_scope = remember(
+        client, h, "Deploy docs by pushing to the docs branch.", scope_type="project", scope_key="docs"
+    )
     t = todo(client, h, "deploy billing v2", description="after the migration", priority="high")
     n = note(client, h, "deploy billing checklist", "1. migrate\n2. switch traffic")
     session = str(uuid.uuid4())
     sid = working_session(client, h, ["first message", "second message", "third message"])
     event(client, h, session, "goal", "ship billing v2")
     event(client, h, session, "observation", "logs are noisy")
-    r = client.post("/api/memory/checkpoints", json={
-        "session_id": session, "goal": "ship billing v2", "done": ["migration written"],
-        "next": ["deploy billing"], "open": ["rollback plan?"], "notes": "staging is green"}, headers=h)
+    r = client.post(
+        "/api/memory/checkpoints",
+        json={
+            "session_id": session,
+            "goal": "ship billing v2",
+            "done": ["migration written"],
+            "next": ["deploy billing"],
+            "open": ["rollback plan?"],
+            "notes": "staging is green",
+        },
+        headers=h,
+    )
     assert r.status_code == 201, r.text
     checkpoint = r.json()["checkpoint"]
     event(client, h, session, "decision", "deploy on Tuesday")
     event(client, h, session, "observation", "coffee machine broken")
-    return {"h": h, "memory": memory, "other_scope": other_scope, "todo": t, "note": n, "session": session,
-            "working": sid, "checkpoint": checkpoint}
+    return {
+        "h": h,
+        "memory": memory,
+        "other_scope": other_scope,
+        "todo": t,
+        "note": n,
+        "session": session,
+        "working": sid,
+        "checkpoint": checkpoint,
+    }
 
 
 # -- validation ---------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("body", "field"), [
-    ({}, "task"),
-    ({"task": "   "}, "task"),
-    ({"task": "x", "layers": ["MEMORY", "bogus"]}, "layers[1]"),
-    ({"task": "x", "layers": "MEMORY"}, "layers"),
-    ({"task": "x", "max_chars": 499}, "max_chars"),
-    ({"task": "x", "max_chars": 200_001}, "max_chars"),
-    ({"task": "x", "max_chars": -1}, "max_chars"),
-    ({"task": "x", "top_k": 21}, "top_k"),
-    ({"task": "x", "top_k": -1}, "top_k"),
-    ({"task": "x", "memory_scope_type": "planet"}, "memory_scope_type"),
-    ({"task": "x", "memory_scope_key": "billing"}, "memory_scope_key"),
-    ({"task": "x", "knowledge_source_ids": ["not-a-uuid"]}, "knowledge_source_ids[0]"),
-    ({"task": "x", "budget": 100}, "budget"),
-    ({"task": "x" * 4001}, "task"),
-])
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({}, "task"),
+        ({"task": "   "}, "task"),
+        ({"task": "x", "layers": ["MEMORY", "bogus"]}, "layers[1]"),
+        ({"task": "x", "layers": "MEMORY"}, "layers"),
+        ({"task": "x", "max_chars": 499}, "max_chars"),
+        ({"task": "x", "max_chars": 200_001}, "max_chars"),
+        ({"task": "x", "max_chars": -1}, "max_chars"),
+        ({"task": "x", "top_k": 21}, "top_k"),
+        ({"task": "x", "top_k": -1}, "top_k"),
+        ({"task": "x", "memory_scope_type": "planet"}, "memory_scope_type"),
+        ({"task": "x", "memory_scope_key": "billing"}, "memory_scope_key"),
+        ({"task": "x", "knowledge_source_ids": ["not-a-uuid"]}, "knowledge_source_ids[0]"),
+        ({"task": "x", "budget": 100}, "budget"),
+        ({"task": "x" * 4001}, "task"),
+    ],
+)
 def test_invalid_bodies_are_a_400_naming_the_field(client, account, body, field):
     r = client.post(PACK, json=body, headers=account.headers("memory:r"))
     assert r.status_code == 400, r.text
@@ -124,8 +170,13 @@ def test_invalid_bodies_are_a_400_naming_the_field(client, account, body, field)
 def test_an_unknown_layer_names_the_allowed_values(client, account):
     r = client.post(PACK, json={"task": "x", "layers": ["SKILLS"]}, headers=account.headers("memory:r"))
     assert r.status_code == 400
-    assert r.json()["errors"] == [{"field": "layers[0]", "message": "must be one of the allowed values",
-                                   "allowed": ["SKILL", "KNOWLEDGE", "MEMORY", "FACTS", "WORKING", "TASK"]}]
+    assert r.json()["errors"] == [
+        {
+            "field": "layers[0]",
+            "message": "must be one of the allowed values",
+            "allowed": ["SKILL", "KNOWLEDGE", "MEMORY", "FACTS", "WORKING", "TASK"],
+        }
+    ]
 
 
 def test_zero_means_the_default_for_max_chars_and_top_k(client, account):
@@ -157,13 +208,24 @@ def test_the_route_needs_memory_r_and_the_response_is_private(client, account):
 def test_a_pack_without_a_session_budgets_as_prior_art_and_leaves_out_working(client, account):
     out = pack(client, account.headers("memory:r"), task="x")
     assert {item["layer"]: item["char_budget"] for item in out["layers"]} == {
-        "SKILL": 3600, "KNOWLEDGE": 4200, "MEMORY": 2400, "FACTS": 1200, "TASK": 600}
+        "SKILL": 3600,
+        "KNOWLEDGE": 4200,
+        "MEMORY": 2400,
+        "FACTS": 1200,
+        "TASK": 600,
+    }
 
 
 def test_a_pack_with_a_session_renormalises_over_the_six_shares(client, account):
     out = pack(client, account.headers("memory:r"), task="x", session_id=str(uuid.uuid4()))
     assert {item["layer"]: item["char_budget"] for item in out["layers"]} == {
-        "SKILL": 3130, "KNOWLEDGE": 3655, "MEMORY": 2086, "FACTS": 1043, "WORKING": 1565, "TASK": 521}
+        "SKILL": 3130,
+        "KNOWLEDGE": 3655,
+        "MEMORY": 2086,
+        "FACTS": 1043,
+        "WORKING": 1565,
+        "TASK": 521,
+    }
     assert sum(item["char_budget"] for item in out["layers"]) == 12000
 
 
@@ -205,8 +267,10 @@ def test_every_layer_provider_with_data(client, populated):
     assert first["source"] == "memory" and 0 < first["score"] <= 1
     # FACTS: the live todo and note, todos first
     facts = layer(out, "FACTS")
-    assert [i["ref"] for i in facts["items"]] == [f"todo:{populated['todo']['id']}",
-                                                  f"note:{populated['note']['id']}"]
+    assert [i["ref"] for i in facts["items"]] == [
+        f"todo:{populated['todo']['id']}",
+        f"note:{populated['note']['id']}",
+    ]
     assert facts["items"][0]["content"] == "[pending/high] deploy billing v2\nafter the migration"
     assert facts["items"][1]["content"] == "1. migrate\n2. switch traffic"
     # TASK: goal, checkpoint in fixed section order, then what happened after it (observations left out)
@@ -215,8 +279,10 @@ def test_every_layer_provider_with_data(client, populated):
     assert task["items"][0]["content"] == "deploy billing"
     assert task["items"][1]["ref"] == f"memory_event:{populated['checkpoint']['event_id']}"
     assert task["items"][1]["title"] == "ship billing v2"  # the label, else the goal's first line
-    assert task["items"][1]["content"] == ("Goal: ship billing v2\nDone:\n- migration written\nNext:\n"
-                                           "- deploy billing\nOpen:\n- rollback plan?\nNotes: staging is green")
+    assert task["items"][1]["content"] == (
+        "Goal: ship billing v2\nDone:\n- migration written\nNext:\n"
+        "- deploy billing\nOpen:\n- rollback plan?\nNotes: staging is green"
+    )
     assert task["items"][2]["title"] == "since checkpoint"
     assert task["items"][2]["content"].endswith("decision: deploy on Tuesday")
     assert "coffee" not in task["items"][2]["content"]
@@ -235,14 +301,28 @@ def test_every_layer_provider_with_data(client, populated):
 
 
 def test_memory_scope_filter_limits_the_memory_layer(client, populated):
-    out = pack(client, populated["h"], task="deploy", memory_scope_type="project", memory_scope_key="docs",
-               layers=["MEMORY"])
-    assert [i["ref"] for i in layer(out, "MEMORY")["items"]] == [f"memory_entry:{populated['other_scope']['id']}"]
+    out = pack(
+        client,
+        populated["h"],
+        task="deploy",
+        memory_scope_type="project",
+        memory_scope_key="docs",
+        layers=["MEMORY"],
+    )
+    assert [i["ref"] for i in layer(out, "MEMORY")["items"]] == [
+        f"memory_entry:{populated['other_scope']['id']}"
+    ]
 
 
 def test_an_empty_memory_scope_says_so_and_names_the_nearest_scopes(client, populated):
-    out = pack(client, populated["h"], task="deploy", memory_scope_type="project", memory_scope_key="Docs/",
-               layers=["MEMORY"])
+    out = pack(
+        client,
+        populated["h"],
+        task="deploy",
+        memory_scope_type="project",
+        memory_scope_key="Docs/",
+        layers=["MEMORY"],
+    )
     memory = layer(out, "MEMORY")
     assert memory["items"] == []
     note = "no memories in scope project:Docs/ (scope keys are exact); nearest existing scopes: project:docs"
@@ -251,10 +331,14 @@ def test_an_empty_memory_scope_says_so_and_names_the_nearest_scopes(client, popu
 
 def test_superseded_memories_are_not_packed(client, populated):
     h = populated["h"]
-    newer = remember(client, h, "Deploy the billing service with canaries now.", scope_type="project",
-                     scope_key="billing")
-    r = client.post(f"/api/memory/entries/{newer['id']}/supersede",
-                    json={"superseded_id": populated["memory"]["id"]}, headers=h)
+    newer = remember(
+        client, h, "Deploy the billing service with canaries now.", scope_type="project", scope_key="billing"
+    )
+    r = client.post(
+        f"/api/memory/entries/{newer['id']}/supersede",
+        json={"superseded_id": populated["memory"]["id"]},
+        headers=h,
+    )
     assert r.status_code in (200, 201), r.text
     out = pack(client, h, task="deploy billing", layers=["MEMORY"])
     refs = [i["ref"] for i in layer(out, "MEMORY")["items"]]
@@ -262,7 +346,9 @@ def test_superseded_memories_are_not_packed(client, populated):
     assert f"memory_entry:{populated['memory']['id']}" not in refs
 
 
-def test_working_shows_the_latest_items_oldest_first_and_drops_the_oldest_under_a_tight_budget(client, account):
+def test_working_shows_the_latest_items_oldest_first_and_drops_the_oldest_under_a_tight_budget(
+    client, account
+):
     h = account.headers("memory:rw")
     sid = working_session(client, h, [f"{i:02d} " + "x" * 127 for i in range(10)])  # 130 characters each
     # WORKING alone gets all 500: items 10, 9, 8 fit (390), 110 ≥ 80 remain → item 7 is cut, 1..6 dropped
@@ -290,7 +376,9 @@ def test_working_reads_back_page_by_page_only_as_far_as_the_budget_reaches(clien
     assert (working["dropped"], working["chars_used"]) == (0, 800)
 
 
-def test_working_joins_the_default_layers_only_with_a_session_and_explicitly_without_one_is_empty(client, account):
+def test_working_joins_the_default_layers_only_with_a_session_and_explicitly_without_one_is_empty(
+    client, account
+):
     h = account.headers("memory:r")
     assert "WORKING" not in [i["layer"] for i in pack(client, h, task="t")["layers"]]
     out = pack(client, h, task="t", layers=["WORKING", "TASK"])
@@ -309,7 +397,10 @@ def test_task_falls_back_to_a_journal_replay_without_a_checkpoint(client, accoun
     assert [i["source"] for i in task["items"]] == ["task", "journal"]
     assert task["items"][1]["title"] == "recent session activity"
     lines = task["items"][1]["content"].splitlines()
-    assert [line.split(" ", 2)[2] for line in lines] == ["goal: write the report", "issue: the data source is down"]
+    assert [line.split(" ", 2)[2] for line in lines] == [
+        "goal: write the report",
+        "issue: the data source is down",
+    ]
     assert task["note"] == f"no checkpoint in session {session!r}: journal replay of its last 3 entries"
 
 
@@ -330,7 +421,9 @@ def test_truncation_in_a_layer_cuts_at_a_cjk_full_stop_and_flags_the_item(client
     facts = layer(pack(client, h, task="合同", layers=["FACTS"], max_chars=500), "FACTS")
     item = facts["items"][0]
     assert item["truncated"] is True and facts["truncated"] is True
-    assert item["content"] == "合同审查需要注意付款条款。" * 38  # 494 of 500: the last full stop in the window
+    assert (
+        item["content"] == "合同审查需要注意付款条款。" * 38
+    )  # 494 of 500: the last full stop in the window
     assert facts["chars_used"] == 494
 
 
@@ -354,32 +447,42 @@ def test_a_memory_and_notes_key_gets_memory_and_the_notes_half_only(client, popu
     assert facts["note"] == "todos: insufficient scope: todos:r"
     for name, scope in (("SKILL", "skills:r"), ("KNOWLEDGE", "knowledge:r")):
         assert layer(out, name)["items"] == [] and layer(out, name)["note"] == f"insufficient scope: {scope}"
-    assert out["warnings"] == ["SKILL: insufficient scope: skills:r", "KNOWLEDGE: insufficient scope: knowledge:r",
-                               "FACTS: todos: insufficient scope: todos:r"]
+    assert out["warnings"] == [
+        "SKILL: insufficient scope: skills:r",
+        "KNOWLEDGE: insufficient scope: knowledge:r",
+        "FACTS: todos: insufficient scope: todos:r",
+    ]
 
 
-@pytest.mark.parametrize(("scopes", "sources", "facts_note"), [
-    (("memory:r",), [], "todos: insufficient scope: todos:r; notes: insufficient scope: notes:r"),
-    (("memory:r", "todos:r"), ["todo"], "notes: insufficient scope: notes:r"),
-    (("memory:r", "notes:rw"), ["note"], "todos: insufficient scope: todos:r"),
-    (("memory:r", "todos:r", "notes:r"), ["todo", "note"], None),
-    ((), ["todo", "note"], None),  # an empty-scope key has full access
-])
+@pytest.mark.parametrize(
+    ("scopes", "sources", "facts_note"),
+    [
+        (("memory:r",), [], "todos: insufficient scope: todos:r; notes: insufficient scope: notes:r"),
+        (("memory:r", "todos:r"), ["todo"], "notes: insufficient scope: notes:r"),
+        (("memory:r", "notes:rw"), ["note"], "todos: insufficient scope: todos:r"),
+        (("memory:r", "todos:r", "notes:r"), ["todo", "note"], None),
+        ((), ["todo", "note"], None),  # an empty-scope key has full access
+    ],
+)
 def test_facts_halves_are_authorised_independently(client, populated, account, scopes, sources, facts_note):
     facts = layer(pack(client, account.headers(*scopes), task="deploy billing"), "FACTS")
     assert [i["source"] for i in facts["items"]] == sources
     assert facts["note"] == facts_note
 
 
-@pytest.mark.parametrize(("scopes", "skill_note"), [
-    (("memory:r", "skills:r"), "no skill matched the query"),
-    (("memory:r", "knowledge:r"), "insufficient scope: skills:r"),
-])
-def test_skill_and_knowledge_are_authorised_before_they_are_searched(client, account, scopes,
-                                                                                 skill_note):
+@pytest.mark.parametrize(
+    ("scopes", "skill_note"),
+    [
+        (("memory:r", "skills:r"), "no skill matched the query"),
+        (("memory:r", "knowledge:r"), "insufficient scope: skills:r"),
+    ],
+)
+def test_skill_and_knowledge_are_authorised_before_they_are_searched(client, account, scopes, skill_note):
     out = pack(client, account.headers(*scopes), task="x")
     assert layer(out, "SKILL")["note"].startswith(skill_note)
-    expected = ("no indexed knowledge chunk matched" if "knowledge:r" in scopes else "insufficient scope: knowledge:r")
+    expected = (
+        "no indexed knowledge chunk matched" if "knowledge:r" in scopes else "insufficient scope: knowledge:r"
+    )
     assert layer(out, "KNOWLEDGE")["note"].startswith(expected)
 
 
@@ -389,10 +492,17 @@ def test_the_jwt_user_reads_every_layer(client, populated, account):
     assert out["warnings"][0].startswith(NO_SKILLS) and out["warnings"][1] == NO_KNOWLEDGE
 
 
-def test_without_memory_r_each_memory_layer_is_refused_and_task_keeps_only_its_goal(client, populated, account):
+def test_without_memory_r_each_memory_layer_is_refused_and_task_keeps_only_its_goal(
+    client, populated, account
+):
     # The route refuses such a key (403); the service authorises each layer again, which this checks directly.
-    caller = Principal(account_id=uuid.UUID(account.account_id), user_id=uuid.UUID(account.user_id),
-                       via="api_key", key_id=uuid.uuid4(), scopes=("todos:r",))
+    caller = Principal(
+        account_id=uuid.UUID(account.account_id),
+        user_id=uuid.UUID(account.user_id),
+        via="api_key",
+        key_id=uuid.uuid4(),
+        scopes=("todos:r",),
+    )
     req = PackRequest(task="deploy billing", session_id=populated["working"])
     out = pack_service.pack(get_database(), get_retrieval(), caller, req)
     assert out.layer("MEMORY").note == "insufficient scope: memory:r" and out.layer("MEMORY").items == []
@@ -424,7 +534,10 @@ def test_a_failing_retrieval_leg_is_a_note_and_a_warning_not_an_error(client, po
     out = pack(client, populated["h"], task="deploy billing", layers=["MEMORY"])
     memory = layer(out, "MEMORY")
     assert memory["items"]  # the lexical leg still answered
-    assert memory["note"] == "search degraded: vector leg: embedding failed: embedding endpoint unreachable (test)"
+    assert (
+        memory["note"]
+        == "search degraded: vector leg: embedding failed: embedding endpoint unreachable (test)"
+    )
     assert out["warnings"] == [f"MEMORY: {memory['note']}"]
 
 
@@ -455,7 +568,9 @@ def test_a_failing_facts_half_is_a_note_while_the_other_half_answers(client, pop
     assert "secret" not in str(out)
 
 
-def test_a_failing_statement_rolls_back_its_layer_only_in_the_packs_one_transaction(client, populated, monkeypatch):
+def test_a_failing_statement_rolls_back_its_layer_only_in_the_packs_one_transaction(
+    client, populated, monkeypatch
+):
     """A serial pack runs every layer in one transaction, each layer in a savepoint: a statement that fails in
     FACTS' todos half leaves the notes half, the later layers and the earlier MEMORY layer's write (its access
     count) intact."""
@@ -476,7 +591,9 @@ def test_a_failing_statement_rolls_back_its_layer_only_in_the_packs_one_transact
     assert client.get(entry, headers=populated["h"]).json()["access_count"] == before + 1
 
 
-def test_a_failing_provider_empties_its_layer_with_a_note_and_the_call_succeeds(client, populated, monkeypatch):
+def test_a_failing_provider_empties_its_layer_with_a_note_and_the_call_succeeds(
+    client, populated, monkeypatch
+):
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("boom")
 
@@ -500,7 +617,9 @@ def test_the_same_state_packs_to_the_same_bytes_twice(client, populated):
 
 
 def test_running_the_providers_in_parallel_gives_the_same_pack(client, populated, account):
-    caller = Principal(account_id=uuid.UUID(account.account_id), user_id=uuid.UUID(account.user_id), via="jwt")
+    caller = Principal(
+        account_id=uuid.UUID(account.account_id), user_id=uuid.UUID(account.user_id), via="jwt"
+    )
     req = PackRequest(task="deploy billing", session_id=populated["session"], render=True)
     serial = pack_service.pack(get_database(), get_retrieval(), caller, req, parallel=False)
     parallel = pack_service.pack(get_database(), get_retrieval(), caller, req, parallel=True)
@@ -513,15 +632,19 @@ def test_another_tenant_sees_none_of_it(client, populated, other_account):
     task = layer(out, "TASK")
     assert [i["source"] for i in task["items"]] == ["task"]
     assert "no checkpoint and no journal entries" in task["note"]
-    foreign = pack(client, other_account.headers(*FULL), task="x", session_id=populated["working"],
-                   layers=["WORKING"])
+    foreign = pack(
+        client, other_account.headers(*FULL), task="x", session_id=populated["working"], layers=["WORKING"]
+    )
     assert layer(foreign, "WORKING")["items"] == []
     assert layer(foreign, "WORKING")["note"] == f"working-memory session {populated['working']} not found"
 
 
 def test_a_misnamed_field_is_refused_with_the_models_hint(client, account):
-    r = client.post(PACK, json={"task": "x", "max_tokens": 100, "scope_type": "project"},
-                    headers=account.headers("memory:r"))
+    r = client.post(
+        PACK,
+        json={"task": "x", "max_tokens": 100, "scope_type": "project"},
+        headers=account.headers("memory:r"),
+    )
     assert r.status_code == 400
     messages = {e["field"]: e["message"] for e in r.json()["errors"]}
     assert "use max_chars: budgets are in characters, not tokens" in messages["max_tokens"]
@@ -544,19 +667,34 @@ Keep every route handler thin and put the logic in a service; test every route a
 
 
 def publish_skill(client: Any, h: dict[str, str], *, activate: bool = True) -> dict[str, Any]:
-    r = client.post("/api/skills/sources", json={"name": f"src-{uuid.uuid4().hex[:8]}", "type": "local",
-                                                 "repository_url": "file:///skills", "package_path": "domain-web"},
-                    headers=h)
+    r = client.post(
+        "/api/skills/sources",
+        json={
+            "name": f"src-{uuid.uuid4().hex[:8]}",
+            "type": "local",
+            "repository_url": "file:///skills",
+            "package_path": "domain-web",
+        },
+        headers=h,
+    )
     assert r.status_code == 201, r.text
-    r = client.post(f"/api/skills/sources/{r.json()['id']}/snapshots", headers=h, json={
-        "files": [{"path": "SKILL.md", "content": SKILL_MD, "mime_type": "text/markdown"}],
-        "activate": activate, "index": activate})
+    r = client.post(
+        f"/api/skills/sources/{r.json()['id']}/snapshots",
+        headers=h,
+        json={
+            "files": [{"path": "SKILL.md", "content": SKILL_MD, "mime_type": "text/markdown"}],
+            "activate": activate,
+            "index": activate,
+        },
+    )
     assert r.status_code in (200, 201), r.text
     return r.json()["version"]
 
 
-INSTRUCTIONS = ("# Instructions\n\nKeep every route handler thin and put the logic in a service; test every route "
-                "against a real database.")
+INSTRUCTIONS = (
+    "# Instructions\n\nKeep every route handler thin and put the logic in a service; test every route "
+    "against a real database."
+)
 
 
 def test_a_pinned_skill_name_brings_its_active_versions_instructions(client, account):
@@ -587,7 +725,9 @@ def test_without_a_pin_the_top_skill_search_hit_brings_its_instructions(client, 
     assert skill["note"].startswith("top skill search hit with its instructions")
 
 
-def test_a_top_hit_without_instructions_falls_back_to_its_card_in_fixed_section_order(client, account, monkeypatch):
+def test_a_top_hit_without_instructions_falls_back_to_its_card_in_fixed_section_order(
+    client, account, monkeypatch
+):
     from agentmate.skills import registry
 
     h = account.headers("memory:r", "skills:rw")
@@ -596,14 +736,17 @@ def test_a_top_hit_without_instructions_falls_back_to_its_card_in_fixed_section_
 
     def without_instructions(*args: Any, **kwargs: Any) -> Any:
         found = real(*args, **kwargs)
-        return found.model_copy(update={"items": [i.model_copy(update={"instructions": None})
-                                                  for i in found.items]})
+        return found.model_copy(
+            update={"items": [i.model_copy(update={"instructions": None}) for i in found.items]}
+        )
 
     monkeypatch.setattr(registry, "search", without_instructions)
     skill = layer(pack(client, h, task="build a web service", layers=["SKILL"]), "SKILL")
     [item] = skill["items"]
-    assert item["content"] == ("Build and review small web services with FastAPI\nTriggers:\n- build a web service\n"
-                               "- add an http route\nCapabilities:\n- fastapi\n- http-api")
+    assert item["content"] == (
+        "Build and review small web services with FastAPI\nTriggers:\n- build a web service\n"
+        "- add an http route\nCapabilities:\n- fastapi\n- http-api"
+    )
     assert "showing its L0 card" in skill["note"]
 
 

@@ -24,7 +24,9 @@ def fields(r) -> list[str]:
 def test_the_idempotency_key_header_is_stated_and_enforced(client, account):
     params = [p for p in DOC["paths"]["/api/todos"]["post"]["parameters"] if p["name"] == "Idempotency-Key"]
     stated = params[0]["schema"]["anyOf"][0]
-    assert stated["minLength"] == 1 and stated["maxLength"] == 255 and stated["pattern"] == "^[ -~]*[!-~][ -~]*$"
+    assert (
+        stated["minLength"] == 1 and stated["maxLength"] == 255 and stated["pattern"] == "^[ -~]*[!-~][ -~]*$"
+    )
     h = account.headers("todos:rw")
     for bad in ("x" * 256, "tab\tkey", " "):
         r = client.post("/api/todos", json={"title": "t"}, headers={**h, "Idempotency-Key": bad})
@@ -35,13 +37,18 @@ def test_the_idempotency_key_header_is_stated_and_enforced(client, account):
 
 def test_a_reused_idempotency_key_names_what_the_first_request_created(client, account):
     h = {**account.headers("memory:rw"), "Idempotency-Key": "store-1"}
-    body = {"memory_type": "semantic", "content": "first", "evidence": [{"source_type": "t", "source_id": "t"}]}
+    body = {
+        "memory_type": "semantic",
+        "content": "first",
+        "evidence": [{"source_type": "t", "source_id": "t"}],
+    }
     first = client.post("/api/memory/entries", json=body, headers=h).json()
     r = client.post("/api/memory/entries", json={**body, "content": "second"}, headers=h)
     assert r.status_code == 409 and r.json()["existing_id"] == first["id"]
     assert r.json()["detail"] == (
         f"this idempotency key was already used with a different request body (that request created {first['id']}):"
-        " a retry must resend the same body, a new request needs a new key")
+        " a retry must resend the same body, a new request needs a new key"
+    )
 
 
 # --- PATCH: non-nullable fields, one empty-PATCH rule --------------------------------------------------------
@@ -54,8 +61,13 @@ NOT_NULL = {
     "ExpenseUpdate": ["amount", "currency", "description", "tags", "happened_at"],
     "SessionUpdate": ["status", "metadata"],
 }
-NULLABLE = {"TodoUpdate": ["due_date"], "ReportUpdate": ["source"], "BookmarkUpdate": ["source"],
-            "ExpenseUpdate": ["source"], "SessionUpdate": ["title"]}
+NULLABLE = {
+    "TodoUpdate": ["due_date"],
+    "ReportUpdate": ["source"],
+    "BookmarkUpdate": ["source"],
+    "ExpenseUpdate": ["source"],
+    "SessionUpdate": ["title"],
+}
 
 
 def _nullable(prop: dict) -> bool:
@@ -82,7 +94,9 @@ def test_patch_defaults_and_clear_flags_never_clear_by_accident(client, account)
 
     fields = _schema()["models"]["todo_update"]["fields"]
     assert fields["due_date"]["nullable"] is True and "default" not in fields["due_date"]
-    tools = build_tools(spec for ts in registry.load().values() for spec in ts.specs if spec.patch is not None)
+    tools = build_tools(
+        spec for ts in registry.load().values() for spec in ts.specs if spec.patch is not None
+    )
     for name, tool in tools.items():
         for arg, prop in tool.parameters["properties"].items():
             assert prop.get("default", "absent") is not None, (name, arg)  # omitted means unchanged
@@ -90,25 +104,33 @@ def test_patch_defaults_and_clear_flags_never_clear_by_accident(client, account)
     h = account.headers("todos:rw")
     r = client.patch(f"/api/todos/{_create(client, h, 'todos')}", json={"clear_due_date": True}, headers=h)
     assert r.status_code == 400 and r.json()["errors"] == [
-        {"field": "clear_due_date", "message": "unknown field (send due_date: null to clear it)"}]
+        {"field": "clear_due_date", "message": "unknown field (send due_date: null to clear it)"}
+    ]
 
 
 def _create(client, h, kind):
-    bodies = {"todos": {"title": "t"}, "notes": {"title": "t"}, "reports": {"title": "t"},
-              "bookmarks": {"url": "https://example.com"},
-              "expenses": {"amount": "1.00", "currency": "EUR"}}
+    bodies = {
+        "todos": {"title": "t"},
+        "notes": {"title": "t"},
+        "reports": {"title": "t"},
+        "bookmarks": {"url": "https://example.com"},
+        "expenses": {"amount": "1.00", "currency": "EUR"},
+    }
     r = client.post(f"/api/{kind}", json=bodies[kind], headers=h)
     assert r.status_code == 201, r.text
     return r.json()["id"]
 
 
-@pytest.mark.parametrize("kind, updatable", [
-    ("todos", ["title", "description", "status", "priority", "due_date", "tags"]),
-    ("notes", ["title", "content", "tags"]),
-    ("reports", ["title", "content", "format", "tags", "source"]),
-    ("bookmarks", ["url", "title", "summary", "content", "tags", "source", "is_read"]),
-    ("expenses", ["amount", "currency", "description", "tags", "source", "happened_at"]),
-])
+@pytest.mark.parametrize(
+    "kind, updatable",
+    [
+        ("todos", ["title", "description", "status", "priority", "due_date", "tags"]),
+        ("notes", ["title", "content", "tags"]),
+        ("reports", ["title", "content", "format", "tags", "source"]),
+        ("bookmarks", ["url", "title", "summary", "content", "tags", "source", "is_read"]),
+        ("expenses", ["amount", "currency", "description", "tags", "source", "happened_at"]),
+    ],
+)
 def test_an_empty_patch_is_a_400_listing_the_updatable_fields_everywhere(client, account, kind, updatable):
     h = account.headers(f"{kind}:rw")
     record = _create(client, h, kind)
@@ -151,8 +173,9 @@ def test_query_timestamps_are_rfc3339_only(client, account, value):
     for path in ("/api/expenses", "/api/expenses/summary"):
         r = client.get(path, params={"start": value}, headers=account.headers("expenses:r"))
         assert r.status_code == 400 and fields(r) == ["start"], (path, r.text)
-    ok = client.get("/api/expenses", params={"start": "2026-12-01T10:00:00+01:00"},
-                    headers=account.headers("expenses:r"))
+    ok = client.get(
+        "/api/expenses", params={"start": "2026-12-01T10:00:00+01:00"}, headers=account.headers("expenses:r")
+    )
     assert ok.status_code == 200
 
 
@@ -166,7 +189,9 @@ def test_body_timestamps_and_scalars_take_no_lax_coercions(client, account):
 def test_key_creation_states_its_scope_values_as_an_enum(client, account):
     items = SCHEMAS["ApiKeyCreate"]["properties"]["scopes"]["items"]
     assert "todos:r" in items["enum"] and "manage_keys" in items["enum"]
-    r = client.post("/api/auth/apikeys", json={"name": "k", "scopes": [" todos:r"]}, headers=account.jwt_headers)
+    r = client.post(
+        "/api/auth/apikeys", json={"name": "k", "scopes": [" todos:r"]}, headers=account.jwt_headers
+    )
     assert r.status_code == 400 and fields(r) == ["scopes[0]"]
 
 
@@ -174,8 +199,11 @@ def test_key_creation_states_its_scope_values_as_an_enum(client, account):
 
 
 def test_start_after_end_names_both_fields(client, account):
-    r = client.get("/api/expenses", params={"start": "2026-12-02T00:00:00Z", "end": "2026-12-01T00:00:00Z"},
-                   headers=account.headers("expenses:r"))
+    r = client.get(
+        "/api/expenses",
+        params={"start": "2026-12-02T00:00:00Z", "end": "2026-12-01T00:00:00Z"},
+        headers=account.headers("expenses:r"),
+    )
     assert r.status_code == 400 and fields(r) == ["start", "end"]
     assert "Cross-field rule" in DOC["paths"]["/api/expenses"]["get"]["description"]
 
@@ -184,8 +212,11 @@ def test_memory_cross_field_rules_name_both_fields(client, account):
     h = account.headers("memory:rw")
     r = client.post("/api/memory/search", json={"query": "x", "scope_key": "octo"}, headers=h)
     assert r.status_code == 400 and set(fields(r)) == {"scope_key", "scope_type"}
-    r = client.post("/api/memory/events", json={"event_type": "goal", "payload": {"goal": "g"}, "sequence_no": 1,
-                                                "idempotency_key": "e1"}, headers=h)
+    r = client.post(
+        "/api/memory/events",
+        json={"event_type": "goal", "payload": {"goal": "g"}, "sequence_no": 1, "idempotency_key": "e1"},
+        headers=h,
+    )
     assert r.status_code == 400 and {"sequence_no", "session_id"} <= set(fields(r))
     r = client.get("/api/memory/timeline", headers=h)
     assert r.status_code == 400 and set(fields(r)) == {"session_id", "skill_version_id"}
@@ -193,8 +224,11 @@ def test_memory_cross_field_rules_name_both_fields(client, account):
     r = client.post(f"/api/memory/entries/{same}/supersede", json={"superseded_id": same}, headers=h)
     assert r.status_code == 400 and set(fields(r)) == {"superseded_id", "entry_id"}
     sid = client.post("/api/memory/working/sessions", json={"title": "s"}, headers=h).json()["id"]
-    r = client.post(f"/api/memory/working/sessions/{sid}/items",
-                    json={"items": [{"item_type": "message", "content": "hi", "idempotency_key": "a"}]}, headers=h)
+    r = client.post(
+        f"/api/memory/working/sessions/{sid}/items",
+        json={"items": [{"item_type": "message", "content": "hi", "idempotency_key": "a"}]},
+        headers=h,
+    )
     assert r.status_code == 400 and set(fields(r)) == {"items[0].role", "items[0].item_type"}
 
 
@@ -202,8 +236,9 @@ def test_expressible_cross_field_rules_are_in_the_json_schema():
     assert SCHEMAS["SearchRequest"]["if"]["required"] == ["scope_key"]
     assert SCHEMAS["SearchRequest"]["then"]["required"] == ["scope_type"]
     rules = SCHEMAS["EventCreate"]["allOf"]
-    assert any(r["if"].get("required") == ["sequence_no"] and r["then"]["required"] == ["session_id"]
-               for r in rules)
+    assert any(
+        r["if"].get("required") == ["sequence_no"] and r["then"]["required"] == ["session_id"] for r in rules
+    )
     assert SCHEMAS["ItemIn"]["then"]["required"] == ["role"]
 
 
@@ -221,13 +256,18 @@ def _declared(path: str) -> set[str]:
     return {m.upper() for m in DOC["paths"][path] if m in ("get", "post", "patch", "put", "delete")}
 
 
-@pytest.mark.parametrize("path, concrete", [
-    ("/api/todos", "/api/todos"),
-    ("/api/todos/{todo_id}", "/api/todos/3f2b8a5e-0000-4000-8000-000000000001"),
-    ("/api/notes/{note_id}", "/api/notes/not-a-uuid"),
-    ("/api/memory/working/sessions/{session_id}/items",
-     "/api/memory/working/sessions/3f2b8a5e-0000-4000-8000-000000000002/items"),
-])
+@pytest.mark.parametrize(
+    "path, concrete",
+    [
+        ("/api/todos", "/api/todos"),
+        ("/api/todos/{todo_id}", "/api/todos/3f2b8a5e-0000-4000-8000-000000000001"),
+        ("/api/notes/{note_id}", "/api/notes/not-a-uuid"),
+        (
+            "/api/memory/working/sessions/{session_id}/items",
+            "/api/memory/working/sessions/3f2b8a5e-0000-4000-8000-000000000002/items",
+        ),
+    ],
+)
 def test_a_405_lists_every_method_of_the_path(client, account, path, concrete):
     r = client.request("PUT", concrete, headers=account.headers())
     assert r.status_code == 405 and r.headers["content-type"] == "application/problem+json"
@@ -256,24 +296,40 @@ def test_an_unknown_query_parameter_is_a_400_naming_it_and_what_was_meant(client
     h = account.headers("memory:rw")
     # Given a journal with events in two sessions, a misspelt filter would otherwise answer all of them
     for i, session in enumerate(("s-1", "s-2")):
-        r = client.post("/api/memory/events", json={"event_type": "note", "idempotency_key": f"q-{i}",
-                                                    "session_id": session, "payload": {"i": i}}, headers=h)
+        r = client.post(
+            "/api/memory/events",
+            json={
+                "event_type": "note",
+                "idempotency_key": f"q-{i}",
+                "session_id": session,
+                "payload": {"i": i},
+            },
+            headers=h,
+        )
         assert r.status_code == 201
     r = client.get("/api/memory/events", params={"session": "s-1"}, headers=h)
     assert r.status_code == 400 and fields(r) == ["session"]
     error = r.json()["errors"][0]
     assert error["message"] == "unknown query parameter (use session_id)"
     assert error["allowed"] == ["event_type", "limit", "offset", "scope_key", "scope_type", "session_id"]
-    messages = {e["field"]: e["message"] for e in client.get(
-        "/api/memory/entries", params={"repo": "octo/widgets", "scope": "x", "type": "semantic", "zzz": "1"},
-        headers=h).json()["errors"]}
-    assert messages == {"repo": "unknown query parameter (use scope_type=repository&scope_key=owner/repo)",
-                        "scope": "unknown query parameter (use scope_type plus scope_key)",
-                        "type": "unknown query parameter (use memory_type or scope_type)",
-                        "zzz": "unknown query parameter"}
+    messages = {
+        e["field"]: e["message"]
+        for e in client.get(
+            "/api/memory/entries",
+            params={"repo": "octo/widgets", "scope": "x", "type": "semantic", "zzz": "1"},
+            headers=h,
+        ).json()["errors"]
+    }
+    assert messages == {
+        "repo": "unknown query parameter (use scope_type=repository&scope_key=owner/repo)",
+        "scope": "unknown query parameter (use scope_type plus scope_key)",
+        "type": "unknown query parameter (use memory_type or scope_type)",
+        "zzz": "unknown query parameter",
+    }
     r = client.get(f"/api/memory/entries/{uuid.uuid4()}", params={"verbose": "1"}, headers=h)
     assert r.status_code == 400 and r.json()["errors"] == [
-        {"field": "verbose", "message": "unknown query parameter: this operation takes none"}]
+        {"field": "verbose", "message": "unknown query parameter: this operation takes none"}
+    ]
     # declared parameters, repeated or blank, are as before
     r = client.get("/api/memory/events", params=[("session_id", "s-1"), ("limit", "5")], headers=h)
     assert r.status_code == 200 and r.json()["total"] == 1
@@ -282,8 +338,12 @@ def test_an_unknown_query_parameter_is_a_400_naming_it_and_what_was_meant(client
 
 def test_a_scope_key_filter_without_its_scope_type_is_a_400_on_every_scoped_read(client, account):
     h = account.headers("memory:r")
-    for path in ("/api/memory/entries", "/api/memory/events", "/api/memory/journal/sessions",
-                 "/api/memory/resume"):
+    for path in (
+        "/api/memory/entries",
+        "/api/memory/events",
+        "/api/memory/journal/sessions",
+        "/api/memory/resume",
+    ):
         r = client.get(path, params={"scope_key": "octo/widgets"}, headers=h)
         assert r.status_code == 400 and fields(r) == ["scope_type"], (path, r.text)
         assert r.json()["errors"][0]["message"] == "required with scope_key", path
@@ -319,7 +379,9 @@ def test_a_body_over_the_limit_is_a_413_before_parsing(client, account):
 
 def test_content_routes_take_their_larger_limit(client, account):
     h = account.headers("notes:rw")
-    content = "\u00e9" * (1024 * 1024 // 2)  # 1 MiB of UTF-8, 3 MiB as \\u escapes from an ensure_ascii client
+    content = "\u00e9" * (
+        1024 * 1024 // 2
+    )  # 1 MiB of UTF-8, 3 MiB as \\u escapes from an ensure_ascii client
     body = json.dumps({"title": "big", "content": content}).encode()
     assert len(body) > 1024 * 1024
     r = client.post("/api/notes", content=body, headers={**h, "Content-Type": "application/json"})
@@ -331,7 +393,10 @@ def test_a_list_page_is_bounded_by_bytes_as_well_as_count(client, account):
     h = account.headers("notes:rw")
     content = "x" * (PAGE_BYTES * 2 // 5)  # three of these pass the page budget, two do not
     for i in range(3):
-        assert client.post("/api/notes", json={"title": f"n{i}", "content": content}, headers=h).status_code == 201
+        assert (
+            client.post("/api/notes", json={"title": f"n{i}", "content": content}, headers=h).status_code
+            == 201
+        )
     first = client.get("/api/notes", params={"limit": 100}, headers=h).json()
     assert first["total"] == 3 and len(first["items"]) == 2
     rest = client.get("/api/notes", params={"limit": 100, "offset": 2}, headers=h).json()

@@ -24,12 +24,15 @@ def _is_problem(r) -> bool:
 
 def _signed(claims: dict) -> str:
     now = datetime.now(UTC)
-    return jwt.encode({"iat": now, "exp": now + timedelta(hours=1), **claims}, os.environ["JWT_SECRET"],
-                      algorithm="HS256")
+    return jwt.encode(
+        {"iat": now, "exp": now + timedelta(hours=1), **claims}, os.environ["JWT_SECRET"], algorithm="HS256"
+    )
 
 
 def _login(client, account, password: str | None = None):
-    return client.post("/api/auth/login", json={"email": account.email, "password": password or account.password})
+    return client.post(
+        "/api/auth/login", json={"email": account.email, "password": password or account.password}
+    )
 
 
 # --- password change -------------------------------------------------------------------------------------------
@@ -39,8 +42,11 @@ def test_changing_the_password_revokes_every_earlier_jwt_and_returns_a_working_o
     # Given two tokens of the same user (two devices)
     second = _login(client, account).json()["token"]
     # When the password is changed with the current one re-entered
-    r = client.post("/api/auth/password", headers=account.jwt_headers,
-                    json={"current_password": account.password, "new_password": "a whole new passphrase"})
+    r = client.post(
+        "/api/auth/password",
+        headers=account.jwt_headers,
+        json={"current_password": account.password, "new_password": "a whole new passphrase"},
+    )
     # Then the answer is a new token that works, and both earlier tokens are refused with problem+json
     assert r.status_code == 200, r.text
     fresh = r.json()["token"]
@@ -56,8 +62,11 @@ def test_changing_the_password_revokes_every_earlier_jwt_and_returns_a_working_o
 
 
 def test_a_wrong_current_password_is_a_400_naming_the_field_and_changes_nothing(client, account):
-    r = client.post("/api/auth/password", headers=account.jwt_headers,
-                    json={"current_password": "not the password", "new_password": "a whole new passphrase"})
+    r = client.post(
+        "/api/auth/password",
+        headers=account.jwt_headers,
+        json={"current_password": "not the password", "new_password": "a whole new passphrase"},
+    )
     assert r.status_code == 400 and _is_problem(r)
     assert [e["field"] for e in r.json()["errors"]] == ["current_password"]
     assert client.get(ME, headers=account.jwt_headers).status_code == 200
@@ -65,8 +74,11 @@ def test_a_wrong_current_password_is_a_400_naming_the_field_and_changes_nothing(
 
 
 def test_a_short_new_password_is_a_400_naming_it(client, account):
-    r = client.post("/api/auth/password", headers=account.jwt_headers,
-                    json={"current_password": account.password, "new_password": "short"})
+    r = client.post(
+        "/api/auth/password",
+        headers=account.jwt_headers,
+        json={"current_password": account.password, "new_password": "short"},
+    )
     assert r.status_code == 400
     assert [e["field"] for e in r.json()["errors"]] == ["new_password"]
 
@@ -75,16 +87,20 @@ def test_api_keys_cannot_change_the_password_or_sign_out_everywhere(client, acco
     body = {"current_password": account.password, "new_password": "a whole new passphrase"}
     # An X-Api-Key (even full access) and no Authorization: the route's credential is missing (401, Bearer)
     headers = account.headers()
-    for r in (client.post("/api/auth/password", headers=headers, json=body),
-              client.post("/api/auth/logout-all", headers=headers),
-              client.request("DELETE", "/api/auth/account", headers=headers, json={"password": account.password})):
+    for r in (
+        client.post("/api/auth/password", headers=headers, json=body),
+        client.post("/api/auth/logout-all", headers=headers),
+        client.request("DELETE", "/api/auth/account", headers=headers, json={"password": account.password}),
+    ):
         assert r.status_code == 401 and _is_problem(r), r.text
         assert r.headers["www-authenticate"] == 'Bearer realm="agentmate"'
         assert "JWT" in r.json()["detail"]
     # The same key sent as the bearer token: a valid credential of the wrong kind (403)
     as_bearer = _bearer(account.key())
-    for r in (client.post("/api/auth/password", headers=as_bearer, json=body),
-              client.post("/api/auth/logout-all", headers=as_bearer)):
+    for r in (
+        client.post("/api/auth/password", headers=as_bearer, json=body),
+        client.post("/api/auth/logout-all", headers=as_bearer),
+    ):
         assert r.status_code == 403 and _is_problem(r)
         assert "JWT" in r.json()["detail"]
     assert _login(client, account).status_code == 200
@@ -112,8 +128,10 @@ def test_a_token_minted_in_the_same_second_as_a_sign_out_is_judged_by_its_epoch(
     before = _login(client, account).json()["token"]
     assert client.post("/api/auth/logout-all", headers=_bearer(before)).status_code == 204
     after = _login(client, account).json()["token"]
-    assert jwt.decode(before, options={"verify_signature": False})["epoch"] + 1 == jwt.decode(
-        after, options={"verify_signature": False})["epoch"]
+    assert (
+        jwt.decode(before, options={"verify_signature": False})["epoch"] + 1
+        == jwt.decode(after, options={"verify_signature": False})["epoch"]
+    )
     assert client.get(ME, headers=_bearer(before)).status_code == 401
     assert client.get(ME, headers=_bearer(after)).status_code == 200
 
@@ -124,8 +142,11 @@ def test_a_token_minted_in_the_same_second_as_a_sign_out_is_judged_by_its_epoch(
 def test_a_genuinely_signed_jwt_whose_user_is_not_in_its_account_is_refused(client, account, other_account):
     for sub in (other_account.user_id, str(uuid.uuid4())):
         token = _signed({"sub": sub, "account_id": account.account_id, "epoch": 0})
-        for r in (client.get(ME, headers=_bearer(token)), client.get("/api/todos", headers=_bearer(token)),
-                  client.post("/api/todos", json={"title": "x"}, headers=_bearer(token))):
+        for r in (
+            client.get(ME, headers=_bearer(token)),
+            client.get("/api/todos", headers=_bearer(token)),
+            client.post("/api/todos", json={"title": "x"}, headers=_bearer(token)),
+        ):
             assert r.status_code == 401 and _is_problem(r), (sub, r.text)
     # The same claims naming the user's own account are accepted (the signature and epoch are right)
     own = _signed({"sub": account.user_id, "account_id": account.account_id, "epoch": 0})
@@ -142,7 +163,9 @@ def test_a_jwt_with_a_future_or_malformed_epoch_is_refused(client, account):
 
 
 def _key(client, account, **extra):
-    r = client.post("/api/auth/apikeys", json={"name": "k", "scopes": [], **extra}, headers=account.jwt_headers)
+    r = client.post(
+        "/api/auth/apikeys", json={"name": "k", "scopes": [], **extra}, headers=account.jwt_headers
+    )
     assert r.status_code == 201, r.text
     return r.json()
 
@@ -154,7 +177,9 @@ def test_a_key_with_a_future_expiry_works_and_stops_working_once_expired(client,
     assert client.get(ME, headers={"X-Api-Key": created["key"]}).status_code == 200
     # When its expiry passes
     with psycopg.connect(owner_url) as conn:
-        conn.execute("UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = %s", (created["id"],))
+        conn.execute(
+            "UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = %s", (created["id"],)
+        )
     # Then it is refused on both transports, saying why
     for headers in ({"X-Api-Key": created["key"]}, _bearer(created["key"])):
         r = client.get(ME, headers=headers)
@@ -166,7 +191,9 @@ def test_an_expiry_in_the_past_or_without_an_offset_is_a_400_naming_expires_at(c
     past = (datetime.now(UTC) - timedelta(minutes=1)).isoformat()
     naive = (datetime.now(UTC) + timedelta(days=1)).replace(tzinfo=None).isoformat()
     for value in (past, naive, "tomorrow"):
-        r = client.post("/api/auth/apikeys", json={"name": "k", "expires_at": value}, headers=account.jwt_headers)
+        r = client.post(
+            "/api/auth/apikeys", json={"name": "k", "expires_at": value}, headers=account.jwt_headers
+        )
         assert r.status_code == 400, (value, r.text)
         assert [e["field"] for e in r.json()["errors"]] == ["expires_at"], value
     # null means never
@@ -191,8 +218,9 @@ def test_last_used_at_is_written_on_use_at_most_once_a_minute(client, account, o
     assert _last_used(owner_url, created["id"]) == first
     # Once it is older than a minute the next use moves it on
     with psycopg.connect(owner_url) as conn:
-        conn.execute("UPDATE api_keys SET last_used_at = now() - interval '61 seconds' WHERE id = %s",
-                     (created["id"],))
+        conn.execute(
+            "UPDATE api_keys SET last_used_at = now() - interval '61 seconds' WHERE id = %s", (created["id"],)
+        )
     stale = _last_used(owner_url, created["id"])
     assert client.get(ME, headers=headers).status_code == 200
     assert _last_used(owner_url, created["id"]) > stale
@@ -204,6 +232,8 @@ def test_last_used_at_is_written_on_use_at_most_once_a_minute(client, account, o
 def test_an_expired_key_is_not_stamped_as_used(client, account, owner_url):
     created = _key(client, account)
     with psycopg.connect(owner_url) as conn:
-        conn.execute("UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = %s", (created["id"],))
+        conn.execute(
+            "UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = %s", (created["id"],)
+        )
     assert client.get(ME, headers={"X-Api-Key": created["key"]}).status_code == 401
     assert _last_used(owner_url, created["id"]) is None

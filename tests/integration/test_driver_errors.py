@@ -44,15 +44,18 @@ def test_every_constraint_a_request_can_break_is_declared_by_its_repository():
                  AND indexname NOT IN (SELECT conname FROM pg_constraint)"""
         ).fetchall()
     missing = sorted(
-        f"{table}.{name}" for table, name in rows
-        if table not in INTERNAL_TABLES and not table.startswith(TEST_TABLE_PREFIXES)
+        f"{table}.{name}"
+        for table, name in rows
+        if table not in INTERNAL_TABLES
+        and not table.startswith(TEST_TABLE_PREFIXES)
         and name not in dberrors.declared()
         and not dberrors.caller_constraint(name)
         # (id, account_id[, name]) keys exist only as targets of composite foreign keys
         and not name.endswith(("_id_account_key", "_id_account_name_key"))
     )
-    assert not missing, ("declare these in the owning repository's CONSTRAINTS "
-                         f"(core.dberrors.constraints): {missing}")
+    assert not missing, (
+        f"declare these in the owning repository's CONSTRAINTS (core.dberrors.constraints): {missing}"
+    )
 
 
 def test_a_broken_reference_the_request_did_not_carry_is_not_blamed_on_skill_version_id(client, account):
@@ -60,8 +63,13 @@ def test_a_broken_reference_the_request_did_not_carry_is_not_blamed_on_skill_ver
     ``skill_version_id``. A key that vanished mid-request breaks memory_events_key_id_fkey: the caller is gone."""
     from agentmate.memory.service import events
 
-    principal = Principal(account_id=uuid.UUID(account.account_id), user_id=uuid.UUID(account.user_id),
-                          via="api_key", key_id=uuid.uuid4(), scopes=())
+    principal = Principal(
+        account_id=uuid.UUID(account.account_id),
+        user_id=uuid.UUID(account.user_id),
+        via="api_key",
+        key_id=uuid.uuid4(),
+        scopes=(),
+    )
     db = Database(os.environ["DATABASE_URL"], max_size=1)
     try:
         with pytest.raises(Unauthorized) as caught:
@@ -74,14 +82,20 @@ def test_a_broken_reference_the_request_did_not_carry_is_not_blamed_on_skill_ver
 def test_a_taken_sequence_number_names_sequence_no(client, account):
     h = account.headers("memory:rw")
     body = {"event_type": "note", "session_id": "s1", "sequence_no": 1, "payload": {"a": 1}}
-    assert client.post("/api/memory/events", json={**body, "idempotency_key": "a"}, headers=h).status_code == 201
+    assert (
+        client.post("/api/memory/events", json={**body, "idempotency_key": "a"}, headers=h).status_code == 201
+    )
     r = client.post("/api/memory/events", json={**body, "idempotency_key": "b"}, headers=h)
     assert r.status_code == 409
-    assert r.json()["errors"] == [{"field": "sequence_no", "message": "is already used in this session by another event"}]
+    assert r.json()["errors"] == [
+        {"field": "sequence_no", "message": "is already used in this session by another event"}
+    ]
 
 
 def test_a_data_error_without_a_known_field_is_a_generic_400_that_leaks_nothing():
-    error = dberrors.translate(psycopg.errors.InvalidTextRepresentation('invalid input syntax for type uuid: "x"'))
+    error = dberrors.translate(
+        psycopg.errors.InvalidTextRepresentation('invalid input syntax for type uuid: "x"')
+    )
     assert isinstance(error, ValidationFailed) and error.errors == []
     assert error.detail == dberrors.DATA_DETAIL
 

@@ -21,8 +21,11 @@ HOSTILE = [
 
 
 def knowledge_source(client, h, path="kb/hostile") -> dict:
-    r = client.post("/api/knowledge/sources", json={"type": "local", "repository_url": "file:///kb",
-                                                    "package_path": path}, headers=h)
+    r = client.post(
+        "/api/knowledge/sources",
+        json={"type": "local", "repository_url": "file:///kb", "package_path": path},
+        headers=h,
+    )
     assert r.status_code in (200, 201), r.text
     return r.json()
 
@@ -80,8 +83,14 @@ def test_the_pathological_glob_of_issue_20_selects_in_bounded_steps(client, acco
     h = account.headers(KRW)
     src = knowledge_source(client, h)
     # 60 'a's: the regex translation took 47 s on this one file and stalled /api/health meanwhile
-    r = push_manifest(client, h, src["id"], "name: x\ninclude: ['*a*a*a*a*a*a*a*ab']\n",
-                      {"path": "a" * 60, "content": "x"}, {"path": "a" * 59 + "b", "content": "y"})
+    r = push_manifest(
+        client,
+        h,
+        src["id"],
+        "name: x\ninclude: ['*a*a*a*a*a*a*a*ab']\n",
+        {"path": "a" * 60, "content": "x"},
+        {"path": "a" * 59 + "b", "content": "y"},
+    )
     assert r.status_code == 201, r.text
     assert r.json()["revision"]["file_count"] == 2  # the manifest and the one path ending in b
     assert counted and all(steps <= bound for steps, bound in counted)
@@ -93,8 +102,15 @@ def test_git_sync_refuses_a_hostile_manifest_scalar_naming_the_field(client, acc
     h = account.headers(KRW)
     with loopback_git(monkeypatch) as server:
         server.commit({"kb/KNOWLEDGE.yaml": b"name: x\ndescription: 2024-13-45\n", "kb/a.md": b"# A\n"})
-        r = client.post("/api/knowledge/sources", json={
-            "type": "git", "repository_url": server.url("github.test", "acme/kb"), "package_path": "kb"}, headers=h)
+        r = client.post(
+            "/api/knowledge/sources",
+            json={
+                "type": "git",
+                "repository_url": server.url("github.test", "acme/kb"),
+                "package_path": "kb",
+            },
+            headers=h,
+        )
         assert r.status_code == 201, r.text
         r = client.post(f"/api/knowledge/sources/{r.json()['id']}/sync", json={"ref": "main"}, headers=h)
     assert r.status_code == 400, r.text
@@ -109,19 +125,26 @@ def skill(line: str, name: str = "hostile") -> str:
 
 
 def skill_source(client, h, path="team/hostile") -> dict:
-    r = client.post("/api/skills/sources", json={"type": "local", "repository_url": "file:///skills",
-                                                 "package_path": path}, headers=h)
+    r = client.post(
+        "/api/skills/sources",
+        json={"type": "local", "repository_url": "file:///skills", "package_path": path},
+        headers=h,
+    )
     assert r.status_code == 201, r.text
     return r.json()
 
 
 @pytest.mark.parametrize(("line", "field"), HOSTILE)
-def test_a_hostile_frontmatter_snapshot_is_kept_with_a_compile_failure_naming_the_field(client, account, line,
-                                                                                       field):
+def test_a_hostile_frontmatter_snapshot_is_kept_with_a_compile_failure_naming_the_field(
+    client, account, line, field
+):
     h = account.headers(SRW)
     src = skill_source(client, h)
-    r = client.post(f"/api/skills/sources/{src['id']}/snapshots",
-                    json={"files": [{"path": "SKILL.md", "content": skill(line)}], "activate": True}, headers=h)
+    r = client.post(
+        f"/api/skills/sources/{src['id']}/snapshots",
+        json={"files": [{"path": "SKILL.md", "content": skill(line)}], "activate": True},
+        headers=h,
+    )
     assert r.status_code == 201, r.text
     out = r.json()
     assert out["compile"]["status"] == "failed" and out["compile"]["problems"][0].startswith(f"{field}: ")
@@ -130,39 +153,58 @@ def test_a_hostile_frontmatter_snapshot_is_kept_with_a_compile_failure_naming_th
 
 def test_a_hostile_direct_publish_compiles_to_a_recorded_failure(client, account):
     h = account.headers(SRW)
-    r = client.post("/api/skills/versions", json={"skill_name": "hostile", "version": "1",
-                                                  "content": skill("description: !!int 0x")}, headers=h)
+    r = client.post(
+        "/api/skills/versions",
+        json={"skill_name": "hostile", "version": "1", "content": skill("description: !!int 0x")},
+        headers=h,
+    )
     assert r.status_code == 201, r.text
     r = client.post("/api/skills/compile", json={"skill_version_id": r.json()["id"]}, headers=h)
     assert r.status_code == 200, r.text
     [item] = r.json()["items"]
-    assert item["status"] == "failed" and item["problems"][0].startswith("description: is not a valid YAML int")
+    assert item["status"] == "failed" and item["problems"][0].startswith(
+        "description: is not a valid YAML int"
+    )
 
 
 def stored_version(owner_url: str, account_id: str, name: str, content: str) -> str:
     """A version written straight into the table, as a version stored before this fix would be."""
     with psycopg.connect(owner_url) as conn:
-        return str(conn.execute(
-            """INSERT INTO skill_versions (account_id, skill_name, version, content, content_hash, is_active,
+        return str(
+            conn.execute(
+                """INSERT INTO skill_versions (account_id, skill_name, version, content, content_hash, is_active,
                    activated_at) VALUES (%s, %s, '0.1', %s, %s, true, now()) RETURNING id""",
-            (account_id, name, content, hashlib.sha256(content.encode()).hexdigest())).fetchone()[0])
+                (account_id, name, content, hashlib.sha256(content.encode()).hexdigest()),
+            ).fetchone()[0]
+        )
 
 
-def test_a_stored_hostile_version_fails_its_compile_and_quality_run_and_never_the_backfill(client, account,
-                                                                                           owner_url):
+def test_a_stored_hostile_version_fails_its_compile_and_quality_run_and_never_the_backfill(
+    client, account, owner_url
+):
     h = account.headers(SRW)
-    good = client.post("/api/skills/versions", json={"skill_name": "fine", "version": "1", "activate": True,
-                                                     "content": skill("description: fine", "fine")}, headers=h)
+    good = client.post(
+        "/api/skills/versions",
+        json={
+            "skill_name": "fine",
+            "version": "1",
+            "activate": True,
+            "content": skill("description: fine", "fine"),
+        },
+        headers=h,
+    )
     assert good.status_code == 201, good.text
     bad = stored_version(owner_url, account.account_id, "hostile", skill("description: 2024-13-45"))
     # its own compile: a recorded failure naming the field
     r = client.post("/api/skills/compile", json={"skill_version_id": bad}, headers=h)
     assert r.status_code == 200, r.text
     assert r.json()["items"][0]["problems"] == [
-        "description: is not a valid YAML timestamp (line 3); quote it to keep it as text"]
+        "description: is not a valid YAML timestamp (line 3); quote it to keep it as text"
+    ]
     with psycopg.connect(owner_url) as conn:
-        problems = conn.execute("SELECT problems FROM skill_compile_failures WHERE skill_version_id = %s",
-                                (bad,)).fetchone()[0]
+        problems = conn.execute(
+            "SELECT problems FROM skill_compile_failures WHERE skill_version_id = %s", (bad,)
+        ).fetchone()[0]
     assert problems[0].startswith("description: ")
     # its quality run: frontmatter_valid fails with the problem
     r = client.post(f"/api/skills/versions/{bad}/quality-runs", json={}, headers=h)
@@ -174,7 +216,10 @@ def test_a_stored_hostile_version_fails_its_compile_and_quality_run_and_never_th
     assert r.status_code == 200, r.text
     report = r.json()
     assert (report["compiled"], report["failed"]) == (1, 1)
-    assert {i["skill_name"]: i["status"] for i in report["items"]} == {"fine": "compiled", "hostile": "failed"}
+    assert {i["skill_name"]: i["status"] for i in report["items"]} == {
+        "fine": "compiled",
+        "hostile": "failed",
+    }
     # the catalog still lists both
     names = {i["skill_name"] for i in client.get("/api/skills/catalog", headers=h).json()["items"]}
     assert names == {"fine", "hostile"}

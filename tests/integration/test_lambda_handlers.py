@@ -61,13 +61,23 @@ def test_register_login_create_and_get_a_todo_through_the_handlers():
     r = invoke(auth, "GET", "/api/auth/me", headers=jwt_headers)
     assert r.status_code == 200 and r.json()["account_id"] == account_id
     # And an API key created through it
-    r = invoke(auth, "POST", "/api/auth/apikeys", headers=jwt_headers,
-               json_body={"name": "lambda", "scopes": ["todos:rw"]})
+    r = invoke(
+        auth,
+        "POST",
+        "/api/auth/apikeys",
+        headers=jwt_headers,
+        json_body={"name": "lambda", "scopes": ["todos:rw"]},
+    )
     assert r.status_code == 201, r.body
     key = r.json()["key"]
     # When a todo is created and read through the todos function
-    r = invoke(todos, "POST", "/api/todos", headers={"X-Api-Key": key, "Idempotency-Key": "lambda-1"},
-               json_body={"title": "From Lambda", "tags": ["AWS"]})
+    r = invoke(
+        todos,
+        "POST",
+        "/api/todos",
+        headers={"X-Api-Key": key, "Idempotency-Key": "lambda-1"},
+        json_body={"title": "From Lambda", "tags": ["AWS"]},
+    )
     assert r.status_code == 201, r.body
     todo = r.json()
     assert todo["tags"] == ["aws"]
@@ -80,16 +90,27 @@ def test_register_login_create_and_get_a_todo_through_the_handlers():
     # And a list with a query string and an idempotent replay behave as over HTTP
     r = invoke(todos, "GET", "/api/todos", headers={"X-Api-Key": key}, query={"tag": " AWS ", "limit": "5"})
     assert r.status_code == 200 and [t["id"] for t in r.json()["items"]] == [todo["id"]]
-    r = invoke(todos, "POST", "/api/todos", headers={"X-Api-Key": key, "Idempotency-Key": "lambda-1"},
-               json_body={"title": "From Lambda", "tags": ["AWS"]})
+    r = invoke(
+        todos,
+        "POST",
+        "/api/todos",
+        headers={"X-Api-Key": key, "Idempotency-Key": "lambda-1"},
+        json_body={"title": "From Lambda", "tags": ["AWS"]},
+    )
     assert r.status_code == 201 and r.headers["idempotent-replay"] == "true" and r.json() == todo
 
 
 def test_a_base64_encoded_request_body_is_decoded():
     auth = _handler_for("/api/auth")
     email = f"lambda-b64-{uuid.uuid4().hex[:8]}@example.com"
-    r = invoke(auth, "POST", "/api/auth/register", body=json.dumps({"email": email, "password": PASSWORD}),
-               base64_body=True, headers={"Content-Type": "application/json"})
+    r = invoke(
+        auth,
+        "POST",
+        "/api/auth/register",
+        body=json.dumps({"email": email, "password": PASSWORD}),
+        base64_body=True,
+        headers={"Content-Type": "application/json"},
+    )
     assert r.status_code == 201, r.body
     assert r.json()["email"] == email
 
@@ -108,8 +129,13 @@ def test_every_handler_answers_an_unknown_path_with_a_json_404(module):
 
 def test_malformed_json_is_a_400_problem():
     auth = _handler_for("/api/auth")
-    r = invoke(auth, "POST", "/api/auth/register", body='{"email": "a@example.com", "password": ',
-               headers={"Content-Type": "application/json"})
+    r = invoke(
+        auth,
+        "POST",
+        "/api/auth/register",
+        body='{"email": "a@example.com", "password": ',
+        headers={"Content-Type": "application/json"},
+    )
     assert r.status_code == 400, r.body
     assert r.headers["content-type"] == "application/problem+json"
     assert r.headers["cache-control"] == "private, no-store"
@@ -120,8 +146,13 @@ def test_malformed_json_is_a_400_problem():
 
 def test_malformed_json_to_an_authenticated_route_is_a_400_problem(client, account):
     todos = _handler_for("/api/todos")
-    r = invoke(todos, "POST", "/api/todos", body="{not json", headers={
-        "X-Api-Key": account.key("todos:rw"), "Content-Type": "application/json"})
+    r = invoke(
+        todos,
+        "POST",
+        "/api/todos",
+        body="{not json",
+        headers={"X-Api-Key": account.key("todos:rw"), "Content-Type": "application/json"},
+    )
     assert r.status_code == 400 and r.json()["errors"][0]["field"] == "body"
 
 
@@ -158,8 +189,14 @@ def test_the_request_id_is_logged_as_the_correlation_id_with_the_lambda_context(
     request_id = f"req-{uuid.uuid4().hex[:12]}"
     try:
         # When a request fails inside the function
-        r = invoke(todos, "GET", f"/api/todos/{uuid.uuid4()}", headers={"X-Api-Key": account.key("todos:r")},
-                   request_id=request_id, context=context)
+        r = invoke(
+            todos,
+            "GET",
+            f"/api/todos/{uuid.uuid4()}",
+            headers={"X-Api-Key": account.key("todos:r")},
+            request_id=request_id,
+            context=context,
+        )
     finally:
         logger._logger.removeHandler(capture)
     # Then the caller gets a generic 500 problem
@@ -181,13 +218,23 @@ def test_skills_function_serves_the_registry_loop(client, account):
     skills = _handler_for("/api/skills")
     h = {"X-Api-Key": account.key("skills:rw")}
     # Given a local source registered and a snapshot pushed through the skills function
-    r = invoke(skills, "POST", "/api/skills/sources", headers=h,
-               json_body={"type": "local", "repository_url": "file:///s", "package_path": "lambda-skill"})
+    r = invoke(
+        skills,
+        "POST",
+        "/api/skills/sources",
+        headers=h,
+        json_body={"type": "local", "repository_url": "file:///s", "package_path": "lambda-skill"},
+    )
     assert r.status_code == 201, r.body
     source_id = r.json()["id"]
     skill = "---\nname: lambda-skill\ndescription: Runs in Lambda\ntriggers: [lambda]\n---\n# Do\nIt works.\n"
-    r = invoke(skills, "POST", f"/api/skills/sources/{source_id}/snapshots", headers=h,
-               json_body={"files": [{"path": "SKILL.md", "content": skill}], "activate": True, "index": True})
+    r = invoke(
+        skills,
+        "POST",
+        f"/api/skills/sources/{source_id}/snapshots",
+        headers=h,
+        json_body={"files": [{"path": "SKILL.md", "content": skill}], "activate": True, "index": True},
+    )
     assert r.status_code == 201, r.body
     version_id = r.json()["version"]["id"]
     # Then the catalog, search and instructions are served by the same function
@@ -204,13 +251,27 @@ def test_knowledge_function_serves_the_registry(client, account):
     knowledge = _handler_for("/api/knowledge")
     h = {"X-Api-Key": account.key("knowledge:rw")}
     # Given a local source registered and a snapshot pushed through the knowledge function
-    r = invoke(knowledge, "POST", "/api/knowledge/sources", headers=h,
-               json_body={"type": "local", "repository_url": "file:///kb", "package_path": "ops/runbook"})
+    r = invoke(
+        knowledge,
+        "POST",
+        "/api/knowledge/sources",
+        headers=h,
+        json_body={"type": "local", "repository_url": "file:///kb", "package_path": "ops/runbook"},
+    )
     assert r.status_code == 201, r.body
     source_id = r.json()["id"]
-    r = invoke(knowledge, "POST", f"/api/knowledge/sources/{source_id}/snapshots", headers=h,
-               json_body={"files": [{"path": "KNOWLEDGE.yaml", "content": "name: Runbook\ncapabilities: [ops]\n"},
-                                    {"path": "restart.md", "content": "# Restart\nDrain first.\n"}]})
+    r = invoke(
+        knowledge,
+        "POST",
+        f"/api/knowledge/sources/{source_id}/snapshots",
+        headers=h,
+        json_body={
+            "files": [
+                {"path": "KNOWLEDGE.yaml", "content": "name: Runbook\ncapabilities: [ops]\n"},
+                {"path": "restart.md", "content": "# Restart\nDrain first.\n"},
+            ]
+        },
+    )
     assert r.status_code == 201, r.body
     revision_id = r.json()["revision"]["id"]
     # Then the catalog and the documents are served by the same function

@@ -28,13 +28,22 @@ def retrieval(make_retrieval: Any) -> Retrieval:
 
 
 def _doc(source_id: str, content: str) -> service.DocumentIn:
-    return service.DocumentIn(namespace=NS, source_type="note", source_id=source_id, title="", content=content)
+    return service.DocumentIn(
+        namespace=NS, source_type="note", source_id=source_id, title="", content=content
+    )
 
 
 def _lexical(acc: UUID, query: str, *, limit: int = 20, pool: int | None = None) -> list[str]:
     with get_database().tenant(acc) as conn:
-        rows = repo.lexical_search(conn, account_id=acc, namespace=NS, tokens=lexical.search_tokens(query),
-                                   fallback_tsquery=lexical.tsquery(query), limit=limit, pool=pool)
+        rows = repo.lexical_search(
+            conn,
+            account_id=acc,
+            namespace=NS,
+            tokens=lexical.search_tokens(query),
+            fallback_tsquery=lexical.tsquery(query),
+            limit=limit,
+            pool=pool,
+        )
     return [r["source_id"] for r in rows]
 
 
@@ -45,25 +54,34 @@ def _insert_indexed(owner_url: str, acc: UUID, rows: list[tuple[str, str]]) -> N
             """INSERT INTO retrieval_documents (account_id, namespace, source_type, source_id, content_hash, content,
                    lexical_text, status)
                VALUES (%s, %s, 'note', %s, md5(%s), %s, %s, 'indexed')""",
-            [(acc, NS, sid, sid, text, lexical.projection("", text)) for sid, text in rows])
+            [(acc, NS, sid, sid, text, lexical.projection("", text)) for sid, text in rows],
+        )
 
 
 def test_a_natural_language_question_matches_on_its_content_words(account, retrieval):
     db, acc = get_database(), UUID(account.account_id)
-    retrieval.index_documents(db, acc, [
-        _doc("group", "Caroline: I went to an LGBTQ support group yesterday and it was powerful."),
-        _doc("beach", "Melanie: We took the kids to the beach last weekend."),
-    ])
+    retrieval.index_documents(
+        db,
+        acc,
+        [
+            _doc("group", "Caroline: I went to an LGBTQ support group yesterday and it was powerful."),
+            _doc("beach", "Melanie: We took the kids to the beach last weekend."),
+        ],
+    )
     # Every word was required before, so "when", "did", "to" and "the" hid the only answer
     assert _lexical(acc, "When did Caroline go to the LGBTQ support group?")[0] == "group"
 
 
 def test_inflections_meet_and_stop_words_decide_nothing(account, retrieval):
     db, acc = get_database(), UUID(account.account_id)
-    retrieval.index_documents(db, acc, [
-        _doc("deploys", "The pipeline deploys the billing service every Tuesday."),
-        _doc("the", "the of and to in is it that was for on are with as"),
-    ])
+    retrieval.index_documents(
+        db,
+        acc,
+        [
+            _doc("deploys", "The pipeline deploys the billing service every Tuesday."),
+            _doc("the", "the of and to in is it that was for on are with as"),
+        ],
+    )
     assert _lexical(acc, "deploying billing") == ["deploys"]
     assert _lexical(acc, "the deployment of the services") == ["deploys"]
 
@@ -93,11 +111,15 @@ def test_the_pool_is_filled_rarest_term_first(account, owner_url):
 
 def test_exact_words_numbers_identifiers_and_cjk_still_match(account, retrieval):
     db, acc = get_database(), UUID(account.account_id)
-    retrieval.index_documents(db, acc, [
-        _doc("ticket", "Ticket OPS-4471 was closed in release v2.13 on 2024-03-09."),
-        _doc("tokyo", "我们下周去东京出差，住在新宿。"),
-        _doc("other", "Nothing to see here."),
-    ])
+    retrieval.index_documents(
+        db,
+        acc,
+        [
+            _doc("ticket", "Ticket OPS-4471 was closed in release v2.13 on 2024-03-09."),
+            _doc("tokyo", "我们下周去东京出差，住在新宿。"),
+            _doc("other", "Nothing to see here."),
+        ],
+    )
     assert _lexical(acc, "what happened with OPS-4471")[0] == "ticket"
     assert _lexical(acc, "v2") == ["ticket"]
     assert _lexical(acc, "2024") == ["ticket"]
@@ -118,13 +140,15 @@ def test_statistics_and_matches_stay_in_the_account(account, other_account, owne
     _insert_indexed(owner_url, other, [(f"o{i}", "otter otter") for i in range(50)] + [("o-river", "river")])
     scores: dict[str, float] = {}
     with get_database().tenant(acc) as conn:
-        for r in repo.lexical_search(conn, account_id=acc, namespace=NS, tokens=["otter", "river"],
-                                     fallback_tsquery=None, limit=10):
+        for r in repo.lexical_search(
+            conn, account_id=acc, namespace=NS, tokens=["otter", "river"], fallback_tsquery=None, limit=10
+        ):
             scores[r["source_id"]] = r["lexical_score"]
     assert set(scores) == {"mine-1", "mine-2"}
     with get_database().tenant(other) as conn:
-        theirs = repo.lexical_search(conn, account_id=other, namespace=NS, tokens=["otter", "river"],
-                                     fallback_tsquery=None, limit=100)
+        theirs = repo.lexical_search(
+            conn, account_id=other, namespace=NS, tokens=["otter", "river"], fallback_tsquery=None, limit=100
+        )
     assert "mine-1" not in {r["source_id"] for r in theirs}
 
 
@@ -134,8 +158,14 @@ def test_no_token_list_breaks_the_query(account, tokens):
     # Tokens normally come from the projection (letters and digits); the function must not rely on it
     acc = UUID(account.account_id)
     with get_database().tenant(acc) as conn:
-        rows = repo.lexical_search(conn, account_id=acc, namespace=NS, tokens=[t.replace("\x00", "") for t in tokens],
-                                   fallback_tsquery=None, limit=5)
+        rows = repo.lexical_search(
+            conn,
+            account_id=acc,
+            namespace=NS,
+            tokens=[t.replace("\x00", "") for t in tokens],
+            fallback_tsquery=None,
+            limit=5,
+        )
     assert rows == []
 
 

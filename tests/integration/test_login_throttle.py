@@ -28,8 +28,10 @@ def _address() -> str:
 @pytest.fixture
 def from_address(app):
     """A client whose requests come from a socket address of its own (a fresh one per call)."""
+
     def make(address: str | None = None) -> TestClient:
         return TestClient(app, base_url="http://127.0.0.1:26001", client=(address or _address(), 40000))
+
     return make
 
 
@@ -45,7 +47,8 @@ def _assert_throttled(r, max_retry_after: int = 60) -> None:
 
 
 def test_five_failures_from_one_address_block_that_address_for_that_email_but_not_another_address(
-        from_address, account):
+    from_address, account
+):
     attacker = from_address()
     # Given five wrong passwords for one account from one address
     for _ in range(5):
@@ -80,7 +83,9 @@ def test_x_forwarded_for_does_not_change_the_client_address(from_address, accoun
     for i in range(5):
         spoofed = {"X-Forwarded-For": f"192.0.2.{i + 1}", "X-Real-IP": f"192.0.2.{i + 1}"}
         assert _login(attacker, account.email, WRONG, headers=spoofed).status_code == 401
-    _assert_throttled(_login(attacker, account.email, account.password, headers={"X-Forwarded-For": "192.0.2.99"}))
+    _assert_throttled(
+        _login(attacker, account.email, account.password, headers={"X-Forwarded-For": "192.0.2.99"})
+    )
 
 
 def test_each_failure_after_a_block_doubles_it(from_address, account, owner_url):
@@ -93,8 +98,10 @@ def test_each_failure_after_a_block_doubles_it(from_address, account, owner_url)
     assert 50 <= first <= 60
     # When the block has passed (moved into the past) and the next try fails again
     with psycopg.connect(owner_url) as conn:
-        conn.execute("UPDATE auth_throttle SET blocked_until = now() - interval '1 second' WHERE bucket = %s",
-                     (bucket,))
+        conn.execute(
+            "UPDATE auth_throttle SET blocked_until = now() - interval '1 second' WHERE bucket = %s",
+            (bucket,),
+        )
     assert _login(attacker, account.email, WRONG).status_code == 401
     # Then the next block is twice as long
     second = int(_login(attacker, account.email, account.password).headers["retry-after"])
@@ -112,7 +119,9 @@ def test_throttle_rows_hold_no_email_or_address_in_clear(from_address, account, 
 def test_an_unknown_email_is_checked_against_the_dummy_hash(from_address, monkeypatch):
     checked: list[str] = []
     real = security.verify_password
-    monkeypatch.setattr(security, "verify_password", lambda pw, stored: checked.append(stored) or real(pw, stored))
+    monkeypatch.setattr(
+        security, "verify_password", lambda pw, stored: checked.append(stored) or real(pw, stored)
+    )
     r = _login(from_address(), f"nobody-{uuid.uuid4().hex[:8]}@example.com", WRONG)
     assert r.status_code == 401
     assert checked == [security.DUMMY_PASSWORD_HASH]
@@ -123,8 +132,13 @@ def test_a_wrong_password_when_changing_it_counts_as_a_failed_login(from_address
     body = {"current_password": WRONG, "new_password": "a whole new passphrase"}
     for _ in range(5):
         assert client.post("/api/auth/password", json=body, headers=account.jwt_headers).status_code == 400
-    _assert_throttled(client.post("/api/auth/password", headers=account.jwt_headers,
-                                  json={**body, "current_password": account.password}))
+    _assert_throttled(
+        client.post(
+            "/api/auth/password",
+            headers=account.jwt_headers,
+            json={**body, "current_password": account.password},
+        )
+    )
 
 
 # --- registration ---------------------------------------------------------------------------------------------
@@ -142,14 +156,27 @@ def registrations_per_address(monkeypatch) -> Iterator[int]:
 def test_registration_is_throttled_per_client_address(from_address, registrations_per_address):
     client = from_address()
     for _ in range(registrations_per_address):
-        r = client.post("/api/auth/register", json={"email": f"r-{uuid.uuid4().hex[:10]}@example.com",
-                                                    "password": "correct horse battery"})
+        r = client.post(
+            "/api/auth/register",
+            json={"email": f"r-{uuid.uuid4().hex[:10]}@example.com", "password": "correct horse battery"},
+        )
         assert r.status_code == 201, r.text
-    _assert_throttled(client.post("/api/auth/register", json={"email": f"r-{uuid.uuid4().hex[:10]}@example.com",
-                                                              "password": "correct horse battery"}))
+    _assert_throttled(
+        client.post(
+            "/api/auth/register",
+            json={"email": f"r-{uuid.uuid4().hex[:10]}@example.com", "password": "correct horse battery"},
+        )
+    )
     # Another address registers
-    assert from_address().post("/api/auth/register", json={
-        "email": f"r-{uuid.uuid4().hex[:10]}@example.com", "password": "correct horse battery"}).status_code == 201
+    assert (
+        from_address()
+        .post(
+            "/api/auth/register",
+            json={"email": f"r-{uuid.uuid4().hex[:10]}@example.com", "password": "correct horse battery"},
+        )
+        .status_code
+        == 201
+    )
 
 
 # --- Lambda: the address is API Gateway's sourceIp -------------------------------------------------------------
@@ -159,8 +186,13 @@ def test_through_the_lambda_handler_the_address_is_the_events_source_ip(account)
     handler = importlib.import_module("functions.auth.app").handler
 
     def login(source_ip: str, password: str):
-        event = http_event("POST", "/api/auth/login", json_body={"email": account.email, "password": password},
-                           headers={"X-Forwarded-For": _address()}, source_ip=source_ip)
+        event = http_event(
+            "POST",
+            "/api/auth/login",
+            json_body={"email": account.email, "password": password},
+            headers={"X-Forwarded-For": _address()},
+            source_ip=source_ip,
+        )
         return parse_response(handler(event, LambdaContext()))
 
     attacker, owner = _address(), _address()

@@ -207,7 +207,14 @@ def test_cross_field_rules_are_reported_together(client, account):
     )
     assert r.status_code == 400
     # each cross-field rule names both of its fields
-    assert set(_errors(r)) == {"scope_key", "scope_type", "sequence_no", "session_id", "source_type", "source_id"}
+    assert set(_errors(r)) == {
+        "scope_key",
+        "scope_type",
+        "sequence_no",
+        "session_id",
+        "source_type",
+        "source_id",
+    }
     r = client.post(
         EVENTS, json={"event_type": "note", "idempotency_key": "x", "scope_key": "acme/app"}, headers=h
     )
@@ -384,7 +391,9 @@ def test_every_replay_carries_both_replay_headers(client, account):
     client.post("/api/memory/events", json=event, headers=h)
     body_keyed = client.post("/api/memory/events", json=event, headers=h)
     client.post("/api/todos", json={"title": "t"}, headers={**h, "Idempotency-Key": "replay-headers"})
-    header_keyed = client.post("/api/todos", json={"title": "t"}, headers={**h, "Idempotency-Key": "replay-headers"})
+    header_keyed = client.post(
+        "/api/todos", json={"title": "t"}, headers={**h, "Idempotency-Key": "replay-headers"}
+    )
     assert (body_keyed.status_code, header_keyed.status_code) == (200, 201)
     for r in (body_keyed, header_keyed):
         assert r.headers["idempotent-replay"] == "true" and r.headers["x-idempotent-replay"] == "true"

@@ -13,8 +13,14 @@ ENTRIES = "/api/memory/entries"
 
 
 def _store(client: Any, h: dict[str, str], content: str, source: str = "t", **over: Any) -> Any:
-    body = {"memory_type": "semantic", "content": content, "scope_type": "repository", "scope_key": "octo/widgets",
-            "evidence": [{"source_type": "test", "source_id": source}], **over}
+    body = {
+        "memory_type": "semantic",
+        "content": content,
+        "scope_type": "repository",
+        "scope_key": "octo/widgets",
+        "evidence": [{"source_type": "test", "source_id": source}],
+        **over,
+    }
     return client.post(ENTRIES, json=body, headers=h)
 
 
@@ -75,7 +81,11 @@ def test_an_explicit_idempotency_key_keeps_replay_semantics(client, account):
     # a new key with duplicate content is deduplicated (200), and its replay says so again
     other = {**h, "Idempotency-Key": "k-2"}
     dup = _store(client, other, "Tests run with pytest.", source="v")
-    assert dup.status_code == 200 and dup.json()["deduplicated"] is True and dup.json()["id"] == first.json()["id"]
+    assert (
+        dup.status_code == 200
+        and dup.json()["deduplicated"] is True
+        and dup.json()["id"] == first.json()["id"]
+    )
     dup_replay = _store(client, other, "Tests run with pytest.", source="v")
     assert dup_replay.status_code == 200 and dup_replay.headers["Idempotent-Replay"] == "true"
 
@@ -97,7 +107,10 @@ def test_concurrent_identical_stores_make_one_entry(client, account, owner_url):
     assert sorted(r.status_code for r in results) == [200] * 5 + [201], [r.text for r in results]
     assert len({r.json()["id"] for r in results}) == 1
     entry_id = results[0].json()["id"]
-    assert _count(owner_url, "SELECT count(*) FROM memory_entries WHERE account_id = %s", account.account_id) == 1
+    assert (
+        _count(owner_url, "SELECT count(*) FROM memory_entries WHERE account_id = %s", account.account_id)
+        == 1
+    )
     assert _count(owner_url, "SELECT count(*) FROM memory_evidence WHERE memory_id = %s", entry_id) == 6
 
 
@@ -124,18 +137,28 @@ def test_the_database_refuses_a_second_active_duplicate(owner_url, client, accou
 def test_retiring_closes_the_window_removes_the_projection_and_journals_it(client, account, owner_url):
     h = account.headers("memory:rw")
     entry = _store(client, h, "The staging URL is staging.example.com.").json()
-    assert _count(owner_url, "SELECT count(*) FROM retrieval_documents WHERE source_id = %s", entry["id"]) == 1
-    r = client.patch(f"{ENTRIES}/{entry['id']}", json={"status": "invalidated", "reason": "wrong host"}, headers=h)
+    assert (
+        _count(owner_url, "SELECT count(*) FROM retrieval_documents WHERE source_id = %s", entry["id"]) == 1
+    )
+    r = client.patch(
+        f"{ENTRIES}/{entry['id']}", json={"status": "invalidated", "reason": "wrong host"}, headers=h
+    )
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["changed"] is True and body["projection_removed"] == 1 and body["warning"] is None
     assert body["entry"]["status"] == "invalidated" and body["entry"]["status_reason"] == "wrong host"
     assert body["entry"]["valid_to"] is not None
-    assert _count(owner_url, "SELECT count(*) FROM retrieval_documents WHERE source_id = %s", entry["id"]) == 0
+    assert (
+        _count(owner_url, "SELECT count(*) FROM retrieval_documents WHERE source_id = %s", entry["id"]) == 0
+    )
     event = client.get(f"/api/memory/events/{body['event_id']}", headers=h).json()
     assert event["event_type"] == "memory_retired" and event["scope_key"] == "octo/widgets"
-    assert event["payload"] == {"entry_id": entry["id"], "from": "active", "status": "invalidated",
-                                "reason": "wrong host"}
+    assert event["payload"] == {
+        "entry_id": entry["id"],
+        "from": "active",
+        "status": "invalidated",
+        "reason": "wrong host",
+    }
     found = client.post("/api/memory/search", json={"query": "staging URL"}, headers=h).json()
     assert found["items"] == []
     # the same status again changes nothing; retired content can be stored afresh
@@ -152,15 +175,23 @@ def test_retire_validates_its_body_and_refuses_a_superseded_entry(client, accoun
     assert r.status_code == 400 and r.json()["errors"][0]["field"] == "status"
     r = client.patch(f"{ENTRIES}/{old['id']}", json={"status": "archived"}, headers=h)
     assert r.status_code == 400 and r.json()["errors"][0]["field"] == "reason"
-    r = client.patch(f"{ENTRIES}/{old['id']}", json={"status": "archived", "reason": "x", "content": "y"},
-                     headers=h)
+    r = client.patch(
+        f"{ENTRIES}/{old['id']}", json={"status": "archived", "reason": "x", "content": "y"}, headers=h
+    )
     assert r.status_code == 400 and "supersede" in r.json()["errors"][0]["message"]
-    assert client.post(f"{ENTRIES}/{new['id']}/supersede", json={"superseded_id": old["id"]},
-                       headers=h).status_code == 200
+    assert (
+        client.post(
+            f"{ENTRIES}/{new['id']}/supersede", json={"superseded_id": old["id"]}, headers=h
+        ).status_code
+        == 200
+    )
     r = client.patch(f"{ENTRIES}/{old['id']}", json={"status": "archived", "reason": "x"}, headers=h)
     assert r.status_code == 409
-    missing = client.patch(f"{ENTRIES}/00000000-0000-4000-8000-000000000000",
-                           json={"status": "archived", "reason": "x"}, headers=h)
+    missing = client.patch(
+        f"{ENTRIES}/00000000-0000-4000-8000-000000000000",
+        json={"status": "archived", "reason": "x"},
+        headers=h,
+    )
     assert missing.status_code == 404
 
 
@@ -170,14 +201,21 @@ def test_retire_validates_its_body_and_refuses_a_superseded_entry(client, accoun
 def test_delete_removes_everything_but_a_tombstone(client, account, owner_url):
     h = account.headers("memory:rw")
     entry = _store(client, h, "A secret-ish fact to forget.").json()
-    assert client.post(f"{ENTRIES}/{entry['id']}/feedback", json={"signal": "useful"}, headers=h).status_code == 201
+    assert (
+        client.post(f"{ENTRIES}/{entry['id']}/feedback", json={"signal": "useful"}, headers=h).status_code
+        == 201
+    )
     r = client.delete(f"{ENTRIES}/{entry['id']}", headers=h)
     assert r.status_code == 200, r.text
     body = r.json()
     assert (body["evidence_deleted"], body["feedback_deleted"], body["projection_removed"]) == (1, 1, 1)
     assert body["relinked"] == []
-    for table, column in (("memory_entries", "id"), ("memory_evidence", "memory_id"),
-                          ("memory_feedback", "memory_id"), ("retrieval_documents", "source_id")):
+    for table, column in (
+        ("memory_entries", "id"),
+        ("memory_evidence", "memory_id"),
+        ("memory_feedback", "memory_id"),
+        ("retrieval_documents", "source_id"),
+    ):
         cast = "::text" if table == "retrieval_documents" else ""
         assert _count(owner_url, f"SELECT count(*) FROM {table} WHERE {column}{cast} = %s", entry["id"]) == 0
     tomb = client.get(f"/api/memory/events/{body['tombstone_event_id']}", headers=h).json()
@@ -190,8 +228,14 @@ def test_delete_removes_everything_but_a_tombstone(client, account, owner_url):
 def test_deleting_a_link_of_a_supersede_chain_relinks_and_reports_it(client, account):
     h = account.headers("memory:rw")
     a, b, c = (_store(client, h, f"rate limit v{i}").json() for i in (1, 2, 3))
-    assert client.post(f"{ENTRIES}/{b['id']}/supersede", json={"superseded_id": a["id"]}, headers=h).status_code == 200
-    assert client.post(f"{ENTRIES}/{c['id']}/supersede", json={"superseded_id": b["id"]}, headers=h).status_code == 200
+    assert (
+        client.post(f"{ENTRIES}/{b['id']}/supersede", json={"superseded_id": a["id"]}, headers=h).status_code
+        == 200
+    )
+    assert (
+        client.post(f"{ENTRIES}/{c['id']}/supersede", json={"superseded_id": b["id"]}, headers=h).status_code
+        == 200
+    )
     body = client.delete(f"{ENTRIES}/{b['id']}", headers=h).json()
     assert body["relinked"] == [{"entry_id": a["id"], "superseded_by": c["id"]}]
     got = client.get(f"{ENTRIES}/{a['id']}", headers=h).json()
@@ -213,7 +257,9 @@ def test_export_then_forget_a_scope(client, account, other_account):
     ids = sorted(_store(client, h, f"widget fact {i}").json()["id"] for i in range(3))
     victim = other_account.headers("memory:rw")
     theirs = _store(client, victim, "their widget fact").json()
-    r = client.get("/api/memory/export", params={"scope_type": "repository", "scope_key": "octo/widgets"}, headers=h)
+    r = client.get(
+        "/api/memory/export", params={"scope_type": "repository", "scope_key": "octo/widgets"}, headers=h
+    )
     assert r.status_code == 200 and r.headers["content-type"].startswith("application/x-ndjson")
     assert r.headers["cache-control"] == "private, no-store"
     lines = [json.loads(line) for line in r.text.splitlines()]
@@ -225,7 +271,8 @@ def test_export_then_forget_a_scope(client, account, other_account):
     for loose in ("yes", "1", "on", "TRUE"):  # a destructive call takes exactly true
         r = client.delete(ENTRIES, params={**params, "confirm": loose}, headers=h)
         assert r.status_code == 400 and r.json()["errors"] == [
-            {"field": "confirm", "message": "must be one of the allowed values", "allowed": ["true", "false"]}]
+            {"field": "confirm", "message": "must be one of the allowed values", "allowed": ["true", "false"]}
+        ]
     r = client.delete(ENTRIES, params={**params, "confirm": "true"}, headers=h)
     assert r.status_code == 200, r.text
     assert r.json()["deleted"] == 3 and r.json()["projection_removed"] == 3
@@ -243,7 +290,9 @@ def test_export_pages_through_every_entry(client, account, monkeypatch):
     monkeypatch.setattr(forget, "EXPORT_PAGE", 2)
     h = account.headers("memory:rw")
     ids = sorted(_store(client, h, f"paged fact {i}").json()["id"] for i in range(5))
-    r = client.get("/api/memory/export", params={"scope_type": "repository", "scope_key": "octo/widgets"}, headers=h)
+    r = client.get(
+        "/api/memory/export", params={"scope_type": "repository", "scope_key": "octo/widgets"}, headers=h
+    )
     assert r.status_code == 200 and "Nearest-Scopes" not in r.headers
     assert [json.loads(line)["id"] for line in r.text.splitlines()] == ids
 
@@ -254,13 +303,18 @@ def test_an_empty_export_or_forget_of_a_mistyped_scope_names_the_nearest(client,
     wrong = {"scope_type": "repository", "scope_key": "Octo/Widgets/"}
     r = client.get("/api/memory/export", params=wrong, headers=h)
     assert r.status_code == 200 and r.text == ""
-    assert json.loads(r.headers["Nearest-Scopes"]) == [{"scope_type": "repository", "scope_key": "octo/widgets"}]
+    assert json.loads(r.headers["Nearest-Scopes"]) == [
+        {"scope_type": "repository", "scope_key": "octo/widgets"}
+    ]
     r = client.delete(ENTRIES, params={**wrong, "confirm": "true"}, headers=h)
     assert r.status_code == 200 and r.json()["deleted"] == 0
     assert r.json()["nearest_scopes"] == [{"scope_type": "repository", "scope_key": "octo/widgets"}]
     # a scope that has entries says nothing of the kind
-    r = client.delete(ENTRIES, params={"scope_type": "repository", "scope_key": "octo/widgets", "confirm": "true"},
-                      headers=h)
+    r = client.delete(
+        ENTRIES,
+        params={"scope_type": "repository", "scope_key": "octo/widgets", "confirm": "true"},
+        headers=h,
+    )
     assert r.json()["deleted"] == 1 and "nearest_scopes" not in r.json()
 
 
@@ -268,11 +322,22 @@ def test_a_duplicate_store_from_another_event_keeps_that_event_as_evidence(clien
     h = account.headers("memory:rw")
     events = []
     for i in range(2):
-        r = client.post("/api/memory/events", json={"event_type": "observation", "idempotency_key": f"obs-{i}",
-                                                    "payload": {"text": "widgets build with make"}}, headers=h)
+        r = client.post(
+            "/api/memory/events",
+            json={
+                "event_type": "observation",
+                "idempotency_key": f"obs-{i}",
+                "payload": {"text": "widgets build with make"},
+            },
+            headers=h,
+        )
         events.append(r.json()["id"])
-    body = {"memory_type": "semantic", "content": "Widgets build with make.", "scope_type": "repository",
-            "scope_key": "octo/widgets"}
+    body = {
+        "memory_type": "semantic",
+        "content": "Widgets build with make.",
+        "scope_type": "repository",
+        "scope_key": "octo/widgets",
+    }
     first = client.post(ENTRIES, json={**body, "source_event_id": events[0]}, headers=h).json()
     assert first["evidence"] == []
     # the same event again adds nothing; another event is appended as memory_event evidence

@@ -7,13 +7,21 @@ EVENTS = "/api/memory/events"
 
 
 def _event(key: str, **over):
-    return {"event_type": "observation", "idempotency_key": key, "session_id": "s", "payload": {"text": "a"}, **over}
+    return {
+        "event_type": "observation",
+        "idempotency_key": key,
+        "session_id": "s",
+        "payload": {"text": "a"},
+        **over,
+    }
 
 
 def test_a_reused_event_key_names_the_fields_that_differ(client, account):
     h = account.headers("memory:rw")
     assert client.post(EVENTS, json=_event("k"), headers=h).status_code == 201
-    r = client.post(EVENTS, json=_event("k", payload={"text": "b"}, scope_type="project", scope_key="x"), headers=h)
+    r = client.post(
+        EVENTS, json=_event("k", payload={"text": "b"}, scope_type="project", scope_key="x"), headers=h
+    )
     assert r.status_code == 409
     assert r.json()["differing_fields"] == ["scope_type", "scope_key", "payload"]
     assert "scope_type, scope_key, payload differ from the stored event" in r.json()["detail"]
@@ -33,7 +41,9 @@ def test_common_wrong_field_names_get_rename_hints(client, account):
     assert messages["repo"] == 'unknown field (use scope_type "repository" with scope_key "owner/repo")'
     r = client.post("/api/memory/search", json={"query": "x", "repo": "a/b"}, headers=h)
     assert r.status_code == 400 and "owner/repo" in r.json()["errors"][0]["message"]
-    r = client.post("/api/memory/checkpoints", json={"session_id": "s", "goal": "g", "session": "s"}, headers=h)
+    r = client.post(
+        "/api/memory/checkpoints", json={"session_id": "s", "goal": "g", "session": "s"}, headers=h
+    )
     assert r.status_code == 400 and r.json()["errors"][0]["message"] == "unknown field (use session_id)"
 
 
@@ -46,13 +56,22 @@ def test_more_misplaced_fields_say_where_they_belong(client, account):
         return next(e["message"] for e in r.json()["errors"] if e["field"] == field)
 
     event = {"event_type": "note", "idempotency_key": "k", "payload": {}}
-    assert hint("/api/memory/events", {**event, "tags": ["x"]}, "tags") == "unknown field (put tags inside payload)"
+    assert (
+        hint("/api/memory/events", {**event, "tags": ["x"]}, "tags")
+        == "unknown field (put tags inside payload)"
+    )
     assert hint("/api/memory/events", {**event, "metadata": {}}, "metadata") == (
-        "unknown field (put it inside payload)")
+        "unknown field (put it inside payload)"
+    )
     entry = {"memory_type": "semantic", "content": "c", "evidence": [{"source_type": "t", "source_id": "t"}]}
     assert hint("/api/memory/entries", {**entry, "idempotency_key": "k"}, "idempotency_key") == (
-        "unknown field (send it as the Idempotency-Key header)")
-    assert hint("/api/memory/search", {"query": "q", "type": "semantic"}, "type") == "unknown field (use memory_type)"
+        "unknown field (send it as the Idempotency-Key header)"
+    )
+    assert (
+        hint("/api/memory/search", {"query": "q", "type": "semantic"}, "type")
+        == "unknown field (use memory_type)"
+    )
     assert hint("/api/memory/search", {"query": "q", "session_id": "s"}, "session_id").startswith(
-        "unknown field (search has no session filter")
+        "unknown field (search has no session filter"
+    )
     assert hint("/api/memory/search", {"query": "   "}, "query") == "must not be blank"

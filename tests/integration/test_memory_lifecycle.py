@@ -66,7 +66,10 @@ def test_supersede_closes_the_old_entry_and_removes_its_projection(client, accou
     ).json()
     assert [i["entry"]["id"] for i in s["items"]] == [new["id"]]
     r = client.post("/api/memory/search", json={"query": "API rate limit", "status": "superseded"}, headers=h)
-    assert r.status_code == 400 and "GET /api/memory/entries?status=superseded" in r.json()["errors"][0]["message"]
+    assert (
+        r.status_code == 400
+        and "GET /api/memory/entries?status=superseded" in r.json()["errors"][0]["message"]
+    )
     listed = client.get("/api/memory/entries", params={"status": "superseded"}, headers=h).json()
     assert [e["id"] for e in listed["items"]] == [old["id"]]
 

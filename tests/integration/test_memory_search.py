@@ -245,9 +245,15 @@ def test_another_accounts_memories_never_come_back(client, account, other_accoun
 def test_search_hits_report_the_entrys_indexing_state(client, account):
     # Given an entry stored and indexed
     h = account.headers("memory:rw")
-    r = client.post("/api/memory/entries", headers=h, json={
-        "content": "The deploy pipeline needs the staging database migrated first",
-        "memory_type": "procedural", "evidence": [{"source_type": "url", "source_id": "https://example.com/x"}]})
+    r = client.post(
+        "/api/memory/entries",
+        headers=h,
+        json={
+            "content": "The deploy pipeline needs the staging database migrated first",
+            "memory_type": "procedural",
+            "evidence": [{"source_type": "url", "source_id": "https://example.com/x"}],
+        },
+    )
     assert r.status_code == 201, r.text
     # When a search finds it
     found = client.post("/api/memory/search", headers=h, json={"query": "staging database migrated"}).json()
@@ -264,7 +270,9 @@ def test_min_similarity_drops_weak_vector_only_hits_but_keeps_lexical_matches(cl
     assert loose["items"] and all(not i["lexical_matched"] for i in loose["items"])
     assert "filtered_by_min_similarity" not in loose
     top = max(i["vector_score"] for i in loose["items"])
-    strict = _search(client, account, query="favourite pizza topping of the team", min_similarity=top + 0.001).json()
+    strict = _search(
+        client, account, query="favourite pizza topping of the team", min_similarity=top + 0.001
+    ).json()
     assert strict["items"] == [] and strict["filtered_by_min_similarity"] == len(loose["items"])
     # A lexical match stays whatever its similarity
     lexical = _search(client, account, query="blue-green deploy pipeline", min_similarity=1).json()
@@ -278,9 +286,15 @@ def test_searching_a_status_that_leaves_the_index_is_a_400_pointing_at_the_list(
         r = client.post("/api/memory/search", json={"query": "deploy", "status": status}, headers=h)
         assert r.status_code == 400, r.text
         lowered = status.lower()
-        assert r.json()["errors"] == [{"field": "status", "message": (
-            f"{lowered} entries are not in the search index (retired, superseded and expired memories leave "
-            f"search): list them with GET /api/memory/entries?status={lowered}, or read one by id (memory_get over "
-            "MCP)")}]
+        assert r.json()["errors"] == [
+            {
+                "field": "status",
+                "message": (
+                    f"{lowered} entries are not in the search index (retired, superseded and expired memories leave "
+                    f"search): list them with GET /api/memory/entries?status={lowered}, or read one by id (memory_get over "
+                    "MCP)"
+                ),
+            }
+        ]
     r = client.post("/api/memory/search", json={"query": "deploy", "status": "pending"}, headers=h)
     assert r.status_code == 200

@@ -30,13 +30,19 @@ def empty_database(owner_base: str) -> Iterator[str]:
 
 def _applied(url: str) -> list[tuple[int, str, str]]:
     with psycopg.connect(url) as conn:
-        return conn.execute("SELECT version, name, checksum FROM schema_migrations ORDER BY version").fetchall()
+        return conn.execute(
+            "SELECT version, name, checksum FROM schema_migrations ORDER BY version"
+        ).fetchall()
 
 
 def _tables(url: str) -> set[str]:
     with psycopg.connect(url) as conn:
-        return {r[0] for r in conn.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")}
+        return {
+            r[0]
+            for r in conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+            )
+        }
 
 
 def test_every_migration_applies_to_an_empty_database_and_a_rerun_is_a_no_op(empty_database):
@@ -50,7 +56,8 @@ def test_every_migration_applies_to_an_empty_database_and_a_rerun_is_a_no_op(emp
     assert applied == [m.version for m in expected]
     assert _applied(empty_database) == [(m.version, m.name, m.checksum) for m in expected]
     assert {"accounts", "users", "api_keys", "idempotency_keys", "todos", "schema_migrations"} <= _tables(
-        empty_database)
+        empty_database
+    )
     # And a second run changes nothing
     with psycopg.connect(empty_database) as conn:
         before = conn.execute("SELECT version, applied_at FROM schema_migrations ORDER BY version").fetchall()
@@ -68,7 +75,9 @@ def test_an_edited_applied_migration_is_refused(empty_database, tmp_path: Path):
     recorded = _applied(empty_database)
     # When an applied file is changed afterwards
     target = sorted(copy.glob("*.sql"))[-1]
-    target.write_text(target.read_text(encoding="utf-8") + "\n-- edited after it was applied\n", encoding="utf-8")
+    target.write_text(
+        target.read_text(encoding="utf-8") + "\n-- edited after it was applied\n", encoding="utf-8"
+    )
     # Then the runner refuses, naming the file, and records nothing new
     with pytest.raises(RuntimeError, match=target.name):
         migrate.apply_all(empty_database, copy)
@@ -110,26 +119,35 @@ def test_0040_archives_existing_duplicate_memories_and_keeps_the_oldest(empty_da
     migrate.apply_all(empty_database, copy)
     with psycopg.connect(empty_database) as conn:
         account = conn.execute("INSERT INTO accounts DEFAULT VALUES RETURNING id").fetchone()[0]  # type: ignore[index]
-        rows = [("Café  au lait", "2026-01-01"), ("Cafe\u0301 au lait ", "2026-01-02"),
-                ("Tea", "2026-01-03"), ("Café au lait", "2026-01-04")]
+        rows = [
+            ("Café  au lait", "2026-01-01"),
+            ("Cafe\u0301 au lait ", "2026-01-02"),
+            ("Tea", "2026-01-03"),
+            ("Café au lait", "2026-01-04"),
+        ]
         ids = []
         for i, (content, created) in enumerate(rows):
             scope = "other" if i == 3 else "octo/widgets"
-            ids.append(conn.execute(
-                """INSERT INTO memory_entries (account_id, scope_type, scope_key, memory_type, content, content_hash,
+            ids.append(
+                conn.execute(
+                    """INSERT INTO memory_entries (account_id, scope_type, scope_key, memory_type, content, content_hash,
                                                created_at)
                    VALUES (%s, 'repository', %s, 'semantic', %s, 'h', %s) RETURNING id""",
-                (account, scope, content, created)).fetchone()[0])  # type: ignore[index]
+                    (account, scope, content, created),
+                ).fetchone()[0]
+            )  # type: ignore[index]
     # When the remaining migrations are applied
     for path in migrate.DEFAULT_DIR.glob("*.sql"):
         shutil.copy(path, copy / path.name)
     migrate.apply_all(empty_database, copy)
     # Then only the younger duplicate is archived, with its reason and a closed validity window
     with psycopg.connect(empty_database) as conn:
-        status = dict(conn.execute(
-            "SELECT id, status FROM memory_entries WHERE account_id = %s", (account,)).fetchall())
+        status = dict(
+            conn.execute("SELECT id, status FROM memory_entries WHERE account_id = %s", (account,)).fetchall()
+        )
         reason, valid_to = conn.execute(
-            "SELECT status_reason, valid_to FROM memory_entries WHERE id = %s", (ids[1],)).fetchone()  # type: ignore[misc]
+            "SELECT status_reason, valid_to FROM memory_entries WHERE id = %s", (ids[1],)
+        ).fetchone()  # type: ignore[misc]
     assert status == {ids[0]: "active", ids[1]: "archived", ids[2]: "active", ids[3]: "active"}
     assert "migration 0040" in reason
     assert valid_to is not None

@@ -11,8 +11,11 @@ def test_note_crud_round_trip(client, account):
     # Given a key with notes:rw
     h = account.headers("notes:rw")
     # When a note is created with messy tags and untrimmed content
-    r = client.post("/api/notes", json={"title": "  Plan  ", "content": "line 1\n", "tags": [" Work ", "WORK", ""]},
-                    headers=h)
+    r = client.post(
+        "/api/notes",
+        json={"title": "  Plan  ", "content": "line 1\n", "tags": [" Work ", "WORK", ""]},
+        headers=h,
+    )
     assert r.status_code == 201, r.text
     note = r.json()
     # Then the title is trimmed, tags normalised and the content kept verbatim
@@ -73,9 +76,14 @@ def test_content_is_capped_at_one_mebibyte_including_appends(client, account):
 
 def test_list_filters_by_text_and_normalised_tags_and_paginates(client, account):
     h = account.headers("notes:rw")
-    client.post("/api/notes", json={"title": "Groceries", "content": "milk, EGGS", "tags": ["Home"]}, headers=h)
-    client.post("/api/notes", json={"title": "Standup", "content": "eggs benedict later", "tags": ["work", "daily"]},
-                headers=h)
+    client.post(
+        "/api/notes", json={"title": "Groceries", "content": "milk, EGGS", "tags": ["Home"]}, headers=h
+    )
+    client.post(
+        "/api/notes",
+        json={"title": "Standup", "content": "eggs benedict later", "tags": ["work", "daily"]},
+        headers=h,
+    )
     client.post("/api/notes", json={"title": "Retro 100%", "content": "x", "tags": ["work"]}, headers=h)
 
     def titles(params, path="/api/notes"):
@@ -103,16 +111,23 @@ def test_validation_lists_every_bad_field(client, account):
     r = client.post("/api/notes", json={"title": "x" * 501}, headers=h)
     assert [e["field"] for e in r.json()["errors"]] == ["title"]
     note = client.post("/api/notes", json={"title": "t"}, headers=h).json()
-    r = client.patch(f"/api/notes/{note['id']}", json={"title": None, "content": None, "tags": None}, headers=h)
+    r = client.patch(
+        f"/api/notes/{note['id']}", json={"title": None, "content": None, "tags": None}, headers=h
+    )
     assert r.status_code == 400
     null = "may not be null: omit the field to leave it unchanged"
     assert [(e["field"], e["message"]) for e in r.json()["errors"]] == [
-        ("title", null), ("content", null), ("tags", null)]
+        ("title", null),
+        ("content", null),
+        ("tags", null),
+    ]
 
 
 def test_nul_characters_are_a_400_not_a_server_error(client, account):
     h = account.headers("notes:rw")
-    r = client.post("/api/notes", json={"title": "a\u0000", "content": "b\u0000", "tags": ["c\u0000"]}, headers=h)
+    r = client.post(
+        "/api/notes", json={"title": "a\u0000", "content": "b\u0000", "tags": ["c\u0000"]}, headers=h
+    )
     assert r.status_code == 400
     assert [e["field"] for e in r.json()["errors"]] == ["title", "content", "tags[0]"]
     r = client.get("/api/notes", params={"q": "a\u0000", "tag": "b\u0000"}, headers=h)
@@ -130,7 +145,9 @@ def test_ids_scopes_and_tenancy(client, account, other_account):
     ro = account.headers("notes:r")
     assert client.get(f"/api/notes/{note['id']}", headers=ro).status_code == 200
     assert client.post("/api/notes", json={"title": "x"}, headers=ro).status_code == 403
-    assert client.patch(f"/api/notes/{note['id']}/append", json={"content": "x"}, headers=ro).status_code == 403
+    assert (
+        client.patch(f"/api/notes/{note['id']}/append", json={"content": "x"}, headers=ro).status_code == 403
+    )
     # Another account sees nothing of it
     oh = other_account.headers("notes:rw")
     assert client.get(f"/api/notes/{note['id']}", headers=oh).status_code == 404

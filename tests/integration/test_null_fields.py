@@ -10,8 +10,11 @@ WRITE_BODIES = {
     "POST /api/memory/search": {"query": "x"},
     "POST /api/memory/checkpoints": {"session_id": "s1", "goal": "g"},
     "POST /api/memory/events": {"event_type": "note", "idempotency_key": "k1", "payload": {"a": 1}},
-    "POST /api/memory/entries": {"content": "c", "memory_type": "semantic",
-                                 "evidence": [{"source_type": "url", "source_id": "x"}]},
+    "POST /api/memory/entries": {
+        "content": "c",
+        "memory_type": "semantic",
+        "evidence": [{"source_type": "url", "source_id": "x"}],
+    },
     "POST /api/todos": {"title": "t"},
     "POST /api/notes": {"title": "t"},
     "POST /api/reports": {"title": "t"},

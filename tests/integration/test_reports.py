@@ -12,8 +12,11 @@ def test_report_crud_round_trip_records_the_creating_key(client, account):
     h = account.headers("reports:rw")
     key_id = client.get("/api/auth/me", headers=h).json()["key_id"]
     # When a report is created with messy tags and a padded source
-    r = client.post("/api/reports", json={"title": "Weekly", "content": "# Done\n", "tags": ["Ops", " ops"],
-                                           "source": "  digest-skill "}, headers=h)
+    r = client.post(
+        "/api/reports",
+        json={"title": "Weekly", "content": "# Done\n", "tags": ["Ops", " ops"], "source": "  digest-skill "},
+        headers=h,
+    )
     assert r.status_code == 201, r.text
     report = r.json()
     # Then defaults and normalisation apply, and the creating key is recorded
@@ -22,8 +25,11 @@ def test_report_crud_round_trip_records_the_creating_key(client, account):
     assert set(report) == SUMMARY_KEYS | {"content"}
     # And it reads back, PATCH may change the format and clear the source, and it deletes
     assert client.get(f"/api/reports/{report['id']}", headers=h).json() == report
-    r = client.patch(f"/api/reports/{report['id']}", json={"format": "html", "content": "<p>x</p>", "source": None},
-                     headers=h)
+    r = client.patch(
+        f"/api/reports/{report['id']}",
+        json={"format": "html", "content": "<p>x</p>", "source": None},
+        headers=h,
+    )
     assert r.status_code == 200, r.text
     assert (r.json()["format"], r.json()["content"], r.json()["source"]) == ("html", "<p>x</p>", None)
     assert r.json()["title"] == "Weekly" and r.json()["source_key_id"] == key_id
@@ -39,10 +45,16 @@ def test_a_jwt_created_report_has_no_source_key(client, account):
 
 def test_list_omits_content_and_filters_by_tag_source_and_text(client, account):
     h = account.headers("reports:rw")
-    client.post("/api/reports", json={"title": "Disk usage", "content": "volume FULL", "tags": ["Infra"],
-                                       "source": "monitor"}, headers=h)
-    client.post("/api/reports", json={"title": "Sales", "content": "up 10%", "tags": ["biz", "weekly"],
-                                       "source": "crm-bot"}, headers=h)
+    client.post(
+        "/api/reports",
+        json={"title": "Disk usage", "content": "volume FULL", "tags": ["Infra"], "source": "monitor"},
+        headers=h,
+    )
+    client.post(
+        "/api/reports",
+        json={"title": "Sales", "content": "up 10%", "tags": ["biz", "weekly"], "source": "crm-bot"},
+        headers=h,
+    )
     client.post("/api/reports", json={"title": "Full moon", "content": "", "tags": ["weekly"]}, headers=h)
 
     def titles(**params):
@@ -69,8 +81,11 @@ def test_sources_lists_labels_with_counts_most_used_first(client, account, other
     client.post("/api/reports", json={"title": "theirs", "source": "zeta"}, headers=other_account.jwt_headers)
     r = client.get("/api/reports/sources", headers=account.headers("reports:r"))
     assert r.status_code == 200, r.text
-    assert r.json()["items"] == [{"source": "beta", "count": 3}, {"source": "alpha", "count": 2},
-                                 {"source": "gamma", "count": 1}]
+    assert r.json()["items"] == [
+        {"source": "beta", "count": 3},
+        {"source": "alpha", "count": 2},
+        {"source": "gamma", "count": 1},
+    ]
     assert r.json()["total"] == 3
     r = client.get("/api/reports/sources", params={"limit": 1, "offset": 1}, headers=h)
     assert r.json()["items"] == [{"source": "alpha", "count": 2}] and r.json()["total"] == 3
@@ -78,17 +93,25 @@ def test_sources_lists_labels_with_counts_most_used_first(client, account, other
 
 def test_validation_lists_every_bad_field_with_allowed_values(client, account):
     h = account.headers("reports:rw")
-    r = client.post("/api/reports", json={"title": "", "format": "pdf", "source": "s" * 256, "tags": [1],
-                                           "public": True}, headers=h)
+    r = client.post(
+        "/api/reports",
+        json={"title": "", "format": "pdf", "source": "s" * 256, "tags": [1], "public": True},
+        headers=h,
+    )
     assert r.status_code == 400
     errors = {e["field"]: e for e in r.json()["errors"]}
     assert set(errors) == {"title", "format", "source", "tags[0]", "public"}
     assert errors["format"]["allowed"] == ["md", "html"]
     assert errors["public"]["message"].startswith("unknown field")
     report = client.post("/api/reports", json={"title": "t"}, headers=h).json()
-    r = client.patch(f"/api/reports/{report['id']}", json={"format": None, "title": None, "source_key_id": None},
-                     headers=h)
-    assert r.status_code == 400 and [e["field"] for e in r.json()["errors"]] == ["title", "format", "source_key_id"]
+    r = client.patch(
+        f"/api/reports/{report['id']}", json={"format": None, "title": None, "source_key_id": None}, headers=h
+    )
+    assert r.status_code == 400 and [e["field"] for e in r.json()["errors"]] == [
+        "title",
+        "format",
+        "source_key_id",
+    ]
     r = client.patch(f"/api/reports/{report['id']}", json={"format": None, "title": None}, headers=h)
     assert r.status_code == 400 and [e["field"] for e in r.json()["errors"]] == ["title", "format"]
 

@@ -47,7 +47,9 @@ def _check_figures(report: dict[str, Any], questions: int) -> None:
         assert t["n"] >= 1 and 0 < t["p50_ms"] <= t["p95_ms"]
 
 
-def test_memory_variant_stores_every_turn_and_scores_all_three_modes(session: rq.Session, capsys: Any) -> None:
+def test_memory_variant_stores_every_turn_and_scores_all_three_modes(
+    session: rq.Session, capsys: Any
+) -> None:
     # Given the sample (two conversations; one turn text repeats within a scope)
     dataset = rq.load_dataset(SAMPLE)
     turns = sum(len(c.turns) for c in dataset.conversations)
@@ -72,33 +74,58 @@ def test_memory_variant_stores_every_turn_and_scores_all_three_modes(session: rq
 
 def test_knowledge_variant_indexes_the_corpus_and_scores_gold_chunks(session: rq.Session) -> None:
     files, questions = rq.load_knowledge(rq.DEFAULT_CORPUS)
-    report = rq.run_knowledge(session.post, session.db, session.retrieval, session.account_id, rq.DEFAULT_CORPUS)
+    report = rq.run_knowledge(
+        session.post, session.db, session.retrieval, session.account_id, rq.DEFAULT_CORPUS
+    )
     assert report["counts"]["documents"] == len([f for f in files if f["path"].endswith(".md")])
     _check_figures(report, len(questions))
     identifiers = [q.id for q in questions if q.category == "identifier"]
-    assert identifiers and max(report["per_question"]["lexical"][i]["recall_any@10"] for i in identifiers) == 1.0
+    assert (
+        identifiers and max(report["per_question"]["lexical"][i]["recall_any@10"] for i in identifiers) == 1.0
+    )
 
 
 def test_scoring_counts_rank_of_first_gold_and_all_gold_within_ten() -> None:
     r = rq.Ranked
-    ranking = [r(frozenset({"x"}), False), r(frozenset({"a", "dup"}), True), *[r(frozenset(), False)] * 8,
-               r(frozenset({"b"}), False)]
+    ranking = [
+        r(frozenset({"x"}), False),
+        r(frozenset({"a", "dup"}), True),
+        *[r(frozenset(), False)] * 8,
+        r(frozenset({"b"}), False),
+    ]
     s = rq.score_question(["a", "b"], ranking)
-    assert (s["recall_any@5"], s["recall_all@10"], s["mrr@10"], s["lexical_contributed"]) == (1.0, 0.0, 0.5, 1.0)
+    assert (s["recall_any@5"], s["recall_all@10"], s["mrr@10"], s["lexical_contributed"]) == (
+        1.0,
+        0.0,
+        0.5,
+        1.0,
+    )
     assert rq.score_question(["a"], [])["empty"] == 1.0
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    (lambda d: d["questions"][0].update(category="fuzzy"), "category 'fuzzy' is not one of"),
-    (lambda d: d["questions"][0].update(evidence=["s2-t0001"]), "evidence 's2-t0001' is not a turn of s1"),
-    (lambda d: d["conversations"][0]["turns"][1].update(id="s1-t0001"), "id 's1-t0001' is used twice"),
-    (lambda d: d["conversations"][0]["turns"][0].update(date="March 2"), "is not ISO 8601"),
-    (lambda d: d["questions"][0].pop("evidence"), "questions[0]: missing 'evidence'"),
-    (lambda d: d["questions"][0].update(evidence=[]), "'evidence' must be a non-empty list"),
-    (lambda d: d["questions"][0].update(evidence=[{"id": "s1-t0003"}]), "'evidence' must be a non-empty list"),
-    (lambda d: d["conversations"][0]["turns"][0].update(speaker="Ann"), "speaker 'Ann' is not in speakers"),
-    (lambda d: d.pop("license"), "missing 'license'"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d["questions"][0].update(category="fuzzy"), "category 'fuzzy' is not one of"),
+        (
+            lambda d: d["questions"][0].update(evidence=["s2-t0001"]),
+            "evidence 's2-t0001' is not a turn of s1",
+        ),
+        (lambda d: d["conversations"][0]["turns"][1].update(id="s1-t0001"), "id 's1-t0001' is used twice"),
+        (lambda d: d["conversations"][0]["turns"][0].update(date="March 2"), "is not ISO 8601"),
+        (lambda d: d["questions"][0].pop("evidence"), "questions[0]: missing 'evidence'"),
+        (lambda d: d["questions"][0].update(evidence=[]), "'evidence' must be a non-empty list"),
+        (
+            lambda d: d["questions"][0].update(evidence=[{"id": "s1-t0003"}]),
+            "'evidence' must be a non-empty list",
+        ),
+        (
+            lambda d: d["conversations"][0]["turns"][0].update(speaker="Ann"),
+            "speaker 'Ann' is not in speakers",
+        ),
+        (lambda d: d.pop("license"), "missing 'license'"),
+    ],
+)
 def test_a_malformed_dataset_is_refused_naming_the_item(tmp_path: Path, change: Any, message: str) -> None:
     doc = json.loads(SAMPLE.read_text(encoding="utf-8"))
     change(doc)

@@ -74,7 +74,9 @@ def test_candidate_limit_is_clamped_between_20_and_50():
     assert [service.candidate_limit(k) for k in (1, 5, 8, 12, 13, 50)] == [20, 20, 32, 48, 50, 50]
 
 
-def test_indexing_marks_rows_indexed_and_skips_unchanged_documents(account, counting, make_retrieval, owner_url):
+def test_indexing_marks_rows_indexed_and_skips_unchanged_documents(
+    account, counting, make_retrieval, owner_url
+):
     db, acc, retrieval = get_database(), UUID(account.account_id), make_retrieval(embedder=counting)
     first = retrieval.index_document(db, acc, _doc("n1", "Otters hold hands while sleeping.", kind="fact"))
     assert first.status == "indexed" and first.error is None
@@ -217,7 +219,9 @@ def test_search_runs_the_callback_in_the_same_tenant_transaction(account, retrie
         setting = conn.execute("SELECT current_setting('app.account_id') AS a").fetchone()["a"]
         return setting, _ids(result)
 
-    assert retrieval.search(db, acc, service.Query(namespace=NS, text="koalas sleep", top_k=3), then=then) == (
+    assert retrieval.search(
+        db, acc, service.Query(namespace=NS, text="koalas sleep", top_k=3), then=then
+    ) == (
         str(acc),
         ["t1"],
     )
@@ -229,5 +233,3 @@ def test_a_hashing_embedder_can_replace_the_default(account, make_retrieval):
     assert retrieval.index_document(db, acc, _doc(str(uuid4()), "Hashing works offline.")).status == "indexed"
     assert _search(retrieval, acc, "hashing offline").hits[0].channels == ("lexical", "vector")
     assert retrieval.vector_index().count(str(acc), NS) == 1
-
-

@@ -33,7 +33,9 @@ HTTP_METHODS = ("get", "put", "post", "delete", "patch")
 PUBLIC = "public"  # no credential needed
 AUTHENTICATED = "authenticated"  # any valid credential, no scope
 ADMIN = "admin"  # a user with role admin
-USER_SESSION = "user session"  # the signed-in user's JWT only: an API key alone is a 401, one sent as the bearer a 403
+USER_SESSION = (
+    "user session"  # the signed-in user's JWT only: an API key alone is a 401, one sent as the bearer a 403
+)
 
 # (method, path template with parameters written as {}) → the scope(s) the route requires.
 # From spec/001 ("API Endpoints": each endpoint's "(scope: …)", the scope table, "Auth (public)").
@@ -214,8 +216,11 @@ EXTENSIONS: dict[tuple[str, str], str | tuple[str, ...]] = {
 }
 
 EXPECTED = {**SPEC, **EXTENSIONS}
-ALL_SCOPES = [f"{d}:{m}" for d in ("todos", "notes", "reports", "bookmarks", "expenses", "memory", "skills",
-                                   "knowledge") for m in ("r", "rw")] + ["manage_keys"]
+ALL_SCOPES = [
+    f"{d}:{m}"
+    for d in ("todos", "notes", "reports", "bookmarks", "expenses", "memory", "skills", "knowledge")
+    for m in ("r", "rw")
+] + ["manage_keys"]
 
 # Bodies for routes whose authorisation runs after body validation (in the service), so an empty body would
 # stop at the 400 before the scope check is reached.
@@ -246,7 +251,11 @@ class Route:
     def url(self) -> str:
         path = self.path
         for name, typ, fmt in self.parameters:
-            value = str(uuid.uuid4()) if fmt == "uuid" else ("1" if typ in ("integer", "number") else "placeholder")
+            value = (
+                str(uuid.uuid4())
+                if fmt == "uuid"
+                else ("1" if typ in ("integer", "number") else "placeholder")
+            )
             path = re.sub(r"\{" + re.escape(name) + r"(:[^}]*)?\}", value, path)
         return path
 
@@ -272,7 +281,8 @@ def rest_routes() -> list[Route]:
                     continue
                 params = tuple(
                     (p["name"], *_param_type(p.get("schema", {})))
-                    for p in operation.get("parameters", []) if p.get("in") == "path"
+                    for p in operation.get("parameters", [])
+                    if p.get("in") == "path"
                 )
                 routes.append(Route(method.upper(), path, module, params))
     return sorted(routes, key=lambda r: (r.path, r.method))
@@ -288,7 +298,8 @@ def test_every_rest_route_has_an_expected_scope():
     missing = [r.id for r in ROUTES if r.key not in EXPECTED]
     assert not missing, (
         "routes missing from the expected-scope table in tests/integration/test_scope_matrix.py "
-        f"(add each with the scope spec/001 gives it): {missing}")
+        f"(add each with the scope spec/001 gives it): {missing}"
+    )
 
 
 def test_the_route_groups_serve_rest_routes():
@@ -381,11 +392,17 @@ def test_route_enforces_authentication_and_scopes(client, callers: Callers, rout
         check("JWT", callers.user.jwt_headers, _allowed)
     elif expected == USER_SESSION:
         fresh = make_account(client)  # these routes revoke or delete the caller's own credentials
-        bearer_only = lambda r: r.status_code == 401 and r.headers.get("www-authenticate") == 'Bearer realm="agentmate"'  # noqa: E731
+
+        def bearer_only(r):
+            return r.status_code == 401 and r.headers.get("www-authenticate") == 'Bearer realm="agentmate"'
+
         check("full-access key (X-Api-Key, no Authorization)", fresh.headers(), bearer_only)
         check("key with every scope (X-Api-Key)", fresh.headers(*ALL_SCOPES), bearer_only)
-        check("full-access key as the bearer", {"Authorization": f"Bearer {fresh.key()}"},
-              lambda r: r.status_code == 403)
+        check(
+            "full-access key as the bearer",
+            {"Authorization": f"Bearer {fresh.key()}"},
+            lambda r: r.status_code == 403,
+        )
         check("JWT", fresh.jwt_headers, _allowed)
         other = make_account(client)  # the JWT counts, whatever X-Api-Key is beside it
         check("JWT beside an X-Api-Key", {**other.headers(), **other.jwt_headers}, _allowed)
@@ -397,19 +414,26 @@ def test_route_enforces_authentication_and_scopes(client, callers: Callers, rout
     else:
         required = (expected,) if isinstance(expected, str) else tuple(expected)
         unrelated = [s for s in ALL_SCOPES if s not in required and s.split(":")[0] not in _domains(required)]
-        check(f"key with every other scope {unrelated}", callers.key(*unrelated), lambda r: r.status_code == 403)
+        check(
+            f"key with every other scope {unrelated}", callers.key(*unrelated), lambda r: r.status_code == 403
+        )
         if route.key != ("POST", "/api/auth/apikeys"):  # a minted key may not exceed its parent (test_auth)
             check(f"key with exactly {list(required)}", callers.key(*required), _allowed)
         readers = tuple(s if s == "manage_keys" else s.split(":")[0] + ":r" for s in required)
         is_write = any(s.endswith(":rw") for s in required)
         if readers != required:
-            check(f"read-only key {list(readers)} on a write", callers.key(*readers),
-                  lambda r: r.status_code == 403)
+            check(
+                f"read-only key {list(readers)} on a write",
+                callers.key(*readers),
+                lambda r: r.status_code == 403,
+            )
         elif "manage_keys" not in required:
             check(f"read key {list(readers)} on a read", callers.key(*readers), _allowed)
         if len(required) > 1:
             for s in required:
-                check(f"key with only {s} of {list(required)}", callers.key(s), lambda r: r.status_code == 403)
+                check(
+                    f"key with only {s} of {list(required)}", callers.key(s), lambda r: r.status_code == 403
+                )
         if not is_write and "manage_keys" not in required:
             rw = tuple(s.split(":")[0] + ":rw" for s in required)
             check(f"key with {list(rw)} (rw implies r)", callers.key(*rw), _allowed)

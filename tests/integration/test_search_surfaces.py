@@ -39,9 +39,15 @@ def _memory(client: Any, account: Any) -> tuple[dict[str, str], Any]:
     h = account.headers("memory:rw")
     ids = {}
     for key, text in TEXTS.items():
-        r = client.post("/api/memory/entries", json={"memory_type": "episodic", "content": text,
-                                                     "evidence": [{"source_type": "test", "source_id": key}]},
-                        headers=h)
+        r = client.post(
+            "/api/memory/entries",
+            json={
+                "memory_type": "episodic",
+                "content": text,
+                "evidence": [{"source_type": "test", "source_id": key}],
+            },
+            headers=h,
+        )
         assert r.status_code == 201, r.text
         ids[r.json()["id"]] = key
 
@@ -49,23 +55,32 @@ def _memory(client: Any, account: Any) -> tuple[dict[str, str], Any]:
         r = client.post("/api/memory/search", json={"query": query, "top_k": 4}, headers=h)
         assert r.status_code == 200, r.text
         return [(ids[i["entry"]["id"]], i) for i in r.json()["items"]], r.json()
+
     return ids, search
 
 
 def _knowledge(client: Any, account: Any) -> tuple[dict[str, str], Any]:
     h = account.headers("knowledge:rw")
-    src = client.post("/api/knowledge/sources", json={"type": "local", "repository_url": "file:///kb",
-                                                      "package_path": "surfaces"}, headers=h).json()
+    src = client.post(
+        "/api/knowledge/sources",
+        json={"type": "local", "repository_url": "file:///kb", "package_path": "surfaces"},
+        headers=h,
+    ).json()
     files = [{"path": "KNOWLEDGE.yaml", "content": "name: surfaces\ndescription: search surface test\n"}]
     files += [{"path": f"{k}.md", "content": f"# {k}\n\n{t}\n"} for k, t in TEXTS.items()]
-    assert client.post(f"/api/knowledge/sources/{src['id']}/snapshots", json={"files": files},
-                       headers=h).status_code == 201
+    assert (
+        client.post(
+            f"/api/knowledge/sources/{src['id']}/snapshots", json={"files": files}, headers=h
+        ).status_code
+        == 201
+    )
     assert client.post("/api/knowledge/index", json={"source_id": src["id"]}, headers=h).status_code == 200
 
     def search(query: str) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, Any]]:
         r = client.post("/api/knowledge/search", json={"query": query, "top_k": 4}, headers=h)
         assert r.status_code == 200, r.text
         return [(i["path"].removesuffix(".md"), i) for i in r.json()["items"]], r.json()
+
     return {}, search
 
 
@@ -73,8 +88,11 @@ def _skills(client: Any, account: Any) -> tuple[dict[str, str], Any]:
     h = account.headers("skills:rw")
     for key, text in TEXTS.items():
         body = f"---\nname: {key}\ndescription: {text}\n---\n\n# {key}\n\n{text}\n"
-        r = client.post("/api/skills/versions", json={"skill_name": key, "version": "1", "content": body,
-                                                      "activate": True}, headers=h)
+        r = client.post(
+            "/api/skills/versions",
+            json={"skill_name": key, "version": "1", "content": body, "activate": True},
+            headers=h,
+        )
         assert r.status_code == 201, r.text
     assert client.post("/api/skills/index", json={}, headers=h).status_code == 200
 
@@ -82,6 +100,7 @@ def _skills(client: Any, account: Any) -> tuple[dict[str, str], Any]:
         r = client.post("/api/skills/search", json={"query": query, "top_k": 4}, headers=h)
         assert r.status_code == 200, r.text
         return [(i["skill_name"], i) for i in r.json()["items"]], r.json()
+
     return {}, search
 
 
@@ -102,7 +121,9 @@ def test_each_surface_finds_natural_language_identifier_and_cjk_queries_lexicall
 
 
 @pytest.mark.parametrize("surface", SURFACES)
-def test_each_surface_fails_open_to_the_lexical_leg(client, account, surface, make_retrieval, serve_retrieval):
+def test_each_surface_fails_open_to_the_lexical_leg(
+    client, account, surface, make_retrieval, serve_retrieval
+):
     _, search = SURFACES[surface](client, account)  # indexed with the working embedder
     serve_retrieval(make_retrieval(embedder=BrokenEmbedder()))
     hits, body = search("When did Caroline go to the support group?")
@@ -111,15 +132,20 @@ def test_each_surface_fails_open_to_the_lexical_leg(client, account, surface, ma
 
 
 @pytest.mark.parametrize("surface", ["skills", "knowledge", "memory"])
-def test_min_similarity_keeps_hits_holding_every_term_and_drops_weak_vector_only_ones(client, account, surface):
+def test_min_similarity_keeps_hits_holding_every_term_and_drops_weak_vector_only_ones(
+    client, account, surface
+):
     _, search = SURFACES[surface](client, account)
     hits, _ = search("INC-48213")
     assert hits[0][0] == "ticket" and hits[0][1]["lexical_matched"] is True
-    route, scope = {"memory": ("/api/memory/search", "memory:r"), "knowledge": ("/api/knowledge/search",
-                                                                                "knowledge:r"),
-                    "skills": ("/api/skills/search", "skills:r")}[surface]
-    r = client.post(route, json={"query": "INC-48213", "top_k": 4, "min_similarity": 0.99},
-                    headers=account.headers(scope))
+    route, scope = {
+        "memory": ("/api/memory/search", "memory:r"),
+        "knowledge": ("/api/knowledge/search", "knowledge:r"),
+        "skills": ("/api/skills/search", "skills:r"),
+    }[surface]
+    r = client.post(
+        route, json={"query": "INC-48213", "top_k": 4, "min_similarity": 0.99}, headers=account.headers(scope)
+    )
     assert r.status_code == 200, r.text
     kept = r.json()["items"]
     assert len(kept) == 1 and kept[0]["lexical_matched"] is True

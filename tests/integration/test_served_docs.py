@@ -13,7 +13,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_served_guide_is_the_repository_guide():
     # The copy is package data (it ships in the Lambda layer); `make guide` refreshes it.
-    assert GUIDE_FILE.read_bytes() == (ROOT / "docs" / "agent-integration.md").read_bytes(), "run `make guide`"
+    assert GUIDE_FILE.read_bytes() == (ROOT / "docs" / "agent-integration.md").read_bytes(), (
+        "run `make guide`"
+    )
 
 
 def test_the_guide_is_served_as_markdown_without_a_key(client):

@@ -33,9 +33,16 @@ def files(skill: str = SKILL) -> list[dict]:
 
 
 def register(client, h, name: str = "personal-domain-web", path: str = "team/domain-web") -> dict:
-    r = client.post("/api/skills/sources", json={"name": name, "type": "local",
-                                                 "repository_url": "file:///Users/me/.agents/skills",
-                                                 "package_path": path}, headers=h)
+    r = client.post(
+        "/api/skills/sources",
+        json={
+            "name": name,
+            "type": "local",
+            "repository_url": "file:///Users/me/.agents/skills",
+            "package_path": path,
+        },
+        headers=h,
+    )
     assert r.status_code == 201, r.text
     return r.json()
 
@@ -58,16 +65,22 @@ def test_agent_loop_register_push_catalog_search_instructions_resource(client, a
     assert version["skill_name"] == "domain-web" and version["is_active"] is True
     assert version["source_id"] == source["id"] and version["source_revision_id"] == out["revision"]["id"]
     # The server derived every hash: package_hash is the identity hash of the file lines
-    lines = sorted(f"{f['path']}\0{hashlib.sha256((f['content']).encode()).hexdigest()}\0"
-                   f"{len(f['content'].encode())}" if "content" in f else
-                   f"{f['path']}\0{f['sha256']}\0{f['size_bytes']}" for f in files())
+    lines = sorted(
+        f"{f['path']}\0{hashlib.sha256((f['content']).encode()).hexdigest()}\0{len(f['content'].encode())}"
+        if "content" in f
+        else f"{f['path']}\0{f['sha256']}\0{f['size_bytes']}"
+        for f in files()
+    )
     assert out["revision"]["package_hash"] == hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
     # 1. Catalog: the active card, without instructions
     r = client.get("/api/skills/catalog", headers=h)
     assert r.status_code == 200
     [item] = r.json()["items"]
-    assert item["compiled"] is True and item["card"]["triggers"] == ["build a web service", "add an http route"]
+    assert item["compiled"] is True and item["card"]["triggers"] == [
+        "build a web service",
+        "add an http route",
+    ]
     assert "Keep every route handler thin" not in r.text
 
     # 2. Search the cards
@@ -98,7 +111,9 @@ def test_search_with_include_content_loads_instructions_from_postgres(client, ac
     h = account.headers("skills:rw")
     source = register(client, h)
     push(client, h, source["id"], activate=True, index=True)
-    r = client.post("/api/skills/search", json={"query": "fastapi http route", "include_content": True}, headers=h)
+    r = client.post(
+        "/api/skills/search", json={"query": "fastapi http route", "include_content": True}, headers=h
+    )
     assert r.status_code == 200, r.text
     hit = r.json()["items"][0]
     assert hit["instructions"].startswith("# Instructions")
@@ -112,8 +127,10 @@ def test_index_holds_cards_only_never_instructions(client, account, owner_url):
     r = client.post("/api/skills/index", json={}, headers=h)
     assert r.status_code == 200 and r.json()["indexed"] == 1
     with psycopg.connect(owner_url) as conn:
-        rows = conn.execute("SELECT title, content FROM retrieval_documents WHERE account_id = %s AND "
-                            "namespace = 'skills'", (account.account_id,)).fetchall()
+        rows = conn.execute(
+            "SELECT title, content FROM retrieval_documents WHERE account_id = %s AND namespace = 'skills'",
+            (account.account_id,),
+        ).fetchall()
     assert len(rows) == 1
     assert "Keep every route handler thin" not in rows[0][1] and "build a web service" in rows[0][1]
 
@@ -133,8 +150,11 @@ def test_replaying_a_package_hash_returns_the_existing_revision_and_version(clie
 def test_a_package_without_skill_md_is_refused_and_writes_nothing(client, account):
     h = account.headers("skills:rw")
     source = register(client, h)
-    r = client.post(f"/api/skills/sources/{source['id']}/snapshots",
-                    json={"files": [{"path": "README.md", "content": "x"}]}, headers=h)
+    r = client.post(
+        f"/api/skills/sources/{source['id']}/snapshots",
+        json={"files": [{"path": "README.md", "content": "x"}]},
+        headers=h,
+    )
     assert r.status_code == 400 and r.json()["errors"][0]["field"] == "files"
     assert client.get(f"/api/skills/sources/{source['id']}/revisions", headers=h).json()["total"] == 0
 
@@ -143,8 +163,11 @@ def test_compiler_failure_keeps_the_package_and_the_catalog_shows_a_basic_card(c
     h = account.headers("skills:rw")
     source = register(client, h)
     bad = "---\nname: Not_Valid\n---\nbody\n"
-    r = client.post(f"/api/skills/sources/{source['id']}/snapshots",
-                    json={"files": [{"path": "SKILL.md", "content": bad}], "activate": True}, headers=h)
+    r = client.post(
+        f"/api/skills/sources/{source['id']}/snapshots",
+        json={"files": [{"path": "SKILL.md", "content": bad}], "activate": True},
+        headers=h,
+    )
     assert r.status_code == 201, r.text
     out = r.json()
     assert out["compile"]["status"] == "failed" and "name:" in out["compile"]["problems"][0]
@@ -162,8 +185,11 @@ def test_compile_backfills_direct_publishes_and_catalog_filters_by_query(client,
     h = account.headers("skills:rw")
     for name, desc in (("alpha-skill", "Summarise papers"), ("beta-skill", "Plan trips")):
         body = f"---\nname: {name}\ndescription: {desc}\n---\nDo it.\n"
-        r = client.post("/api/skills/versions", json={"skill_name": name, "version": "1", "content": body,
-                                                      "activate": True}, headers=h)
+        r = client.post(
+            "/api/skills/versions",
+            json={"skill_name": name, "version": "1", "content": body, "activate": True},
+            headers=h,
+        )
         assert r.status_code == 201
     r = client.post("/api/skills/compile", headers=h)
     assert r.status_code == 200 and r.json()["compiled"] == 2
@@ -216,11 +242,13 @@ def test_baseline_must_be_another_version_of_the_same_skill(client, account):
     h = account.headers("skills:rw")
     source = register(client, h)
     v1 = push(client, h, source["id"])["version"]["id"]
-    other = client.post("/api/skills/versions", json={"skill_name": "other", "version": "1", "content": "x"},
-                        headers=h).json()["id"]
+    other = client.post(
+        "/api/skills/versions", json={"skill_name": "other", "version": "1", "content": "x"}, headers=h
+    ).json()["id"]
     for baseline in (v1, other, str(uuid.uuid4())):
-        r = client.post(f"/api/skills/versions/{v1}/quality-runs", json={"baseline_version_id": baseline},
-                        headers=h)
+        r = client.post(
+            f"/api/skills/versions/{v1}/quality-runs", json={"baseline_version_id": baseline}, headers=h
+        )
         assert r.status_code == 400 and r.json()["errors"][0]["field"] == "baseline_version_id"
 
 
@@ -230,8 +258,11 @@ def test_telemetry_uses_version_bound_logs(client, account):
     vid = push(client, h, source["id"], activate=True)["version"]["id"]
     for i in range(22):
         outcome = "failure" if i < 4 else "success"
-        r = client.post("/api/skills/logs", json={"skill_name": "domain-web", "skill_version_id": vid,
-                                                  "outcome": outcome}, headers=h)
+        r = client.post(
+            "/api/skills/logs",
+            json={"skill_name": "domain-web", "skill_version_id": vid, "outcome": outcome},
+            headers=h,
+        )
         assert r.status_code == 201
     client.post("/api/skills/logs", json={"skill_name": "domain-web", "outcome": "failure"}, headers=h)
     t = client.post(f"/api/skills/versions/{vid}/quality-runs", headers=h).json()["report"]["telemetry"]
@@ -255,12 +286,17 @@ def test_deleting_a_baseline_version_only_clears_baseline_version_id(client, acc
     cur_source = register(client, h, name="cur-src", path="cur/domain-web")
     v1 = push(client, h, base_source["id"])["version"]["id"]
     changed = files(SKILL + "\nMore.\n")
-    v2 = client.post(f"/api/skills/sources/{cur_source['id']}/snapshots", json={"files": changed},
-                     headers=h).json()["version"]["id"]
-    run = client.post(f"/api/skills/versions/{v2}/quality-runs", json={"baseline_version_id": v1}, headers=h).json()
+    v2 = client.post(
+        f"/api/skills/sources/{cur_source['id']}/snapshots", json={"files": changed}, headers=h
+    ).json()["version"]["id"]
+    run = client.post(
+        f"/api/skills/versions/{v2}/quality-runs", json={"baseline_version_id": v1}, headers=h
+    ).json()
     assert client.delete(f"/api/skills/sources/{base_source['id']}", headers=h).status_code == 204
     detail = client.get(f"/api/skills/quality-runs/{run['id']}", headers=h).json()
-    assert detail["baseline_version_id"] is None and detail["report"]["comparison"]["baseline_version_id"] == v1
+    assert (
+        detail["baseline_version_id"] is None and detail["report"]["comparison"]["baseline_version_id"] == v1
+    )
 
 
 def test_source_without_audit_rows_deletes_with_its_versions(client, account):
@@ -291,22 +327,34 @@ def test_git_sync_through_the_route_ingests_compiles_and_replays(client, account
 
     server = GitServer().start()
     try:
-        skill = "---\nname: web\ndescription: Browse the web\ntriggers: [open a page]\n---\n# Web\nRead pages.\n"
-        sha = commit_tree(server.repo("acme/skills"), {"skills/web/SKILL.md": skill.encode(),
-                                                       "skills/web/references/a.md": b"# A\n"})
+        skill = (
+            "---\nname: web\ndescription: Browse the web\ntriggers: [open a page]\n---\n# Web\nRead pages.\n"
+        )
+        sha = commit_tree(
+            server.repo("acme/skills"),
+            {"skills/web/SKILL.md": skill.encode(), "skills/web/references/a.md": b"# A\n"},
+        )
         policy = make_policy()
         monkeypatch.setattr(registry, "net_policy", lambda: policy)
         monkeypatch.setattr(registry, "fetcher", lambda: GitFetcher(policy, SETTINGS))
         h = account.headers("skills:rw")
-        r = client.post("/api/skills/sources", json={"type": "git", "repository_url": server.url("git.test",
-                                                                                                "acme/skills"),
-                                                     "package_path": "skills/web", "default_ref": "main"}, headers=h)
+        r = client.post(
+            "/api/skills/sources",
+            json={
+                "type": "git",
+                "repository_url": server.url("git.test", "acme/skills"),
+                "package_path": "skills/web",
+                "default_ref": "main",
+            },
+            headers=h,
+        )
         assert r.status_code == 201, r.text
         source = r.json()
         assert source["domain"] == "skills" and source["sync_mode"] == "server_pull"
         # When it is synced
-        r = client.post(f"/api/skills/sources/{source['id']}/sync", json={"activate": True, "index": True},
-                        headers=h)
+        r = client.post(
+            f"/api/skills/sources/{source['id']}/sync", json={"activate": True, "index": True}, headers=h
+        )
         # Then the commit is ingested, compiled and searchable
         assert r.status_code == 201, r.text
         out = r.json()
@@ -358,7 +406,7 @@ def test_every_spec_skills_route_is_served_with_its_scope():
     served = {}
     for route in app.router.routes:
         original = getattr(route, "original_router", None)
-        for r in (original.routes if original is not None else [route]):
+        for r in original.routes if original is not None else [route]:
             if isinstance(r, APIRoute):
                 for method in r.methods:
                     served[(method, re.sub(r"\{[^}]*\}", "{}", r.path))] = route_scopes(r.dependant)

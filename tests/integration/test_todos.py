@@ -9,8 +9,16 @@ def test_todo_crud_round_trip(client, account):
     # Given a key with todos:rw
     h = account.headers("todos:rw")
     # When a todo is created with messy tags
-    r = client.post("/api/todos", json={"title": "Ship it", "tags": [" Work ", "URGENT", "work", ""],
-                                         "priority": "high", "due_date": "2026-12-01T10:00:00Z"}, headers=h)
+    r = client.post(
+        "/api/todos",
+        json={
+            "title": "Ship it",
+            "tags": [" Work ", "URGENT", "work", ""],
+            "priority": "high",
+            "due_date": "2026-12-01T10:00:00Z",
+        },
+        headers=h,
+    )
     assert r.status_code == 201, r.text
     todo = r.json()
     # Then tags are normalised and defaults applied
@@ -30,8 +38,15 @@ def test_todo_crud_round_trip(client, account):
 def test_todo_list_filters_normalise_tags_and_paginate(client, account):
     h = account.headers("todos:rw")
     for i in range(5):
-        client.post("/api/todos", json={"title": f"task {i}", "tags": ["Home"] if i % 2 else ["work"],
-                                         "status": "done" if i == 4 else "pending"}, headers=h)
+        client.post(
+            "/api/todos",
+            json={
+                "title": f"task {i}",
+                "tags": ["Home"] if i % 2 else ["work"],
+                "status": "done" if i == 4 else "pending",
+            },
+            headers=h,
+        )
     r = client.get("/api/todos", params={"tag": "  HOME "}, headers=h)
     assert r.status_code == 200
     assert r.json()["total"] == 2 and {t["title"] for t in r.json()["items"]} == {"task 1", "task 3"}
@@ -55,8 +70,11 @@ def test_out_of_range_limit_is_a_400_naming_the_field(client, account):
 
 
 def test_validation_lists_every_bad_field_with_allowed_values(client, account):
-    r = client.post("/api/todos", json={"title": "", "status": "nope", "priority": "urgent", "colour": "red"},
-                    headers=account.headers("todos:rw"))
+    r = client.post(
+        "/api/todos",
+        json={"title": "", "status": "nope", "priority": "urgent", "colour": "red"},
+        headers=account.headers("todos:rw"),
+    )
     assert r.status_code == 400
     errors = {e["field"]: e for e in r.json()["errors"]}
     assert set(errors) == {"title", "status", "priority", "colour"}

@@ -52,8 +52,10 @@ def append(wm: Any, h: dict[str, str], sid: str, items: list[dict[str, Any]]) ->
 
 def seqs_in_db(owner_url: str, sid: str) -> list[int]:
     with psycopg.connect(owner_url) as conn:
-        return [r[0] for r in conn.execute("SELECT seq FROM working_items WHERE session_id = %s ORDER BY seq",
-                                           (sid,))]
+        return [
+            r[0]
+            for r in conn.execute("SELECT seq FROM working_items WHERE session_id = %s ORDER BY seq", (sid,))
+        ]
 
 
 def errors_by_field(r: Any) -> dict[str, dict[str, Any]]:
@@ -71,13 +73,19 @@ def test_session_crud_round_trip(wm, account):
     # Given a key with memory:rw
     h = account.headers("memory:rw")
     # When a session is created with title, agent and metadata
-    r = wm.post(SESSIONS, json={"title": "  Fix the build ", "agent": "coder", "metadata": {"repo": "a/b"}},
-                headers=h)
+    r = wm.post(
+        SESSIONS, json={"title": "  Fix the build ", "agent": "coder", "metadata": {"repo": "a/b"}}, headers=h
+    )
     assert r.status_code == 201, r.text
     s = r.json()
     # Then it is active, trimmed, and starts with no seq assigned
     assert (s["title"], s["agent"], s["status"], s["metadata"], s["last_seq"]) == (
-        "Fix the build", "coder", "active", {"repo": "a/b"}, 0)
+        "Fix the build",
+        "coder",
+        "active",
+        {"repo": "a/b"},
+        0,
+    )
     assert r.headers["cache-control"] == "private, no-store"
     # And it reads back with metadata and last_seq
     got = wm.get(f"{SESSIONS}/{s['id']}", headers=h)
@@ -85,7 +93,11 @@ def test_session_crud_round_trip(wm, account):
     # When fields are patched, only those change
     r = wm.patch(f"{SESSIONS}/{s['id']}", json={"status": "archived", "metadata": {"k": 1}}, headers=h)
     assert r.status_code == 200, r.text
-    assert (r.json()["status"], r.json()["metadata"], r.json()["title"]) == ("archived", {"k": 1}, "Fix the build")
+    assert (r.json()["status"], r.json()["metadata"], r.json()["title"]) == (
+        "archived",
+        {"k": 1},
+        "Fix the build",
+    )
     assert r.json()["updated_at"] > s["updated_at"]
     r = wm.patch(f"{SESSIONS}/{s['id']}", json={"title": None}, headers=h)
     assert r.status_code == 200 and r.json()["title"] is None and r.json()["status"] == "archived"
@@ -156,8 +168,13 @@ def test_sessions_list_most_recently_updated_first_with_filters(wm, account):
     assert wm.patch(f"{SESSIONS}/{b}", json={"status": "archived"}, headers=h).status_code == 200
     # Then the order follows updated_at, and the filters apply
     assert [s["id"] for s in wm.get(SESSIONS, headers=h).json()["items"]] == [b, a, c]
-    assert [s["id"] for s in wm.get(SESSIONS, params={"status": "archived"}, headers=h).json()["items"]] == [b]
-    assert [s["id"] for s in wm.get(SESSIONS, params={"status": "active"}, headers=h).json()["items"]] == [a, c]
+    assert [s["id"] for s in wm.get(SESSIONS, params={"status": "archived"}, headers=h).json()["items"]] == [
+        b
+    ]
+    assert [s["id"] for s in wm.get(SESSIONS, params={"status": "active"}, headers=h).json()["items"]] == [
+        a,
+        c,
+    ]
     assert [s["id"] for s in wm.get(SESSIONS, params={"agent": "planner"}, headers=h).json()["items"]] == [a]
     r = wm.get(SESSIONS, params={"limit": 1, "offset": 1}, headers=h)
     assert r.json()["total"] == 3 and [s["id"] for s in r.json()["items"]] == [a]
@@ -176,16 +193,30 @@ def test_append_assigns_seq_in_request_order_and_moves_updated_at(wm, account):
     sid = new_session(wm, h)
     before = wm.get(f"{SESSIONS}/{sid}", headers=h).json()
     # When a batch of three items is appended
-    r = append(wm, h, sid, [msg("a", role="system", content="be brief"),
-                             {"item_type": "tool_result", "content": "42", "idempotency_key": "b",
-                              "metadata": {"tool": "calc"}},
-                             {"item_type": "draft", "role": None, "content": "plan", "idempotency_key": "c"}])
+    r = append(
+        wm,
+        h,
+        sid,
+        [
+            msg("a", role="system", content="be brief"),
+            {
+                "item_type": "tool_result",
+                "content": "42",
+                "idempotency_key": "b",
+                "metadata": {"tool": "calc"},
+            },
+            {"item_type": "draft", "role": None, "content": "plan", "idempotency_key": "c"},
+        ],
+    )
     # Then the server numbers them 1..3, all created
     assert r.status_code == 201, r.text
     assert "x-idempotent-replay" not in r.headers
     body = r.json()
     assert [(i["seq"], i["idempotency_key"], i["created"]) for i in body["items"]] == [
-        (1, "a", True), (2, "b", True), (3, "c", True)]
+        (1, "a", True),
+        (2, "b", True),
+        (3, "c", True),
+    ]
     assert (body["created_count"], body["replayed_count"], body["last_seq"]) == (3, 0, 3)
     assert "content" not in body["items"][0]
     # And the session reports last_seq and a newer updated_at
@@ -222,8 +253,14 @@ def test_full_replay_is_200_with_header_and_the_original_seq(wm, account, owner_
     assert again.status_code == 200, again.text
     assert again.headers["x-idempotent-replay"] == "true"
     assert [(i["seq"], i["created"]) for i in again.json()["items"]] == [(1, False), (2, False)]
-    assert [i["created_at"] for i in again.json()["items"]] == [i["created_at"] for i in first.json()["items"]]
-    assert (again.json()["created_count"], again.json()["replayed_count"], again.json()["last_seq"]) == (0, 2, 2)
+    assert [i["created_at"] for i in again.json()["items"]] == [
+        i["created_at"] for i in first.json()["items"]
+    ]
+    assert (again.json()["created_count"], again.json()["replayed_count"], again.json()["last_seq"]) == (
+        0,
+        2,
+        2,
+    )
     assert seqs_in_db(owner_url, sid) == [1, 2]
     # And a pure replay does not touch the session
     assert wm.get(f"{SESSIONS}/{sid}", headers=h).json()["updated_at"] == updated
@@ -238,18 +275,28 @@ def test_partial_replay_plus_new_items_is_201_with_created_flags(wm, account):
     # Then the new ones get the next seq and the stored ones keep theirs
     assert r.status_code == 201 and "x-idempotent-replay" not in r.headers
     assert [(i["idempotency_key"], i["seq"], i["created"]) for i in r.json()["items"]] == [
-        ("c", 3, True), ("a", 1, False), ("d", 4, True), ("b", 2, False)]
+        ("c", 3, True),
+        ("a", 1, False),
+        ("d", 4, True),
+        ("b", 2, False),
+    ]
     assert (r.json()["created_count"], r.json()["replayed_count"], r.json()["last_seq"]) == (2, 2, 4)
 
 
-@pytest.mark.parametrize("change", [
-    {"content": "hello!"},
-    {"content": "hello "},
-    {"role": "assistant"},
-    {"metadata": {"v": 2}},
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"content": "hello!"},
+        {"content": "hello "},
+        {"role": "assistant"},
+        {"metadata": {"v": 2}},
+    ],
+)
 def test_reused_key_with_different_content_is_409_and_nothing_from_the_batch_persists(
-    wm, account, owner_url, change,
+    wm,
+    account,
+    owner_url,
+    change,
 ):
     h = account.headers("memory:rw")
     sid = new_session(wm, h)
@@ -281,15 +328,20 @@ def test_item_validation_names_every_field_with_allowed_values(wm, account, owne
     h = account.headers("memory:rw")
     sid = new_session(wm, h)
     # Shape errors: bad enums, unknown and missing fields
-    r = append(wm, h, sid, [
-        {"item_type": "note", "content": "x", "idempotency_key": "a"},
-        {"item_type": "message", "role": "robot", "content": "x", "idempotency_key": "b"},
-        {"item_type": "draft", "content": "x", "idempotency_key": "c", "colour": "red"},
-        {"item_type": "draft", "idempotency_key": "d"},
-        {"item_type": "draft", "content": "x"},
-        {"item_type": "draft", "content": "x", "idempotency_key": "   "},
-        {"item_type": "draft", "content": None, "idempotency_key": "f", "metadata": "x"},
-    ])
+    r = append(
+        wm,
+        h,
+        sid,
+        [
+            {"item_type": "note", "content": "x", "idempotency_key": "a"},
+            {"item_type": "message", "role": "robot", "content": "x", "idempotency_key": "b"},
+            {"item_type": "draft", "content": "x", "idempotency_key": "c", "colour": "red"},
+            {"item_type": "draft", "idempotency_key": "d"},
+            {"item_type": "draft", "content": "x"},
+            {"item_type": "draft", "content": "x", "idempotency_key": "   "},
+            {"item_type": "draft", "content": None, "idempotency_key": "f", "metadata": "x"},
+        ],
+    )
     assert r.status_code == 400
     errors = errors_by_field(r)
     assert errors["items[0].item_type"]["allowed"] == ["message", "tool_result", "draft"]
@@ -299,11 +351,16 @@ def test_item_validation_names_every_field_with_allowed_values(wm, account, owne
     assert errors["items[4].idempotency_key"]["message"] == "field required"
     assert set(errors) >= {"items[5].idempotency_key", "items[6].content", "items[6].metadata"}
     # Rule errors: a message needs a role, other types take none
-    r = append(wm, h, sid, [
-        {"item_type": "message", "content": "x", "idempotency_key": "a"},
-        {"item_type": "tool_result", "role": "tool", "content": "x", "idempotency_key": "b"},
-        {"item_type": "draft", "content": "x", "idempotency_key": "c"},
-    ])
+    r = append(
+        wm,
+        h,
+        sid,
+        [
+            {"item_type": "message", "content": "x", "idempotency_key": "a"},
+            {"item_type": "tool_result", "role": "tool", "content": "x", "idempotency_key": "b"},
+            {"item_type": "draft", "content": "x", "idempotency_key": "c"},
+        ],
+    )
     assert r.status_code == 400
     errors = errors_by_field(r)
     assert set(errors) == {"items[0].role", "items[0].item_type", "items[1].role", "items[1].item_type"}
@@ -332,12 +389,17 @@ def test_batch_and_content_bounds_are_clear_400s(wm, account, owner_url):
     # Content Postgres cannot store verbatim is a 400, not a 500
     r = append(wm, h, sid, [msg("a", content="nul\x00byte", metadata={"k": "v\x00"})])
     assert r.status_code == 400 and set(errors_by_field(r)) == {"items[0].content", "items[0].metadata.k"}
-    r = wm.post(f"{SESSIONS}/{sid}/items", headers={**h, "Content-Type": "application/json"},
-                content=b'{"items": [{"item_type": "draft", "content": "\\ud800", "idempotency_key": "s"}]}')
+    r = wm.post(
+        f"{SESSIONS}/{sid}/items",
+        headers={**h, "Content-Type": "application/json"},
+        content=b'{"items": [{"item_type": "draft", "content": "\\ud800", "idempotency_key": "s"}]}',
+    )
     assert r.status_code == 400 and list(errors_by_field(r)) == ["items[0].content"]
     # A whole batch is bounded too
     big = "x" * MAX_CONTENT_BYTES
-    r = append(wm, h, sid, [*(msg(f"big{i}", content=big) for i in range(5)), msg("over", content="x" * 1000)])
+    r = append(
+        wm, h, sid, [*(msg(f"big{i}", content=big) for i in range(5)), msg("over", content="x" * 1000)]
+    )
     assert r.status_code == 400 and list(errors_by_field(r)) == ["items"]
     # and a body over Lambda's 6 MB request limit is a 413 before anything parses it
     r = append(wm, h, sid, [msg(f"big{i}", content=big) for i in range(6)])
@@ -387,9 +449,12 @@ def test_replay_pages_in_seq_order_with_exact_has_more_across_deletion_gaps(wm, 
             break
     assert seen == [1, 2, 3, 6, 7, 8]
     # And out-of-range parameters are 400s naming the field
-    assert list(errors_by_field(wm.get(f"{SESSIONS}/{sid}/items", params={"limit": 0}, headers=h))) == ["limit"]
+    assert list(errors_by_field(wm.get(f"{SESSIONS}/{sid}/items", params={"limit": 0}, headers=h))) == [
+        "limit"
+    ]
     assert list(errors_by_field(wm.get(f"{SESSIONS}/{sid}/items", params={"after_seq": -1}, headers=h))) == [
-        "after_seq"]
+        "after_seq"
+    ]
 
 
 def test_replay_page_stops_at_the_size_budget_but_has_more_stays_exact(wm, account):
@@ -496,8 +561,12 @@ def test_concurrent_appends_to_one_session_get_unique_gapless_seq(account, owner
     def work(db: Database, w: int) -> list[list[int]]:
         out = []
         for b in range(batches):
-            body = ItemsAppend(items=[ItemIn(item_type="draft", content=f"{w}-{b}-{k}", idempotency_key=f"{w}-{b}-{k}")
-                                      for k in range(per_batch)])
+            body = ItemsAppend(
+                items=[
+                    ItemIn(item_type="draft", content=f"{w}-{b}-{k}", idempotency_key=f"{w}-{b}-{k}")
+                    for k in range(per_batch)
+                ]
+            )
             result = service.append_items(db, principal, sid, body)
             assert result.created_count == per_batch
             out.append([i.seq for i in result.items])
@@ -511,15 +580,21 @@ def test_concurrent_appends_to_one_session_get_unique_gapless_seq(account, owner
     assert sorted(s for batch in all_batches for s in batch) == list(range(1, total + 1))
     assert all(batch == list(range(batch[0], batch[0] + per_batch)) for batch in all_batches)
     with psycopg.connect(owner_url) as conn:
-        assert conn.execute("SELECT last_seq FROM working_sessions WHERE id = %s", (sid,)).fetchone() == (total,)
+        assert conn.execute("SELECT last_seq FROM working_sessions WHERE id = %s", (sid,)).fetchone() == (
+            total,
+        )
 
 
 def test_concurrent_retries_of_one_batch_create_it_once(account, owner_url):
     # Given one session and five writers retrying the same batch at the same moment
     principal = principal_of(account)
     sid = _new_session_via_service(principal)
-    body = ItemsAppend(items=[ItemIn(item_type="message", role="user", content=f"m{k}", idempotency_key=f"m{k}")
-                              for k in range(4)])
+    body = ItemsAppend(
+        items=[
+            ItemIn(item_type="message", role="user", content=f"m{k}", idempotency_key=f"m{k}")
+            for k in range(4)
+        ]
+    )
     results = _run_threads(5, lambda db, _i: service.append_items(db, principal, sid, body))
     # Then exactly one created the items and every other one replayed the same seqs
     assert sorted(r.created_count for r in results) == [0, 0, 0, 0, 4]
@@ -555,8 +630,12 @@ def test_another_accounts_session_is_404_on_every_route(wm, account, other_accou
 def test_malformed_ids_are_400_and_unknown_ids_404(wm, account):
     h = account.headers("memory:rw")
     missing = uuid.uuid4()
-    for method, path in [("get", f"{SESSIONS}/not-a-uuid"), ("get", f"{SESSIONS}/not-a-uuid/items"),
-                         ("delete", f"{SESSIONS}/not-a-uuid"), ("delete", f"{SESSIONS}/not-a-uuid/items/1")]:
+    for method, path in [
+        ("get", f"{SESSIONS}/not-a-uuid"),
+        ("get", f"{SESSIONS}/not-a-uuid/items"),
+        ("delete", f"{SESSIONS}/not-a-uuid"),
+        ("delete", f"{SESSIONS}/not-a-uuid/items/1"),
+    ]:
         r = getattr(wm, method)(path, headers=h)
         assert r.status_code == 400 and list(errors_by_field(r)) == ["session_id"], (method, path)
     assert wm.patch(f"{SESSIONS}/nope", json={"title": "x"}, headers=h).status_code == 400
@@ -578,9 +657,13 @@ def test_reads_need_memory_r_and_writes_memory_rw(wm, account):
     assert wm.get(f"{SESSIONS}/{sid}", headers=r_only).status_code == 200
     assert wm.get(f"{SESSIONS}/{sid}/items", headers=r_only).status_code == 200
     # But cannot write
-    for r in (wm.post(SESSIONS, json={}, headers=r_only), append(wm, r_only, sid, [msg("b")]),
-              wm.patch(f"{SESSIONS}/{sid}", json={"title": "x"}, headers=r_only),
-              wm.delete(f"{SESSIONS}/{sid}/items/1", headers=r_only), wm.delete(f"{SESSIONS}/{sid}", headers=r_only)):
+    for r in (
+        wm.post(SESSIONS, json={}, headers=r_only),
+        append(wm, r_only, sid, [msg("b")]),
+        wm.patch(f"{SESSIONS}/{sid}", json={"title": "x"}, headers=r_only),
+        wm.delete(f"{SESSIONS}/{sid}/items/1", headers=r_only),
+        wm.delete(f"{SESSIONS}/{sid}", headers=r_only),
+    ):
         assert r.status_code == 403 and r.json()["required_scope"] == "memory:rw"
     # And a key for another domain reads nothing; no credentials is a 401
     assert wm.get(f"{SESSIONS}/{sid}/items", headers=other).status_code == 403
@@ -595,8 +678,10 @@ def test_row_level_security_hides_sessions_and_items_from_other_tenants(wm, acco
     db = Database(os.environ["DATABASE_URL"], max_size=1)
     try:
         # Then the application role sees them only inside that account's transaction, even without filters
-        count = "SELECT (SELECT count(*) FROM working_sessions WHERE id = %(s)s) AS s, " \
-                "(SELECT count(*) FROM working_items WHERE session_id = %(s)s) AS i"
+        count = (
+            "SELECT (SELECT count(*) FROM working_sessions WHERE id = %(s)s) AS s, "
+            "(SELECT count(*) FROM working_items WHERE session_id = %(s)s) AS i"
+        )
         with db.tenant(account.account_id) as conn:
             assert conn.execute(count, {"s": sid}).fetchone() == {"s": 1, "i": 2}
         with db.tenant(other_account.account_id) as conn:

@@ -13,7 +13,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def _layered_modules() -> set[str]:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
     (layers,) = [c for c in config["contracts"] if c["type"] == "layers"]
-    return {n.strip().strip("()") for layer in layers["layers"] for n in re.split(r"[|:]", layer) if n.strip()}
+    return {
+        n.strip().strip("()") for layer in layers["layers"] for n in re.split(r"[|:]", layer) if n.strip()
+    }
 
 
 def test_every_agentmate_package_is_in_a_layer():

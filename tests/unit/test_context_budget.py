@@ -14,7 +14,13 @@ SIX = ["SKILL", "KNOWLEDGE", "MEMORY", "FACTS", "WORKING", "TASK"]
 
 
 def test_a_pack_without_a_session_budgets_exactly_as_prior_art_all_five_layers():
-    assert budgets(12000, FIVE) == {"SKILL": 3600, "KNOWLEDGE": 4200, "MEMORY": 2400, "FACTS": 1200, "TASK": 600}
+    assert budgets(12000, FIVE) == {
+        "SKILL": 3600,
+        "KNOWLEDGE": 4200,
+        "MEMORY": 2400,
+        "FACTS": 1200,
+        "TASK": 600,
+    }
 
 
 def test_prior_art_example_skill_memory_task_gets_the_remainder_on_skill():
@@ -24,8 +30,14 @@ def test_prior_art_example_skill_memory_task_gets_the_remainder_on_skill():
 
 def test_a_pack_with_a_session_renormalises_over_115_the_worked_example_of_the_docs():
     # 30/35/20/10/15/5 of 115: floors 3130, 3652, 2086, 1043, 1565, 521 = 11997; +3 to KNOWLEDGE (largest share)
-    assert budgets(12000, SIX) == {"SKILL": 3130, "KNOWLEDGE": 3655, "MEMORY": 2086, "FACTS": 1043,
-                                   "WORKING": 1565, "TASK": 521}
+    assert budgets(12000, SIX) == {
+        "SKILL": 3130,
+        "KNOWLEDGE": 3655,
+        "MEMORY": 2086,
+        "FACTS": 1043,
+        "WORKING": 1565,
+        "TASK": 521,
+    }
 
 
 def test_working_share_sits_beside_the_five_shares_which_keep_their_values():
@@ -33,8 +45,10 @@ def test_working_share_sits_beside_the_five_shares_which_keep_their_values():
 
 
 @pytest.mark.parametrize("max_chars", [500, 501, 777, 12000, 99_999, 200_000])
-@pytest.mark.parametrize("layers", [FIVE, SIX, ["TASK"], ["WORKING", "TASK"], ["FACTS", "MEMORY"],
-                                    ["SKILL", "KNOWLEDGE", "WORKING"]])
+@pytest.mark.parametrize(
+    "layers",
+    [FIVE, SIX, ["TASK"], ["WORKING", "TASK"], ["FACTS", "MEMORY"], ["SKILL", "KNOWLEDGE", "WORKING"]],
+)
 def test_budgets_sum_exactly_to_max_chars(max_chars, layers):
     out = budgets(max_chars, layers)
     assert sum(out.values()) == max_chars
@@ -107,8 +121,11 @@ def test_lengths_are_code_points_not_bytes():
 
 def test_fit_keeps_items_that_fit_in_provider_order():
     out = fit(["a" * 30, "b" * 30, "c" * 30], 100)
-    assert [(i, f.content, f.truncated) for i, f in out.kept] == [(0, "a" * 30, False), (1, "b" * 30, False),
-                                                                 (2, "c" * 30, False)]
+    assert [(i, f.content, f.truncated) for i, f in out.kept] == [
+        (0, "a" * 30, False),
+        (1, "b" * 30, False),
+        (2, "c" * 30, False),
+    ]
     assert (out.dropped, out.chars_used, out.truncated) == (0, 90, False)
 
 
@@ -148,7 +165,10 @@ def test_chars_used_counts_what_a_boundary_cut_kept_not_the_budget():
 def test_the_derived_title_uses_title_then_summary_then_content_first_line():
     assert derived_title("semantic", "Deploy rule", "s", "c") == "semantic · Deploy rule"
     assert derived_title("semantic", "", "## Summary line\nmore", "c") == "semantic · Summary line"
-    assert derived_title("episodic", "  ", "", "\n> - * quoted first line\nsecond") == "episodic · quoted first line"
+    assert (
+        derived_title("episodic", "  ", "", "\n> - * quoted first line\nsecond")
+        == "episodic · quoted first line"
+    )
     assert derived_title("procedural", "", "", "") == "procedural"
 
 

@@ -15,18 +15,32 @@ from agentmate.knowledge.readmodels.skill_contracts import SkillContract
 from agentmate.skills import knowledge_contract as kc
 
 
-def card(name: str, *, caps=(), langs=(), domain=None, source_id=None, package_hash=None, source_name=None) -> Card:
+def card(
+    name: str, *, caps=(), langs=(), domain=None, source_id=None, package_hash=None, source_name=None
+) -> Card:
     sid = source_id or uuid.uuid4()
-    return Card(source_id=sid, source_name=source_name or name.lower().replace(" ", "-"), name=name,
-                description=None, domain=domain, revision_id=uuid.uuid4(),
-                package_hash=package_hash or hashlib.sha256(name.encode()).hexdigest(), capabilities=tuple(caps),
-                languages=tuple(langs))
+    return Card(
+        source_id=sid,
+        source_name=source_name or name.lower().replace(" ", "-"),
+        name=name,
+        description=None,
+        domain=domain,
+        revision_id=uuid.uuid4(),
+        package_hash=package_hash or hashlib.sha256(name.encode()).hexdigest(),
+        capabilities=tuple(caps),
+        languages=tuple(langs),
+    )
 
 
 def contract(*requirements: dict, mode: str = "discover", **extra) -> SkillContract:
     parsed = kc.parse({"mode": mode, "requirements": list(requirements), **extra})
-    return SkillContract(skill_version_id=uuid.uuid4(), skill_name="s", version="1", contract=parsed,
-                         identity=kc.identity(parsed))
+    return SkillContract(
+        skill_version_id=uuid.uuid4(),
+        skill_name="s",
+        version="1",
+        contract=parsed,
+        identity=kc.identity(parsed),
+    )
 
 
 def req(rid: str = "docs", **kw) -> dict:
@@ -46,7 +60,11 @@ def test_a_card_must_overlap_every_declared_group_and_scores_overlaps_plus_one_f
     points, matched = discover.score(match, full)
     # Given 2 capabilities + 1 language + the domain overlap, Then the score is 4 with the terms spelled out
     assert points == 4
-    assert (matched.capabilities, matched.languages, matched.domain) == (["billing", "refunds"], ["en"], "product")
+    assert (matched.capabilities, matched.languages, matched.domain) == (
+        ["billing", "refunds"],
+        ["en"],
+        "product",
+    )
     assert discover.score(match, no_lang) is None
     assert discover.score(match, other_domain) is None
 
@@ -54,25 +72,51 @@ def test_a_card_must_overlap_every_declared_group_and_scores_overlaps_plus_one_f
 def test_candidates_sort_by_score_then_name_case_insensitively_then_source_id():
     match = {"capabilities": ["a", "b"], "languages": [], "domains": []}
     low, high = uuid.UUID(int=1), uuid.UUID(int=2)
-    cards = [card("beta", caps=["a"]), card("Alpha", caps=["a"]), card("zeta", caps=["a", "b"]),
-             card("same", caps=["a"], source_id=high), card("Same", caps=["a"], source_id=low)]
+    cards = [
+        card("beta", caps=["a"]),
+        card("Alpha", caps=["a"]),
+        card("zeta", caps=["a", "b"]),
+        card("same", caps=["a"], source_id=high),
+        card("Same", caps=["a"], source_id=low),
+    ]
     ranked = discover.rank(match, cards)
     assert [(c.rank, c.name, c.score) for c in ranked] == [
-        (1, "zeta", 2), (2, "Alpha", 1), (3, "beta", 1), (4, "Same", 1), (5, "same", 1)]
+        (1, "zeta", 2),
+        (2, "Alpha", 1),
+        (3, "beta", 1),
+        (4, "Same", 1),
+        (5, "same", 1),
+    ]
     assert [c.source_id for c in ranked[3:]] == [low, high]
 
 
 def test_matched_when_candidates_fit_within_max_knowledge_bases_with_budgets_echoed():
-    c = contract(req(match={"capabilities": ["billing"]}, retrieval={"max_knowledge_bases": 2, "top_k_per_base": 5}))
+    c = contract(
+        req(match={"capabilities": ["billing"]}, retrieval={"max_knowledge_bases": 2, "top_k_per_base": 5})
+    )
     r = one(discover.resolve(c, [card("FAQ", caps=["billing"]), card("Ops", caps=["ops"])], None))
-    assert (r.status, r.candidates_total, [x.name for x in r.candidates], r.guidance) == ("matched", 1, ["FAQ"], None)
-    assert (r.retrieval.max_knowledge_bases, r.retrieval.top_k_per_base, r.retrieval.freshness,
-            r.retrieval.citations) == (2, 5, "active", "required")
+    assert (r.status, r.candidates_total, [x.name for x in r.candidates], r.guidance) == (
+        "matched",
+        1,
+        ["FAQ"],
+        None,
+    )
+    assert (
+        r.retrieval.max_knowledge_bases,
+        r.retrieval.top_k_per_base,
+        r.retrieval.freshness,
+        r.retrieval.citations,
+    ) == (2, 5, "active", "required")
 
 
 def test_ambiguous_when_more_candidates_than_max_knowledge_bases_carries_on_ambiguous():
-    c = contract(req(match={"capabilities": ["billing"]}, retrieval={"max_knowledge_bases": 1},
-                     fallback={"on_ambiguous": "ask_user"}))
+    c = contract(
+        req(
+            match={"capabilities": ["billing"]},
+            retrieval={"max_knowledge_bases": 1},
+            fallback={"on_ambiguous": "ask_user"},
+        )
+    )
     r = one(discover.resolve(c, [card("A", caps=["billing"]), card("B", caps=["billing"])], None))
     assert (r.status, r.guidance, r.candidates_total) == ("ambiguous", "ask_user", 2)
     assert "max_knowledge_bases=1" in r.note
@@ -81,7 +125,12 @@ def test_ambiguous_when_more_candidates_than_max_knowledge_bases_carries_on_ambi
 def test_no_metadata_match_says_nothing_fits_when_manifests_declare_capabilities():
     c = contract(req(match={"capabilities": ["billing"]}))
     r = one(discover.resolve(c, [card("Ops", caps=["ops"])], None))
-    assert (r.status, r.undeclared, r.candidates, r.guidance) == ("no_metadata_match", [], [], "proceed_without_knowledge")
+    assert (r.status, r.undeclared, r.candidates, r.guidance) == (
+        "no_metadata_match",
+        [],
+        [],
+        "proceed_without_knowledge",
+    )
     assert r.note.startswith("nothing fits")
 
 
@@ -99,16 +148,28 @@ def test_no_authorized_knowledge_when_the_catalog_is_empty():
 
 def test_pinned_resolved_and_pinned_missing_by_id_and_by_name():
     faq = card("FAQ", source_name="product-faq")
-    ok = contract(req(pinned=[{"source_id": str(faq.source_id)}, {"source_name": "product-faq"}]), mode="pinned")
+    ok = contract(
+        req(pinned=[{"source_id": str(faq.source_id)}, {"source_name": "product-faq"}]), mode="pinned"
+    )
     r = one(discover.resolve(ok, [faq], None))
     assert (r.status, [p.resolved for p in r.pins], [c.source_id for c in r.candidates]) == (
-        "pinned_resolved", [True, True], [faq.source_id])
-    missing = contract(req(pinned=[{"source_name": "product-faq"}, {"source_name": "gone", "build_id": "b1"}]),
-                       mode="pinned")
+        "pinned_resolved",
+        [True, True],
+        [faq.source_id],
+    )
+    missing = contract(
+        req(pinned=[{"source_name": "product-faq"}, {"source_name": "gone", "build_id": "b1"}]), mode="pinned"
+    )
     r = one(discover.resolve(missing, [faq], None))
-    assert (r.status, [p.resolved for p in r.pins], r.guidance) == ("pinned_missing", [True, False], "proceed_without_knowledge")
+    assert (r.status, [p.resolved for p in r.pins], r.guidance) == (
+        "pinned_missing",
+        [True, False],
+        "proceed_without_knowledge",
+    )
     assert "'gone'" in r.pins[1].note
-    wrong_pair = contract(req(pinned=[{"source_id": str(faq.source_id), "source_name": "other"}]), mode="pinned")
+    wrong_pair = contract(
+        req(pinned=[{"source_id": str(faq.source_id), "source_name": "other"}]), mode="pinned"
+    )
     assert one(discover.resolve(wrong_pair, [faq], None)).status == "pinned_missing"
 
 
@@ -117,10 +178,14 @@ def test_a_pinned_build_must_be_a_usable_build_of_the_pinned_source():
 
     faq, ops = card("FAQ", source_name="product-faq"), card("Ops")
     good, failed, elsewhere = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
-    builds = {good: Build(good, faq.source_id, faq.revision_id, "succeeded", "passed"),
-              failed: Build(failed, faq.source_id, faq.revision_id, "failed", "failed"),
-              elsewhere: Build(elsewhere, ops.source_id, ops.revision_id, "succeeded", "passed")}
-    pins = [{"source_name": "product-faq", "build_id": str(b)} for b in (good, failed, elsewhere, uuid.uuid4())]
+    builds = {
+        good: Build(good, faq.source_id, faq.revision_id, "succeeded", "passed"),
+        failed: Build(failed, faq.source_id, faq.revision_id, "failed", "failed"),
+        elsewhere: Build(elsewhere, ops.source_id, ops.revision_id, "succeeded", "passed"),
+    }
+    pins = [
+        {"source_name": "product-faq", "build_id": str(b)} for b in (good, failed, elsewhere, uuid.uuid4())
+    ]
     c = contract(req(pinned=[*pins, {"source_name": "product-faq", "build_id": "b1"}]), mode="pinned")
     assert discover.pinned_build_ids(c) == {good, failed, elsewhere, uuid.UUID(pins[3]["build_id"])}
     r = one(discover.resolve(c, [faq, ops], None, builds))
@@ -128,11 +193,22 @@ def test_a_pinned_build_must_be_a_usable_build_of_the_pinned_source():
     assert [p.resolved for p in r.pins] == [True, False, False, False, False]
     assert r.pins[0].resolved_build_id == good and r.pins[1].resolved_build_id is None
     assert [c.source_id for c in r.candidates] == [faq.source_id]
-    for pin, words in zip(r.pins[1:], ("is failed with check failed", "another knowledge source",
-                                       "no wiki build with id", "not a wiki build id"), strict=True):
+    for pin, words in zip(
+        r.pins[1:],
+        (
+            "is failed with check failed",
+            "another knowledge source",
+            "no wiki build with id",
+            "not a wiki build id",
+        ),
+        strict=True,
+    ):
         assert words in pin.note, pin.note
     # without the account's builds (none looked up), a pinned build never resolves
-    assert one(discover.resolve(contract(req(pinned=pins[:1]), mode="pinned"), [faq], None)).status == "pinned_missing"
+    assert (
+        one(discover.resolve(contract(req(pinned=pins[:1]), mode="pinned"), [faq], None)).status
+        == "pinned_missing"
+    )
 
 
 def test_scoped_discover_is_not_implemented():
@@ -152,8 +228,9 @@ def test_requirement_filter_resolves_one_requirement_and_an_unknown_id_lists_the
 def test_the_fingerprint_is_the_documented_sha256_and_deterministic():
     c = contract(req(match={"capabilities": ["billing"]}))
     cards = [card("A", caps=["billing"]), card("B")]
-    text = (f"v1|{c.identity}|filter=docs|catalog="
-            + ",".join(sorted(f"{x.source_id}@{x.package_hash}" for x in cards)))
+    text = f"v1|{c.identity}|filter=docs|catalog=" + ",".join(
+        sorted(f"{x.source_id}@{x.package_hash}" for x in cards)
+    )
     first = discover.resolve(c, cards, "Docs").discovery_fingerprint
     # Same input in another order → same fingerprint, and it is exactly the documented hash
     assert first == discover.resolve(c, cards[::-1], "docs").discovery_fingerprint

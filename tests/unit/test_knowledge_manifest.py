@@ -23,7 +23,11 @@ exclude: ["docs/drafts/**"]
 citation_policy: required
 """)
     assert (m.name, m.capabilities, m.languages, m.citation_policy) == (
-        "Product FAQ", ["billing", "refunds"], ["en", "zh"], "required")
+        "Product FAQ",
+        ["billing", "refunds"],
+        ["en", "zh"],
+        "required",
+    )
     assert m.selects("docs/a/b.md") and m.selects("README.md")
     assert not m.selects("docs/drafts/x.md")
     assert not m.selects("src/a.md")  # '*.md' is root-level only; '**/*.md' reaches every folder
@@ -35,17 +39,23 @@ def test_without_include_every_file_but_the_manifest_is_a_document():
     assert m.selects("a/b/c.md") and not m.selects("img/a/logo.png") and not m.selects("KNOWLEDGE.yaml")
 
 
-@pytest.mark.parametrize(("text", "field"), [
-    (None, "KNOWLEDGE.yaml"),
-    ("description: no name\n", "KNOWLEDGE.yaml.name"),
-    ("- a list\n", "KNOWLEDGE.yaml"),
-    ("name: [unclosed\n", "KNOWLEDGE.yaml"),
-    ("name: x\ncitation_policy: sometimes\n", "KNOWLEDGE.yaml.citation_policy"),
-    ("name: x\ncapabilities: [" + ", ".join(f"c{i}" for i in range(17)) + "]\n", "KNOWLEDGE.yaml.capabilities"),
-    ("name: x\nlanguages: [" + ", ".join(f"l{i}" for i in range(17)) + "]\n", "KNOWLEDGE.yaml.languages"),
-    ("name: x\ntags: [a]\n", "KNOWLEDGE.yaml.tags"),
-    ("name: x\ninclude: ['/etc/**']\n", "KNOWLEDGE.yaml.include.0"),
-])
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        (None, "KNOWLEDGE.yaml"),
+        ("description: no name\n", "KNOWLEDGE.yaml.name"),
+        ("- a list\n", "KNOWLEDGE.yaml"),
+        ("name: [unclosed\n", "KNOWLEDGE.yaml"),
+        ("name: x\ncitation_policy: sometimes\n", "KNOWLEDGE.yaml.citation_policy"),
+        (
+            "name: x\ncapabilities: [" + ", ".join(f"c{i}" for i in range(17)) + "]\n",
+            "KNOWLEDGE.yaml.capabilities",
+        ),
+        ("name: x\nlanguages: [" + ", ".join(f"l{i}" for i in range(17)) + "]\n", "KNOWLEDGE.yaml.languages"),
+        ("name: x\ntags: [a]\n", "KNOWLEDGE.yaml.tags"),
+        ("name: x\ninclude: ['/etc/**']\n", "KNOWLEDGE.yaml.include.0"),
+    ],
+)
 def test_invalid_manifests_name_the_field(text, field):
     with pytest.raises(ValidationFailed) as err:
         parse_manifest(text)
@@ -81,7 +91,10 @@ def test_a_value_the_yaml_constructor_refuses_is_a_400_naming_its_field(line, fi
     with pytest.raises(ValidationFailed) as err:
         parse_manifest("name: x\n" + line)
     assert err.value.errors[0].field == f"KNOWLEDGE.yaml.{field}"
-    assert "Traceback" not in err.value.errors[0].message and "invalid literal" not in err.value.errors[0].message
+    assert (
+        "Traceback" not in err.value.errors[0].message
+        and "invalid literal" not in err.value.errors[0].message
+    )
 
 
 def test_deep_nesting_is_refused_before_construction_recurses():
@@ -127,12 +140,33 @@ _YAMLISH = st.text(alphabet=st.sampled_from(list("abn:-[]{}!&*?|>#'\"\n 01234567
 
 
 @settings(max_examples=1000, deadline=None)
-@given(st.one_of(_YAMLISH, st.text(max_size=80),
-                 st.builds(lambda t, v: f"name: x\n{t}: {v}\n",
-                           st.sampled_from(["description", "capabilities", "include", "profile", "x"]),
-                           st.one_of(_YAMLISH.map(lambda s: s.replace("\n", " ")), st.sampled_from([
-                               "!!int 0x", "!!float abc", "2024-13-45", "!!bool maybe", "!!binary '@@'",
-                               "!!set {a}", "!!omap [a]", "[!!timestamp x]", "{[a]: 1}", "!foo x"])))))
+@given(
+    st.one_of(
+        _YAMLISH,
+        st.text(max_size=80),
+        st.builds(
+            lambda t, v: f"name: x\n{t}: {v}\n",
+            st.sampled_from(["description", "capabilities", "include", "profile", "x"]),
+            st.one_of(
+                _YAMLISH.map(lambda s: s.replace("\n", " ")),
+                st.sampled_from(
+                    [
+                        "!!int 0x",
+                        "!!float abc",
+                        "2024-13-45",
+                        "!!bool maybe",
+                        "!!binary '@@'",
+                        "!!set {a}",
+                        "!!omap [a]",
+                        "[!!timestamp x]",
+                        "{[a]: 1}",
+                        "!foo x",
+                    ]
+                ),
+            ),
+        ),
+    )
+)
 def test_any_yaml_text_yields_a_manifest_or_a_field_error(text):
     try:
         manifest = parse_manifest(text)

@@ -84,12 +84,16 @@ def test_agrees_with_the_old_regex(pattern, path):
 @given(st.lists(_PATTERN, max_size=6), st.lists(_PATTERN, max_size=6), _PATH)
 def test_a_set_agrees_with_its_patterns_one_by_one(include, exclude, path):
     assert GlobSet(include, exclude).match(path) == [
-        any(old_regex(p).match(path) for p in include), any(old_regex(p).match(path) for p in exclude)]
+        any(old_regex(p).match(path) for p in include),
+        any(old_regex(p).match(path) for p in exclude),
+    ]
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.text(alphabet=st.sampled_from("a/*?b"), min_size=1, max_size=40), min_size=1, max_size=8),
-       st.text(alphabet=st.sampled_from("ab/"), max_size=200))
+@given(
+    st.lists(st.text(alphabet=st.sampled_from("a/*?b"), min_size=1, max_size=40), min_size=1, max_size=8),
+    st.text(alphabet=st.sampled_from("ab/"), max_size=200),
+)
 def test_steps_are_bounded_by_the_path_length(patterns, path):
     globs = GlobSet(patterns)
     globs.match(path)

@@ -38,17 +38,25 @@ def test_package_hash_matches_a_vector_computed_by_sha256sum():
 
 def test_package_hash_sorts_lines_by_bytes_and_has_no_trailing_newline():
     files = [("é.md", "a" * 64, 3), ("Z.md", "b" * 64, 10), ("a.md", "c" * 64, 0)]
-    lines = sorted([b"Z.md\x00" + b"b" * 64 + b"\x0010", b"a.md\x00" + b"c" * 64 + b"\x000",
-                    "é.md".encode() + b"\x00" + b"a" * 64 + b"\x003"])
+    lines = sorted(
+        [
+            b"Z.md\x00" + b"b" * 64 + b"\x0010",
+            b"a.md\x00" + b"c" * 64 + b"\x000",
+            "é.md".encode() + b"\x00" + b"a" * 64 + b"\x003",
+        ]
+    )
     assert package_hash(files) == hashlib.sha256(b"\n".join(lines)).hexdigest()
     assert package_hash(files) != hashlib.sha256(b"\n".join(lines) + b"\n").hexdigest()
 
 
 def test_snapshot_text_and_base64_binary_give_the_vector_hash():
-    package = prepare_snapshot([
-        FileInput(path="b/c.bin", content_base64=base64.b64encode(b"x").decode()),
-        FileInput(path="README.md", content="hello\n"),
-    ], PackageLimits())
+    package = prepare_snapshot(
+        [
+            FileInput(path="b/c.bin", content_base64=base64.b64encode(b"x").decode()),
+            FileInput(path="README.md", content="hello\n"),
+        ],
+        PackageLimits(),
+    )
     assert package.package_hash == TWO_FILE_HASH
     assert [f.path for f in package.files] == ["README.md", "b/c.bin"]
     readme, blob = package.files
@@ -60,51 +68,76 @@ def test_snapshot_text_and_base64_binary_give_the_vector_hash():
 def test_binary_file_contributes_only_hash_and_size():
     png = b"\x89PNG\r\n\x1a\n\x00\x00"
     sha = hashlib.sha256(png).hexdigest()
-    pushed = prepare_snapshot([FileInput(path="img/logo.png", content_base64=base64.b64encode(png).decode()),
-                               FileInput(path="SKILL.md", content="hello\n")], PackageLimits())
-    metadata_only = prepare_snapshot([FileInput(path="img/logo.png", sha256=sha, size_bytes=len(png)),
-                                      FileInput(path="SKILL.md", content="hello\n")], PackageLimits())
+    pushed = prepare_snapshot(
+        [
+            FileInput(path="img/logo.png", content_base64=base64.b64encode(png).decode()),
+            FileInput(path="SKILL.md", content="hello\n"),
+        ],
+        PackageLimits(),
+    )
+    metadata_only = prepare_snapshot(
+        [
+            FileInput(path="img/logo.png", sha256=sha, size_bytes=len(png)),
+            FileInput(path="SKILL.md", content="hello\n"),
+        ],
+        PackageLimits(),
+    )
     assert pushed.package_hash == metadata_only.package_hash
     assert pushed.file("img/logo.png").text is None
     assert pushed.file("img/logo.png").mime_type == "image/png"
 
 
-@pytest.mark.parametrize(("package_path", "domain", "name"), [
-    ("platform/retrieval", "platform", "platform-retrieval"),
-    ("a/b/c", "a", "a-b-c"),
-    ("flat", None, "flat"),
-    ("", None, None),
-])
+@pytest.mark.parametrize(
+    ("package_path", "domain", "name"),
+    [
+        ("platform/retrieval", "platform", "platform-retrieval"),
+        ("a/b/c", "a", "a-b-c"),
+        ("flat", None, "flat"),
+        ("", None, None),
+    ],
+)
 def test_domain_is_the_first_of_two_or_more_segments_and_name_joins_all(package_path, domain, name):
     assert derive_domain(package_path) == domain
     assert derive_name(package_path) == name
 
 
-@pytest.mark.parametrize(("path", "message"), [
-    ("../escape.md", "path traversal"),
-    ("a/../../b.md", "path traversal"),
-    ("/etc/passwd", "absolute"),
-    ("C:/x.md", "absolute"),
-    ("a\\b.md", "backslash"),
-    ("a//b.md", "empty"),
-    ("./a.md", "'.'"),
-    ("a\x00b.md", "NUL"),
-])
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("../escape.md", "path traversal"),
+        ("a/../../b.md", "path traversal"),
+        ("/etc/passwd", "absolute"),
+        ("C:/x.md", "absolute"),
+        ("a\\b.md", "backslash"),
+        ("a//b.md", "empty"),
+        ("./a.md", "'.'"),
+        ("a\x00b.md", "NUL"),
+    ],
+)
 def test_hostile_paths_are_refused_naming_the_field(path, message):
     with pytest.raises(ValidationFailed) as err:
-        prepare_snapshot([FileInput(path="ok.md", content="x"), FileInput(path=path, content="x")], PackageLimits())
+        prepare_snapshot(
+            [FileInput(path="ok.md", content="x"), FileInput(path=path, content="x")], PackageLimits()
+        )
     assert err.value.errors[0].field == "files[1].path"
     assert message in err.value.errors[0].message
 
 
 def test_nul_and_invalid_utf8_in_text_are_refused():
-    bad = [FileInput(path="a.md", content="a\x00b"), FileInput(path="b.md", content="\ud800"),
-           FileInput(path="c.md", content_base64=base64.b64encode(b"\xff\xfe").decode()),
-           FileInput(path="d.md", content_base64="not base64!")]
+    bad = [
+        FileInput(path="a.md", content="a\x00b"),
+        FileInput(path="b.md", content="\ud800"),
+        FileInput(path="c.md", content_base64=base64.b64encode(b"\xff\xfe").decode()),
+        FileInput(path="d.md", content_base64="not base64!"),
+    ]
     with pytest.raises(ValidationFailed) as err:
         prepare_snapshot(bad, PackageLimits())
     assert [e.field for e in err.value.errors] == [
-        "files[0].content", "files[1].content", "files[2].content_base64", "files[3].content_base64"]
+        "files[0].content",
+        "files[1].content",
+        "files[2].content_base64",
+        "files[3].content_base64",
+    ]
     with pytest.raises(ValidationFailed) as err:
         prepare_raw([("guide.md", b"bad \xc3\x28 utf8")], PackageLimits())
     assert "guide.md is not valid UTF-8" in err.value.errors[0].message
@@ -118,7 +151,9 @@ def test_limits_are_too_large_errors_naming_the_limit():
         prepare_snapshot([FileInput(path="a.md", content="x" * 11)], limits)
     assert err.value.errors[0].field == "files[0].content"
     with pytest.raises(TooLarge, match="max_package_bytes=15"):
-        prepare_snapshot([FileInput(path="a.md", content="x" * 8), FileInput(path="b.md", content="y" * 8)], limits)
+        prepare_snapshot(
+            [FileInput(path="a.md", content="x" * 8), FileInput(path="b.md", content="y" * 8)], limits
+        )
 
 
 def test_supplied_hashes_must_match_the_content():
@@ -134,7 +169,9 @@ def test_duplicate_paths_and_empty_packages_are_refused():
     with pytest.raises(ValidationFailed, match="files"):
         prepare_snapshot([], PackageLimits())
     with pytest.raises(ValidationFailed) as err:
-        prepare_snapshot([FileInput(path="a.md", content="1"), FileInput(path="a.md", content="2")], PackageLimits())
+        prepare_snapshot(
+            [FileInput(path="a.md", content="1"), FileInput(path="a.md", content="2")], PackageLimits()
+        )
     assert err.value.errors[0].message == "duplicate path in the package"
 
 

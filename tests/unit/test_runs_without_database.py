@@ -16,7 +16,11 @@ def _pytest(*args: str) -> subprocess.CompletedProcess[str]:
     env.update(TEST_DATABASE_OWNER_URL=UNREACHABLE, DATABASE_URL=UNREACHABLE + "/agentmate")
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 

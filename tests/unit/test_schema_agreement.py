@@ -33,6 +33,9 @@ def test_special_use_test_domain_is_an_email() -> None:
 
 
 def test_amount_number_schema_matches_storage() -> None:
-    number = next(s for s in ExpenseCreate.model_json_schema()["properties"]["amount"]["anyOf"]
-                  if s.get("type") == "number")
+    number = next(
+        s
+        for s in ExpenseCreate.model_json_schema()["properties"]["amount"]["anyOf"]
+        if s.get("type") == "number"
+    )
     assert (number["minimum"], number["maximum"], number["multipleOf"]) == (0.01, 9999999999.99, 0.01)

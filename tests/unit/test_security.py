@@ -21,5 +21,7 @@ def test_no_password_matches_the_dummy_hash_by_accident():
 def test_a_problems_extra_members_never_replace_its_core_members() -> None:
     from agentmate.api.errors import problem_body
 
-    body = problem_body(409, "Conflict", "not activatable", extra={"status": "failed", "title": "x", "reason": "r"})
+    body = problem_body(
+        409, "Conflict", "not activatable", extra={"status": "failed", "title": "x", "reason": "r"}
+    )
     assert (body["status"], body["title"], body["reason"]) == (409, "Conflict", "r")

@@ -59,4 +59,7 @@ def test_an_unknown_environment_name_is_refused():
 def test_login_protection_defaults_are_the_documented_ones():
     s = Settings(jwt_secret=STRONG)
     assert (s.login_failures_per_email_address, s.login_failures_per_address, s.login_failure_window_s) == (
-        5, 30, 900)
+        5,
+        30,
+        900,
+    )

@@ -8,6 +8,7 @@ conversation or 15 per category, a paraphrase question sharing a content word (c
 inflection question sharing no stem with its evidence, an identifier question with no rare token of its evidence.
 Prints counts per conversation and category.  Usage: python3 check.py [FILE.json ...]
 """
+
 import collections
 import datetime as dt
 import json
@@ -15,29 +16,60 @@ import pathlib
 import re
 import sys
 
-CATEGORIES = ["paraphrase", "identifier", "temporal", "multi_turn", "stopword_heavy", "near_duplicate", "inflection"]
-STOP = set("""a an the and or but if of to in on at by for with from into onto about over under up down out off
+CATEGORIES = [
+    "paraphrase",
+    "identifier",
+    "temporal",
+    "multi_turn",
+    "stopword_heavy",
+    "near_duplicate",
+    "inflection",
+]
+STOP = set(
+    """a an the and or but if of to in on at by for with from into onto about over under up down out off
 than then so as is are was were be been being am do does did done have has had having it its it's this that these
 those there here what which who whom whose when where why how all any some no not nor only own same such too very
 can could will would shall should may might must i me my we our you your he him his she her they them their
 s t just also again once more most other another each both few many much one ones thing things get got go going
 went say said says tell told did make made let us own way there's that's what's isn't wasn't don't doesn't didn't
-i'm i'd i'll i've he's she's they're we're you're it'll any anything something""".split())
+i'm i'd i'll i've he's she's they're we're you're it'll any anything something""".split()
+)
+
 
 def words(text):
     return re.findall(r"[a-z0-9£][a-z0-9'£.,-]*[a-z0-9]|[a-z0-9]", text.lower())
 
+
 def stem(w):
     w = w.strip("'.,-").replace("'s", "")
-    for suf in ("ational", "ations", "ation", "ments", "ment", "ness", "ings", "ing", "ies", "ied", "ers", "er",
-                "ed", "es", "ly", "s", "e"):
+    for suf in (
+        "ational",
+        "ations",
+        "ation",
+        "ments",
+        "ment",
+        "ness",
+        "ings",
+        "ing",
+        "ies",
+        "ied",
+        "ers",
+        "er",
+        "ed",
+        "es",
+        "ly",
+        "s",
+        "e",
+    ):
         if len(w) > len(suf) + 2 and w.endswith(suf):
             w = w[: -len(suf)]
             break
     return w.rstrip("e")[:6]
 
+
 def content(text):
     return {w.strip("'.,-") for w in words(text) if w.strip("'.,-") not in STOP and len(w.strip("'.,-")) > 1}
+
 
 def main(paths):
     errors, warns = [], []
@@ -114,9 +146,12 @@ def main(paths):
             rare = []
             for i, tok in enumerate(re.findall(r"[A-Za-z0-9£.,-]+", q["question"])):
                 tok = tok.strip(".,-")
-                if (re.search(r"\d", tok) or re.search(r"[A-Z]", tok[1:]) or "-" in tok
-                        or (i > 0 and tok[:1].isupper())) and \
-                        any(tok.lower() in t.lower() for t in texts):
+                if (
+                    re.search(r"\d", tok)
+                    or re.search(r"[A-Z]", tok[1:])
+                    or "-" in tok
+                    or (i > 0 and tok[:1].isupper())
+                ) and any(tok.lower() in t.lower() for t in texts):
                     hits = sum(tok.lower() in t["text"].lower() for t in turns_by_conv[cid])
                     if hits <= 4:
                         rare.append(tok)
@@ -133,16 +168,21 @@ def main(paths):
     tot = collections.Counter()
     for cid in convs:
         tot.update(per[cid])
-        print(f"{cid:6}{len(turns_by_conv[cid]):>6}{sum(per[cid].values()):>5} "
-              + " ".join(f"{per[cid][c]:>10}" for c in CATEGORIES))
+        print(
+            f"{cid:6}{len(turns_by_conv[cid]):>6}{sum(per[cid].values()):>5} "
+            + " ".join(f"{per[cid][c]:>10}" for c in CATEGORIES)
+        )
         if sum(per[cid].values()) < 55:
             print(f"warn  {cid}: fewer than 55 questions")
-    print(f"{'all':6}{sum(len(t) for t in turns_by_conv.values()):>6}{sum(tot.values()):>5} "
-          + " ".join(f"{tot[c]:>10}" for c in CATEGORIES))
+    print(
+        f"{'all':6}{sum(len(t) for t in turns_by_conv.values()):>6}{sum(tot.values()):>5} "
+        + " ".join(f"{tot[c]:>10}" for c in CATEGORIES)
+    )
     low = [c for c in CATEGORIES if tot[c] < 15]
     if low:
         print("warn  categories under 15:", low)
     return 1 if errors else 0
+
 
 if __name__ == "__main__":
     paths = sys.argv[1:] or sorted(str(p) for p in pathlib.Path(__file__).parent.glob("*.json"))

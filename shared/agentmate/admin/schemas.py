@@ -46,4 +46,5 @@ class AccountState(BaseModel):
     account_id: UUID
     suspended_at: datetime | None = Field(
         description="When the account was suspended; null when active. While set, the account's JWTs and API keys "
-                    "are refused (401) and its users cannot log in")
+        "are refused (401) and its users cannot log in"
+    )

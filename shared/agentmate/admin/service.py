@@ -44,6 +44,8 @@ def rebuild_lexical(
     )
 
 
-def set_account_suspended(db: Database, principal: Principal, account_id: UUID, *, suspend: bool) -> AccountState:
+def set_account_suspended(
+    db: Database, principal: Principal, account_id: UUID, *, suspend: bool
+) -> AccountState:
     """Suspend or reactivate another account (auth owns the account's state and checks the admin)."""
     return AccountState(**auth.set_account_suspended(db, principal, account_id, suspend=suspend))

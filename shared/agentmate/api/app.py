@@ -51,7 +51,9 @@ def _problem_components(schemas: dict[str, Any]) -> None:
         return
     from pydantic.json_schema import models_json_schema
 
-    _, definitions = models_json_schema([(Problem, "serialization")], ref_template="#/components/schemas/{model}")
+    _, definitions = models_json_schema(
+        [(Problem, "serialization")], ref_template="#/components/schemas/{model}"
+    )
     schemas.update(_without_none(definitions["$defs"]))
 
 

@@ -57,8 +57,9 @@ def _resolved(request: Request, principal: Principal) -> Principal:
 
 
 def current_principal(request: Request, db: DbDep, settings: SettingsDep) -> Principal:
-    principal = credentials.authenticate(db, settings, api_key=request.headers.get("x-api-key"),
-                                         bearer=_bearer(request))
+    principal = credentials.authenticate(
+        db, settings, api_key=request.headers.get("x-api-key"), bearer=_bearer(request)
+    )
     return _resolved(request, principal)
 
 
@@ -106,8 +107,10 @@ def user_session(request: Request, db: DbDep, settings: SettingsDep) -> Principa
     """
     bearer = _bearer(request)
     if not bearer:
-        raise JwtRequired("this route needs the signed-in user's JWT: send Authorization: Bearer <jwt> "
-                          "(POST /api/auth/login); API keys are not accepted here")
+        raise JwtRequired(
+            "this route needs the signed-in user's JWT: send Authorization: Bearer <jwt> "
+            "(POST /api/auth/login); API keys are not accepted here"
+        )
     principal = credentials.authenticate(db, settings, api_key=None, bearer=bearer)
     if principal.via != "jwt":
         raise Forbidden("this route needs the signed-in user's JWT (POST /api/auth/login), not an API key")
@@ -145,9 +148,14 @@ ClientAddress = Annotated[str, Depends(client_address)]
 async def idempotency_key(
     idempotency_key: Annotated[
         str | None,
-        Header(alias="Idempotency-Key", min_length=1, max_length=MAX_KEY_LENGTH, pattern=KEY_PATTERN,
-               description="Retry-safe create: a replay returns the original response. 1..255 printable ASCII "
-                           "characters"),
+        Header(
+            alias="Idempotency-Key",
+            min_length=1,
+            max_length=MAX_KEY_LENGTH,
+            pattern=KEY_PATTERN,
+            description="Retry-safe create: a replay returns the original response. 1..255 printable ASCII "
+            "characters",
+        ),
     ] = None,
 ) -> str | None:
     return check_key(idempotency_key)

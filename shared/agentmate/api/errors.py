@@ -24,8 +24,10 @@ from agentmate.core.observability import logger
 from agentmate.core.validation import models_in, pydantic_errors
 
 PROBLEM = "application/problem+json"
-NOT_FOUND_HINT = ("GET /api/openapi.json lists every endpoint, GET /api/schema the allowed values, "
-                  "GET /api/health the MCP endpoints")
+NOT_FOUND_HINT = (
+    "GET /api/openapi.json lists every endpoint, GET /api/schema the allowed values, "
+    "GET /api/health the MCP endpoints"
+)
 _CHALLENGE = 'Bearer realm="agentmate", ApiKey realm="agentmate" header="X-Api-Key"'
 _JWT_CHALLENGE = 'Bearer realm="agentmate"'
 
@@ -41,6 +43,7 @@ STATUS: dict[ErrorKind, tuple[int, str]] = {
     ErrorKind.NOT_IMPLEMENTED: (501, "Not Implemented"),
     ErrorKind.UNAVAILABLE: (503, "Service Unavailable"),
 }
+
 
 class ProblemField(BaseModel):
     field: str
@@ -73,21 +76,41 @@ PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-def problem_body(status: int, title: str, detail: str, errors: list[dict[str, Any]] | None = None,
-                 extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def problem_body(
+    status: int,
+    title: str,
+    detail: str,
+    errors: list[dict[str, Any]] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The one problem+json shape. ``extra`` adds members; it can never replace the core ones (a domain's own
     ``status`` field once overwrote the HTTP status)."""
-    body: dict[str, Any] = {"type": "about:blank", "title": title, "status": status, "detail": detail,
-                            "errors": errors or []}
+    body: dict[str, Any] = {
+        "type": "about:blank",
+        "title": title,
+        "status": status,
+        "detail": detail,
+        "errors": errors or [],
+    }
     for name, value in (extra or {}).items():
         body.setdefault(name, value)
     return body
 
 
-def problem(status: int, title: str, detail: str, errors: list[dict[str, Any]] | None = None,
-            extra: dict[str, Any] | None = None, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(problem_body(status, title, detail, errors, extra), status_code=status,
-                        media_type=PROBLEM, headers=headers)
+def problem(
+    status: int,
+    title: str,
+    detail: str,
+    errors: list[dict[str, Any]] | None = None,
+    extra: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    return JSONResponse(
+        problem_body(status, title, detail, errors, extra),
+        status_code=status,
+        media_type=PROBLEM,
+        headers=headers,
+    )
 
 
 def status_of(exc: DomainError) -> int:
@@ -104,18 +127,35 @@ def error_headers(exc: DomainError) -> dict[str, str] | None:
 
 def domain_problem(exc: DomainError) -> JSONResponse:
     status, title = STATUS[exc.kind]
-    return problem(status, title, exc.detail, [e.as_dict() for e in exc.errors], exc.extra, error_headers(exc))
+    return problem(
+        status, title, exc.detail, [e.as_dict() for e in exc.errors], exc.extra, error_headers(exc)
+    )
 
 
-async def send_problem(send: Send, status: int, title: str, detail: str, *,
-                       errors: list[dict[str, Any]] | None = None, headers: Iterable[tuple[bytes, bytes]] = (),
-                       **extra: Any) -> None:
+async def send_problem(
+    send: Send,
+    status: int,
+    title: str,
+    detail: str,
+    *,
+    errors: list[dict[str, Any]] | None = None,
+    headers: Iterable[tuple[bytes, bytes]] = (),
+    **extra: Any,
+) -> None:
     """problem+json straight onto an ASGI ``send`` (for the plain-ASGI dispatchers outside FastAPI)."""
     payload = json.dumps(problem_body(status, title, detail, errors, extra)).encode()
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", PROBLEM.encode()), (b"content-length", str(len(payload)).encode()),
-        (b"cache-control", b"private, no-store"), *headers,
-    ]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", PROBLEM.encode()),
+                (b"content-length", str(len(payload)).encode()),
+                (b"cache-control", b"private, no-store"),
+                *headers,
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": payload})
 
 
@@ -184,8 +224,12 @@ def install_error_handlers(app: FastAPI) -> None:
             status, title, detail, extra = endpoint_not_found(request.method, request.url.path)
             return problem(status, title, detail, extra=extra)
         if exc.status_code == 405:
-            return problem(405, "Method Not Allowed", f"{request.method} is not allowed on {request.url.path}",
-                           headers=dict(exc.headers or {}))
+            return problem(
+                405,
+                "Method Not Allowed",
+                f"{request.method} is not allowed on {request.url.path}",
+                headers=dict(exc.headers or {}),
+            )
         return problem(exc.status_code, "Error", str(exc.detail))
 
     # Innermost of the middlewares (added first), so NoStore and the rest still see the 500.

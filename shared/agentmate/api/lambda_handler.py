@@ -55,8 +55,12 @@ def _release_worker_threads() -> None:
 
 
 def make_handler(app: FastAPI) -> Handler:
-    asgi = Mangum(app, lifespan="off", api_gateway_base_path="/",
-                  text_mime_types=[*DEFAULT_TEXT_MIME_TYPES, "application/problem+json"])
+    asgi = Mangum(
+        app,
+        lifespan="off",
+        api_gateway_base_path="/",
+        text_mime_types=[*DEFAULT_TEXT_MIME_TYPES, "application/problem+json"],
+    )
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:

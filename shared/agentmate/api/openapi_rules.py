@@ -28,8 +28,11 @@ _STATED = ("pattern", "format", "enum", "const", "$ref")
 
 
 def _is_free_object(node: dict[str, Any]) -> bool:
-    return node.get("type") == "object" and "properties" not in node and node.get("additionalProperties",
-                                                                                  True) is True
+    return (
+        node.get("type") == "object"
+        and "properties" not in node
+        and node.get("additionalProperties", True) is True
+    )
 
 
 def _visit(node: Any) -> None:
@@ -55,5 +58,6 @@ def state_text_rules(document: dict[str, Any]) -> None:
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
     _visit(schemas)
     if any(_is_free_object(s) or "JsonValue" in str(s) for s in schemas.values()) or "JsonValue" in str(
-            document.get("paths", {})):
+        document.get("paths", {})
+    ):
         schemas.setdefault(JSON_VALUE, JSON_VALUE_SCHEMA)

@@ -72,7 +72,9 @@ class _Route(Protocol):
 def _routes(app: FastAPI) -> Iterable[_Route]:
     from fastapi import routing
 
-    contexts = routing.iter_route_contexts(app.routes) if hasattr(routing, "iter_route_contexts") else app.routes
+    contexts = (
+        routing.iter_route_contexts(app.routes) if hasattr(routing, "iter_route_contexts") else app.routes
+    )
     for route in contexts:
         original = getattr(route, "original_route", route)
         if isinstance(original, APIRoute):
@@ -93,15 +95,25 @@ def templates(app: FastAPI) -> list[Template]:
         path = route.path_format
         original = cast(APIRoute, getattr(route, "original_route", route))  # _routes yields APIRoutes only
         extra = original.openapi_extra or {}
-        declared = frozenset(f.alias for f in get_flat_params(original.dependant)
-                             if isinstance(f.field_info, params.Query))
+        declared = frozenset(
+            f.alias for f in get_flat_params(original.dependant) if isinstance(f.field_info, params.Query)
+        )
         for method in route.methods or ():
             methods.setdefault(path, set()).add(method)
             queries.setdefault(path, {})[method] = declared
             if BODY_LIMIT_KEY in extra:
                 limits.setdefault(path, {})[method] = int(extra[BODY_LIMIT_KEY])
-    out = [Template(path=path, regex=_regex(path), static="{" not in path, methods=frozenset(m),
-                    limits=limits.get(path, {}), queries=queries[path]) for path, m in methods.items()]
+    out = [
+        Template(
+            path=path,
+            regex=_regex(path),
+            static="{" not in path,
+            methods=frozenset(m),
+            limits=limits.get(path, {}),
+            queries=queries[path],
+        )
+        for path, m in methods.items()
+    ]
     return sorted(out, key=lambda t: not t.static)  # stable: route order otherwise
 
 
@@ -144,14 +156,24 @@ class ContractMiddleware:
             return
         if method not in template.methods:
             allow = ", ".join(sorted(template.methods))
-            await send_problem(send, 405, "Method Not Allowed",
-                               f"{method} is not allowed on {path}; allowed: {allow}",
-                               headers=[(b"allow", allow.encode())], allowed=sorted(template.methods))
+            await send_problem(
+                send,
+                405,
+                "Method Not Allowed",
+                f"{method} is not allowed on {path}; allowed: {allow}",
+                headers=[(b"allow", allow.encode())],
+                allowed=sorted(template.methods),
+            )
             return
         unknown = _unknown_query(scope.get("query_string", b""), template.queries.get(method, frozenset()))
         if unknown:
-            await send_problem(send, 400, "Validation failed",
-                               "invalid fields: " + ", ".join(e["field"] for e in unknown), errors=unknown)
+            await send_problem(
+                send,
+                400,
+                "Validation failed",
+                "invalid fields: " + ", ".join(e["field"] for e in unknown),
+                errors=unknown,
+            )
             return
         limit = template.limits.get(method, get_settings().max_request_body_bytes)
         declared = _content_length(scope)
@@ -165,8 +187,13 @@ class ContractMiddleware:
             return
         nul = _nul_fields(scope.get("query_string", b""), body)
         if nul:
-            await send_problem(send, 400, "Validation failed", "invalid fields: " + ", ".join(nul),
-                               errors=[{"field": f, "message": NUL_MESSAGE} for f in nul])
+            await send_problem(
+                send,
+                400,
+                "Validation failed",
+                "invalid fields: " + ", ".join(nul),
+                errors=[{"field": f, "message": NUL_MESSAGE} for f in nul],
+            )
             return
         await self.app(scope, receive, send)
 
@@ -205,8 +232,13 @@ def _content_length(scope: Scope) -> int | None:
 
 
 async def _too_large(send: Send, limit: int) -> None:
-    await send_problem(send, 413, "Content Too Large",
-                       f"request body exceeds this endpoint's limit of {limit} bytes", limit=limit)
+    await send_problem(
+        send,
+        413,
+        "Content Too Large",
+        f"request body exceeds this endpoint's limit of {limit} bytes",
+        limit=limit,
+    )
 
 
 def _nul_fields(query: bytes, body: bytes) -> list[str]:
@@ -214,8 +246,11 @@ def _nul_fields(query: bytes, body: bytes) -> list[str]:
     here, once for every route, as the OpenAPI's no-NUL patterns say."""
     found: list[str] = []
     if b"%00" in query:
-        found += [name for name, value in parse_qsl(query.decode("latin-1"), keep_blank_values=True)
-                  if "\x00" in value or "\x00" in name]
+        found += [
+            name
+            for name, value in parse_qsl(query.decode("latin-1"), keep_blank_values=True)
+            if "\x00" in value or "\x00" in name
+        ]
     if b"\\u0000" in body:
         try:
             found += _nul_paths(json.loads(body), "")

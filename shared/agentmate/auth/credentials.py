@@ -28,7 +28,9 @@ def authenticate(db: Database, settings: Settings, *, api_key: str | None, beare
         with db.single_statement() as conn:
             row = repo.api_key_by_hash(conn, security.hash_api_key(api_key.strip()))
             if row is not None and row["stale"] and not (row["expired"] or row["suspended"]):
-                repo.touch_api_key(conn, row["key_id"])  # at most once a minute per key: the usual request reads only
+                repo.touch_api_key(
+                    conn, row["key_id"]
+                )  # at most once a minute per key: the usual request reads only
         if row is None:
             raise Unauthorized("invalid api key")
         if row["suspended"]:
@@ -36,8 +38,12 @@ def authenticate(db: Database, settings: Settings, *, api_key: str | None, beare
         if row["expired"]:
             raise Unauthorized("api key expired: create a new one (POST /api/auth/apikeys)")
         return Principal(
-            account_id=row["account_id"], user_id=row["user_id"], via="api_key",
-            key_id=row["key_id"], scopes=tuple(row["scopes"]), role=row["role"],
+            account_id=row["account_id"],
+            user_id=row["user_id"],
+            via="api_key",
+            key_id=row["key_id"],
+            scopes=tuple(row["scopes"]),
+            role=row["role"],
         )
     if bearer:
         user_id, account_id, epoch = _jwt_claims(bearer, settings)
@@ -75,4 +81,3 @@ def require_admin(db: Database, principal: Principal) -> None:
         role = repo.user_role(conn, principal.user_id)
     if role != "admin":
         raise Forbidden("admin access required")
-

@@ -10,17 +10,21 @@ from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
 
 # Constraint name → the request field it guards (core.dberrors reports violations by it).
-CONSTRAINTS = constraints({
-    "users_email_key": ("email", "email already registered"),
-    "users_email_lower_check": ("email", "must be lowercase"),
-    "users_role_check": ("role", "must be one of user, admin"),
-    "api_keys_name_check": ("name", "must be 1..200 characters"),
-    "api_keys_key_hash_key": ("key", "collides with an existing key; create it again"),
-})
+CONSTRAINTS = constraints(
+    {
+        "users_email_key": ("email", "email already registered"),
+        "users_email_lower_check": ("email", "must be lowercase"),
+        "users_role_check": ("role", "must be one of user, admin"),
+        "api_keys_name_check": ("name", "must be 1..200 characters"),
+        "api_keys_key_hash_key": ("key", "collides with an existing key; create it again"),
+    }
+)
 
 
 def register(conn: Conn, *, email: str, password_hash: str) -> dict[str, Any]:
-    row = conn.execute("SELECT user_id, account_id FROM auth_register(%s, %s)", (email, password_hash)).fetchone()
+    row = conn.execute(
+        "SELECT user_id, account_id FROM auth_register(%s, %s)", (email, password_hash)
+    ).fetchone()
     assert row is not None
     return row
 
@@ -82,14 +86,30 @@ _KEY_COLUMNS = "id, name, prefix, scopes, created_by_key_id, created_at, expires
 
 
 def insert_api_key(
-    conn: Conn, *, account_id: UUID, user_id: UUID, name: str, key_hash: str, prefix: str,
-    scopes: list[str], created_by_key_id: UUID | None, expires_at: datetime | None,
+    conn: Conn,
+    *,
+    account_id: UUID,
+    user_id: UUID,
+    name: str,
+    key_hash: str,
+    prefix: str,
+    scopes: list[str],
+    created_by_key_id: UUID | None,
+    expires_at: datetime | None,
 ) -> dict[str, Any]:
     row = conn.execute(
         f"""INSERT INTO api_keys (account_id, user_id, name, key_hash, prefix, scopes, created_by_key_id, expires_at)
             VALUES (%(a)s, %(u)s, %(n)s, %(h)s, %(p)s, %(s)s, %(c)s, %(e)s) RETURNING {_KEY_COLUMNS}""",
-        {"a": account_id, "u": user_id, "n": name, "h": key_hash, "p": prefix, "s": scopes, "c": created_by_key_id,
-         "e": expires_at},
+        {
+            "a": account_id,
+            "u": user_id,
+            "n": name,
+            "h": key_hash,
+            "p": prefix,
+            "s": scopes,
+            "c": created_by_key_id,
+            "e": expires_at,
+        },
     ).fetchone()
     assert row is not None
     return row
@@ -108,8 +128,9 @@ def delete_api_key(conn: Conn, key_id: UUID) -> bool:
     return conn.execute("DELETE FROM api_keys WHERE id = %s", (key_id,)).rowcount > 0
 
 
-def admin_set_suspended(conn: Conn, *, admin_user_id: UUID, account_id: UUID,
-                        suspend: bool) -> dict[str, Any] | None:
+def admin_set_suspended(
+    conn: Conn, *, admin_user_id: UUID, account_id: UUID, suspend: bool
+) -> dict[str, Any] | None:
     """Suspend or reactivate another account (the database checks that the caller is an admin); None when no
     such account exists."""
     return conn.execute(

@@ -33,11 +33,15 @@ from agentmate.core.pagination import Page
 
 router = APIRouter(prefix="/api/auth", tags=["auth"], responses=PROBLEM_RESPONSES)
 
-THROTTLED: dict[int | str, dict[str, Any]] = {429: {
-    "model": Problem,
-    "description": "Too many attempts from this client address (or for this email from it): wait `Retry-After`",
-    "headers": {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer", "minimum": 1}}},
-}}
+THROTTLED: dict[int | str, dict[str, Any]] = {
+    429: {
+        "model": Problem,
+        "description": "Too many attempts from this client address (or for this email from it): wait `Retry-After`",
+        "headers": {
+            "Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer", "minimum": 1}}
+        },
+    }
+}
 
 
 @router.post("/register", status_code=201, response_model=Registered, responses=THROTTLED)
@@ -57,7 +61,11 @@ def login(body: Credentials, db: DbDep, settings: SettingsDep, client: ClientAdd
 
 @router.post("/password", response_model=Token, responses=THROTTLED)
 def change_password(
-    body: PasswordChange, principal: UserSession, db: DbDep, settings: SettingsDep, client: ClientAddress,
+    body: PasswordChange,
+    principal: UserSession,
+    db: DbDep,
+    settings: SettingsDep,
+    client: ClientAddress,
 ) -> Token:
     """Change the password (JWT only: 401 without `Authorization: Bearer <jwt>`, 403 for an API key sent as the
     bearer; `current_password` re-entered). Every earlier JWT is refused from now on; the answer is a new one."""
@@ -72,10 +80,24 @@ def logout_all(principal: UserSession, db: DbDep) -> Response:
     return Response(status_code=204)
 
 
-@router.delete("/account", status_code=204, response_class=Response, responses={**THROTTLED, 503: {
-    "model": Problem, "description": "The vector index could not delete the account's vectors; nothing was deleted"}})
+@router.delete(
+    "/account",
+    status_code=204,
+    response_class=Response,
+    responses={
+        **THROTTLED,
+        503: {
+            "model": Problem,
+            "description": "The vector index could not delete the account's vectors; nothing was deleted",
+        },
+    },
+)
 def delete_account(
-    body: AccountDeletion, principal: UserSession, db: DbDep, settings: SettingsDep, client: ClientAddress,
+    body: AccountDeletion,
+    principal: UserSession,
+    db: DbDep,
+    settings: SettingsDep,
+    client: ClientAddress,
     retrieval: RetrievalDep,
 ) -> Response:
     """Delete the account (JWT only: 401 without `Authorization: Bearer <jwt>`, 403 for an API key sent as the

@@ -17,14 +17,19 @@ def _email(value: str) -> str:
     # Like pydantic's EmailStr, but also takes the special-use ``.test`` domain (RFC 6761) that a schema's
     # ``format: email`` allows: no mail is ever sent, the address is only the account's login name.
     try:
-        return email_validator.validate_email(value.strip(), check_deliverability=False,
-                                              test_environment=True).normalized
+        return email_validator.validate_email(
+            value.strip(), check_deliverability=False, test_environment=True
+        ).normalized
     except email_validator.EmailNotValidError as exc:
         raise ValueError(f"value is not a valid email address: {exc}") from None
 
 
-Email = Annotated[str, Field(max_length=MAX_EMAIL), AfterValidator(_email),
-                  WithJsonSchema({"type": "string", "format": "email", "maxLength": MAX_EMAIL})]
+Email = Annotated[
+    str,
+    Field(max_length=MAX_EMAIL),
+    AfterValidator(_email),
+    WithJsonSchema({"type": "string", "format": "email", "maxLength": MAX_EMAIL}),
+]
 
 
 class Credentials(BaseModel):
@@ -70,10 +75,13 @@ class ApiKeyCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1, max_length=200)
     scopes: list[Annotated[str, WithJsonSchema({"type": "string", "enum": list(SCOPES)})]] = Field(
-        default_factory=list, description=f"Subset of {', '.join(SCOPES)}; [] = full access")
+        default_factory=list, description=f"Subset of {', '.join(SCOPES)}; [] = full access"
+    )
     expires_at: AwareDatetime | None = Field(
-        default=None, description="When the key stops working (a future RFC 3339 date-time with offset); "
-                                  "omitted or null = never")
+        default=None,
+        description="When the key stops working (a future RFC 3339 date-time with offset); "
+        "omitted or null = never",
+    )
 
 
 class ApiKey(BaseModel):
@@ -84,7 +92,9 @@ class ApiKey(BaseModel):
     created_by_key_id: UUID | None = None
     created_at: datetime
     expires_at: datetime | None = Field(default=None, description="null = never expires")
-    last_used_at: datetime | None = Field(default=None, description="Updated at most once a minute; null = unused")
+    last_used_at: datetime | None = Field(
+        default=None, description="Updated at most once a minute; null = unused"
+    )
 
 
 class ApiKeyCreated(ApiKey):

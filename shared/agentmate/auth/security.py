@@ -42,11 +42,19 @@ def verify_password(password: str, stored: str) -> bool:
 EPOCH_CLAIM = "epoch"
 
 
-def make_jwt(*, user_id: str, account_id: str, epoch: int, secret: str, ttl_hours: int) -> tuple[str, datetime]:
+def make_jwt(
+    *, user_id: str, account_id: str, epoch: int, secret: str, ttl_hours: int
+) -> tuple[str, datetime]:
     import jwt  # lazily: PyJWT pulls in cryptography, ~40 ms of every cold start
 
     expires = datetime.now(UTC) + timedelta(hours=ttl_hours)
-    claims = {"sub": user_id, "account_id": account_id, EPOCH_CLAIM: epoch, "exp": expires, "iat": datetime.now(UTC)}
+    claims = {
+        "sub": user_id,
+        "account_id": account_id,
+        EPOCH_CLAIM: epoch,
+        "exp": expires,
+        "iat": datetime.now(UTC),
+    }
     return jwt.encode(claims, secret, algorithm="HS256"), expires
 
 
@@ -54,8 +62,9 @@ def decode_jwt(token: str, secret: str) -> dict[str, Any]:
     """Raises jwt.PyJWTError when the token is invalid or expired."""
     import jwt
 
-    return jwt.decode(token, secret, algorithms=["HS256"],
-                      options={"require": ["sub", "account_id", EPOCH_CLAIM, "exp"]})
+    return jwt.decode(
+        token, secret, algorithms=["HS256"], options={"require": ["sub", "account_id", EPOCH_CLAIM, "exp"]}
+    )
 
 
 def new_api_key() -> tuple[str, str, str]:

@@ -71,14 +71,18 @@ def login(db: Database, settings: Settings, body: Credentials, client_address: s
 
 def _token(settings: Settings, user_id: UUID, account_id: UUID, epoch: int) -> Token:
     token, expires = security.make_jwt(
-        user_id=str(user_id), account_id=str(account_id), epoch=epoch,
-        secret=settings.resolved_jwt_secret(), ttl_hours=settings.jwt_ttl_hours,
+        user_id=str(user_id),
+        account_id=str(account_id),
+        epoch=epoch,
+        secret=settings.resolved_jwt_secret(),
+        ttl_hours=settings.jwt_ttl_hours,
     )
     return Token(token=token, expires_at=expires)
 
 
-def _verified_user(db: Database, settings: Settings, principal: Principal, password: str, field: str,
-                   client_address: str) -> dict[str, Any]:
+def _verified_user(
+    db: Database, settings: Settings, principal: Principal, password: str, field: str, client_address: str
+) -> dict[str, Any]:
     """The caller's user row, after the re-entered password matched (throttled like a login). The caller is a
     user session (api.deps.UserSession)."""
     with db.tenant(principal.account_id) as conn:
@@ -93,14 +97,16 @@ def _verified_user(db: Database, settings: Settings, principal: Principal, passw
     return user
 
 
-def change_password(db: Database, settings: Settings, principal: Principal, body: PasswordChange,
-                    client_address: str) -> Token:
+def change_password(
+    db: Database, settings: Settings, principal: Principal, body: PasswordChange, client_address: str
+) -> Token:
     """Replace the password and move the credentials epoch on: every earlier JWT is refused from now on."""
     user = _verified_user(db, settings, principal, body.current_password, "current_password", client_address)
     new_hash = security.hash_password(body.new_password)
     with db.tenant(principal.account_id) as conn:
-        epoch = repo.set_credentials(conn, principal.user_id, expected_hash=user["password_hash"],
-                                     password_hash=new_hash)
+        epoch = repo.set_credentials(
+            conn, principal.user_id, expected_hash=user["password_hash"], password_hash=new_hash
+        )
     if epoch is None:
         raise Conflict("the password was changed by another request meanwhile: log in again")
     return _token(settings, principal.user_id, principal.account_id, epoch)
@@ -112,8 +118,14 @@ def logout_all(db: Database, principal: Principal) -> None:
         repo.bump_epoch(conn, principal.user_id)
 
 
-def delete_account(db: Database, settings: Settings, principal: Principal, body: AccountDeletion,
-                   client_address: str, remove_vectors: Callable[[UUID], None]) -> None:
+def delete_account(
+    db: Database,
+    settings: Settings,
+    principal: Principal,
+    body: AccountDeletion,
+    client_address: str,
+    remove_vectors: Callable[[UUID], None],
+) -> None:
     """Delete the caller's tenant: every row of the account (each tenant table references accounts ON DELETE
     CASCADE) and its vectors (``remove_vectors``: the retrieval layer's delete-by-account, passed in by the
     transport because auth does not import retrieval).
@@ -128,19 +140,24 @@ def delete_account(db: Database, settings: Settings, principal: Principal, body:
     try:
         remove_vectors(principal.account_id)
     except DomainError as exc:  # the rows are gone; a stray point can no longer be read by anyone
-        logger.warning("vectors indexed during account deletion were not removed", extra={"error": exc.detail})
+        logger.warning(
+            "vectors indexed during account deletion were not removed", extra={"error": exc.detail}
+        )
     count("AccountDeleted")
 
 
-def set_account_suspended(db: Database, principal: Principal, account_id: UUID, *, suspend: bool) -> dict[str, Any]:
+def set_account_suspended(
+    db: Database, principal: Principal, account_id: UUID, *, suspend: bool
+) -> dict[str, Any]:
     """An admin suspends or reactivates another account: while suspended, its JWTs and API keys are refused
     (credentials.authenticate) and its users cannot log in. Returns ``{account_id, suspended_at}``."""
     require_admin(db, principal)
     if suspend and account_id == principal.account_id:
         raise Conflict("an admin cannot suspend its own account")
     with db.tenant(principal.account_id) as conn:
-        row = repo.admin_set_suspended(conn, admin_user_id=principal.user_id, account_id=account_id,
-                                       suspend=suspend)
+        row = repo.admin_set_suspended(
+            conn, admin_user_id=principal.user_id, account_id=account_id, suspend=suspend
+        )
     if row is None:
         raise NotFound("account")
     count("AccountSuspended" if suspend else "AccountReactivated")
@@ -153,8 +170,13 @@ def me(db: Database, principal: Principal) -> Me:
     if user is None:
         raise Unauthorized("user no longer exists")
     return Me(
-        user_id=user["id"], account_id=user["account_id"], email=user["email"], role=user["role"],
-        auth=principal.via, key_id=principal.key_id, scopes=list(principal.scopes),
+        user_id=user["id"],
+        account_id=user["account_id"],
+        email=user["email"],
+        role=user["role"],
+        auth=principal.via,
+        key_id=principal.key_id,
+        scopes=list(principal.scopes),
     )
 
 
@@ -171,12 +193,20 @@ def create_api_key(db: Database, principal: Principal, body: ApiKeyCreate) -> Ap
         errors.add("expires_at", "must be in the future")
     errors.raise_if_any()
     if principal.via == "api_key" and not scope_rules.covers(principal.scopes, requested):
-        raise Forbidden("a key cannot create a key with scopes it does not hold itself (an empty list means full access)")
+        raise Forbidden(
+            "a key cannot create a key with scopes it does not hold itself (an empty list means full access)"
+        )
     plaintext, key_hash, prefix = security.new_api_key()
     with db.tenant(principal.account_id) as conn:
         row = repo.insert_api_key(
-            conn, account_id=principal.account_id, user_id=principal.user_id, name=body.name.strip(),
-            key_hash=key_hash, prefix=prefix, scopes=requested, created_by_key_id=principal.key_id,
+            conn,
+            account_id=principal.account_id,
+            user_id=principal.user_id,
+            name=body.name.strip(),
+            key_hash=key_hash,
+            prefix=prefix,
+            scopes=requested,
+            created_by_key_id=principal.key_id,
             expires_at=body.expires_at,
         )
     return ApiKeyCreated(**row, key=plaintext)
@@ -194,6 +224,17 @@ def delete_api_key(db: Database, principal: Principal, key_id: UUID) -> None:
             raise NotFound("api key")
 
 
-__all__ = ["authenticate", "change_password", "create_api_key", "delete_account", "delete_api_key", "list_api_keys",
-           "login",
-           "logout_all", "me", "register", "require_admin", "set_account_suspended"]
+__all__ = [
+    "authenticate",
+    "change_password",
+    "create_api_key",
+    "delete_account",
+    "delete_api_key",
+    "list_api_keys",
+    "login",
+    "logout_all",
+    "me",
+    "register",
+    "require_admin",
+    "set_account_suspended",
+]

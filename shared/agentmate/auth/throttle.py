@@ -34,15 +34,21 @@ def _bucket(kind: str, *parts: str) -> str:
 def login_buckets(settings: Settings, email: str, address: str) -> list[Bucket]:
     window = settings.login_failure_window_s
     return [
-        Bucket(_bucket("login-email-address", email.strip().lower(), address),
-               settings.login_failures_per_email_address, window),
+        Bucket(
+            _bucket("login-email-address", email.strip().lower(), address),
+            settings.login_failures_per_email_address,
+            window,
+        ),
         Bucket(_bucket("login-address", address), settings.login_failures_per_address, window),
     ]
 
 
 def registration_bucket(settings: Settings, address: str) -> Bucket:
-    return Bucket(_bucket("register-address", address), settings.registrations_per_address,
-                  settings.registration_window_s)
+    return Bucket(
+        _bucket("register-address", address),
+        settings.registrations_per_address,
+        settings.registration_window_s,
+    )
 
 
 def check(db: Database, buckets: list[Bucket], what: str) -> None:
@@ -50,17 +56,24 @@ def check(db: Database, buckets: list[Bucket], what: str) -> None:
     with db.single_statement() as conn:
         retry_after = repo.throttle_retry_after(conn, [b.key for b in buckets])
     if retry_after is not None:
-        raise RateLimited(f"too many {what} from this client address: retry in {retry_after} s",
-                          retry_after=retry_after)
+        raise RateLimited(
+            f"too many {what} from this client address: retry in {retry_after} s", retry_after=retry_after
+        )
 
 
 def hit(db: Database, settings: Settings, buckets: list[Bucket]) -> None:
     """Count one failure (or registration attempt) in every bucket, in one statement."""
     with db.single_statement() as conn:
-        repo.throttle_hit(conn, [(b.key, b.limit, b.window_s) for b in buckets],
-                          base_s=settings.login_backoff_base_s, max_s=settings.login_backoff_max_s)
+        repo.throttle_hit(
+            conn,
+            [(b.key, b.limit, b.window_s) for b in buckets],
+            base_s=settings.login_backoff_base_s,
+            max_s=settings.login_backoff_max_s,
+        )
         if random.random() < _CLEANUP_CHANCE:
-            repo.throttle_cleanup(conn, older_than_s=max(b.window_s for b in buckets) + settings.login_backoff_max_s)
+            repo.throttle_cleanup(
+                conn, older_than_s=max(b.window_s for b in buckets) + settings.login_backoff_max_s
+            )
 
 
 def clear(db: Database, bucket: Bucket) -> None:

@@ -18,17 +18,21 @@ COLUMNS = SUMMARY_COLUMNS + ", content"
 UPDATABLE = ("url", "title", "summary", "content", "tags", "source", "is_read")
 
 # Constraint name → the request field it guards (core.dberrors reports violations by it).
-CONSTRAINTS = constraints({
-    "bookmarks_url_check": ("url", "must be an http(s) URL of 1..2048 characters"),
-    "bookmarks_title_check": ("title", "must be at most 500 characters"),
-    "bookmarks_summary_check": ("summary", "must be at most 20000 characters"),
-    "bookmarks_content_size_check": ("content", "must be at most 1048576 bytes (UTF-8)"),
-    "bookmarks_source_check": ("source", "must be 1..255 characters"),
-    "bookmarks_read_at_check": ("is_read", "read_at is set exactly when is_read is true"),
-})
+CONSTRAINTS = constraints(
+    {
+        "bookmarks_url_check": ("url", "must be an http(s) URL of 1..2048 characters"),
+        "bookmarks_title_check": ("title", "must be at most 500 characters"),
+        "bookmarks_summary_check": ("summary", "must be at most 20000 characters"),
+        "bookmarks_content_size_check": ("content", "must be at most 1048576 bytes (UTF-8)"),
+        "bookmarks_source_check": ("source", "must be 1..255 characters"),
+        "bookmarks_read_at_check": ("is_read", "read_at is set exactly when is_read is true"),
+    }
+)
 
 
-def insert(conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]) -> dict[str, Any]:
+def insert(
+    conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]
+) -> dict[str, Any]:
     row = conn.execute(
         f"""INSERT INTO bookmarks (account_id, user_id, key_id, url, title, summary, content, tags, source,
                                    is_read, read_at)
@@ -42,14 +46,28 @@ def insert(conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, 
 
 
 def get(conn: Conn, *, account_id: UUID, bookmark_id: UUID) -> dict[str, Any] | None:
-    return select_by_id(conn, table="bookmarks", columns=COLUMNS, account_id=account_id, record_id=bookmark_id)
+    return select_by_id(
+        conn, table="bookmarks", columns=COLUMNS, account_id=account_id, record_id=bookmark_id
+    )
 
 
-def update(conn: Conn, *, account_id: UUID, bookmark_id: UUID, changes: dict[str, Any]) -> dict[str, Any] | None:
+def update(
+    conn: Conn, *, account_id: UUID, bookmark_id: UUID, changes: dict[str, Any]
+) -> dict[str, Any] | None:
     """``is_read`` true keeps an existing ``read_at`` (or stamps now); false clears it."""
-    read_at = ("read_at = CASE WHEN %(is_read)s THEN coalesce(read_at, now()) END",) if "is_read" in changes else ()
-    return update_by_id(conn, table="bookmarks", columns=COLUMNS, updatable=UPDATABLE, account_id=account_id,
-                        record_id=bookmark_id, changes=changes, extra_sets=read_at)
+    read_at = (
+        ("read_at = CASE WHEN %(is_read)s THEN coalesce(read_at, now()) END",) if "is_read" in changes else ()
+    )
+    return update_by_id(
+        conn,
+        table="bookmarks",
+        columns=COLUMNS,
+        updatable=UPDATABLE,
+        account_id=account_id,
+        record_id=bookmark_id,
+        changes=changes,
+        extra_sets=read_at,
+    )
 
 
 def delete(conn: Conn, *, account_id: UUID, bookmark_id: UUID) -> bool:
@@ -57,8 +75,15 @@ def delete(conn: Conn, *, account_id: UUID, bookmark_id: UUID) -> bool:
 
 
 def search(
-    conn: Conn, *, account_id: UUID, tags: list[str], is_read: bool | None, source: str | None, q: str | None,
-    limit: int, offset: int,
+    conn: Conn,
+    *,
+    account_id: UUID,
+    tags: list[str],
+    is_read: bool | None,
+    source: str | None,
+    q: str | None,
+    limit: int,
+    offset: int,
 ) -> tuple[list[dict[str, Any]], int]:
     """Bookmark summaries (no content), newest first. ``q`` is a case-insensitive substring of title, summary
     or url."""
@@ -76,5 +101,13 @@ def search(
     if q:
         where.append("(title ILIKE %(q)s OR summary ILIKE %(q)s OR url ILIKE %(q)s)")
         params["q"] = like_pattern(q)
-    return paged(conn, columns=SUMMARY_COLUMNS, table="bookmarks", where=where, params=params,
-                 order_by="created_at DESC, id", limit=limit, offset=offset)
+    return paged(
+        conn,
+        columns=SUMMARY_COLUMNS,
+        table="bookmarks",
+        where=where,
+        params=params,
+        order_by="created_at DESC, id",
+        limit=limit,
+        offset=offset,
+    )

@@ -28,7 +28,9 @@ OptionalBool = Annotated[bool | None, BeforeValidator(blank_to_none)]
 
 
 @router.post("", status_code=201, response_model=Bookmark, openapi_extra=max_body(CONTENT_BODY_LIMIT))
-def create_bookmark(body: BookmarkCreate, principal: BookmarksWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
+def create_bookmark(
+    body: BookmarkCreate, principal: BookmarksWrite, db: DbDep, idempotency_key: IdempotencyKey
+) -> Response:
     """Save a bookmark (an absolute http(s) URL). Send an `Idempotency-Key` header to make retries safe."""
     result = service.create(db, principal, body, idempotency_key)
     return created(result)
@@ -36,7 +38,9 @@ def create_bookmark(body: BookmarkCreate, principal: BookmarksWrite, db: DbDep, 
 
 @router.get("", response_model=Page[BookmarkSummary])
 def list_bookmarks(
-    principal: BookmarksRead, db: DbDep, page: PageDep,
+    principal: BookmarksRead,
+    db: DbDep,
+    page: PageDep,
     tag: Annotated[str | None, Query(description="Exact tag (normalised)")] = None,
     tags: Annotated[str | None, Query(description="Comma-separated tags; all must match")] = None,
     is_read: Annotated[OptionalBool, Query(description="true = read only, false = unread only")] = None,
@@ -44,7 +48,9 @@ def list_bookmarks(
     q: Annotated[str | None, Query(description="Case-insensitive substring of title, summary or url")] = None,
 ) -> Page[BookmarkSummary]:
     """List bookmarks newest first, without their saved content (GET /api/bookmarks/{id} returns it)."""
-    return service.search(db, principal, page, tags=tag_filter(tag, tags), is_read=is_read, source=source, q=q)
+    return service.search(
+        db, principal, page, tags=tag_filter(tag, tags), is_read=is_read, source=source, q=q
+    )
 
 
 @router.get("/{bookmark_id}", response_model=Bookmark)
@@ -54,7 +60,9 @@ def get_bookmark(bookmark_id: UUID, principal: BookmarksRead, db: DbDep) -> Book
 
 
 @router.patch("/{bookmark_id}", response_model=Bookmark, openapi_extra=max_body(CONTENT_BODY_LIMIT))
-def update_bookmark(bookmark_id: UUID, body: BookmarkUpdate, principal: BookmarksWrite, db: DbDep) -> Bookmark:
+def update_bookmark(
+    bookmark_id: UUID, body: BookmarkUpdate, principal: BookmarksWrite, db: DbDep
+) -> Bookmark:
     """Change the fields sent (any field, including url, content, source and is_read); others stay as they are."""
     return service.update(db, principal, bookmark_id, body)
 

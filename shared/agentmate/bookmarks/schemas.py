@@ -55,7 +55,9 @@ Source = Annotated[
 ]
 
 _URL_DOC = "Absolute http(s) URL, at most 2048 characters; stored as sent (trimmed)"
-_CONTENT_DOC = "Saved page text, stored verbatim; at most 1 MiB (1048576 bytes of UTF-8); not returned by lists"
+_CONTENT_DOC = (
+    "Saved page text, stored verbatim; at most 1 MiB (1048576 bytes of UTF-8); not returned by lists"
+)
 _TAGS_DOC = "Trimmed and lowercased on write; duplicates dropped"
 _SOURCE_DOC = "Agent or skill label (≤255, trimmed); blank or null = none"
 _READ_DOC = "true sets read_at to now (kept if already read); false clears read_at"
@@ -78,8 +80,9 @@ class BookmarkUpdate(PatchModel):
     nullable = frozenset({"source"})
 
     model_config = ConfigDict(extra="forbid")
-    url: Url | None = Field(default=None, description=_URL_DOC,
-                            json_schema_extra={"format": "uri", "maxLength": MAX_URL_LENGTH})
+    url: Url | None = Field(
+        default=None, description=_URL_DOC, json_schema_extra={"format": "uri", "maxLength": MAX_URL_LENGTH}
+    )
     title: Title | None = Field(default=None, description="At most 500 characters, trimmed")
     summary: Summary | None = Field(default=None, description="At most 20000 characters")
     content: Content | None = Field(default=None, description=_CONTENT_DOC)

@@ -10,9 +10,7 @@ from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
 
 # create / get / update / delete: the shared record use cases (agentmate.core.records).
-_records = records.RecordService(
-    resource="bookmark", model=Bookmark, repo=repo, id_field="bookmark_id"
-)
+_records = records.RecordService(resource="bookmark", model=Bookmark, repo=repo, id_field="bookmark_id")
 create = _records.create
 get = _records.get
 update = _records.update

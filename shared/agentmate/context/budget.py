@@ -55,7 +55,6 @@ class Fitted:
     truncated: bool
 
 
-
 @dataclass(frozen=True)
 class FitResult:
     kept: list[tuple[int, Fitted]]

@@ -11,6 +11,7 @@ from agentmate.context.schemas import Pack, PackRequest
 
 router = APIRouter(prefix="/api/context", tags=["context"], responses=PROBLEM_RESPONSES)
 
+
 @router.post("/pack", response_model=Pack)
 def context_pack(body: PackRequest, principal: MemoryRead, db: DbDep, retrieval: RetrievalDep) -> Pack:
     """Assemble a budgeted, cited context for a task from six layers (SKILL, KNOWLEDGE, MEMORY, FACTS, WORKING,

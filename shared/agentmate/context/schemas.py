@@ -56,8 +56,12 @@ def _max_chars_range(value: object) -> object:
         raise ValueError("must be an integer")
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    if isinstance(value, int) and not isinstance(value, bool) and value != 0 \
-            and not MIN_MAX_CHARS <= value <= MAX_MAX_CHARS:
+    if (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and value != 0
+        and not MIN_MAX_CHARS <= value <= MAX_MAX_CHARS
+    ):
         raise ValueError(f"must be {MIN_MAX_CHARS}..{MAX_MAX_CHARS} (0 or omitted = {DEFAULT_MAX_CHARS})")
     return value
 
@@ -81,8 +85,12 @@ MaxChars = Annotated[
 class PackRequest(BaseModel):
     """What the agent is about to do, and what to put in its context."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=rules(
-        requires("memory_scope_key", "memory_scope_type", other_text=False, field_text=True)))
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=rules(
+            requires("memory_scope_key", "memory_scope_type", other_text=False, field_text=True)
+        ),
+    )
     field_hints: ClassVar[dict[str, str]] = {
         "layer": "use layers (a list)",
         "budget": "use max_chars (a budget in characters)",
@@ -95,39 +103,62 @@ class PackRequest(BaseModel):
     }
 
     task: Annotated[str, BeforeValidator(_strip), AfterValidator(no_nul)] = Field(
-        min_length=1, max_length=MAX_TASK, description="What the agent is about to do; the TASK layer's goal")
+        min_length=1, max_length=MAX_TASK, description="What the agent is about to do; the TASK layer's goal"
+    )
     query: Annotated[Optional, AfterValidator(lambda v: v if v is None else no_nul(v))] = Field(
-        default=None, max_length=MAX_QUERY,
+        default=None,
+        max_length=MAX_QUERY,
         description="What to retrieve with (memory, skill and knowledge search; the FACTS substring match). "
-                    f"Omitted or blank = the task's first {MAX_QUERY} characters")
-    skill_name: Optional = Field(default=None, max_length=MAX_SKILL_NAME,
-                                 description="Pin the SKILL layer to this skill's active version")
+        f"Omitted or blank = the task's first {MAX_QUERY} characters",
+    )
+    skill_name: Optional = Field(
+        default=None,
+        max_length=MAX_SKILL_NAME,
+        description="Pin the SKILL layer to this skill's active version",
+    )
     session_id: Optional = Field(
-        default=None, max_length=MAX_SESSION_ID,
+        default=None,
+        max_length=MAX_SESSION_ID,
         description="The agent session: TASK resumes its checkpoint (or replays its journal) and WORKING shows "
-                    "the working-memory session with this id (a UUID). With it, WORKING joins the default layers")
-    knowledge_domain: Optional = Field(default=None, max_length=MAX_DOMAIN,
-                                       description="KNOWLEDGE: only sources of this domain")
-    knowledge_source_ids: list[UUID] = Field(default_factory=list, max_length=MAX_SOURCE_IDS,
-                                             description=f"KNOWLEDGE: only these sources (at most {MAX_SOURCE_IDS})")
-    memory_scope_type: Annotated[ScopeType | None, BeforeValidator(lambda v: v.strip().lower()
-                                                                   if isinstance(v, str) else v)] = Field(
-        default=None, description="MEMORY: only memories of this scope type")
-    memory_scope_key: Optional = Field(default=None, max_length=MAX_SCOPE_KEY,
-                                       description="MEMORY: only this scope key (requires memory_scope_type)")
+        "the working-memory session with this id (a UUID). With it, WORKING joins the default layers",
+    )
+    knowledge_domain: Optional = Field(
+        default=None, max_length=MAX_DOMAIN, description="KNOWLEDGE: only sources of this domain"
+    )
+    knowledge_source_ids: list[UUID] = Field(
+        default_factory=list,
+        max_length=MAX_SOURCE_IDS,
+        description=f"KNOWLEDGE: only these sources (at most {MAX_SOURCE_IDS})",
+    )
+    memory_scope_type: Annotated[
+        ScopeType | None, BeforeValidator(lambda v: v.strip().lower() if isinstance(v, str) else v)
+    ] = Field(default=None, description="MEMORY: only memories of this scope type")
+    memory_scope_key: Optional = Field(
+        default=None,
+        max_length=MAX_SCOPE_KEY,
+        description="MEMORY: only this scope key (requires memory_scope_type)",
+    )
     max_chars: MaxChars = Field(
         default=DEFAULT_MAX_CHARS,
         description=f"The whole pack's budget in characters (Unicode code points): {MIN_MAX_CHARS}..{MAX_MAX_CHARS};"
-                    f" 0 or omitted = {DEFAULT_MAX_CHARS}")
+        f" 0 or omitted = {DEFAULT_MAX_CHARS}",
+    )
     top_k: Annotated[Int, AfterValidator(_top_k_default)] = Field(
-        default=DEFAULT_TOP_K, ge=0, le=MAX_TOP_K,
+        default=DEFAULT_TOP_K,
+        ge=0,
+        le=MAX_TOP_K,
         description=f"Candidates per retrieval layer and per FACTS half: 1..{MAX_TOP_K}; 0 or omitted = "
-                    f"{DEFAULT_TOP_K}")
-    layers: Annotated[list[Annotated[LayerName, BeforeValidator(_upper)]] | None, AfterValidator(_dedup)] = Field(
-        default=None, max_length=24,
-        description="Which layers (case-insensitive, duplicates ignored). Omitted or empty = SKILL, KNOWLEDGE, "
-                    "MEMORY, FACTS, TASK, plus WORKING when session_id is given. Always assembled in the "
-                    "canonical order SKILL, KNOWLEDGE, MEMORY, FACTS, WORKING, TASK")
+        f"{DEFAULT_TOP_K}",
+    )
+    layers: Annotated[list[Annotated[LayerName, BeforeValidator(_upper)]] | None, AfterValidator(_dedup)] = (
+        Field(
+            default=None,
+            max_length=24,
+            description="Which layers (case-insensitive, duplicates ignored). Omitted or empty = SKILL, KNOWLEDGE, "
+            "MEMORY, FACTS, TASK, plus WORKING when session_id is given. Always assembled in the "
+            "canonical order SKILL, KNOWLEDGE, MEMORY, FACTS, WORKING, TASK",
+        )
+    )
     render: Bool = Field(default=False, description="Also return the pack as text (`rendered`)")
 
     @property
@@ -137,25 +168,32 @@ class PackRequest(BaseModel):
 
 class PackItem(BaseModel):
     layer: LayerName
-    source: str = Field(description="Where the item comes from (skill, knowledge, memory, todo, note, working, "
-                                    "task, checkpoint, journal): tells authority apart")
+    source: str = Field(
+        description="Where the item comes from (skill, knowledge, memory, todo, note, working, "
+        "task, checkpoint, journal): tells authority apart"
+    )
     ref: str = Field(description="A traceable reference, `<kind>:<id>` (see docs/context-pack.md)")
     title: str
     content: str
     citation: str | None = Field(default=None, description="Where a claim can be checked, when there is one")
     score: float | None = Field(default=None, description="Retrieval score (0..1) for searched items")
-    truncated: bool = Field(default=False, description="Content was cut at a boundary to fit the layer budget")
+    truncated: bool = Field(
+        default=False, description="Content was cut at a boundary to fit the layer budget"
+    )
 
 
 class PackLayer(BaseModel):
     layer: LayerName
-    items: list[PackItem] = Field(description="Always a list; empty when the layer was refused, failed or "
-                                              "had nothing (see note)")
+    items: list[PackItem] = Field(
+        description="Always a list; empty when the layer was refused, failed or had nothing (see note)"
+    )
     char_budget: int = Field(description="This layer's share of max_chars; never lent to another layer")
     chars_used: int = Field(description="Characters of item content kept (≤ char_budget)")
     dropped: int = Field(description="Candidate items left out to stay within the budget")
     truncated: bool = Field(description="An item was cut to fit")
-    note: str | None = Field(default=None, description="Why the layer is empty or partial, or how it was built")
+    note: str | None = Field(
+        default=None, description="Why the layer is empty or partial, or how it was built"
+    )
 
 
 class Pack(BaseModel):
@@ -165,9 +203,10 @@ class Pack(BaseModel):
     max_chars: int
     chars_used: int
     rendered: str | None = Field(default=None, description="The text form, when render was true")
-    warnings: list[str] = Field(description="`LAYER: note` for every refused, failing, unconfigured or "
-                                            "degraded layer: the pack never cuts silently")
+    warnings: list[str] = Field(
+        description="`LAYER: note` for every refused, failing, unconfigured or "
+        "degraded layer: the pack never cuts silently"
+    )
 
     def layer(self, name: str) -> PackLayer:
         return next(layer for layer in self.layers if layer.layer == name)
-

@@ -33,8 +33,12 @@ PROVIDERS: dict[str, Provider] = {
     "WORKING": working.provide,
     "TASK": task.provide,
 }
-LAYER_SCOPES: dict[str, str] = {"SKILL": "skills:r", "KNOWLEDGE": "knowledge:r", "MEMORY": "memory:r",
-                                "WORKING": "memory:r"}
+LAYER_SCOPES: dict[str, str] = {
+    "SKILL": "skills:r",
+    "KNOWLEDGE": "knowledge:r",
+    "MEMORY": "memory:r",
+    "WORKING": "memory:r",
+}
 """Scopes checked before a provider runs. FACTS authorises its two halves itself (todos:r, notes:r); TASK's goal
 needs none and its session slice checks memory:r."""
 PARALLEL = False
@@ -70,12 +74,29 @@ def _assemble(name: LayerName, budget: int, found: Candidates) -> PackLayer:
     items = []
     for index, kept in fitted.kept:
         c = found.items[index]
-        items.append(PackItem(layer=name, source=c.source, ref=c.ref, title=c.title, content=kept.content,
-                              citation=c.citation, score=c.score, truncated=kept.truncated))
+        items.append(
+            PackItem(
+                layer=name,
+                source=c.source,
+                ref=c.ref,
+                title=c.title,
+                content=kept.content,
+                citation=c.citation,
+                score=c.score,
+                truncated=kept.truncated,
+            )
+        )
     if found.newest_first:
         items.reverse()
-    return PackLayer(layer=name, items=items, char_budget=budget, chars_used=fitted.chars_used,
-                     dropped=fitted.dropped + found.unread, truncated=fitted.truncated, note=found.note)
+    return PackLayer(
+        layer=name,
+        items=items,
+        char_budget=budget,
+        chars_used=fitted.chars_used,
+        dropped=fitted.dropped + found.unread,
+        truncated=fitted.truncated,
+        note=found.note,
+    )
 
 
 def render(layers: list[PackLayer]) -> str:
@@ -87,8 +108,11 @@ def render(layers: list[PackLayer]) -> str:
             continue
         parts = []
         for item in layer.items:
-            header = " · ".join(p for p in (item.source, item.title, item.citation,
-                                            "truncated" if item.truncated else None) if p)
+            header = " · ".join(
+                p
+                for p in (item.source, item.title, item.citation, "truncated" if item.truncated else None)
+                if p
+            )
             parts.append(f"- {header}\n{item.content}")
         blocks.append(f"[{layer.layer}]\n" + "\n\n".join(parts))
     return "\n\n".join(blocks) + "\n" if blocks else ""
@@ -108,12 +132,21 @@ def _pool() -> ThreadPoolExecutor:
 
 
 def pack(
-    db: Database, retrieval: Retrieval, principal: Principal, req: PackRequest, *, parallel: bool | None = None
+    db: Database,
+    retrieval: Retrieval,
+    principal: Principal,
+    req: PackRequest,
+    *,
+    parallel: bool | None = None,
 ) -> Pack:
     """Assemble the pack. ``parallel`` runs the providers on threads, each with its own pooled connection."""
     if req.memory_scope_key is not None and req.memory_scope_type is None:
-        raise ValidationFailed([FieldError("memory_scope_key", "requires memory_scope_type"),
-                                FieldError("memory_scope_type", "required when memory_scope_key is sent")])
+        raise ValidationFailed(
+            [
+                FieldError("memory_scope_key", "requires memory_scope_type"),
+                FieldError("memory_scope_type", "required when memory_scope_key is sent"),
+            ]
+        )
     names = requested_layers(req)
     shares = budgets(req.max_chars, names)
     if parallel if parallel is not None else PARALLEL:
@@ -124,8 +157,11 @@ def pack(
             shared = SharedTenant(conn, principal.account_id)
             found = [_run(shared, retrieval, principal, req, n, shares[n]) for n in names]
     layers = [_assemble(n, shares[n], f) for n, f in zip(names, found, strict=True)]
-    warnings = [f"{layer.layer}: {layer.note}" for layer, f in zip(layers, found, strict=True)
-                if layer.note and (f.warn or not layer.items)]
+    warnings = [
+        f"{layer.layer}: {layer.note}"
+        for layer, f in zip(layers, found, strict=True)
+        if layer.note and (f.warn or not layer.items)
+    ]
     return Pack(
         task=req.task,
         session_id=req.session_id,

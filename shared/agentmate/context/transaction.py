@@ -30,7 +30,9 @@ class SharedTenant(Database):
         self._names = itertools.count(1)
 
     @contextmanager
-    def tenant(self, account_id: UUID | str, *, snapshot: bool = False, pipeline: bool = False) -> Iterator[Conn]:
+    def tenant(
+        self, account_id: UUID | str, *, snapshot: bool = False, pipeline: bool = False
+    ) -> Iterator[Conn]:
         if str(account_id) != self._account:
             raise RuntimeError("a context pack reads one account only")
         if snapshot:

@@ -90,7 +90,9 @@ class Database:
             yield conn
 
     @contextmanager
-    def tenant(self, account_id: UUID | str, *, snapshot: bool = False, pipeline: bool = False) -> Iterator[Conn]:
+    def tenant(
+        self, account_id: UUID | str, *, snapshot: bool = False, pipeline: bool = False
+    ) -> Iterator[Conn]:
         """A transaction scoped to one account (commit on success, rollback on error). ``snapshot=True`` makes
         it a read-only repeatable-read transaction: every read sees one snapshot (e.g. a quality run's inputs).
 
@@ -171,6 +173,8 @@ def get_database() -> Database:
     with _db_lock:
         db = _databases.get(url)
         if db is None:
-            db = Database(url, max_size=settings.db_pool_max_size, connect_timeout_s=settings.db_connect_timeout_s)
+            db = Database(
+                url, max_size=settings.db_pool_max_size, connect_timeout_s=settings.db_connect_timeout_s
+            )
             _databases[url] = db
         return db

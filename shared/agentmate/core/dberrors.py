@@ -24,8 +24,9 @@ from agentmate.core.observability import logger
 
 NUL_MESSAGE = "must not contain NUL (U+0000) characters"
 RANGE_MESSAGE = "number out of range"
-DATA_DETAIL = ("a value cannot be stored: text must not contain NUL (U+0000) characters and numbers must be "
-               "in range")
+DATA_DETAIL = (
+    "a value cannot be stored: text must not contain NUL (U+0000) characters and numbers must be in range"
+)
 _INT4 = 2**31  # a parameter at least this large is the suspect when Postgres says out of range
 # The credential's own rows (account, user, key): a write that breaks one of these has lost its caller.
 _CALLER_FKEYS = ("_account_id_fkey", "_key_id_fkey", "_user_fkey", "_source_key_id_fkey")
@@ -92,8 +93,9 @@ def _integrity(exc: pg.IntegrityError) -> DomainError:
         return ValidationFailed([FieldError(exc.diag.column_name, "may not be null")])
     if isinstance(exc, pg.ForeignKeyViolation) and caller_constraint(name):
         return Unauthorized("the account or API key of this credential no longer exists")
-    logger.warning("constraint without a declared field", extra={"constraint": name,
-                                                                   "error_class": type(exc).__name__})
+    logger.warning(
+        "constraint without a declared field", extra={"constraint": name, "error_class": type(exc).__name__}
+    )
     if isinstance(exc, pg.UniqueViolation):
         return Conflict("a record with these values already exists")
     if isinstance(exc, pg.ForeignKeyViolation):

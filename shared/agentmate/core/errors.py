@@ -37,8 +37,9 @@ class DomainError(Exception):
     kind: ClassVar[ErrorKind] = ErrorKind.UNAVAILABLE
     default_detail: ClassVar[str] = "the request could not be completed"
 
-    def __init__(self, detail: str = "", *, errors: list[FieldError] | None = None,
-                 extra: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, detail: str = "", *, errors: list[FieldError] | None = None, extra: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(detail or self.default_detail)
         self.detail = detail or self.default_detail
         self.errors = errors or []

@@ -74,16 +74,21 @@ class PatchModel(BaseModel):
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
         # The MCP tools' clear_<field> flags are spelt as null here (core.validation adds the hint).
-        cls.field_hints = {**{f"clear_{name}": f"send {name}: null to clear it" for name in cls.nullable},
-                           **cls.field_hints}
+        cls.field_hints = {
+            **{f"clear_{name}": f"send {name}: null to clear it" for name in cls.nullable},
+            **cls.field_hints,
+        }
 
     @model_validator(mode="before")
     @classmethod
     def _not_empty(cls, data: Any) -> Any:
         if isinstance(data, dict) and not data:
             fields = cls.updatable()
-            raise PydanticCustomError("empty_patch", "an empty PATCH changes nothing: send at least one of {fields}",
-                                      {"fields": ", ".join(fields), "allowed": fields})
+            raise PydanticCustomError(
+                "empty_patch",
+                "an empty PATCH changes nothing: send at least one of {fields}",
+                {"fields": ", ".join(fields), "allowed": fields},
+            )
         return data
 
     @field_validator("*", mode="before")
@@ -91,7 +96,9 @@ class PatchModel(BaseModel):
     def _null_only_where_it_clears(cls, value: Any, info: ValidationInfo) -> Any:
         if value is None and info.field_name not in cls.nullable:
             allowed = _literal_values(cls.model_fields[info.field_name].annotation) if info.field_name else []
-            raise PydanticCustomError("not_nullable", NOT_NULL_MESSAGE, {"allowed": allowed} if allowed else None)
+            raise PydanticCustomError(
+                "not_nullable", NOT_NULL_MESSAGE, {"allowed": allowed} if allowed else None
+            )
         return value
 
     @classmethod

@@ -10,7 +10,9 @@ import time
 MAX_RETRY_AFTER_S = 86_400.0  # a day; callers clamp further to their own backoff caps
 
 
-def parse_retry_after(value: str | None, *, cap: float = MAX_RETRY_AFTER_S, now: float | None = None) -> float | None:
+def parse_retry_after(
+    value: str | None, *, cap: float = MAX_RETRY_AFTER_S, now: float | None = None
+) -> float | None:
     """Seconds to wait from ``now`` (default: the current time), clamped to 0..``cap``; None when the header is
     absent or not one of the two forms."""
     if value is None:

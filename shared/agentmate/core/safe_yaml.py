@@ -47,8 +47,9 @@ def load(text: str, *, max_depth: int = MAX_DEPTH, first_line: int = 1) -> Any:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + first_line}" if mark is not None else ""
-        raise YamlProblem("", f"is not valid YAML{where}: {getattr(exc, 'problem', None) or 'unreadable'}") \
-            from None
+        raise YamlProblem(
+            "", f"is not valid YAML{where}: {getattr(exc, 'problem', None) or 'unreadable'}"
+        ) from None
     if node is None:
         return None
     try:

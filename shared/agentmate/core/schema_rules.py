@@ -24,14 +24,19 @@ def scope_rule(default_global: bool = True) -> Rule:
     is_global: Rule = {"properties": {"scope_type": {"const": "global"}}}
     if not default_global:
         is_global["required"] = ["scope_type"]
-    return {"if": is_global, "then": {"properties": {"scope_key": BLANK}},
-            "else": {"required": ["scope_key"], "properties": {"scope_key": NOT_BLANK}}}
+    return {
+        "if": is_global,
+        "then": {"properties": {"scope_key": BLANK}},
+        "else": {"required": ["scope_key"], "properties": {"scope_key": NOT_BLANK}},
+    }
 
 
 def requires(field: str, other: str, *, other_text: bool = True, field_text: bool = False) -> Rule:
     """When ``field`` is sent (not null; for text: not blank), ``other`` must be sent too (for text: not blank)."""
-    return {"if": {"required": [field], "properties": {field: NOT_BLANK if field_text else NOT_NULL}},
-            "then": {"required": [other], "properties": {other: NOT_BLANK if other_text else NOT_NULL}}}
+    return {
+        "if": {"required": [field], "properties": {field: NOT_BLANK if field_text else NOT_NULL}},
+        "then": {"required": [other], "properties": {other: NOT_BLANK if other_text else NOT_NULL}},
+    }
 
 
 def together(a: str, b: str) -> list[Rule]:
@@ -41,9 +46,11 @@ def together(a: str, b: str) -> list[Rule]:
 
 def only_when(field: str, other: str, value: str) -> Rule:
     """``field`` is required (not null) when ``other`` is ``value`` and absent or null otherwise."""
-    return {"if": {"required": [other], "properties": {other: {"const": value}}},
-            "then": {"required": [field], "properties": {field: NOT_NULL}},
-            "else": {"properties": {field: {"type": "null"}}}}
+    return {
+        "if": {"required": [other], "properties": {other: {"const": value}}},
+        "then": {"required": [field], "properties": {field: NOT_NULL}},
+        "else": {"properties": {field: {"type": "null"}}},
+    }
 
 
 def rules(*found: Rule) -> Callable[[dict[str, Any]], None]:

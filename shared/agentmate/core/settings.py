@@ -82,9 +82,11 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _require_signing_secret(self) -> Settings:
         if not self.jwt_secret_arn and len(self.jwt_secret) < MIN_JWT_SECRET_CHARS:
-            raise ValueError(f"JWT_SECRET (at least {MIN_JWT_SECRET_CHARS} random characters) or JWT_SECRET_ARN "
-                             "must be set; the local runtime (python -m infra.devserver) generates one in "
-                             ".local/jwt-secret")
+            raise ValueError(
+                f"JWT_SECRET (at least {MIN_JWT_SECRET_CHARS} random characters) or JWT_SECRET_ARN "
+                "must be set; the local runtime (python -m infra.devserver) generates one in "
+                ".local/jwt-secret"
+            )
         return self
 
     def resolved_jwt_secret(self) -> str:

@@ -13,8 +13,15 @@ def like_pattern(q: str) -> str:
 
 
 def paged(
-    conn: Conn, *, columns: str, table: str, where: list[str], params: dict[str, Any], order_by: str,
-    limit: int, offset: int,
+    conn: Conn,
+    *,
+    columns: str,
+    table: str,
+    where: list[str],
+    params: dict[str, Any],
+    order_by: str,
+    limit: int,
+    offset: int,
 ) -> tuple[list[dict[str, Any]], int]:
     """One page of rows plus the total match count (a window count; a second query only past the end)."""
     cond = " AND ".join(where) or "TRUE"
@@ -40,15 +47,24 @@ def paged(
 # never user input; the changed columns are filtered through ``updatable``.
 
 
-def select_by_id(conn: Conn, *, table: str, columns: str, account_id: Any, record_id: Any) -> dict[str, Any] | None:
+def select_by_id(
+    conn: Conn, *, table: str, columns: str, account_id: Any, record_id: Any
+) -> dict[str, Any] | None:
     return conn.execute(
         f"SELECT {columns} FROM {table} WHERE account_id = %s AND id = %s", (account_id, record_id)
     ).fetchone()
 
 
 def update_by_id(
-    conn: Conn, *, table: str, columns: str, updatable: tuple[str, ...], account_id: Any, record_id: Any,
-    changes: dict[str, Any], extra_sets: tuple[str, ...] = (),
+    conn: Conn,
+    *,
+    table: str,
+    columns: str,
+    updatable: tuple[str, ...],
+    account_id: Any,
+    record_id: Any,
+    changes: dict[str, Any],
+    extra_sets: tuple[str, ...] = (),
 ) -> dict[str, Any] | None:
     """Set the changed updatable columns (plus ``extra_sets`` SQL and ``updated_at``); None if no such row."""
     sets = [f"{col} = %({col})s" for col in changes if col in updatable]
@@ -61,11 +77,22 @@ def update_by_id(
 
 
 def delete_by_id(conn: Conn, *, table: str, account_id: Any, record_id: Any) -> bool:
-    return conn.execute(f"DELETE FROM {table} WHERE account_id = %s AND id = %s", (account_id, record_id)).rowcount > 0
+    return (
+        conn.execute(
+            f"DELETE FROM {table} WHERE account_id = %s AND id = %s", (account_id, record_id)
+        ).rowcount
+        > 0
+    )
 
 
 def containing_any(
-    conn: Conn, *, table: str, columns: str, text_columns: tuple[str, ...], account_id: Any, substrings: list[str],
+    conn: Conn,
+    *,
+    table: str,
+    columns: str,
+    text_columns: tuple[str, ...],
+    account_id: Any,
+    substrings: list[str],
     limit: int,
 ) -> list[dict[str, Any]]:
     """Rows whose text columns contain any of ``substrings`` (case-insensitive), those containing the most of them

@@ -156,6 +156,6 @@ def pydantic_errors(
         elif kind == "json_invalid":
             field, message = "body", "request body is not valid JSON"
         elif message.startswith("Value error, "):
-            message = message[len("Value error, "):]
+            message = message[len("Value error, ") :]
         out.append(FieldError(field, message, allowed))
     return out

@@ -27,13 +27,16 @@ class Filters:
     start: datetime | None = None
     end: datetime | None = None
 
+
 # Constraint name → the request field it guards (core.dberrors reports violations by it).
-CONSTRAINTS = constraints({
-    "expenses_amount_check": ("amount", "must be greater than 0"),
-    "expenses_currency_check": ("currency", "must be an ISO 4217 code of three capital letters"),
-    "expenses_description_check": ("description", "must be at most 2000 characters"),
-    "expenses_source_check": ("source", "must be 1..255 characters"),
-})
+CONSTRAINTS = constraints(
+    {
+        "expenses_amount_check": ("amount", "must be greater than 0"),
+        "expenses_currency_check": ("currency", "must be an ISO 4217 code of three capital letters"),
+        "expenses_description_check": ("description", "must be at most 2000 characters"),
+        "expenses_source_check": ("source", "must be 1..255 characters"),
+    }
+)
 
 
 def _where(account_id: UUID, f: Filters) -> tuple[list[str], dict[str, Any]]:
@@ -60,7 +63,9 @@ def _where(account_id: UUID, f: Filters) -> tuple[list[str], dict[str, Any]]:
     return where, params
 
 
-def insert(conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]) -> dict[str, Any]:
+def insert(
+    conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]
+) -> dict[str, Any]:
     row = conn.execute(
         f"""INSERT INTO expenses (account_id, user_id, key_id, amount, currency, description, tags, source,
                                   happened_at)
@@ -77,20 +82,39 @@ def get(conn: Conn, *, account_id: UUID, expense_id: UUID) -> dict[str, Any] | N
     return select_by_id(conn, table="expenses", columns=COLUMNS, account_id=account_id, record_id=expense_id)
 
 
-def update(conn: Conn, *, account_id: UUID, expense_id: UUID, changes: dict[str, Any]) -> dict[str, Any] | None:
-    return update_by_id(conn, table="expenses", columns=COLUMNS, updatable=UPDATABLE, account_id=account_id,
-                        record_id=expense_id, changes=changes,)
+def update(
+    conn: Conn, *, account_id: UUID, expense_id: UUID, changes: dict[str, Any]
+) -> dict[str, Any] | None:
+    return update_by_id(
+        conn,
+        table="expenses",
+        columns=COLUMNS,
+        updatable=UPDATABLE,
+        account_id=account_id,
+        record_id=expense_id,
+        changes=changes,
+    )
 
 
 def delete(conn: Conn, *, account_id: UUID, expense_id: UUID) -> bool:
     return delete_by_id(conn, table="expenses", account_id=account_id, record_id=expense_id)
 
 
-def search(conn: Conn, *, account_id: UUID, filters: Filters, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+def search(
+    conn: Conn, *, account_id: UUID, filters: Filters, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
     """Matching expenses, most recent ``happened_at`` first."""
     where, params = _where(account_id, filters)
-    return paged(conn, columns=COLUMNS, table="expenses", where=where, params=params,
-                 order_by="happened_at DESC, id", limit=limit, offset=offset)
+    return paged(
+        conn,
+        columns=COLUMNS,
+        table="expenses",
+        where=where,
+        params=params,
+        order_by="happened_at DESC, id",
+        limit=limit,
+        offset=offset,
+    )
 
 
 def summary(conn: Conn, *, account_id: UUID, filters: Filters) -> list[dict[str, Any]]:

@@ -17,8 +17,19 @@ from agentmate.expenses.schemas import Expense, ExpenseCreate, ExpenseSummary, E
 router = APIRouter(prefix="/api/expenses", tags=["expenses"], responses=PROBLEM_RESPONSES)
 
 # Blank = no filter; an offset whose "+" arrived unencoded (as a space) is repaired.
-TimeFilter = Annotated[AwareDatetime | None, BeforeValidator(repair_timestamp), WithJsonSchema({"anyOf": [
-    {"type": "string", "format": "date-time"}, {"type": "string", "pattern": r"^\s*$"}, {"type": "null"}]})]
+TimeFilter = Annotated[
+    AwareDatetime | None,
+    BeforeValidator(repair_timestamp),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "format": "date-time"},
+                {"type": "string", "pattern": r"^\s*$"},
+                {"type": "null"},
+            ]
+        }
+    ),
+]
 Tag = Annotated[str | None, Query(description="Exact tag (normalised)")]
 Tags = Annotated[str | None, Query(description="Comma-separated tags; all must match")]
 Start = Annotated[TimeFilter, Query(description="RFC 3339 with offset; happened_at >= start (inclusive)")]
@@ -29,7 +40,9 @@ Currency = Annotated[str | None, Query(description="ISO 4217 code (case-insensit
 
 
 @router.post("", status_code=201, response_model=Expense)
-def create_expense(body: ExpenseCreate, principal: ExpensesWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
+def create_expense(
+    body: ExpenseCreate, principal: ExpensesWrite, db: DbDep, idempotency_key: IdempotencyKey
+) -> Response:
     """Record an expense (amount as a decimal string like "12.50", ISO 4217 currency). Send an `Idempotency-Key` header to make retries safe."""
     result = service.create(db, principal, body, idempotency_key)
     return created(result)
@@ -37,24 +50,49 @@ def create_expense(body: ExpenseCreate, principal: ExpensesWrite, db: DbDep, ide
 
 @router.get("", response_model=Page[Expense])
 def list_expenses(
-    principal: ExpensesRead, db: DbDep, page: PageDep, tag: Tag = None, tags: Tags = None, q: Q = None,
-    source: Source = None, currency: Currency = None, start: Start = None, end: End = None,
+    principal: ExpensesRead,
+    db: DbDep,
+    page: PageDep,
+    tag: Tag = None,
+    tags: Tags = None,
+    q: Q = None,
+    source: Source = None,
+    currency: Currency = None,
+    start: Start = None,
+    end: End = None,
 ) -> Page[Expense]:
     """List expenses, most recent happened_at first. Cross-field rule: `start` after `end` is a 400 naming both
     fields."""
-    return service.search(db, principal, page, tags=tag_filter(tag, tags), q=q, source=source, currency=currency,
-                          start=start, end=end)
+    return service.search(
+        db,
+        principal,
+        page,
+        tags=tag_filter(tag, tags),
+        q=q,
+        source=source,
+        currency=currency,
+        start=start,
+        end=end,
+    )
 
 
 @router.get("/summary", response_model=ExpenseSummary)
 def summarise_expenses(
-    principal: ExpensesRead, db: DbDep, tag: Tag = None, tags: Tags = None, q: Q = None, source: Source = None,
-    currency: Currency = None, start: Start = None, end: End = None,
+    principal: ExpensesRead,
+    db: DbDep,
+    tag: Tag = None,
+    tags: Tags = None,
+    q: Q = None,
+    source: Source = None,
+    currency: Currency = None,
+    start: Start = None,
+    end: End = None,
 ) -> ExpenseSummary:
     """Totals per currency (never summed across currencies), each with per-tag totals, over the filtered expenses.
     Cross-field rule: `start` after `end` is a 400 naming both fields."""
-    return service.summary(db, principal, tags=tag_filter(tag, tags), q=q, source=source, currency=currency,
-                           start=start, end=end)
+    return service.summary(
+        db, principal, tags=tag_filter(tag, tags), q=q, source=source, currency=currency, start=start, end=end
+    )
 
 
 @router.get("/{expense_id}", response_model=Expense)

@@ -89,8 +89,14 @@ def money_text(value: Decimal) -> str:
 Amount = Annotated[
     Decimal,
     BeforeValidator(parse_amount),
-    WithJsonSchema({"anyOf": [{"type": "string", "pattern": r"^(?=.*[1-9])\d{1,10}(\.\d{1,2})?$", "examples": ["12.50"]},
-                              {"type": "number", "minimum": 0.01, "maximum": MAX_AMOUNT_NUMBER, "multipleOf": 0.01}]}),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "pattern": r"^(?=.*[1-9])\d{1,10}(\.\d{1,2})?$", "examples": ["12.50"]},
+                {"type": "number", "minimum": 0.01, "maximum": MAX_AMOUNT_NUMBER, "multipleOf": 0.01},
+            ]
+        }
+    ),
 ]
 Money = Annotated[Decimal, PlainSerializer(money_text, return_type=str)]
 Currency = Annotated[CurrencyCode, BeforeValidator(upper_code)]
@@ -103,7 +109,9 @@ Source = Annotated[
 # RFC 3339 with an offset (a timestamp without one is ambiguous and rejected).
 Timestamp = Annotated[AwareDatetime, BeforeValidator(repair_timestamp)]
 
-_AMOUNT_DOC = 'Decimal string such as "12.50" (a JSON number is accepted); > 0, at most 2 decimal places, never rounded'
+_AMOUNT_DOC = (
+    'Decimal string such as "12.50" (a JSON number is accepted); > 0, at most 2 decimal places, never rounded'
+)
 _CURRENCY_DOC = "Active ISO 4217 code; lowercase is accepted and uppercased"
 _TAGS_DOC = "Trimmed and lowercased on write; duplicates dropped"
 _SOURCE_DOC = "Agent or skill label (≤255, trimmed); blank or null = none"
@@ -158,7 +166,7 @@ class CurrencyTotal(BaseModel):
     count: int
     by_tag: list[TagTotal] = Field(
         description="Per tag within this currency, largest first; an expense with several tags counts under each, "
-                    "untagged expenses only in the currency total"
+        "untagged expenses only in the currency total"
     )
 
 

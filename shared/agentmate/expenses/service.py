@@ -24,9 +24,7 @@ _CODE = re.compile(r"^[A-Z]{3}$")
 
 
 # create / get / update / delete: the shared record use cases (agentmate.core.records).
-_records = records.RecordService(
-    resource="expense", model=Expense, repo=repo, id_field="expense_id"
-)
+_records = records.RecordService(resource="expense", model=Expense, repo=repo, id_field="expense_id")
 create = _records.create
 get = _records.get
 update = _records.update

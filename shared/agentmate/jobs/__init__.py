@@ -23,15 +23,38 @@ if TYPE_CHECKING:
     from agentmate.jobs.wakeup import wake
 
 # Loaded on first use (cold start): a response model that imports agentmate.jobs.models does not load the queue.
-__getattr__ = lazy_exports(__name__, {
-    "errors": ("LeaseLost", "Permanent", "Retryable", "Yield"),
-    "models": ("Job", "JobStatus", "JobUsage", "JobView", "KindStats", "QueueStats"),
-    "registry": ("Kind", "RunContext", "kinds", "register", "unregister"),
-    "service": ("cancel", "enqueue", "get_job", "list_jobs", "queue_stats", "read_job"),
-    "wakeup": ("wake",),
-})
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "errors": ("LeaseLost", "Permanent", "Retryable", "Yield"),
+        "models": ("Job", "JobStatus", "JobUsage", "JobView", "KindStats", "QueueStats"),
+        "registry": ("Kind", "RunContext", "kinds", "register", "unregister"),
+        "service": ("cancel", "enqueue", "get_job", "list_jobs", "queue_stats", "read_job"),
+        "wakeup": ("wake",),
+    },
+)
 
 __all__ = [
-    "Job", "JobStatus", "JobUsage", "JobView", "Kind", "KindStats", "LeaseLost", "Permanent", "QueueStats", "Retryable", "RunContext",
-    "Yield", "cancel", "enqueue", "get_job", "kinds", "list_jobs", "queue_stats", "read_job", "register", "unregister", "wake",
+    "Job",
+    "JobStatus",
+    "JobUsage",
+    "JobView",
+    "Kind",
+    "KindStats",
+    "LeaseLost",
+    "Permanent",
+    "QueueStats",
+    "Retryable",
+    "RunContext",
+    "Yield",
+    "cancel",
+    "enqueue",
+    "get_job",
+    "kinds",
+    "list_jobs",
+    "queue_stats",
+    "read_job",
+    "register",
+    "unregister",
+    "wake",
 ]

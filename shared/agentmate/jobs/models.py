@@ -100,7 +100,12 @@ class JobView(BaseModel):
 
     @classmethod
     def of(cls, job: Job) -> JobView:
-        data = job.model_dump(exclude={"account_id", "lease_owner", "woken_at", "input_tokens", "output_tokens",
-                                       "cost_micros"})
-        return cls(**data, usage=JobUsage(input_tokens=job.input_tokens, output_tokens=job.output_tokens,
-                                          cost_micros=job.cost_micros))
+        data = job.model_dump(
+            exclude={"account_id", "lease_owner", "woken_at", "input_tokens", "output_tokens", "cost_micros"}
+        )
+        return cls(
+            **data,
+            usage=JobUsage(
+                input_tokens=job.input_tokens, output_tokens=job.output_tokens, cost_micros=job.cost_micros
+            ),
+        )

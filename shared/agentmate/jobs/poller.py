@@ -24,8 +24,14 @@ if TYPE_CHECKING:
 
 
 class Poller:
-    def __init__(self, db: Database, *, settings: JobSettings | None = None, concurrency: int | None = None,
-                 only_kinds: Iterable[str] | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        settings: JobSettings | None = None,
+        concurrency: int | None = None,
+        only_kinds: Iterable[str] | None = None,
+    ) -> None:
         self.settings = settings or get_job_settings()
         self.concurrency = concurrency or self.settings.wiki_worker_concurrency
         self.shutdown = threading.Event()

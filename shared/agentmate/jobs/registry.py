@@ -39,8 +39,13 @@ _KINDS: dict[str, Kind] = {}
 _lock = threading.Lock()
 
 
-def register(kind: str, runner: Runner, *, timeout_seconds: float | Callable[[], float],
-             on_change: OnChange | None = None) -> Kind:
+def register(
+    kind: str,
+    runner: Runner,
+    *,
+    timeout_seconds: float | Callable[[], float],
+    on_change: OnChange | None = None,
+) -> Kind:
     """Register (or replace, e.g. in tests) the runner of ``kind``."""
     timeout = timeout_seconds if callable(timeout_seconds) else (lambda t=float(timeout_seconds): t)
     entry = Kind(kind, runner, timeout, on_change)

@@ -13,16 +13,21 @@ from agentmate.core.dberrors import constraints
 from agentmate.core.sql import paged
 from agentmate.jobs.models import Job
 
-CONSTRAINTS = constraints({
-    "jobs_kind_check": ("kind", "must be 1..64 lowercase letters, digits or underscores, starting with a letter"),
-    "jobs_status_check": ("status", "must be one of queued, running, succeeded, failed, cancelled"),
-    "jobs_payload_check": ("payload", "must be an object"),
-    "jobs_attempts_check": ("attempts", "must be at least 0"),
-    "jobs_max_attempts_check": ("max_attempts", "must be 1..20"),
-    "jobs_lease_check": ("lease_owner", "a lease needs both an owner and an expiry"),
-    "jobs_usage_check": ("usage", "token counts and cost must be at least 0"),
-    "jobs_active_subject_key": ("subject_id", "already has an unfinished job of this kind"),
-})
+CONSTRAINTS = constraints(
+    {
+        "jobs_kind_check": (
+            "kind",
+            "must be 1..64 lowercase letters, digits or underscores, starting with a letter",
+        ),
+        "jobs_status_check": ("status", "must be one of queued, running, succeeded, failed, cancelled"),
+        "jobs_payload_check": ("payload", "must be an object"),
+        "jobs_attempts_check": ("attempts", "must be at least 0"),
+        "jobs_max_attempts_check": ("max_attempts", "must be 1..20"),
+        "jobs_lease_check": ("lease_owner", "a lease needs both an owner and an expiry"),
+        "jobs_usage_check": ("usage", "token counts and cost must be at least 0"),
+        "jobs_active_subject_key": ("subject_id", "already has an unfinished job of this kind"),
+    }
+)
 
 COLUMNS = """id, account_id, kind, subject_id, payload, status, attempts, max_attempts, lease_owner, lease_expires_at,
 heartbeat_at, next_attempt_at, woken_at, last_error, result, input_tokens, output_tokens, cost_micros, queued_at,
@@ -41,33 +46,60 @@ def _job(row: dict[str, Any] | None) -> Job | None:
     return Job.model_validate(row) if row else None
 
 
-def insert(conn: Conn, *, account_id: UUID, kind: str, subject_id: UUID | None, payload: dict[str, Any],
-           max_attempts: int) -> Job:
+def insert(
+    conn: Conn,
+    *,
+    account_id: UUID,
+    kind: str,
+    subject_id: UUID | None,
+    payload: dict[str, Any],
+    max_attempts: int,
+) -> Job:
     """A queued job, or the unfinished one of the same kind and subject when there is one."""
-    params = {"account_id": account_id, "kind": kind, "subject_id": subject_id, "payload": Jsonb(payload),
-              "max_attempts": max_attempts}
+    params = {
+        "account_id": account_id,
+        "kind": kind,
+        "subject_id": subject_id,
+        "payload": Jsonb(payload),
+        "max_attempts": max_attempts,
+    }
     row = conn.execute(
         f"""INSERT INTO jobs (account_id, kind, subject_id, payload, max_attempts)
             VALUES (%(account_id)s, %(kind)s, %(subject_id)s, %(payload)s, %(max_attempts)s)
             ON CONFLICT (account_id, kind, subject_id)
                 WHERE status IN ('queued', 'running') AND subject_id IS NOT NULL DO NOTHING
-            RETURNING {COLUMNS}""", params).fetchone()
+            RETURNING {COLUMNS}""",
+        params,
+    ).fetchone()
     if row is None:
         row = conn.execute(
             f"""SELECT {COLUMNS} FROM jobs WHERE account_id = %(account_id)s AND kind = %(kind)s
-                AND subject_id = %(subject_id)s AND status IN ('queued', 'running')""", params).fetchone()
+                AND subject_id = %(subject_id)s AND status IN ('queued', 'running')""",
+            params,
+        ).fetchone()
     job = _job(row)
     assert job is not None
     return job
 
 
 def get(conn: Conn, *, account_id: UUID, job_id: UUID) -> Job | None:
-    return _job(conn.execute(f"SELECT {COLUMNS} FROM jobs WHERE account_id = %s AND id = %s",
-                             (account_id, job_id)).fetchone())
+    return _job(
+        conn.execute(
+            f"SELECT {COLUMNS} FROM jobs WHERE account_id = %s AND id = %s", (account_id, job_id)
+        ).fetchone()
+    )
 
 
-def list_jobs(conn: Conn, *, account_id: UUID, kind: str | None, status: str | None, subject_id: UUID | None,
-              limit: int, offset: int) -> tuple[list[Job], int]:
+def list_jobs(
+    conn: Conn,
+    *,
+    account_id: UUID,
+    kind: str | None,
+    status: str | None,
+    subject_id: UUID | None,
+    limit: int,
+    offset: int,
+) -> tuple[list[Job], int]:
     where = ["account_id = %(account_id)s"]
     if kind is not None:
         where.append("kind = %(kind)s")
@@ -75,9 +107,16 @@ def list_jobs(conn: Conn, *, account_id: UUID, kind: str | None, status: str | N
         where.append("status = %(status)s")
     if subject_id is not None:
         where.append("subject_id = %(subject_id)s")
-    rows, total = paged(conn, columns=COLUMNS, table="jobs", where=where,
-                        params={"account_id": account_id, "kind": kind, "status": status, "subject_id": subject_id},
-                        order_by="queued_at DESC, id", limit=limit, offset=offset)
+    rows, total = paged(
+        conn,
+        columns=COLUMNS,
+        table="jobs",
+        where=where,
+        params={"account_id": account_id, "kind": kind, "status": status, "subject_id": subject_id},
+        order_by="queued_at DESC, id",
+        limit=limit,
+        offset=offset,
+    )
     return [Job.model_validate(r) for r in rows], total
 
 
@@ -92,24 +131,36 @@ def stats(conn: Conn, *, account_id: UUID) -> list[dict[str, Any]]:
                   extract(epoch FROM now() - min(queued_at) FILTER (
                       WHERE status = 'queued' AND next_attempt_at <= now()))::float8 AS oldest_waiting_age_seconds
            FROM jobs WHERE account_id = %s AND status IN ('queued', 'running')
-           GROUP BY kind ORDER BY kind""", (account_id,)).fetchall()
+           GROUP BY kind ORDER BY kind""",
+        (account_id,),
+    ).fetchall()
 
 
 def cancel(conn: Conn, *, account_id: UUID, job_id: UUID, reason: str) -> Job | None:
     """Cancel an unfinished job; a running worker sees it at its next heartbeat (lease lost) and writes nothing."""
-    return _job(conn.execute(
-        f"""UPDATE jobs SET status = 'cancelled', last_error = %(reason)s, finished_at = now(), {_LEASE_CLEARED}
+    return _job(
+        conn.execute(
+            f"""UPDATE jobs SET status = 'cancelled', last_error = %(reason)s, finished_at = now(), {_LEASE_CLEARED}
             WHERE account_id = %(account_id)s AND id = %(id)s AND status IN ('queued', 'running')
-            RETURNING {COLUMNS}""", {"account_id": account_id, "id": job_id, "reason": reason}).fetchone())
+            RETURNING {COLUMNS}""",
+            {"account_id": account_id, "id": job_id, "reason": reason},
+        ).fetchone()
+    )
 
 
 # --- worker statements -----------------------------------------------------------------------------------------
 
 
-def claim(conn: Conn, *, owner: str, lease_seconds: float, job_id: UUID | None, kinds: list[str]) -> Job | None:
+def claim(
+    conn: Conn, *, owner: str, lease_seconds: float, job_id: UUID | None, kinds: list[str]
+) -> Job | None:
     """The claim transaction's one statement (jobs_claim, migrations/0070); run in a transaction with no tenant."""
-    return _job(conn.execute(f"SELECT {COLUMNS} FROM jobs_claim(%s, %s, %s, %s)",
-                             (owner, max(1, round(lease_seconds)), job_id, kinds)).fetchone())
+    return _job(
+        conn.execute(
+            f"SELECT {COLUMNS} FROM jobs_claim(%s, %s, %s, %s)",
+            (owner, max(1, round(lease_seconds)), job_id, kinds),
+        ).fetchone()
+    )
 
 
 def set_tenant(conn: Conn, account_id: UUID) -> None:
@@ -121,39 +172,75 @@ def heartbeat(conn: Conn, *, job: Job, owner: str, lease_seconds: float) -> bool
     row = conn.execute(
         f"""UPDATE jobs SET lease_expires_at = now() + make_interval(secs => %(lease)s), heartbeat_at = now()
             WHERE {_MINE} RETURNING id""",
-        {"account_id": job.account_id, "id": job.id, "owner": owner, "lease": lease_seconds}).fetchone()
+        {"account_id": job.account_id, "id": job.id, "owner": owner, "lease": lease_seconds},
+    ).fetchone()
     return row is not None
 
 
-def _outcome(conn: Conn, sets: str, *, job: Job, owner: str, usage: dict[str, int], **params: Any) -> Job | None:
-    return _job(conn.execute(
-        f"UPDATE jobs SET {sets}, {_USAGE}, {_LEASE_CLEARED} WHERE {_MINE} RETURNING {COLUMNS}",
-        {"account_id": job.account_id, "id": job.id, "owner": owner, **usage, **params}).fetchone())
+def _outcome(
+    conn: Conn, sets: str, *, job: Job, owner: str, usage: dict[str, int], **params: Any
+) -> Job | None:
+    return _job(
+        conn.execute(
+            f"UPDATE jobs SET {sets}, {_USAGE}, {_LEASE_CLEARED} WHERE {_MINE} RETURNING {COLUMNS}",
+            {"account_id": job.account_id, "id": job.id, "owner": owner, **usage, **params},
+        ).fetchone()
+    )
 
 
-def succeed(conn: Conn, *, job: Job, owner: str, usage: dict[str, int], result: dict[str, Any] | None) -> Job | None:
-    return _outcome(conn, "status = 'succeeded', finished_at = now(), last_error = NULL, result = %(result)s",
-                    job=job, owner=owner, usage=usage, result=Jsonb(result) if result is not None else None)
+def succeed(
+    conn: Conn, *, job: Job, owner: str, usage: dict[str, int], result: dict[str, Any] | None
+) -> Job | None:
+    return _outcome(
+        conn,
+        "status = 'succeeded', finished_at = now(), last_error = NULL, result = %(result)s",
+        job=job,
+        owner=owner,
+        usage=usage,
+        result=Jsonb(result) if result is not None else None,
+    )
 
 
 def fail(conn: Conn, *, job: Job, owner: str, usage: dict[str, int], error: str) -> Job | None:
-    return _outcome(conn, "status = 'failed', finished_at = now(), last_error = %(error)s",
-                    job=job, owner=owner, usage=usage, error=error)
+    return _outcome(
+        conn,
+        "status = 'failed', finished_at = now(), last_error = %(error)s",
+        job=job,
+        owner=owner,
+        usage=usage,
+        error=error,
+    )
 
 
-def requeue(conn: Conn, *, job: Job, owner: str, usage: dict[str, int], error: str, delay_seconds: float,
-            wake_scheduled: bool) -> Job | None:
+def requeue(
+    conn: Conn,
+    *,
+    job: Job,
+    owner: str,
+    usage: dict[str, int],
+    error: str,
+    delay_seconds: float,
+    wake_scheduled: bool,
+) -> Job | None:
     """Back to the queue after a retryable failure. ``wake_scheduled``: a delayed wake-up arrives when the
     backoff ends, so the sweep leaves the row alone until then; otherwise the sweep wakes it once due."""
     return _outcome(
-        conn, """status = 'queued', last_error = %(error)s,
+        conn,
+        """status = 'queued', last_error = %(error)s,
                  next_attempt_at = now() + make_interval(secs => %(delay)s),
                  woken_at = CASE WHEN %(scheduled)s THEN now() + make_interval(secs => %(delay)s) ELSE woken_at END""",
-        job=job, owner=owner, usage=usage, error=error, delay=delay_seconds, scheduled=wake_scheduled)
+        job=job,
+        owner=owner,
+        usage=usage,
+        error=error,
+        delay=delay_seconds,
+        scheduled=wake_scheduled,
+    )
 
 
-def release(conn: Conn, *, job: Job, owner: str, failed: bool, error: str, delay_seconds: float,
-            wake_scheduled: bool) -> Job | None:
+def release(
+    conn: Conn, *, job: Job, owner: str, failed: bool, error: str, delay_seconds: float, wake_scheduled: bool
+) -> Job | None:
     """The worker's last resort after an outcome write failed: out of ``running`` with a fixed error text and
     nothing else of the attempt (whatever made the first write fail is not written again)."""
     if failed:
@@ -161,31 +248,56 @@ def release(conn: Conn, *, job: Job, owner: str, failed: bool, error: str, delay
     else:
         sets = """status = 'queued', last_error = %(error)s, next_attempt_at = now() + make_interval(secs => %(delay)s),
                   woken_at = CASE WHEN %(scheduled)s THEN now() + make_interval(secs => %(delay)s) ELSE woken_at END"""
-    return _job(conn.execute(
-        f"UPDATE jobs SET {sets}, {_LEASE_CLEARED} WHERE {_MINE} RETURNING {COLUMNS}",
-        {"account_id": job.account_id, "id": job.id, "owner": owner, "error": error, "delay": delay_seconds,
-         "scheduled": wake_scheduled}).fetchone())
+    return _job(
+        conn.execute(
+            f"UPDATE jobs SET {sets}, {_LEASE_CLEARED} WHERE {_MINE} RETURNING {COLUMNS}",
+            {
+                "account_id": job.account_id,
+                "id": job.id,
+                "owner": owner,
+                "error": error,
+                "delay": delay_seconds,
+                "scheduled": wake_scheduled,
+            },
+        ).fetchone()
+    )
 
 
 def yield_back(conn: Conn, *, job: Job, owner: str, usage: dict[str, int]) -> Job | None:
     """Hand the job back unfinished, due now, with this claim's attempt refunded (a shutdown is not a failure)."""
-    return _outcome(conn, """status = 'queued', attempts = greatest(attempts - 1, 0), next_attempt_at = now(),
-                             woken_at = now()""", job=job, owner=owner, usage=usage)
+    return _outcome(
+        conn,
+        """status = 'queued', attempts = greatest(attempts - 1, 0), next_attempt_at = now(),
+                             woken_at = now()""",
+        job=job,
+        owner=owner,
+        usage=usage,
+    )
 
 
 def add_usage(conn: Conn, *, job: Job, usage: dict[str, int]) -> None:
     """Usage of an attempt whose lease was lost: the calls were made and paid for all the same."""
-    conn.execute(f"UPDATE jobs SET {_USAGE} WHERE account_id = %(account_id)s AND id = %(id)s",
-                 {"account_id": job.account_id, "id": job.id, **usage})
+    conn.execute(
+        f"UPDATE jobs SET {_USAGE} WHERE account_id = %(account_id)s AND id = %(id)s",
+        {"account_id": job.account_id, "id": job.id, **usage},
+    )
 
 
 def due_for_wakeup(conn: Conn, *, grace_seconds: int, limit: int, kinds: list[str]) -> list[UUID]:
     """Claimable jobs of ``kinds`` no wake-up reached within the grace period (migrations/0072), marked woken."""
-    return [r["job_id"] for r in conn.execute("SELECT job_id FROM jobs_due_for_wakeup(%s, %s, %s)",
-                                              (grace_seconds, limit, kinds)).fetchall()]
+    return [
+        r["job_id"]
+        for r in conn.execute(
+            "SELECT job_id FROM jobs_due_for_wakeup(%s, %s, %s)", (grace_seconds, limit, kinds)
+        ).fetchall()
+    ]
 
 
-def fail_unregistered(conn: Conn, *, kinds: list[str], after_seconds: int, limit: int) -> list[dict[str, Any]]:
+def fail_unregistered(
+    conn: Conn, *, kinds: list[str], after_seconds: int, limit: int
+) -> list[dict[str, Any]]:
     """Retire unfinished jobs of any kind outside ``kinds`` queued at least ``after_seconds`` ago (0072)."""
-    return conn.execute("SELECT job_id, account_id, kind FROM jobs_fail_unregistered(%s, %s, %s)",
-                        (kinds, after_seconds, limit)).fetchall()
+    return conn.execute(
+        "SELECT job_id, account_id, kind FROM jobs_fail_unregistered(%s, %s, %s)",
+        (kinds, after_seconds, limit),
+    ).fetchall()

@@ -12,13 +12,26 @@ from agentmate.jobs import repository as repo
 from agentmate.jobs.models import Job, JobStatus, JobView, KindStats, QueueStats
 
 
-def enqueue(conn: Conn, *, account_id: UUID, kind: str, subject_id: UUID | None = None,
-            payload: dict[str, Any] | None = None, max_attempts: int = 3) -> Job:
+def enqueue(
+    conn: Conn,
+    *,
+    account_id: UUID,
+    kind: str,
+    subject_id: UUID | None = None,
+    payload: dict[str, Any] | None = None,
+    max_attempts: int = 3,
+) -> Job:
     """Queue a job inside the caller's tenant transaction and return it. An unfinished job of the same kind and
     subject is returned instead of a second one. Send the wake-up after the transaction commits:
     ``jobs.wake(job.id)`` (a wake-up for an uncommitted row would find nothing to claim)."""
-    return repo.insert(conn, account_id=account_id, kind=kind, subject_id=subject_id, payload=payload or {},
-                       max_attempts=max_attempts)
+    return repo.insert(
+        conn,
+        account_id=account_id,
+        kind=kind,
+        subject_id=subject_id,
+        payload=payload or {},
+        max_attempts=max_attempts,
+    )
 
 
 def get_job(db: Database, account_id: UUID, job_id: UUID) -> Job:
@@ -34,13 +47,29 @@ def read_job(db: Database, account_id: UUID, job_id: UUID) -> JobView:
     return JobView.of(get_job(db, account_id, job_id))
 
 
-def list_jobs(db: Database, account_id: UUID, page: PageParams, *, kind: str | None = None,
-              status: JobStatus | None = None, subject_id: UUID | None = None) -> Page[JobView]:
+def list_jobs(
+    db: Database,
+    account_id: UUID,
+    page: PageParams,
+    *,
+    kind: str | None = None,
+    status: JobStatus | None = None,
+    subject_id: UUID | None = None,
+) -> Page[JobView]:
     """The account's jobs, newest first, optionally of one kind, status or subject."""
     with db.tenant(account_id) as conn:
-        items, total = repo.list_jobs(conn, account_id=account_id, kind=kind, status=status, subject_id=subject_id,
-                                      limit=page.limit, offset=page.offset)
-    return Page[JobView](items=[JobView.of(j) for j in items], total=total, limit=page.limit, offset=page.offset)
+        items, total = repo.list_jobs(
+            conn,
+            account_id=account_id,
+            kind=kind,
+            status=status,
+            subject_id=subject_id,
+            limit=page.limit,
+            offset=page.offset,
+        )
+    return Page[JobView](
+        items=[JobView.of(j) for j in items], total=total, limit=page.limit, offset=page.offset
+    )
 
 
 def cancel(conn: Conn, *, account_id: UUID, job_id: UUID, reason: str = "cancelled") -> Job | None:
@@ -55,6 +84,11 @@ def queue_stats(db: Database, account_id: UUID) -> QueueStats:
         rows = repo.stats(conn, account_id=account_id)
     per_kind = [KindStats.model_validate(r) for r in rows]
     ages = [k.oldest_waiting_age_seconds for k in per_kind if k.oldest_waiting_age_seconds is not None]
-    return QueueStats(waiting=sum(k.waiting for k in per_kind), running=sum(k.running for k in per_kind),
-                      backing_off=sum(k.backing_off for k in per_kind), stalled=sum(k.stalled for k in per_kind),
-                      oldest_waiting_age_seconds=max(ages) if ages else None, kinds=per_kind)
+    return QueueStats(
+        waiting=sum(k.waiting for k in per_kind),
+        running=sum(k.running for k in per_kind),
+        backing_off=sum(k.backing_off for k in per_kind),
+        stalled=sum(k.stalled for k in per_kind),
+        oldest_waiting_age_seconds=max(ages) if ages else None,
+        kinds=per_kind,
+    )

@@ -44,15 +44,19 @@ class JobSettings(BaseSettings):
     def _heartbeat_under_lease(self) -> JobSettings:
         # A heartbeat must come several times per lease, or a brief database hiccup costs a live worker its lease.
         if self.wiki_worker_heartbeat_seconds * 4 > self.jobs_min_lease_seconds:
-            raise ValueError(f"WIKI_WORKER_HEARTBEAT_SECONDS={self.wiki_worker_heartbeat_seconds:g} must be at most "
-                             f"a quarter of the shortest lease (JOBS_MIN_LEASE_SECONDS="
-                             f"{self.jobs_min_lease_seconds:g})")
+            raise ValueError(
+                f"WIKI_WORKER_HEARTBEAT_SECONDS={self.wiki_worker_heartbeat_seconds:g} must be at most "
+                f"a quarter of the shortest lease (JOBS_MIN_LEASE_SECONDS="
+                f"{self.jobs_min_lease_seconds:g})"
+            )
         return self
 
     def backoff_seconds(self, attempt: int) -> float:
         """30 s x 2^(attempt-1), capped at 600 s (the defaults): ``attempt`` is the attempt that just failed."""
         exp = min(max(attempt, 1) - 1, 30)
-        return float(min(self.wiki_worker_retry_backoff_seconds * 2**exp, self.wiki_worker_max_retry_backoff_seconds))
+        return float(
+            min(self.wiki_worker_retry_backoff_seconds * 2**exp, self.wiki_worker_max_retry_backoff_seconds)
+        )
 
     def lease_seconds(self, timeout_seconds: float) -> float:
         """Derived from the work's own timeout, never configured apart from it: a lease shorter than the work

@@ -47,8 +47,11 @@ class SqsWaker:
         return self._client
 
     def __call__(self, job_id: UUID, delay_seconds: int) -> None:
-        self.client.send_message(QueueUrl=self.queue_url, MessageBody=message_body(job_id),
-                                 DelaySeconds=max(0, min(delay_seconds, MAX_WAKE_DELAY_S)))
+        self.client.send_message(
+            QueueUrl=self.queue_url,
+            MessageBody=message_body(job_id),
+            DelaySeconds=max(0, min(delay_seconds, MAX_WAKE_DELAY_S)),
+        )
 
 
 _sqs: SqsWaker | None = None

@@ -43,7 +43,9 @@ from agentmate.jobs.settings import MAX_WAKE_DELAY_S, JobSettings, get_job_setti
 if TYPE_CHECKING:
     from agentmate.core.db import Conn, Database
 
-Outcome = Literal["not_claimed", "succeeded", "failed", "retry", "yielded", "lease_lost", "gave_up", "released"]
+Outcome = Literal[
+    "not_claimed", "succeeded", "failed", "retry", "yielded", "lease_lost", "gave_up", "released"
+]
 _HOST = socket.gethostname()[:64]
 _ERROR_CHARS = 2000
 # Token counts and cost per outcome write: far above any real job (llm clamps one call to 10^8 tokens and one
@@ -62,8 +64,9 @@ class RunReport:
     retry_in_seconds: float | None = None
 
 
-def check_fits(function_timeout_s: float, settings: JobSettings | None = None,
-               only: Iterable[Kind] | None = None) -> None:
+def check_fits(
+    function_timeout_s: float, settings: JobSettings | None = None, only: Iterable[Kind] | None = None
+) -> None:
     """Refuse a configuration where a registered kind's timeout plus the finish margin does not fit inside the
     function's timeout: every such run would be yielded (or killed mid-write) and never finish."""
     settings = settings or get_job_settings()
@@ -74,14 +77,22 @@ def check_fits(function_timeout_s: float, settings: JobSettings | None = None,
             raise ConfigurationError(
                 f"job kind {kind.name!r}: its timeout {kind.timeout_seconds():g} s plus JOBS_FINISH_MARGIN_SECONDS="
                 f"{margin:g} s does not fit the worker function's timeout of {function_timeout_s:g} s; lower the "
-                f"kind's timeout (e.g. COMPILER_TIMEOUT_SECONDS=780 with a 900 s function) or the margin")
+                f"kind's timeout (e.g. COMPILER_TIMEOUT_SECONDS=780 with a 900 s function) or the margin"
+            )
 
 
 class Heartbeat:
     """Extends one claim's lease on its own connection until stopped; sets ``lease_lost`` when it is gone."""
 
-    def __init__(self, db: Database, job: Job, owner: str, lease_seconds: Callable[[], float], interval_s: float,
-                 lease_lost: threading.Event) -> None:
+    def __init__(
+        self,
+        db: Database,
+        job: Job,
+        owner: str,
+        lease_seconds: Callable[[], float],
+        interval_s: float,
+        lease_lost: threading.Event,
+    ) -> None:
         self._db, self._job, self._owner = db, job, owner
         self._lease_seconds, self._interval = lease_seconds, interval_s
         self.lease_lost = lease_lost
@@ -102,11 +113,15 @@ class Heartbeat:
         while not self._stop.wait(self._interval):
             try:
                 with self._db.tenant(self._job.account_id) as conn:
-                    held = repo.heartbeat(conn, job=self._job, owner=self._owner, lease_seconds=self._lease_seconds())
+                    held = repo.heartbeat(
+                        conn, job=self._job, owner=self._owner, lease_seconds=self._lease_seconds()
+                    )
             except Exception:
                 # A brief database hiccup must not cost a live worker its lease: retry until the lease would
                 # have expired anyway (then another worker may already own the job).
-                logger.warning("job heartbeat failed; retrying", exc_info=True, extra={"job_id": str(self._job.id)})
+                logger.warning(
+                    "job heartbeat failed; retrying", exc_info=True, extra={"job_id": str(self._job.id)}
+                )
                 if time.monotonic() - last_ok >= self._lease_seconds():
                     self.lease_lost.set()
                     return
@@ -127,8 +142,10 @@ def _clamp_int(value: Any, high: int) -> int:
 
 def _usage(u: Usage) -> dict[str, int]:
     """What a runner reported, as the jobs row can store it: non-negative integers within bigint."""
-    return {name: _clamp_int(getattr(u, name), MAX_USAGE_PER_WRITE)
-            for name in ("input_tokens", "output_tokens", "cost_micros")}
+    return {
+        name: _clamp_int(getattr(u, name), MAX_USAGE_PER_WRITE)
+        for name in ("input_tokens", "output_tokens", "cost_micros")
+    }
 
 
 def _text(reason: Any) -> str:
@@ -138,7 +155,11 @@ def _text(reason: Any) -> str:
 
 def _delay(backoff: float, retry_after: Any, cap: float) -> float:
     """The backoff, or a longer Retry-After: a finite number, clamped to the backoff cap (anything else: ignored)."""
-    if isinstance(retry_after, bool) or not isinstance(retry_after, int | float) or not math.isfinite(retry_after):
+    if (
+        isinstance(retry_after, bool)
+        or not isinstance(retry_after, int | float)
+        or not math.isfinite(retry_after)
+    ):
         return backoff
     return min(max(backoff, float(retry_after)), max(cap, backoff))
 
@@ -152,12 +173,20 @@ class Worker:
     connections: the runner's and the heartbeat's. ``shutdown`` is set by the host (the local poller on exit) to
     make runs yield."""
 
-    def __init__(self, db: Database, *, settings: JobSettings | None = None,
-                 shutdown: threading.Event | None = None, wake: Callable[[Any, int], bool] | None = None,
-                 only_kinds: Iterable[str] | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        settings: JobSettings | None = None,
+        shutdown: threading.Event | None = None,
+        wake: Callable[[Any, int], bool] | None = None,
+        only_kinds: Iterable[str] | None = None,
+    ) -> None:
         if db.max_size < 2:
-            raise ConfigurationError(f"the job worker's database pool holds {db.max_size} connection(s); it needs at "
-                                     "least 2 (the runner's and the heartbeat's): set DB_POOL_MAX_SIZE=2 or more")
+            raise ConfigurationError(
+                f"the job worker's database pool holds {db.max_size} connection(s); it needs at "
+                "least 2 (the runner's and the heartbeat's): set DB_POOL_MAX_SIZE=2 or more"
+            )
         self.db = db
         self.settings = settings or get_job_settings()
         self.shutdown = shutdown or threading.Event()
@@ -166,7 +195,9 @@ class Worker:
 
     # --- claim ----------------------------------------------------------------------------------------------
 
-    def run_one(self, *, job_id: Any = None, remaining_seconds: Callable[[], float] | None = None) -> RunReport:
+    def run_one(
+        self, *, job_id: Any = None, remaining_seconds: Callable[[], float] | None = None
+    ) -> RunReport:
         """Claim ``job_id`` (or the oldest claimable job) and run it to an outcome."""
         registered = {name: k for name, k in kinds().items() if self._only is None or name in self._only}
         if not registered or self.shutdown.is_set():
@@ -177,14 +208,18 @@ class Worker:
 
         def lease_seconds() -> float:
             # Never longer than the invocation can live (+ two heartbeats): a killed Lambda's job comes back sooner.
-            return min(self.settings.lease_seconds(longest),
-                       remaining() + 2 * self.settings.wiki_worker_heartbeat_seconds)
+            return min(
+                self.settings.lease_seconds(longest),
+                remaining() + 2 * self.settings.wiki_worker_heartbeat_seconds,
+            )
 
         job = self._claim(owner, lease_seconds(), job_id, registered)
         if job is None:
             return RunReport("not_claimed")
         if job.status == "failed":
-            logger.warning("job gave up", extra={"job_id": str(job.id), "kind": job.kind, "attempts": job.attempts})
+            logger.warning(
+                "job gave up", extra={"job_id": str(job.id), "kind": job.kind, "attempts": job.attempts}
+            )
             count("JobGaveUp")
             return RunReport("gave_up", job)
         kind = registered[job.kind]
@@ -198,7 +233,9 @@ class Worker:
 
     def _claim(self, owner: str, lease_s: float, job_id: Any, registered: dict[str, Kind]) -> Job | None:
         with self.db.transaction() as conn:
-            job = repo.claim(conn, owner=owner, lease_seconds=lease_s, job_id=job_id, kinds=sorted(registered))
+            job = repo.claim(
+                conn, owner=owner, lease_seconds=lease_s, job_id=job_id, kinds=sorted(registered)
+            )
             if job is not None:
                 repo.set_tenant(conn, job.account_id)  # from here on the transaction is the job's account's
                 self._changed(conn, registered[job.kind], job)
@@ -206,10 +243,18 @@ class Worker:
 
     # --- run ------------------------------------------------------------------------------------------------
 
-    def _run(self, kind: Kind, job: Job, owner: str, remaining: Callable[[], float],
-             lease_seconds: Callable[[], float]) -> RunReport:
+    def _run(
+        self,
+        kind: Kind,
+        job: Job,
+        owner: str,
+        remaining: Callable[[], float],
+        lease_seconds: Callable[[], float],
+    ) -> RunReport:
         lease_lost = threading.Event()
-        beat = Heartbeat(self.db, job, owner, lease_seconds, self.settings.wiki_worker_heartbeat_seconds, lease_lost)
+        beat = Heartbeat(
+            self.db, job, owner, lease_seconds, self.settings.wiki_worker_heartbeat_seconds, lease_lost
+        )
         outcome: dict[str, Job | None] = {}
 
         def finish(conn: Conn, result: dict[str, Any] | None) -> None:
@@ -219,8 +264,15 @@ class Worker:
             self._changed(conn, kind, done)
             outcome["job"] = done
 
-        ctx = RunContext(job=job, remaining_seconds=remaining, lease_lost=lease_lost, shutdown=self.shutdown,
-                         _db=self.db, _finish=finish, _stop_heartbeat=beat.stop)
+        ctx = RunContext(
+            job=job,
+            remaining_seconds=remaining,
+            lease_lost=lease_lost,
+            shutdown=self.shutdown,
+            _db=self.db,
+            _finish=finish,
+            _stop_heartbeat=beat.stop,
+        )
         beat.start()
         try:
             result = kind.runner(ctx)
@@ -254,8 +306,13 @@ class Worker:
         if ctx.lease_lost.is_set():
             return self._lost(job, ctx.usage)
         # A success that cannot be recorded (e.g. a result Postgres refuses) is an unknown error: not retried.
-        done = self._guarded(kind, job, lambda conn: repo.succeed(
-            conn, job=job, owner=owner, usage=_usage(ctx.usage), result=result), ctx.usage, failing=True)
+        done = self._guarded(
+            kind,
+            job,
+            lambda conn: repo.succeed(conn, job=job, owner=owner, usage=_usage(ctx.usage), result=result),
+            ctx.usage,
+            failing=True,
+        )
         if done is None:
             return RunReport("lease_lost", job)
         count("JobSucceeded")
@@ -267,8 +324,9 @@ class Worker:
         if kind.on_change is not None:
             kind.on_change(conn, job)
 
-    def _guarded(self, kind: Kind, job: Job, write: Callable[[Conn], Job | None], usage: Usage, *,
-                 failing: bool) -> Job | None:
+    def _guarded(
+        self, kind: Kind, job: Job, write: Callable[[Conn], Job | None], usage: Usage, *, failing: bool
+    ) -> Job | None:
         try:
             with self.db.tenant(job.account_id) as conn:
                 done = write(conn)
@@ -283,30 +341,57 @@ class Worker:
     def _retry(self, kind: Kind, job: Job, owner: str, usage: Usage, exc: Retryable) -> RunReport:
         if job.attempts >= job.max_attempts:
             return self._fail(kind, job, owner, usage, f"gave up after {job.attempts} attempts: {exc.reason}")
-        delay = _delay(self.settings.backoff_seconds(job.attempts), exc.retry_after,
-                       self.settings.wiki_worker_max_retry_backoff_seconds)
+        delay = _delay(
+            self.settings.backoff_seconds(job.attempts),
+            exc.retry_after,
+            self.settings.wiki_worker_max_retry_backoff_seconds,
+        )
         scheduled = delay + 1 <= MAX_WAKE_DELAY_S
-        done = self._guarded(kind, job, lambda conn: repo.requeue(
-            conn, job=job, owner=owner, usage=_usage(usage), error=_text(exc.reason), delay_seconds=delay,
-            wake_scheduled=scheduled), usage, failing=False)
+        done = self._guarded(
+            kind,
+            job,
+            lambda conn: repo.requeue(
+                conn,
+                job=job,
+                owner=owner,
+                usage=_usage(usage),
+                error=_text(exc.reason),
+                delay_seconds=delay,
+                wake_scheduled=scheduled,
+            ),
+            usage,
+            failing=False,
+        )
         if done is None:
             return RunReport("lease_lost", job)
         if scheduled:
-            self._wake(job.id, math.ceil(delay) + 1)  # +1 s: the message must not arrive before the row is due
+            self._wake(
+                job.id, math.ceil(delay) + 1
+            )  # +1 s: the message must not arrive before the row is due
         count("JobRetried")
         return RunReport("retry", done, retry_in_seconds=delay)
 
     def _fail(self, kind: Kind, job: Job, owner: str, usage: Usage, error: str) -> RunReport:
-        done = self._guarded(kind, job, lambda conn: repo.fail(
-            conn, job=job, owner=owner, usage=_usage(usage), error=_text(error)), usage, failing=True)
+        done = self._guarded(
+            kind,
+            job,
+            lambda conn: repo.fail(conn, job=job, owner=owner, usage=_usage(usage), error=_text(error)),
+            usage,
+            failing=True,
+        )
         if done is None:
             return RunReport("lease_lost", job)
         count("JobFailed")
         return RunReport("failed", done)
 
     def _yield(self, kind: Kind, job: Job, owner: str, usage: Usage) -> RunReport:
-        done = self._guarded(kind, job, lambda conn: repo.yield_back(
-            conn, job=job, owner=owner, usage=_usage(usage)), usage, failing=False)
+        done = self._guarded(
+            kind,
+            job,
+            lambda conn: repo.yield_back(conn, job=job, owner=owner, usage=_usage(usage)),
+            usage,
+            failing=False,
+        )
         if done is None:
             return RunReport("lease_lost", job)
         self._wake(job.id, 0)
@@ -320,24 +405,37 @@ class Worker:
         be what failed). When nothing can be written the error propagates (SQS redelivers the wake-up) and the
         lease runs out: the queue's stalled view shows the job until a worker claims it again."""
         cause = unrecorded.__cause__ or unrecorded
-        logger.error("job outcome could not be written; releasing the job", exc_info=cause,
-                     extra={"job_id": str(job.id), "kind": job.kind})
+        logger.error(
+            "job outcome could not be written; releasing the job",
+            exc_info=cause,
+            extra={"job_id": str(job.id), "kind": job.kind},
+        )
         failed = unrecorded.failing or job.attempts >= job.max_attempts
         delay = self.settings.backoff_seconds(job.attempts)
         scheduled = delay + 1 <= MAX_WAKE_DELAY_S
-        error = (f"the outcome of attempt {job.attempts} could not be recorded ({type(cause).__name__}); "
-                 + ("the job failed" if failed else f"retrying after {delay:g} s"))
+        error = f"the outcome of attempt {job.attempts} could not be recorded ({type(cause).__name__}); " + (
+            "the job failed" if failed else f"retrying after {delay:g} s"
+        )
         done: Job | None = None
         for with_change in (True, False):
             try:
                 with self.db.tenant(job.account_id) as conn:
-                    done = repo.release(conn, job=job, owner=owner, failed=failed, error=error,
-                                        delay_seconds=delay, wake_scheduled=scheduled)
+                    done = repo.release(
+                        conn,
+                        job=job,
+                        owner=owner,
+                        failed=failed,
+                        error=error,
+                        delay_seconds=delay,
+                        wake_scheduled=scheduled,
+                    )
                     if done is not None and with_change:
                         self._changed(conn, kind, done)
                 break
             except Exception:
-                logger.exception("job release failed", extra={"job_id": str(job.id), "on_change": with_change})
+                logger.exception(
+                    "job release failed", extra={"job_id": str(job.id), "on_change": with_change}
+                )
         else:
             count("JobReleaseFailed")
             raise cause
@@ -375,8 +473,9 @@ class _Unrecorded(Exception):
         self.usage = usage
 
 
-def sweep(db: Database, *, settings: JobSettings | None = None,
-          wake: Callable[[Any, int], bool] | None = None) -> int:
+def sweep(
+    db: Database, *, settings: JobSettings | None = None, wake: Callable[[Any, int], bool] | None = None
+) -> int:
     """Re-send a wake-up for every claimable job no wake-up reached within the grace period (a lost message, a
     killed worker's expired lease, a backoff longer than an SQS delay), then retire jobs of kinds nobody here runs.
     Only the kinds this process registered are re-sent. Returns how many wake-ups were sent."""
@@ -384,8 +483,12 @@ def sweep(db: Database, *, settings: JobSettings | None = None,
     send = wake or wakeup.wake
     registered = sorted(kinds())
     with db.transaction() as conn:
-        due = repo.due_for_wakeup(conn, grace_seconds=settings.jobs_sweep_grace_seconds,
-                                  limit=settings.jobs_sweep_batch, kinds=registered)
+        due = repo.due_for_wakeup(
+            conn,
+            grace_seconds=settings.jobs_sweep_grace_seconds,
+            limit=settings.jobs_sweep_batch,
+            kinds=registered,
+        )
     sent = sum(1 for job_id in due if send(job_id, 0))
     if due:
         logger.info("job sweep", extra={"due": len(due), "sent": sent})
@@ -401,10 +504,16 @@ def retire_unregistered(db: Database, *, settings: JobSettings | None = None) ->
     if not registered:
         return 0  # a process that runs no kinds at all is misconfigured, not proof that every kind is gone
     with db.transaction() as conn:
-        retired = repo.fail_unregistered(conn, kinds=registered, after_seconds=settings.jobs_unregistered_after_seconds,
-                                         limit=settings.jobs_sweep_batch)
+        retired = repo.fail_unregistered(
+            conn,
+            kinds=registered,
+            after_seconds=settings.jobs_unregistered_after_seconds,
+            limit=settings.jobs_sweep_batch,
+        )
     for row in retired:
-        logger.warning("job of an unregistered kind retired", extra={
-            "job_id": str(row["job_id"]), "account_id": str(row["account_id"]), "kind": row["kind"]})
+        logger.warning(
+            "job of an unregistered kind retired",
+            extra={"job_id": str(row["job_id"]), "account_id": str(row["account_id"]), "kind": row["kind"]},
+        )
         count("JobUnregisteredKind")
     return len(retired)

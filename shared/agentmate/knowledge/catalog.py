@@ -38,11 +38,19 @@ def fold_languages(manifest: dict[str, Any]) -> list[str]:
 def card(row: dict[str, Any]) -> KnowledgeCatalogCard:
     m = row["manifest"] or {}
     return KnowledgeCatalogCard(
-        source_id=row["source_id"], source_name=row["source_name"], revision_id=row["revision_id"],
-        name=m.get("name") or row["source_name"], description=m.get("description"), profile=m.get("profile"),
-        language=m.get("language"), citation_policy=m.get("citation_policy"),
-        capabilities=list(m.get("capabilities") or []), languages=fold_languages(m), domain=row["domain"],
-        document_count=row["document_count"], package_hash=row["package_hash"],
+        source_id=row["source_id"],
+        source_name=row["source_name"],
+        revision_id=row["revision_id"],
+        name=m.get("name") or row["source_name"],
+        description=m.get("description"),
+        profile=m.get("profile"),
+        language=m.get("language"),
+        citation_policy=m.get("citation_policy"),
+        capabilities=list(m.get("capabilities") or []),
+        languages=fold_languages(m),
+        domain=row["domain"],
+        document_count=row["document_count"],
+        package_hash=row["package_hash"],
         index_status=row.get("index_status") or _NO_INDEX,
     )
 
@@ -52,11 +60,23 @@ def cards(conn: Conn, *, account_id: UUID) -> list[KnowledgeCatalogCard]:
     return [card(r) for r in repository.catalog_all(conn, account_id=account_id)]
 
 
-def catalog(db: Database, actor: Actor, page: PageParams, query: str | None = None,
-            domain: str | None = None) -> KnowledgeCatalog:
+def catalog(
+    db: Database, actor: Actor, page: PageParams, query: str | None = None, domain: str | None = None
+) -> KnowledgeCatalog:
     with db.tenant(actor.account_id) as conn:
-        rows, total = repository.catalog_page(conn, account_id=actor.account_id, query=query, domain=domain,
-                                              limit=page.limit, offset=page.offset)
+        rows, total = repository.catalog_page(
+            conn,
+            account_id=actor.account_id,
+            query=query,
+            domain=domain,
+            limit=page.limit,
+            offset=page.offset,
+        )
         roster = repository.domain_roster(conn, account_id=actor.account_id)
-    return KnowledgeCatalog(items=[card(r) for r in rows], total=total, limit=page.limit, offset=page.offset,
-                            domains=[KnowledgeDomainCount(**r) for r in roster])
+    return KnowledgeCatalog(
+        items=[card(r) for r in rows],
+        total=total,
+        limit=page.limit,
+        offset=page.offset,
+        domains=[KnowledgeDomainCount(**r) for r in roster],
+    )

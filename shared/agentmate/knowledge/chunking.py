@@ -79,8 +79,9 @@ def snippet(content: str) -> str:
 
 
 def is_markdown(path: str, mime_type: str | None = None) -> bool:
-    return (mime_type or "").split(";")[0].strip().lower() == "text/markdown" or \
-        posixpath.splitext(path.lower())[1] in MARKDOWN_EXTENSIONS
+    return (mime_type or "").split(";")[0].strip().lower() == "text/markdown" or posixpath.splitext(
+        path.lower()
+    )[1] in MARKDOWN_EXTENSIONS
 
 
 @lru_cache(maxsize=1)
@@ -129,7 +130,9 @@ class _Section:
     end: int  # exclusive
     heading_lines: int  # lines of the heading itself (0 preamble, 1 ATX, 2+ setext)
     headings: tuple[str, ...]
-    block_starts: list[int]  # 0-based lines where a top-level block starts (cut points for oversized sections)
+    block_starts: list[
+        int
+    ]  # 0-based lines where a top-level block starts (cut points for oversized sections)
 
 
 def _title(inline: Token | None) -> str:
@@ -163,18 +166,20 @@ def _plain_sections(lines: list[str]) -> list[_Section]:
 
 
 def _has_prose(lines: list[str], s: _Section) -> bool:
-    return any(line.strip() for line in lines[s.start + s.heading_lines: s.end])
+    return any(line.strip() for line in lines[s.start + s.heading_lines : s.end])
 
 
 def _pieces(lines: list[str], s: _Section) -> list[tuple[int, int, str]]:
     """(first line, last line exclusive, text) pieces of one section, each ≤ MAX_CHUNK_CHARS unless a single block
     is larger (then fixed windows, whose line span is the block's)."""
-    text = "".join(line + "\n" for line in lines[s.start: s.end])
+    text = "".join(line + "\n" for line in lines[s.start : s.end])
     if len(text) <= MAX_CHUNK_CHARS:
         return [(s.start, s.end, text)]
     cuts = sorted({s.start, *(b for b in s.block_starts if s.start < b < s.end)})
-    units = [(a, b, "".join(line + "\n" for line in lines[a:b])) for a, b in zip(cuts, [*cuts[1:], s.end],
-                                                                                    strict=True)]
+    units = [
+        (a, b, "".join(line + "\n" for line in lines[a:b]))
+        for a, b in zip(cuts, [*cuts[1:], s.end], strict=True)
+    ]
     out: list[tuple[int, int, str]] = []
     cur: list[tuple[int, int, str]] = []
 
@@ -192,7 +197,9 @@ def _pieces(lines: list[str], s: _Section) -> list[tuple[int, int, str]]:
             continue
         flush()
         if n > MAX_CHUNK_CHARS:
-            out.extend((unit[0], unit[1], unit[2][i: i + MAX_CHUNK_CHARS]) for i in range(0, n, MAX_CHUNK_CHARS))
+            out.extend(
+                (unit[0], unit[1], unit[2][i : i + MAX_CHUNK_CHARS]) for i in range(0, n, MAX_CHUNK_CHARS)
+            )
             size = 0
         else:
             cur.append(unit)
@@ -210,10 +217,10 @@ def chunk_document(path: str, text: str, mime_type: str | None = None) -> Chunke
     pending = ""
     pending_start: int | None = None
     for s in sections:
-        if not any(line.strip() for line in lines[s.start: s.end]):
+        if not any(line.strip() for line in lines[s.start : s.end]):
             continue
         if markdown and not _has_prose(lines, s):
-            pending += "".join(line + "\n" for line in lines[s.start: s.end])
+            pending += "".join(line + "\n" for line in lines[s.start : s.end])
             pending_start = s.start if pending_start is None else pending_start
             continue
         for first, last, piece in _pieces(lines, s):
@@ -223,9 +230,17 @@ def chunk_document(path: str, text: str, mime_type: str | None = None) -> Chunke
             if pending:
                 piece, pending = pending + piece, ""
                 start, pending_start = pending_start if pending_start is not None else first, None
-            chunks.append(Chunk(key=f"chunk-{len(chunks):04d}", ordinal=len(chunks),
-                                heading_path=HEADING_SEPARATOR.join(s.headings), headings=s.headings,
-                                content=piece, start_line=start + 1, end_line=last))
+            chunks.append(
+                Chunk(
+                    key=f"chunk-{len(chunks):04d}",
+                    ordinal=len(chunks),
+                    heading_path=HEADING_SEPARATOR.join(s.headings),
+                    headings=s.headings,
+                    content=piece,
+                    start_line=start + 1,
+                    end_line=last,
+                )
+            )
     return Chunked(chunks, False, markdown)
 
 

@@ -80,7 +80,9 @@ class Card:
 
 def fingerprint(identity: str, requirement_id: str | None, cards: Sequence[Card]) -> str:
     catalog = ",".join(sorted(f"{c.source_id}@{c.package_hash}" for c in cards))
-    text = f"{FINGERPRINT_VERSION}|{identity}|filter={(requirement_id or '').strip().lower()}|catalog={catalog}"
+    text = (
+        f"{FINGERPRINT_VERSION}|{identity}|filter={(requirement_id or '').strip().lower()}|catalog={catalog}"
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -103,8 +105,12 @@ class _Facts:
 
     @classmethod
     def of(cls, card: Card) -> _Facts:
-        return cls(card, frozenset(c.lower() for c in card.capabilities),
-                   frozenset(v.lower() for v in card.languages), card.domain.lower() if card.domain else None)
+        return cls(
+            card,
+            frozenset(c.lower() for c in card.capabilities),
+            frozenset(v.lower() for v in card.languages),
+            card.domain.lower() if card.domain else None,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,9 +123,11 @@ class _Wanted:
 
     @classmethod
     def of(cls, match: dict[str, list[str]]) -> _Wanted:
-        return cls(tuple((w, w.lower()) for w in match["capabilities"]),
-                   tuple((w, w.lower()) for w in match["languages"]),
-                   {d.lower(): d for d in reversed(match["domains"])})
+        return cls(
+            tuple((w, w.lower()) for w in match["capabilities"]),
+            tuple((w, w.lower()) for w in match["languages"]),
+            {d.lower(): d for d in reversed(match["domains"])},
+        )
 
     def score(self, f: _Facts) -> tuple[int, list[str], list[str], str | None] | None:
         caps = [w for w, low in self.caps if low in f.caps]
@@ -137,21 +145,34 @@ class _Wanted:
 def _candidate(rank: int, card: Card, points: int, matched: MatchedTerms) -> Candidate:
     # model_construct: every value comes from a stored manifest and the contract, both validated on the way in
     return Candidate.model_construct(
-        rank=rank, source_id=card.source_id, source_name=card.source_name, name=card.name,
-        description=card.description, domain=card.domain, revision_id=card.revision_id,
-        package_hash=card.package_hash, capabilities=list(card.capabilities), languages=list(card.languages),
-        citation_policy=card.citation_policy, score=points, matched=matched)
+        rank=rank,
+        source_id=card.source_id,
+        source_name=card.source_name,
+        name=card.name,
+        description=card.description,
+        domain=card.domain,
+        revision_id=card.revision_id,
+        package_hash=card.package_hash,
+        capabilities=list(card.capabilities),
+        languages=list(card.languages),
+        citation_policy=card.citation_policy,
+        score=points,
+        matched=matched,
+    )
 
 
-def _ranked(match: dict[str, list[str]], facts: Sequence[_Facts],
-            limit: int = MAX_CANDIDATES) -> tuple[list[Candidate], int]:
+def _ranked(
+    match: dict[str, list[str]], facts: Sequence[_Facts], limit: int = MAX_CANDIDATES
+) -> tuple[list[Candidate], int]:
     """The first ``limit`` candidates (score desc, name case-insensitively, source id) as models, and how many
     there are in all (only those shown are built: a discovery may score hundreds of cards)."""
     wanted = _Wanted.of(match)
     scored = [(s, f.card) for f in facts if (s := wanted.score(f)) is not None]
     scored.sort(key=lambda t: (-t[0][0], *t[1].sort_key))
-    top = [_candidate(i, c, s[0], MatchedTerms.model_construct(capabilities=s[1], languages=s[2], domain=s[3]))
-           for i, (s, c) in enumerate(scored[:limit], start=1)]
+    top = [
+        _candidate(i, c, s[0], MatchedTerms.model_construct(capabilities=s[1], languages=s[2], domain=s[3]))
+        for i, (s, c) in enumerate(scored[:limit], start=1)
+    ]
     return top, len(scored)
 
 
@@ -161,8 +182,11 @@ def rank(match: dict[str, list[str]], cards: Sequence[Card]) -> list[Candidate]:
 
 
 def _undeclared(match: dict[str, list[str]], cards: Sequence[Card]) -> list[str]:
-    declared = {"capabilities": any(c.capabilities for c in cards), "languages": any(c.languages for c in cards),
-                "domains": any(c.domain for c in cards)}
+    declared = {
+        "capabilities": any(c.capabilities for c in cards),
+        "languages": any(c.languages for c in cards),
+        "domains": any(c.domain for c in cards),
+    }
     return [g for g in GROUPS if match[g] and not declared[g]]
 
 
@@ -183,23 +207,34 @@ def _build_problem(build: str, card: Card, builds: Mapping[UUID, Build]) -> str 
 
 def pinned_build_ids(contract: SkillContract) -> set[UUID]:
     """Every build id the contract's pins name (those that can be ids at all)."""
-    return {b for r in contract.contract["requirements"] for p in r.get("pinned") or ()
-            if (b := as_build_id(p.get("build_id"))) is not None}
+    return {
+        b
+        for r in contract.contract["requirements"]
+        for p in r.get("pinned") or ()
+        if (b := as_build_id(p.get("build_id"))) is not None
+    }
 
 
-def _pins(req: dict[str, Any], cards: Sequence[Card],
-          builds: Mapping[UUID, Build]) -> tuple[list[PinResolution], list[Candidate]]:
+def _pins(
+    req: dict[str, Any], cards: Sequence[Card], builds: Mapping[UUID, Build]
+) -> tuple[list[PinResolution], list[Candidate]]:
     by_id = {str(c.source_id): c for c in cards}
     by_name = {c.source_name: c for c in cards}
     pins: list[PinResolution] = []
     found: list[Candidate] = []
     for pin in req["pinned"]:
-        sid, sname, build = pin.get("source_id") or None, pin.get("source_name") or None, pin.get("build_id") or None
+        sid, sname, build = (
+            pin.get("source_id") or None,
+            pin.get("source_name") or None,
+            pin.get("build_id") or None,
+        )
         card = by_id.get(sid.lower()) if sid else by_name.get(sname or "")
         note = ""
         if card is None:
-            note = (f"no knowledge source with an active revision has {'id' if sid else 'name'} "
-                    f"{sid or sname!r} in this account")
+            note = (
+                f"no knowledge source with an active revision has {'id' if sid else 'name'} "
+                f"{sid or sname!r} in this account"
+            )
         elif sid and sname and card.source_name != sname:
             note = f"source_id {sid} is the source named {card.source_name!r}, not {sname!r}"
             card = None
@@ -207,18 +242,31 @@ def _pins(req: dict[str, Any], cards: Sequence[Card],
             note, card = problem, None
         elif build:
             note = f"build {as_build_id(build)} is a usable wiki build of {card.source_name!r}"
-        pins.append(PinResolution(source_id=sid, source_name=sname, build_id=build, resolved=card is not None,
-                                  resolved_source_id=card.source_id if card else None,
-                                  resolved_build_id=as_build_id(build) if card is not None and build else None,
-                                  note=note))
+        pins.append(
+            PinResolution(
+                source_id=sid,
+                source_name=sname,
+                build_id=build,
+                resolved=card is not None,
+                resolved_source_id=card.source_id if card else None,
+                resolved_build_id=as_build_id(build) if card is not None and build else None,
+                note=note,
+            )
+        )
         if card is not None and all(c.source_id != card.source_id for c in found):
-            found.append(_candidate(len(found) + 1, card, 0, MatchedTerms(capabilities=[], languages=[],
-                                                                          domain=None)))
+            found.append(
+                _candidate(len(found) + 1, card, 0, MatchedTerms(capabilities=[], languages=[], domain=None))
+            )
     return pins, found
 
 
-def classify(mode: str, req: dict[str, Any], cards: Sequence[Card], facts: Sequence[_Facts] | None = None,
-             builds: Mapping[UUID, Build] | None = None) -> RequirementDiscovery:
+def classify(
+    mode: str,
+    req: dict[str, Any],
+    cards: Sequence[Card],
+    facts: Sequence[_Facts] | None = None,
+    builds: Mapping[UUID, Build] | None = None,
+) -> RequirementDiscovery:
     """One requirement's status, candidates and note (pure)."""
     ret, fb, match = req["retrieval"], req["fallback"], req["match"]
     limit = ret["max_knowledge_bases"]
@@ -231,14 +279,22 @@ def classify(mode: str, req: dict[str, Any], cards: Sequence[Card], facts: Seque
         total = len(candidates)
         missing = [p for p in pins if not p.resolved]
         status = "pinned_missing" if missing else "pinned_resolved"
-        note = (f"{len(missing)} of {len(pins)} pinned knowledge bases not found: "
-                + "; ".join(p.note for p in missing)) if missing else f"all {len(pins)} pinned knowledge bases found"
+        note = (
+            (
+                f"{len(missing)} of {len(pins)} pinned knowledge bases not found: "
+                + "; ".join(p.note for p in missing)
+            )
+            if missing
+            else f"all {len(pins)} pinned knowledge bases found"
+        )
         guidance = fb["on_no_match"] if missing else None
     elif not cards:
         candidates = []
         status = "no_authorized_knowledge"
-        note = ("this account has no knowledge source with an active revision to discover against: register a "
-                "source and sync or push a package (POST /api/knowledge/sources)")
+        note = (
+            "this account has no knowledge source with an active revision to discover against: register a "
+            "source and sync or push a package (POST /api/knowledge/sources)"
+        )
         guidance = fb["on_no_match"]
     else:
         candidates, total = _ranked(match, facts if facts is not None else [_Facts.of(c) for c in cards])
@@ -246,49 +302,77 @@ def classify(mode: str, req: dict[str, Any], cards: Sequence[Card], facts: Seque
             status = "no_metadata_match"
             undeclared = _undeclared(match, cards)
             if undeclared:
-                note = (f"no manifest in this account declares {' or '.join(undeclared)} at all, so this "
-                        f"requirement cannot match any of the {len(cards)} collections: declare them in "
-                        "KNOWLEDGE.yaml")
+                note = (
+                    f"no manifest in this account declares {' or '.join(undeclared)} at all, so this "
+                    f"requirement cannot match any of the {len(cards)} collections: declare them in "
+                    "KNOWLEDGE.yaml"
+                )
             else:
-                note = (f"nothing fits: none of the {len(cards)} collections overlaps every match group this "
-                        "requirement declares")
+                note = (
+                    f"nothing fits: none of the {len(cards)} collections overlaps every match group this "
+                    "requirement declares"
+                )
             guidance = fb["on_no_match"]
         elif total > limit:
             status = "ambiguous"
-            note = (f"{total} collections fit, more than max_knowledge_bases={limit}; the contract "
-                    f"says on_ambiguous={fb['on_ambiguous']}")
+            note = (
+                f"{total} collections fit, more than max_knowledge_bases={limit}; the contract "
+                f"says on_ambiguous={fb['on_ambiguous']}"
+            )
             guidance = fb["on_ambiguous"]
         else:
             status = "matched"
             note = f"{total} collection{'s' if total != 1 else ''} fit"
     return RequirementDiscovery(
-        requirement_id=req["id"], purpose=req["purpose"], required=req["required"], status=status,  # type: ignore[arg-type]
-        note=note, guidance=guidance, undeclared=undeclared,  # type: ignore[arg-type]
-        match=MatchEcho(**match), retrieval=Budgets(**ret), fallback=Fallback(**fb),
-        candidates=candidates[:MAX_CANDIDATES], candidates_total=total, pins=pins,
+        requirement_id=req["id"],
+        purpose=req["purpose"],
+        required=req["required"],
+        status=status,  # type: ignore[arg-type]
+        note=note,
+        guidance=guidance,
+        undeclared=undeclared,  # type: ignore[arg-type]
+        match=MatchEcho(**match),
+        retrieval=Budgets(**ret),
+        fallback=Fallback(**fb),
+        candidates=candidates[:MAX_CANDIDATES],
+        candidates_total=total,
+        pins=pins,
     )
 
 
-def resolve(contract: SkillContract, cards: Sequence[Card], requirement_id: str | None,
-            builds: Mapping[UUID, Build] | None = None) -> DiscoverResponse:
+def resolve(
+    contract: SkillContract,
+    cards: Sequence[Card],
+    requirement_id: str | None,
+    builds: Mapping[UUID, Build] | None = None,
+) -> DiscoverResponse:
     """The whole discovery of one contract against one catalog state (pure); ``builds`` are the account's builds
     among those the contract's pins name."""
     mode = contract.contract["mode"]
     if mode == "scoped_discover":
-        raise NotImplementedYet("scoped_discover contracts are refused rather than silently widened: workspaces, "
-                                "tags and approved state do not exist in the knowledge domain yet")
+        raise NotImplementedYet(
+            "scoped_discover contracts are refused rather than silently widened: workspaces, "
+            "tags and approved state do not exist in the knowledge domain yet"
+        )
     reqs = contract.contract["requirements"]
     if requirement_id is not None:
         one = contract.requirement(requirement_id)
         if one is None:
-            raise invalid("requirement_id", "is not a requirement of this skill version's knowledge contract",
-                          contract.requirement_ids)
+            raise invalid(
+                "requirement_id",
+                "is not a requirement of this skill version's knowledge contract",
+                contract.requirement_ids,
+            )
         reqs = [one]
     facts = [_Facts.of(c) for c in cards]
     return DiscoverResponse(
-        skill_version_id=contract.skill_version_id, skill_name=contract.skill_name,
-        skill_version=contract.version, mode=mode, contract_identity=contract.identity,
-        discovery_fingerprint=fingerprint(contract.identity, requirement_id, cards), catalog_size=len(cards),
+        skill_version_id=contract.skill_version_id,
+        skill_name=contract.skill_name,
+        skill_version=contract.version,
+        mode=mode,
+        contract_identity=contract.identity,
+        discovery_fingerprint=fingerprint(contract.identity, requirement_id, cards),
+        catalog_size=len(cards),
         requirements=[classify(mode, r, cards, facts, builds) for r in reqs],
     )
 
@@ -300,10 +384,20 @@ def _cards(rows: list[dict[str, Any]]) -> list[Card]:
     out = []
     for r in rows:
         m = r["manifest"] or {}
-        out.append(Card(source_id=r["source_id"], source_name=r["source_name"], name=m.get("name") or r["source_name"],
-                        description=m.get("description"), domain=r["domain"], revision_id=r["revision_id"],
-                        package_hash=r["package_hash"], capabilities=tuple(m.get("capabilities") or ()),
-                        languages=tuple(fold_languages(m)), citation_policy=m.get("citation_policy")))
+        out.append(
+            Card(
+                source_id=r["source_id"],
+                source_name=r["source_name"],
+                name=m.get("name") or r["source_name"],
+                description=m.get("description"),
+                domain=r["domain"],
+                revision_id=r["revision_id"],
+                package_hash=r["package_hash"],
+                capabilities=tuple(m.get("capabilities") or ()),
+                languages=tuple(fold_languages(m)),
+                citation_policy=m.get("citation_policy"),
+            )
+        )
     return out
 
 

@@ -46,8 +46,9 @@ def discover_knowledge(body: DiscoverRequest, principal: KnowledgeDiscover, db: 
 
 
 @router.post("/resolutions", status_code=201, response_model=ResolutionRun)
-def record_resolution(body: ResolutionCreate, principal: KnowledgeResolve, db: DbDep,
-                      idempotency_key: IdempotencyKey) -> Response:
+def record_resolution(
+    body: ResolutionCreate, principal: KnowledgeResolve, db: DbDep, idempotency_key: IdempotencyKey
+) -> Response:
     """Record what one execution resolved for one requirement (append-only): contract_identity is filled by the
     server, every selected base is verified in this account, candidates/retrieved/citations are bounded
     references; selected may be empty. skill_version_id, requirement_id and every selected source/revision must
@@ -63,12 +64,20 @@ def list_resolutions(
     page: PageDep,
     skill_version_id: Annotated[UUID | None, Query(description="Runs of this skill version")] = None,
     session_id: Annotated[str | None, Query(max_length=200, description="Runs of this agent session")] = None,
-    source_id: Annotated[UUID | None, Query(description="Runs whose selected set contains this source")] = None,
+    source_id: Annotated[
+        UUID | None, Query(description="Runs whose selected set contains this source")
+    ] = None,
 ) -> Page[ResolutionSummary]:
     """Resolution run summaries, newest first, with candidate/selected/retrieved/citation counts instead of the
     evidence arrays."""
-    return resolutions.list_runs(db, principal, page, skill_version_id=skill_version_id,
-                                 session_id=blank_to_none(session_id), source_id=source_id)
+    return resolutions.list_runs(
+        db,
+        principal,
+        page,
+        skill_version_id=skill_version_id,
+        session_id=blank_to_none(session_id),
+        source_id=source_id,
+    )
 
 
 @router.get("/resolutions/{run_id}", response_model=ResolutionRun)

@@ -8,14 +8,32 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-DiscoveryStatus = Literal["matched", "ambiguous", "no_metadata_match", "no_authorized_knowledge", "pinned_resolved",
-                          "pinned_missing"]
+DiscoveryStatus = Literal[
+    "matched",
+    "ambiguous",
+    "no_metadata_match",
+    "no_authorized_knowledge",
+    "pinned_resolved",
+    "pinned_missing",
+]
 DISCOVERY_STATUSES: tuple[str, ...] = DiscoveryStatus.__args__  # type: ignore[attr-defined]
 MatchGroup = Literal["capabilities", "languages", "domains"]
-RequirementId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"\S",
-                                     description="A requirements[].id of the skill's knowledge contract")]
-Fingerprint = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$", description="discovery_fingerprint of the "
-                                                                          "discovery the run followed (64 hex)")]
+RequirementId = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=64,
+        pattern=r"\S",
+        description="A requirements[].id of the skill's knowledge contract",
+    ),
+]
+Fingerprint = Annotated[
+    str,
+    Field(
+        pattern=r"^[0-9a-f]{64}$",
+        description="discovery_fingerprint of the discovery the run followed (64 hex)",
+    ),
+]
 Ref = Annotated[str, Field(min_length=1, max_length=512)]
 
 # -- discover ------------------------------------------------------------------------------------------------------
@@ -29,10 +47,12 @@ class DiscoverRequest(BaseModel):
         "query": "discover resolves a skill's knowledge contract; free-text search is POST /api/knowledge/search",
     }
 
-    skill_version_id: UUID = Field(description="A skill version of this account whose compiled SKILL.md declares "
-                                               "a knowledge: contract")
-    requirement_id: RequirementId | None = Field(default=None, description="Resolve only this requirement "
-                                                                           "(default: every requirement)")
+    skill_version_id: UUID = Field(
+        description="A skill version of this account whose compiled SKILL.md declares a knowledge: contract"
+    )
+    requirement_id: RequirementId | None = Field(
+        default=None, description="Resolve only this requirement (default: every requirement)"
+    )
 
 
 class MatchedTerms(BaseModel):
@@ -83,10 +103,14 @@ class PinResolution(BaseModel):
     source_id: str | None = Field(description="As pinned")
     source_name: str | None = Field(description="As pinned")
     build_id: str | None = Field(description="As pinned")
-    resolved: bool = Field(description="The source was found and, when build_id is pinned, that build is a usable "
-                                       "wiki build (succeeded, passed check) of that source in this account")
+    resolved: bool = Field(
+        description="The source was found and, when build_id is pinned, that build is a usable "
+        "wiki build (succeeded, passed check) of that source in this account"
+    )
     resolved_source_id: UUID | None
-    resolved_build_id: UUID | None = Field(default=None, description="The verified build, when build_id is pinned")
+    resolved_build_id: UUID | None = Field(
+        default=None, description="The verified build, when build_id is pinned"
+    )
     note: str
 
 
@@ -96,11 +120,15 @@ class RequirementDiscovery(BaseModel):
     required: bool
     status: DiscoveryStatus
     note: str = Field(description="Why this status, in words")
-    guidance: str | None = Field(description="The contract's own fallback for this status: on_ambiguous for "
-                                             "ambiguous, on_no_match for no_metadata_match, "
-                                             "no_authorized_knowledge and pinned_missing; null otherwise")
-    undeclared: list[MatchGroup] = Field(description="Match groups this requirement uses that no manifest in the "
-                                                     "catalog declares at all (no_metadata_match only)")
+    guidance: str | None = Field(
+        description="The contract's own fallback for this status: on_ambiguous for "
+        "ambiguous, on_no_match for no_metadata_match, "
+        "no_authorized_knowledge and pinned_missing; null otherwise"
+    )
+    undeclared: list[MatchGroup] = Field(
+        description="Match groups this requirement uses that no manifest in the "
+        "catalog declares at all (no_metadata_match only)"
+    )
     match: MatchEcho
     retrieval: Budgets
     fallback: Fallback
@@ -115,9 +143,11 @@ class DiscoverResponse(BaseModel):
     skill_version: str
     mode: Literal["discover", "pinned"]
     contract_identity: str
-    discovery_fingerprint: str = Field(description="sha256 over the contract identity, the requirement filter "
-                                                   "and every catalog card's source_id@package_hash: record it "
-                                                   "in the resolution run")
+    discovery_fingerprint: str = Field(
+        description="sha256 over the contract identity, the requirement filter "
+        "and every catalog card's source_id@package_hash: record it "
+        "in the resolution run"
+    )
     catalog_size: int = Field(description="Cards (sources with an active revision) discovery ranked")
     requirements: list[RequirementDiscovery]
 
@@ -132,8 +162,12 @@ _BODY_HINT = "a resolution run keeps references only: ids, paths and scores, nev
 
 class _Echo(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    field_hints: ClassVar[dict[str, str]] = {"content": _BODY_HINT, "body": _BODY_HINT, "snippet": _BODY_HINT,
-                                             "text": _BODY_HINT}
+    field_hints: ClassVar[dict[str, str]] = {
+        "content": _BODY_HINT,
+        "body": _BODY_HINT,
+        "snippet": _BODY_HINT,
+        "text": _BODY_HINT,
+    }
 
 
 class CandidateEcho(_Echo):
@@ -150,12 +184,18 @@ class SelectedBase(_Echo):
     its revisions)."""
 
     source_id: UUID
-    revision_id: UUID | None = Field(default=None, description="Default: the revision of build_id when given, else "
-                                                               "the source's active revision at record time")
-    build_id: UUID | None = Field(default=None, description="A usable wiki build (succeeded, passed check) of this "
-                                                            "source in this account; with it revision_id defaults "
-                                                            "to the revision the build compiled, and a revision_id "
-                                                            "given must be that revision")
+    revision_id: UUID | None = Field(
+        default=None,
+        description="Default: the revision of build_id when given, else "
+        "the source's active revision at record time",
+    )
+    build_id: UUID | None = Field(
+        default=None,
+        description="A usable wiki build (succeeded, passed check) of this "
+        "source in this account; with it revision_id defaults "
+        "to the revision the build compiled, and a revision_id "
+        "given must be that revision",
+    )
 
 
 class RetrievedRef(_Echo):
@@ -199,16 +239,23 @@ class ResolutionCreate(BaseModel):
     discovery_fingerprint: Fingerprint
     discovery_status: DiscoveryStatus
     candidates: list[CandidateEcho] = Field(default_factory=list, max_length=MAX_ECHOES)
-    selected: list[SelectedBase] = Field(default_factory=list, max_length=MAX_SELECTED,
-                                         description="May be empty: discovery found nothing and the skill "
-                                                     "proceeded per its fallback")
+    selected: list[SelectedBase] = Field(
+        default_factory=list,
+        max_length=MAX_SELECTED,
+        description="May be empty: discovery found nothing and the skill proceeded per its fallback",
+    )
     retrieved: list[RetrievedRef] = Field(default_factory=list, max_length=MAX_ECHOES)
     citations: list[CitationRef] = Field(default_factory=list, max_length=MAX_ECHOES)
     selection_reason: str = Field(default="", max_length=2000)
     confidence: float | None = Field(default=None, ge=0, le=1)
-    idempotency_key: str | None = Field(default=None, min_length=1, max_length=255, pattern=r"^[ -~]*[!-~][ -~]*$",
-                                        description="Optional: a byte-identical replay returns the original run "
-                                                    "(200), a disagreeing one is a 409")
+    idempotency_key: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=255,
+        pattern=r"^[ -~]*[!-~][ -~]*$",
+        description="Optional: a byte-identical replay returns the original run "
+        "(200), a disagreeing one is a 409",
+    )
 
 
 class SelectedOut(BaseModel):
@@ -225,8 +272,10 @@ class ResolutionSummary(BaseModel):
     requirement_id: str
     discovery_fingerprint: str
     discovery_status: DiscoveryStatus
-    fingerprint_current: bool = Field(description="Whether discovery_fingerprint was the one discovery served for "
-                                                  "this contract and catalog when the run was recorded")
+    fingerprint_current: bool = Field(
+        description="Whether discovery_fingerprint was the one discovery served for "
+        "this contract and catalog when the run was recorded"
+    )
     candidate_count: int
     selected_count: int
     retrieved_count: int

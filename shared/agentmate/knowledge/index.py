@@ -117,15 +117,35 @@ def prepare(source: dict[str, Any], documents: list[dict[str, Any]]) -> _Prepare
         chunked = chunk_document(d["path"], d["content"], d["mime_type"])
         out.truncated += chunked.truncated
         for c in chunked.chunks:
-            out.chunks.append({"document_id": d["id"], "chunk_key": c.key, "ordinal": c.ordinal,
-                               "heading_path": c.heading_path, "content": c.content, "start_line": c.start_line,
-                               "end_line": c.end_line})
-            out.docs.append(DocumentIn(
-                namespace=NAMESPACE, source_type=SOURCE_TYPE, source_id=str(d["id"]), chunk_key=c.key,
-                title=c.title(d["path"]), content=c.content,
-                metadata={"source_id": str(source["id"]), "revision_id": str(source["active_revision_id"]),
-                          "document_id": str(d["id"]), "path": d["path"], "heading_path": c.heading_path,
-                          "knowledge_base": source["name"]}))
+            out.chunks.append(
+                {
+                    "document_id": d["id"],
+                    "chunk_key": c.key,
+                    "ordinal": c.ordinal,
+                    "heading_path": c.heading_path,
+                    "content": c.content,
+                    "start_line": c.start_line,
+                    "end_line": c.end_line,
+                }
+            )
+            out.docs.append(
+                DocumentIn(
+                    namespace=NAMESPACE,
+                    source_type=SOURCE_TYPE,
+                    source_id=str(d["id"]),
+                    chunk_key=c.key,
+                    title=c.title(d["path"]),
+                    content=c.content,
+                    metadata={
+                        "source_id": str(source["id"]),
+                        "revision_id": str(source["active_revision_id"]),
+                        "document_id": str(d["id"]),
+                        "path": d["path"],
+                        "heading_path": c.heading_path,
+                        "knowledge_base": source["name"],
+                    },
+                )
+            )
         if not chunked.markdown:
             continue
         extracted = extract_links(d["path"], d["content"])
@@ -133,13 +153,26 @@ def prepare(source: dict[str, Any], documents: list[dict[str, Any]]) -> _Prepare
         for ordinal, link in enumerate(extracted.links):
             target = by_path.get(link.target_path)
             out.dangling += target is None
-            out.links.append({"source_document_id": d["id"], "target_path": link.target_path,
-                              "target_document_id": target, "kind": link.kind, "ordinal": ordinal})
+            out.links.append(
+                {
+                    "source_document_id": d["id"],
+                    "target_path": link.target_path,
+                    "target_document_id": target,
+                    "kind": link.kind,
+                    "ordinal": ordinal,
+                }
+            )
     return out
 
 
-def _index_source(db: Database, rt: Retrieval, account_id: UUID, source: dict[str, Any],
-                  check: Callable[[], None], deadline: float | None = None) -> KnowledgeIndexOutcome:
+def _index_source(
+    db: Database,
+    rt: Retrieval,
+    account_id: UUID,
+    source: dict[str, Any],
+    check: Callable[[], None],
+    deadline: float | None = None,
+) -> KnowledgeIndexOutcome:
     """Index one source's active revision; ``check`` runs between embedding slices (it raises to stop). With a
     ``deadline`` (an inline request's), each slice's embedding calls end by it, and a slice that reached it stops
     the run: its chunks are left ``failed``, which the job embeds again."""
@@ -152,7 +185,7 @@ def _index_source(db: Database, rt: Retrieval, account_id: UUID, source: dict[st
     for start in range(0, len(prep.docs), EMBED_SLICE):
         check()
         with embedders.deadline(deadline):
-            results = rt.index_documents(db, account_id, prep.docs[start: start + EMBED_SLICE])
+            results = rt.index_documents(db, account_id, prep.docs[start : start + EMBED_SLICE])
         if deadline is not None and time.monotonic() >= deadline:
             raise _OverBudget
         for result in results:
@@ -160,20 +193,52 @@ def _index_source(db: Database, rt: Retrieval, account_id: UUID, source: dict[st
                 failed += 1
                 error = error or result.error
     outcome = KnowledgeIndexOutcome(
-        source_id=source["id"], name=source["name"], revision_id=revision_id,
-        status="indexed" if failed == 0 else "partial", documents=prep.documents, chunks=len(prep.chunks),
-        failed_chunks=failed, truncated_documents=prep.truncated, links=len(prep.links),
-        dangling_links=prep.dangling, escaping_links=prep.escaping, removed_chunks=0, error=error)
-    state = outcome.model_dump(include={"status", "documents", "chunks", "failed_chunks", "truncated_documents",
-                                        "links", "dangling_links", "escaping_links"})
+        source_id=source["id"],
+        name=source["name"],
+        revision_id=revision_id,
+        status="indexed" if failed == 0 else "partial",
+        documents=prep.documents,
+        chunks=len(prep.chunks),
+        failed_chunks=failed,
+        truncated_documents=prep.truncated,
+        links=len(prep.links),
+        dangling_links=prep.dangling,
+        escaping_links=prep.escaping,
+        removed_chunks=0,
+        error=error,
+    )
+    state = outcome.model_dump(
+        include={
+            "status",
+            "documents",
+            "chunks",
+            "failed_chunks",
+            "truncated_documents",
+            "links",
+            "dangling_links",
+            "escaping_links",
+        }
+    )
     removed: list[UUID] = []
     with db.tenant(account_id) as conn:
-        repo.replace_revision(conn, account_id=account_id, source_id=source["id"], revision_id=revision_id,
-                              chunks=prep.chunks, links=prep.links, state=state)
+        repo.replace_revision(
+            conn,
+            account_id=account_id,
+            source_id=source["id"],
+            revision_id=revision_id,
+            chunks=prep.chunks,
+            links=prep.links,
+            state=state,
+        )
         if failed <= MAX_FAILED_BEFORE_KEEPING_OLD_ROWS:
-            removed = retrieval.remove_stale(conn, account_id, namespace=NAMESPACE, source_type=SOURCE_TYPE,
-                                             metadata={"source_id": str(source["id"])},
-                                             keep=[(d.source_id, d.chunk_key) for d in prep.docs])
+            removed = retrieval.remove_stale(
+                conn,
+                account_id,
+                namespace=NAMESPACE,
+                source_type=SOURCE_TYPE,
+                metadata={"source_id": str(source["id"])},
+                keep=[(d.source_id, d.chunk_key) for d in prep.docs],
+            )
     rt.remove_points(account_id, removed)
     outcome.removed_chunks = len(removed)
     return outcome
@@ -186,29 +251,39 @@ def subject(source_id: UUID | None) -> UUID:
 
 def _queue(db: Database, account_id: UUID, source_id: UUID | None, since: datetime) -> jobs.JobView:
     with db.tenant(account_id) as conn:
-        job = jobs.enqueue(conn, account_id=account_id, kind=INDEX_JOB_KIND, subject_id=subject(source_id),
-                           payload={"source_id": str(source_id) if source_id else None, "since": since.isoformat()})
+        job = jobs.enqueue(
+            conn,
+            account_id=account_id,
+            kind=INDEX_JOB_KIND,
+            subject_id=subject(source_id),
+            payload={"source_id": str(source_id) if source_id else None, "since": since.isoformat()},
+        )
     jobs.wake(job.id)
     return jobs.JobView.of(job)
 
 
 def _report(items: list[KnowledgeIndexOutcome], job: jobs.JobView | None = None) -> KnowledgeIndexReport:
     indexed = sum(1 for i in items if i.status == "indexed")
-    return KnowledgeIndexReport(items=items, indexed=indexed, partial=len(items) - indexed, total=len(items), job=job)
+    return KnowledgeIndexReport(
+        items=items, indexed=indexed, partial=len(items) - indexed, total=len(items), job=job
+    )
 
 
 @counted("KnowledgeIndex")
-def index_active(db: Database, rt: Retrieval, principal: Principal, body: KnowledgeIndexRequest
-                 ) -> KnowledgeIndexReport:
+def index_active(
+    db: Database, rt: Retrieval, principal: Principal, body: KnowledgeIndexRequest
+) -> KnowledgeIndexReport:
     """Index inline within the request's budget; what does not fit becomes a job (the report's ``job``: 202)."""
     started, since = time.monotonic(), datetime.now(UTC)
     account = principal.account_id
     with db.tenant(account) as conn:
-        if body.source_id is not None and not repo.source_exists(conn, account_id=account,
-                                                                  source_id=body.source_id):
+        if body.source_id is not None and not repo.source_exists(
+            conn, account_id=account, source_id=body.source_id
+        ):
             raise NotFound("knowledge source")
-        sources = repo.active_sources(conn, account_id=account, source_id=body.source_id,
-                                      limit=MAX_INLINE_SOURCES + 1)
+        sources = repo.active_sources(
+            conn, account_id=account, source_id=body.source_id, limit=MAX_INLINE_SOURCES + 1
+        )
     if body.source_id is not None and not sources:
         raise Conflict("the knowledge source has no active revision yet: sync it or push a snapshot first")
     if len(sources) > MAX_INLINE_SOURCES:
@@ -234,8 +309,9 @@ def run_job(ctx: jobs.RunContext) -> dict[str, Any]:
     since = datetime.fromisoformat(payload["since"]) if payload.get("since") else ctx.job.queued_at
     with ctx.tenant() as conn:
         sources = repo.active_sources(conn, account_id=account, source_id=source_id, limit=MAX_JOB_SOURCES)
-        done = repo.indexed_since(conn, account_id=account, revision_ids=[s["active_revision_id"] for s in sources],
-                                  since=since)
+        done = repo.indexed_since(
+            conn, account_id=account, revision_ids=[s["active_revision_id"] for s in sources], since=since
+        )
 
     def check() -> None:
         if ctx.stopping:

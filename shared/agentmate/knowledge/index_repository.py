@@ -11,27 +11,31 @@ from agentmate.core.dberrors import constraints
 from agentmate.knowledge.manifest import MANIFEST_PATH
 
 _SERVER = "written by the indexer"
-CONSTRAINTS = constraints({
-    "knowledge_chunks_document_key": ("chunk_key", "a document's chunk keys are unique"),
-    "knowledge_chunks_revision_fkey": ("source_id", "the revision is gone"),
-    "knowledge_chunks_document_fkey": ("document_id", "the document is gone"),
-    "knowledge_chunks_key_check": ("chunk_key", _SERVER),
-    "knowledge_chunks_ordinal_check": ("chunk_key", _SERVER),
-    "knowledge_chunks_lines_check": ("chunk_key", _SERVER),
-    "knowledge_document_links_pair_key": ("target_path", "a document links to a path once"),
-    "knowledge_document_links_revision_fkey": ("source_id", "the revision is gone"),
-    "knowledge_document_links_source_document_fkey": ("document_id", "the document is gone"),
-    "knowledge_document_links_target_document_fkey": ("document_id", "the target document is gone"),
-    "knowledge_document_links_kind_check": ("kind", _SERVER),
-    "knowledge_document_links_target_path_check": ("target_path", "at most 1024 characters"),
-    "knowledge_document_links_ordinal_check": ("target_path", _SERVER),
-    "knowledge_revision_index_revision_fkey": ("source_id", "the revision is gone"),
-    "knowledge_revision_index_status_check": ("status", _SERVER),
-    "knowledge_revision_index_counts_check": ("status", _SERVER),
-})
+CONSTRAINTS = constraints(
+    {
+        "knowledge_chunks_document_key": ("chunk_key", "a document's chunk keys are unique"),
+        "knowledge_chunks_revision_fkey": ("source_id", "the revision is gone"),
+        "knowledge_chunks_document_fkey": ("document_id", "the document is gone"),
+        "knowledge_chunks_key_check": ("chunk_key", _SERVER),
+        "knowledge_chunks_ordinal_check": ("chunk_key", _SERVER),
+        "knowledge_chunks_lines_check": ("chunk_key", _SERVER),
+        "knowledge_document_links_pair_key": ("target_path", "a document links to a path once"),
+        "knowledge_document_links_revision_fkey": ("source_id", "the revision is gone"),
+        "knowledge_document_links_source_document_fkey": ("document_id", "the document is gone"),
+        "knowledge_document_links_target_document_fkey": ("document_id", "the target document is gone"),
+        "knowledge_document_links_kind_check": ("kind", _SERVER),
+        "knowledge_document_links_target_path_check": ("target_path", "at most 1024 characters"),
+        "knowledge_document_links_ordinal_check": ("target_path", _SERVER),
+        "knowledge_revision_index_revision_fkey": ("source_id", "the revision is gone"),
+        "knowledge_revision_index_status_check": ("status", _SERVER),
+        "knowledge_revision_index_counts_check": ("status", _SERVER),
+    }
+)
 
 
-def active_sources(conn: Conn, *, account_id: UUID, source_id: UUID | None, limit: int) -> list[dict[str, Any]]:
+def active_sources(
+    conn: Conn, *, account_id: UUID, source_id: UUID | None, limit: int
+) -> list[dict[str, Any]]:
     """Sources with an active revision (one, or all in name order), at most ``limit``."""
     return conn.execute(
         """SELECT s.id, s.name, s.domain, s.active_revision_id FROM knowledge_sources s
@@ -43,8 +47,12 @@ def active_sources(conn: Conn, *, account_id: UUID, source_id: UUID | None, limi
 
 
 def source_exists(conn: Conn, *, account_id: UUID, source_id: UUID) -> bool:
-    return conn.execute("SELECT 1 FROM knowledge_sources WHERE account_id = %s AND id = %s",
-                        (account_id, source_id)).fetchone() is not None
+    return (
+        conn.execute(
+            "SELECT 1 FROM knowledge_sources WHERE account_id = %s AND id = %s", (account_id, source_id)
+        ).fetchone()
+        is not None
+    )
 
 
 def text_documents(conn: Conn, *, account_id: UUID, revision_id: UUID) -> list[dict[str, Any]]:
@@ -65,14 +73,26 @@ def chunk_keys(conn: Conn, *, account_id: UUID, source_id: UUID) -> list[dict[st
     ).fetchall()
 
 
-def replace_revision(conn: Conn, *, account_id: UUID, source_id: UUID, revision_id: UUID,
-                     chunks: list[dict[str, Any]], links: list[dict[str, Any]], state: dict[str, Any]) -> None:
+def replace_revision(
+    conn: Conn,
+    *,
+    account_id: UUID,
+    source_id: UUID,
+    revision_id: UUID,
+    chunks: list[dict[str, Any]],
+    links: list[dict[str, Any]],
+    state: dict[str, Any],
+) -> None:
     """The chunk rows, links and index state of the source become exactly those of this revision: rows of
     other revisions of the source are deleted (the revisions themselves stay, immutable)."""
     params = {"a": account_id, "s": source_id}
     conn.execute("DELETE FROM knowledge_chunks WHERE account_id = %(a)s AND source_id = %(s)s", params)
-    conn.execute("DELETE FROM knowledge_document_links WHERE account_id = %(a)s AND source_id = %(s)s", params)
-    conn.execute("DELETE FROM knowledge_revision_index WHERE account_id = %(a)s AND source_id = %(s)s", params)
+    conn.execute(
+        "DELETE FROM knowledge_document_links WHERE account_id = %(a)s AND source_id = %(s)s", params
+    )
+    conn.execute(
+        "DELETE FROM knowledge_revision_index WHERE account_id = %(a)s AND source_id = %(s)s", params
+    )
     if chunks:
         conn.execute(
             """INSERT INTO knowledge_chunks (account_id, source_id, revision_id, document_id, chunk_key, ordinal,
@@ -80,10 +100,17 @@ def replace_revision(conn: Conn, *, account_id: UUID, source_id: UUID, revision_
                SELECT %(a)s, %(s)s, %(r)s, * FROM unnest(%(doc)s::uuid[], %(key)s::text[], %(ord)s::int[],
                                                         %(hp)s::text[], %(body)s::text[], %(sl)s::int[],
                                                         %(el)s::int[])""",
-            {**params, "r": revision_id, "doc": [c["document_id"] for c in chunks],
-             "key": [c["chunk_key"] for c in chunks], "ord": [c["ordinal"] for c in chunks],
-             "hp": [c["heading_path"] for c in chunks], "body": [c["content"] for c in chunks],
-             "sl": [c["start_line"] for c in chunks], "el": [c["end_line"] for c in chunks]},
+            {
+                **params,
+                "r": revision_id,
+                "doc": [c["document_id"] for c in chunks],
+                "key": [c["chunk_key"] for c in chunks],
+                "ord": [c["ordinal"] for c in chunks],
+                "hp": [c["heading_path"] for c in chunks],
+                "body": [c["content"] for c in chunks],
+                "sl": [c["start_line"] for c in chunks],
+                "el": [c["end_line"] for c in chunks],
+            },
         )
     if links:
         conn.execute(
@@ -91,10 +118,15 @@ def replace_revision(conn: Conn, *, account_id: UUID, source_id: UUID, revision_
                                                      target_path, target_document_id, kind, ordinal)
                SELECT %(a)s, %(s)s, %(r)s, * FROM unnest(%(src)s::uuid[], %(path)s::text[], %(tgt)s::uuid[],
                                                         %(kind)s::text[], %(ord)s::int[])""",
-            {**params, "r": revision_id, "src": [link["source_document_id"] for link in links],
-             "path": [link["target_path"] for link in links],
-             "tgt": [link["target_document_id"] for link in links], "kind": [link["kind"] for link in links],
-             "ord": [link["ordinal"] for link in links]},
+            {
+                **params,
+                "r": revision_id,
+                "src": [link["source_document_id"] for link in links],
+                "path": [link["target_path"] for link in links],
+                "tgt": [link["target_document_id"] for link in links],
+                "kind": [link["kind"] for link in links],
+                "ord": [link["ordinal"] for link in links],
+            },
         )
     conn.execute(
         """INSERT INTO knowledge_revision_index (revision_id, account_id, source_id, status, documents, chunks,
@@ -110,8 +142,11 @@ def indexed_since(conn: Conn, *, account_id: UUID, revision_ids: list[UUID], sin
     """The revisions among ``revision_ids`` whose last index run finished at or after ``since``."""
     if not revision_ids:
         return set()
-    rows = conn.execute("SELECT revision_id FROM knowledge_revision_index WHERE account_id = %s "
-                        "AND revision_id = ANY(%s) AND indexed_at >= %s", (account_id, revision_ids, since)).fetchall()
+    rows = conn.execute(
+        "SELECT revision_id FROM knowledge_revision_index WHERE account_id = %s "
+        "AND revision_id = ANY(%s) AND indexed_at >= %s",
+        (account_id, revision_ids, since),
+    ).fetchall()
     return {r["revision_id"] for r in rows}
 
 
@@ -128,8 +163,9 @@ def index_states(conn: Conn, *, account_id: UUID, revision_ids: list[UUID]) -> d
     return {r["revision_id"]: r for r in rows}
 
 
-def sources(conn: Conn, *, account_id: UUID, source_ids: list[UUID] | None = None,
-            domain: str | None = None) -> list[dict[str, Any]]:
+def sources(
+    conn: Conn, *, account_id: UUID, source_ids: list[UUID] | None = None, domain: str | None = None
+) -> list[dict[str, Any]]:
     """Sources by id and/or domain (either filter optional), with their active revision."""
     return conn.execute(
         """SELECT id, name, domain, active_revision_id FROM knowledge_sources
@@ -139,8 +175,9 @@ def sources(conn: Conn, *, account_id: UUID, source_ids: list[UUID] | None = Non
     ).fetchall()
 
 
-def neighbours(conn: Conn, *, account_id: UUID, document_ids: list[UUID], per_document: int
-               ) -> dict[UUID, list[dict[str, Any]]]:
+def neighbours(
+    conn: Conn, *, account_id: UUID, document_ids: list[UUID], per_document: int
+) -> dict[UUID, list[dict[str, Any]]]:
     """Up to ``per_document`` one-hop links per document, metadata only: outgoing first (link order), then
     incoming (linking path order)."""
     if not document_ids:
@@ -179,8 +216,9 @@ def document(conn: Conn, *, account_id: UUID, document_id: UUID) -> dict[str, An
     ).fetchone()
 
 
-def document_links(conn: Conn, *, account_id: UUID, document_id: UUID, limit: int, offset: int
-                   ) -> tuple[list[dict[str, Any]], int]:
+def document_links(
+    conn: Conn, *, account_id: UUID, document_id: UUID, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
     """Both directions of one document's links, outgoing first (link order) then incoming (linking path)."""
     rows = conn.execute(
         """WITH e AS (

@@ -28,10 +28,16 @@ def queue_stats(principal: KnowledgeRead, db: DbDep) -> jobs.QueueStats:
 
 @router.get("/jobs", response_model=Page[jobs.JobView])
 def list_jobs(
-    principal: KnowledgeRead, db: DbDep, page: PageDep,
-    kind: Annotated[str | None, Query(pattern=KIND_PATTERN, max_length=64, description="Only jobs of this kind")] = None,
+    principal: KnowledgeRead,
+    db: DbDep,
+    page: PageDep,
+    kind: Annotated[
+        str | None, Query(pattern=KIND_PATTERN, max_length=64, description="Only jobs of this kind")
+    ] = None,
     status: Annotated[jobs.JobStatus | None, Query(description="Only jobs in this status")] = None,
-    subject_id: Annotated[UUID | None, Query(description="Only jobs working on this row (e.g. a build)")] = None,
+    subject_id: Annotated[
+        UUID | None, Query(description="Only jobs working on this row (e.g. a build)")
+    ] = None,
 ) -> Page[jobs.JobView]:
     """This account's jobs, newest first."""
     return jobs.list_jobs(db, principal.account_id, page, kind=kind, status=status, subject_id=subject_id)

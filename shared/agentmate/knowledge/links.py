@@ -63,8 +63,13 @@ def extract_links(document_path: str, text: str) -> Extracted:
             continue
         line = tok.map[0] if tok.map else 0
         for child in tok.children:
-            href = child.attrs.get("href") if child.type == "link_open" else \
-                child.attrs.get("src") if child.type == "image" else None
+            href = (
+                child.attrs.get("href")
+                if child.type == "link_open"
+                else child.attrs.get("src")
+                if child.type == "image"
+                else None
+            )
             if isinstance(href, str):
                 found.append((line, order, href, "link" if child.type == "link_open" else "image"))
                 order += 1

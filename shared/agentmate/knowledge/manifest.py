@@ -27,9 +27,11 @@ MAX_GLOBS = 64  # each of include and exclude
 MAX_GLOB_CHARS = 256  # one pattern
 MAX_GLOB_TOTAL = 4096  # include and exclude together
 _Term = Annotated[str, Field(min_length=1, max_length=64)]
-_GLOBS = (f"at most {MAX_GLOBS} globs of at most {MAX_GLOB_CHARS} characters, {MAX_GLOB_TOTAL} characters in "
-          "include and exclude together: ** any folders, * within one segment, ? one character; a folder name "
-          "alone matches its contents")
+_GLOBS = (
+    f"at most {MAX_GLOBS} globs of at most {MAX_GLOB_CHARS} characters, {MAX_GLOB_TOTAL} characters in "
+    "include and exclude together: ** any folders, * within one segment, ? one character; a folder name "
+    "alone matches its contents"
+)
 
 
 class KnowledgeManifest(BaseModel):
@@ -44,14 +46,20 @@ class KnowledgeManifest(BaseModel):
     description: str | None = Field(default=None, max_length=2000)
     profile: str | None = Field(default=None, min_length=1, max_length=64)
     language: str | None = Field(default=None, min_length=1, max_length=32)
-    capabilities: list[_Term] = Field(default_factory=list, max_length=16,
-                                      description="Match terms, at most 16 of 1..64 characters")
-    languages: list[_Term] = Field(default_factory=list, max_length=16,
-                                   description="Languages, at most 16 of 1..64 characters")
-    include: list[str] = Field(default_factory=list, max_length=MAX_GLOBS,
-                               description=f"Globs selecting the documents (none: every file); {_GLOBS}")
-    exclude: list[str] = Field(default_factory=list, max_length=MAX_GLOBS,
-                               description=f"Globs leaving files out; {_GLOBS}")
+    capabilities: list[_Term] = Field(
+        default_factory=list, max_length=16, description="Match terms, at most 16 of 1..64 characters"
+    )
+    languages: list[_Term] = Field(
+        default_factory=list, max_length=16, description="Languages, at most 16 of 1..64 characters"
+    )
+    include: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_GLOBS,
+        description=f"Globs selecting the documents (none: every file); {_GLOBS}",
+    )
+    exclude: list[str] = Field(
+        default_factory=list, max_length=MAX_GLOBS, description=f"Globs leaving files out; {_GLOBS}"
+    )
     citation_policy: Literal["required", "optional"] | None = None
 
     def selects(self, path: str) -> bool:
@@ -63,8 +71,10 @@ class KnowledgeManifest(BaseModel):
 
 
 def _invalid(field: str, message: str) -> ValidationFailed:
-    return ValidationFailed([FieldError(f"{MANIFEST_PATH}.{field}" if field else MANIFEST_PATH, message)],
-                            f"{MANIFEST_PATH}{'.' + field if field else ''}: {message}")
+    return ValidationFailed(
+        [FieldError(f"{MANIFEST_PATH}.{field}" if field else MANIFEST_PATH, message)],
+        f"{MANIFEST_PATH}{'.' + field if field else ''}: {message}",
+    )
 
 
 def parse_manifest(text: str | None) -> KnowledgeManifest:
@@ -84,15 +94,26 @@ def parse_manifest(text: str | None) -> KnowledgeManifest:
         errors = []
         for e in exc.errors():
             field = ".".join(str(p) for p in e["loc"])
-            errors.append(FieldError(f"{MANIFEST_PATH}.{field}", e["msg"],
-                                     ["required", "optional"] if field == "citation_policy" else None))
-        raise ValidationFailed(errors, f"{MANIFEST_PATH}: invalid fields: " + ", ".join(e.field for e in errors)) \
-            from exc
+            errors.append(
+                FieldError(
+                    f"{MANIFEST_PATH}.{field}",
+                    e["msg"],
+                    ["required", "optional"] if field == "citation_policy" else None,
+                )
+            )
+        raise ValidationFailed(
+            errors, f"{MANIFEST_PATH}: invalid fields: " + ", ".join(e.field for e in errors)
+        ) from exc
     total = 0
     for field in ("include", "exclude"):
         for i, pattern in enumerate(getattr(manifest, field)):
             total += len(pattern)
-            if not pattern or pattern.startswith("/") or len(pattern) > MAX_GLOB_CHARS or total > MAX_GLOB_TOTAL:
+            if (
+                not pattern
+                or pattern.startswith("/")
+                or len(pattern) > MAX_GLOB_CHARS
+                or total > MAX_GLOB_TOTAL
+            ):
                 raise _invalid(f"{field}.{i}", f"a glob relative to the package root; {_GLOBS}")
     return manifest
 

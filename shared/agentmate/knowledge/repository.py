@@ -17,29 +17,42 @@ from agentmate.packages.store import FILE_META_COLUMNS, PackageStore, PackageTab
 
 TABLES = PackageTables("knowledge_sources", "knowledge_source_revisions", "knowledge_documents")
 STORE = PackageStore(TABLES)
-CONSTRAINTS = constraints({
-    **template_constraints(TABLES),
-    "knowledge_source_revisions_manifest_check": ("manifest", "must be a mapping"),
-})
+CONSTRAINTS = constraints(
+    {
+        **template_constraints(TABLES),
+        "knowledge_source_revisions_manifest_check": ("manifest", "must be a mapping"),
+    }
+)
 
 
 def set_manifest(conn: Conn, *, account_id: UUID, revision_id: UUID, manifest: dict[str, Any]) -> None:
-    conn.execute("UPDATE knowledge_source_revisions SET manifest = %s WHERE account_id = %s AND id = %s",
-                 (Jsonb(manifest), account_id, revision_id))
+    conn.execute(
+        "UPDATE knowledge_source_revisions SET manifest = %s WHERE account_id = %s AND id = %s",
+        (Jsonb(manifest), account_id, revision_id),
+    )
 
 
 def manifest(conn: Conn, *, account_id: UUID, revision_id: UUID) -> dict[str, Any] | None:
-    row = conn.execute("SELECT manifest FROM knowledge_source_revisions WHERE account_id = %s AND id = %s",
-                       (account_id, revision_id)).fetchone()
+    row = conn.execute(
+        "SELECT manifest FROM knowledge_source_revisions WHERE account_id = %s AND id = %s",
+        (account_id, revision_id),
+    ).fetchone()
     return row["manifest"] if row else None
 
 
-def list_documents(conn: Conn, *, account_id: UUID, revision_id: UUID, limit: int,
-                   offset: int) -> tuple[list[KnowledgeDocument], int]:
-    rows, total = paged(conn, columns=FILE_META_COLUMNS, table="knowledge_documents",
-                        where=["account_id = %(a)s", "revision_id = %(r)s", "path <> %(m)s"],
-                        params={"a": account_id, "r": revision_id, "m": MANIFEST_PATH},
-                        order_by='path COLLATE "C"', limit=limit, offset=offset)
+def list_documents(
+    conn: Conn, *, account_id: UUID, revision_id: UUID, limit: int, offset: int
+) -> tuple[list[KnowledgeDocument], int]:
+    rows, total = paged(
+        conn,
+        columns=FILE_META_COLUMNS,
+        table="knowledge_documents",
+        where=["account_id = %(a)s", "revision_id = %(r)s", "path <> %(m)s"],
+        params={"a": account_id, "r": revision_id, "m": MANIFEST_PATH},
+        order_by='path COLLATE "C"',
+        limit=limit,
+        offset=offset,
+    )
     return [KnowledgeDocument.model_validate(r) for r in rows], total
 
 
@@ -50,31 +63,45 @@ _CARD_COLUMNS = (
     "r.file_count - 1 AS document_count, "  # every revision holds KNOWLEDGE.yaml, which is not a document
     "ix.status AS index_status"  # the last index run of the active revision (NULL: never indexed)
 )
-_CARDS = ("knowledge_sources s JOIN knowledge_source_revisions r "
-          "ON r.account_id = s.account_id AND r.id = s.active_revision_id "
-          "LEFT JOIN knowledge_revision_index ix ON ix.account_id = s.account_id AND ix.revision_id = r.id")
+_CARDS = (
+    "knowledge_sources s JOIN knowledge_source_revisions r "
+    "ON r.account_id = s.account_id AND r.id = s.active_revision_id "
+    "LEFT JOIN knowledge_revision_index ix ON ix.account_id = s.account_id AND ix.revision_id = r.id"
+)
 _CARD_ORDER = "lower(COALESCE(r.manifest->>'name', s.name)), s.id"
 
 
-def catalog_page(conn: Conn, *, account_id: UUID, query: str | None, domain: str | None, limit: int,
-                 offset: int) -> tuple[list[dict[str, Any]], int]:
+def catalog_page(
+    conn: Conn, *, account_id: UUID, query: str | None, domain: str | None, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
     where: list[str] = ["s.account_id = %(a)s"]
     params: dict[str, Any] = {"a": account_id}
     if query is not None:
-        where.append("(r.manifest->>'name' ILIKE %(query)s OR r.manifest->>'description' ILIKE %(query)s "
-                     "OR s.name ILIKE %(query)s)")
+        where.append(
+            "(r.manifest->>'name' ILIKE %(query)s OR r.manifest->>'description' ILIKE %(query)s "
+            "OR s.name ILIKE %(query)s)"
+        )
         params["query"] = like_pattern(query)
     if domain is not None:
         where.append("s.domain = %(domain)s")
         params["domain"] = domain
-    return paged(conn, columns=_CARD_COLUMNS, table=_CARDS, where=where, params=params, order_by=_CARD_ORDER,
-                 limit=limit, offset=offset)
+    return paged(
+        conn,
+        columns=_CARD_COLUMNS,
+        table=_CARDS,
+        where=where,
+        params=params,
+        order_by=_CARD_ORDER,
+        limit=limit,
+        offset=offset,
+    )
 
 
 def catalog_all(conn: Conn, *, account_id: UUID) -> list[dict[str, Any]]:
     """Every card row of the account, in catalog order (discovery reads the whole catalog)."""
-    return conn.execute(f"SELECT {_CARD_COLUMNS} FROM {_CARDS} WHERE s.account_id = %s ORDER BY {_CARD_ORDER}",
-                        (account_id,)).fetchall()
+    return conn.execute(
+        f"SELECT {_CARD_COLUMNS} FROM {_CARDS} WHERE s.account_id = %s ORDER BY {_CARD_ORDER}", (account_id,)
+    ).fetchall()
 
 
 # What discovery reads of every card, in no order (scoring sorts; the fingerprint sorts its own list): the
@@ -100,4 +127,6 @@ def domain_roster(conn: Conn, *, account_id: UUID) -> list[dict[str, Any]]:
     """Collections per owning domain (null last), over every card of the account."""
     return conn.execute(
         f"""SELECT s.domain, count(*) AS collections FROM {_CARDS} WHERE s.account_id = %s
-            GROUP BY s.domain ORDER BY s.domain NULLS LAST""", (account_id,)).fetchall()
+            GROUP BY s.domain ORDER BY s.domain NULLS LAST""",
+        (account_id,),
+    ).fetchall()

@@ -58,8 +58,9 @@ def _selected(conn: Conn, account_id: UUID, body: ResolutionCreate) -> list[dict
     found = repo.sources(conn, account_id=account_id, source_ids=ids) if ids else {}
     pairs = [(s.source_id, s.revision_id) for s in body.selected if s.revision_id is not None]
     revisions = repo.revisions_of(conn, account_id=account_id, pairs=pairs)
-    builds = wiki_builds.builds(conn, account_id=account_id,
-                                build_ids=[s.build_id for s in body.selected if s.build_id is not None])
+    builds = wiki_builds.builds(
+        conn, account_id=account_id, build_ids=[s.build_id for s in body.selected if s.build_id is not None]
+    )
     out: list[dict[str, Any]] = []
     for i, sel in enumerate(body.selected):
         at = f"selected[{i}]"
@@ -75,44 +76,66 @@ def _selected(conn: Conn, account_id: UUID, body: ResolutionCreate) -> list[dict
             if build is None:
                 errors.add(f"{at}.build_id", "unknown wiki build in this account")
             elif build.source_id != sel.source_id:
-                errors.add(f"{at}.build_id", "is a wiki build of another knowledge source, not of this source_id")
+                errors.add(
+                    f"{at}.build_id", "is a wiki build of another knowledge source, not of this source_id"
+                )
             elif not build.usable:
                 errors.add(f"{at}.build_id", build.unusable_reason())
             elif sel.revision_id is not None and sel.revision_id != build.source_revision_id:
-                errors.add(f"{at}.build_id", f"compiled revision {build.source_revision_id}, not this "
-                                             "revision_id: name that revision, or omit revision_id")
-        revision = sel.revision_id or (build.source_revision_id if build is not None
-                                       and build.source_id == sel.source_id else source["active_revision_id"])
+                errors.add(
+                    f"{at}.build_id",
+                    f"compiled revision {build.source_revision_id}, not this "
+                    "revision_id: name that revision, or omit revision_id",
+                )
+        revision = sel.revision_id or (
+            build.source_revision_id
+            if build is not None and build.source_id == sel.source_id
+            else source["active_revision_id"]
+        )
         if sel.revision_id is not None and (sel.source_id, sel.revision_id) not in revisions:
             errors.add(f"{at}.revision_id", "not a revision of this source in this account")
         elif revision is None:
             errors.add(f"{at}.revision_id", "the source has no active revision: name the revision used")
-        out.append({"source_id": str(sel.source_id), "source_name": source["name"],
-                    "revision_id": str(revision) if revision else None,
-                    "build_id": str(sel.build_id) if build is not None else None})
+        out.append(
+            {
+                "source_id": str(sel.source_id),
+                "source_name": source["name"],
+                "revision_id": str(revision) if revision else None,
+                "build_id": str(sel.build_id) if build is not None else None,
+            }
+        )
     errors.raise_if_any()
     return out
 
 
 def _evidence(body: ResolutionCreate) -> dict[str, list[dict[str, Any]]]:
-    data = {k: [e.model_dump(mode="json", exclude_none=True) for e in getattr(body, k)]
-            for k in ("candidates", "retrieved", "citations")}
+    data = {
+        k: [e.model_dump(mode="json", exclude_none=True) for e in getattr(body, k)]
+        for k in ("candidates", "retrieved", "citations")
+    }
     size = sum(len(json.dumps(v, separators=(",", ":"), ensure_ascii=False).encode()) for v in data.values())
     if size > MAX_EVIDENCE_BYTES:
-        raise TooLarge(f"candidates, retrieved and citations take {size} bytes together, more than "
-                       f"{MAX_EVIDENCE_BYTES}: keep references (ids, paths, scores), never bodies")
+        raise TooLarge(
+            f"candidates, retrieved and citations take {size} bytes together, more than "
+            f"{MAX_EVIDENCE_BYTES}: keep references (ids, paths, scores), never bodies"
+        )
     return data
 
 
-def _fingerprint_current(conn: Conn, account_id: UUID, identity: str, requirement_id: str, echoed: str) -> bool:
+def _fingerprint_current(
+    conn: Conn, account_id: UUID, identity: str, requirement_id: str, echoed: str
+) -> bool:
     cards = discover.catalog_cards(conn, account_id=account_id)
-    return echoed in (discover.fingerprint(identity, requirement_id, cards),
-                      discover.fingerprint(identity, None, cards))
+    return echoed in (
+        discover.fingerprint(identity, requirement_id, cards),
+        discover.fingerprint(identity, None, cards),
+    )
 
 
 @counted("KnowledgeResolutionRecorded", new_only)
-def record(db: Database, principal: Principal, body: ResolutionCreate,
-           header_key: str | None = None) -> Created[ResolutionRun]:
+def record(
+    db: Database, principal: Principal, body: ResolutionCreate, header_key: str | None = None
+) -> Created[ResolutionRun]:
     key = _key(body, header_key)
     request = body.model_dump(mode="json", exclude={"idempotency_key"})
     account = principal.account_id
@@ -122,34 +145,74 @@ def record(db: Database, principal: Principal, body: ResolutionCreate,
             contract = compiled_contract(conn, account_id=account, version_id=body.skill_version_id)
             req = contract.requirement(body.requirement_id)
             if req is None:
-                raise invalid("requirement_id", "is not a requirement of this skill version's knowledge contract",
-                              contract.requirement_ids)
+                raise invalid(
+                    "requirement_id",
+                    "is not a requirement of this skill version's knowledge contract",
+                    contract.requirement_ids,
+                )
             selected = _selected(conn, account, body)
             evidence = _evidence(body)
-            row = repo.insert_run(conn, account_id=account, user_id=principal.user_id, key_id=principal.key_id, data={
-                "skill_version_id": body.skill_version_id, "session_id": body.session_id,
-                "requirement_id": req["id"], "contract_identity": contract.identity,
-                "discovery_fingerprint": body.discovery_fingerprint, "discovery_status": body.discovery_status,
-                "fingerprint_current": _fingerprint_current(conn, account, contract.identity, req["id"],
-                                                            body.discovery_fingerprint),
-                "selected": selected, **evidence, "selection_reason": body.selection_reason,
-                "confidence": body.confidence, "idempotency_key": key,
-                "content_hash": idempotency.canonical_hash(request),
-            })
+            row = repo.insert_run(
+                conn,
+                account_id=account,
+                user_id=principal.user_id,
+                key_id=principal.key_id,
+                data={
+                    "skill_version_id": body.skill_version_id,
+                    "session_id": body.session_id,
+                    "requirement_id": req["id"],
+                    "contract_identity": contract.identity,
+                    "discovery_fingerprint": body.discovery_fingerprint,
+                    "discovery_status": body.discovery_status,
+                    "fingerprint_current": _fingerprint_current(
+                        conn, account, contract.identity, req["id"], body.discovery_fingerprint
+                    ),
+                    "selected": selected,
+                    **evidence,
+                    "selection_reason": body.selection_reason,
+                    "confidence": body.confidence,
+                    "idempotency_key": key,
+                    "content_hash": idempotency.canonical_hash(request),
+                },
+            )
             return ResolutionRun.model_validate(row)
 
-        return idempotency.once(conn, account_id=account, route=ROUTE, key=key, request=request,
-                                model=ResolutionRun, create=insert)
+        return idempotency.once(
+            conn,
+            account_id=account,
+            route=ROUTE,
+            key=key,
+            request=request,
+            model=ResolutionRun,
+            create=insert,
+        )
 
 
-def list_runs(db: Database, principal: Principal, page: PageParams, *, skill_version_id: UUID | None = None,
-              session_id: str | None = None, source_id: UUID | None = None) -> Page[ResolutionSummary]:
+def list_runs(
+    db: Database,
+    principal: Principal,
+    page: PageParams,
+    *,
+    skill_version_id: UUID | None = None,
+    session_id: str | None = None,
+    source_id: UUID | None = None,
+) -> Page[ResolutionSummary]:
     with db.tenant(principal.account_id) as conn:
-        rows, total = repo.list_runs(conn, account_id=principal.account_id, skill_version_id=skill_version_id,
-                                     session_id=session_id, source_id=source_id, limit=page.limit,
-                                     offset=page.offset)
-    return Page[ResolutionSummary](items=[ResolutionSummary.model_validate(r) for r in rows], total=total,
-                                   limit=page.limit, offset=page.offset)
+        rows, total = repo.list_runs(
+            conn,
+            account_id=principal.account_id,
+            skill_version_id=skill_version_id,
+            session_id=session_id,
+            source_id=source_id,
+            limit=page.limit,
+            offset=page.offset,
+        )
+    return Page[ResolutionSummary](
+        items=[ResolutionSummary.model_validate(r) for r in rows],
+        total=total,
+        limit=page.limit,
+        offset=page.offset,
+    )
 
 
 def get_run(db: Database, principal: Principal, run_id: UUID) -> ResolutionRun:

@@ -23,27 +23,47 @@ SUMMARY_COLUMNS = (
     "jsonb_array_length(r.citations) AS citation_count, r.confidence, r.created_at"
 )
 
-CONSTRAINTS = constraints({
-    "knowledge_resolution_runs_version_fkey": ("skill_version_id", "unknown skill version in this account"),
-    "knowledge_resolution_runs_session_id_check": ("session_id", "at most 200 characters"),
-    "knowledge_resolution_runs_requirement_id_check": ("requirement_id", "must be 1..64 characters"),
-    "knowledge_resolution_runs_fingerprint_check": ("discovery_fingerprint", "must be 64 lowercase hex characters"),
-    "knowledge_resolution_runs_status_check": ("discovery_status", "is not a discovery status"),
-    "knowledge_resolution_runs_evidence_check": ("candidates", "candidates, selected, retrieved and citations "
-                                                               "are arrays of at most 256 KiB together"),
-    "knowledge_resolution_runs_selection_reason_check": ("selection_reason", "at most 2000 characters"),
-    "knowledge_resolution_runs_confidence_check": ("confidence", "must be between 0 and 1"),
-    "knowledge_resolution_runs_idempotency_key_check": ("idempotency_key", "must be 1..255 characters"),
-    "knowledge_resolution_runs_content_hash_check": ("content_hash", "must be a sha256 hex digest"),
-    "knowledge_resolution_runs_idempotency_key": ("idempotency_key", "was already used for another resolution run"),
-    "knowledge_resolution_selections_run_fkey": ("selected", "the run of this selection does not exist"),
-    "knowledge_resolution_selections_source_fkey": ("selected.source_id", "unknown knowledge source in this "
-                                                                          "account"),
-    "knowledge_resolution_selections_revision_fkey": ("selected.revision_id", "not a revision of that source in "
-                                                                              "this account"),
-    "knowledge_resolution_selections_run_source_key": ("selected.source_id", "selected names a source twice"),
-    "knowledge_resolution_selections_position_check": ("selected", "position must not be negative"),
-})
+CONSTRAINTS = constraints(
+    {
+        "knowledge_resolution_runs_version_fkey": (
+            "skill_version_id",
+            "unknown skill version in this account",
+        ),
+        "knowledge_resolution_runs_session_id_check": ("session_id", "at most 200 characters"),
+        "knowledge_resolution_runs_requirement_id_check": ("requirement_id", "must be 1..64 characters"),
+        "knowledge_resolution_runs_fingerprint_check": (
+            "discovery_fingerprint",
+            "must be 64 lowercase hex characters",
+        ),
+        "knowledge_resolution_runs_status_check": ("discovery_status", "is not a discovery status"),
+        "knowledge_resolution_runs_evidence_check": (
+            "candidates",
+            "candidates, selected, retrieved and citations are arrays of at most 256 KiB together",
+        ),
+        "knowledge_resolution_runs_selection_reason_check": ("selection_reason", "at most 2000 characters"),
+        "knowledge_resolution_runs_confidence_check": ("confidence", "must be between 0 and 1"),
+        "knowledge_resolution_runs_idempotency_key_check": ("idempotency_key", "must be 1..255 characters"),
+        "knowledge_resolution_runs_content_hash_check": ("content_hash", "must be a sha256 hex digest"),
+        "knowledge_resolution_runs_idempotency_key": (
+            "idempotency_key",
+            "was already used for another resolution run",
+        ),
+        "knowledge_resolution_selections_run_fkey": ("selected", "the run of this selection does not exist"),
+        "knowledge_resolution_selections_source_fkey": (
+            "selected.source_id",
+            "unknown knowledge source in this account",
+        ),
+        "knowledge_resolution_selections_revision_fkey": (
+            "selected.revision_id",
+            "not a revision of that source in this account",
+        ),
+        "knowledge_resolution_selections_run_source_key": (
+            "selected.source_id",
+            "selected names a source twice",
+        ),
+        "knowledge_resolution_selections_position_check": ("selected", "position must not be negative"),
+    }
+)
 
 
 def sources(conn: Conn, *, account_id: UUID, source_ids: list[UUID]) -> dict[UUID, dict[str, Any]]:
@@ -67,8 +87,9 @@ def revisions_of(conn: Conn, *, account_id: UUID, pairs: list[tuple[UUID, UUID]]
     return {(r["source_id"], r["id"]) for r in rows}
 
 
-def insert_run(conn: Conn, *, account_id: UUID, user_id: UUID | None, key_id: UUID | None,
-               data: dict[str, Any]) -> dict[str, Any]:
+def insert_run(
+    conn: Conn, *, account_id: UUID, user_id: UUID | None, key_id: UUID | None, data: dict[str, Any]
+) -> dict[str, Any]:
     row = conn.execute(
         f"""INSERT INTO knowledge_resolution_runs (account_id, user_id, key_id, skill_version_id, session_id,
                    requirement_id, contract_identity, discovery_fingerprint, discovery_status, fingerprint_current,
@@ -79,8 +100,13 @@ def insert_run(conn: Conn, *, account_id: UUID, user_id: UUID | None, key_id: UU
                     %(candidates)s, %(selected)s, %(retrieved)s, %(citations)s, %(selection_reason)s,
                     %(confidence)s, %(idempotency_key)s, %(content_hash)s)
             RETURNING {RUN_COLUMNS}""",
-        {**data, "a": account_id, "u": user_id, "k": key_id,
-         **{k: Jsonb(data[k]) for k in ("candidates", "selected", "retrieved", "citations")}},
+        {
+            **data,
+            "a": account_id,
+            "u": user_id,
+            "k": key_id,
+            **{k: Jsonb(data[k]) for k in ("candidates", "selected", "retrieved", "citations")},
+        },
     ).fetchone()
     assert row is not None
     selected = data["selected"]
@@ -94,12 +120,22 @@ def insert_run(conn: Conn, *, account_id: UUID, user_id: UUID | None, key_id: UU
 
 
 def get_run(conn: Conn, *, account_id: UUID, run_id: UUID) -> dict[str, Any] | None:
-    return conn.execute(f"SELECT {RUN_COLUMNS} FROM knowledge_resolution_runs WHERE account_id = %s AND id = %s",
-                        (account_id, run_id)).fetchone()
+    return conn.execute(
+        f"SELECT {RUN_COLUMNS} FROM knowledge_resolution_runs WHERE account_id = %s AND id = %s",
+        (account_id, run_id),
+    ).fetchone()
 
 
-def list_runs(conn: Conn, *, account_id: UUID, skill_version_id: UUID | None, session_id: str | None,
-              source_id: UUID | None, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+def list_runs(
+    conn: Conn,
+    *,
+    account_id: UUID,
+    skill_version_id: UUID | None,
+    session_id: str | None,
+    source_id: UUID | None,
+    limit: int,
+    offset: int,
+) -> tuple[list[dict[str, Any]], int]:
     where = ["r.account_id = %(a)s"]
     params: dict[str, Any] = {"a": account_id}
     if skill_version_id is not None:
@@ -109,8 +145,18 @@ def list_runs(conn: Conn, *, account_id: UUID, skill_version_id: UUID | None, se
         where.append("r.session_id = %(session_id)s")
         params["session_id"] = session_id
     if source_id is not None:
-        where.append("EXISTS (SELECT 1 FROM knowledge_resolution_selections s WHERE s.account_id = r.account_id "
-                     "AND s.run_id = r.id AND s.source_id = %(source_id)s)")
+        where.append(
+            "EXISTS (SELECT 1 FROM knowledge_resolution_selections s WHERE s.account_id = r.account_id "
+            "AND s.run_id = r.id AND s.source_id = %(source_id)s)"
+        )
         params["source_id"] = source_id
-    return paged(conn, columns=SUMMARY_COLUMNS, table="knowledge_resolution_runs r", where=where, params=params,
-                 order_by="r.created_at DESC, r.id DESC", limit=limit, offset=offset)
+    return paged(
+        conn,
+        columns=SUMMARY_COLUMNS,
+        table="knowledge_resolution_runs r",
+        where=where,
+        params=params,
+        order_by="r.created_at DESC, r.id DESC",
+        limit=limit,
+        offset=offset,
+    )

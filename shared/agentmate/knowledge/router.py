@@ -72,12 +72,22 @@ def list_revisions(source_id: UUID, principal: KnowledgeRead, db: DbDep, page: P
     return service.list_revisions(db, Actor.of(principal), source_id, page)
 
 
-@router.post("/sources/{source_id}/sync", status_code=201, response_model=KnowledgeIngestResult,
-             responses={200: {"model": KnowledgeIngestResult}, 202: {
-                 "model": KnowledgeSyncQueued, "description": "The sync ran out of the request's time: it continues "
-                                                              "as the job in `job` (GET /api/knowledge/jobs/{job.id})"}})
-def sync_source(source_id: UUID, principal: KnowledgeWrite, db: DbDep,
-                body: KnowledgeSyncRequest | None = None) -> JSONResponse:
+@router.post(
+    "/sources/{source_id}/sync",
+    status_code=201,
+    response_model=KnowledgeIngestResult,
+    responses={
+        200: {"model": KnowledgeIngestResult},
+        202: {
+            "model": KnowledgeSyncQueued,
+            "description": "The sync ran out of the request's time: it continues "
+            "as the job in `job` (GET /api/knowledge/jobs/{job.id})",
+        },
+    },
+)
+def sync_source(
+    source_id: UUID, principal: KnowledgeWrite, db: DbDep, body: KnowledgeSyncRequest | None = None
+) -> JSONResponse:
     """Resolve a ref of a git source to an immutable commit and ingest the package at it (public GitHub/GitLab by
     default). 201 for a new revision, 200 when the package hash replays one (the source is re-targeted to it);
     a failure marks the source error and leaves no revision (an unknown ref is a 400 naming ref). A sync that
@@ -89,10 +99,16 @@ def sync_source(source_id: UUID, principal: KnowledgeWrite, db: DbDep,
     return _ingested(result)
 
 
-@router.post("/sources/{source_id}/snapshots", status_code=201, response_model=KnowledgeIngestResult,
-             responses={200: {"model": KnowledgeIngestResult}}, openapi_extra=max_body(LAMBDA_BODY_LIMIT))
-def push_snapshot(source_id: UUID, body: KnowledgeSnapshotPush, principal: KnowledgeWrite,
-                  db: DbDep) -> JSONResponse:
+@router.post(
+    "/sources/{source_id}/snapshots",
+    status_code=201,
+    response_model=KnowledgeIngestResult,
+    responses={200: {"model": KnowledgeIngestResult}},
+    openapi_extra=max_body(LAMBDA_BODY_LIMIT),
+)
+def push_snapshot(
+    source_id: UUID, body: KnowledgeSnapshotPush, principal: KnowledgeWrite, db: DbDep
+) -> JSONResponse:
     """Push a local package snapshot (KNOWLEDGE.yaml at the root; its include/exclude select the documents).
     201 for a new revision, 200 when the package hash replays one (the source is re-targeted to it). A missing
     or invalid manifest is a 400 naming KNOWLEDGE.yaml or KNOWLEDGE.yaml.<field>; each file sends content,
@@ -101,15 +117,17 @@ def push_snapshot(source_id: UUID, body: KnowledgeSnapshotPush, principal: Knowl
 
 
 @router.get("/revisions/{revision_id}/documents", response_model=Page[KnowledgeDocument])
-def list_documents(revision_id: UUID, principal: KnowledgeRead, db: DbDep,
-                   page: PageDep) -> Page[KnowledgeDocument]:
+def list_documents(
+    revision_id: UUID, principal: KnowledgeRead, db: DbDep, page: PageDep
+) -> Page[KnowledgeDocument]:
     """Document metadata of a revision without bodies, in path order (KNOWLEDGE.yaml is not a document)."""
     return service.list_documents(db, Actor.of(principal), revision_id, page)
 
 
 @router.get("/revisions/{revision_id}/documents/{document_id}", response_model=KnowledgeDocumentContent)
-def get_document(revision_id: UUID, document_id: UUID, principal: KnowledgeRead,
-                 db: DbDep) -> KnowledgeDocumentContent:
+def get_document(
+    revision_id: UUID, document_id: UUID, principal: KnowledgeRead, db: DbDep
+) -> KnowledgeDocumentContent:
     """One document with its text snapshot (null content for a binary document); Cache-Control: private,
     no-store."""
     return service.get_document(db, Actor.of(principal), revision_id, document_id)
@@ -117,9 +135,16 @@ def get_document(revision_id: UUID, document_id: UUID, principal: KnowledgeRead,
 
 @router.get("/catalog", response_model=KnowledgeCatalog)
 def catalog(
-    principal: KnowledgeRead, db: DbDep, page: PageDep,
-    query: Annotated[str | None, Query(max_length=MAX_CATALOG_QUERY,
-                                       description="Substring of the name or description (case-insensitive)")] = None,
+    principal: KnowledgeRead,
+    db: DbDep,
+    page: PageDep,
+    query: Annotated[
+        str | None,
+        Query(
+            max_length=MAX_CATALOG_QUERY,
+            description="Substring of the name or description (case-insensitive)",
+        ),
+    ] = None,
     domain: Annotated[str | None, Query(max_length=MAX_DOMAIN, description="Exact owning domain")] = None,
 ) -> KnowledgeCatalog:
     """K0 cards of the sources with an active revision, ordered by name (stable pages), plus the account's

@@ -27,33 +27,48 @@ class KnowledgeSnapshotPush(BaseModel):
         "documents": "send every package file (KNOWLEDGE.yaml included) in files",
         "manifest": "the manifest is the file KNOWLEDGE.yaml in files",
     }
-    files: list[FileInput] = Field(min_length=1, max_length=MAX_SNAPSHOT_FILES,
-                                   description="Every file of the package; KNOWLEDGE.yaml at the package root")
-    package_hash: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$",
-                                     description="Omit to let the server derive it; a supplied one must match "
-                                                 "(KNOWLEDGE.yaml plus the documents its rules select)")
+    files: list[FileInput] = Field(
+        min_length=1,
+        max_length=MAX_SNAPSHOT_FILES,
+        description="Every file of the package; KNOWLEDGE.yaml at the package root",
+    )
+    package_hash: str | None = Field(
+        default=None,
+        pattern=r"^[0-9a-f]{64}$",
+        description="Omit to let the server derive it; a supplied one must match "
+        "(KNOWLEDGE.yaml plus the documents its rules select)",
+    )
 
 
 class KnowledgeSyncRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    ref: str | None = Field(default=None, min_length=1, max_length=255,
-                            description="Branch, tag or commit (default: the source's default_ref, else HEAD)")
+    ref: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=255,
+        description="Branch, tag or commit (default: the source's default_ref, else HEAD)",
+    )
 
 
 class KnowledgeIngestResult(BaseModel):
     source: Source = Field(description="The source, now pointing at the revision (active_revision_id)")
     revision: Revision
     manifest: KnowledgeManifest = Field(description="The parsed KNOWLEDGE.yaml of the revision")
-    created: bool = Field(description="false when the package hash replayed an existing revision (the source "
-                                      "was re-targeted to it)")
+    created: bool = Field(
+        description="false when the package hash replayed an existing revision (the source "
+        "was re-targeted to it)"
+    )
 
 
 class KnowledgeSyncQueued(BaseModel):
     """A sync that did not fit one request's time budget (202): it continues as ``job``."""
 
-    source: Source = Field(description="The source, status pending while the job runs (last_error names the job)")
-    job: JobView = Field(description="The knowledge_sync job (GET /api/knowledge/jobs/{job.id}); its result names "
-                                     "the revision")
+    source: Source = Field(
+        description="The source, status pending while the job runs (last_error names the job)"
+    )
+    job: JobView = Field(
+        description="The knowledge_sync job (GET /api/knowledge/jobs/{job.id}); its result names the revision"
+    )
 
 
 class KnowledgeDocument(FileMeta):
@@ -76,7 +91,9 @@ class KnowledgeCatalogCard(BaseModel):
     name: str = Field(description="KNOWLEDGE.yaml name")
     description: str | None
     profile: str | None
-    language: str | None = Field(description="KNOWLEDGE.yaml language as written (also folded into languages)")
+    language: str | None = Field(
+        description="KNOWLEDGE.yaml language as written (also folded into languages)"
+    )
     citation_policy: Literal["required", "optional"] | None
     capabilities: list[str]
     languages: list[str] = Field(description="KNOWLEDGE.yaml languages with the singular language folded in")
@@ -85,7 +102,8 @@ class KnowledgeCatalogCard(BaseModel):
     package_hash: str
     index_status: IndexStatus = Field(
         description="Chunk index of the active revision: not_indexed (POST /api/knowledge/index has not run on "
-                    "it), indexed, or partial (some documents or chunks failed or were truncated)")
+        "it), indexed, or partial (some documents or chunks failed or were truncated)"
+    )
 
 
 class KnowledgeDomainCount(BaseModel):
@@ -95,4 +113,5 @@ class KnowledgeDomainCount(BaseModel):
 
 class KnowledgeCatalog(Page[KnowledgeCatalogCard]):
     domains: list[KnowledgeDomainCount] = Field(
-        description="The account's whole domain roster (every card, whatever the filters), with collection counts")
+        description="The account's whole domain roster (every card, whatever the filters), with collection counts"
+    )

@@ -63,26 +63,51 @@ def _filters(body: KnowledgeSearchRequest) -> dict[str, Any]:
     return out
 
 
-def _log(conn: Conn, principal: Principal, body: KnowledgeSearchRequest, hits: list[KnowledgeSearchHit],
-         degraded: list[KnowledgeDegraded]) -> UUID:
+def _log(
+    conn: Conn,
+    principal: Principal,
+    body: KnowledgeSearchRequest,
+    hits: list[KnowledgeSearchHit],
+    degraded: list[KnowledgeDegraded],
+) -> UUID:
     return retrieval.record_query(
-        conn, principal.account_id, user_id=principal.user_id, key_id=principal.key_id, namespace=NAMESPACE,
-        query=body.query, filters=_filters(body), top_k=body.top_k,
-        hits=[{"rank": h.rank, "document_id": str(h.document_id), "chunk_key": h.chunk_key,
-               "source_id": str(h.source_id), "revision_id": str(h.revision_id), "path": h.path,
-               "score": h.score, "lexical_score": h.lexical_score, "vector_score": h.vector_score,
-               "channels": h.channels} for h in hits],
-        degraded=[d.model_dump() for d in degraded])
+        conn,
+        principal.account_id,
+        user_id=principal.user_id,
+        key_id=principal.key_id,
+        namespace=NAMESPACE,
+        query=body.query,
+        filters=_filters(body),
+        top_k=body.top_k,
+        hits=[
+            {
+                "rank": h.rank,
+                "document_id": str(h.document_id),
+                "chunk_key": h.chunk_key,
+                "source_id": str(h.source_id),
+                "revision_id": str(h.revision_id),
+                "path": h.path,
+                "score": h.score,
+                "lexical_score": h.lexical_score,
+                "vector_score": h.vector_score,
+                "channels": h.channels,
+            }
+            for h in hits
+        ],
+        degraded=[d.model_dump() for d in degraded],
+    )
 
 
-def _allowed_sources(db: Database, principal: Principal, body: KnowledgeSearchRequest
-                     ) -> tuple[dict[UUID, dict[str, Any]] | None, str | None]:
+def _allowed_sources(
+    db: Database, principal: Principal, body: KnowledgeSearchRequest
+) -> tuple[dict[UUID, dict[str, Any]] | None, str | None]:
     """The sources the filters select (None: no filter), or a note when they select none."""
     if body.domain is None and not body.source_ids:
         return None, None
     with db.tenant(principal.account_id) as conn:
-        rows = repo.sources(conn, account_id=principal.account_id, source_ids=body.source_ids or None,
-                            domain=body.domain)
+        rows = repo.sources(
+            conn, account_id=principal.account_id, source_ids=body.source_ids or None, domain=body.domain
+        )
     if rows:
         return {r["id"]: r for r in rows}, None
     if body.domain is not None and body.source_ids:
@@ -101,7 +126,9 @@ def _hit_ids(hit: Hit) -> tuple[UUID, UUID, UUID] | None:
 
 
 @counted("KnowledgeSearch")
-def search(db: Database, rt: Retrieval, principal: Principal, body: KnowledgeSearchRequest) -> KnowledgeSearchResult:
+def search(
+    db: Database, rt: Retrieval, principal: Principal, body: KnowledgeSearchRequest
+) -> KnowledgeSearchResult:
     account = principal.account_id
     allowed, note = _allowed_sources(db, principal, body)
     if allowed is not None and not allowed:
@@ -117,8 +144,14 @@ def search(db: Database, rt: Retrieval, principal: Principal, body: KnowledgeSea
         fetch = min(body.top_k * len(allowed), MAX_WIDENED)
     if body.min_similarity is not None:
         fetch = min(max(fetch, body.top_k * 3), MAX_WIDENED)
-    query = Query(namespace=NAMESPACE, text=body.query, top_k=fetch, source_type=SOURCE_TYPE, metadata=metadata,
-                  lexical_pool=LEXICAL_POOL)
+    query = Query(
+        namespace=NAMESPACE,
+        text=body.query,
+        top_k=fetch,
+        source_type=SOURCE_TYPE,
+        metadata=metadata,
+        lexical_pool=LEXICAL_POOL,
+    )
 
     def finish(conn: Conn, result: SearchResult) -> KnowledgeSearchResult:
         kept: list[tuple[Hit, tuple[UUID, UUID, UUID]]] = []
@@ -136,9 +169,16 @@ def search(db: Database, rt: Retrieval, principal: Principal, body: KnowledgeSea
         srcs = allowed if allowed is not None else {}
         missing = list({ids[0] for _, ids in kept} - set(srcs))
         if missing:
-            srcs = {**srcs, **{r["id"]: r for r in repo.sources(conn, account_id=account, source_ids=missing)}}
-        links = repo.neighbours(conn, account_id=account, document_ids=list({ids[2] for _, ids in kept}),
-                                per_document=MAX_NEIGHBOURS)
+            srcs = {
+                **srcs,
+                **{r["id"]: r for r in repo.sources(conn, account_id=account, source_ids=missing)},
+            }
+        links = repo.neighbours(
+            conn,
+            account_id=account,
+            document_ids=list({ids[2] for _, ids in kept}),
+            per_document=MAX_NEIGHBOURS,
+        )
         items: list[KnowledgeSearchHit] = []
         for hit, (source_id, revision_id, document_id) in kept:
             src = srcs.get(source_id)
@@ -146,38 +186,72 @@ def search(db: Database, rt: Retrieval, principal: Principal, body: KnowledgeSea
                 continue
             meta = hit.document["metadata"]
             content = hit.document["content"]
-            items.append(KnowledgeSearchHit(
-                rank=len(items) + 1, score=round(hit.score, 6), channels=list(hit.channels),
-                lexical_score=hit.lexical_score, vector_score=hit.vector_score,
-                lexical_matched=hit.lexical_matched, source_id=source_id, knowledge_base=src["name"],
-                domain=src["domain"], revision_id=revision_id, document_id=document_id, path=meta["path"],
-                heading_path=meta.get("heading_path", ""), chunk_key=hit.document["chunk_key"],
-                citation=citation(meta["path"], meta.get("heading_path", "")), snippet=snippet(content),
-                content=content if body.include_content else None,
-                links=[KnowledgeNeighbour(direction=n["direction"], path=n["path"],
-                                          document_id=n["linked_document_id"])
-                       for n in links.get(document_id, [])]))
+            items.append(
+                KnowledgeSearchHit(
+                    rank=len(items) + 1,
+                    score=round(hit.score, 6),
+                    channels=list(hit.channels),
+                    lexical_score=hit.lexical_score,
+                    vector_score=hit.vector_score,
+                    lexical_matched=hit.lexical_matched,
+                    source_id=source_id,
+                    knowledge_base=src["name"],
+                    domain=src["domain"],
+                    revision_id=revision_id,
+                    document_id=document_id,
+                    path=meta["path"],
+                    heading_path=meta.get("heading_path", ""),
+                    chunk_key=hit.document["chunk_key"],
+                    citation=citation(meta["path"], meta.get("heading_path", "")),
+                    snippet=snippet(content),
+                    content=content if body.include_content else None,
+                    links=[
+                        KnowledgeNeighbour(
+                            direction=n["direction"], path=n["path"], document_id=n["linked_document_id"]
+                        )
+                        for n in links.get(document_id, [])
+                    ],
+                )
+            )
         degraded = [KnowledgeDegraded(leg=d.leg, reason=d.reason) for d in result.degraded]
         query_id = _log(conn, principal, body, items, degraded)
-        return KnowledgeSearchResult(query_id=query_id, items=items, total=len(items), degraded=degraded,
-                                     filtered_by_min_similarity=filtered if body.min_similarity is not None
-                                     else None)
+        return KnowledgeSearchResult(
+            query_id=query_id,
+            items=items,
+            total=len(items),
+            degraded=degraded,
+            filtered_by_min_similarity=filtered if body.min_similarity is not None else None,
+        )
 
     return rt.search(db, account, query, then=finish)
 
 
-def document_links(db: Database, principal: Principal, document_id: UUID, page: PageParams) -> KnowledgeDocumentLinks:
+def document_links(
+    db: Database, principal: Principal, document_id: UUID, page: PageParams
+) -> KnowledgeDocumentLinks:
     """Both directions of one document's package-internal links (from its revision's last index run)."""
     account = principal.account_id
     with db.tenant(account) as conn:
         doc = repo.document(conn, account_id=account, document_id=document_id)
         if doc is None:
             raise NotFound("knowledge document")
-        rows, total = repo.document_links(conn, account_id=account, document_id=document_id, limit=page.limit,
-                                          offset=page.offset)
+        rows, total = repo.document_links(
+            conn, account_id=account, document_id=document_id, limit=page.limit, offset=page.offset
+        )
         indexed = bool(repo.index_states(conn, account_id=account, revision_ids=[doc["revision_id"]]))
     return KnowledgeDocumentLinks(
-        document_id=doc["id"], path=doc["path"], source_id=doc["source_id"], revision_id=doc["revision_id"],
-        indexed=indexed, total=total, limit=page.limit, offset=page.offset,
-        items=[KnowledgeDocumentLink(direction=r["direction"], path=r["path"], document_id=r["document_id"],
-                                     kind=r["kind"]) for r in rows])
+        document_id=doc["id"],
+        path=doc["path"],
+        source_id=doc["source_id"],
+        revision_id=doc["revision_id"],
+        indexed=indexed,
+        total=total,
+        limit=page.limit,
+        offset=page.offset,
+        items=[
+            KnowledgeDocumentLink(
+                direction=r["direction"], path=r["path"], document_id=r["document_id"], kind=r["kind"]
+            )
+            for r in rows
+        ],
+    )

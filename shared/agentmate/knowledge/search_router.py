@@ -23,11 +23,20 @@ router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLE
 NO_STORE = {"Cache-Control": "private, no-store"}
 
 
-@router.post("/index", response_model=KnowledgeIndexReport, responses={202: {
-    "model": KnowledgeIndexReport, "description": "Too much for one request: the sources done inline are listed "
-                                                  "and the job in `job` indexes the rest (GET /api/knowledge/jobs/{job.id})"}})
-def index_active(principal: KnowledgeWrite, db: DbDep, rt: RetrievalDep,
-                 body: KnowledgeIndexRequest | None = None) -> JSONResponse:
+@router.post(
+    "/index",
+    response_model=KnowledgeIndexReport,
+    responses={
+        202: {
+            "model": KnowledgeIndexReport,
+            "description": "Too much for one request: the sources done inline are listed "
+            "and the job in `job` indexes the rest (GET /api/knowledge/jobs/{job.id})",
+        }
+    },
+)
+def index_active(
+    principal: KnowledgeWrite, db: DbDep, rt: RetrievalDep, body: KnowledgeIndexRequest | None = None
+) -> JSONResponse:
     """Chunk-index the active revision of one source (source_id) or of every source with one, into the
     knowledge retrieval namespace, and rebuild their document link graphs; rows of earlier revisions are
     removed. At most 200 sources and 20 s inline (200); past that 202 with the sources done so far and the
@@ -37,8 +46,9 @@ def index_active(principal: KnowledgeWrite, db: DbDep, rt: RetrievalDep,
 
 
 @router.post("/search", response_model=KnowledgeSearchResult)
-def search_chunks(body: KnowledgeSearchRequest, principal: KnowledgeRead, db: DbDep, rt: RetrievalDep,
-                  response: Response) -> KnowledgeSearchResult:
+def search_chunks(
+    body: KnowledgeSearchRequest, principal: KnowledgeRead, db: DbDep, rt: RetrievalDep, response: Response
+) -> KnowledgeSearchResult:
     """Hybrid lexical + semantic search over indexed chunks. domain resolves to that domain's sources and is
     intersected with source_ids (it only narrows). Hits carry document/source/revision provenance, heading path,
     score, a 240-character snippet and up to 16 one-hop link neighbours; the chunk body only with
@@ -48,8 +58,9 @@ def search_chunks(body: KnowledgeSearchRequest, principal: KnowledgeRead, db: Db
 
 
 @router.get("/documents/{doc_id}/links", response_model=KnowledgeDocumentLinks)
-def document_links(doc_id: UUID, principal: KnowledgeRead, db: DbDep, page: PageDep,
-                   response: Response) -> KnowledgeDocumentLinks:
+def document_links(
+    doc_id: UUID, principal: KnowledgeRead, db: DbDep, page: PageDep, response: Response
+) -> KnowledgeDocumentLinks:
     """Both directions of one document's package-internal links: outgoing links keep the target path (with a
     null document_id when dangling), incoming links carry the linking document's path. Links exist once the
     document's revision has been indexed (indexed)."""

@@ -19,8 +19,11 @@ DEFAULT_TOP_K = 5
 MAX_SOURCE_IDS = 16
 MAX_NEIGHBOURS = 16
 
-SearchText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUERY_CHARS),
-                       AfterValidator(no_nul)]
+SearchText = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUERY_CHARS),
+    AfterValidator(no_nul),
+]
 
 
 def _is_none(value: object) -> bool:
@@ -40,8 +43,9 @@ class KnowledgeIndexRequest(BaseModel):
         "source_ids": "index one source (source_id) or omit it for every source with an active revision",
         "revision_id": "the active revision of the source is indexed: name its source_id",
     }
-    source_id: UUID | None = Field(default=None, description="Only this source (default: every source with an "
-                                                              "active revision)")
+    source_id: UUID | None = Field(
+        default=None, description="Only this source (default: every source with an active revision)"
+    )
 
 
 class KnowledgeIndexOutcome(BaseModel):
@@ -49,7 +53,8 @@ class KnowledgeIndexOutcome(BaseModel):
     name: str
     revision_id: UUID
     status: Literal["indexed", "partial"] = Field(
-        description="partial: some chunks failed to embed (they still serve the lexical leg)")
+        description="partial: some chunks failed to embed (they still serve the lexical leg)"
+    )
     documents: int = Field(description="Text documents chunked")
     chunks: int
     failed_chunks: int
@@ -57,9 +62,12 @@ class KnowledgeIndexOutcome(BaseModel):
     links: int = Field(description="Package-internal links stored (dangling included)")
     dangling_links: int = Field(description="Links whose target is not a document of the revision")
     escaping_links: int = Field(description="Links leaving the package: dropped")
-    removed_chunks: int = Field(description="Retrieval rows of earlier revisions or no longer produced, removed")
-    error: str | None = Field(default=None, description="The first embedding error, when chunks failed",
-                              exclude_if=_is_none)
+    removed_chunks: int = Field(
+        description="Retrieval rows of earlier revisions or no longer produced, removed"
+    )
+    error: str | None = Field(
+        default=None, description="The first embedding error, when chunks failed", exclude_if=_is_none
+    )
 
 
 class KnowledgeIndexReport(BaseModel):
@@ -70,8 +78,10 @@ class KnowledgeIndexReport(BaseModel):
     indexed: int = Field(description="Sources fully indexed (inline)")
     partial: int
     total: int
-    job: JobView | None = Field(default=None, description="With 202: the knowledge_index job that continues the run "
-                                                          "where the request stopped")
+    job: JobView | None = Field(
+        default=None,
+        description="With 202: the knowledge_index job that continues the run where the request stopped",
+    )
 
 
 # --- search -----------------------------------------------------------------------------------------------------
@@ -80,16 +90,24 @@ class KnowledgeIndexReport(BaseModel):
 class KnowledgeSearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     field_hints: ClassVar[dict[str, str]] = {
-        "q": "the search text is query", "text": "the search text is query", "limit": "the number of hits is top_k",
-        "source_id": "use source_ids (a list of at most 16)", "knowledge_domain": "use domain",
+        "q": "the search text is query",
+        "text": "the search text is query",
+        "limit": "the number of hits is top_k",
+        "source_id": "use source_ids (a list of at most 16)",
+        "knowledge_domain": "use domain",
         "content": "set include_content=true for chunk bodies",
     }
     query: SearchText = Field(description=f"At most {MAX_QUERY_CHARS} characters")
     top_k: Int = Field(default=DEFAULT_TOP_K, ge=1, le=MAX_TOP_K)
-    domain: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)] | None = Field(
-        default=None, description="Only sources of this domain; intersected with source_ids (it only narrows)")
+    domain: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)] | None = (
+        Field(
+            default=None,
+            description="Only sources of this domain; intersected with source_ids (it only narrows)",
+        )
+    )
     source_ids: Annotated[list[UUID], AfterValidator(_unique)] = Field(
-        default_factory=list, max_length=MAX_SOURCE_IDS, description="Only these sources (at most 16)")
+        default_factory=list, max_length=MAX_SOURCE_IDS, description="Only these sources (at most 16)"
+    )
     include_content: Bool = Field(default=False, description="Return each hit's full chunk body")
     min_similarity: Number | None = Field(default=None, ge=-1, le=1, description=MIN_SIMILARITY)
 
@@ -117,8 +135,9 @@ class KnowledgeSearchHit(BaseModel):
     chunk_key: str
     citation: str = Field(description="path, or 'path # heading path'")
     snippet: str = Field(description="The first 240 characters of the chunk body")
-    content: str | None = Field(default=None, description="The chunk body (only with include_content)",
-                                exclude_if=_is_none)
+    content: str | None = Field(
+        default=None, description="The chunk body (only with include_content)", exclude_if=_is_none
+    )
     links: list[KnowledgeNeighbour] = Field(description="One-hop links of the document, metadata only (≤ 16)")
 
 
@@ -128,15 +147,22 @@ class KnowledgeDegraded(BaseModel):
 
 
 class KnowledgeSearchResult(BaseModel):
-    query_id: UUID = Field(description="This search's retrieval_queries record (validation signals refer to it)")
+    query_id: UUID = Field(
+        description="This search's retrieval_queries record (validation signals refer to it)"
+    )
     items: list[KnowledgeSearchHit]
     total: int
-    degraded: list[KnowledgeDegraded] = Field(default_factory=list,
-                                              description="Search legs that failed; the others still answered")
-    filtered_by_min_similarity: int | None = Field(default=None, exclude_if=_is_none,
-                                                   description="Hits dropped by min_similarity (absent when unsent)")
-    note: str | None = Field(default=None, exclude_if=_is_none,
-                             description="Why nothing was searched (the filters select no source)")
+    degraded: list[KnowledgeDegraded] = Field(
+        default_factory=list, description="Search legs that failed; the others still answered"
+    )
+    filtered_by_min_similarity: int | None = Field(
+        default=None, exclude_if=_is_none, description="Hits dropped by min_similarity (absent when unsent)"
+    )
+    note: str | None = Field(
+        default=None,
+        exclude_if=_is_none,
+        description="Why nothing was searched (the filters select no source)",
+    )
 
 
 # --- document links ---------------------------------------------------------------------------------------------
@@ -144,9 +170,12 @@ class KnowledgeSearchResult(BaseModel):
 
 class KnowledgeDocumentLink(BaseModel):
     direction: Literal["outgoing", "incoming"]
-    path: str = Field(description="outgoing: the target path (kept when dangling); incoming: the linking path")
-    document_id: UUID | None = Field(description="outgoing: the target (null when dangling); incoming: the "
-                                                 "linking document")
+    path: str = Field(
+        description="outgoing: the target path (kept when dangling); incoming: the linking path"
+    )
+    document_id: UUID | None = Field(
+        description="outgoing: the target (null when dangling); incoming: the linking document"
+    )
     kind: Literal["link", "image", "reference"]
 
 
@@ -155,7 +184,9 @@ class KnowledgeDocumentLinks(BaseModel):
     path: str
     source_id: UUID
     revision_id: UUID
-    indexed: bool = Field(description="Whether the document's revision has been indexed (links exist only then)")
+    indexed: bool = Field(
+        description="Whether the document's revision has been indexed (links exist only then)"
+    )
     items: list[KnowledgeDocumentLink]
     total: int
     limit: int

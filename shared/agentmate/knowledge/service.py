@@ -41,8 +41,10 @@ from agentmate.packages.service import Actor, Fetcher
 
 SYNC_JOB_KIND = "knowledge_sync"
 SYNC_JOB_BUDGET_S = 600.0  # with the 60 s finish margin it fits the 900 s worker function
-REFERENCED = ("a knowledge resolution run selected this source or one of its revisions (audit rows are "
-              "append-only); the source cannot be deleted")
+REFERENCED = (
+    "a knowledge resolution run selected this source or one of its revisions (audit rows are "
+    "append-only); the source cannot be deleted"
+)
 
 
 def net_policy() -> NetPolicy:
@@ -82,8 +84,12 @@ def _hooks(actor: Actor) -> tuple[_Selection, Callable[[Conn, Ingested], Knowled
     def on_revision(conn: Conn, ingested: Ingested) -> KnowledgeManifest:
         assert sel.manifest is not None
         if ingested.created:
-            repository.set_manifest(conn, account_id=actor.account_id, revision_id=ingested.revision.id,
-                                    manifest=sel.manifest.model_dump(exclude_none=True))
+            repository.set_manifest(
+                conn,
+                account_id=actor.account_id,
+                revision_id=ingested.revision.id,
+                manifest=sel.manifest.model_dump(exclude_none=True),
+            )
         return sel.manifest
 
     return sel, on_revision
@@ -102,7 +108,9 @@ def _new_package(result: KnowledgeIngestResult) -> float:
 # -- sources -----------------------------------------------------------------------------------------------------
 
 
-def register_source(db: Database, actor: Actor, data: SourceInput, policy: NetPolicy | None = None) -> Upserted:
+def register_source(
+    db: Database, actor: Actor, data: SourceInput, policy: NetPolicy | None = None
+) -> Upserted:
     with db.tenant(actor.account_id) as conn:
         return packages.register_source(conn, STORE, actor, data, policy or net_policy())
 
@@ -119,7 +127,9 @@ def delete_source(db: Database, actor: Actor, source_id: UUID) -> None:
     """Delete a source with its revisions and documents (chunks and links cascade); a 409 while a resolution run
     selected it (kdisc's NO ACTION foreign keys of knowledge_resolution_selections)."""
     with db.tenant(actor.account_id) as conn:
-        if not STORE.delete_source(conn, account_id=actor.account_id, source_id=source_id, referenced=REFERENCED):
+        if not STORE.delete_source(
+            conn, account_id=actor.account_id, source_id=source_id, referenced=REFERENCED
+        ):
             raise NotFound("knowledge source")
 
 
@@ -131,33 +141,62 @@ def list_revisions(db: Database, actor: Actor, source_id: UUID, page: PageParams
 
 
 @counted("KnowledgePackageIngested", _new_package)
-def push_snapshot(db: Database, actor: Actor, source_id: UUID, body: KnowledgeSnapshotPush) -> KnowledgeIngestResult:
+def push_snapshot(
+    db: Database, actor: Actor, source_id: UUID, body: KnowledgeSnapshotPush
+) -> KnowledgeIngestResult:
     sel, on_revision = _hooks(actor)
-    out = packages.push_snapshot(db, STORE, actor, source_id, body.files, expected_hash=body.package_hash,
-                                 select=sel.select, on_revision=on_revision)
+    out = packages.push_snapshot(
+        db,
+        STORE,
+        actor,
+        source_id,
+        body.files,
+        expected_hash=body.package_hash,
+        select=sel.select,
+        on_revision=on_revision,
+    )
     return _result(out)
 
 
 @counted("KnowledgePackageIngested", _new_package)
-def sync_source(db: Database, actor: Actor, source_id: UUID, body: KnowledgeSyncRequest,
-                git: Fetcher | None = None) -> KnowledgeIngestResult:
+def sync_source(
+    db: Database, actor: Actor, source_id: UUID, body: KnowledgeSyncRequest, git: Fetcher | None = None
+) -> KnowledgeIngestResult:
     sel, on_revision = _hooks(actor)
-    out = packages.sync_source(db, STORE, actor, source_id, git or runtime.LazyFetcher(lambda: fetcher()),
-                               ref=body.ref, select=sel.select, on_revision=on_revision)
+    out = packages.sync_source(
+        db,
+        STORE,
+        actor,
+        source_id,
+        git or runtime.LazyFetcher(lambda: fetcher()),
+        ref=body.ref,
+        select=sel.select,
+        on_revision=on_revision,
+    )
     return _result(out)
 
 
-def sync_or_queue(db: Database, actor: Actor, source_id: UUID, body: KnowledgeSyncRequest
-                  ) -> KnowledgeIngestResult | KnowledgeSyncQueued:
+def sync_or_queue(
+    db: Database, actor: Actor, source_id: UUID, body: KnowledgeSyncRequest
+) -> KnowledgeIngestResult | KnowledgeSyncQueued:
     """Sync inline; a sync that runs out of the request's time becomes a ``knowledge_sync`` job (202)."""
     try:
         return sync_source(db, actor, source_id, body)
     except SyncTimedOut as exc:
         with db.tenant(actor.account_id) as conn:
-            job = jobs.enqueue(conn, account_id=actor.account_id, kind=SYNC_JOB_KIND, subject_id=source_id,
-                               payload={"ref": body.ref, "user_id": _str(actor.user_id), "key_id": _str(actor.key_id)})
-            STORE.mark_pending(conn, account_id=actor.account_id, source_id=source_id,
-                               message=f"{exc.detail}: continuing as job {job.id} (GET /api/knowledge/jobs/{job.id})")
+            job = jobs.enqueue(
+                conn,
+                account_id=actor.account_id,
+                kind=SYNC_JOB_KIND,
+                subject_id=source_id,
+                payload={"ref": body.ref, "user_id": _str(actor.user_id), "key_id": _str(actor.key_id)},
+            )
+            STORE.mark_pending(
+                conn,
+                account_id=actor.account_id,
+                source_id=source_id,
+                message=f"{exc.detail}: continuing as job {job.id} (GET /api/knowledge/jobs/{job.id})",
+            )
             source = STORE.get_source(conn, account_id=actor.account_id, source_id=source_id)
             if source is None:  # deleted while the sync ran: the transaction (and the job) rolls back
                 raise NotFound("knowledge source") from exc
@@ -186,7 +225,11 @@ def run_sync_job(ctx: jobs.RunContext) -> dict[str, object]:
         raise jobs.Retryable(exc.detail) from exc
     except DomainError as exc:
         raise jobs.Permanent(exc.detail) from exc
-    return {"revision_id": str(out.revision.id), "commit_sha": out.revision.commit_sha, "created": out.created}
+    return {
+        "revision_id": str(out.revision.id),
+        "commit_sha": out.revision.commit_sha,
+        "created": out.created,
+    }
 
 
 jobs.register(SYNC_JOB_KIND, run_sync_job, timeout_seconds=SYNC_JOB_BUDGET_S)
@@ -203,17 +246,22 @@ def manifest_of(db: Database, actor: Actor, revision_id: UUID) -> KnowledgeManif
     return KnowledgeManifest.model_validate(data)
 
 
-def list_documents(db: Database, actor: Actor, revision_id: UUID, page: PageParams) -> Page[KnowledgeDocument]:
+def list_documents(
+    db: Database, actor: Actor, revision_id: UUID, page: PageParams
+) -> Page[KnowledgeDocument]:
     """Document metadata without bodies, in path order (the manifest is not a document)."""
     with db.tenant(actor.account_id) as conn:
         if STORE.get_revision(conn, account_id=actor.account_id, revision_id=revision_id) is None:
             raise NotFound("knowledge revision")
-        items, total = repository.list_documents(conn, account_id=actor.account_id, revision_id=revision_id,
-                                                 limit=page.limit, offset=page.offset)
+        items, total = repository.list_documents(
+            conn, account_id=actor.account_id, revision_id=revision_id, limit=page.limit, offset=page.offset
+        )
     return Page[KnowledgeDocument](items=items, total=total, limit=page.limit, offset=page.offset)
 
 
-def get_document(db: Database, actor: Actor, revision_id: UUID, document_id: UUID) -> KnowledgeDocumentContent:
+def get_document(
+    db: Database, actor: Actor, revision_id: UUID, document_id: UUID
+) -> KnowledgeDocumentContent:
     with db.tenant(actor.account_id) as conn:
         doc = STORE.get_file(conn, account_id=actor.account_id, revision_id=revision_id, file_id=document_id)
     if doc is None or doc.path == MANIFEST_PATH:

@@ -29,6 +29,24 @@ from agentmate.llm.client import (
 )
 from agentmate.llm.cost import MAX_COST_MICROS, Prices, cost_micros
 
-__all__ = ["MAX_COST_MICROS", "ChatClient", "ChatConfig", "ChatError", "ChatReply", "HttpStatusError", "NotConfigured",
-           "Prices", "ReplyTooLarge", "TransportError", "Truncated", "Usage", "config_from_settings", "cost_micros",
-           "independence", "parse_reply", "parse_retry_after", "reply_cap_bytes", "token_count"]
+__all__ = [
+    "MAX_COST_MICROS",
+    "ChatClient",
+    "ChatConfig",
+    "ChatError",
+    "ChatReply",
+    "HttpStatusError",
+    "NotConfigured",
+    "Prices",
+    "ReplyTooLarge",
+    "TransportError",
+    "Truncated",
+    "Usage",
+    "config_from_settings",
+    "cost_micros",
+    "independence",
+    "parse_reply",
+    "parse_retry_after",
+    "reply_cap_bytes",
+    "token_count",
+]

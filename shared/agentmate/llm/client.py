@@ -150,21 +150,40 @@ def config_from_settings(role: Role, settings: Settings) -> ChatConfig | None:
     """The role's configuration with spec/001's fall-backs, or None when no endpoint or model is set."""
     if role == "compiler":
         base = settings.compiler_base_url or settings.embedding_base_url
-        key = settings.resolved_compiler_api_key() if (settings.compiler_api_key or settings.compiler_api_key_arn) \
+        key = (
+            settings.resolved_compiler_api_key()
+            if (settings.compiler_api_key or settings.compiler_api_key_arn)
             else settings.resolved_embedding_api_key()
+        )
         model, temperature = settings.compiler_model, settings.compiler_temperature
-        prices = Prices(settings.compiler_input_micros_per_1k_tokens, settings.compiler_output_micros_per_1k_tokens)
+        prices = Prices(
+            settings.compiler_input_micros_per_1k_tokens, settings.compiler_output_micros_per_1k_tokens
+        )
         max_tokens, timeout = settings.compiler_max_tokens, settings.compiler_timeout_seconds
     else:
         base = settings.reviewer_base_url or settings.embedding_base_url
-        key = settings.resolved_reviewer_api_key() if (settings.reviewer_api_key or settings.reviewer_api_key_arn) \
+        key = (
+            settings.resolved_reviewer_api_key()
+            if (settings.reviewer_api_key or settings.reviewer_api_key_arn)
             else settings.resolved_embedding_api_key()
+        )
         model, temperature = settings.reviewer_model, settings.reviewer_temperature
-        prices, max_tokens, timeout = Prices(), settings.compiler_max_tokens, settings.compiler_timeout_seconds
+        prices, max_tokens, timeout = (
+            Prices(),
+            settings.compiler_max_tokens,
+            settings.compiler_timeout_seconds,
+        )
     if not base.strip() or not model.strip():
         return None
-    return ChatConfig(base_url=base.strip(), api_key=key, model=model.strip(), temperature=temperature,
-                      max_tokens=max_tokens, timeout_s=timeout, prices=prices)
+    return ChatConfig(
+        base_url=base.strip(),
+        api_key=key,
+        model=model.strip(),
+        temperature=temperature,
+        max_tokens=max_tokens,
+        timeout_s=timeout,
+        prices=prices,
+    )
 
 
 def independence(compiler: ChatConfig | None, reviewer: ChatConfig | None) -> Independence:
@@ -200,8 +219,10 @@ class ChatClient:
             settings = get_settings()
         config = config_from_settings(role, settings)
         if config is None:
-            raise NotConfigured(f"no {role} model is configured: set {role.upper()}_BASE_URL (or EMBEDDING_BASE_URL) "
-                                f"and {role.upper()}_MODEL")
+            raise NotConfigured(
+                f"no {role} model is configured: set {role.upper()}_BASE_URL (or EMBEDDING_BASE_URL) "
+                f"and {role.upper()}_MODEL"
+            )
         return cls(config)
 
     def __repr__(self) -> str:  # never show the key
@@ -211,8 +232,14 @@ class ChatClient:
         if self._owns_client:
             self._client.close()
 
-    def complete(self, messages: list[dict[str, str]], *, response_format_json: bool = True,
-                 timeout: float | None = None, max_tokens: int | None = None) -> ChatReply:
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        response_format_json: bool = True,
+        timeout: float | None = None,
+        max_tokens: int | None = None,
+    ) -> ChatReply:
         body: dict[str, Any] = {
             "model": self.config.model,
             "messages": messages,
@@ -228,12 +255,20 @@ class ChatClient:
         deadline = started + limit
         httpx = self._httpx
         try:
-            with self._client.stream("POST", self._url, json=body, headers=self._auth,
-                                     timeout=httpx.Timeout(limit, connect=min(10.0, limit))) as response:
+            with self._client.stream(
+                "POST",
+                self._url,
+                json=body,
+                headers=self._auth,
+                timeout=httpx.Timeout(limit, connect=min(10.0, limit)),
+            ) as response:
                 if response.status_code != 200:
                     head = _read(response, _ERROR_BODY_BYTES, deadline, limit, truncate=True)
-                    raise HttpStatusError(response.status_code, self._status_reason(response.status_code, head),
-                                          retry_after=parse_retry_after(response.headers.get("retry-after")))
+                    raise HttpStatusError(
+                        response.status_code,
+                        self._status_reason(response.status_code, head),
+                        retry_after=parse_retry_after(response.headers.get("retry-after")),
+                    )
                 raw = _read(response, cap, deadline, limit, truncate=False)
         except httpx.TimeoutException as exc:
             raise TransportError(f"timed out after {limit:g} s ({type(exc).__name__})") from None
@@ -243,7 +278,9 @@ class ChatClient:
         return parse_reply(raw, model=self.config.model, max_tokens=body["max_tokens"], elapsed_ms=elapsed)
 
     def _status_reason(self, status: int, head: bytes) -> str:
-        text = head.decode("utf-8", "replace")[:_SHOWN_BODY_CHARS].replace("\x00", "")  # NUL: no text column takes it
+        text = head.decode("utf-8", "replace")[:_SHOWN_BODY_CHARS].replace(
+            "\x00", ""
+        )  # NUL: no text column takes it
         if self.config.api_key:
             text = text.replace(self.config.api_key, "***")
         return f"HTTP {status} from the chat endpoint: {' '.join(text.split())}".rstrip(": ")
@@ -254,17 +291,26 @@ def _read(response: httpx.Response, cap: int, deadline: float, limit: float, *, 
     longer body is ``ReplyTooLarge``), and never past the call's deadline (a provider dripping bytes would reset
     the per-read timeout forever)."""
     declared = response.headers.get("content-length", "").strip()
-    if not truncate and declared.isascii() and declared.isdigit() and (len(declared) > 18 or int(declared) > cap):
-        raise ReplyTooLarge(f"the chat endpoint announced a {declared[:20]}-byte reply, over the {cap}-byte cap "
-                            "for this call's max_tokens (the provider ignored max_tokens)")
+    if (
+        not truncate
+        and declared.isascii()
+        and declared.isdigit()
+        and (len(declared) > 18 or int(declared) > cap)
+    ):
+        raise ReplyTooLarge(
+            f"the chat endpoint announced a {declared[:20]}-byte reply, over the {cap}-byte cap "
+            "for this call's max_tokens (the provider ignored max_tokens)"
+        )
     buf = bytearray()
     for chunk in response.iter_bytes():
         buf += chunk
         if len(buf) > cap:
             if truncate:
                 return bytes(buf[:cap])
-            raise ReplyTooLarge(f"the chat endpoint's reply passed the {cap}-byte cap for this call's max_tokens "
-                                "(the provider ignored max_tokens); the rest was not read")
+            raise ReplyTooLarge(
+                f"the chat endpoint's reply passed the {cap}-byte cap for this call's max_tokens "
+                "(the provider ignored max_tokens); the rest was not read"
+            )
         if time.perf_counter() > deadline:
             raise TransportError(f"timed out after {limit:g} s (the reply was still arriving)")
     return bytes(buf)
@@ -276,8 +322,9 @@ def parse_reply(raw: bytes, *, model: str, max_tokens: int, elapsed_ms: float = 
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError):  # not JSON, not UTF-8, a number too long, nesting too deep
-        raise TransportError("the chat endpoint's body is not JSON (truncated or not a chat completion)") \
-            from None
+        raise TransportError(
+            "the chat endpoint's body is not JSON (truncated or not a chat completion)"
+        ) from None
     if not isinstance(data, dict):
         raise TransportError("the chat endpoint's body is not a chat completion object")
     usage = _usage(data.get("usage"))
@@ -292,10 +339,19 @@ def parse_reply(raw: bytes, *, model: str, max_tokens: int, elapsed_ms: float = 
     raw_model = data.get("model")
     shown = raw_model[:_MODEL_CHARS].replace("\x00", "") if isinstance(raw_model, str) else ""
     if finish == "length":
-        raise Truncated(f"the reply was truncated by max_tokens ({max_tokens}) after "
-                        f"{usage.completion_tokens} output tokens", usage=usage, text=text)
-    return ChatReply(text=text, finish_reason=finish[:_MODEL_CHARS] if finish else None, usage=usage,
-                     model=shown or model, elapsed_ms=elapsed_ms)
+        raise Truncated(
+            f"the reply was truncated by max_tokens ({max_tokens}) after "
+            f"{usage.completion_tokens} output tokens",
+            usage=usage,
+            text=text,
+        )
+    return ChatReply(
+        text=text,
+        finish_reason=finish[:_MODEL_CHARS] if finish else None,
+        usage=usage,
+        model=shown or model,
+        elapsed_ms=elapsed_ms,
+    )
 
 
 def token_count(value: Any) -> int:

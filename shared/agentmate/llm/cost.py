@@ -23,5 +23,8 @@ class Prices:
 
 def cost_micros(prompt_tokens: int, completion_tokens: int, prices: Prices) -> int:
     """(prompt * input price + completion * output price) / 1000, rounded half up, within 0..MAX_COST_MICROS."""
-    total = max(prompt_tokens, 0) * prices.input_micros_per_1k + max(completion_tokens, 0) * prices.output_micros_per_1k
+    total = (
+        max(prompt_tokens, 0) * prices.input_micros_per_1k
+        + max(completion_tokens, 0) * prices.output_micros_per_1k
+    )
     return min(max((total + 500) // 1000, 0), MAX_COST_MICROS)

@@ -64,22 +64,43 @@ def build_servers(toolsets: dict[str, ToolSet]) -> dict[str, AgentmateMCP]:
     """``/mcp`` (every tool, listed by scope) and ``/mcp/<module>`` (the module's tools), sharing tool objects."""
     specs = [spec for ts in toolsets.values() for spec in ts.specs]
     built = build_tools(specs)
-    servers = {PREFIX: AgentmateMCP("agentmate", specs, instructions=AGGREGATE_INSTRUCTIONS, list_by_scope=True,
-                                    built=built)}
+    servers = {
+        PREFIX: AgentmateMCP(
+            "agentmate", specs, instructions=AGGREGATE_INSTRUCTIONS, list_by_scope=True, built=built
+        )
+    }
     for name, toolset in toolsets.items():
         servers[f"{PREFIX}/{name}"] = AgentmateMCP(
-            f"agentmate-{name}", toolset.specs, instructions=toolset.instructions, list_by_scope=False, built=built,
+            f"agentmate-{name}",
+            toolset.specs,
+            instructions=toolset.instructions,
+            list_by_scope=False,
+            built=built,
         )
     return servers
 
 
-async def _respond(send: Send, status: int, body: dict[str, Any], *, content_type: bytes,
-                   headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
+async def _respond(
+    send: Send,
+    status: int,
+    body: dict[str, Any],
+    *,
+    content_type: bytes,
+    headers: Iterable[tuple[bytes, bytes]] = (),
+) -> None:
     payload = json.dumps(body, ensure_ascii=False).encode()
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", content_type), (b"content-length", str(len(payload)).encode()),
-        (b"cache-control", b"private, no-store"), *headers,
-    ]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", content_type),
+                (b"content-length", str(len(payload)).encode()),
+                (b"cache-control", b"private, no-store"),
+                *headers,
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": payload})
 
 
@@ -91,12 +112,23 @@ UNAVAILABLE = -32003
 INVALID_REQUEST = -32600
 
 
-async def rpc_error(send: Send, status: int, code: int, message: str, *, request_id: Any = None,
-                    headers: Iterable[tuple[bytes, bytes]] = (), **data: Any) -> None:
+async def rpc_error(
+    send: Send,
+    status: int,
+    code: int,
+    message: str,
+    *,
+    request_id: Any = None,
+    headers: Iterable[tuple[bytes, bytes]] = (),
+    **data: Any,
+) -> None:
     """The one renderer of HTTP-level MCP refusals: a JSON-RPC error object as ``application/json``, which MCP
     clients (the official SDK, the Inspector) show their user, unlike a problem+json body."""
-    body = {"jsonrpc": "2.0", "id": request_id,
-            "error": {"code": code, "message": message, "data": {"status": status, **data}}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "error": {"code": code, "message": message, "data": {"status": status, **data}},
+    }
     await _respond(send, status, body, content_type=b"application/json", headers=headers)
 
 
@@ -170,8 +202,12 @@ class McpApp:
             async with AsyncExitStack() as stack:
                 managers: dict[str, StreamableHTTPSessionManager] = {}
                 for path, server in self.servers.items():
-                    server.streamable_http_app(streamable_http_path="/", stateless_http=True,
-                                               json_response=True, transport_security=security)
+                    server.streamable_http_app(
+                        streamable_http_path="/",
+                        stateless_http=True,
+                        json_response=True,
+                        transport_security=security,
+                    )
                     managers[path] = server.session_manager
                     await stack.enter_async_context(server.session_manager.run())
                 await anyio.to_thread.run_sync(_warm_database)
@@ -191,8 +227,13 @@ class McpApp:
             return
         path = scope["path"].rstrip("/") or "/"
         if path not in self.servers:
-            await rpc_error(send, 404, NOT_FOUND, f"no such MCP endpoint: {scope['path']}; MCP endpoints: "
-                            + ", ".join(self.endpoints), endpoints=self.endpoints)
+            await rpc_error(
+                send,
+                404,
+                NOT_FOUND,
+                f"no such MCP endpoint: {scope['path']}; MCP endpoints: " + ", ".join(self.endpoints),
+                endpoints=self.endpoints,
+            )
             return
         manager = self._managers.get(path)
         if manager is None:
@@ -209,21 +250,40 @@ class McpApp:
         try:
             caller = await authenticate(scope)
         except Unauthorized as exc:
-            await rpc_error(send, 401, UNAUTHORIZED, f"{exc.detail} — {HOW}", request_id=request_id,
-                            reason=exc.detail, header="X-Api-Key", scheme="ApiKey",
-                            headers=[(b"www-authenticate", CHALLENGE)])
+            await rpc_error(
+                send,
+                401,
+                UNAUTHORIZED,
+                f"{exc.detail} — {HOW}",
+                request_id=request_id,
+                reason=exc.detail,
+                header="X-Api-Key",
+                scheme="ApiKey",
+                headers=[(b"www-authenticate", CHALLENGE)],
+            )
             return
         if scope["method"] == "GET":
             # Stateless: no server-initiated stream to offer (the MCP spec's answer is 405).
-            await rpc_error(send, 405, INVALID_REQUEST, "this MCP server sends no server-initiated messages: "
-                            "POST JSON-RPC requests", headers=[(b"allow", b"POST, DELETE")])
+            await rpc_error(
+                send,
+                405,
+                INVALID_REQUEST,
+                "this MCP server sends no server-initiated messages: POST JSON-RPC requests",
+                headers=[(b"allow", b"POST, DELETE")],
+            )
             return
 
         secret = get_settings().resolved_jwt_secret()
         presented = header(scope, SESSION_HEADER)
         if presented is not None and not session.verify(secret, presented, caller.key_id):
-            await rpc_error(send, 404, INVALID_REQUEST, "Session not found: initialize again (a session id only "
-                            "works with the API key it was issued to)", request_id=request_id)
+            await rpc_error(
+                send,
+                404,
+                INVALID_REQUEST,
+                "Session not found: initialize again (a session id only "
+                "works with the API key it was issued to)",
+                request_id=request_id,
+            )
             return
         new_session: str | None = None
         if body is not None and presented is None and _is_initialize(body):

@@ -62,9 +62,15 @@ def api_key_from(scope: Scope) -> str:
 async def authenticate(scope: Scope) -> Principal:
     """The request's caller; raises ``Unauthorized`` for a missing, malformed or unknown key."""
     key = api_key_from(scope)
-    caller = await anyio.to_thread.run_sync(functools.partial(
-        credentials.authenticate, get_database(), get_settings(), api_key=key, bearer=None,
-    ))
+    caller = await anyio.to_thread.run_sync(
+        functools.partial(
+            credentials.authenticate,
+            get_database(),
+            get_settings(),
+            api_key=key,
+            bearer=None,
+        )
+    )
     if caller.via != "api_key":  # pragma: no cover - authenticate() returns api_key principals for keys
         raise Unauthorized("missing API key")
     return caller

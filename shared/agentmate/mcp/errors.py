@@ -40,7 +40,9 @@ def validation_error_text(exc: ValidationError, model: type[BaseModel] | None = 
     )
 
 
-def unknown_arguments(unknown: Iterable[str], allowed: Iterable[str], hints: type[BaseModel] | None) -> list[FieldError]:
+def unknown_arguments(
+    unknown: Iterable[str], allowed: Iterable[str], hints: type[BaseModel] | None
+) -> list[FieldError]:
     """Arguments a tool does not take. The SDK would drop them silently (losing what the agent meant to store);
     refuse them like REST's strict bodies, with the domain model's hint where it has one."""
     found: dict[str, str] = {}
@@ -50,7 +52,7 @@ def unknown_arguments(unknown: Iterable[str], allowed: Iterable[str], hints: typ
         except ValidationError as exc:
             for err in pydantic_errors(exc.errors(), hints):
                 if err.field in set(unknown) and err.message.startswith("unknown field ("):
-                    found[err.field] = "unknown argument" + err.message[len("unknown field"):]
+                    found[err.field] = "unknown argument" + err.message[len("unknown field") :]
     names = sorted(allowed)
     for name in unknown:
         if name not in found and (meant := likely_meant(name, names)):

@@ -86,9 +86,16 @@ class ToolSet:
     specs: list[ToolSpec] = field(default_factory=list)
 
     def tool(
-        self, scope: str, *, rest: str, title: str | None = None, destructive: bool = False,
-        idempotent: bool | None = None, hints: type[BaseModel] | None = None,
-        patch: type[BaseModel] | None = None, also: tuple[str, ...] = (),
+        self,
+        scope: str,
+        *,
+        rest: str,
+        title: str | None = None,
+        destructive: bool = False,
+        idempotent: bool | None = None,
+        hints: type[BaseModel] | None = None,
+        patch: type[BaseModel] | None = None,
+        also: tuple[str, ...] = (),
     ) -> Callable[[F], F]:
         """Register ``fn`` as a tool named after the function; its docstring is the description."""
         for s in (scope, *also):
@@ -105,11 +112,20 @@ class ToolSet:
                 raise ValueError(f"tool {name} needs a docstring: it is the description agents read")
             if any(s.name == name for s in self.specs):
                 raise ValueError(f"duplicate tool {name!r}")
-            self.specs.append(ToolSpec(
-                name=name, fn=fn, scope=scope, rest=rest, title=title, destructive=destructive,
-                idempotent=scope.endswith(":r") if idempotent is None else idempotent, hints=hints,
-                patch=patch, also=also,
-            ))
+            self.specs.append(
+                ToolSpec(
+                    name=name,
+                    fn=fn,
+                    scope=scope,
+                    rest=rest,
+                    title=title,
+                    destructive=destructive,
+                    idempotent=scope.endswith(":r") if idempotent is None else idempotent,
+                    hints=hints,
+                    patch=patch,
+                    also=also,
+                )
+            )
             return fn
 
         return register

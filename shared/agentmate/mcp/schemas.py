@@ -12,7 +12,9 @@ from agentmate.core.idempotency import KEY_PATTERN
 from agentmate.core.pagination import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET
 from agentmate.mcp.context import sent_arguments
 
-Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"Page size, 1..{MAX_LIMIT} (default {DEFAULT_LIMIT})")]
+Limit = Annotated[
+    int, Field(ge=1, le=MAX_LIMIT, description=f"Page size, 1..{MAX_LIMIT} (default {DEFAULT_LIMIT})")
+]
 Offset = Annotated[int, Field(ge=0, le=MAX_OFFSET, description="Items to skip (default 0)")]
 TagList = Annotated[
     list[str] | None,
@@ -20,8 +22,13 @@ TagList = Annotated[
 ]
 IdempotencyKey = Annotated[
     str | None,
-    Field(min_length=1, max_length=255, pattern=KEY_PATTERN, description="Optional. Retrying with the same key returns the original record "
-                                      "instead of creating a second one; reusing it with other values is refused"),
+    Field(
+        min_length=1,
+        max_length=255,
+        pattern=KEY_PATTERN,
+        description="Optional. Retrying with the same key returns the original record "
+        "instead of creating a second one; reusing it with other values is refused",
+    ),
 ]
 
 

@@ -26,8 +26,10 @@ UNEXPECTED_TEXT = "internal error: the tool failed unexpectedly; it was logged, 
 def _scope_refusal(spec: ToolSpec, granted: Iterable[str]) -> str:
     have = ", ".join(granted) or "none"
     needs = " and ".join(spec.scopes)
-    return (f"insufficient scope: {spec.name} requires {needs} (this API key has: {have}). "
-            f"Use a key that holds {'these scopes' if spec.also else 'this scope'}; X:rw implies X:r.")
+    return (
+        f"insufficient scope: {spec.name} requires {needs} (this API key has: {have}). "
+        f"Use a key that holds {'these scopes' if spec.also else 'this scope'}; X:rw implies X:r."
+    )
 
 
 def build_tools(specs: Iterable[ToolSpec]) -> dict[str, Tool]:
@@ -35,10 +37,16 @@ def build_tools(specs: Iterable[ToolSpec]) -> dict[str, Tool]:
     built: dict[str, Tool] = {}
     for spec in specs:
         tool = Tool.from_function(
-            spec.fn, name=spec.name, title=spec.title, description=spec.description,
+            spec.fn,
+            name=spec.name,
+            title=spec.title,
+            description=spec.description,
             annotations=ToolAnnotations(
-                title=spec.title, read_only_hint=spec.read_only, destructive_hint=spec.destructive,
-                idempotent_hint=spec.idempotent, open_world_hint=False,
+                title=spec.title,
+                read_only_hint=spec.read_only,
+                destructive_hint=spec.destructive,
+                idempotent_hint=spec.idempotent,
+                open_world_hint=False,
             ),
         )
         if spec.patch is not None:
@@ -69,13 +77,25 @@ class AgentmateMCP(MCPServer):
     With ``list_by_scope`` (the aggregate endpoint) ``tools/list`` shows only the tools the caller may call.
     """
 
-    def __init__(self, name: str, specs: Iterable[ToolSpec], *, instructions: str, list_by_scope: bool,
-                 built: dict[str, Tool] | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        specs: Iterable[ToolSpec],
+        *,
+        instructions: str,
+        list_by_scope: bool,
+        built: dict[str, Tool] | None = None,
+    ) -> None:
         specs = list(specs)
         built = built if built is not None else build_tools(specs)
         # log_level WARNING: MCPServer calls logging.basicConfig(); keep the SDK's per-request INFO lines out.
-        super().__init__(name=name, instructions=instructions, version=SERVER_VERSION, log_level="WARNING",
-                         tools=[built[spec.name] for spec in specs])
+        super().__init__(
+            name=name,
+            instructions=instructions,
+            version=SERVER_VERSION,
+            log_level="WARNING",
+            tools=[built[spec.name] for spec in specs],
+        )
         self.specs = {spec.name: spec for spec in specs}
         self._arguments = {spec.name: spec.arguments for spec in specs}
         self.list_by_scope = list_by_scope
@@ -90,13 +110,18 @@ class AgentmateMCP(MCPServer):
         return [t for t in tools if all(caller.can(s) for s in self.specs[t.name].scopes)]
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any], context_: Context[Any, Any] | None = None,
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        context_: Context[Any, Any] | None = None,
     ) -> CallToolResult | InputRequiredResult:
         spec = self.specs.get(name)
         if spec is not None:
             caller = context.principal_or_none()
             if caller is None:  # only when the auth middleware was bypassed
-                raise ToolError("unauthorized: send an API key (X-Api-Key, Authorization: Bearer ak_…, ?api_key=)")
+                raise ToolError(
+                    "unauthorized: send an API key (X-Api-Key, Authorization: Bearer ak_…, ?api_key=)"
+                )
             if not all(caller.can(s) for s in spec.scopes):
                 raise ToolError(_scope_refusal(spec, caller.scopes))
             allowed = self._arguments[name]

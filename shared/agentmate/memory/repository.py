@@ -38,48 +38,72 @@ FEEDBACK_COLUMNS = (
 # -- events ------------------------------------------------------------------------------------------------------
 
 # Constraint name → the request field it guards (core.dberrors reports violations by it).
-CONSTRAINTS = constraints({
-    "memory_events_event_type_check": ("event_type", "must be one of goal, observation, action, decision, issue, "
-                                                     "attempt, outcome, correction, checkpoint, note"),
-    "memory_events_idempotency_key_check": ("idempotency_key", "must be 1..512 characters"),
-    "memory_events_payload_check": ("payload", "must be a JSON object"),
-    "memory_events_scope_key_check": ("scope_key", "required unless scope_type is global"),
-    "memory_events_scope_type_check": ("scope_type", "must be one of global, project, repository, agent, session"),
-    "memory_events_sequence_no_check": ("sequence_no", "must be at least 0 and needs a session_id"),
-    "memory_events_source_check": ("source_id", "source_type and source_id are sent together or not at all"),
-    "memory_events_idempotency_key": ("idempotency_key", "already used by another event"),
-    "memory_events_session_sequence_key": ("sequence_no", "is already used in this session by another event"),
-    "memory_events_skill_version_fkey": ("skill_version_id", "unknown skill version in this account"),
-    "memory_entries_confidence_check": ("confidence", "must be between 0 and 1"),
-    "memory_entries_importance_check": ("importance", "must be between 0 and 1"),
-    "memory_entries_content_check": ("content", "must not be empty"),
-    "memory_entries_counters_check": ("access_count", "counters must be at least 0"),
-    "memory_entries_extraction_method_check": ("extraction_method", "must be one of explicit, rule, llm, dream"),
-    "memory_entries_memory_type_check": ("memory_type", "must be one of semantic, episodic, procedural"),
-    "memory_entries_metadata_check": ("metadata", "must be a JSON object"),
-    "memory_entries_not_self_superseded_check": ("superseded_by", "an entry cannot supersede itself"),
-    "memory_entries_scope_key_check": ("scope_key", "required unless scope_type is global"),
-    "memory_entries_scope_type_check": ("scope_type", "must be one of global, project, repository, agent, session"),
-    "memory_entries_status_check": ("status", "must be one of pending, active, superseded, invalidated, archived, "
-                                              "expired"),
-    "memory_entries_validity_check": ("valid_to", "must not be before valid_from"),
-    "memory_entries_status_reason_check": ("reason", "must be at most 2000 characters"),
-    # insert_entry resolves this one with ON CONFLICT (deduplication); any other write that hits it is a conflict
-    "memory_entries_active_content_key": ("content", "an active memory with this memory_type, scope and content "
-                                                     "already exists"),
-    "memory_entries_source_event_fkey": ("source_event_id", "unknown memory event in this account"),
-    "memory_entries_superseded_by_fkey": ("superseded_by", "unknown memory entry in this account"),
-    "memory_evidence_memory_fkey": ("memory_id", "unknown memory entry in this account"),
-    "memory_evidence_metadata_check": ("evidence.metadata", "must be a JSON object"),
-    "memory_evidence_source_id_check": ("evidence.source_id", "must be 1..1000 characters"),
-    "memory_evidence_source_type_check": ("evidence.source_type", "must be 1..64 characters"),
-    "memory_feedback_memory_fkey": ("memory_id", "unknown memory entry in this account"),
-    "memory_feedback_metadata_check": ("metadata", "must be a JSON object"),
-    "memory_feedback_once_key": ("signal", "this session already gave this signal for this memory"),
-    "memory_feedback_reason_check": ("reason", "must be at most 2000 characters"),
-    "memory_feedback_signal_check": ("signal", "must be one of useful, harmful"),
-    "memory_feedback_skill_version_fkey": ("skill_version_id", "unknown skill version in this account"),
-})
+CONSTRAINTS = constraints(
+    {
+        "memory_events_event_type_check": (
+            "event_type",
+            "must be one of goal, observation, action, decision, issue, "
+            "attempt, outcome, correction, checkpoint, note",
+        ),
+        "memory_events_idempotency_key_check": ("idempotency_key", "must be 1..512 characters"),
+        "memory_events_payload_check": ("payload", "must be a JSON object"),
+        "memory_events_scope_key_check": ("scope_key", "required unless scope_type is global"),
+        "memory_events_scope_type_check": (
+            "scope_type",
+            "must be one of global, project, repository, agent, session",
+        ),
+        "memory_events_sequence_no_check": ("sequence_no", "must be at least 0 and needs a session_id"),
+        "memory_events_source_check": (
+            "source_id",
+            "source_type and source_id are sent together or not at all",
+        ),
+        "memory_events_idempotency_key": ("idempotency_key", "already used by another event"),
+        "memory_events_session_sequence_key": (
+            "sequence_no",
+            "is already used in this session by another event",
+        ),
+        "memory_events_skill_version_fkey": ("skill_version_id", "unknown skill version in this account"),
+        "memory_entries_confidence_check": ("confidence", "must be between 0 and 1"),
+        "memory_entries_importance_check": ("importance", "must be between 0 and 1"),
+        "memory_entries_content_check": ("content", "must not be empty"),
+        "memory_entries_counters_check": ("access_count", "counters must be at least 0"),
+        "memory_entries_extraction_method_check": (
+            "extraction_method",
+            "must be one of explicit, rule, llm, dream",
+        ),
+        "memory_entries_memory_type_check": ("memory_type", "must be one of semantic, episodic, procedural"),
+        "memory_entries_metadata_check": ("metadata", "must be a JSON object"),
+        "memory_entries_not_self_superseded_check": ("superseded_by", "an entry cannot supersede itself"),
+        "memory_entries_scope_key_check": ("scope_key", "required unless scope_type is global"),
+        "memory_entries_scope_type_check": (
+            "scope_type",
+            "must be one of global, project, repository, agent, session",
+        ),
+        "memory_entries_status_check": (
+            "status",
+            "must be one of pending, active, superseded, invalidated, archived, expired",
+        ),
+        "memory_entries_validity_check": ("valid_to", "must not be before valid_from"),
+        "memory_entries_status_reason_check": ("reason", "must be at most 2000 characters"),
+        # insert_entry resolves this one with ON CONFLICT (deduplication); any other write that hits it is a conflict
+        "memory_entries_active_content_key": (
+            "content",
+            "an active memory with this memory_type, scope and content already exists",
+        ),
+        "memory_entries_source_event_fkey": ("source_event_id", "unknown memory event in this account"),
+        "memory_entries_superseded_by_fkey": ("superseded_by", "unknown memory entry in this account"),
+        "memory_evidence_memory_fkey": ("memory_id", "unknown memory entry in this account"),
+        "memory_evidence_metadata_check": ("evidence.metadata", "must be a JSON object"),
+        "memory_evidence_source_id_check": ("evidence.source_id", "must be 1..1000 characters"),
+        "memory_evidence_source_type_check": ("evidence.source_type", "must be 1..64 characters"),
+        "memory_feedback_memory_fkey": ("memory_id", "unknown memory entry in this account"),
+        "memory_feedback_metadata_check": ("metadata", "must be a JSON object"),
+        "memory_feedback_once_key": ("signal", "this session already gave this signal for this memory"),
+        "memory_feedback_reason_check": ("reason", "must be at most 2000 characters"),
+        "memory_feedback_signal_check": ("signal", "must be one of useful, harmful"),
+        "memory_feedback_skill_version_fkey": ("skill_version_id", "unknown skill version in this account"),
+    }
+)
 
 
 def insert_event(
@@ -479,7 +503,9 @@ def delete_entry(conn: Conn, *, account_id: UUID, entry: dict[str, Any]) -> dict
     return {"evidence": counts["evidence"], "feedback": counts["feedback"], "relinked": relinked}
 
 
-def entries_in_scope(conn: Conn, *, account_id: UUID, scope_type: str, scope_key: str) -> list[dict[str, Any]]:
+def entries_in_scope(
+    conn: Conn, *, account_id: UUID, scope_type: str, scope_key: str
+) -> list[dict[str, Any]]:
     """Every entry of one scope, locked in id order (a fixed order, so two bulk forgets cannot deadlock)."""
     return conn.execute(
         f"""SELECT {ENTRY_COLUMNS} FROM memory_entries WHERE account_id = %s AND scope_type = %s AND scope_key = %s

@@ -190,24 +190,36 @@ def forget_scope(
     db: DbDep,
     retrieval: RetrievalDep,
     scope_type: Annotated[ScopeType, Query()],
-    confirm: Annotated[Literal["true", "false"], Query(
-        description="Must be true (exactly; not yes, 1 or on): every memory of the scope goes for good")],
+    confirm: Annotated[
+        Literal["true", "false"],
+        Query(
+            description="Must be true (exactly; not yes, 1 or on): every memory of the scope goes for good"
+        ),
+    ],
     scope_key: Annotated[str, Query(max_length=500, description="Required unless scope_type is global")] = "",
 ) -> ScopeForgotten:
     """Delete every memory of one scope for good (as DELETE /entries/{id} does each), reporting how many."""
-    return forget.forget_scope(db, retrieval, principal, scope_type=scope_type, scope_key=scope_key,
-                               confirm=confirm == "true")
+    return forget.forget_scope(
+        db, retrieval, principal, scope_type=scope_type, scope_key=scope_key, confirm=confirm == "true"
+    )
 
 
 @router.get(
     "/export",
     response_class=StreamingResponse,
-    responses={200: {"content": {NDJSON: {"schema": {"$ref": "#/components/schemas/ExportedEntry"}}},
-                     "description": "One JSON entry with its evidence per line (application/x-ndjson)",
-                     "headers": {NEAREST_SCOPES_HEADER: {
-                         "description": "Only on an empty export of a scope key: a JSON array of the nearest "
-                                        "existing scopes ({scope_type, scope_key}), as nearest_scopes elsewhere",
-                         "schema": {"type": "string"}}}}},
+    responses={
+        200: {
+            "content": {NDJSON: {"schema": {"$ref": "#/components/schemas/ExportedEntry"}}},
+            "description": "One JSON entry with its evidence per line (application/x-ndjson)",
+            "headers": {
+                NEAREST_SCOPES_HEADER: {
+                    "description": "Only on an empty export of a scope key: a JSON array of the nearest "
+                    "existing scopes ({scope_type, scope_key}), as nearest_scopes elsewhere",
+                    "schema": {"type": "string"},
+                }
+            },
+        }
+    },
 )
 def export(
     principal: MemoryRead,
@@ -219,8 +231,12 @@ def export(
     result = forget.export_scope(db, principal, scope_type=scope_type, scope_key=scope_key)
     headers = {}
     if result.nearest_scopes is not None:  # JSON escapes every non-ASCII and control character: header-safe
-        headers[NEAREST_SCOPES_HEADER] = json.dumps([s.model_dump(mode="json") for s in result.nearest_scopes])
-    return StreamingResponse((r.model_dump_json() + "\n" for r in result.rows), media_type=NDJSON, headers=headers)
+        headers[NEAREST_SCOPES_HEADER] = json.dumps(
+            [s.model_dump(mode="json") for s in result.nearest_scopes]
+        )
+    return StreamingResponse(
+        (r.model_dump_json() + "\n" for r in result.rows), media_type=NDJSON, headers=headers
+    )
 
 
 @router.get("/entries/{entry_id}", response_model=EntryDetail)

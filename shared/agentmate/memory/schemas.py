@@ -60,9 +60,11 @@ CreateStatus = Literal["active", "pending"]
 RetireStatus = Literal["archived", "invalidated"]
 # Only these are in the search index: retiring, superseding or expiring an entry removes its projection.
 SearchStatus = Literal["active", "pending"]
-NOT_SEARCHABLE = ("{status} entries are not in the search index (retired, superseded and expired memories leave "
-                  "search): list them with GET /api/memory/entries?status={status}, or read one by id (memory_get "
-                  "over MCP)")
+NOT_SEARCHABLE = (
+    "{status} entries are not in the search index (retired, superseded and expired memories leave "
+    "search): list them with GET /api/memory/entries?status={status}, or read one by id (memory_get "
+    "over MCP)"
+)
 ExtractionMethod = Literal["explicit", "rule", "llm", "dream"]
 Signal = Literal["useful", "harmful"]
 Resolution = Literal["skill_version", "session_only", "event_only", "none"]
@@ -116,8 +118,19 @@ ScopeTypeIn = Annotated[ScopeType, Lower]
 SessionId = Annotated[str, Strip, Field(max_length=MAX_SESSION_ID)]
 ScopeKey = Annotated[str, Strip, Field(max_length=MAX_SCOPE_KEY)]
 # Blank (empty or whitespace) means "none", as the schema says.
-OptionalUUID = Annotated[UUID | None, BeforeValidator(_blank_to_none), WithJsonSchema({"anyOf": [
-    {"type": "string", "format": "uuid"}, {"type": "string", "pattern": r"^\s*$"}, {"type": "null"}]})]
+OptionalUUID = Annotated[
+    UUID | None,
+    BeforeValidator(_blank_to_none),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "format": "uuid"},
+                {"type": "string", "pattern": r"^\s*$"},
+                {"type": "null"},
+            ]
+        }
+    ),
+]
 JsonObject = Annotated[dict[str, Any], BeforeValidator(_none_to_empty_dict)]
 
 _IN_PAYLOAD = "event content belongs inside payload"
@@ -133,16 +146,29 @@ _EVIDENCE_KEYS = "evidence uses source_type/source_id"
 # A checkpoint event's payload has a fixed shape and needs a session (memory/service/events.py checks it).
 CHECKPOINT_EVENT_RULE = {
     "if": {"required": ["event_type"], "properties": {"event_type": {"const": "checkpoint"}}},
-    "then": {"required": ["payload", "session_id"], "properties": {
-        "session_id": NOT_BLANK,
-        "payload": {"type": "object", "required": ["goal"], "additionalProperties": False, "properties": {
-            **{name: {"type": "string"} for name in CHECKPOINT_STRING_FIELDS},
-            "goal": NOT_BLANK,
-            **{name: {"type": "array", "maxItems": MAX_CHECKPOINT_ITEMS,
-                      "items": {"type": "string", "maxLength": MAX_CHECKPOINT_ITEM_CHARS}}
-               for name in CHECKPOINT_LIST_FIELDS},
-        }},
-    }},
+    "then": {
+        "required": ["payload", "session_id"],
+        "properties": {
+            "session_id": NOT_BLANK,
+            "payload": {
+                "type": "object",
+                "required": ["goal"],
+                "additionalProperties": False,
+                "properties": {
+                    **{name: {"type": "string"} for name in CHECKPOINT_STRING_FIELDS},
+                    "goal": NOT_BLANK,
+                    **{
+                        name: {
+                            "type": "array",
+                            "maxItems": MAX_CHECKPOINT_ITEMS,
+                            "items": {"type": "string", "maxLength": MAX_CHECKPOINT_ITEM_CHARS},
+                        }
+                        for name in CHECKPOINT_LIST_FIELDS
+                    },
+                },
+            },
+        },
+    },
 }
 
 
@@ -150,9 +176,15 @@ class EventCreate(BaseModel):
     """An immutable journal event. Retries must reuse ``idempotency_key``: the same body replays the stored event
     (200 + ``X-Idempotent-Replay: true``), a different body under the same key is a 409."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=rules(
-        scope_rule(), requires("sequence_no", "session_id"), *together("source_type", "source_id"),
-        CHECKPOINT_EVENT_RULE))
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=rules(
+            scope_rule(),
+            requires("sequence_no", "session_id"),
+            *together("source_type", "source_id"),
+            CHECKPOINT_EVENT_RULE,
+        ),
+    )
     # Unknown field → what to send instead (core.validation adds it to the "unknown field" message).
     field_hints: ClassVar[dict[str, str]] = {
         "content": _IN_PAYLOAD,
@@ -226,7 +258,9 @@ SCOPE_WARNING_DESCRIPTION = (
 
 class EventRecorded(EventDetail):
     created: bool = Field(description="false when this was a replay of an already stored event")
-    scope_warning: str | None = Field(default=None, exclude_if=_is_none, description=SCOPE_WARNING_DESCRIPTION)
+    scope_warning: str | None = Field(
+        default=None, exclude_if=_is_none, description=SCOPE_WARNING_DESCRIPTION
+    )
 
 
 # --- entries --------------------------------------------------------------------------------------------------
@@ -354,7 +388,9 @@ class EntryDetail(Entry):
 class EntryCreated(EntryDetail):
     """The answer to a create: ``indexing`` names only what is known (no null document_id/error)."""
 
-    scope_warning: str | None = Field(default=None, exclude_if=_is_none, description=SCOPE_WARNING_DESCRIPTION)
+    scope_warning: str | None = Field(
+        default=None, exclude_if=_is_none, description=SCOPE_WARNING_DESCRIPTION
+    )
     deduplicated: bool = Field(
         default=False,
         description="true when an active entry with the same memory_type, scope and normalised content already "
@@ -389,7 +425,9 @@ NearestScopes = Annotated[
 
 
 class SearchRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra=rules(requires("scope_key", "scope_type", other_text=False)))
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra=rules(requires("scope_key", "scope_type", other_text=False))
+    )
     # Unknown field → what to send instead (core.validation adds it to the "unknown field" message).
     field_hints: ClassVar[dict[str, str]] = {
         "q": "use query",
@@ -409,7 +447,6 @@ class SearchRequest(BaseModel):
     memory_type: Annotated[MemoryType | None, Lower] = None
     status: Annotated[SearchStatus, Lower] = "active"
     min_similarity: Number | None = Field(default=None, ge=-1, le=1, description=MIN_SIMILARITY)
-
 
     @field_validator("status", mode="before")
     @classmethod
@@ -447,7 +484,9 @@ class SearchResponse(BaseModel):
         default_factory=list, description="Search legs that failed; the others still answered"
     )
     filtered_by_min_similarity: int | None = Field(
-        default=None, description="Hits dropped by min_similarity (absent when it was not sent)", exclude_if=_is_none
+        default=None,
+        description="Hits dropped by min_similarity (absent when it was not sent)",
+        exclude_if=_is_none,
     )
     nearest_scopes: NearestScopes = None
 
@@ -614,7 +653,9 @@ class CheckpointSaved(BaseModel):
     checkpoint: Checkpoint
     created: bool = Field(description="false when identical state was already saved (nothing appended)")
     warning: str | None = None
-    scope_warning: str | None = Field(default=None, exclude_if=_is_none, description=SCOPE_WARNING_DESCRIPTION)
+    scope_warning: str | None = Field(
+        default=None, exclude_if=_is_none, description=SCOPE_WARNING_DESCRIPTION
+    )
 
 
 class Resume(BaseModel):
@@ -633,7 +674,8 @@ class Resume(BaseModel):
     truncated: bool
     nearest_scopes: NearestScopes = None
     note: str | None = Field(
-        default=None, exclude_if=_is_none,
+        default=None,
+        exclude_if=_is_none,
         description="Present when a resume by scope returns a checkpoint saved in another scope (resume returns "
         "the chosen session's latest checkpoint, whatever its scope), or when a session_id has nothing recorded "
         "(how to find the session after a restart)",
@@ -642,8 +684,12 @@ class Resume(BaseModel):
 
 class JournalSession(BaseModel):
     session_id: str
-    first_activity_at: datetime = Field(description="occurred_at of its first event (in the scope, if filtered)")
-    last_activity_at: datetime = Field(description="occurred_at of its latest event (in the scope, if filtered)")
+    first_activity_at: datetime = Field(
+        description="occurred_at of its first event (in the scope, if filtered)"
+    )
+    last_activity_at: datetime = Field(
+        description="occurred_at of its latest event (in the scope, if filtered)"
+    )
     event_count: int = Field(description="Its events (in the scope, if filtered)")
     latest_checkpoint_label: str | None = Field(description="label of the checkpoint resume would return")
     latest_checkpoint_goal: str | None = Field(description="goal of the checkpoint resume would return")
@@ -712,7 +758,6 @@ class EntryRetire(BaseModel):
     reason: Annotated[str, Strip, Field(min_length=1, max_length=2000, description="Why (kept on the entry)")]
 
 
-
 class EntryRetired(BaseModel):
     entry: Entry
     changed: bool = Field(description="false when the entry already had this status (nothing recorded)")
@@ -752,4 +797,3 @@ class ScopeForgotten(BaseModel):
 
 class ExportedEntry(EntryDetail):
     """One NDJSON line of GET /api/memory/export: an entry with its evidence."""
-

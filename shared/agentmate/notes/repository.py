@@ -15,13 +15,17 @@ COLUMNS = "id, title, content, tags, created_at, updated_at"
 UPDATABLE = ("title", "content", "tags")
 
 # Constraint name → the request field it guards (core.dberrors reports violations by it).
-CONSTRAINTS = constraints({
-    "notes_title_check": ("title", "must be 1..500 characters"),
-    "notes_content_size_check": ("content", f"the note's content would exceed {MAX_CONTENT_BYTES} bytes"),
-})
+CONSTRAINTS = constraints(
+    {
+        "notes_title_check": ("title", "must be 1..500 characters"),
+        "notes_content_size_check": ("content", f"the note's content would exceed {MAX_CONTENT_BYTES} bytes"),
+    }
+)
 
 
-def insert(conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]) -> dict[str, Any]:
+def insert(
+    conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]
+) -> dict[str, Any]:
     row = conn.execute(
         f"""INSERT INTO notes (account_id, user_id, key_id, title, content, tags)
             VALUES (%(account_id)s, %(user_id)s, %(key_id)s, %(title)s, %(content)s, %(tags)s)
@@ -37,8 +41,15 @@ def get(conn: Conn, *, account_id: UUID, note_id: UUID) -> dict[str, Any] | None
 
 
 def update(conn: Conn, *, account_id: UUID, note_id: UUID, changes: dict[str, Any]) -> dict[str, Any] | None:
-    return update_by_id(conn, table="notes", columns=COLUMNS, updatable=UPDATABLE, account_id=account_id,
-                        record_id=note_id, changes=changes,)
+    return update_by_id(
+        conn,
+        table="notes",
+        columns=COLUMNS,
+        updatable=UPDATABLE,
+        account_id=account_id,
+        record_id=note_id,
+        changes=changes,
+    )
 
 
 def append(conn: Conn, *, account_id: UUID, note_id: UUID, content: str) -> dict[str, Any] | None:
@@ -66,11 +77,28 @@ def search(
     if q:
         where.append("(title ILIKE %(q)s OR content ILIKE %(q)s)")
         params["q"] = like_pattern(q)
-    return paged(conn, columns=COLUMNS, table="notes", where=where, params=params,
-                 order_by="created_at DESC, id", limit=limit, offset=offset)
+    return paged(
+        conn,
+        columns=COLUMNS,
+        table="notes",
+        where=where,
+        params=params,
+        order_by="created_at DESC, id",
+        limit=limit,
+        offset=offset,
+    )
 
 
-def containing_any_of(conn: Conn, *, account_id: UUID, substrings: list[str], limit: int) -> list[dict[str, Any]]:
+def containing_any_of(
+    conn: Conn, *, account_id: UUID, substrings: list[str], limit: int
+) -> list[dict[str, Any]]:
     """The context pack's FACTS candidates: notes whose text contains any of ``substrings`` (``core.sql.containing_any``)."""
-    return containing_any(conn, table="notes", columns=COLUMNS, text_columns=("title", "content"), account_id=account_id,
-                          substrings=substrings, limit=limit)
+    return containing_any(
+        conn,
+        table="notes",
+        columns=COLUMNS,
+        text_columns=("title", "content"),
+        account_id=account_id,
+        substrings=substrings,
+        limit=limit,
+    )

@@ -20,7 +20,9 @@ _Q = "Case-insensitive substring of title or content; blank = no filter"
 
 
 @router.post("", status_code=201, response_model=Note, openapi_extra=max_body(CONTENT_BODY_LIMIT))
-def create_note(body: NoteCreate, principal: NotesWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
+def create_note(
+    body: NoteCreate, principal: NotesWrite, db: DbDep, idempotency_key: IdempotencyKey
+) -> Response:
     """Create a note. Send an `Idempotency-Key` header to make retries safe."""
     result = service.create(db, principal, body, idempotency_key)
     return created(result)
@@ -28,7 +30,9 @@ def create_note(body: NoteCreate, principal: NotesWrite, db: DbDep, idempotency_
 
 @router.get("", response_model=Page[Note])
 def list_notes(
-    principal: NotesRead, db: DbDep, page: PageDep,
+    principal: NotesRead,
+    db: DbDep,
+    page: PageDep,
     q: Annotated[str | None, Query(description=_Q)] = None,
     tag: Annotated[str | None, Query(description="Exact tag (normalised); blank = no filter")] = None,
     tags: Annotated[str | None, Query(description="Comma-separated tags; all must match")] = None,
@@ -39,7 +43,10 @@ def list_notes(
 
 @router.get("/search", response_model=Page[Note])
 def search_notes(
-    principal: NotesRead, db: DbDep, page: PageDep, q: Annotated[str, Query(description=_Q)] = "",
+    principal: NotesRead,
+    db: DbDep,
+    page: PageDep,
+    q: Annotated[str, Query(description=_Q)] = "",
 ) -> Page[Note]:
     """Search notes by text in title or content (same result shape as the list)."""
     return service.search(db, principal, page, q=q)

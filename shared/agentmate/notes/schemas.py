@@ -14,8 +14,12 @@ MAX_TITLE_LENGTH = 500
 
 
 Title = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE_LENGTH),
-    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": MAX_TITLE_LENGTH, "pattern": NON_BLANK_TEXT}), AfterValidator(no_nul)
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE_LENGTH),
+    WithJsonSchema(
+        {"type": "string", "minLength": 1, "maxLength": MAX_TITLE_LENGTH, "pattern": NON_BLANK_TEXT}
+    ),
+    AfterValidator(no_nul),
 ]
 NoteTags = Tags
 

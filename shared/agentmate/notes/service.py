@@ -12,9 +12,7 @@ from agentmate.notes import repository as repo
 from agentmate.notes.schemas import Note, NoteAppend
 
 # create / get / update / delete: the shared record use cases (agentmate.core.records).
-_records = records.RecordService(
-    resource="note", model=Note, repo=repo, id_field="note_id"
-)
+_records = records.RecordService(resource="note", model=Note, repo=repo, id_field="note_id")
 create = _records.create
 get = _records.get
 update = _records.update
@@ -57,5 +55,7 @@ def containing_any_of(db: Database, principal: Principal, substrings: list[str],
     """At most ``limit`` notes whose text contains any of ``substrings`` (case-insensitive), those containing the most
     first, then newest: the context pack ranks them word by word (``retrieval.bm25``)."""
     with db.tenant(principal.account_id) as conn:
-        rows = repo.containing_any_of(conn, account_id=principal.account_id, substrings=substrings, limit=limit)
+        rows = repo.containing_any_of(
+            conn, account_id=principal.account_id, substrings=substrings, limit=limit
+        )
     return [Note(**r) for r in rows]

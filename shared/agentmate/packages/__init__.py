@@ -98,13 +98,26 @@ if TYPE_CHECKING:
     from agentmate.packages.store import PackageStore, PackageTables
 
 # Loaded on first use (cold start): a router that imports agentmate.packages.models loads nothing else.
-__getattr__ = lazy_exports(__name__, {
-    "limits": ("GIT_LIMITS", "SNAPSHOT_LIMITS", "PackageLimits", "PackageSettings", "SyncLimits"),
-    "models": ("FileInput", "FileMeta", "FileRecord", "Ingested", "Package", "PackageFile", "Revision", "Source",
-               "SourceInput", "Upserted"),
-    "policy": ("NetPolicy",),
-    "store": ("PackageStore", "PackageTables"),
-})
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "limits": ("GIT_LIMITS", "SNAPSHOT_LIMITS", "PackageLimits", "PackageSettings", "SyncLimits"),
+        "models": (
+            "FileInput",
+            "FileMeta",
+            "FileRecord",
+            "Ingested",
+            "Package",
+            "PackageFile",
+            "Revision",
+            "Source",
+            "SourceInput",
+            "Upserted",
+        ),
+        "policy": ("NetPolicy",),
+        "store": ("PackageStore", "PackageTables"),
+    },
+)
 
 __all__ = [
     "GIT_LIMITS",

@@ -31,13 +31,13 @@ from agentmate.packages.net import Deadline
 from agentmate.packages.policy import Exhausted, Upstream
 
 BLOCK = tarfile.BLOCKSIZE
-MAX_EXTENDED_HEADER = 64 * 1024   # one pax or GNU long-name header (forge ones are well under 1 KiB)
-MAX_LENGTH_DIGITS = 20            # a pax record's length field
-MAX_DIGIT_RUN = 256               # the pre-3.13 parser's cost grows with the square of each digit run
-MAX_CHAIN = 4                     # extended headers in front of one member (x, g, L, K at most once each)
-MAX_GLOBAL_RECORDS = 64           # global pax records are copied into every later member
-_INFLATE_CHUNK = 64 * 1024        # inflated bytes per zlib call
-_READ_CHUNK = 16 * 1024           # compressed bytes per read of the source
+MAX_EXTENDED_HEADER = 64 * 1024  # one pax or GNU long-name header (forge ones are well under 1 KiB)
+MAX_LENGTH_DIGITS = 20  # a pax record's length field
+MAX_DIGIT_RUN = 256  # the pre-3.13 parser's cost grows with the square of each digit run
+MAX_CHAIN = 4  # extended headers in front of one member (x, g, L, K at most once each)
+MAX_GLOBAL_RECORDS = 64  # global pax records are copied into every later member
+_INFLATE_CHUNK = 64 * 1024  # inflated bytes per zlib call
+_READ_CHUNK = 16 * 1024  # compressed bytes per read of the source
 
 _PAX = frozenset({tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE})
 _EXTENDED = _PAX | {tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK}
@@ -72,7 +72,7 @@ def check_pax(data: bytes, offset: int) -> list[tuple[bytes, bytes]]:
         end = pos + length
         if length <= len(head.group()) or end > len(data) or data[end - 1] != 0x0A:
             raise _malformed(offset, "a record's length does not match its newline")
-        keyword, eq, value = data[head.end():end - 1].partition(b"=")
+        keyword, eq, value = data[head.end() : end - 1].partition(b"=")
         if not eq or not keyword:
             raise _malformed(offset, "a record must read keyword=value")
         records.append((keyword, value))
@@ -94,9 +94,9 @@ class TarStream(io.RawIOBase):
         self._deadline = deadline
         self._inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
         self._buffer = bytearray()  # inflated, not yet handed out
-        self._base = 0              # stream offset of _buffer[0]
-        self._ended = False         # no more input
-        self._next_header = 0       # offset of the next header the scan expects
+        self._base = 0  # stream offset of _buffer[0]
+        self._ended = False  # no more input
+        self._next_header = 0  # offset of the next header the scan expects
         self._scanning = True
         self._chain: list[bytes] = []
         self._size_override: int | None = None
@@ -150,7 +150,7 @@ class TarStream(io.RawIOBase):
 
     def _slice(self, start: int, length: int) -> bytes:
         at = start - self._base
-        return bytes(self._buffer[at:at + length])
+        return bytes(self._buffer[at : at + length])
 
     # --- scanning -----------------------------------------------------------------------------------------
 
@@ -187,8 +187,10 @@ class TarStream(io.RawIOBase):
             raise _malformed(at, "repeated extended headers for one entry")
         self._chain.append(slot)
         if info.size > MAX_EXTENDED_HEADER:
-            raise Exhausted(f"the archive's extended header at offset {at} is {info.size} bytes; the limit is "
-                            f"{MAX_EXTENDED_HEADER}")
+            raise Exhausted(
+                f"the archive's extended header at offset {at} is {info.size} bytes; the limit is "
+                f"{MAX_EXTENDED_HEADER}"
+            )
         # tarfile reads and parses the padded blocks, so the padding is checked too
         if not self._fill(at + BLOCK + _padded(info.size)):
             raise Upstream("the archive is truncated")
@@ -221,7 +223,9 @@ def _checked_tarinfo(stream: TarStream) -> type[tarfile.TarInfo]:
     class Checked(tarfile.TarInfo):
         def _proc_member(self, tar: tarfile.TarFile) -> Any:
             if self.type in _EXTENDED and self.offset not in stream.checked:
-                raise PackageRefused(f"the archive's extended header at offset {self.offset} was not pre-checked")
+                raise PackageRefused(
+                    f"the archive's extended header at offset {self.offset} was not pre-checked"
+                )
             return super()._proc_member(tar)  # type: ignore[misc]
 
     return Checked
@@ -257,8 +261,13 @@ def tar_gz_members(source: _Source, limits: SyncLimits, deadline: Deadline) -> I
     """The members of a .tar.gz read as a stream, each header pre-checked (see the module doc)."""
     stream = TarStream(source, limits, deadline)
     with _archive_errors():
-        tar = tarfile.open(fileobj=stream, mode="r|", tarinfo=_checked_tarinfo(stream), encoding="utf-8",
-                           errors="surrogateescape")
+        tar = tarfile.open(
+            fileobj=stream,
+            mode="r|",
+            tarinfo=_checked_tarinfo(stream),
+            encoding="utf-8",
+            errors="surrogateescape",
+        )
     with tar:
         while True:
             with _archive_errors():

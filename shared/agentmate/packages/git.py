@@ -47,10 +47,10 @@ def invalid(field: str, message: str) -> ValidationFailed:
 
 @dataclass(frozen=True, slots=True)
 class _Repo:
-    url: str          # as registered, without a trailing '/'
-    host_key: str     # host[:port] used for the provider and token maps
+    url: str  # as registered, without a trailing '/'
+    host_key: str  # host[:port] used for the provider and token maps
     host: str
-    path: str         # repository path without '.git'
+    path: str  # repository path without '.git'
 
 
 def _repo(url: str) -> _Repo:
@@ -65,9 +65,16 @@ def _repo(url: str) -> _Repo:
 class GitFetcher:
     """Fetches ``package_path`` of a repository at a ref (``service.Fetcher``)."""
 
-    def __init__(self, policy: NetPolicy, settings: PackageSettings | None = None, *,
-                 package_limits: PackageLimits = GIT_LIMITS, sync_limits: SyncLimits | None = None,
-                 ssl_context: ssl.SSLContext | None = None, clock: Callable[[], float] | None = None) -> None:
+    def __init__(
+        self,
+        policy: NetPolicy,
+        settings: PackageSettings | None = None,
+        *,
+        package_limits: PackageLimits = GIT_LIMITS,
+        sync_limits: SyncLimits | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
         settings = settings or PackageSettings()
         self._clock = clock
         self.policy = policy
@@ -83,29 +90,44 @@ class GitFetcher:
         repo = _repo(repository_url)
         url_problem = self.policy.url_problem(repository_url)
         if url_problem:
-            raise ValidationFailed([FieldError("repository_url", f"refused: {url_problem}")],
-                                   f"sync refused: URL {url_problem}")
-        deadline = Deadline(self.sync_limits.budget_s, self._clock) if self._clock else Deadline(
-            self.sync_limits.budget_s)
+            raise ValidationFailed(
+                [FieldError("repository_url", f"refused: {url_problem}")], f"sync refused: URL {url_problem}"
+            )
+        deadline = (
+            Deadline(self.sync_limits.budget_s, self._clock)
+            if self._clock
+            else Deadline(self.sync_limits.budget_s)
+        )
         try:
             with SafeHttp(self.policy, deadline, self._token_map(repo), self._ssl_context) as http:
                 sha = self._resolve(http, repo, ref)
                 provider = self.providers.get(repo.host_key) or self.providers.get(repo.host)
                 if provider == "github":
-                    files = self._archive(http, deadline, self._github_archive(repo, sha), package_path, strip=True)
+                    files = self._archive(
+                        http, deadline, self._github_archive(repo, sha), package_path, strip=True
+                    )
                 elif provider == "gitlab":
-                    files = self._archive(http, deadline, self._gitlab_archive(repo, sha, package_path),
-                                          package_path, strip=True)
+                    files = self._archive(
+                        http,
+                        deadline,
+                        self._gitlab_archive(repo, sha, package_path),
+                        package_path,
+                        strip=True,
+                    )
                 else:
                     files = _SmartHttp(http, repo, self).tree(sha, package_path, deadline)
         except Refused as exc:
-            raise ValidationFailed([FieldError("repository_url", f"refused: {exc}")], f"sync refused: {exc}") from exc
+            raise ValidationFailed(
+                [FieldError("repository_url", f"refused: {exc}")], f"sync refused: {exc}"
+            ) from exc
         except Exhausted as exc:
             raise (SyncTimedOut if isinstance(exc, OutOfTime) else TooLarge)(str(exc)) from exc
         except Upstream as exc:
             raise ServiceUnavailable(f"git host failed: {exc}") from exc
         if not files:
-            raise invalid("package_path", f"no files under {package_path or 'the repository root'!r} at {sha}")
+            raise invalid(
+                "package_path", f"no files under {package_path or 'the repository root'!r} at {sha}"
+            )
         return Fetched(commit_sha=sha, ref=ref, files=tuple(files))
 
     def _token_map(self, repo: _Repo) -> dict[str, str]:
@@ -118,8 +140,11 @@ class GitFetcher:
         if _SHA_RE.match(ref):
             return ref
         refs = _SmartHttp(http, repo, self).refs()
-        candidates = [ref] if ref == "HEAD" or ref.startswith("refs/") else [
-            f"refs/heads/{ref}", f"refs/tags/{ref}^{{}}", f"refs/tags/{ref}"]
+        candidates = (
+            [ref]
+            if ref == "HEAD" or ref.startswith("refs/")
+            else [f"refs/heads/{ref}", f"refs/tags/{ref}^{{}}", f"refs/tags/{ref}"]
+        )
         for name in candidates:
             value = refs.get(name)
             if value and _SHA_RE.match(value):
@@ -150,19 +175,25 @@ class GitFetcher:
         provider = self.providers.get(urlsplit(url).hostname or "")
         return {"PRIVATE-TOKEN": token} if provider == "gitlab" else {"Authorization": f"Bearer {token}"}
 
-    def _archive(self, http: SafeHttp, deadline: Deadline, url: str, package_path: str,
-                 strip: bool) -> list[tuple[str, bytes]]:
-        response, _ = http.open("GET", url, headers={"Accept-Encoding": "identity"},
-                                auth=lambda u: self._auth_headers(u, http))
+    def _archive(
+        self, http: SafeHttp, deadline: Deadline, url: str, package_path: str, strip: bool
+    ) -> list[tuple[str, bytes]]:
+        response, _ = http.open(
+            "GET", url, headers={"Accept-Encoding": "identity"}, auth=lambda u: self._auth_headers(u, http)
+        )
         try:
             if response.status_code == 404:
                 raise invalid("repository_url", "the host has no archive of this repository at the commit")
             if response.status_code in (401, 403):
-                raise invalid("repository_url", "the host refused the archive (private repository? configure an "
-                                                "access token)")
+                raise invalid(
+                    "repository_url",
+                    "the host refused the archive (private repository? configure an access token)",
+                )
             if response.status_code != 200:
                 raise Upstream(f"archive request answered {response.status_code}")
-            body = _ChunkReader(read_capped(response, self.sync_limits.max_download_bytes, deadline, "the archive"))
+            body = _ChunkReader(
+                read_capped(response, self.sync_limits.max_download_bytes, deadline, "the archive")
+            )
             return read_tar(body, package_path, self.package_limits, self.sync_limits, deadline)
         finally:
             response.close()
@@ -196,7 +227,7 @@ def _in_package(rel: str, package_path: str) -> str | None:
     if not package_path:
         return rel
     if rel.startswith(package_path + "/"):
-        return rel[len(package_path) + 1:]
+        return rel[len(package_path) + 1 :]
     return None
 
 
@@ -212,7 +243,9 @@ class _Budget:
         self.members += 1
         self.read += size
         if self.members > self.s.max_archive_members:
-            raise Exhausted(f"the archive has more than max_archive_members={self.s.max_archive_members} entries")
+            raise Exhausted(
+                f"the archive has more than max_archive_members={self.s.max_archive_members} entries"
+            )
         if self.read > self.s.max_archive_bytes:
             raise Exhausted(f"the archive unpacks to more than max_archive_bytes={self.s.max_archive_bytes}")
 
@@ -227,8 +260,13 @@ class _Budget:
             raise Exhausted(f"the package exceeds max_package_bytes={self.p.max_package_bytes}")
 
 
-def read_tar(fileobj: Any, package_path: str, package_limits: PackageLimits, sync_limits: SyncLimits,
-             deadline: Deadline) -> list[tuple[str, bytes]]:
+def read_tar(
+    fileobj: Any,
+    package_path: str,
+    package_limits: PackageLimits,
+    sync_limits: SyncLimits,
+    deadline: Deadline,
+) -> list[tuple[str, bytes]]:
     """The files under ``package_path`` of a forge archive (one top folder, stripped), read as a stream whose
     every header is bounded before tarfile parses it (agentmate.packages.archive)."""
     budget = _Budget(package_limits, sync_limits, deadline)
@@ -241,7 +279,9 @@ def read_tar(fileobj: Any, package_path: str, package_limits: PackageLimits, syn
         if root is None:
             root = top
         if top != root or not top:
-            raise PackageRefused(f"archive entry {shown_name(member.name)} is outside the archive's top folder")
+            raise PackageRefused(
+                f"archive entry {shown_name(member.name)} is outside the archive's top folder"
+            )
         rel = _in_package(rest, package_path) if rest else None
         if rel is None or member.isdir():
             continue
@@ -271,7 +311,9 @@ class _SmartHttp:
         from dulwich.client import AbstractHttpGitClient
 
         http, limits = self._http, self._fetcher.sync_limits
-        token_user = "oauth2" if self._fetcher.providers.get(self._repo.host) == "gitlab" else "x-access-token"
+        token_user = (
+            "oauth2" if self._fetcher.providers.get(self._repo.host) == "gitlab" else "x-access-token"
+        )
 
         def auth(url: str) -> dict[str, str]:
             import base64
@@ -281,16 +323,22 @@ class _SmartHttp:
             return {"Authorization": f"Basic {basic}"}
 
         class Client(AbstractHttpGitClient):
-            def _http_request(self, url: str, headers: dict[str, str] | None = None, data: Any = None,
-                              raise_for_status: bool = True) -> tuple[Any, Callable[[int], bytes]]:
+            def _http_request(
+                self,
+                url: str,
+                headers: dict[str, str] | None = None,
+                data: Any = None,
+                raise_for_status: bool = True,
+            ) -> tuple[Any, Callable[[int], bytes]]:
                 from dulwich.client import HTTPUnauthorized
                 from dulwich.errors import GitProtocolError, NotGitRepository
 
                 if data is not None and not isinstance(data, bytes):
                     data = b"".join(data)
                 send = {**(headers or {}), "Accept-Encoding": "identity", "Pragma": "no-cache"}
-                response, final = http.open("POST" if data is not None else "GET", url, headers=send,
-                                            content=data, auth=auth)
+                response, final = http.open(
+                    "POST" if data is not None else "GET", url, headers=send, content=data, auth=auth
+                )
                 if raise_for_status:
                     if response.status_code == 404:
                         response.close()
@@ -301,8 +349,9 @@ class _SmartHttp:
                     if response.status_code != 200:
                         response.close()
                         raise GitProtocolError(f"unexpected http resp {response.status_code}")
-                reader = _ChunkReader(read_capped(response, limits.max_download_bytes, http.deadline,
-                                                  "the git response"))
+                reader = _ChunkReader(
+                    read_capped(response, limits.max_download_bytes, http.deadline, "the git response")
+                )
                 return _DulwichResponse(response, final if final != url else ""), reader.read
 
         # Thin packs may omit delta bases the client has; an empty client has none, so every base is sent.
@@ -317,7 +366,9 @@ class _SmartHttp:
         except NotGitRepository as exc:
             raise invalid("repository_url", "no git repository at this URL") from exc
         except HTTPUnauthorized as exc:
-            raise invalid("repository_url", "the host requires authentication (configure an access token)") from exc
+            raise invalid(
+                "repository_url", "the host requires authentication (configure an access token)"
+            ) from exc
         except GitProtocolError as exc:
             raise Upstream("the git host answered an unusable response") from exc
 
@@ -342,8 +393,11 @@ class _SmartHttp:
         from dulwich.object_store import ObjectStoreGraphWalker
 
         walker = ObjectStoreGraphWalker([], lambda _sha: [])
-        self._call(lambda: self._client().fetch_pack(
-            b"", lambda refs, depth=None: [sha.encode()], walker, write, depth=1))
+        self._call(
+            lambda: self._client().fetch_pack(
+                b"", lambda refs, depth=None: [sha.encode()], walker, write, depth=1
+            )
+        )
         size = pack.tell()
         if size == 0:
             raise Upstream("the git host sent no objects for the commit")
@@ -358,8 +412,9 @@ class _SmartHttp:
             raise
         except Exception as exc:
             raise Upstream("the git pack is invalid") from exc
-        return walk_tree(store, sha, package_path, self._fetcher.package_limits, self._fetcher.sync_limits,
-                         deadline)
+        return walk_tree(
+            store, sha, package_path, self._fetcher.package_limits, self._fetcher.sync_limits, deadline
+        )
 
 
 class _DulwichResponse:
@@ -385,7 +440,9 @@ def prescan_pack(pack: bytes, limits: SyncLimits, deadline: Deadline) -> None:
         raise Upstream("the git host sent an invalid pack")
     count = int.from_bytes(pack[8:12], "big")
     if count > limits.max_archive_members:
-        raise Exhausted(f"the git pack has more than max_archive_members={limits.max_archive_members} objects")
+        raise Exhausted(
+            f"the git pack has more than max_archive_members={limits.max_archive_members} objects"
+        )
     pos, total = 12, 0
     for _ in range(count):
         deadline.remaining()
@@ -408,7 +465,7 @@ def prescan_pack(pack: bytes, limits: SyncLimits, deadline: Deadline) -> None:
         while not inflater.eof:
             if pos >= len(pack):
                 raise Upstream("the git pack is truncated")
-            chunk = pack[pos:pos + 65536]
+            chunk = pack[pos : pos + 65536]
             out = inflater.decompress(chunk, 65536)
             while inflater.unconsumed_tail and not inflater.eof:
                 if len(head) < 32:
@@ -422,7 +479,9 @@ def prescan_pack(pack: bytes, limits: SyncLimits, deadline: Deadline) -> None:
             size = max(size, _delta_target_size(head))
         total += size
         if total > limits.max_archive_bytes:
-            raise Exhausted(f"the git pack inflates to more than max_archive_bytes={limits.max_archive_bytes}")
+            raise Exhausted(
+                f"the git pack inflates to more than max_archive_bytes={limits.max_archive_bytes}"
+            )
 
 
 def _delta_target_size(head: bytes) -> int:
@@ -439,8 +498,14 @@ def _delta_target_size(head: bytes) -> int:
     return value
 
 
-def walk_tree(store: Any, sha: str, package_path: str, package_limits: PackageLimits, sync_limits: SyncLimits,
-              deadline: Deadline) -> list[tuple[str, bytes]]:
+def walk_tree(
+    store: Any,
+    sha: str,
+    package_path: str,
+    package_limits: PackageLimits,
+    sync_limits: SyncLimits,
+    deadline: Deadline,
+) -> list[tuple[str, bytes]]:
     """The regular files under ``package_path`` of the commit's tree; links and submodules are refused."""
     import stat
 

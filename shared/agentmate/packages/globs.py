@@ -134,7 +134,11 @@ def _compile(groups: list[list[str]]) -> tuple[_Compiled, list[int], int]:
     for ch, bits in adv_lit.items():
         if ch != "/":
             adv_lit[ch] = bits | adv_other
-    return _Compiled(start, eps1, eps2, loop_slash, loop_other, adv_slash, adv_other, adv_lit), group_accept, base
+    return (
+        _Compiled(start, eps1, eps2, loop_slash, loop_other, adv_slash, adv_other, adv_lit),
+        group_accept,
+        base,
+    )
 
 
 class GlobSet:

@@ -27,15 +27,70 @@ _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 
 # Files with these extensions must be valid UTF-8 text without NUL; other files are sniffed (text when they
 # decode, binary otherwise).
-TEXT_EXTENSIONS = frozenset({
-    ".md", ".markdown", ".mdx", ".txt", ".rst", ".adoc", ".yaml", ".yml", ".json", ".jsonl", ".toml", ".ini",
-    ".cfg", ".conf", ".csv", ".tsv", ".xml", ".html", ".htm", ".css", ".svg", ".py", ".js", ".mjs", ".ts",
-    ".tsx", ".jsx", ".sh", ".bash", ".zsh", ".ps1", ".sql", ".go", ".rs", ".java", ".kt", ".rb", ".php", ".c",
-    ".h", ".cc", ".cpp", ".hpp", ".cs", ".swift", ".lua", ".r", ".tex", ".env", ".gitignore", ".j2", ".tmpl",
-})
+TEXT_EXTENSIONS = frozenset(
+    {
+        ".md",
+        ".markdown",
+        ".mdx",
+        ".txt",
+        ".rst",
+        ".adoc",
+        ".yaml",
+        ".yml",
+        ".json",
+        ".jsonl",
+        ".toml",
+        ".ini",
+        ".cfg",
+        ".conf",
+        ".csv",
+        ".tsv",
+        ".xml",
+        ".html",
+        ".htm",
+        ".css",
+        ".svg",
+        ".py",
+        ".js",
+        ".mjs",
+        ".ts",
+        ".tsx",
+        ".jsx",
+        ".sh",
+        ".bash",
+        ".zsh",
+        ".ps1",
+        ".sql",
+        ".go",
+        ".rs",
+        ".java",
+        ".kt",
+        ".rb",
+        ".php",
+        ".c",
+        ".h",
+        ".cc",
+        ".cpp",
+        ".hpp",
+        ".cs",
+        ".swift",
+        ".lua",
+        ".r",
+        ".tex",
+        ".env",
+        ".gitignore",
+        ".j2",
+        ".tmpl",
+    }
+)
 _MIME_OVERRIDES = {
-    ".md": "text/markdown", ".markdown": "text/markdown", ".mdx": "text/markdown", ".yaml": "application/yaml",
-    ".yml": "application/yaml", ".toml": "application/toml", ".jsonl": "application/jsonl",
+    ".md": "text/markdown",
+    ".markdown": "text/markdown",
+    ".mdx": "text/markdown",
+    ".yaml": "application/yaml",
+    ".yml": "application/yaml",
+    ".toml": "application/toml",
+    ".jsonl": "application/jsonl",
 }
 # The built-in table only: the system's mime.types would make stored types differ between machines.
 _MIME = mimetypes.MimeTypes(filenames=())
@@ -184,7 +239,9 @@ def _finish(files: list[PackageFile], limits: PackageLimits, field_prefix: str) 
     if total > limits.max_package_bytes:
         raise TooLarge(
             f"package is {total} bytes; the limit is max_package_bytes={limits.max_package_bytes}",
-            errors=[_fe(field_prefix, f"total size {total} exceeds max_package_bytes={limits.max_package_bytes}")],
+            errors=[
+                _fe(field_prefix, f"total size {total} exceeds max_package_bytes={limits.max_package_bytes}")
+            ],
         )
     digest = package_hash((f.path, f.sha256, f.size_bytes) for f in files)
     return Package(files=tuple(files), package_hash=digest, total_bytes=total)
@@ -196,17 +253,22 @@ def _fe(field: str, message: str) -> FieldError:
 
 def _check_count(n: int, limits: PackageLimits, field: str) -> None:
     if n > limits.max_files:
-        raise TooLarge(f"package has {n} files; the limit is max_files={limits.max_files}",
-                       errors=[_fe(field, f"{n} files exceed max_files={limits.max_files}")])
+        raise TooLarge(
+            f"package has {n} files; the limit is max_files={limits.max_files}",
+            errors=[_fe(field, f"{n} files exceed max_files={limits.max_files}")],
+        )
 
 
 def _too_big(field: str, path: str, size: int, limits: PackageLimits) -> TooLarge:
-    return TooLarge(f"{path} is {size} bytes; the limit is max_file_bytes={limits.max_file_bytes}",
-                    errors=[_fe(field, f"{size} bytes exceed max_file_bytes={limits.max_file_bytes}")])
+    return TooLarge(
+        f"{path} is {size} bytes; the limit is max_file_bytes={limits.max_file_bytes}",
+        errors=[_fe(field, f"{size} bytes exceed max_file_bytes={limits.max_file_bytes}")],
+    )
 
 
-def prepare_snapshot(inputs: Sequence[FileInput], limits: PackageLimits,
-                     expected_hash: str | None = None) -> Package:
+def prepare_snapshot(
+    inputs: Sequence[FileInput], limits: PackageLimits, expected_hash: str | None = None
+) -> Package:
     """Validate a pushed snapshot into a Package. Every invalid field is reported at once (400); a size limit
     is a 413 naming it. ``expected_hash``, when the client supplied one, must equal the derived hash."""
     _check_count(len(inputs), limits, "files")
@@ -234,8 +296,9 @@ def prepare_snapshot(inputs: Sequence[FileInput], limits: PackageLimits,
                 continue
             if f.size_bytes > limits.max_file_bytes:
                 raise _too_big(f"{at}.size_bytes", f.path, f.size_bytes, limits)
-            files.append(PackageFile(f.path, f.sha256, f.size_bytes, f.mime_type or guess_mime(f.path, False),
-                                     None))
+            files.append(
+                PackageFile(f.path, f.sha256, f.size_bytes, f.mime_type or guess_mime(f.path, False), None)
+            )
             continue
         text: str | None
         if f.content is not None:
@@ -259,15 +322,20 @@ def prepare_snapshot(inputs: Sequence[FileInput], limits: PackageLimits,
                 errors.add(f"{at}.content_base64", f"{f.path} {problem}")
                 continue
         if len(data) > limits.max_file_bytes:
-            raise _too_big(f"{at}.content" if f.content is not None else f"{at}.content_base64", f.path,
-                           len(data), limits)
+            raise _too_big(
+                f"{at}.content" if f.content is not None else f"{at}.content_base64",
+                f.path,
+                len(data),
+                limits,
+            )
         digest = sha256_hex(data)
         if f.sha256 is not None and f.sha256 != digest:
             errors.add(f"{at}.sha256", f"does not match the content (content hashes to {digest})")
         if f.size_bytes is not None and f.size_bytes != len(data):
             errors.add(f"{at}.size_bytes", f"does not match the content ({len(data)} bytes)")
-        files.append(PackageFile(f.path, digest, len(data), f.mime_type or guess_mime(f.path, text is not None),
-                                 text))
+        files.append(
+            PackageFile(f.path, digest, len(data), f.mime_type or guess_mime(f.path, text is not None), text)
+        )
     errors.raise_if_any()
     package = _finish(files, limits, "files")
     if expected_hash is not None and expected_hash != package.package_hash:
@@ -298,5 +366,7 @@ def prepare_raw(raw: Sequence[tuple[str, bytes]], limits: PackageLimits) -> Pack
             continue
         files.append(PackageFile(path, sha256_hex(data), len(data), guess_mime(path, text is not None), text))
     if errors.errors:
-        raise ValidationFailed(errors.errors, "package refused: " + "; ".join(e.message for e in errors.errors[:5]))
+        raise ValidationFailed(
+            errors.errors, "package refused: " + "; ".join(e.message for e in errors.errors[:5])
+        )
     return _finish(files, limits, "package")

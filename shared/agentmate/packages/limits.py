@@ -58,7 +58,9 @@ class PackageSettings(BaseSettings):
     rate-limited or private repositories (sent only to that host, never across a redirect).
     """
 
-    model_config = SettingsConfigDict(env_prefix="PACKAGES_", env_file=None, extra="ignore", case_sensitive=False)
+    model_config = SettingsConfigDict(
+        env_prefix="PACKAGES_", env_file=None, extra="ignore", case_sensitive=False
+    )
 
     allowed_hosts: str = "github.com,codeload.github.com,gitlab.com"
     allowed_schemes: str = "https"
@@ -73,5 +75,6 @@ class PackageSettings(BaseSettings):
     sync_budget_s: float = Field(default=_SYNC.budget_s, gt=0, le=25)
 
     def sync_limits(self) -> SyncLimits:
-        return SyncLimits(self.max_download_bytes, self.max_archive_bytes, self.max_archive_members,
-                          self.sync_budget_s)
+        return SyncLimits(
+            self.max_download_bytes, self.max_archive_bytes, self.max_archive_members, self.sync_budget_s
+        )

@@ -24,22 +24,29 @@ class SourceInput(BaseModel):
     }
 
     name: str | None = Field(
-        default=None, min_length=1, max_length=128,
+        default=None,
+        min_length=1,
+        max_length=128,
         description="Unique per account. Default: every package_path segment joined by '-'.",
     )
     type: SourceType = Field(description="git: the server pulls; local: the client pushes snapshots.")
     repository_url: str = Field(
-        min_length=1, max_length=2048,
+        min_length=1,
+        max_length=2048,
         description="git: an https URL of an allow-listed host, no credentials; local: an informational label "
-                    "(e.g. file:///…), never fetched.",
+        "(e.g. file:///…), never fetched.",
     )
     package_path: str = Field(
-        default="", max_length=512,
+        default="",
+        max_length=512,
         description="Folder of the package inside the repository ('' = the repository root). Its first segment "
-                    "becomes the source's domain when it has two or more segments.",
+        "becomes the source's domain when it has two or more segments.",
     )
     default_ref: str | None = Field(
-        default=None, min_length=1, max_length=255, description="Branch, tag or commit synced when a sync names none."
+        default=None,
+        min_length=1,
+        max_length=255,
+        description="Branch, tag or commit synced when a sync names none.",
     )
 
 

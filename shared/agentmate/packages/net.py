@@ -32,14 +32,22 @@ class _CheckedBackend(httpcore.NetworkBackend):
         self._policy = policy
         self._inner = httpcore.SyncBackend()
 
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                    socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
         address = self._policy.resolve(host, port)
-        return self._inner.connect_tcp(address, port, timeout=timeout, local_address=local_address,
-                                       socket_options=socket_options)
+        return self._inner.connect_tcp(
+            address, port, timeout=timeout, local_address=local_address, socket_options=socket_options
+        )
 
-    def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.NetworkStream:
         raise Refused("unix sockets are not allowed")
 
     def sleep(self, seconds: float) -> None:
@@ -69,16 +77,24 @@ class PinnedTransport(httpx.BaseTransport):
 
     def __init__(self, policy: NetPolicy, ssl_context: ssl.SSLContext | None = None) -> None:
         self._pool = httpcore.ConnectionPool(
-            ssl_context=ssl_context or httpx.create_ssl_context(), network_backend=_CheckedBackend(policy),
-            max_connections=4, retries=0,
+            ssl_context=ssl_context or httpx.create_ssl_context(),
+            network_backend=_CheckedBackend(policy),
+            max_connections=4,
+            retries=0,
         )
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         req = httpcore.Request(
             method=request.method,
-            url=httpcore.URL(scheme=request.url.raw_scheme, host=request.url.raw_host, port=request.url.port,
-                             target=request.url.raw_path),
-            headers=request.headers.raw, content=request.stream, extensions=request.extensions,
+            url=httpcore.URL(
+                scheme=request.url.raw_scheme,
+                host=request.url.raw_host,
+                port=request.url.port,
+                target=request.url.raw_path,
+            ),
+            headers=request.headers.raw,
+            content=request.stream,
+            extensions=request.extensions,
         )
         try:
             resp = self._pool.handle_request(req)
@@ -87,8 +103,12 @@ class PinnedTransport(httpx.BaseTransport):
         except (httpcore.NetworkError, httpcore.ProtocolError) as exc:
             raise Upstream(f"could not reach {request.url.host}") from exc
         assert isinstance(resp.stream, Iterable)
-        return httpx.Response(status_code=resp.status, headers=resp.headers, stream=_Stream(resp.stream),
-                              extensions=resp.extensions)
+        return httpx.Response(
+            status_code=resp.status,
+            headers=resp.headers,
+            stream=_Stream(resp.stream),
+            extensions=resp.extensions,
+        )
 
     def close(self) -> None:
         self._pool.close()
@@ -112,13 +132,19 @@ class Deadline:
 class SafeHttp:
     """Requests with per-hop checks. ``tokens`` maps host → access token, sent to that host only."""
 
-    def __init__(self, policy: NetPolicy, deadline: Deadline, tokens: dict[str, str] | None = None,
-                 ssl_context: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self,
+        policy: NetPolicy,
+        deadline: Deadline,
+        tokens: dict[str, str] | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
         self.policy = policy
         self.deadline = deadline
         self._tokens = {k.lower(): v for k, v in (tokens or {}).items()}
-        self._client = httpx.Client(transport=PinnedTransport(policy, ssl_context), follow_redirects=False,
-                                    trust_env=False)
+        self._client = httpx.Client(
+            transport=PinnedTransport(policy, ssl_context), follow_redirects=False, trust_env=False
+        )
 
     def __enter__(self) -> SafeHttp:
         return self
@@ -129,9 +155,15 @@ class SafeHttp:
     def token_for(self, url: str) -> str | None:
         return self._tokens.get((urlsplit(url).hostname or "").lower())
 
-    def open(self, method: str, url: str, *, headers: dict[str, str] | None = None,
-             content: bytes | Iterable[bytes] | None = None,
-             auth: Callable[[str], dict[str, str]] | None = None) -> tuple[httpx.Response, str]:
+    def open(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        content: bytes | Iterable[bytes] | None = None,
+        auth: Callable[[str], dict[str, str]] | None = None,
+    ) -> tuple[httpx.Response, str]:
         """Send, following up to 5 redirects (GET only), each hop checked; returns the streaming final response
         and its URL. ``auth(url)`` gives the credential headers for a URL (only called for a token's host)."""
         for _ in range(_MAX_REDIRECTS + 1):
@@ -140,7 +172,9 @@ class SafeHttp:
             if auth and self.token_for(url):
                 hop_headers.update(auth(url))
             timeout = httpx.Timeout(self.deadline.remaining())
-            request = self._client.build_request(method, url, headers=hop_headers, content=content, timeout=timeout)
+            request = self._client.build_request(
+                method, url, headers=hop_headers, content=content, timeout=timeout
+            )
             response = self._client.send(request, stream=True)
             if response.status_code in (301, 302, 303, 307, 308) and "location" in response.headers:
                 response.close()

@@ -22,10 +22,18 @@ Resolver = Callable[[str, int], list[str]]
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 # Cloud instance-metadata endpoints: refused even when private networks are opted in.
-METADATA_ADDRESSES = frozenset(ipaddress.ip_address(a) for a in (
-    "169.254.169.254", "169.254.170.2", "169.254.170.23", "100.100.100.200", "fd00:ec2::254", "fd00:ec2::23",
-    "192.0.0.192",
-))
+METADATA_ADDRESSES = frozenset(
+    ipaddress.ip_address(a)
+    for a in (
+        "169.254.169.254",
+        "169.254.170.2",
+        "169.254.170.23",
+        "100.100.100.200",
+        "fd00:ec2::254",
+        "fd00:ec2::23",
+        "192.0.0.192",
+    )
+)
 _DEFAULT_PORTS = {"https": 443, "http": 80}
 
 
@@ -68,9 +76,12 @@ class NetPolicy:
     def from_settings(cls, settings: PackageSettings, resolver: Resolver | None = None) -> NetPolicy:
         return cls(
             allowed_hosts=tuple(h.strip().lower() for h in settings.allowed_hosts.split(",") if h.strip()),
-            allowed_schemes=tuple(s.strip().lower() for s in settings.allowed_schemes.split(",") if s.strip()),
+            allowed_schemes=tuple(
+                s.strip().lower() for s in settings.allowed_schemes.split(",") if s.strip()
+            ),
             allowed_private_networks=tuple(
-                n.strip() for n in settings.allowed_private_networks.split(",") if n.strip()),
+                n.strip() for n in settings.allowed_private_networks.split(",") if n.strip()
+            ),
             resolver=resolver or system_resolver,
         )
 
@@ -83,7 +94,9 @@ class NetPolicy:
             return "is not a valid URL"
         scheme = parts.scheme.lower()
         if scheme not in self.allowed_schemes:
-            return f"scheme {scheme or '(none)'!r} is not allowed (allowed: {', '.join(self.allowed_schemes)})"
+            return (
+                f"scheme {scheme or '(none)'!r} is not allowed (allowed: {', '.join(self.allowed_schemes)})"
+            )
         if parts.username is not None or parts.password is not None or "@" in parts.netloc:
             return "must not carry credentials (configure an access token instead)"
         host = (parts.hostname or "").lower()
@@ -94,8 +107,11 @@ class NetPolicy:
             name, entry_port = _parse_entry(entry)
             if name != host:
                 continue
-            if entry_port == "*" or (entry_port.isdigit() and int(entry_port) == effective) or (
-                    not entry_port and effective == _DEFAULT_PORTS[scheme]):
+            if (
+                entry_port == "*"
+                or (entry_port.isdigit() and int(entry_port) == effective)
+                or (not entry_port and effective == _DEFAULT_PORTS[scheme])
+            ):
                 return None
         return f"host {host}:{effective} is not in the allow-list"
 
@@ -151,5 +167,3 @@ def _parse_entry(entry: str) -> tuple[str, str]:
 
 def _is_shared(ip: IPAddress) -> bool:
     return isinstance(ip, ipaddress.IPv4Address) and ip in ipaddress.ip_network("100.64.0.0/10")
-
-

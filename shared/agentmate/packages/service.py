@@ -73,12 +73,16 @@ def subset(package: Package, keep: Callable[[str], bool]) -> Package:
     files = tuple(f for f in package.files if keep(f.path))
     if not files:
         raise invalid("package", "no file of the package is selected")
-    return Package(files=files, package_hash=package_hash((f.path, f.sha256, f.size_bytes) for f in files),
-                   total_bytes=sum(f.size_bytes for f in files))
+    return Package(
+        files=files,
+        package_hash=package_hash((f.path, f.sha256, f.size_bytes) for f in files),
+        total_bytes=sum(f.size_bytes for f in files),
+    )
 
 
-def register_source(conn: Conn, store: PackageStore, actor: Actor, data: SourceInput,
-                    policy: NetPolicy) -> Upserted:
+def register_source(
+    conn: Conn, store: PackageStore, actor: Actor, data: SourceInput, policy: NetPolicy
+) -> Upserted:
     """Register or upsert by name. The name defaults to the package_path segments joined by '-'; domain is
     derived. Re-registering a name with the same type, repository and path updates ``default_ref``; pointing a
     taken name at a different package is a 409 (register it under an explicit distinct name)."""
@@ -91,8 +95,13 @@ def register_source(conn: Conn, store: PackageStore, actor: Actor, data: SourceI
         problems.append(FieldError("name", "required when package_path is empty"))
     elif not NAME_RE.match(name):
         field = "name" if data.name is not None else "package_path"
-        problems.append(FieldError(field, "the name must be 1-128 letters, digits, '.', '_' or '-', starting "
-                                          f"with a letter or digit (got {name!r})"))
+        problems.append(
+            FieldError(
+                field,
+                "the name must be 1-128 letters, digits, '.', '_' or '-', starting "
+                f"with a letter or digit (got {name!r})",
+            )
+        )
     if data.type == "git":
         url_problem = policy.url_problem(data.repository_url)
         if url_problem:
@@ -103,23 +112,39 @@ def register_source(conn: Conn, store: PackageStore, actor: Actor, data: SourceI
     store.lock_name(conn, account_id=actor.account_id, name=name)
     existing = store.source_by_name(conn, account_id=actor.account_id, name=name)
     if existing is None:
-        source = store.insert_source(conn, account_id=actor.account_id, user_id=actor.user_id, key_id=actor.key_id,
-                                     name=name, data=data, domain=derive_domain(data.package_path))
+        source = store.insert_source(
+            conn,
+            account_id=actor.account_id,
+            user_id=actor.user_id,
+            key_id=actor.key_id,
+            name=name,
+            data=data,
+            domain=derive_domain(data.package_path),
+        )
         return Upserted(source, created=True)
     same = (existing.type, existing.repository_url, existing.package_path) == (
-        data.type, data.repository_url, data.package_path)
+        data.type,
+        data.repository_url,
+        data.package_path,
+    )
     if not same:
-        raise Conflict(f"the source name {name!r} is taken by a different package; register this package under "
-                       "an explicit distinct name", errors=[FieldError("name", "taken by a different package")])
+        raise Conflict(
+            f"the source name {name!r} is taken by a different package; register this package under "
+            "an explicit distinct name",
+            errors=[FieldError("name", "taken by a different package")],
+        )
     if existing.default_ref != data.default_ref and data.default_ref is not None:
-        existing = store.update_default_ref(conn, account_id=actor.account_id, source_id=existing.id,
-                                            default_ref=data.default_ref)
+        existing = store.update_default_ref(
+            conn, account_id=actor.account_id, source_id=existing.id, default_ref=data.default_ref
+        )
     return Upserted(existing, created=False)
 
 
 def list_sources(db: Database, store: PackageStore, actor: Actor, page: PageParams) -> Page[Source]:
     with db.tenant(actor.account_id) as conn:
-        items, total = store.list_sources(conn, account_id=actor.account_id, limit=page.limit, offset=page.offset)
+        items, total = store.list_sources(
+            conn, account_id=actor.account_id, limit=page.limit, offset=page.offset
+        )
     return Page[Source](items=items, total=total, limit=page.limit, offset=page.offset)
 
 
@@ -132,34 +157,55 @@ def get_source(db: Database, store: PackageStore, actor: Actor, source_id: UUID,
     return source
 
 
-def list_revisions(db: Database, store: PackageStore, actor: Actor, source_id: UUID, page: PageParams, *,
-                   what: str) -> Page[Revision]:
+def list_revisions(
+    db: Database, store: PackageStore, actor: Actor, source_id: UUID, page: PageParams, *, what: str
+) -> Page[Revision]:
     """A source's revisions, newest first; a 404 naming ``what`` when the source is not the account's."""
     with db.tenant(actor.account_id) as conn:
         if store.get_source(conn, account_id=actor.account_id, source_id=source_id) is None:
             raise NotFound(what)
-        items, total = store.list_revisions(conn, account_id=actor.account_id, source_id=source_id,
-                                            limit=page.limit, offset=page.offset)
+        items, total = store.list_revisions(
+            conn, account_id=actor.account_id, source_id=source_id, limit=page.limit, offset=page.offset
+        )
     return Page[Revision](items=items, total=total, limit=page.limit, offset=page.offset)
 
 
-def ingest_package(conn: Conn, store: PackageStore, actor: Actor, source_id: UUID, package: Package, *,
-                   origin: str, ref: str | None = None, commit_sha: str | None = None) -> Ingested:
+def ingest_package(
+    conn: Conn,
+    store: PackageStore,
+    actor: Actor,
+    source_id: UUID,
+    package: Package,
+    *,
+    origin: str,
+    ref: str | None = None,
+    commit_sha: str | None = None,
+) -> Ingested:
     """Store ``package`` as a revision of the source, or replay the revision with the same package hash; either
     way the source points at it (``active_revision_id``) and is ``ready``. Idempotent and transactional: it
     runs in the caller's transaction, so a failure leaves nothing behind."""
     source = store.get_source(conn, account_id=actor.account_id, source_id=source_id, lock=True)
     if source is None:
         raise NotFound("source")
-    revision = store.revision_by_hash(conn, account_id=actor.account_id, source_id=source_id,
-                                      package_hash=package.package_hash)
+    revision = store.revision_by_hash(
+        conn, account_id=actor.account_id, source_id=source_id, package_hash=package.package_hash
+    )
     created = revision is None
     if revision is None:
-        revision = store.insert_revision(conn, account_id=actor.account_id, source_id=source_id,
-                                         user_id=actor.user_id, key_id=actor.key_id, package=package, origin=origin,
-                                         ref=ref, commit_sha=commit_sha)
-    source = store.mark_ready(conn, account_id=actor.account_id, source_id=source_id, revision_id=revision.id,
-                              commit_sha=commit_sha)
+        revision = store.insert_revision(
+            conn,
+            account_id=actor.account_id,
+            source_id=source_id,
+            user_id=actor.user_id,
+            key_id=actor.key_id,
+            package=package,
+            origin=origin,
+            ref=ref,
+            commit_sha=commit_sha,
+        )
+    source = store.mark_ready(
+        conn, account_id=actor.account_id, source_id=source_id, revision_id=revision.id, commit_sha=commit_sha
+    )
     return Ingested(source=source, revision=revision, created=created)
 
 
@@ -174,10 +220,18 @@ def _source_of_type(db: Database, store: PackageStore, actor: Actor, source_id: 
     return source
 
 
-def push_snapshot(db: Database, store: PackageStore, actor: Actor, source_id: UUID, files: Sequence[FileInput], *,
-                  expected_hash: str | None = None, limits: PackageLimits = SNAPSHOT_LIMITS,
-                  select: Select | None = None,
-                  on_revision: OnRevision[T] | None = None) -> IngestOutcome[T]:
+def push_snapshot(
+    db: Database,
+    store: PackageStore,
+    actor: Actor,
+    source_id: UUID,
+    files: Sequence[FileInput],
+    *,
+    expected_hash: str | None = None,
+    limits: PackageLimits = SNAPSHOT_LIMITS,
+    select: Select | None = None,
+    on_revision: OnRevision[T] | None = None,
+) -> IngestOutcome[T]:
     """Validate and ingest a client-pushed snapshot of a ``local`` source. Bad input is a 4xx naming the field
     and changes nothing (the source keeps its status: the client got the error directly)."""
     _source_of_type(db, store, actor, source_id, "local")
@@ -196,9 +250,18 @@ class Fetcher(Protocol):
     def fetch(self, repository_url: str, package_path: str, ref: str) -> Fetched: ...
 
 
-def sync_source(db: Database, store: PackageStore, actor: Actor, source_id: UUID, fetcher: Fetcher, *,
-                ref: str | None = None, limits: PackageLimits = GIT_LIMITS, select: Select | None = None,
-                on_revision: OnRevision[T] | None = None) -> IngestOutcome[T]:
+def sync_source(
+    db: Database,
+    store: PackageStore,
+    actor: Actor,
+    source_id: UUID,
+    fetcher: Fetcher,
+    *,
+    ref: str | None = None,
+    limits: PackageLimits = GIT_LIMITS,
+    select: Select | None = None,
+    on_revision: OnRevision[T] | None = None,
+) -> IngestOutcome[T]:
     """Resolve ``ref`` (default: the source's default_ref, else HEAD) to a commit, fetch the package path at it
     and ingest it. Any failure marks the source ``error`` with the reason and leaves no revision; the error is
     re-raised for the caller to render."""
@@ -210,8 +273,16 @@ def sync_source(db: Database, store: PackageStore, actor: Actor, source_id: UUID
         if select is not None:
             package = select(package)
         with db.tenant(actor.account_id) as conn:
-            ingested = ingest_package(conn, store, actor, source_id, package, origin="git", ref=fetched.ref,
-                                      commit_sha=fetched.commit_sha)
+            ingested = ingest_package(
+                conn,
+                store,
+                actor,
+                source_id,
+                package,
+                origin="git",
+                ref=fetched.ref,
+                commit_sha=fetched.commit_sha,
+            )
             extra = on_revision(conn, ingested) if on_revision is not None else None
         return IngestOutcome(ingested, extra)
     except DomainError as exc:

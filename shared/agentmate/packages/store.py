@@ -82,8 +82,10 @@ class PackageStore:
 
     def lock_name(self, conn: Conn, *, account_id: UUID, name: str) -> None:
         """Serialise registrations of one name (the unique constraint is the backstop)."""
-        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 7452050))",
-                     (f"{self.tables.sources}:{account_id}:{name}",))
+        conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 7452050))",
+            (f"{self.tables.sources}:{account_id}:{name}",),
+        )
 
     def source_by_name(self, conn: Conn, *, account_id: UUID, name: str) -> Source | None:
         row = conn.execute(
@@ -92,20 +94,39 @@ class PackageStore:
         ).fetchone()
         return Source.model_validate(row) if row else None
 
-    def insert_source(self, conn: Conn, *, account_id: UUID, user_id: UUID | None, key_id: UUID | None,
-                      name: str, data: SourceInput, domain: str | None) -> Source:
+    def insert_source(
+        self,
+        conn: Conn,
+        *,
+        account_id: UUID,
+        user_id: UUID | None,
+        key_id: UUID | None,
+        name: str,
+        data: SourceInput,
+        domain: str | None,
+    ) -> Source:
         row = conn.execute(
             f"""INSERT INTO {self.tables.sources}
                     (account_id, user_id, key_id, name, type, repository_url, package_path, domain, default_ref)
                 VALUES (%(a)s, %(u)s, %(k)s, %(n)s, %(t)s, %(url)s, %(p)s, %(d)s, %(ref)s)
                 RETURNING {SOURCE_COLUMNS}""",
-            {"a": account_id, "u": user_id, "k": key_id, "n": name, "t": data.type, "url": data.repository_url,
-             "p": data.package_path, "d": domain, "ref": data.default_ref},
+            {
+                "a": account_id,
+                "u": user_id,
+                "k": key_id,
+                "n": name,
+                "t": data.type,
+                "url": data.repository_url,
+                "p": data.package_path,
+                "d": domain,
+                "ref": data.default_ref,
+            },
         ).fetchone()
         return Source.model_validate(row)
 
-    def update_default_ref(self, conn: Conn, *, account_id: UUID, source_id: UUID,
-                           default_ref: str | None) -> Source:
+    def update_default_ref(
+        self, conn: Conn, *, account_id: UUID, source_id: UUID, default_ref: str | None
+    ) -> Source:
         row = conn.execute(
             f"""UPDATE {self.tables.sources} SET default_ref = %s, updated_at = now()
                 WHERE account_id = %s AND id = %s RETURNING {SOURCE_COLUMNS}""",
@@ -113,7 +134,9 @@ class PackageStore:
         ).fetchone()
         return Source.model_validate(row)
 
-    def get_source(self, conn: Conn, *, account_id: UUID, source_id: UUID, lock: bool = False) -> Source | None:
+    def get_source(
+        self, conn: Conn, *, account_id: UUID, source_id: UUID, lock: bool = False
+    ) -> Source | None:
         suffix = " FOR UPDATE" if lock else ""
         row = conn.execute(
             f"SELECT {SOURCE_COLUMNS} FROM {self.tables.sources} WHERE account_id = %s AND id = %s{suffix}",
@@ -121,12 +144,24 @@ class PackageStore:
         ).fetchone()
         return Source.model_validate(row) if row else None
 
-    def list_sources(self, conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[list[Source], int]:
-        rows, total = paged(conn, columns=SOURCE_COLUMNS, table=self.tables.sources, where=["account_id = %(a)s"],
-                            params={"a": account_id}, order_by="created_at DESC, id", limit=limit, offset=offset)
+    def list_sources(
+        self, conn: Conn, *, account_id: UUID, limit: int, offset: int
+    ) -> tuple[list[Source], int]:
+        rows, total = paged(
+            conn,
+            columns=SOURCE_COLUMNS,
+            table=self.tables.sources,
+            where=["account_id = %(a)s"],
+            params={"a": account_id},
+            order_by="created_at DESC, id",
+            limit=limit,
+            offset=offset,
+        )
         return [Source.model_validate(r) for r in rows], total
 
-    def delete_source(self, conn: Conn, *, account_id: UUID, source_id: UUID, referenced: str | None = None) -> bool:
+    def delete_source(
+        self, conn: Conn, *, account_id: UUID, source_id: UUID, referenced: str | None = None
+    ) -> bool:
         """Delete a source (its revisions and files cascade). With ``referenced``, a registry row that still
         references the source or one of its revisions through a NO ACTION foreign key (an audit row) makes this a
         ``Conflict`` with that message, and nothing is deleted."""
@@ -139,8 +174,13 @@ class PackageStore:
             raise Conflict(referenced) from None
 
     def _delete_source(self, conn: Conn, account_id: UUID, source_id: UUID) -> bool:
-        return conn.execute(f"DELETE FROM {self.tables.sources} WHERE account_id = %s AND id = %s",
-                            (account_id, source_id)).rowcount > 0
+        return (
+            conn.execute(
+                f"DELETE FROM {self.tables.sources} WHERE account_id = %s AND id = %s",
+                (account_id, source_id),
+            ).rowcount
+            > 0
+        )
 
     def mark_error(self, conn: Conn, *, account_id: UUID, source_id: UUID, message: str) -> None:
         conn.execute(
@@ -157,8 +197,9 @@ class PackageStore:
             (message[:_MAX_ERROR_CHARS], account_id, source_id),
         )
 
-    def mark_ready(self, conn: Conn, *, account_id: UUID, source_id: UUID, revision_id: UUID,
-                   commit_sha: str | None) -> Source:
+    def mark_ready(
+        self, conn: Conn, *, account_id: UUID, source_id: UUID, revision_id: UUID, commit_sha: str | None
+    ) -> Source:
         row = conn.execute(
             f"""UPDATE {self.tables.sources}
                 SET status = 'ready', last_error = NULL, active_revision_id = %(r)s,
@@ -172,8 +213,9 @@ class PackageStore:
 
     # --- revisions -----------------------------------------------------------------------------------------
 
-    def revision_by_hash(self, conn: Conn, *, account_id: UUID, source_id: UUID,
-                         package_hash: str) -> Revision | None:
+    def revision_by_hash(
+        self, conn: Conn, *, account_id: UUID, source_id: UUID, package_hash: str
+    ) -> Revision | None:
         row = conn.execute(
             f"""SELECT {REVISION_COLUMNS} FROM {self.tables.revisions}
                 WHERE account_id = %s AND source_id = %s AND package_hash = %s""",
@@ -181,17 +223,37 @@ class PackageStore:
         ).fetchone()
         return Revision.model_validate(row) if row else None
 
-    def insert_revision(self, conn: Conn, *, account_id: UUID, source_id: UUID, user_id: UUID | None,
-                        key_id: UUID | None, package: Package, origin: str, ref: str | None,
-                        commit_sha: str | None) -> Revision:
+    def insert_revision(
+        self,
+        conn: Conn,
+        *,
+        account_id: UUID,
+        source_id: UUID,
+        user_id: UUID | None,
+        key_id: UUID | None,
+        package: Package,
+        origin: str,
+        ref: str | None,
+        commit_sha: str | None,
+    ) -> Revision:
         row = conn.execute(
             f"""INSERT INTO {self.tables.revisions}
                     (account_id, source_id, user_id, key_id, package_hash, origin, ref, commit_sha, file_count,
                      total_bytes)
                 VALUES (%(a)s, %(s)s, %(u)s, %(k)s, %(h)s, %(o)s, %(ref)s, %(c)s, %(n)s, %(b)s)
                 RETURNING {REVISION_COLUMNS}""",
-            {"a": account_id, "s": source_id, "u": user_id, "k": key_id, "h": package.package_hash, "o": origin,
-             "ref": ref, "c": commit_sha, "n": len(package.files), "b": package.total_bytes},
+            {
+                "a": account_id,
+                "s": source_id,
+                "u": user_id,
+                "k": key_id,
+                "h": package.package_hash,
+                "o": origin,
+                "ref": ref,
+                "c": commit_sha,
+                "n": len(package.files),
+                "b": package.total_bytes,
+            },
         ).fetchone()
         revision = Revision.model_validate(row)
         # One statement for every file (COPY FROM is refused on tables with row-level security).
@@ -202,8 +264,15 @@ class PackageStore:
                 SELECT %(a)s, %(r)s, f.path, f.sha256, f.size_bytes, f.mime_type, f.content IS NOT NULL, f.content
                 FROM unnest(%(p)s::text[], %(h)s::text[], %(z)s::bigint[], %(m)s::text[], %(c)s::text[])
                     AS f (path, sha256, size_bytes, mime_type, content)""",
-            {"a": account_id, "r": revision.id, "p": [f.path for f in files], "h": [f.sha256 for f in files],
-             "z": [f.size_bytes for f in files], "m": [f.mime_type for f in files], "c": [f.text for f in files]},
+            {
+                "a": account_id,
+                "r": revision.id,
+                "p": [f.path for f in files],
+                "h": [f.sha256 for f in files],
+                "z": [f.size_bytes for f in files],
+                "m": [f.mime_type for f in files],
+                "c": [f.text for f in files],
+            },
         )
         return revision
 
@@ -214,23 +283,41 @@ class PackageStore:
         ).fetchone()
         return Revision.model_validate(row) if row else None
 
-    def list_revisions(self, conn: Conn, *, account_id: UUID, source_id: UUID, limit: int,
-                       offset: int) -> tuple[list[Revision], int]:
-        rows, total = paged(conn, columns=REVISION_COLUMNS, table=self.tables.revisions,
-                            where=["account_id = %(a)s", "source_id = %(s)s"], params={"a": account_id, "s": source_id},
-                            order_by="created_at DESC, id", limit=limit, offset=offset)
+    def list_revisions(
+        self, conn: Conn, *, account_id: UUID, source_id: UUID, limit: int, offset: int
+    ) -> tuple[list[Revision], int]:
+        rows, total = paged(
+            conn,
+            columns=REVISION_COLUMNS,
+            table=self.tables.revisions,
+            where=["account_id = %(a)s", "source_id = %(s)s"],
+            params={"a": account_id, "s": source_id},
+            order_by="created_at DESC, id",
+            limit=limit,
+            offset=offset,
+        )
         return [Revision.model_validate(r) for r in rows], total
 
     # --- files ---------------------------------------------------------------------------------------------
 
-    def list_files(self, conn: Conn, *, account_id: UUID, revision_id: UUID, limit: int,
-                   offset: int) -> tuple[list[FileMeta], int]:
-        rows, total = paged(conn, columns=FILE_META_COLUMNS, table=self.tables.files,
-                            where=["account_id = %(a)s", "revision_id = %(r)s"],
-                            params={"a": account_id, "r": revision_id}, order_by="path COLLATE \"C\"", limit=limit, offset=offset)
+    def list_files(
+        self, conn: Conn, *, account_id: UUID, revision_id: UUID, limit: int, offset: int
+    ) -> tuple[list[FileMeta], int]:
+        rows, total = paged(
+            conn,
+            columns=FILE_META_COLUMNS,
+            table=self.tables.files,
+            where=["account_id = %(a)s", "revision_id = %(r)s"],
+            params={"a": account_id, "r": revision_id},
+            order_by='path COLLATE "C"',
+            limit=limit,
+            offset=offset,
+        )
         return [FileMeta.model_validate(r) for r in rows], total
 
-    def get_file(self, conn: Conn, *, account_id: UUID, revision_id: UUID, file_id: UUID) -> FileRecord | None:
+    def get_file(
+        self, conn: Conn, *, account_id: UUID, revision_id: UUID, file_id: UUID
+    ) -> FileRecord | None:
         row = conn.execute(
             f"""SELECT {FILE_COLUMNS} FROM {self.tables.files}
                 WHERE account_id = %s AND revision_id = %s AND id = %s""",
@@ -238,7 +325,9 @@ class PackageStore:
         ).fetchone()
         return FileRecord.model_validate(row) if row else None
 
-    def file_by_path(self, conn: Conn, *, account_id: UUID, revision_id: UUID, path: str) -> FileRecord | None:
+    def file_by_path(
+        self, conn: Conn, *, account_id: UUID, revision_id: UUID, path: str
+    ) -> FileRecord | None:
         row = conn.execute(
             f"""SELECT {FILE_COLUMNS} FROM {self.tables.files}
                 WHERE account_id = %s AND revision_id = %s AND path = %s""",
@@ -246,12 +335,13 @@ class PackageStore:
         ).fetchone()
         return FileRecord.model_validate(row) if row else None
 
-    def all_files(self, conn: Conn, *, account_id: UUID, revision_id: UUID,
-                  content: bool = True) -> list[FileRecord] | list[FileMeta]:
+    def all_files(
+        self, conn: Conn, *, account_id: UUID, revision_id: UUID, content: bool = True
+    ) -> list[FileRecord] | list[FileMeta]:
         """Every file of a revision in path order (for compilers and indexers)."""
         cols = FILE_COLUMNS if content else FILE_META_COLUMNS
         rows: list[dict[str, Any]] = conn.execute(
-            f"SELECT {cols} FROM {self.tables.files} WHERE account_id = %s AND revision_id = %s ORDER BY path COLLATE \"C\"",
+            f'SELECT {cols} FROM {self.tables.files} WHERE account_id = %s AND revision_id = %s ORDER BY path COLLATE "C"',
             (account_id, revision_id),
         ).fetchall()
         model = FileRecord if content else FileMeta

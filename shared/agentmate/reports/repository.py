@@ -16,15 +16,19 @@ COLUMNS = SUMMARY_COLUMNS + ", content"
 UPDATABLE = ("title", "content", "format", "tags", "source")
 
 # Constraint name → the request field it guards (core.dberrors reports violations by it).
-CONSTRAINTS = constraints({
-    "reports_title_check": ("title", "must be 1..500 characters"),
-    "reports_content_size_check": ("content", "must be at most 1048576 bytes (UTF-8)"),
-    "reports_format_check": ("format", "must be one of md, html"),
-    "reports_source_check": ("source", "must be 1..255 characters"),
-})
+CONSTRAINTS = constraints(
+    {
+        "reports_title_check": ("title", "must be 1..500 characters"),
+        "reports_content_size_check": ("content", "must be at most 1048576 bytes (UTF-8)"),
+        "reports_format_check": ("format", "must be one of md, html"),
+        "reports_source_check": ("source", "must be 1..255 characters"),
+    }
+)
 
 
-def insert(conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]) -> dict[str, Any]:
+def insert(
+    conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]
+) -> dict[str, Any]:
     row = conn.execute(
         f"""INSERT INTO reports (account_id, user_id, source_key_id, title, content, format, tags, source)
             VALUES (%(account_id)s, %(user_id)s, %(key_id)s, %(title)s, %(content)s, %(format)s, %(tags)s,
@@ -40,9 +44,18 @@ def get(conn: Conn, *, account_id: UUID, report_id: UUID) -> dict[str, Any] | No
     return select_by_id(conn, table="reports", columns=COLUMNS, account_id=account_id, record_id=report_id)
 
 
-def update(conn: Conn, *, account_id: UUID, report_id: UUID, changes: dict[str, Any]) -> dict[str, Any] | None:
-    return update_by_id(conn, table="reports", columns=COLUMNS, updatable=UPDATABLE, account_id=account_id,
-                        record_id=report_id, changes=changes,)
+def update(
+    conn: Conn, *, account_id: UUID, report_id: UUID, changes: dict[str, Any]
+) -> dict[str, Any] | None:
+    return update_by_id(
+        conn,
+        table="reports",
+        columns=COLUMNS,
+        updatable=UPDATABLE,
+        account_id=account_id,
+        record_id=report_id,
+        changes=changes,
+    )
 
 
 def delete(conn: Conn, *, account_id: UUID, report_id: UUID) -> bool:
@@ -50,7 +63,14 @@ def delete(conn: Conn, *, account_id: UUID, report_id: UUID) -> bool:
 
 
 def search(
-    conn: Conn, *, account_id: UUID, tags: list[str], source: str | None, q: str | None, limit: int, offset: int
+    conn: Conn,
+    *,
+    account_id: UUID,
+    tags: list[str],
+    source: str | None,
+    q: str | None,
+    limit: int,
+    offset: int,
 ) -> tuple[list[dict[str, Any]], int]:
     """Report summaries (no content), newest first. ``q`` is a case-insensitive substring of title or content."""
     params: dict[str, Any] = {"account_id": account_id}
@@ -64,8 +84,16 @@ def search(
     if q:
         where.append("(title ILIKE %(q)s OR content ILIKE %(q)s)")
         params["q"] = like_pattern(q)
-    return paged(conn, columns=SUMMARY_COLUMNS, table="reports", where=where, params=params,
-                 order_by="created_at DESC, id", limit=limit, offset=offset)
+    return paged(
+        conn,
+        columns=SUMMARY_COLUMNS,
+        table="reports",
+        where=where,
+        params=params,
+        order_by="created_at DESC, id",
+        limit=limit,
+        offset=offset,
+    )
 
 
 def sources(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:

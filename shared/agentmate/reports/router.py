@@ -18,7 +18,9 @@ router = APIRouter(prefix="/api/reports", tags=["reports"], responses=PROBLEM_RE
 
 
 @router.post("", status_code=201, response_model=Report, openapi_extra=max_body(CONTENT_BODY_LIMIT))
-def create_report(body: ReportCreate, principal: ReportsWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
+def create_report(
+    body: ReportCreate, principal: ReportsWrite, db: DbDep, idempotency_key: IdempotencyKey
+) -> Response:
     """Create a report (format md or html). Send an `Idempotency-Key` header to make retries safe."""
     result = service.create(db, principal, body, idempotency_key)
     return created(result)
@@ -26,7 +28,9 @@ def create_report(body: ReportCreate, principal: ReportsWrite, db: DbDep, idempo
 
 @router.get("", response_model=Page[ReportSummary])
 def list_reports(
-    principal: ReportsRead, db: DbDep, page: PageDep,
+    principal: ReportsRead,
+    db: DbDep,
+    page: PageDep,
     tag: Annotated[str | None, Query(description="Exact tag (normalised)")] = None,
     tags: Annotated[str | None, Query(description="Comma-separated tags; all must match")] = None,
     source: Annotated[str | None, Query(description="Exact source label")] = None,

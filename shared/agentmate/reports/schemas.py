@@ -31,8 +31,12 @@ def blank_to_none(value: object) -> object:
 
 
 Title = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE_LENGTH),
-    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": MAX_TITLE_LENGTH, "pattern": NON_BLANK_TEXT}), AfterValidator(no_nul)
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE_LENGTH),
+    WithJsonSchema(
+        {"type": "string", "minLength": 1, "maxLength": MAX_TITLE_LENGTH, "pattern": NON_BLANK_TEXT}
+    ),
+    AfterValidator(no_nul),
 ]
 ReportTags = Tags
 # A free-form label of the agent or skill that wrote the report; blank means "none" (stored as null).
@@ -76,7 +80,9 @@ class ReportSummary(BaseModel):
     format: ReportFormat
     tags: list[str]
     source: str | None
-    source_key_id: UUID | None = Field(description="The API key that created the report (null for a JWT session)")
+    source_key_id: UUID | None = Field(
+        description="The API key that created the report (null for a JWT session)"
+    )
     created_at: datetime
     updated_at: datetime
 

@@ -14,9 +14,7 @@ from agentmate.reports.schemas import (
 )
 
 # create / get / update / delete: the shared record use cases (agentmate.core.records).
-_records = records.RecordService(
-    resource="report", model=Report, repo=repo, id_field="report_id"
-)
+_records = records.RecordService(resource="report", model=Report, repo=repo, id_field="report_id")
 create = _records.create
 get = _records.get
 update = _records.update

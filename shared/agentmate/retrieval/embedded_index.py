@@ -153,12 +153,17 @@ class EmbeddedIndex:
 
     def _maybe_optimize(self) -> None:
         with self._lock:
-            if (self._optimize_every is None or self._closed
-                    or self._written_since_optimize < self._optimize_every
-                    or (self._optimizer is not None and self._optimizer.is_alive())):
+            if (
+                self._optimize_every is None
+                or self._closed
+                or self._written_since_optimize < self._optimize_every
+                or (self._optimizer is not None and self._optimizer.is_alive())
+            ):
                 return
             self._written_since_optimize = 0
-            self._optimizer = threading.Thread(target=self._optimize_quietly, name="vector-optimize", daemon=True)
+            self._optimizer = threading.Thread(
+                target=self._optimize_quietly, name="vector-optimize", daemon=True
+            )
             self._optimizer.start()
 
     def _optimize_quietly(self) -> None:
@@ -185,6 +190,7 @@ class EmbeddedIndex:
 
     def _load(self) -> None:
         import qdrant_edge as qe
+
         try:
             shard = qe.EdgeShard.load(str(self._shard_dir))
         except Exception as exc:
@@ -222,6 +228,7 @@ class EmbeddedIndex:
                     )
                 return
             import qdrant_edge as qe
+
             config = qe.EdgeConfig(
                 vectors={VECTOR_NAME: qe.EdgeVectorParams(size=dimensions, distance=qe.Distance.Cosine)}
             )
@@ -242,6 +249,7 @@ class EmbeddedIndex:
             if key in self._indexed:
                 return
             import qdrant_edge as qe
+
             schema = qe.KeywordIndexParams(is_tenant=True) if tenant else qe.PayloadSchemaType.Keyword
             self._shard_box[0].update(qe.UpdateOperation.create_field_index(key, schema))
             self._indexed.add(key)
@@ -257,7 +265,9 @@ class EmbeddedIndex:
     ) -> qdrant_edge.Filter:
         import qdrant_edge as qe
 
-        must: list[qdrant_edge.ConditionType] = [qe.FieldCondition(TENANT_KEY, match=qe.MatchValue(account_id))]
+        must: list[qdrant_edge.ConditionType] = [
+            qe.FieldCondition(TENANT_KEY, match=qe.MatchValue(account_id))
+        ]
         if namespace is not None:
             must.append(qe.FieldCondition(NAMESPACE_KEY, match=qe.MatchValue(namespace)))
         for key, value in filters:
@@ -285,6 +295,7 @@ class EmbeddedIndex:
         if shard is None:
             raise VectorIndexError("call ensure_collection(dimensions) before upsert")
         import qdrant_edge as qe
+
         edge_points = [
             qe.Point(
                 canonical_id(p.id),
@@ -314,9 +325,12 @@ class EmbeddedIndex:
         vec = check_vector(vector, self._dimensions)
         if shard is None or limit == 0:
             return []
-        for key in keyword_keys(engine_filters):  # numbers filter by range: a keyword index would not serve them
+        for key in keyword_keys(
+            engine_filters
+        ):  # numbers filter by range: a keyword index would not serve them
             self._ensure_indexed(key)
         import qdrant_edge as qe
+
         fetch = limit if not bool_filters else max(limit * 4, 64)
         while True:
             request = qe.SearchRequest(
@@ -351,6 +365,7 @@ class EmbeddedIndex:
         if shard is None:
             return
         import qdrant_edge as qe
+
         if not bool_filters:
             self._call("delete", shard.update, qe.UpdateOperation.delete_points_by_filter(flt))
             return

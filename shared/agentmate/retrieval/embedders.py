@@ -223,8 +223,11 @@ class OpenAIEmbedder:
             if left is not None and left <= 0:
                 raise self._fail(f"embedding deadline reached after {attempt} attempts: {last_error}")
             try:
-                response = (self._client.post(self._url, json=body) if left is None
-                            else self._client.post(self._url, json=body, timeout=min(self._timeout_s, left)))
+                response = (
+                    self._client.post(self._url, json=body)
+                    if left is None
+                    else self._client.post(self._url, json=body, timeout=min(self._timeout_s, left))
+                )
             except httpx.TimeoutException as exc:
                 last_error = f"timeout ({type(exc).__name__})"
             except httpx.TransportError as exc:

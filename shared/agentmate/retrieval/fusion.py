@@ -96,8 +96,9 @@ def reciprocal_rank_fusion(
     normaliser = 2 * scale  # score = fused / scale / (2 / (k + 1)) = fused * (k + 1) / (2 * scale)
 
     # Sort first, build the hits of the kept prefix only.
-    scored: list[tuple[int, float, str, tuple[int, Candidate] | None, tuple[int, Candidate] | None,
-                       datetime | None]] = []
+    scored: list[
+        tuple[int, float, str, tuple[int, Candidate] | None, tuple[int, Candidate] | None, datetime | None]
+    ] = []
     for doc_id in dict.fromkeys([*lex, *vec]):  # union, first-seen order (irrelevant after sort)
         lex_entry = lex.get(doc_id)
         vec_entry = vec.get(doc_id)
@@ -120,16 +121,18 @@ def reciprocal_rank_fusion(
             channels.append(LEXICAL)
         if vec_entry is not None:
             channels.append(VECTOR)
-        hits.append(FusedHit(
-            id=doc_id,
-            score=-negated * (k + 1) / normaliser,  # int / int: correctly rounded, as float(Fraction) was
-            channels=tuple(channels),
-            lexical_score=lex_entry[1].score if lex_entry else None,
-            vector_score=vec_entry[1].score if vec_entry else None,
-            lexical_rank=lex_entry[0] if lex_entry else None,
-            vector_rank=vec_entry[0] if vec_entry else None,
-            updated_at=updated_at,
-        ))
+        hits.append(
+            FusedHit(
+                id=doc_id,
+                score=-negated * (k + 1) / normaliser,  # int / int: correctly rounded, as float(Fraction) was
+                channels=tuple(channels),
+                lexical_score=lex_entry[1].score if lex_entry else None,
+                vector_score=vec_entry[1].score if vec_entry else None,
+                lexical_rank=lex_entry[0] if lex_entry else None,
+                vector_rank=vec_entry[0] if vec_entry else None,
+                updated_at=updated_at,
+            )
+        )
     return hits
 
 

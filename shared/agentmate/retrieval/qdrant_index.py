@@ -150,6 +150,7 @@ class QdrantServerIndex:
             if self._dimensions == dimensions:
                 return
             from qdrant_client.http import models as m
+
             try:
                 if not self._client.collection_exists(self.collection):
                     try:
@@ -190,6 +191,7 @@ class QdrantServerIndex:
         if not points:
             return
         from qdrant_client.http import models as m
+
         structs = [
             m.PointStruct(
                 id=canonical_id(p.id),
@@ -244,9 +246,7 @@ class QdrantServerIndex:
     def delete_by_filter(
         self, account_id: str, namespace: str, filters: Mapping[str, FilterValue] | None = None
     ) -> None:
-        selector = self._filter(
-            check_tenant(account_id), check_namespace(namespace), check_filters(filters)
-        )
+        selector = self._filter(check_tenant(account_id), check_namespace(namespace), check_filters(filters))
         if self._exists():
             self._delete(selector)
 

@@ -22,11 +22,13 @@ COLUMNS = (
 _D_COLUMNS = ", ".join("d." + c.strip() for c in COLUMNS.split(","))
 
 # The query log (migrations/0056) is written by the server only; retrieval_documents is internal.
-CONSTRAINTS = constraints({
-    "retrieval_queries_namespace_check": ("namespace", "a lowercase namespace name"),
-    "retrieval_queries_query_check": ("query", "1 to 2000 characters"),
-    "retrieval_queries_shape_check": ("filters", "filters is an object; hits and degraded are arrays"),
-})
+CONSTRAINTS = constraints(
+    {
+        "retrieval_queries_namespace_check": ("namespace", "a lowercase namespace name"),
+        "retrieval_queries_query_check": ("query", "1 to 2000 characters"),
+        "retrieval_queries_shape_check": ("filters", "filters is an object; hits and degraded are arrays"),
+    }
+)
 
 # Statuses the lexical leg may serve (see retrieval_lexical_search): a failed row lost only its vector, a pending
 # one is mid-write.
@@ -66,14 +68,24 @@ def get_many_by_keys(
             JOIN unnest(%(ns)s::text[], %(st)s::text[], %(sid)s::text[], %(ck)s::text[]) AS k (ns, st, sid, ck)
               ON d.namespace = k.ns AND d.source_type = k.st AND d.source_id = k.sid AND d.chunk_key = k.ck
             WHERE d.account_id = %(a)s {"FOR UPDATE OF d" if lock else ""}""",
-        {"a": account_id, "ns": [d["namespace"] for d in docs], "st": [d["source_type"] for d in docs],
-         "sid": [d["source_id"] for d in docs], "ck": [d["chunk_key"] for d in docs]},
+        {
+            "a": account_id,
+            "ns": [d["namespace"] for d in docs],
+            "st": [d["source_type"] for d in docs],
+            "sid": [d["source_id"] for d in docs],
+            "ck": [d["chunk_key"] for d in docs],
+        },
     ).fetchall()
     return {key_of(r): r for r in rows}
 
 
 def delete_stale(
-    conn: Conn, *, account_id: UUID, namespace: str, source_type: str, metadata: dict[str, Any],
+    conn: Conn,
+    *,
+    account_id: UUID,
+    namespace: str,
+    source_type: str,
+    metadata: dict[str, Any],
     keep: list[tuple[str, str]],
 ) -> list[UUID]:
     """Delete the rows whose metadata contains ``metadata`` except the (source_id, chunk_key) pairs in ``keep``;
@@ -84,8 +96,14 @@ def delete_stale(
              AND d.metadata @> %(meta)s
              AND (d.source_id, d.chunk_key) NOT IN (SELECT * FROM unnest(%(sid)s::text[], %(ck)s::text[]))
            RETURNING d.point_id""",
-        {"a": account_id, "ns": namespace, "st": source_type, "meta": Jsonb(metadata),
-         "sid": [k[0] for k in keep], "ck": [k[1] for k in keep]},
+        {
+            "a": account_id,
+            "ns": namespace,
+            "st": source_type,
+            "meta": Jsonb(metadata),
+            "sid": [k[0] for k in keep],
+            "ck": [k[1] for k in keep],
+        },
     ).fetchall()
     return [r["point_id"] for r in rows]
 
@@ -333,15 +351,35 @@ def admin_lexical_update(conn: Conn, *, admin_user_id: UUID, ids: list[UUID], te
 # -- the query log (retrieval_queries) ---------------------------------------------------------------------------
 
 
-def record_query(conn: Conn, *, account_id: UUID, user_id: UUID | None, key_id: UUID | None, namespace: str,
-                 query: str, filters: dict[str, Any], top_k: int, hits: list[dict[str, Any]],
-                 degraded: list[dict[str, Any]]) -> UUID:
+def record_query(
+    conn: Conn,
+    *,
+    account_id: UUID,
+    user_id: UUID | None,
+    key_id: UUID | None,
+    namespace: str,
+    query: str,
+    filters: dict[str, Any],
+    top_k: int,
+    hits: list[dict[str, Any]],
+    degraded: list[dict[str, Any]],
+) -> UUID:
     row = conn.execute(
         """INSERT INTO retrieval_queries (account_id, user_id, key_id, namespace, query, filters, top_k, hits,
                                           hit_count, degraded)
            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id""",
-        (account_id, user_id, key_id, namespace, query, Jsonb(filters), top_k, Jsonb(hits), len(hits),
-         Jsonb(degraded)),
+        (
+            account_id,
+            user_id,
+            key_id,
+            namespace,
+            query,
+            Jsonb(filters),
+            top_k,
+            Jsonb(hits),
+            len(hits),
+            Jsonb(degraded),
+        ),
     ).fetchone()
     assert row is not None
     return UUID(str(row["id"]))

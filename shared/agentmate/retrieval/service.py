@@ -226,14 +226,25 @@ def remove_source(
 
 
 def remove_stale(
-    conn: Conn, account_id: UUID, *, namespace: str, source_type: str, metadata: dict[str, Any],
+    conn: Conn,
+    account_id: UUID,
+    *,
+    namespace: str,
+    source_type: str,
+    metadata: dict[str, Any],
     keep: list[tuple[str, str]],
 ) -> list[UUID]:
     """Delete, inside the caller's transaction, the rows whose metadata contains ``metadata`` except the
     (source_id, chunk_key) pairs in ``keep`` (e.g. a source's rows of earlier revisions); returns their vector
     point ids (pass them to ``remove_points`` after the commit)."""
-    return repo.delete_stale(conn, account_id=account_id, namespace=namespace, source_type=source_type,
-                             metadata=metadata, keep=keep)
+    return repo.delete_stale(
+        conn,
+        account_id=account_id,
+        namespace=namespace,
+        source_type=source_type,
+        metadata=metadata,
+        keep=keep,
+    )
 
 
 def record_query(conn: Conn, account_id: UUID, **fields: Any) -> UUID:
@@ -359,7 +370,9 @@ class Retrieval:
         if self._pool is None:
             with self._lock:
                 if self._pool is None:
-                    self._pool = ThreadPoolExecutor(max_workers=VECTOR_WORKERS, thread_name_prefix="retrieval-vector")
+                    self._pool = ThreadPoolExecutor(
+                        max_workers=VECTOR_WORKERS, thread_name_prefix="retrieval-vector"
+                    )
         return self._pool
 
     # -- vector index adapter ----------------------------------------------------------------------------------
@@ -374,8 +387,12 @@ class Retrieval:
         index.upsert(str(account_id), [VectorPoint(str(pid), vec, payload) for pid, vec, payload in points])
         return index.collection
 
-    def _vector_search(self, account_id: UUID, query: Query, vector: list[float], limit: int) -> list[tuple[UUID, float]]:
-        hits = self.vector_index().search(str(account_id), query.namespace, vector, limit, _vector_filters(query))
+    def _vector_search(
+        self, account_id: UUID, query: Query, vector: list[float], limit: int
+    ) -> list[tuple[UUID, float]]:
+        hits = self.vector_index().search(
+            str(account_id), query.namespace, vector, limit, _vector_filters(query)
+        )
         return [(UUID(h.id), float(h.score)) for h in hits]
 
     # -- indexing ----------------------------------------------------------------------------------------------
@@ -457,10 +474,17 @@ class Retrieval:
                 )
             else:
                 repo.mark_failed(
-                    conn, account_id=account_id, document_ids=ids, content_hashes=hashes, error=error or "failed"
+                    conn,
+                    account_id=account_id,
+                    document_ids=ids,
+                    content_hashes=hashes,
+                    error=error or "failed",
                 )
-        written = iter([IndexResult("indexed", i) for i in ids] if error is None
-                       else [IndexResult("failed", i, error) for i in ids])
+        written = iter(
+            [IndexResult("indexed", i) for i in ids]
+            if error is None
+            else [IndexResult("failed", i, error) for i in ids]
+        )
         return [kept[i] if i in kept else next(written) for i in range(len(prepared))]
 
     def remove_points(self, account_id: UUID, point_ids: list[UUID]) -> str | None:
@@ -472,7 +496,9 @@ class Retrieval:
             self.vector_index().delete(str(account_id), [str(p) for p in point_ids])
         except Exception as exc:
             reason = _describe(exc)
-            logger.warning("retrieval vector delete failed", extra={"error": reason, "points": len(point_ids)})
+            logger.warning(
+                "retrieval vector delete failed", extra={"error": reason, "points": len(point_ids)}
+            )
             return reason
         return None
 
@@ -483,7 +509,9 @@ class Retrieval:
             self.vector_index().delete_account(str(account_id))
         except Exception as exc:
             logger.warning("retrieval account vector delete failed", extra={"error": _describe(exc)})
-            raise ServiceUnavailable("the vector index could not delete the account's vectors: retry") from exc
+            raise ServiceUnavailable(
+                "the vector index could not delete the account's vectors: retry"
+            ) from exc
 
     # -- search ------------------------------------------------------------------------------------------------
 
@@ -509,10 +537,17 @@ class Retrieval:
     def search(self, db: Database, account_id: UUID, query: Query, *, then: None = None) -> SearchResult: ...
 
     @overload
-    def search(self, db: Database, account_id: UUID, query: Query, *, then: Callable[[Conn, SearchResult], T]) -> T: ...
+    def search(
+        self, db: Database, account_id: UUID, query: Query, *, then: Callable[[Conn, SearchResult], T]
+    ) -> T: ...
 
     def search(
-        self, db: Database, account_id: UUID, query: Query, *, then: Callable[[Conn, SearchResult], T] | None = None
+        self,
+        db: Database,
+        account_id: UUID,
+        query: Query,
+        *,
+        then: Callable[[Conn, SearchResult], T] | None = None,
     ) -> T | SearchResult:
         """Hybrid search. ``then(conn, result)`` runs in the same tenant transaction (e.g. to hydrate source rows)
         and its return value is returned; without it the ``SearchResult`` is returned. The transaction is in
@@ -528,7 +563,8 @@ class Retrieval:
         timings: dict[str, float] = {}
         vector_future = (
             self._executor().submit(self._vector_candidates, account_id, query, limit, timings)
-            if "vector" in query.legs else None
+            if "vector" in query.legs
+            else None
         )
         tokens = lexical.search_tokens(query.text) if "lexical" in query.legs else []
         # Pipeline mode: BEGIN, the tenant setting and each leg's savepoint travel with the leg's query, so a
@@ -559,7 +595,9 @@ class Retrieval:
             timings["lexical"] = (time.perf_counter() - t0) * 1000
             vector_found: list[tuple[UUID, float]] | None = None
             try:
-                vector_found = vector_future.result(timeout=self.vector_leg_timeout_s) if vector_future else None
+                vector_found = (
+                    vector_future.result(timeout=self.vector_leg_timeout_s) if vector_future else None
+                )
             except FutureTimeout:
                 reason = f"vector leg timed out after {self.vector_leg_timeout_s:g}s"
                 degraded.append(LegFailure("vector", reason))
@@ -597,7 +635,9 @@ class Retrieval:
             for row in lexical_rows or []:
                 docs[str(row["id"])] = row
                 coverage[str(row["id"])] = float(row["lexical_coverage"])
-                lex_cands.append(fusion.Candidate(str(row["id"]), float(row["lexical_score"]), row["updated_at"]))
+                lex_cands.append(
+                    fusion.Candidate(str(row["id"]), float(row["lexical_score"]), row["updated_at"])
+                )
             vec_cands = []
             for row, score in vector_rows or []:
                 docs.setdefault(str(row["id"]), row)

@@ -30,8 +30,14 @@ MAX_CARD_BYTES = 48 * 1024
 MAX_RESOURCE_PATH = 1024
 MAX_MANIFEST_BYTES = 512 * 1024
 # Top-level folders of the public Agent Skills layout → resource kind.
-KINDS = {"references": "reference", "scripts": "script", "assets": "asset", "examples": "example",
-         "templates": "template", "agents": "agent_config"}
+KINDS = {
+    "references": "reference",
+    "scripts": "script",
+    "assets": "asset",
+    "examples": "example",
+    "templates": "template",
+    "agents": "agent_config",
+}
 RESOURCE_KINDS = (*sorted(set(KINDS.values())), "file")
 
 
@@ -120,10 +126,23 @@ def manifest_of(files: Sequence[FileIn]) -> list[dict[str, Any]]:
 def basic_card(*, version_id: str, skill_name: str, version: str, package_hash: str | None) -> dict[str, Any]:
     """The card shown when no current artifact exists (never compiled, or compilation failed): names only."""
     return {
-        "skill_version_id": version_id, "skill_name": skill_name, "version": version, "name": None,
-        "description": "", "compatibility": None, "license": None, "allowed_tools": [], "triggers": [],
-        "capabilities": [], "constraints": [], "dependencies": [], "resource_count": 0,
-        "text_resource_count": 0, "knowledge": None, "package_hash": package_hash, "compiled": False,
+        "skill_version_id": version_id,
+        "skill_name": skill_name,
+        "version": version,
+        "name": None,
+        "description": "",
+        "compatibility": None,
+        "license": None,
+        "allowed_tools": [],
+        "triggers": [],
+        "capabilities": [],
+        "constraints": [],
+        "dependencies": [],
+        "resource_count": 0,
+        "text_resource_count": 0,
+        "knowledge": None,
+        "package_hash": package_hash,
+        "compiled": False,
     }
 
 
@@ -155,8 +174,11 @@ def compile_version(version: VersionIn, files: list[FileIn]) -> Artifact:
         **front.routing(),
         "resource_count": len(manifest),
         "text_resource_count": sum(1 for m in manifest if m["text_available"]),
-        "knowledge": None if contract is None else {
-            "mode": contract["mode"], "requirement_ids": [r["id"] for r in contract["requirements"]],
+        "knowledge": None
+        if contract is None
+        else {
+            "mode": contract["mode"],
+            "requirement_ids": [r["id"] for r in contract["requirements"]],
         },
         "package_hash": version.package_hash,
         "compiled": True,
@@ -166,21 +188,36 @@ def compile_version(version: VersionIn, files: list[FileIn]) -> Artifact:
     if problems:
         raise CompileError(problems)
     front_out = {
-        "present": front.present, "name": front.name, "description": front.description,
-        "compatibility": front.compatibility, "license": front.license, "metadata": front.metadata,
-        "allowed_tools": front.allowed_tools, **front.routing(), "unknown_keys": front.unknown_keys,
+        "present": front.present,
+        "name": front.name,
+        "description": front.description,
+        "compatibility": front.compatibility,
+        "license": front.license,
+        "metadata": front.metadata,
+        "allowed_tools": front.allowed_tools,
+        **front.routing(),
+        "unknown_keys": front.unknown_keys,
     }
     instructions = fm.body_of(version.content)
     identity = kc.identity(contract)
     body = {
         "compiler": {"name": COMPILER_NAME, "version": COMPILER_VERSION},
-        "input_package_hash": version.package_hash, "card": card, "instructions": instructions,
-        "resource_manifest": manifest, "knowledge_contract": contract, "knowledge_contract_identity": identity,
+        "input_package_hash": version.package_hash,
+        "card": card,
+        "instructions": instructions,
+        "resource_manifest": manifest,
+        "knowledge_contract": contract,
+        "knowledge_contract_identity": identity,
         "frontmatter": front_out,
     }
     return Artifact(
-        card=card, instructions=instructions, resource_manifest=manifest, knowledge_contract=contract,
-        knowledge_contract_identity=identity, frontmatter=front_out, input_package_hash=version.package_hash,
+        card=card,
+        instructions=instructions,
+        resource_manifest=manifest,
+        knowledge_contract=contract,
+        knowledge_contract_identity=identity,
+        frontmatter=front_out,
+        input_package_hash=version.package_hash,
         artifact_hash=hashlib.sha256(canonical_json(body).encode()).hexdigest(),
     )
 

@@ -143,15 +143,19 @@ def _metadata(data: dict[str, Any], problems: list[str]) -> dict[str, str]:
     value = data.get("metadata")
     if value is None:
         return {}
-    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
         problems.append("metadata: must map strings to strings")
         return {}
     if len(value) > MAX_METADATA_ENTRIES:
         problems.append(f"metadata: more than {MAX_METADATA_ENTRIES} entries")
     for k, v in value.items():
         if len(k) > MAX_METADATA_KEY or len(v) > MAX_METADATA_VALUE:
-            problems.append(f"metadata.{k[:40]}: key over {MAX_METADATA_KEY} or value over {MAX_METADATA_VALUE} "
-                            "characters")
+            problems.append(
+                f"metadata.{k[:40]}: key over {MAX_METADATA_KEY} or value over {MAX_METADATA_VALUE} "
+                "characters"
+            )
     return {k: value[k] for k in sorted(value)}
 
 

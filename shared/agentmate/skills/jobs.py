@@ -28,8 +28,9 @@ def subject(kind: str, skill_name: str | None) -> UUID:
 
 def _version_ids(ctx: jobs.RunContext, skill_name: str | None) -> list[UUID]:
     with ctx.tenant() as conn:
-        return rrepo.active_version_ids(conn, account_id=ctx.job.account_id, skill_name=skill_name,
-                                        limit=MAX_VERSIONS)
+        return rrepo.active_version_ids(
+            conn, account_id=ctx.job.account_id, skill_name=skill_name, limit=MAX_VERSIONS
+        )
 
 
 def _compile(ctx: jobs.RunContext) -> dict[str, Any]:
@@ -55,7 +56,7 @@ def _index(ctx: jobs.RunContext) -> dict[str, Any]:
     for start in range(0, len(ids), 50):
         if ctx.stopping:
             raise jobs.Yield("stopping")
-        for item in registry.index_versions(ctx.db, rt, ctx.job.account_id, ids[start:start + 50]):
+        for item in registry.index_versions(ctx.db, rt, ctx.job.account_id, ids[start : start + 50]):
             indexed += item.status == "indexed"
             failed += item.status != "indexed"
     return {"indexed": indexed, "failed": failed, "total": indexed + failed}

@@ -152,24 +152,48 @@ def _requirement(raw: Any, index: int, mode: str, problems: list[str]) -> dict[s
         "id": rid,
         "purpose": _text(data.get("purpose"), f"{where}.purpose", MAX_PURPOSE, problems),
         "required": required,
-        "match": {k: _list(match.get(k), f"{where}.match.{k}", MAX_MATCH_ITEMS, MAX_MATCH_VALUE, problems)
-                  for k in MATCH_KEYS},
+        "match": {
+            k: _list(match.get(k), f"{where}.match.{k}", MAX_MATCH_ITEMS, MAX_MATCH_VALUE, problems)
+            for k in MATCH_KEYS
+        },
         "retrieval": {
-            "max_knowledge_bases": _int(retrieval.get("max_knowledge_bases"), f"{where}.retrieval.max_knowledge_bases",
-                                        DEFAULT_KNOWLEDGE_BASES, MAX_KNOWLEDGE_BASES, problems),
-            "top_k_per_base": _int(retrieval.get("top_k_per_base"), f"{where}.retrieval.top_k_per_base",
-                                   DEFAULT_TOP_K_PER_BASE, MAX_TOP_K_PER_BASE, problems),
-            "freshness": _choice(retrieval.get("freshness"), f"{where}.retrieval.freshness", FRESHNESS, "active",
-                                 problems),
-            "citations": _choice(retrieval.get("citations"), f"{where}.retrieval.citations", CITATIONS, "required",
-                                 problems),
+            "max_knowledge_bases": _int(
+                retrieval.get("max_knowledge_bases"),
+                f"{where}.retrieval.max_knowledge_bases",
+                DEFAULT_KNOWLEDGE_BASES,
+                MAX_KNOWLEDGE_BASES,
+                problems,
+            ),
+            "top_k_per_base": _int(
+                retrieval.get("top_k_per_base"),
+                f"{where}.retrieval.top_k_per_base",
+                DEFAULT_TOP_K_PER_BASE,
+                MAX_TOP_K_PER_BASE,
+                problems,
+            ),
+            "freshness": _choice(
+                retrieval.get("freshness"), f"{where}.retrieval.freshness", FRESHNESS, "active", problems
+            ),
+            "citations": _choice(
+                retrieval.get("citations"), f"{where}.retrieval.citations", CITATIONS, "required", problems
+            ),
         },
         "fallback": {
             # A required need with nothing found stops and asks; an optional one carries on.
-            "on_no_match": _choice(fallback.get("on_no_match"), f"{where}.fallback.on_no_match", ON_NO_MATCH,
-                                   "ask_user" if required else "proceed_without_knowledge", problems),
-            "on_ambiguous": _choice(fallback.get("on_ambiguous"), f"{where}.fallback.on_ambiguous", ON_AMBIGUOUS,
-                                    "search_multiple", problems),
+            "on_no_match": _choice(
+                fallback.get("on_no_match"),
+                f"{where}.fallback.on_no_match",
+                ON_NO_MATCH,
+                "ask_user" if required else "proceed_without_knowledge",
+                problems,
+            ),
+            "on_ambiguous": _choice(
+                fallback.get("on_ambiguous"),
+                f"{where}.fallback.on_ambiguous",
+                ON_AMBIGUOUS,
+                "search_multiple",
+                problems,
+            ),
         },
         "pinned": [],
     }
@@ -207,8 +231,10 @@ def parse(raw: Any) -> dict[str, Any]:
     mode = _choice(data.get("mode"), "mode", MODES, "discover", problems)
     requirements = data.get("requirements")
     if not isinstance(requirements, list) or not requirements:
-        problems.append("requirements: at least one requirement is needed (a contract naming no need cannot be "
-                        "linted, authorised or budgeted)")
+        problems.append(
+            "requirements: at least one requirement is needed (a contract naming no need cannot be "
+            "linted, authorised or budgeted)"
+        )
         requirements = []
     if len(requirements) > MAX_REQUIREMENTS:
         problems.append(f"requirements: more than {MAX_REQUIREMENTS}")
@@ -230,8 +256,9 @@ def parse(raw: Any) -> dict[str, Any]:
         }
     if mode != "scoped_discover" and scope is not None:
         problems.append(f"scope: applies to mode scoped_discover, not {mode}")
-    if mode == "scoped_discover" and (scope is None or not (scope["workspaces"] or scope["tags"]
-                                                            or scope["approved_only"])):
+    if mode == "scoped_discover" and (
+        scope is None or not (scope["workspaces"] or scope["tags"] or scope["approved_only"])
+    ):
         problems.append("scope: mode scoped_discover needs a scope that narrows something")
     purpose = _text(data.get("purpose"), "purpose", MAX_PURPOSE, problems)
     if problems:
@@ -251,8 +278,10 @@ def identity(contract: dict[str, Any] | None) -> str:
     parts = [f"mode={contract['mode']}"]
     scope = contract.get("scope")
     if scope:
-        parts.append(f"scope(workspaces={','.join(sorted(scope['workspaces']))},"
-                     f"tags={','.join(sorted(scope['tags']))},approved={str(scope['approved_only']).lower()})")
+        parts.append(
+            f"scope(workspaces={','.join(sorted(scope['workspaces']))},"
+            f"tags={','.join(sorted(scope['tags']))},approved={str(scope['approved_only']).lower()})"
+        )
     for r in sorted(contract["requirements"], key=lambda r: r["id"].lower()):
         m, ret, fb = r["match"], r["retrieval"], r["fallback"]
         pins = sorted(f"{p['source_id']}/{p['source_name']}@{p['build_id']}" for p in r["pinned"])
@@ -277,21 +306,41 @@ def lint(contract: dict[str, Any] | None) -> dict[str, list[dict[str, str]]]:
     for r in contract["requirements"]:
         ret = r["retrieval"]
         if r["required"] and ret["citations"] == "optional":
-            add(LINT_RULES[0], r["id"], "required but accepts uncited results: the skill would depend on "
-                                        "knowledge it cannot attribute")
+            add(
+                LINT_RULES[0],
+                r["id"],
+                "required but accepts uncited results: the skill would depend on "
+                "knowledge it cannot attribute",
+            )
         if ret["freshness"] == "any":
-            add(LINT_RULES[1], r["id"], "freshness any includes superseded builds, whose pages serve nowhere else")
+            add(
+                LINT_RULES[1],
+                r["id"],
+                "freshness any includes superseded builds, whose pages serve nowhere else",
+            )
         if ret["max_knowledge_bases"] >= MAX_KNOWLEDGE_BASES or ret["top_k_per_base"] >= MAX_TOP_K_PER_BASE:
-            add(LINT_RULES[2], r["id"], f"retrieval sits at a platform ceiling (max_knowledge_bases "
-                                        f"{ret['max_knowledge_bases']} of {MAX_KNOWLEDGE_BASES}, top_k_per_base "
-                                        f"{ret['top_k_per_base']} of {MAX_TOP_K_PER_BASE})")
+            add(
+                LINT_RULES[2],
+                r["id"],
+                f"retrieval sits at a platform ceiling (max_knowledge_bases "
+                f"{ret['max_knowledge_bases']} of {MAX_KNOWLEDGE_BASES}, top_k_per_base "
+                f"{ret['top_k_per_base']} of {MAX_TOP_K_PER_BASE})",
+            )
         if not r["purpose"]:
-            add(LINT_RULES[5], r["id"], "no purpose: a resolution cannot be judged for finding the right knowledge")
+            add(
+                LINT_RULES[5],
+                r["id"],
+                "no purpose: a resolution cannot be judged for finding the right knowledge",
+            )
         if contract["mode"] == "pinned":
             if any(not p["build_id"] for p in r["pinned"]):
                 add(LINT_RULES[4], r["id"], "pins a source without a build_id, which reproduces nothing")
             continue
         m = r["match"]
         if m["languages"] and not m["capabilities"] and not m["domains"]:
-            add(LINT_RULES[3], r["id"], "matches on language alone; add a capability or domain to discriminate")
+            add(
+                LINT_RULES[3],
+                r["id"],
+                "matches on language alone; add a capability or domain to discriminate",
+            )
     return findings

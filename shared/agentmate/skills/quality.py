@@ -60,8 +60,13 @@ SEVERITIES: dict[str, Severity] = {
     "resource_manifest_exact_and_stable": "error",
     "selected_resource_isolation_and_bounds": "error",
 }
-EVAL_CHECKS = ("compile_repeatability", "file_order_invariance", "l0_excludes_instruction_and_resource_body",
-               "resource_manifest_exact_and_stable", "selected_resource_isolation_and_bounds")
+EVAL_CHECKS = (
+    "compile_repeatability",
+    "file_order_invariance",
+    "l0_excludes_instruction_and_resource_body",
+    "resource_manifest_exact_and_stable",
+    "selected_resource_isolation_and_bounds",
+)
 LINT_CHECKS = tuple(c for c in SEVERITIES if c not in EVAL_CHECKS)
 
 
@@ -123,13 +128,23 @@ def package_hash(files: list[QFile]) -> str:
 
 
 def _check(check_id: str, passed: bool, applicable: bool, evidence: dict[str, Any]) -> dict[str, Any]:
-    return {"id": check_id, "severity": SEVERITIES[check_id], "passed": bool(passed),
-            "applicable": bool(applicable), "evidence": evidence}
+    return {
+        "id": check_id,
+        "severity": SEVERITIES[check_id],
+        "passed": bool(passed),
+        "applicable": bool(applicable),
+        "evidence": evidence,
+    }
 
 
 def _compile(version: QVersion, files: list[QFile]) -> tuple[compiler.Artifact | None, str | None]:
-    v = compiler.VersionIn(id=version.id, skill_name=version.skill_name, version=version.version,
-                           content=version.content, package_hash=version.package_hash or version.content_hash)
+    v = compiler.VersionIn(
+        id=version.id,
+        skill_name=version.skill_name,
+        version=version.version,
+        content=version.content,
+        package_hash=version.package_hash or version.content_hash,
+    )
     try:
         return compiler.compile_version(v, list(files)), None
     except compiler.CompileError as exc:
@@ -154,19 +169,42 @@ def _lint(pkg: QPackage) -> list[dict[str, Any]]:
     root = next((f for f in files if f.path == compiler.ROOT_FILE), None)
     requires_file = version.source_revision_id is not None or bool(files)
     content_present = bool(version.content.strip())
-    root_evidence: dict[str, Any] = {"content_present": content_present, "file_record_required": requires_file,
-                                     "file_record_present": root is not None}
+    root_evidence: dict[str, Any] = {
+        "content_present": content_present,
+        "file_record_required": requires_file,
+        "file_record_present": root is not None,
+    }
     if root is not None:
         root_evidence.update(file_id=root.id, sha256=root.sha256)
-    checks = [_check("root_skill_content_exists", content_present and (not requires_file or root is not None),
-                     True, root_evidence)]
+    checks = [
+        _check(
+            "root_skill_content_exists",
+            content_present and (not requires_file or root is not None),
+            True,
+            root_evidence,
+        )
+    ]
 
-    foreign = [f.path for f in files if f.account_id != version.account_id
-               or f.revision_id is None or f.revision_id != version.source_revision_id]
-    checks.append(_check("strict_account_version_files", not foreign, bool(files),
-                         {"file_count": len(files), "foreign_paths": foreign[:50]}))
+    foreign = [
+        f.path
+        for f in files
+        if f.account_id != version.account_id
+        or f.revision_id is None
+        or f.revision_id != version.source_revision_id
+    ]
+    checks.append(
+        _check(
+            "strict_account_version_files",
+            not foreign,
+            bool(files),
+            {"file_count": len(files), "foreign_paths": foreign[:50]},
+        )
+    )
 
-    canonical: dict[str, Any] = {"stored_hash": version.package_hash, "stored_content_hash": version.content_hash}
+    canonical: dict[str, Any] = {
+        "stored_hash": version.package_hash,
+        "stored_content_hash": version.content_hash,
+    }
     if files:
         computed = package_hash(files)
         ok = computed == version.package_hash
@@ -190,8 +228,14 @@ def _lint(pkg: QPackage) -> list[dict[str, Any]]:
             mismatched.append(f.path)
         elif f.path == compiler.ROOT_FILE and f.content != version.content:
             mismatched.append(f.path)
-    checks.append(_check("text_snapshot_hash_size_matches", not mismatched, checked > 0,
-                         {"checked_snapshots": checked, "mismatched_paths": mismatched[:50]}))
+    checks.append(
+        _check(
+            "text_snapshot_hash_size_matches",
+            not mismatched,
+            checked > 0,
+            {"checked_snapshots": checked, "mismatched_paths": mismatched[:50]},
+        )
+    )
 
     source: str | None = None
     present = False
@@ -207,11 +251,23 @@ def _lint(pkg: QPackage) -> list[dict[str, Any]]:
         problems = exc.problems
     fm_problems = [p[:500] for p in problems if not p.startswith("knowledge:")][:50]
     kc_problems = [p[:500] for p in problems if p.startswith("knowledge:")][:50]
-    checks.append(_check("frontmatter_valid", not fm_problems, present,
-                         {"frontmatter_present": present, **({"problems": fm_problems} if fm_problems else {})}))
+    checks.append(
+        _check(
+            "frontmatter_valid",
+            not fm_problems,
+            present,
+            {"frontmatter_present": present, **({"problems": fm_problems} if fm_problems else {})},
+        )
+    )
     contract_declared = present and "knowledge" in (_raw_keys(source) if source else set())
-    checks.append(_check("knowledge_contract_valid", not kc_problems, contract_declared,
-                         {"declared": contract_declared, **({"problems": kc_problems} if kc_problems else {})}))
+    checks.append(
+        _check(
+            "knowledge_contract_valid",
+            not kc_problems,
+            contract_declared,
+            {"declared": contract_declared, **({"problems": kc_problems} if kc_problems else {})},
+        )
+    )
     contract = front.knowledge if front is not None and not kc_problems else None
     findings = knowledge_contract.lint(contract)
     for rule in knowledge_contract.LINT_RULES:
@@ -219,12 +275,30 @@ def _lint(pkg: QPackage) -> list[dict[str, Any]]:
 
     usable = front is not None and front.present and not fm_problems
     f0 = front or frontmatter.Frontmatter(present=False)
-    checks.append(_check("frontmatter_name_matches", bool(f0.name) and f0.name == version.expected_name, usable,
-                         {"frontmatter_name": f0.name, "expected_name": version.expected_name}))
-    checks.append(_check("description_present", bool(f0.description.strip()), usable,
-                         {"present": bool(f0.description.strip())}))
-    checks.append(_check("routing_metadata_present", bool(f0.triggers or f0.capabilities), usable,
-                         {"trigger_count": len(f0.triggers), "capability_count": len(f0.capabilities)}))
+    checks.append(
+        _check(
+            "frontmatter_name_matches",
+            bool(f0.name) and f0.name == version.expected_name,
+            usable,
+            {"frontmatter_name": f0.name, "expected_name": version.expected_name},
+        )
+    )
+    checks.append(
+        _check(
+            "description_present",
+            bool(f0.description.strip()),
+            usable,
+            {"present": bool(f0.description.strip())},
+        )
+    )
+    checks.append(
+        _check(
+            "routing_metadata_present",
+            bool(f0.triggers or f0.capabilities),
+            usable,
+            {"trigger_count": len(f0.triggers), "capability_count": len(f0.capabilities)},
+        )
+    )
     dups = _duplicates(f0)
     checks.append(_check("routing_metadata_no_duplicates", not dups, usable, {"duplicates": dups}))
     own = {version.skill_name.strip().lower(), (f0.name or "").lower()} - {""}
@@ -233,24 +307,39 @@ def _lint(pkg: QPackage) -> list[dict[str, Any]]:
 
     art = pkg.artifact
     expected, _err = _compile(version, files)
-    art_evidence: dict[str, Any] = {"artifact_present": art is not None,
-                                    "expected_compiler": compiler.COMPILER_NAME,
-                                    "expected_compiler_version": compiler.COMPILER_VERSION}
+    art_evidence: dict[str, Any] = {
+        "artifact_present": art is not None,
+        "expected_compiler": compiler.COMPILER_NAME,
+        "expected_compiler_version": compiler.COMPILER_VERSION,
+    }
     current = False
     if art is not None:
-        art_evidence.update(actual_compiler=art.compiler_name, actual_compiler_version=art.compiler_version,
-                            input_package_hash=art.input_package_hash)
-        current = (expected is not None and art.skill_version_id == version.id
-                   and art.compiler_name == compiler.COMPILER_NAME
-                   and art.compiler_version == compiler.COMPILER_VERSION
-                   and art.input_package_hash == (version.package_hash or version.content_hash)
-                   and art.artifact_hash == expected.artifact_hash)
+        art_evidence.update(
+            actual_compiler=art.compiler_name,
+            actual_compiler_version=art.compiler_version,
+            input_package_hash=art.input_package_hash,
+        )
+        current = (
+            expected is not None
+            and art.skill_version_id == version.id
+            and art.compiler_name == compiler.COMPILER_NAME
+            and art.compiler_version == compiler.COMPILER_VERSION
+            and art.input_package_hash == (version.package_hash or version.content_hash)
+            and art.artifact_hash == expected.artifact_hash
+        )
     checks.append(_check("compiled_artifact_current", current, True, art_evidence))
     expected_manifest = compiler.manifest_of(files)
-    checks.append(_check("resource_manifest_consistent",
-                         art is not None and art.resource_manifest == expected_manifest, art is not None,
-                         {"expected_count": len(expected_manifest),
-                          "actual_count": None if art is None else len(art.resource_manifest)}))
+    checks.append(
+        _check(
+            "resource_manifest_consistent",
+            art is not None and art.resource_manifest == expected_manifest,
+            art is not None,
+            {
+                "expected_count": len(expected_manifest),
+                "actual_count": None if art is None else len(art.resource_manifest),
+            },
+        )
+    )
     return checks
 
 
@@ -281,16 +370,22 @@ def _eval(pkg: QPackage) -> list[dict[str, Any]]:
     repeat_ev: dict[str, Any] = {"first_succeeded": err1 is None, "second_succeeded": err2 is None}
     if err1:
         repeat_ev["error"] = err1
-    same = first is not None and second is not None and (
-        compiler.canonical_json(first.as_dict()) == compiler.canonical_json(second.as_dict()))
+    same = (
+        first is not None
+        and second is not None
+        and (compiler.canonical_json(first.as_dict()) == compiler.canonical_json(second.as_dict()))
+    )
     checks = [_check("compile_repeatability", same, True, repeat_ev)]
 
     reordered, err3 = _compile(version, list(reversed(files)))
     order_ev: dict[str, Any] = {"file_count": len(files), "compile_succeeded": err3 is None}
     if err3:
         order_ev["error"] = err3
-    invariant = first is not None and reordered is not None and (
-        compiler.canonical_json(first.as_dict()) == compiler.canonical_json(reordered.as_dict()))
+    invariant = (
+        first is not None
+        and reordered is not None
+        and (compiler.canonical_json(first.as_dict()) == compiler.canonical_json(reordered.as_dict()))
+    )
     checks.append(_check("file_order_invariance", invariant, True, order_ev))
 
     l0_ok, l0_bytes = False, 0
@@ -298,19 +393,39 @@ def _eval(pkg: QPackage) -> list[dict[str, Any]]:
         encoded = compiler.canonical_json(first.card)
         l0_bytes = len(encoded.encode())
         lower = encoded.lower()
-        leaks = [f.path for f in files if f.path != compiler.ROOT_FILE and f.content
-                 and _embedded(f.content, encoded)]
-        l0_ok = ('"content"' not in lower and '"instructions"' not in lower
-                 and not _embedded(first.instructions, encoded) and not leaks
-                 and l0_bytes <= compiler.MAX_CARD_BYTES)
-    checks.append(_check("l0_excludes_instruction_and_resource_body", l0_ok, first is not None,
-                         {"encoded_bytes": l0_bytes, "max_bytes": compiler.MAX_CARD_BYTES}))
+        leaks = [
+            f.path
+            for f in files
+            if f.path != compiler.ROOT_FILE and f.content and _embedded(f.content, encoded)
+        ]
+        l0_ok = (
+            '"content"' not in lower
+            and '"instructions"' not in lower
+            and not _embedded(first.instructions, encoded)
+            and not leaks
+            and l0_bytes <= compiler.MAX_CARD_BYTES
+        )
+    checks.append(
+        _check(
+            "l0_excludes_instruction_and_resource_body",
+            l0_ok,
+            first is not None,
+            {"encoded_bytes": l0_bytes, "max_bytes": compiler.MAX_CARD_BYTES},
+        )
+    )
 
     expected_manifest = compiler.manifest_of(files)
-    checks.append(_check("resource_manifest_exact_and_stable",
-                         first is not None and first.resource_manifest == expected_manifest
-                         and reordered is not None and reordered.resource_manifest == expected_manifest,
-                         first is not None, {"resource_count": len(expected_manifest)}))
+    checks.append(
+        _check(
+            "resource_manifest_exact_and_stable",
+            first is not None
+            and first.resource_manifest == expected_manifest
+            and reordered is not None
+            and reordered.resource_manifest == expected_manifest,
+            first is not None,
+            {"resource_count": len(expected_manifest)},
+        )
+    )
 
     by_id = {f.id: f for f in files}
     seen: set[str] = set()
@@ -319,8 +434,14 @@ def _eval(pkg: QPackage) -> list[dict[str, Any]]:
     text_count = 0
     for item in expected_manifest:
         f = by_id.get(item["file_id"])
-        if f is None or item["file_id"] in seen or item["path"] == compiler.ROOT_FILE or f.path != item["path"] \
-                or f.sha256 != item["sha256"] or f.size_bytes != item["size_bytes"]:
+        if (
+            f is None
+            or item["file_id"] in seen
+            or item["path"] == compiler.ROOT_FILE
+            or f.path != item["path"]
+            or f.sha256 != item["sha256"]
+            or f.size_bytes != item["size_bytes"]
+        ):
             problems.append(item["path"])
         seen.add(item["file_id"])
         if item["text_available"] and f is not None:
@@ -330,19 +451,34 @@ def _eval(pkg: QPackage) -> list[dict[str, Any]]:
                 over_limit.append(f.path)  # a finding, never skipped
             elif not data or hashlib.sha256(data).hexdigest() != f.sha256:
                 problems.append(f.path)
-    checks.append(_check("selected_resource_isolation_and_bounds", not problems and not over_limit,
-                         bool(expected_manifest),
-                         {"resource_count": len(expected_manifest), "text_available_count": text_count,
-                          "max_selected_resource_bytes": MAX_SELECTED_RESOURCE_BYTES,
-                          "failed_paths": problems[:50], "over_limit_paths": over_limit[:50]}))
+    checks.append(
+        _check(
+            "selected_resource_isolation_and_bounds",
+            not problems and not over_limit,
+            bool(expected_manifest),
+            {
+                "resource_count": len(expected_manifest),
+                "text_available_count": text_count,
+                "max_selected_resource_bytes": MAX_SELECTED_RESOURCE_BYTES,
+                "failed_paths": problems[:50],
+                "over_limit_paths": over_limit[:50],
+            },
+        )
+    )
     return checks
 
 
 def _regressions(current: list[dict[str, Any]], baseline: list[dict[str, Any]]) -> list[str]:
     before = {c["id"]: c for c in baseline}
-    return sorted(c["id"] for c in current
-                  if c["id"] in before and before[c["id"]]["applicable"] and before[c["id"]]["passed"]
-                  and c["applicable"] and not c["passed"])
+    return sorted(
+        c["id"]
+        for c in current
+        if c["id"] in before
+        and before[c["id"]]["applicable"]
+        and before[c["id"]]["passed"]
+        and c["applicable"]
+        and not c["passed"]
+    )
 
 
 def _blocked(checks: list[dict[str, Any]]) -> bool:
@@ -350,15 +486,25 @@ def _blocked(checks: list[dict[str, Any]]) -> bool:
 
 
 def _behaviour(manifest: list[dict[str, Any]]) -> list[tuple[str, str, str, bool, bool]]:
-    return sorted((m["path"], m["kind"], m["mime_type"], m["indexable"], m["text_available"]) for m in manifest)
+    return sorted(
+        (m["path"], m["kind"], m["mime_type"], m["indexable"], m["text_available"]) for m in manifest
+    )
 
 
-def _compare(current: QPackage, baseline: QPackage | None, lint: list[dict[str, Any]],
-             evals: list[dict[str, Any]]) -> dict[str, Any]:
+def _compare(
+    current: QPackage, baseline: QPackage | None, lint: list[dict[str, Any]], evals: list[dict[str, Any]]
+) -> dict[str, Any]:
     result: dict[str, Any] = {
-        "status": "not_available", "baseline_version_id": None, "package_hash_changed": False,
-        "resource_manifest_changed": False, "files_added": [], "files_removed": [], "files_modified": [],
-        "routing_diffs": [], "lint_regressions": [], "eval_regressions": [],
+        "status": "not_available",
+        "baseline_version_id": None,
+        "package_hash_changed": False,
+        "resource_manifest_changed": False,
+        "files_added": [],
+        "files_removed": [],
+        "files_modified": [],
+        "routing_diffs": [],
+        "lint_regressions": [],
+        "eval_regressions": [],
     }
     if baseline is None:
         return result
@@ -367,16 +513,27 @@ def _compare(current: QPackage, baseline: QPackage | None, lint: list[dict[str, 
     now = {f.path: f.sha256 for f in current.files}
     before = {f.path: f.sha256 for f in baseline.files}
     result["files_added"] = [{"path": p, "after_sha256": now[p]} for p in sorted(now.keys() - before.keys())]
-    result["files_removed"] = [{"path": p, "before_sha256": before[p]} for p in sorted(before.keys() - now.keys())]
-    result["files_modified"] = [{"path": p, "before_sha256": before[p], "after_sha256": now[p]}
-                                for p in sorted(now.keys() & before.keys()) if now[p] != before[p]]
+    result["files_removed"] = [
+        {"path": p, "before_sha256": before[p]} for p in sorted(before.keys() - now.keys())
+    ]
+    result["files_modified"] = [
+        {"path": p, "before_sha256": before[p], "after_sha256": now[p]}
+        for p in sorted(now.keys() & before.keys())
+        if now[p] != before[p]
+    ]
     result["package_hash_changed"] = current.version.package_hash != baseline.version.package_hash
     cur_art, _ = _compile(current.version, current.files)
     base_art, _ = _compile(baseline.version, baseline.files)
-    cur_manifest = cur_art.resource_manifest if cur_art else (current.artifact.resource_manifest
-                                                              if current.artifact else None)
-    base_manifest = base_art.resource_manifest if base_art else (baseline.artifact.resource_manifest
-                                                                 if baseline.artifact else None)
+    cur_manifest = (
+        cur_art.resource_manifest
+        if cur_art
+        else (current.artifact.resource_manifest if current.artifact else None)
+    )
+    base_manifest = (
+        base_art.resource_manifest
+        if base_art
+        else (baseline.artifact.resource_manifest if baseline.artifact else None)
+    )
     if cur_manifest is not None and base_manifest is not None:
         result["resource_manifest_changed"] = _behaviour(cur_manifest) != _behaviour(base_manifest)
     result["lint_regressions"] = _regressions(lint, b_lint)
@@ -393,8 +550,14 @@ def _compare(current: QPackage, baseline: QPackage | None, lint: list[dict[str, 
                 result["routing_diffs"].append({"field": key, "before": b_list, "after": a_list})
     if result["lint_regressions"] or result["eval_regressions"]:
         result["status"] = "static_regression_detected"
-    elif (result["package_hash_changed"] or result["resource_manifest_changed"] or result["files_added"]
-          or result["files_removed"] or result["files_modified"] or result["routing_diffs"]):
+    elif (
+        result["package_hash_changed"]
+        or result["resource_manifest_changed"]
+        or result["files_added"]
+        or result["files_removed"]
+        or result["files_modified"]
+        or result["routing_diffs"]
+    ):
         result["status"] = "review_required"
     else:
         result["status"] = "no_static_regression_detected"
@@ -419,13 +582,22 @@ def telemetry(version_id: str, cutoff: datetime, logs: list[QLog]) -> dict[str, 
         triggered += 1
         key = lg.outcome if lg.outcome in outcomes else "other"
         outcomes[key] += 1
-        category = {"failure": "failure", "partial": "partial", "user_corrected": "correction"}.get(lg.outcome)
+        category = {"failure": "failure", "partial": "partial", "user_corrected": "correction"}.get(
+            lg.outcome
+        )
         if category:
             ids[category].append(lg.id)
     out: dict[str, Any] = {
-        "status": "insufficient", "cutoff": cutoff.isoformat(), "max_logs": MAX_TELEMETRY_LOGS,
-        "min_triggered": MIN_TRIGGERED, "considered": len(bound), "triggered": triggered,
-        "bypass": len(ids["bypass"]), "outcomes": outcomes, "outcome_denominator": triggered, "suggestions": [],
+        "status": "insufficient",
+        "cutoff": cutoff.isoformat(),
+        "max_logs": MAX_TELEMETRY_LOGS,
+        "min_triggered": MIN_TRIGGERED,
+        "considered": len(bound),
+        "triggered": triggered,
+        "bypass": len(ids["bypass"]),
+        "outcomes": outcomes,
+        "outcome_denominator": triggered,
+        "suggestions": [],
     }
     if triggered < MIN_TRIGGERED:
         return out
@@ -433,13 +605,22 @@ def telemetry(version_id: str, cutoff: datetime, logs: list[QLog]) -> dict[str, 
     for category in ("bypass", "correction", "failure", "partial"):
         found = ids[category]
         denominator = len(bound) if category == "bypass" else triggered
-        if not denominator or len(found) < MIN_SUGGESTION_COUNT or len(found) / denominator < MIN_SUGGESTION_RATE:
+        if (
+            not denominator
+            or len(found) < MIN_SUGGESTION_COUNT
+            or len(found) / denominator < MIN_SUGGESTION_RATE
+        ):
             continue
-        out["suggestions"].append({
-            "category": category, "count": len(found), "denominator": denominator,
-            "rate": round(len(found) / denominator, 6), "fingerprint": fingerprint(version_id, category, found),
-            "log_ids": found,
-        })
+        out["suggestions"].append(
+            {
+                "category": category,
+                "count": len(found),
+                "denominator": denominator,
+                "rate": round(len(found) / denominator, 6),
+                "fingerprint": fingerprint(version_id, category, found),
+                "log_ids": found,
+            }
+        )
     return out
 
 
@@ -459,15 +640,21 @@ def summary(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def evaluate(pkg: QPackage, *, baseline: QPackage | None, logs: list[QLog], cutoff: datetime) -> dict[str, Any]:
+def evaluate(
+    pkg: QPackage, *, baseline: QPackage | None, logs: list[QLog], cutoff: datetime
+) -> dict[str, Any]:
     lint, evals = _lint(pkg), _eval(pkg)
     v = pkg.version
     report: dict[str, Any] = {
         "schema_version": REPORT_SCHEMA_VERSION,
         "engine_version": ENGINE_VERSION,
         "checkset": CHECKSET_VERSION,
-        "input": {"version_id": v.id, "skill_name": v.skill_name, "version": v.version,
-                  "package_hash": v.package_hash},
+        "input": {
+            "version_id": v.id,
+            "skill_name": v.skill_name,
+            "version": v.version,
+            "package_hash": v.package_hash,
+        },
         "lint": lint,
         "eval": evals,
         "comparison": _compare(pkg, baseline, lint, evals),

@@ -87,19 +87,30 @@ def list_revisions(source_id: UUID, principal: Reader, db: DbDep, page: PageDep)
     return registry.list_revisions(db, principal, source_id, page)
 
 
-@router.post("/sources/{source_id}/snapshots", status_code=201, response_model=SkillIngestResult,
-             responses={200: {"model": SkillIngestResult}}, openapi_extra=max_body(LAMBDA_BODY_LIMIT))
-def push_snapshot(source_id: UUID, body: SkillSnapshotPush, principal: Writer, db: DbDep,
-                  rt: RetrievalDep) -> JSONResponse:
+@router.post(
+    "/sources/{source_id}/snapshots",
+    status_code=201,
+    response_model=SkillIngestResult,
+    responses={200: {"model": SkillIngestResult}},
+    openapi_extra=max_body(LAMBDA_BODY_LIMIT),
+)
+def push_snapshot(
+    source_id: UUID, body: SkillSnapshotPush, principal: Writer, db: DbDep, rt: RetrievalDep
+) -> JSONResponse:
     """Push a local package snapshot (SKILL.md at the root); sha256 and package_hash are derived when omitted.
     201 for a new revision, 200 when the package hash replays one. The artifact is compiled after the commit."""
     return _ingested(registry.push_snapshot(db, rt, principal, source_id, body))
 
 
-@router.post("/sources/{source_id}/sync", status_code=201, response_model=SkillIngestResult,
-             responses={200: {"model": SkillIngestResult}})
-def sync_source(source_id: UUID, principal: Writer, db: DbDep, rt: RetrievalDep,
-                body: SkillSyncRequest | None = None) -> JSONResponse:
+@router.post(
+    "/sources/{source_id}/sync",
+    status_code=201,
+    response_model=SkillIngestResult,
+    responses={200: {"model": SkillIngestResult}},
+)
+def sync_source(
+    source_id: UUID, principal: Writer, db: DbDep, rt: RetrievalDep, body: SkillSyncRequest | None = None
+) -> JSONResponse:
     """Resolve a ref of a git source to a commit and ingest the package at it (public GitHub/GitLab by default);
     a failure marks the source error and leaves no revision."""
     return _ingested(registry.sync_source(db, rt, principal, source_id, body or SkillSyncRequest()))
@@ -112,8 +123,11 @@ def _report(report: SkillCompileReport | SkillIndexReport) -> JSONResponse:
 QUEUED = "Too much for one request: queued as the job in `job` (GET /api/knowledge/jobs/{job.id})"
 
 
-@router.post("/compile", response_model=SkillCompileReport,
-             responses={202: {"model": SkillCompileReport, "description": QUEUED}})
+@router.post(
+    "/compile",
+    response_model=SkillCompileReport,
+    responses={202: {"model": SkillCompileReport, "description": QUEUED}},
+)
 def compile_versions(principal: Writer, db: DbDep, body: SkillCompileRequest | None = None) -> JSONResponse:
     """Compile one version (skill_version_id), or backfill every active version when it is omitted: inline up to
     200 versions within 20 s, otherwise 202 with the job that compiles them all."""
@@ -122,15 +136,21 @@ def compile_versions(principal: Writer, db: DbDep, body: SkillCompileRequest | N
 
 @router.get("/catalog", response_model=Page[SkillCatalogItem])
 def catalog(
-    principal: Reader, db: DbDep, page: PageDep,
-    query: Annotated[str | None, Query(max_length=200, description="Substring of name or description")] = None,
+    principal: Reader,
+    db: DbDep,
+    page: PageDep,
+    query: Annotated[
+        str | None, Query(max_length=200, description="Substring of name or description")
+    ] = None,
 ) -> Page[SkillCatalogItem]:
     """Active skills' L0 cards ordered by skill name (stable pages); a basic card where no artifact exists."""
     return registry.catalog(db, principal, page, blank_to_none(query))
 
 
 @router.get("/versions/{version_id}/instructions", response_model=SkillInstructions)
-def version_instructions(version_id: UUID, principal: Reader, db: DbDep, response: Response) -> SkillInstructions:
+def version_instructions(
+    version_id: UUID, principal: Reader, db: DbDep, response: Response
+) -> SkillInstructions:
     """L1: the SKILL.md instructions of a version (Cache-Control: private, no-store)."""
     _no_store(response)
     return registry.instructions(db, principal, version_id)
@@ -143,8 +163,9 @@ def version_resources(version_id: UUID, principal: Reader, db: DbDep, page: Page
 
 
 @router.get("/versions/{version_id}/resources/{file_id}", response_model=SkillResourceContent)
-def version_resource(version_id: UUID, file_id: UUID, principal: Reader, db: DbDep,
-                     response: Response) -> SkillResourceContent:
+def version_resource(
+    version_id: UUID, file_id: UUID, principal: Reader, db: DbDep, response: Response
+) -> SkillResourceContent:
     """One selected text resource with its content (Cache-Control: private, no-store)."""
     _no_store(response)
     return registry.resource(db, principal, version_id, file_id)
@@ -156,18 +177,23 @@ def version_files(version_id: UUID, principal: Reader, db: DbDep, page: PageDep)
     return registry.files(db, principal, version_id, page)
 
 
-@router.post("/index", response_model=SkillIndexReport,
-             responses={202: {"model": SkillIndexReport, "description": QUEUED}})
-def index_active(principal: Writer, db: DbDep, rt: RetrievalDep,
-                 body: SkillIndexRequest | None = None) -> JSONResponse:
+@router.post(
+    "/index",
+    response_model=SkillIndexReport,
+    responses={202: {"model": SkillIndexReport, "description": QUEUED}},
+)
+def index_active(
+    principal: Writer, db: DbDep, rt: RetrievalDep, body: SkillIndexRequest | None = None
+) -> JSONResponse:
     """Index active skills' L0 cards into skill search (cards only: instructions never enter the index): inline
     up to 200 versions, otherwise 202 with the job that indexes them all."""
     return _report(registry.index_active(db, rt, principal, body or SkillIndexRequest()))
 
 
 @router.post("/search", response_model=SkillSearchResponse)
-def search(body: SkillSearchRequest, principal: Reader, db: DbDep, rt: RetrievalDep,
-           response: Response) -> SkillSearchResponse:
+def search(
+    body: SkillSearchRequest, principal: Reader, db: DbDep, rt: RetrievalDep, response: Response
+) -> SkillSearchResponse:
     """Hybrid search over indexed active cards; include_content=true loads each hit's L1 from Postgres."""
     if body.include_content:
         _no_store(response)
@@ -175,14 +201,17 @@ def search(body: SkillSearchRequest, principal: Reader, db: DbDep, rt: Retrieval
 
 
 @router.post("/versions/{version_id}/quality-runs", status_code=201, response_model=SkillQualityRun)
-def run_quality(version_id: UUID, principal: Writer, db: DbDep,
-                body: SkillQualityRunRequest | None = None) -> SkillQualityRun:
+def run_quality(
+    version_id: UUID, principal: Writer, db: DbDep, body: SkillQualityRunRequest | None = None
+) -> SkillQualityRun:
     """Run the offline deterministic quality checks (optional same-skill baseline_version_id); stores the report."""
     return registry.run_quality(db, principal, version_id, body or SkillQualityRunRequest())
 
 
 @router.get("/versions/{version_id}/quality-runs", response_model=Page[SkillQualityRunSummary])
-def list_quality_runs(version_id: UUID, principal: Reader, db: DbDep, page: PageDep) -> Page[SkillQualityRunSummary]:
+def list_quality_runs(
+    version_id: UUID, principal: Reader, db: DbDep, page: PageDep
+) -> Page[SkillQualityRunSummary]:
     """Quality run summaries of a version (no reports), newest first."""
     return registry.list_quality_runs(db, principal, version_id, page)
 

@@ -26,12 +26,19 @@ class SkillSnapshotPush(BaseModel):
         "hash": "the package identity hash is package_hash",
         "name": "the skill name comes from SKILL.md's frontmatter name (else the package folder)",
     }
-    files: list[FileInput] = Field(min_length=1, max_length=MAX_SNAPSHOT_FILES,
-                                   description="Every file of the package; SKILL.md at the package root")
+    files: list[FileInput] = Field(
+        min_length=1,
+        max_length=MAX_SNAPSHOT_FILES,
+        description="Every file of the package; SKILL.md at the package root",
+    )
     package_hash: Sha256Hex | None = Field(default=None, description="Omit to let the server derive it")
-    version: str | None = Field(default=None, min_length=1, max_length=100,
-                                description="Version label (default: metadata.version of SKILL.md, else "
-                                            "'pkg-' + the first 12 characters of the package hash)")
+    version: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description="Version label (default: metadata.version of SKILL.md, else "
+        "'pkg-' + the first 12 characters of the package hash)",
+    )
     change_summary: str = Field(default="", max_length=5000)
     activate: bool = Field(default=False, description="Make the ingested version the skill's active one")
     index: bool = Field(default=False, description="Also index the active card into skill search")
@@ -39,8 +46,12 @@ class SkillSnapshotPush(BaseModel):
 
 class SkillSyncRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    ref: str | None = Field(default=None, min_length=1, max_length=255,
-                            description="Branch, tag or commit (default: the source's default_ref, else HEAD)")
+    ref: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=255,
+        description="Branch, tag or commit (default: the source's default_ref, else HEAD)",
+    )
     activate: bool = False
     index: bool = False
 
@@ -64,15 +75,17 @@ class SkillIngestResult(BaseModel):
     revision: Revision
     version: SkillVersionSummary
     created: bool = Field(description="false when the package hash replayed an existing revision")
-    compile: SkillCompileOutcome | None = Field(description="The artifact refresh after the package commit; a "
-                                                       "failure never undoes the ingest")
+    compile: SkillCompileOutcome | None = Field(
+        description="The artifact refresh after the package commit; a failure never undoes the ingest"
+    )
     index: SkillIndexOutcome | None = None
 
 
 class SkillCompileRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    skill_version_id: UUID | None = Field(default=None, description="One version; omit to backfill every "
-                                                                     "active version")
+    skill_version_id: UUID | None = Field(
+        default=None, description="One version; omit to backfill every active version"
+    )
 
 
 class SkillCompileReport(BaseModel):
@@ -169,8 +182,12 @@ class SkillPackageFile(BaseModel):
 
 class SkillIndexRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    skill_name: str | None = Field(default=None, min_length=1, max_length=200,
-                                   description="Only this skill's active card (default: every active card)")
+    skill_name: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="Only this skill's active card (default: every active card)",
+    )
 
 
 class SkillIndexReport(BaseModel):
@@ -187,7 +204,8 @@ class SkillIndexReport(BaseModel):
 class SkillSearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     field_hints: ClassVar[dict[str, str]] = {
-        "q": "the search text is query", "limit": "the number of hits is top_k",
+        "q": "the search text is query",
+        "limit": "the number of hits is top_k",
         "content": "set include_content=true to load L1 instructions",
     }
     query: str = Field(min_length=1, max_length=1000)
@@ -215,8 +233,10 @@ class SkillSearchResponse(BaseModel):
     total: int
     degraded: list[SkillDegraded]
     filtered_by_min_similarity: int | None = Field(
-        default=None, description="Hits dropped by min_similarity (absent when it was not sent)",
-        exclude_if=lambda v: v is None)
+        default=None,
+        description="Hits dropped by min_similarity (absent when it was not sent)",
+        exclude_if=lambda v: v is None,
+    )
 
 
 class SkillQualityRunRequest(BaseModel):

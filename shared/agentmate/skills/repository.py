@@ -22,62 +22,99 @@ LOG_COLUMNS = (
 )
 
 # Constraint name → the request field it guards (core.dberrors reports violations by it).
-CONSTRAINTS = constraints({
-    "skill_versions_skill_name_check": ("skill_name", "must be 1..200 characters"),
-    "skill_versions_version_check": ("version", "must be 1..100 characters"),
-    "skill_versions_content_hash_check": ("content_hash", "must be 64 lowercase hex characters (sha256)"),
-    "skill_versions_package_hash_check": ("package_hash", "must be 64 lowercase hex characters (sha256)"),
-    "skill_versions_eval_pass_rate_check": ("eval_pass_rate", "must be between 0 and 1"),
-    "skill_versions_direct_label_key": ("version", "this version label of the skill is already published"),
-    "skill_versions_direct_content_key": ("content", "this body is already published as a version of the skill"),
-    "skill_versions_one_active_key": ("activate", "another version of this skill became active at the same time"),
-    "skill_logs_skill_name_check": ("skill_name", "must be 1..200 characters"),
-    "skill_logs_outcome_check": ("outcome", "must be one of success, failure, partial, user_corrected"),
-    "skill_logs_duration_check": ("duration_ms", "must be at least 0"),
-    "skill_logs_tool_calls_check": ("tool_calls", "must be an array"),
-    "skill_logs_skill_version_fkey": ("skill_version_id", "unknown skill version of this skill in this account"),
-})
+CONSTRAINTS = constraints(
+    {
+        "skill_versions_skill_name_check": ("skill_name", "must be 1..200 characters"),
+        "skill_versions_version_check": ("version", "must be 1..100 characters"),
+        "skill_versions_content_hash_check": ("content_hash", "must be 64 lowercase hex characters (sha256)"),
+        "skill_versions_package_hash_check": ("package_hash", "must be 64 lowercase hex characters (sha256)"),
+        "skill_versions_eval_pass_rate_check": ("eval_pass_rate", "must be between 0 and 1"),
+        "skill_versions_direct_label_key": (
+            "version",
+            "this version label of the skill is already published",
+        ),
+        "skill_versions_direct_content_key": (
+            "content",
+            "this body is already published as a version of the skill",
+        ),
+        "skill_versions_one_active_key": (
+            "activate",
+            "another version of this skill became active at the same time",
+        ),
+        "skill_logs_skill_name_check": ("skill_name", "must be 1..200 characters"),
+        "skill_logs_outcome_check": ("outcome", "must be one of success, failure, partial, user_corrected"),
+        "skill_logs_duration_check": ("duration_ms", "must be at least 0"),
+        "skill_logs_tool_calls_check": ("tool_calls", "must be an array"),
+        "skill_logs_skill_version_fkey": (
+            "skill_version_id",
+            "unknown skill version of this skill in this account",
+        ),
+    }
+)
 
 # The registry's tables (migrations/0060: the package tables from the shared template, artifacts, quality runs);
 # their SQL is in registry_repository.py and agentmate.packages.store.
-REGISTRY_CONSTRAINTS = constraints({
-    "skill_sources_account_name_key": ("name", "a skill source with this name already exists"),
-    "skill_sources_active_revision_fkey": ("source_id", "the active revision must be a revision of this source"),
-    "skill_sources_name_check": ("name", "must be 1..128 characters"),
-    "skill_sources_package_path_check": ("package_path", "must be at most 512 characters"),
-    "skill_sources_repository_url_check": ("repository_url", "must be 1..2048 characters"),
-    "skill_sources_status_check": ("status", "must be pending, ready or error"),
-    "skill_sources_type_check": ("type", "must be git or local"),
-    "skill_source_revisions_commit_sha_check": ("commit_sha", "must be a 40- or 64-character hex commit id"),
-    "skill_source_revisions_counts_check": ("files", "a revision has at least one file"),
-    "skill_source_revisions_id_source_account_key": ("source_id", "revision identity"),
-    "skill_source_revisions_origin_check": ("origin", "must be git or snapshot"),
-    "skill_source_revisions_package_hash_check": ("package_hash", "must be 64 lowercase hex characters (sha256)"),
-    "skill_source_revisions_source_fkey": ("source_id", "unknown skill source in this account"),
-    "skill_source_revisions_source_hash_key": ("package_hash", "this package is already a revision of the source"),
-    "skill_revision_files_content_check": ("files", "a text file keeps its content, a binary file none"),
-    "skill_revision_files_path_check": ("files", "a path must be 1..512 characters"),
-    "skill_revision_files_revision_fkey": ("revision_id", "unknown revision in this account"),
-    "skill_revision_files_revision_path_key": ("files", "duplicate path in the package"),
-    "skill_revision_files_sha256_check": ("files", "sha256 must be 64 lowercase hex characters"),
-    "skill_revision_files_size_check": ("files", "size_bytes must be at least 0"),
-    "skill_versions_revision_fkey": ("source_revision_id", "unknown revision of this source in this account"),
-    "skill_versions_revision_key": ("source_revision_id", "this revision already has its version"),
-    "skill_versions_source_fkey": ("source_id", "unknown skill source in this account"),
-    "skill_versions_source_pair_check": ("source_id", "source_id and source_revision_id go together"),
-    "skill_compiled_artifacts_card_check": ("card", "must be a JSON object of at most 64 KiB"),
-    "skill_compiled_artifacts_contract_check": ("knowledge_contract", "must be a JSON object"),
-    "skill_compiled_artifacts_hash_check": ("package_hash", "must be 64 lowercase hex characters (sha256)"),
-    "skill_compiled_artifacts_manifest_check": ("resource_manifest", "must be a JSON array"),
-    "skill_compiled_artifacts_version_fkey": ("skill_version_id", "unknown skill version in this account"),
-    "skill_compile_failures_problems_check": ("problems", "must be a JSON array"),
-    "skill_compile_failures_version_fkey": ("skill_version_id", "unknown skill version in this account"),
-    "skill_quality_runs_baseline_fkey": ("baseline_version_id", "unknown skill version in this account"),
-    "skill_quality_runs_report_check": ("report", "must be a JSON object of at most 1 MiB"),
-    "skill_quality_runs_status_check": ("status", "must be completed or failed"),
-    "skill_quality_runs_summary_check": ("summary", "must be a JSON object"),
-    "skill_quality_runs_version_fkey": ("skill_version_id", "unknown skill version in this account"),
-})
+REGISTRY_CONSTRAINTS = constraints(
+    {
+        "skill_sources_account_name_key": ("name", "a skill source with this name already exists"),
+        "skill_sources_active_revision_fkey": (
+            "source_id",
+            "the active revision must be a revision of this source",
+        ),
+        "skill_sources_name_check": ("name", "must be 1..128 characters"),
+        "skill_sources_package_path_check": ("package_path", "must be at most 512 characters"),
+        "skill_sources_repository_url_check": ("repository_url", "must be 1..2048 characters"),
+        "skill_sources_status_check": ("status", "must be pending, ready or error"),
+        "skill_sources_type_check": ("type", "must be git or local"),
+        "skill_source_revisions_commit_sha_check": (
+            "commit_sha",
+            "must be a 40- or 64-character hex commit id",
+        ),
+        "skill_source_revisions_counts_check": ("files", "a revision has at least one file"),
+        "skill_source_revisions_id_source_account_key": ("source_id", "revision identity"),
+        "skill_source_revisions_origin_check": ("origin", "must be git or snapshot"),
+        "skill_source_revisions_package_hash_check": (
+            "package_hash",
+            "must be 64 lowercase hex characters (sha256)",
+        ),
+        "skill_source_revisions_source_fkey": ("source_id", "unknown skill source in this account"),
+        "skill_source_revisions_source_hash_key": (
+            "package_hash",
+            "this package is already a revision of the source",
+        ),
+        "skill_revision_files_content_check": ("files", "a text file keeps its content, a binary file none"),
+        "skill_revision_files_path_check": ("files", "a path must be 1..512 characters"),
+        "skill_revision_files_revision_fkey": ("revision_id", "unknown revision in this account"),
+        "skill_revision_files_revision_path_key": ("files", "duplicate path in the package"),
+        "skill_revision_files_sha256_check": ("files", "sha256 must be 64 lowercase hex characters"),
+        "skill_revision_files_size_check": ("files", "size_bytes must be at least 0"),
+        "skill_versions_revision_fkey": (
+            "source_revision_id",
+            "unknown revision of this source in this account",
+        ),
+        "skill_versions_revision_key": ("source_revision_id", "this revision already has its version"),
+        "skill_versions_source_fkey": ("source_id", "unknown skill source in this account"),
+        "skill_versions_source_pair_check": ("source_id", "source_id and source_revision_id go together"),
+        "skill_compiled_artifacts_card_check": ("card", "must be a JSON object of at most 64 KiB"),
+        "skill_compiled_artifacts_contract_check": ("knowledge_contract", "must be a JSON object"),
+        "skill_compiled_artifacts_hash_check": (
+            "package_hash",
+            "must be 64 lowercase hex characters (sha256)",
+        ),
+        "skill_compiled_artifacts_manifest_check": ("resource_manifest", "must be a JSON array"),
+        "skill_compiled_artifacts_version_fkey": (
+            "skill_version_id",
+            "unknown skill version in this account",
+        ),
+        "skill_compile_failures_problems_check": ("problems", "must be a JSON array"),
+        "skill_compile_failures_version_fkey": ("skill_version_id", "unknown skill version in this account"),
+        "skill_quality_runs_baseline_fkey": ("baseline_version_id", "unknown skill version in this account"),
+        "skill_quality_runs_report_check": ("report", "must be a JSON object of at most 1 MiB"),
+        "skill_quality_runs_status_check": ("status", "must be completed or failed"),
+        "skill_quality_runs_summary_check": ("summary", "must be a JSON object"),
+        "skill_quality_runs_version_fkey": ("skill_version_id", "unknown skill version in this account"),
+    }
+)
 
 
 def lock_skill(conn: Conn, *, account_id: UUID, skill_name: str) -> None:

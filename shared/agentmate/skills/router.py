@@ -24,12 +24,16 @@ from agentmate.skills.schemas import (
 )
 
 router = APIRouter(prefix="/api/skills", tags=["skills"], responses=PROBLEM_RESPONSES)
-SkillNameQuery = Annotated[str, Query(min_length=1, max_length=200, pattern=NON_BLANK_TEXT,
-                                       description="Exact skill name (not blank)")]
+SkillNameQuery = Annotated[
+    str,
+    Query(min_length=1, max_length=200, pattern=NON_BLANK_TEXT, description="Exact skill name (not blank)"),
+]
 
 
 @router.post("/logs", status_code=201, response_model=SkillLog)
-def add_log(body: SkillLogCreate, principal: SkillsWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
+def add_log(
+    body: SkillLogCreate, principal: SkillsWrite, db: DbDep, idempotency_key: IdempotencyKey
+) -> Response:
     """Record one skill execution; skill_version_id (optional) must be a version of the same skill."""
     result = service.add_log(db, principal, body, idempotency_key)
     return created(result)
@@ -59,10 +63,18 @@ def list_logs(
     )
 
 
-@router.post("/versions", status_code=201, response_model=VersionPublished,
-              responses={200: {"model": VersionPublished,
-                               "description": "Replay: this skill already has this version with the same content"}},
-              openapi_extra=max_body(CONTENT_BODY_LIMIT))
+@router.post(
+    "/versions",
+    status_code=201,
+    response_model=VersionPublished,
+    responses={
+        200: {
+            "model": VersionPublished,
+            "description": "Replay: this skill already has this version with the same content",
+        }
+    },
+    openapi_extra=max_body(CONTENT_BODY_LIMIT),
+)
 def publish_version(body: SkillVersionCreate, principal: SkillsWrite, db: DbDep) -> Response:
     """Publish a SKILL.md body as a version (201); the same body under the same label again is a 200 no-op.
 

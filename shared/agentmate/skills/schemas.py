@@ -28,7 +28,11 @@ def _lower_strip(value: object) -> object:
     return value.strip().lower() if isinstance(value, str) else value
 
 
-SkillName = Annotated[str, Field(min_length=1, max_length=MAX_SKILL_NAME, json_schema_extra={"pattern": NON_BLANK_TEXT}), BeforeValidator(_strip)]
+SkillName = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_SKILL_NAME, json_schema_extra={"pattern": NON_BLANK_TEXT}),
+    BeforeValidator(_strip),
+]
 Sha256Hex = Annotated[
     str,
     Field(pattern=r"^\s*[0-9a-fA-F]{64}\s*$", description="sha256 hex (64 characters; stored lowercase)"),

@@ -65,7 +65,9 @@ def _refresh(db: Database, principal: Principal, version_id: Any) -> None:
 
 
 @counted("SkillVersionPublished", new_only)
-def publish_version(db: Database, principal: Principal, body: SkillVersionCreate) -> Created[VersionPublished]:
+def publish_version(
+    db: Database, principal: Principal, body: SkillVersionCreate
+) -> Created[VersionPublished]:
     """Publish a body; re-publishing the same body under the same label returns the existing version (a
     replay). The compiled artifact is refreshed after the commit."""
     outcome = _publish_version(db, principal, body)
@@ -73,7 +75,9 @@ def publish_version(db: Database, principal: Principal, body: SkillVersionCreate
     return outcome
 
 
-def _publish_version(db: Database, principal: Principal, body: SkillVersionCreate) -> Created[VersionPublished]:
+def _publish_version(
+    db: Database, principal: Principal, body: SkillVersionCreate
+) -> Created[VersionPublished]:
     digest = content_hash(body.content)
     if body.content_hash is not None and body.content_hash != digest:
         raise invalid("content_hash", "does not match sha256(content); omit it to let the server compute it")

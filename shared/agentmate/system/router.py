@@ -16,7 +16,17 @@ from agentmate.core.scopes import DESCRIPTIONS, SCOPES
 
 router = APIRouter(prefix="/api", tags=["system"])
 
-MCP_MODULES = ("todos", "notes", "reports", "bookmarks", "expenses", "memory", "skills", "context", "knowledge")
+MCP_MODULES = (
+    "todos",
+    "notes",
+    "reports",
+    "bookmarks",
+    "expenses",
+    "memory",
+    "skills",
+    "context",
+    "knowledge",
+)
 
 # Write models an agent fills in, by name → "module:Class". Modules not present yet are skipped.
 SCHEMA_MODELS: dict[str, str] = {
@@ -61,8 +71,12 @@ class Health(BaseModel):
 def health() -> Health:
     """Liveness plus where to look next. Always JSON: HTML here means a wrong base URL."""
     return Health(
-        status="ok", service="agentmate", version=API_VERSION, schema_url="/api/schema",
-        openapi="/api/openapi.json", mcp_endpoints=["/mcp", *(f"/mcp/{m}" for m in MCP_MODULES)],
+        status="ok",
+        service="agentmate",
+        version=API_VERSION,
+        schema_url="/api/schema",
+        openapi="/api/openapi.json",
+        mcp_endpoints=["/mcp", *(f"/mcp/{m}" for m in MCP_MODULES)],
     )
 
 
@@ -74,7 +88,16 @@ def _fields(js: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
         for opt in options:
             if "$ref" in opt:
                 opt = defs.get(opt["$ref"].split("/")[-1], {})
-            for key in ("type", "enum", "maxLength", "minLength", "maximum", "minimum", "exclusiveMinimum", "format"):
+            for key in (
+                "type",
+                "enum",
+                "maxLength",
+                "minLength",
+                "maximum",
+                "minimum",
+                "exclusiveMinimum",
+                "format",
+            ):
                 if key in opt and key not in info:
                     info[key] = opt[key]
             if opt.get("type") == "array":
@@ -85,8 +108,11 @@ def _fields(js: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
                     info["maxItems"] = opt["maxItems"]
                 if "$ref" in items:  # an array of objects (e.g. evidence): the shape of one item
                     item = defs.get(items["$ref"].split("/")[-1], {})
-                    info["items"] = {"required": item.get("required", []), "fields": _fields(item, defs),
-                                     "unknown_fields": "rejected"}
+                    info["items"] = {
+                        "required": item.get("required", []),
+                        "fields": _fields(item, defs),
+                        "unknown_fields": "rejected",
+                    }
         if {"type": "null"} in options:  # on an update: null clears the field
             info["nullable"] = True
         if "default" in prop:
@@ -99,8 +125,11 @@ def _fields(js: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
 
 def _describe(model: type[BaseModel]) -> dict[str, Any]:
     js = model.model_json_schema()
-    return {"required": js.get("required", []), "fields": _fields(js, js.get("$defs", {})),
-            "unknown_fields": "rejected"}
+    return {
+        "required": js.get("required", []),
+        "fields": _fields(js, js.get("$defs", {})),
+        "unknown_fields": "rejected",
+    }
 
 
 # Scopes a key may hold although nothing uses them yet (their domain is not built).
@@ -154,14 +183,24 @@ def schema() -> dict[str, Any]:
 GUIDE_FILE = Path(__file__).resolve().parent / "agent-integration.md"  # a copy of docs/agent-integration.md
 MARKDOWN = "text/markdown; charset=utf-8"
 LLMS_MODULES = {  # every MCP module: what its tools are for
-    "todos": "todos", "notes": "notes", "reports": "reports", "bookmarks": "bookmarks", "expenses": "expenses",
-    "memory": ("the memory journal, durable memories (search, retire, forget), checkpoints and resume by session "
-               "or scope, and working memory"),
-    "skills": ("the skills registry (publish, sync, search, load instructions and resources, quality runs) and "
-               "skill execution logs"),
+    "todos": "todos",
+    "notes": "notes",
+    "reports": "reports",
+    "bookmarks": "bookmarks",
+    "expenses": "expenses",
+    "memory": (
+        "the memory journal, durable memories (search, retire, forget), checkpoints and resume by session "
+        "or scope, and working memory"
+    ),
+    "skills": (
+        "the skills registry (publish, sync, search, load instructions and resources, quality runs) and "
+        "skill execution logs"
+    ),
     "context": "the context pack: one budgeted, cited context for a task from six layers",
-    "knowledge": ("the knowledge registry: sources, documents, the catalog, chunk search with citations, discovery "
-                  "for a skill, resolution runs, the compiled wiki and its quality checks"),
+    "knowledge": (
+        "the knowledge registry: sources, documents, the catalog, chunk search with citations, discovery "
+        "for a skill, resolution runs, the compiled wiki and its quality checks"
+    ),
 }
 
 
@@ -184,9 +223,7 @@ def _base(request: Request) -> str:
 def llms_txt(request: Request) -> Response:
     """An llms.txt index (https://llmstxt.org): the guide, the OpenAPI document and the MCP endpoints."""
     base = _base(request)
-    mcp = "\n".join(
-        f"- [/mcp/{m}]({base}/mcp/{m}): tools for {LLMS_MODULES[m]}" for m in MCP_MODULES
-    )
+    mcp = "\n".join(f"- [/mcp/{m}]({base}/mcp/{m}): tools for {LLMS_MODULES[m]}" for m in MCP_MODULES)
     text = f"""# Agentmate
 
 > A backend for AI agents: durable memory (journal events, evidence-backed memories, hybrid search,

@@ -17,7 +17,9 @@ router = APIRouter(prefix="/api/todos", tags=["todos"], responses=PROBLEM_RESPON
 
 
 @router.post("", status_code=201, response_model=Todo)
-def create_todo(body: TodoCreate, principal: TodosWrite, db: DbDep, idempotency_key: IdempotencyKey) -> Response:
+def create_todo(
+    body: TodoCreate, principal: TodosWrite, db: DbDep, idempotency_key: IdempotencyKey
+) -> Response:
     """Create a todo. Send an `Idempotency-Key` header to make retries safe."""
     result = service.create(db, principal, body, idempotency_key)
     return created(result)
@@ -25,7 +27,9 @@ def create_todo(body: TodoCreate, principal: TodosWrite, db: DbDep, idempotency_
 
 @router.get("", response_model=Page[Todo])
 def list_todos(
-    principal: TodosRead, db: DbDep, page: PageDep,
+    principal: TodosRead,
+    db: DbDep,
+    page: PageDep,
     status: Annotated[TodoStatus | None, Query()] = None,
     tag: Annotated[str | None, Query(description="Exact tag (normalised)")] = None,
     tags: Annotated[str | None, Query(description="Comma-separated tags; all must match")] = None,
@@ -37,7 +41,9 @@ def list_todos(
 
 @router.get("/search", response_model=Page[Todo])
 def search_todos(
-    principal: TodosRead, db: DbDep, page: PageDep,
+    principal: TodosRead,
+    db: DbDep,
+    page: PageDep,
     q: Annotated[str, Query(description="Case-insensitive substring of title or description")] = "",
 ) -> Page[Todo]:
     """Search todos by text."""

@@ -35,7 +35,9 @@ class TodoUpdate(PatchModel):
     nullable = frozenset({"due_date"})
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
-    title: Text | None = Field(default=None, min_length=1, max_length=500, json_schema_extra={"pattern": NON_BLANK_TEXT})
+    title: Text | None = Field(
+        default=None, min_length=1, max_length=500, json_schema_extra={"pattern": NON_BLANK_TEXT}
+    )
     description: Text | None = Field(default=None, max_length=20000)
     status: TodoStatus | None = None
     priority: TodoPriority | None = None

@@ -11,9 +11,7 @@ from agentmate.todos import repository as repo
 from agentmate.todos.schemas import STATUSES, Todo
 
 # create / get / update / delete: the shared record use cases (agentmate.core.records).
-_records = records.RecordService(
-    resource="todo", model=Todo, repo=repo, id_field="todo_id"
-)
+_records = records.RecordService(resource="todo", model=Todo, repo=repo, id_field="todo_id")
 create = _records.create
 get = _records.get
 update = _records.update
@@ -48,5 +46,7 @@ def containing_any_of(db: Database, principal: Principal, substrings: list[str],
     """At most ``limit`` todos whose text contains any of ``substrings`` (case-insensitive), those containing the most
     first, then newest: the context pack ranks them word by word (``retrieval.bm25``)."""
     with db.tenant(principal.account_id) as conn:
-        rows = repo.containing_any_of(conn, account_id=principal.account_id, substrings=substrings, limit=limit)
+        rows = repo.containing_any_of(
+            conn, account_id=principal.account_id, substrings=substrings, limit=limit
+        )
     return [Todo(**r) for r in rows]

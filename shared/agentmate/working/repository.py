@@ -13,7 +13,9 @@ from agentmate.core.dberrors import constraints
 from agentmate.core.sql import paged
 
 SESSION_COLUMNS = "id, title, agent, status, metadata, last_seq, created_at, updated_at"
-ITEM_COLUMNS = "session_id, seq, item_type, role, content, metadata, idempotency_key, content_hash, created_at"
+ITEM_COLUMNS = (
+    "session_id, seq, item_type, role, content, metadata, idempotency_key, content_hash, created_at"
+)
 # The replay page's select list: rows past the page cut keep their seq but not their (possibly large) payload.
 _PAGE_SELECT = ", ".join(
     f"CASE WHEN p.keep THEN p.{c} END AS {c}" if c in ("content", "metadata") else f"p.{c}"
@@ -25,28 +27,34 @@ UPDATABLE = ("title", "status", "metadata")
 # --- sessions -------------------------------------------------------------------------------------------------
 
 # Constraint name → the request field it guards (core.dberrors reports violations by it).
-CONSTRAINTS = constraints({
-    "working_sessions_title_check": ("title", "must be 1..500 characters"),
-    "working_sessions_agent_check": ("agent", "must be 1..200 characters"),
-    "working_sessions_status_check": ("status", "must be one of active, archived"),
-    "working_sessions_metadata_check": ("metadata", "must be a JSON object"),
-    "working_sessions_last_seq_check": ("last_seq", "must be at least 0"),
-    "working_items_item_type_check": ("item_type", "must be one of message, tool_result, draft"),
-    "working_items_role_check": ("role", "must be one of system, user, assistant, tool"),
-    "working_items_role_required_check": ("role", "required for message items, not allowed on the others"),
-    "working_items_content_size_check": ("content", "must be at most 1048576 bytes (UTF-8)"),
-    "working_items_metadata_check": ("metadata", "must be a JSON object"),
-    "working_items_idempotency_key_check": ("idempotency_key", "must be 1..512 characters"),
-    "working_items_idempotency_key_key": ("idempotency_key", "already used in this session"),
-    "working_items_content_hash_check": ("content_hash", "must be 64 lowercase hex characters (sha256)"),
-    "working_items_seq_check": ("seq", "must be at least 1"),
-    "working_items_size_bytes_check": ("size_bytes", "must be at least 0"),
-    "working_items_session_fkey": ("session_id", "unknown working session in this account"),
-})
+CONSTRAINTS = constraints(
+    {
+        "working_sessions_title_check": ("title", "must be 1..500 characters"),
+        "working_sessions_agent_check": ("agent", "must be 1..200 characters"),
+        "working_sessions_status_check": ("status", "must be one of active, archived"),
+        "working_sessions_metadata_check": ("metadata", "must be a JSON object"),
+        "working_sessions_last_seq_check": ("last_seq", "must be at least 0"),
+        "working_items_item_type_check": ("item_type", "must be one of message, tool_result, draft"),
+        "working_items_role_check": ("role", "must be one of system, user, assistant, tool"),
+        "working_items_role_required_check": (
+            "role",
+            "required for message items, not allowed on the others",
+        ),
+        "working_items_content_size_check": ("content", "must be at most 1048576 bytes (UTF-8)"),
+        "working_items_metadata_check": ("metadata", "must be a JSON object"),
+        "working_items_idempotency_key_check": ("idempotency_key", "must be 1..512 characters"),
+        "working_items_idempotency_key_key": ("idempotency_key", "already used in this session"),
+        "working_items_content_hash_check": ("content_hash", "must be 64 lowercase hex characters (sha256)"),
+        "working_items_seq_check": ("seq", "must be at least 1"),
+        "working_items_size_bytes_check": ("size_bytes", "must be at least 0"),
+        "working_items_session_fkey": ("session_id", "unknown working session in this account"),
+    }
+)
 
 
-def insert_session(conn: Conn, *, account_id: UUID, title: str | None, agent: str | None,
-                   metadata: dict[str, Any]) -> dict[str, Any]:
+def insert_session(
+    conn: Conn, *, account_id: UUID, title: str | None, agent: str | None, metadata: dict[str, Any]
+) -> dict[str, Any]:
     row = conn.execute(
         f"""INSERT INTO working_sessions (account_id, title, agent, metadata)
             VALUES (%(account_id)s, %(title)s, %(agent)s, %(metadata)s)
@@ -57,7 +65,9 @@ def insert_session(conn: Conn, *, account_id: UUID, title: str | None, agent: st
     return row
 
 
-def get_session(conn: Conn, *, account_id: UUID, session_id: UUID, for_update: bool = False) -> dict[str, Any] | None:
+def get_session(
+    conn: Conn, *, account_id: UUID, session_id: UUID, for_update: bool = False
+) -> dict[str, Any] | None:
     """One session; ``for_update`` locks its row so appends (and their seq counter) serialise on it."""
     lock = " FOR UPDATE" if for_update else ""
     return conn.execute(
@@ -66,8 +76,12 @@ def get_session(conn: Conn, *, account_id: UUID, session_id: UUID, for_update: b
     ).fetchone()
 
 
-def update_session(conn: Conn, *, account_id: UUID, session_id: UUID, changes: dict[str, Any]) -> dict[str, Any] | None:
-    params = {col: (Jsonb(val) if col == "metadata" else val) for col, val in changes.items() if col in UPDATABLE}
+def update_session(
+    conn: Conn, *, account_id: UUID, session_id: UUID, changes: dict[str, Any]
+) -> dict[str, Any] | None:
+    params = {
+        col: (Jsonb(val) if col == "metadata" else val) for col, val in changes.items() if col in UPDATABLE
+    }
     sets = "".join(f"{col} = %({col})s, " for col in params)
     return conn.execute(
         f"""UPDATE working_sessions SET {sets}updated_at = now()
@@ -86,8 +100,10 @@ def advance_session(conn: Conn, *, account_id: UUID, session_id: UUID, last_seq:
 
 
 def touch_session(conn: Conn, *, account_id: UUID, session_id: UUID) -> None:
-    conn.execute("UPDATE working_sessions SET updated_at = now() WHERE account_id = %s AND id = %s",
-                 (account_id, session_id))
+    conn.execute(
+        "UPDATE working_sessions SET updated_at = now() WHERE account_id = %s AND id = %s",
+        (account_id, session_id),
+    )
 
 
 def delete_session(conn: Conn, *, account_id: UUID, session_id: UUID) -> int | None:
@@ -98,14 +114,21 @@ def delete_session(conn: Conn, *, account_id: UUID, session_id: UUID) -> int | N
     """
     if get_session(conn, account_id=account_id, session_id=session_id, for_update=True) is None:
         return None
-    items = conn.execute("DELETE FROM working_items WHERE account_id = %s AND session_id = %s",
-                         (account_id, session_id)).rowcount
+    items = conn.execute(
+        "DELETE FROM working_items WHERE account_id = %s AND session_id = %s", (account_id, session_id)
+    ).rowcount
     conn.execute("DELETE FROM working_sessions WHERE account_id = %s AND id = %s", (account_id, session_id))
     return items
 
 
 def search_sessions(
-    conn: Conn, *, account_id: UUID, status: str | None, agent: str | None, limit: int, offset: int,
+    conn: Conn,
+    *,
+    account_id: UUID,
+    status: str | None,
+    agent: str | None,
+    limit: int,
+    offset: int,
 ) -> tuple[list[dict[str, Any]], int]:
     """Filtered sessions, most recently updated first."""
     params: dict[str, Any] = {"account_id": account_id}
@@ -116,14 +139,24 @@ def search_sessions(
     if agent:
         where.append("agent = %(agent)s")
         params["agent"] = agent
-    return paged(conn, columns=SESSION_COLUMNS, table="working_sessions", where=where, params=params,
-                 order_by="updated_at DESC, id", limit=limit, offset=offset)
+    return paged(
+        conn,
+        columns=SESSION_COLUMNS,
+        table="working_sessions",
+        where=where,
+        params=params,
+        order_by="updated_at DESC, id",
+        limit=limit,
+        offset=offset,
+    )
 
 
 # --- items ----------------------------------------------------------------------------------------------------
 
 
-def items_by_keys(conn: Conn, *, account_id: UUID, session_id: UUID, keys: list[str]) -> dict[str, dict[str, Any]]:
+def items_by_keys(
+    conn: Conn, *, account_id: UUID, session_id: UUID, keys: list[str]
+) -> dict[str, dict[str, Any]]:
     """Stored items of this session holding any of ``keys``, by key (no content: only what a replay needs)."""
     rows = conn.execute(
         """SELECT seq, item_type, role, idempotency_key, content_hash, created_at FROM working_items
@@ -133,7 +166,9 @@ def items_by_keys(conn: Conn, *, account_id: UUID, session_id: UUID, keys: list[
     return {r["idempotency_key"]: r for r in rows}
 
 
-def insert_items(conn: Conn, *, account_id: UUID, session_id: UUID, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def insert_items(
+    conn: Conn, *, account_id: UUID, session_id: UUID, items: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """Insert pre-numbered items in one statement; returns (seq, created_at) per item, in seq order.
 
     Each item dict has seq, item_type, role, content, metadata_json (serialized object), idempotency_key,
@@ -141,7 +176,16 @@ def insert_items(conn: Conn, *, account_id: UUID, session_id: UUID, items: list[
     """
     if not items:
         return []
-    cols = ("seq", "item_type", "role", "content", "metadata_json", "idempotency_key", "content_hash", "size_bytes")
+    cols = (
+        "seq",
+        "item_type",
+        "role",
+        "content",
+        "metadata_json",
+        "idempotency_key",
+        "content_hash",
+        "size_bytes",
+    )
     arrays = {c: [it[c] for it in items] for c in cols}
     return conn.execute(
         """INSERT INTO working_items (account_id, session_id, seq, item_type, role, content, metadata,
@@ -159,7 +203,13 @@ def insert_items(conn: Conn, *, account_id: UUID, session_id: UUID, items: list[
 
 
 def page_items(
-    conn: Conn, *, account_id: UUID, session_id: UUID, after_seq: int, limit: int, max_bytes: int,
+    conn: Conn,
+    *,
+    account_id: UUID,
+    session_id: UUID,
+    after_seq: int,
+    limit: int,
+    max_bytes: int,
 ) -> tuple[list[dict[str, Any]], bool, bool]:
     """Items with seq > after_seq in seq order: (items, has_more, size_limited).
 
@@ -183,8 +233,13 @@ def page_items(
                 ) w
             ) p
             ORDER BY p.seq""",
-        {"account_id": account_id, "session_id": session_id, "after_seq": after_seq, "limit": limit,
-         "max_bytes": max_bytes},
+        {
+            "account_id": account_id,
+            "session_id": session_id,
+            "after_seq": after_seq,
+            "limit": limit,
+            "max_bytes": max_bytes,
+        },
     ).fetchall()
     kept = [r for r in rows if r["keep"]]
     size_limited = any(not r["keep"] and r["n"] <= limit for r in rows)
@@ -194,10 +249,13 @@ def page_items(
 
 
 def delete_item(conn: Conn, *, account_id: UUID, session_id: UUID, seq: int) -> bool:
-    return conn.execute(
-        "DELETE FROM working_items WHERE account_id = %s AND session_id = %s AND seq = %s",
-        (account_id, session_id, seq),
-    ).rowcount > 0
+    return (
+        conn.execute(
+            "DELETE FROM working_items WHERE account_id = %s AND session_id = %s AND seq = %s",
+            (account_id, session_id, seq),
+        ).rowcount
+        > 0
+    )
 
 
 _RECENT = """SELECT seq, item_type, role, left(content, %(max_chars)s) AS content,
@@ -208,24 +266,45 @@ _RECENT = """SELECT seq, item_type, role, left(content, %(max_chars)s) AS conten
              LIMIT %(limit)s"""
 
 
-def recent_items(conn: Conn, *, account_id: UUID, session_id: UUID, before_seq: int, limit: int,
-                 max_chars: int) -> list[dict[str, Any]]:
+def recent_items(
+    conn: Conn, *, account_id: UUID, session_id: UUID, before_seq: int, limit: int, max_chars: int
+) -> list[dict[str, Any]]:
     """Items with seq < before_seq, newest first, each with at most ``max_chars`` of its content and its full
     length in characters (the context pack's WORKING layer reads a session backwards under a budget)."""
-    return conn.execute(_RECENT, {"account_id": account_id, "session_id": session_id, "before_seq": before_seq,
-                                  "limit": limit, "max_chars": max_chars}).fetchall()
+    return conn.execute(
+        _RECENT,
+        {
+            "account_id": account_id,
+            "session_id": session_id,
+            "before_seq": before_seq,
+            "limit": limit,
+            "max_chars": max_chars,
+        },
+    ).fetchall()
 
 
-def recent_window(conn: Conn, *, account_id: UUID, session_id: UUID, before_seq: int, limit: int,
-                  max_chars: int) -> tuple[bool, int, list[dict[str, Any]]]:
+def recent_window(
+    conn: Conn, *, account_id: UUID, session_id: UUID, before_seq: int, limit: int, max_chars: int
+) -> tuple[bool, int, list[dict[str, Any]]]:
     """Whether the session exists, how many items it has, and its first page of ``recent_items``.
     The three statements are sent before any result is read: in pipeline mode they cost one round trip."""
-    found = conn.execute("SELECT 1 AS found FROM working_sessions WHERE account_id = %s AND id = %s",
-                         (account_id, session_id))
-    count = conn.execute("SELECT count(*) AS n FROM working_items WHERE account_id = %s AND session_id = %s",
-                         (account_id, session_id))
-    page = conn.execute(_RECENT, {"account_id": account_id, "session_id": session_id, "before_seq": before_seq,
-                                  "limit": limit, "max_chars": max_chars})
+    found = conn.execute(
+        "SELECT 1 AS found FROM working_sessions WHERE account_id = %s AND id = %s", (account_id, session_id)
+    )
+    count = conn.execute(
+        "SELECT count(*) AS n FROM working_items WHERE account_id = %s AND session_id = %s",
+        (account_id, session_id),
+    )
+    page = conn.execute(
+        _RECENT,
+        {
+            "account_id": account_id,
+            "session_id": session_id,
+            "before_seq": before_seq,
+            "limit": limit,
+            "max_chars": max_chars,
+        },
+    )
     rows = page.fetchall()
     total = count.fetchone()
     return found.fetchone() is not None, int(total["n"]) if total else 0, rows

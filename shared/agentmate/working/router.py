@@ -30,7 +30,9 @@ SessionId = Annotated[UUID, Path(description="Working session id")]
 
 @router.post("/sessions", status_code=201, response_model=WorkingSession)
 def create_session(
-    principal: MemoryWrite, db: DbDep, idempotency_key: IdempotencyKey,
+    principal: MemoryWrite,
+    db: DbDep,
+    idempotency_key: IdempotencyKey,
     body: Annotated[SessionCreate | None, Body()] = None,
 ) -> Response:
     """Create a working memory session; title, agent and metadata are all optional."""
@@ -40,7 +42,9 @@ def create_session(
 
 @router.get("/sessions", response_model=Page[WorkingSession])
 def list_sessions(
-    principal: MemoryRead, db: DbDep, page: PageDep,
+    principal: MemoryRead,
+    db: DbDep,
+    page: PageDep,
     status: Annotated[SessionStatus | None, Query()] = None,
     agent: Annotated[str | None, Query(description="Exact agent name")] = None,
 ) -> Page[WorkingSession]:
@@ -55,7 +59,9 @@ def get_session(session_id: SessionId, principal: MemoryRead, db: DbDep) -> Work
 
 
 @router.patch("/sessions/{session_id}", response_model=WorkingSession)
-def update_session(session_id: SessionId, body: SessionUpdate, principal: MemoryWrite, db: DbDep) -> WorkingSession:
+def update_session(
+    session_id: SessionId, body: SessionUpdate, principal: MemoryWrite, db: DbDep
+) -> WorkingSession:
     """Update title, status (active|archived) or metadata; at least one is required."""
     return service.update_session(db, principal, session_id, body)
 
@@ -67,10 +73,16 @@ def delete_session(session_id: SessionId, principal: MemoryWrite, db: DbDep) -> 
 
 
 @router.post(
-    "/sessions/{session_id}/items", status_code=201, response_model=AppendResult,
+    "/sessions/{session_id}/items",
+    status_code=201,
+    response_model=AppendResult,
     openapi_extra=max_body(LAMBDA_BODY_LIMIT),  # batches of up to 5 MiB
-    responses={200: {"model": AppendResult, "description": "Every item was already stored: a replay "
-                                                           "(header X-Idempotent-Replay: true)"}},
+    responses={
+        200: {
+            "model": AppendResult,
+            "description": "Every item was already stored: a replay (header X-Idempotent-Replay: true)",
+        }
+    },
 )
 def append_items(session_id: SessionId, body: ItemsAppend, principal: MemoryWrite, db: DbDep) -> Response:
     """Append a batch of items all-or-nothing; seq is assigned by the server; retries replay by idempotency_key.
@@ -83,9 +95,15 @@ def append_items(session_id: SessionId, body: ItemsAppend, principal: MemoryWrit
 
 @router.get("/sessions/{session_id}/items", response_model=ItemPage)
 def list_items(
-    session_id: SessionId, principal: MemoryRead, db: DbDep,
-    after_seq: Annotated[int, Query(ge=0, le=service.MAX_SEQ, description="Return items with a higher seq")] = 0,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size, 1..100")] = service.DEFAULT_ITEM_LIMIT,
+    session_id: SessionId,
+    principal: MemoryRead,
+    db: DbDep,
+    after_seq: Annotated[
+        int, Query(ge=0, le=service.MAX_SEQ, description="Return items with a higher seq")
+    ] = 0,
+    limit: Annotated[
+        int, Query(ge=1, le=MAX_LIMIT, description="Page size, 1..100")
+    ] = service.DEFAULT_ITEM_LIMIT,
 ) -> ItemPage:
     """Replay items in seq order after after_seq; has_more is exact even across deletion gaps."""
     return service.list_items(db, principal, session_id, after_seq=after_seq, limit=limit)
@@ -93,7 +111,9 @@ def list_items(
 
 @router.delete("/sessions/{session_id}/items/{seq}", status_code=204, response_class=Response)
 def delete_item(
-    session_id: SessionId, principal: MemoryWrite, db: DbDep,
+    session_id: SessionId,
+    principal: MemoryWrite,
+    db: DbDep,
     seq: Annotated[int, Path(ge=1, le=service.MAX_SEQ, description="The item's seq")],
 ) -> Response:
     """Delete one item; its seq is never reused."""

@@ -36,8 +36,16 @@ def _strip(value: object) -> object:
     return value.strip() if isinstance(value, str) else value
 
 
-Title = Annotated[str, Field(min_length=1, max_length=MAX_TITLE_LENGTH, json_schema_extra={"pattern": NON_BLANK_TEXT}), BeforeValidator(_strip)]
-Agent = Annotated[str, Field(min_length=1, max_length=MAX_AGENT_LENGTH, json_schema_extra={"pattern": NON_BLANK_TEXT}), BeforeValidator(_strip)]
+Title = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_TITLE_LENGTH, json_schema_extra={"pattern": NON_BLANK_TEXT}),
+    BeforeValidator(_strip),
+]
+Agent = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_AGENT_LENGTH, json_schema_extra={"pattern": NON_BLANK_TEXT}),
+    BeforeValidator(_strip),
+]
 Metadata = dict[str, Any]
 
 
@@ -49,7 +57,9 @@ class SessionCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     title: Title | None = Field(default=None, description="Trimmed; 1..500 characters")
-    agent: Agent | None = Field(default=None, description="Which agent owns the session (filterable); trimmed")
+    agent: Agent | None = Field(
+        default=None, description="Which agent owns the session (filterable); trimmed"
+    )
     metadata: Metadata = Field(default_factory=dict, description="Free-form JSON object (at most 64 KiB)")
 
 
@@ -88,22 +98,29 @@ class SessionDeleted(BaseModel):
 class ItemIn(BaseModel):
     """One item to append. ``role`` is required for messages and must be absent (or null) otherwise."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=rules(only_when("role", "item_type", "message")))
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra=rules(only_when("role", "item_type", "message"))
+    )
     item_type: ItemType
     role: Role | None = None
     content: str = Field(description="Stored verbatim (never trimmed); may be empty; at most 1 MiB UTF-8")
     metadata: Metadata | None = Field(default=None, description="JSON object; null or absent = {}")
     idempotency_key: Annotated[str, BeforeValidator(_strip)] = Field(
-        min_length=1, max_length=MAX_IDEMPOTENCY_KEY_LENGTH, pattern=KEY_PATTERN,
+        min_length=1,
+        max_length=MAX_IDEMPOTENCY_KEY_LENGTH,
+        pattern=KEY_PATTERN,
         description="Unique within the session; retry a batch with the same keys to make it safe. Printable "
-                    "ASCII",
+        "ASCII",
     )
 
 
 class ItemsAppend(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    items: list[ItemIn] = Field(min_length=1, max_length=MAX_BATCH_ITEMS,
-                                description=f"1..{MAX_BATCH_ITEMS} items, appended all-or-nothing")
+    items: list[ItemIn] = Field(
+        min_length=1,
+        max_length=MAX_BATCH_ITEMS,
+        description=f"1..{MAX_BATCH_ITEMS} items, appended all-or-nothing",
+    )
 
 
 class AppendedItem(BaseModel):
@@ -167,13 +184,17 @@ class RecentItem(BaseModel):
     seq: int
     item_type: ItemType
     role: Role | None
-    content: str = Field(description="At most max_chars + 1 characters of the content: enough to tell whether "
-                                     "the item fits a budget of max_chars")
+    content: str = Field(
+        description="At most max_chars + 1 characters of the content: enough to tell whether "
+        "the item fits a budget of max_chars"
+    )
     content_chars: int = Field(description="The full content's length in characters")
     created_at: datetime
 
 
 class RecentItems(BaseModel):
     session_id: UUID
-    items: list[RecentItem] = Field(description="Newest first; stops at the item whose content reaches max_chars")
+    items: list[RecentItem] = Field(
+        description="Newest first; stops at the item whose content reaches max_chars"
+    )
     total: int = Field(description="Items in the session")

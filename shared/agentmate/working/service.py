@@ -116,7 +116,10 @@ def _check_session_text(errors: ErrorCollector, fields: dict[str, str | None]) -
 
 @counted("WorkingSessionCreated", new_only)
 def create_session(
-    db: Database, principal: Principal, body: SessionCreate | None = None, idempotency_key: str | None = None,
+    db: Database,
+    principal: Principal,
+    body: SessionCreate | None = None,
+    idempotency_key: str | None = None,
 ) -> Created[WorkingSession]:
     """Create a session (every field optional). Honours the ``Idempotency-Key`` convention of creates."""
     body = body or SessionCreate()
@@ -127,13 +130,24 @@ def create_session(
     with db.tenant(principal.account_id) as conn:
 
         def insert() -> WorkingSession:
-            row = repo.insert_session(conn, account_id=principal.account_id, title=body.title, agent=body.agent,
-                                      metadata=body.metadata)
+            row = repo.insert_session(
+                conn,
+                account_id=principal.account_id,
+                title=body.title,
+                agent=body.agent,
+                metadata=body.metadata,
+            )
             return WorkingSession(**row)
 
-        return idempotency.once(conn, account_id=principal.account_id, route="memory.working.sessions.create",
-                                key=idempotency_key, request=body.model_dump(mode="json"), model=WorkingSession,
-                                create=insert)
+        return idempotency.once(
+            conn,
+            account_id=principal.account_id,
+            route="memory.working.sessions.create",
+            key=idempotency_key,
+            request=body.model_dump(mode="json"),
+            model=WorkingSession,
+            create=insert,
+        )
 
 
 def get_session(db: Database, principal: Principal, session_id: UUID) -> WorkingSession:
@@ -145,20 +159,34 @@ def get_session(db: Database, principal: Principal, session_id: UUID) -> Working
 
 
 def list_sessions(
-    db: Database, principal: Principal, page: PageParams, *, status: str | None = None, agent: str | None = None,
+    db: Database,
+    principal: Principal,
+    page: PageParams,
+    *,
+    status: str | None = None,
+    agent: str | None = None,
 ) -> Page[WorkingSession]:
     """Sessions, most recently updated first, optionally filtered by status and exact agent."""
     if status is not None and status not in SESSION_STATUSES:
         raise invalid("status", "unknown status", list(SESSION_STATUSES))
     agent = blank_to_none(agent)
     with db.tenant(principal.account_id) as conn:
-        rows, total = repo.search_sessions(conn, account_id=principal.account_id, status=status, agent=agent,
-                                           limit=page.limit, offset=page.offset)
-    return Page[WorkingSession](items=[WorkingSession(**r) for r in rows], total=total, limit=page.limit,
-                                offset=page.offset)
+        rows, total = repo.search_sessions(
+            conn,
+            account_id=principal.account_id,
+            status=status,
+            agent=agent,
+            limit=page.limit,
+            offset=page.offset,
+        )
+    return Page[WorkingSession](
+        items=[WorkingSession(**r) for r in rows], total=total, limit=page.limit, offset=page.offset
+    )
 
 
-def update_session(db: Database, principal: Principal, session_id: UUID, body: SessionUpdate) -> WorkingSession:
+def update_session(
+    db: Database, principal: Principal, session_id: UUID, body: SessionUpdate
+) -> WorkingSession:
     """Change the fields sent (title, status, metadata); null and empty-PATCH rules: agentmate.core.patch."""
     changes = body.changes()
     errors = ErrorCollector()
@@ -167,7 +195,9 @@ def update_session(db: Database, principal: Principal, session_id: UUID, body: S
     _check_session_text(errors, {"title": changes.get("title")})
     errors.raise_if_any()
     with db.tenant(principal.account_id) as conn:
-        row = repo.update_session(conn, account_id=principal.account_id, session_id=session_id, changes=changes)
+        row = repo.update_session(
+            conn, account_id=principal.account_id, session_id=session_id, changes=changes
+        )
     if row is None:
         raise NotFound("working session")
     return WorkingSession(**row)
@@ -187,8 +217,14 @@ def delete_session(db: Database, principal: Principal, session_id: UUID) -> Sess
 
 def content_hash(item: ItemIn) -> str:
     """What a retry under the same idempotency_key must match: type, role, content and metadata."""
-    return canonical_hash({"item_type": item.item_type, "role": item.role, "content": item.content,
-                           "metadata": item.metadata or {}})
+    return canonical_hash(
+        {
+            "item_type": item.item_type,
+            "role": item.role,
+            "content": item.content,
+            "metadata": item.metadata or {},
+        }
+    )
 
 
 def _prepare(items: list[ItemIn]) -> list[dict[str, Any]]:
@@ -203,8 +239,11 @@ def _prepare(items: list[ItemIn]) -> list[dict[str, Any]]:
             errors.add(f"{at}.role", "required when item_type is message", list(ROLES))
             errors.add(f"{at}.item_type", "message items need a role")
         elif item.item_type != "message" and item.role is not None:
-            errors.add(f"{at}.role", f"only messages have a role; omit it (or send null) for item_type "
-                                     f"{item.item_type}", [None])
+            errors.add(
+                f"{at}.role",
+                f"only messages have a role; omit it (or send null) for item_type {item.item_type}",
+                [None],
+            )
             errors.add(f"{at}.item_type", f"{item.item_type} items take no role")
         problem = _text_problem(item.content)
         content_bytes = 0
@@ -220,19 +259,29 @@ def _prepare(items: list[ItemIn]) -> list[dict[str, Any]]:
         if _text_problem(key) or not key.isprintable():
             errors.add(f"{at}.idempotency_key", "must be printable characters only")
         elif key in first_index:
-            errors.add(f"{at}.idempotency_key",
-                       f"duplicates items[{first_index[key]}].idempotency_key; keys must be unique in a batch")
+            errors.add(
+                f"{at}.idempotency_key",
+                f"duplicates items[{first_index[key]}].idempotency_key; keys must be unique in a batch",
+            )
         else:
             first_index[key] = i
         total_bytes += content_bytes + metadata_bytes
-        prepared.append({
-            "item_type": item.item_type, "role": item.role, "content": item.content,
-            "metadata_json": _metadata_json(metadata),
-            "idempotency_key": key, "size_bytes": content_bytes + metadata_bytes,
-        })
+        prepared.append(
+            {
+                "item_type": item.item_type,
+                "role": item.role,
+                "content": item.content,
+                "metadata_json": _metadata_json(metadata),
+                "idempotency_key": key,
+                "size_bytes": content_bytes + metadata_bytes,
+            }
+        )
     if total_bytes > MAX_BATCH_BYTES:
-        errors.add("items", f"a batch carries at most {MAX_BATCH_BYTES} bytes of content and metadata, "
-                            f"got {total_bytes}; split it into several batches")
+        errors.add(
+            "items",
+            f"a batch carries at most {MAX_BATCH_BYTES} bytes of content and metadata, "
+            f"got {total_bytes}; split it into several batches",
+        )
     errors.raise_if_any()
     for item, row in zip(items, prepared, strict=True):
         row["content_hash"] = content_hash(item)
@@ -248,45 +297,77 @@ def append_items(db: Database, principal: Principal, session_id: UUID, body: Ite
         session = repo.get_session(conn, account_id=account_id, session_id=session_id, for_update=True)
         if session is None:
             raise NotFound("working session")
-        existing = repo.items_by_keys(conn, account_id=account_id, session_id=session_id,
-                                      keys=[p["idempotency_key"] for p in prepared])
+        existing = repo.items_by_keys(
+            conn, account_id=account_id, session_id=session_id, keys=[p["idempotency_key"] for p in prepared]
+        )
         conflicts = [
-            FieldError(f"items[{i}].idempotency_key",
-                       f"already used in this session for different content (seq {existing[p['idempotency_key']]['seq']})")
+            FieldError(
+                f"items[{i}].idempotency_key",
+                f"already used in this session for different content (seq {existing[p['idempotency_key']]['seq']})",
+            )
             for i, p in enumerate(prepared)
             if p["idempotency_key"] in existing
             and existing[p["idempotency_key"]]["content_hash"] != p["content_hash"]
         ]
         if conflicts:
-            raise Conflict("idempotency_key reused with different content; nothing from this batch was stored",
-                           errors=conflicts)
+            raise Conflict(
+                "idempotency_key reused with different content; nothing from this batch was stored",
+                errors=conflicts,
+            )
         last_seq: int = session["last_seq"]
         new = [p for p in prepared if p["idempotency_key"] not in existing]
         for p in new:
             last_seq += 1
             p["seq"] = last_seq
-        inserted = {r["seq"]: r["created_at"] for r in repo.insert_items(conn, account_id=account_id,
-                                                                            session_id=session_id, items=new)}
+        inserted = {
+            r["seq"]: r["created_at"]
+            for r in repo.insert_items(conn, account_id=account_id, session_id=session_id, items=new)
+        }
         if new:
             repo.advance_session(conn, account_id=account_id, session_id=session_id, last_seq=last_seq)
     receipts: list[AppendedItem] = []
     for p in prepared:
         stored = existing.get(p["idempotency_key"])
         if stored is not None:
-            receipts.append(AppendedItem(seq=stored["seq"], idempotency_key=p["idempotency_key"],
-                                         item_type=stored["item_type"], role=stored["role"],
-                                         content_hash=stored["content_hash"], created=False,
-                                         created_at=stored["created_at"]))
+            receipts.append(
+                AppendedItem(
+                    seq=stored["seq"],
+                    idempotency_key=p["idempotency_key"],
+                    item_type=stored["item_type"],
+                    role=stored["role"],
+                    content_hash=stored["content_hash"],
+                    created=False,
+                    created_at=stored["created_at"],
+                )
+            )
         else:
-            receipts.append(AppendedItem(seq=p["seq"], idempotency_key=p["idempotency_key"],
-                                         item_type=p["item_type"], role=p["role"], content_hash=p["content_hash"],
-                                         created=True, created_at=inserted[p["seq"]]))
-    return AppendResult(session_id=session_id, items=receipts, created_count=len(new),
-                        replayed_count=len(prepared) - len(new), last_seq=last_seq)
+            receipts.append(
+                AppendedItem(
+                    seq=p["seq"],
+                    idempotency_key=p["idempotency_key"],
+                    item_type=p["item_type"],
+                    role=p["role"],
+                    content_hash=p["content_hash"],
+                    created=True,
+                    created_at=inserted[p["seq"]],
+                )
+            )
+    return AppendResult(
+        session_id=session_id,
+        items=receipts,
+        created_count=len(new),
+        replayed_count=len(prepared) - len(new),
+        last_seq=last_seq,
+    )
 
 
 def list_items(
-    db: Database, principal: Principal, session_id: UUID, *, after_seq: int = 0, limit: int = DEFAULT_ITEM_LIMIT,
+    db: Database,
+    principal: Principal,
+    session_id: UUID,
+    *,
+    after_seq: int = 0,
+    limit: int = DEFAULT_ITEM_LIMIT,
 ) -> ItemPage:
     """Items with seq > after_seq in seq order; ``has_more`` is exact even across gaps left by deletions."""
     errors = ErrorCollector()
@@ -296,16 +377,29 @@ def list_items(
         errors.add("limit", f"must be between 1 and {MAX_LIMIT}")
     errors.raise_if_any()
     with db.tenant(principal.account_id) as conn:
-        rows, has_more, size_limited = repo.page_items(conn, account_id=principal.account_id, session_id=session_id,
-                                                       after_seq=after_seq, limit=limit, max_bytes=MAX_PAGE_BYTES)
+        rows, has_more, size_limited = repo.page_items(
+            conn,
+            account_id=principal.account_id,
+            session_id=session_id,
+            after_seq=after_seq,
+            limit=limit,
+            max_bytes=MAX_PAGE_BYTES,
+        )
         # Read after the items so last_seq is never below a seq on the page.
         session = repo.get_session(conn, account_id=principal.account_id, session_id=session_id)
     if session is None:
         raise NotFound("working session")
     items = [WorkingItem(**r) for r in rows]
-    return ItemPage(session_id=session_id, items=items, after_seq=after_seq, limit=limit, has_more=has_more,
-                    next_after_seq=items[-1].seq if items else after_seq, last_seq=session["last_seq"],
-                    size_limited=size_limited)
+    return ItemPage(
+        session_id=session_id,
+        items=items,
+        after_seq=after_seq,
+        limit=limit,
+        has_more=has_more,
+        next_after_seq=items[-1].seq if items else after_seq,
+        last_seq=session["last_seq"],
+        size_limited=size_limited,
+    )
 
 
 def delete_item(db: Database, principal: Principal, session_id: UUID, seq: int) -> None:
@@ -320,7 +414,6 @@ def delete_item(db: Database, principal: Principal, session_id: UUID, seq: int) 
         repo.touch_session(conn, account_id=principal.account_id, session_id=session_id)
 
 
-
 def recent_items(db: Database, principal: Principal, session_id: UUID, *, max_chars: int) -> RecentItems:
     """The session's newest items, newest first, until their content reaches ``max_chars`` characters (the item
     that crosses it included, with only its first ``max_chars + 1`` characters): what a character budget can
@@ -328,8 +421,14 @@ def recent_items(db: Database, principal: Principal, session_id: UUID, *, max_ch
     # Pipeline mode: the session check, the count and the first page travel together (one round trip); a budget
     # that 32 items do not fill reads on, a page at a time.
     with db.tenant(principal.account_id, pipeline=True) as conn:
-        found, total, rows = repo.recent_window(conn, account_id=principal.account_id, session_id=session_id,
-                                                before_seq=MAX_SEQ, limit=RECENT_PAGE, max_chars=max_chars + 1)
+        found, total, rows = repo.recent_window(
+            conn,
+            account_id=principal.account_id,
+            session_id=session_id,
+            before_seq=MAX_SEQ,
+            limit=RECENT_PAGE,
+            max_chars=max_chars + 1,
+        )
         if not found:
             raise NotFound("working session")
         items: list[RecentItem] = []
@@ -342,6 +441,12 @@ def recent_items(db: Database, principal: Principal, session_id: UUID, *, max_ch
                     break
             if chars >= max_chars or len(rows) < RECENT_PAGE:
                 break
-            rows = repo.recent_items(conn, account_id=principal.account_id, session_id=session_id,
-                                     before_seq=rows[-1]["seq"], limit=RECENT_PAGE, max_chars=max_chars + 1)
+            rows = repo.recent_items(
+                conn,
+                account_id=principal.account_id,
+                session_id=session_id,
+                before_seq=rows[-1]["seq"],
+                limit=RECENT_PAGE,
+                max_chars=max_chars + 1,
+            )
     return RecentItems(session_id=session_id, items=items, total=total)

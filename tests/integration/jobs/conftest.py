@@ -76,7 +76,9 @@ class TestKind:
 def make_kind() -> Iterator[Callable[..., TestKind]]:
     made: list[str] = []
 
-    def make(behaviour: Callable[[jobs.RunContext], Any] | None = None, *, timeout_seconds: float = 60) -> TestKind:
+    def make(
+        behaviour: Callable[[jobs.RunContext], Any] | None = None, *, timeout_seconds: float = 60
+    ) -> TestKind:
         kind = TestKind(f"test_{uuid.uuid4().hex[:10]}", behaviour=behaviour)
         jobs.register(kind.name, kind.runner, timeout_seconds=timeout_seconds, on_change=kind.on_change)
         made.append(kind.name)
@@ -104,8 +106,11 @@ class Rows:
 
     def get(self, job_id: Any) -> dict[str, Any]:
         with psycopg.connect(self.url, row_factory=dict_row) as conn:
-            row = conn.execute("SELECT *, next_attempt_at - now() AS due_in, woken_at - now() AS woken_in "
-                               "FROM jobs WHERE id = %s", (job_id,)).fetchone()
+            row = conn.execute(
+                "SELECT *, next_attempt_at - now() AS due_in, woken_at - now() AS woken_in "
+                "FROM jobs WHERE id = %s",
+                (job_id,),
+            ).fetchone()
         assert row is not None
         return row
 

@@ -30,20 +30,32 @@ class Queue:
     def counts(self) -> tuple[int, int]:
         """(visible, delayed) messages."""
         attrs = self.client.get_queue_attributes(
-            QueueUrl=self.url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesDelayed"]
+            QueueUrl=self.url,
+            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesDelayed"],
         )["Attributes"]
         return int(attrs["ApproximateNumberOfMessages"]), int(attrs["ApproximateNumberOfMessagesDelayed"])
 
     def receive_event(self) -> dict[str, Any]:
         """What the event source mapping hands the function: the received messages as Lambda SQS records."""
-        got = self.client.receive_message(QueueUrl=self.url, MaxNumberOfMessages=1, AttributeNames=["All"],
-                                          MessageAttributeNames=["All"]).get("Messages", [])
-        return {"Records": [{
-            "messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"],
-            "attributes": m.get("Attributes", {}), "messageAttributes": m.get("MessageAttributes", {}),
-            "md5OfBody": m["MD5OfBody"], "eventSource": "aws:sqs",
-            "eventSourceARN": f"arn:aws:sqs:eu-west-1:123456789012:{QUEUE}", "awsRegion": "eu-west-1",
-        } for m in got]}
+        got = self.client.receive_message(
+            QueueUrl=self.url, MaxNumberOfMessages=1, AttributeNames=["All"], MessageAttributeNames=["All"]
+        ).get("Messages", [])
+        return {
+            "Records": [
+                {
+                    "messageId": m["MessageId"],
+                    "receiptHandle": m["ReceiptHandle"],
+                    "body": m["Body"],
+                    "attributes": m.get("Attributes", {}),
+                    "messageAttributes": m.get("MessageAttributes", {}),
+                    "md5OfBody": m["MD5OfBody"],
+                    "eventSource": "aws:sqs",
+                    "eventSourceARN": f"arn:aws:sqs:eu-west-1:123456789012:{QUEUE}",
+                    "awsRegion": "eu-west-1",
+                }
+                for m in got
+            ]
+        }
 
     def bodies(self) -> list[dict[str, Any]]:
         return [json.loads(r["body"]) for r in self.receive_event()["Records"]]
@@ -51,8 +63,11 @@ class Queue:
 
 @pytest.fixture
 def queue(monkeypatch) -> Iterator[Queue]:
-    for name, value in {"AWS_DEFAULT_REGION": "eu-west-1", "AWS_ACCESS_KEY_ID": "testing",
-                        "AWS_SECRET_ACCESS_KEY": "testing"}.items():
+    for name, value in {
+        "AWS_DEFAULT_REGION": "eu-west-1",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+    }.items():
         monkeypatch.setenv(name, value)
     with mock_aws():
         client = boto3.client("sqs", region_name="eu-west-1")
@@ -72,7 +87,9 @@ def worker_app():
 
 
 def _context(seconds_left: float = 900) -> LambdaContext:
-    return LambdaContext(function_name="agentmate-compile-worker", deadline_ms=int((time.time() + seconds_left) * 1000))
+    return LambdaContext(
+        function_name="agentmate-compile-worker", deadline_ms=int((time.time() + seconds_left) * 1000)
+    )
 
 
 def _enqueue_and_wake(db: Database, account_id: str, kind: str, **kw: Any) -> jobs.Job:
@@ -82,7 +99,9 @@ def _enqueue_and_wake(db: Database, account_id: str, kind: str, **kw: Any) -> jo
     return job
 
 
-def test_an_enqueued_job_is_woken_by_its_message_and_run_by_the_handler(worker_app, queue, db, make_kind, account, rows):
+def test_an_enqueued_job_is_woken_by_its_message_and_run_by_the_handler(
+    worker_app, queue, db, make_kind, account, rows
+):
     # Given a job enqueued and woken through SQS
     kind = make_kind()
     job = _enqueue_and_wake(db, account.account_id, kind.name)
@@ -97,15 +116,18 @@ def test_an_enqueued_job_is_woken_by_its_message_and_run_by_the_handler(worker_a
 
 
 @pytest.mark.parametrize("state", ["finished", "leased_elsewhere", "backing_off", "unknown_job", "not_a_job"])
-def test_a_message_whose_job_is_not_claimable_now_is_acknowledged_and_dropped(worker_app, queue, db, make_kind, account,
-                                                                             rows, state):
+def test_a_message_whose_job_is_not_claimable_now_is_acknowledged_and_dropped(
+    worker_app, queue, db, make_kind, account, rows, state
+):
     kind = make_kind()
     job = _enqueue_and_wake(db, account.account_id, kind.name)
     event = queue.receive_event()
     if state == "finished":
         rows.update(job.id, "status = 'succeeded'")
     elif state == "leased_elsewhere":
-        rows.update(job.id, "status = 'running', lease_owner = 'other', lease_expires_at = now() + interval '1 hour'")
+        rows.update(
+            job.id, "status = 'running', lease_owner = 'other', lease_expires_at = now() + interval '1 hour'"
+        )
     elif state == "backing_off":
         rows.update(job.id, "next_attempt_at = now() + interval '5 minutes'")
     elif state == "unknown_job":
@@ -119,11 +141,15 @@ def test_a_message_whose_job_is_not_claimable_now_is_acknowledged_and_dropped(wo
     assert kind.runs == []
 
 
-def test_a_database_outage_fails_the_record_so_sqs_redelivers_it(worker_app, queue, db, make_kind, account, monkeypatch):
+def test_a_database_outage_fails_the_record_so_sqs_redelivers_it(
+    worker_app, queue, db, make_kind, account, monkeypatch
+):
     kind = make_kind()
     _enqueue_and_wake(db, account.account_id, kind.name)
     event = queue.receive_event()
-    unreachable = Database("postgresql://agentmate_app@127.0.0.1:1/agentmate", max_size=2, connect_timeout_s=0.2)
+    unreachable = Database(
+        "postgresql://agentmate_app@127.0.0.1:1/agentmate", max_size=2, connect_timeout_s=0.2
+    )
     monkeypatch.setattr(worker_app, "_worker", Worker(unreachable))
     response = worker_app.handler(event, _context())
     assert response == {"batchItemFailures": [{"itemIdentifier": event["Records"][0]["messageId"]}]}
@@ -131,14 +157,22 @@ def test_a_database_outage_fails_the_record_so_sqs_redelivers_it(worker_app, que
 
 
 def test_a_retry_due_within_15_minutes_is_a_delayed_message_and_a_later_one_is_left_to_the_sweep(
-        worker_app, queue, db, make_kind, account, rows, monkeypatch):
+    worker_app, queue, db, make_kind, account, rows, monkeypatch
+):
     # Given a runner that fails retryably: first "try again soon", then "come back in an hour", and a deployment
     # whose backoff cap allows an hour (a Retry-After is clamped to the cap)
     def run(ctx: jobs.RunContext) -> None:
-        raise jobs.Retryable("HTTP 503") if len(kind.runs) == 1 else jobs.Retryable("HTTP 429", retry_after=3600)
+        raise (
+            jobs.Retryable("HTTP 503")
+            if len(kind.runs) == 1
+            else jobs.Retryable("HTTP 429", retry_after=3600)
+        )
 
-    monkeypatch.setattr(worker_app, "_worker", Worker(get_database(), settings=JobSettings(
-        wiki_worker_max_retry_backoff_seconds=3600)))
+    monkeypatch.setattr(
+        worker_app,
+        "_worker",
+        Worker(get_database(), settings=JobSettings(wiki_worker_max_retry_backoff_seconds=3600)),
+    )
     kind = make_kind(run)
     job = _enqueue_and_wake(db, account.account_id, kind.name, max_attempts=5)
     # When the first attempt fails
@@ -177,14 +211,18 @@ def test_a_lost_message_is_recovered_by_the_scheduled_sweep(worker_app, queue, d
     assert rows.get(job.id)["status"] == "succeeded"
 
 
-def test_a_worker_killed_mid_run_loses_the_job_to_another_after_the_lease_expires(worker_app, queue, db, make_kind, account,
-                                                                                 rows):
+def test_a_worker_killed_mid_run_loses_the_job_to_another_after_the_lease_expires(
+    worker_app, queue, db, make_kind, account, rows
+):
     # Given a job whose worker was killed mid-run (its lease row says running, attempt 1, and nobody heartbeats)
     kind = make_kind()
     job = _enqueue_and_wake(db, account.account_id, kind.name)
     queue.receive_event()  # the message the dead invocation had taken
-    rows.update(job.id, "status = 'running', attempts = 1, lease_owner = 'dead-lambda', "
-                        "lease_expires_at = now() + interval '1 hour'")
+    rows.update(
+        job.id,
+        "status = 'running', attempts = 1, lease_owner = 'dead-lambda', "
+        "lease_expires_at = now() + interval '1 hour'",
+    )
     # While the lease holds, a duplicate wake-up is acknowledged and dropped
     jobs.wake(job.id)
     assert worker_app.handler(queue.receive_event(), _context()) == {"batchItemFailures": []}
@@ -199,8 +237,9 @@ def test_a_worker_killed_mid_run_loses_the_job_to_another_after_the_lease_expire
     assert (row["status"], row["attempts"]) == ("succeeded", 2)
 
 
-def test_an_invocation_without_time_for_the_run_yields_it_and_sends_a_fresh_wake_up(worker_app, queue, db, make_kind,
-                                                                                    account, rows):
+def test_an_invocation_without_time_for_the_run_yields_it_and_sends_a_fresh_wake_up(
+    worker_app, queue, db, make_kind, account, rows
+):
     # Given a job that may take 780 s and an invocation with only 300 s left
     kind = make_kind(timeout_seconds=780)
     job = _enqueue_and_wake(db, account.account_id, kind.name)
@@ -213,7 +252,9 @@ def test_an_invocation_without_time_for_the_run_yields_it_and_sends_a_fresh_wake
     assert queue.bodies() == [{"job_id": str(job.id)}]
 
 
-def test_the_function_refuses_to_start_when_a_kind_s_timeout_cannot_fit_its_own(worker_app, make_kind, monkeypatch):
+def test_the_function_refuses_to_start_when_a_kind_s_timeout_cannot_fit_its_own(
+    worker_app, make_kind, monkeypatch
+):
     from agentmate.jobs.settings import get_job_settings
     from agentmate.jobs.worker import ConfigurationError
 

@@ -46,8 +46,11 @@ def embedder(offline_embedder, make_retrieval, serve_retrieval, monkeypatch) -> 
 
 def _source(client: Any, acc: Any, path: str, docs: dict[str, str]) -> str:
     h = acc.headers("knowledge:rw")
-    src = client.post("/api/knowledge/sources", json={"type": "local", "repository_url": "file:///kb",
-                                                      "package_path": path}, headers=h).json()
+    src = client.post(
+        "/api/knowledge/sources",
+        json={"type": "local", "repository_url": "file:///kb", "package_path": path},
+        headers=h,
+    ).json()
     files = [{"path": "KNOWLEDGE.yaml", "content": f"name: {path}\ndescription: index job test\n"}]
     files += [{"path": p, "content": c} for p, c in docs.items()]
     r = client.post(f"/api/knowledge/sources/{src['id']}/snapshots", json={"files": files}, headers=h)
@@ -56,7 +59,9 @@ def _source(client: Any, acc: Any, path: str, docs: dict[str, str]) -> str:
 
 
 def _sections(word: str, n: int) -> str:
-    return "\n".join(f"# {word} section {i}\n\n{word} paragraph {i} explains rule {i} of {word}.\n" for i in range(n))
+    return "\n".join(
+        f"# {word} section {i}\n\n{word} paragraph {i} explains rule {i} of {word}.\n" for i in range(n)
+    )
 
 
 def _cards(client: Any, acc: Any) -> dict[str, str]:
@@ -69,7 +74,8 @@ def _run(db: Any, job_id: str) -> Any:
 
 
 def test_more_sources_than_one_request_may_cover_answer_202_with_a_job_that_indexes_them(
-        client, account, db, embedder, monkeypatch):
+    client, account, db, embedder, monkeypatch
+):
     monkeypatch.setattr(index, "MAX_INLINE_SOURCES", 1)
     a = _source(client, account, "jobs/alpha", {"a.md": _sections("alpha", 2)})
     b = _source(client, account, "jobs/beta", {"b.md": _sections("beta", 2)})
@@ -95,13 +101,15 @@ def test_more_sources_than_one_request_may_cover_answer_202_with_a_job_that_inde
     assert _cards(client, account) == {a: "indexed", b: "indexed"}
     done = client.get(f"/api/knowledge/jobs/{job['id']}", headers=account.headers("knowledge:r")).json()
     assert (done["status"], done["result"]["indexed"]) == ("succeeded", 2)
-    hits = client.post("/api/knowledge/search", json={"query": "beta paragraph 1"},
-                       headers=account.headers("knowledge:r")).json()["items"]
+    hits = client.post(
+        "/api/knowledge/search", json={"query": "beta paragraph 1"}, headers=account.headers("knowledge:r")
+    ).json()["items"]
     assert hits and hits[0]["source_id"] == b
 
 
 def test_a_run_past_the_inline_budget_is_continued_by_the_job_where_it_stopped(
-        client, account, db, embedder, monkeypatch):
+    client, account, db, embedder, monkeypatch
+):
     # Given two sources, the second with several embedding slices, and a budget that runs out inside the second
     monkeypatch.setattr(index, "EMBED_SLICE", 2)
     a = _source(client, account, "budget/aa", {"a.md": "# Alpha\n\nalpha only paragraph.\n"})
@@ -135,12 +143,19 @@ def test_a_run_past_the_inline_budget_is_continued_by_the_job_where_it_stopped(
     assert max(Counter(embedder.texts).values()) == 1
 
 
-def test_the_index_job_only_touches_its_own_account(client, account, other_account, db, embedder, monkeypatch):
+def test_the_index_job_only_touches_its_own_account(
+    client, account, other_account, db, embedder, monkeypatch
+):
     monkeypatch.setattr(index, "MAX_INLINE_SOURCES", 0)
     mine = _source(client, account, "iso/mine", {"m.md": _sections("mine", 1)})
     theirs = _source(client, other_account, "iso/theirs", {"t.md": _sections("theirs", 1)})
     job = client.post(INDEX, json={}, headers=account.headers("knowledge:rw")).json()["job"]
-    assert client.get(f"/api/knowledge/jobs/{job['id']}", headers=other_account.headers("knowledge:r")).status_code == 404
+    assert (
+        client.get(
+            f"/api/knowledge/jobs/{job['id']}", headers=other_account.headers("knowledge:r")
+        ).status_code
+        == 404
+    )
     assert _run(db, job["id"]).job.result["total"] == 1
     assert _cards(client, account) == {mine: "indexed"}
     assert _cards(client, other_account) == {theirs: "not_indexed"}
@@ -150,13 +165,18 @@ def test_the_index_job_only_touches_its_own_account(client, account, other_accou
 def slow_embedder(make_retrieval, serve_retrieval, monkeypatch):
     """``slow_embedder(delay_s, budget_s, max_retries)``: an embeddings endpoint on loopback whose every call takes
     ``delay_s``, served to the request and the worker, and an inline budget of ``budget_s``; yields the server."""
+
     @contextmanager
     def serve(delay_s: float, budget_s: float, max_retries: int) -> Iterator[SlowEmbeddings]:
-        monkeypatch.setattr(index, "get_index_settings",
-                            lambda: index.IndexSettings(knowledge_index_inline_budget_seconds=budget_s))
+        monkeypatch.setattr(
+            index,
+            "get_index_settings",
+            lambda: index.IndexSettings(knowledge_index_inline_budget_seconds=budget_s),
+        )
         with SlowEmbeddings(delay_s=delay_s) as server:
-            embedder = OpenAIEmbedder(server.base_url, "k", "slow-model", dimensions=8, timeout_s=10,
-                                      max_retries=max_retries)
+            embedder = OpenAIEmbedder(
+                server.base_url, "k", "slow-model", dimensions=8, timeout_s=10, max_retries=max_retries
+            )
             rt = make_retrieval(embedder=embedder)
             serve_retrieval(rt)
             monkeypatch.setattr(retrieval_service, "get_retrieval", lambda: rt)
@@ -164,11 +184,13 @@ def slow_embedder(make_retrieval, serve_retrieval, monkeypatch):
                 yield server
             finally:
                 embedder.close()
+
     return serve
 
 
 def test_a_slow_embedder_makes_the_request_hand_over_before_its_budget_not_after(
-        client, account, db, slow_embedder):
+    client, account, db, slow_embedder
+):
     # Given an embeddings endpoint (real HTTP on loopback) that takes 0.4 s per call, a 1 s inline budget, and a
     # source whose chunks need several embedding calls (one per 64-chunk slice)
     delay, budget = 0.4, 1.0
@@ -191,7 +213,8 @@ def test_a_slow_embedder_makes_the_request_hand_over_before_its_budget_not_after
 
 
 def test_a_first_embedding_call_longer_than_the_budget_is_cut_at_the_deadline(
-        client, account, owner_url, slow_embedder):
+    client, account, owner_url, slow_embedder
+):
     # Given an embeddings endpoint whose every call takes 5 s, and a 1 s inline budget: the first call has no
     # earlier one to estimate from, so only the deadline it is given can stop it
     src = _source(client, account, "slow/first", {"big.md": _sections("first", 2 * index.EMBED_SLICE)})
@@ -205,7 +228,8 @@ def test_a_first_embedding_call_longer_than_the_budget_is_cut_at_the_deadline(
     assert r.json()["job"]["kind"] == "knowledge_index"
     assert calls == 1
     with psycopg.connect(owner_url) as conn:
-        rows = conn.execute("SELECT status, error FROM retrieval_documents WHERE account_id = %s",
-                            (account.account_id,)).fetchall()
+        rows = conn.execute(
+            "SELECT status, error FROM retrieval_documents WHERE account_id = %s", (account.account_id,)
+        ).fetchall()
     assert len(rows) == index.EMBED_SLICE and all(s == "failed" and "deadline" in (e or "") for s, e in rows)
     assert _cards(client, account) == {src: "not_indexed"}

@@ -23,16 +23,24 @@ def git(monkeypatch) -> Any:
     with loopback_git(monkeypatch) as server:
         policy = make_policy()
         # the request's budget runs out at once; the worker's is the ordinary one
-        monkeypatch.setattr(service, "fetcher", lambda: GitFetcher(policy, SETTINGS,
-                                                                   sync_limits=SyncLimits(budget_s=1e-9)))
+        monkeypatch.setattr(
+            service, "fetcher", lambda: GitFetcher(policy, SETTINGS, sync_limits=SyncLimits(budget_s=1e-9))
+        )
         monkeypatch.setattr(service, "job_fetcher", lambda: GitFetcher(policy, SETTINGS))
         yield server
 
 
 def _source(client: Any, acc: Any, git: Any) -> str:
-    r = client.post("/api/knowledge/sources", headers=acc.headers("knowledge:rw"), json={
-        "type": "git", "repository_url": git.url("git.test", "acme/kb"), "package_path": "product/faq",
-        "default_ref": "main"})
+    r = client.post(
+        "/api/knowledge/sources",
+        headers=acc.headers("knowledge:rw"),
+        json={
+            "type": "git",
+            "repository_url": git.url("git.test", "acme/kb"),
+            "package_path": "product/faq",
+            "default_ref": "main",
+        },
+    )
     assert r.status_code == 201, r.text
     return r.json()["id"]
 
@@ -68,12 +76,19 @@ def test_a_sync_past_the_request_budget_answers_202_and_the_job_finishes_it(clie
 
 def test_a_refusal_inside_the_sync_job_fails_it_with_the_reason(client, account, other_account, db, git):
     source = _source(client, account, git)
-    r = client.post(f"/api/knowledge/sources/{source}/sync", json={"ref": "no-such-branch"},
-                    headers=account.headers("knowledge:rw"))
+    r = client.post(
+        f"/api/knowledge/sources/{source}/sync",
+        json={"ref": "no-such-branch"},
+        headers=account.headers("knowledge:rw"),
+    )
     assert r.status_code == 202, r.text
     job = r.json()["job"]
-    assert client.get(f"/api/knowledge/jobs/{job['id']}",
-                      headers=other_account.headers("knowledge:r")).status_code == 404
+    assert (
+        client.get(
+            f"/api/knowledge/jobs/{job['id']}", headers=other_account.headers("knowledge:r")
+        ).status_code
+        == 404
+    )
     report = _run(db, job["id"])
     assert report.outcome == "failed" and "ref" in report.job.last_error
     src = client.get(f"/api/knowledge/sources/{source}", headers=account.headers("knowledge:r")).json()
@@ -82,10 +97,15 @@ def test_a_refusal_inside_the_sync_job_fails_it_with_the_reason(client, account,
 
 def test_a_package_over_a_size_limit_is_still_a_413_not_a_job(client, account, git, monkeypatch):
     policy = make_policy()
-    monkeypatch.setattr(service, "fetcher", lambda: GitFetcher(policy, SETTINGS,
-                                                               package_limits=PackageLimits(max_files=1)))
+    monkeypatch.setattr(
+        service, "fetcher", lambda: GitFetcher(policy, SETTINGS, package_limits=PackageLimits(max_files=1))
+    )
     source = _source(client, account, git)
     r = client.post(f"/api/knowledge/sources/{source}/sync", json={}, headers=account.headers("knowledge:rw"))
     assert r.status_code == 413 and "max_files" in r.json()["detail"]
-    assert client.get("/api/knowledge/jobs", params={"kind": "knowledge_sync"},
-                      headers=account.headers("knowledge:r")).json()["total"] == 0
+    assert (
+        client.get(
+            "/api/knowledge/jobs", params={"kind": "knowledge_sync"}, headers=account.headers("knowledge:r")
+        ).json()["total"]
+        == 0
+    )

@@ -17,8 +17,12 @@ def test_a_poke_after_enqueue_runs_the_job_and_stop_yields_a_running_one(db, mak
     # Given a running poller (polling rarely, so only the poke can explain a prompt run)
     done = threading.Event()
     kind = make_kind(lambda ctx: done.set() if ctx.job.payload.get("quick") else _until_shutdown(ctx))
-    poller = Poller(db, settings=JobSettings(wiki_worker_poll_seconds=300, wiki_worker_heartbeat_seconds=0.05),
-                    concurrency=2, only_kinds=[kind.name])
+    poller = Poller(
+        db,
+        settings=JobSettings(wiki_worker_poll_seconds=300, wiki_worker_heartbeat_seconds=0.05),
+        concurrency=2,
+        only_kinds=[kind.name],
+    )
     poller.start()
     try:
         # When a job is enqueued and woken
@@ -43,6 +47,7 @@ def test_the_dev_server_runs_the_poller_for_its_lifetime(make_kind, account, row
 
     ran = threading.Event()
     kind = make_kind(lambda ctx: ran.set())
+
     async def no_mcp(scope, receive, send) -> None:  # the session's client already runs the one MCP app
         return None
 

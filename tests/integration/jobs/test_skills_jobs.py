@@ -23,11 +23,22 @@ Say what {name} does.
 
 
 def _publish(client, h, name: str) -> None:
-    r = client.post("/api/skills/sources", json={"name": name, "type": "local", "repository_url": "file:///skills",
-                                                 "package_path": f"team/{name}"}, headers=h)
+    r = client.post(
+        "/api/skills/sources",
+        json={
+            "name": name,
+            "type": "local",
+            "repository_url": "file:///skills",
+            "package_path": f"team/{name}",
+        },
+        headers=h,
+    )
     assert r.status_code == 201, r.text
-    r = client.post(f"/api/skills/sources/{r.json()['id']}/snapshots", headers=h, json={
-        "files": [{"path": "SKILL.md", "content": SKILL.format(name=name)}], "activate": True})
+    r = client.post(
+        f"/api/skills/sources/{r.json()['id']}/snapshots",
+        headers=h,
+        json={"files": [{"path": "SKILL.md", "content": SKILL.format(name=name)}], "activate": True},
+    )
     assert r.status_code == 201, r.text
 
 
@@ -42,8 +53,9 @@ def three_skills(client, account, monkeypatch):
     return names
 
 
-def test_a_compile_backfill_too_large_for_a_request_is_a_job_the_worker_runs(client, account, db, wakes,
-                                                                            three_skills):
+def test_a_compile_backfill_too_large_for_a_request_is_a_job_the_worker_runs(
+    client, account, db, wakes, three_skills
+):
     h = account.headers("skills:rw", "knowledge:r")
     # When the backfill covers more versions than a request may
     r = client.post("/api/skills/compile", json={}, headers=h)
@@ -65,13 +77,15 @@ def test_a_compile_backfill_too_large_for_a_request_is_a_job_the_worker_runs(cli
     catalog = client.get("/api/skills/catalog", headers=h).json()
     assert {i["skill_name"] for i in catalog["items"]} == set(three_skills)
     assert all(i["compiled"] for i in catalog["items"])
-    one = client.post("/api/skills/compile", json={"skill_version_id": catalog["items"][0]["skill_version_id"]},
-                      headers=h)
+    one = client.post(
+        "/api/skills/compile", json={"skill_version_id": catalog["items"][0]["skill_version_id"]}, headers=h
+    )
     assert one.status_code == 200 and one.json()["job"] is None and one.json()["compiled"] == 1
 
 
-def test_an_index_run_too_large_for_a_request_is_a_job_and_search_finds_its_cards(client, account, db, wakes,
-                                                                                 three_skills):
+def test_an_index_run_too_large_for_a_request_is_a_job_and_search_finds_its_cards(
+    client, account, db, wakes, three_skills
+):
     h = account.headers("skills:rw", "knowledge:r")
     r = client.post("/api/skills/index", json={}, headers=h)
     assert r.status_code == 202, r.text
@@ -80,7 +94,9 @@ def test_an_index_run_too_large_for_a_request_is_a_job_and_search_finds_its_card
     assert Worker(db).run_one(job_id=job["id"]).outcome == "succeeded"
     done = client.get(f"/api/knowledge/jobs/{job['id']}", headers=h).json()
     assert done["result"] == {"indexed": 3, "failed": 0, "total": 3}
-    hits = client.post("/api/skills/search", json={"query": f"what does {three_skills[1]} do"}, headers=h).json()
+    hits = client.post(
+        "/api/skills/search", json={"query": f"what does {three_skills[1]} do"}, headers=h
+    ).json()
     assert three_skills[1] in [hit["skill_name"] for hit in hits["items"]]
     # A run narrowed to one skill fits inline
     one = client.post("/api/skills/index", json={"skill_name": three_skills[0]}, headers=h)
@@ -89,5 +105,9 @@ def test_an_index_run_too_large_for_a_request_is_a_job_and_search_finds_its_card
 
 def test_another_account_cannot_read_the_job(client, account, other_account, wakes, three_skills):
     job = client.post("/api/skills/compile", json={}, headers=account.headers("skills:rw")).json()["job"]
-    assert client.get(f"/api/knowledge/jobs/{job['id']}", headers=other_account.headers("knowledge:r")
-                      ).status_code == 404
+    assert (
+        client.get(
+            f"/api/knowledge/jobs/{job['id']}", headers=other_account.headers("knowledge:r")
+        ).status_code
+        == 404
+    )

@@ -20,8 +20,9 @@ def _wait(event: threading.Event) -> None:
     assert event.wait(10), "timed out waiting for the other thread"
 
 
-def test_a_job_runs_once_and_its_result_usage_and_status_changes_are_recorded(db, settings, make_kind, enqueue,
-                                                                              account, rows):
+def test_a_job_runs_once_and_its_result_usage_and_status_changes_are_recorded(
+    db, settings, make_kind, enqueue, account, rows
+):
     # Given a kind whose runner spends tokens and returns a result
     def run(ctx: jobs.RunContext) -> dict:
         ctx.add_usage(input_tokens=100, output_tokens=40, cost_micros=7)
@@ -52,12 +53,16 @@ def test_two_workers_racing_for_one_job_run_it_exactly_once(db, settings, make_k
     kind = make_kind(lambda ctx: _wait(kind.release))
     job = enqueue(account.account_id, kind.name)
     reports: list[str] = []
-    first = threading.Thread(target=lambda: reports.append(Worker(db, settings=settings).run_one(job_id=job.id).outcome))
+    first = threading.Thread(
+        target=lambda: reports.append(Worker(db, settings=settings).run_one(job_id=job.id).outcome)
+    )
     # When two workers claim it at the same time (the second while the first is running it)
     first.start()
     _wait(kind.started)
     second = Worker(db, settings=settings).run_one(job_id=job.id)
-    also_any = Worker(db, settings=settings, only_kinds=[kind.name]).run_one()  # one looking for any job of it
+    also_any = Worker(
+        db, settings=settings, only_kinds=[kind.name]
+    ).run_one()  # one looking for any job of it
     kind.release.set()
     first.join(10)
     # Then exactly one of them ran it
@@ -66,8 +71,9 @@ def test_two_workers_racing_for_one_job_run_it_exactly_once(db, settings, make_k
     assert len(kind.runs) == 1
 
 
-def test_a_killed_worker_s_job_is_finished_by_another_after_its_lease_expires(db, settings, make_kind, enqueue,
-                                                                             account, rows):
+def test_a_killed_worker_s_job_is_finished_by_another_after_its_lease_expires(
+    db, settings, make_kind, enqueue, account, rows
+):
     # Given a worker that claimed a job and then stopped making progress (killed, partitioned)
     def run(ctx: jobs.RunContext) -> dict:
         if len(kind.runs) == 1:
@@ -95,15 +101,18 @@ def test_a_killed_worker_s_job_is_finished_by_another_after_its_lease_expires(db
     assert (row["status"], row["result"], row["attempts"]) == ("succeeded", {"by": "second"}, 2)
 
 
-def test_the_heartbeat_extends_the_lease_while_the_runner_works(db, settings, make_kind, enqueue, account, rows):
+def test_the_heartbeat_extends_the_lease_while_the_runner_works(
+    db, settings, make_kind, enqueue, account, rows
+):
     # Given a runner that watches its own row until the heartbeat has moved the lease on twice
     seen: list = []
 
     def run(ctx: jobs.RunContext) -> None:
         for _ in range(400):
             with ctx.tenant() as conn:
-                row = conn.execute("SELECT lease_expires_at, heartbeat_at FROM jobs WHERE id = %s",
-                                   (ctx.job.id,)).fetchone()
+                row = conn.execute(
+                    "SELECT lease_expires_at, heartbeat_at FROM jobs WHERE id = %s", (ctx.job.id,)
+                ).fetchone()
             if not seen or row["heartbeat_at"] != seen[-1]["heartbeat_at"]:
                 seen.append(row)
             if len(seen) >= 3:
@@ -123,8 +132,9 @@ def test_the_heartbeat_extends_the_lease_while_the_runner_works(db, settings, ma
 
 
 @pytest.mark.parametrize("takeover", ["another_owner", "cancelled"])
-def test_the_heartbeat_sets_lease_lost_when_the_job_is_no_longer_this_worker_s(db, settings, make_kind, enqueue,
-                                                                              account, rows, takeover):
+def test_the_heartbeat_sets_lease_lost_when_the_job_is_no_longer_this_worker_s(
+    db, settings, make_kind, enqueue, account, rows, takeover
+):
     # Given a runner that works until told its lease is lost
     def run(ctx: jobs.RunContext) -> dict:
         ctx.add_usage(output_tokens=5)
@@ -134,7 +144,9 @@ def test_the_heartbeat_sets_lease_lost_when_the_job_is_no_longer_this_worker_s(d
     kind = make_kind(run)
     job = enqueue(account.account_id, kind.name)
     done: list = []
-    thread = threading.Thread(target=lambda: done.append(Worker(db, settings=settings).run_one(job_id=job.id)))
+    thread = threading.Thread(
+        target=lambda: done.append(Worker(db, settings=settings).run_one(job_id=job.id))
+    )
     thread.start()
     _wait(kind.started)
     # When another worker takes the row over (or the tenant cancels the job)
@@ -151,8 +163,9 @@ def test_the_heartbeat_sets_lease_lost_when_the_job_is_no_longer_this_worker_s(d
     assert row["status"] == ("running" if takeover == "another_owner" else "cancelled")
 
 
-def test_retryable_failures_back_off_exponentially_then_give_up(db, settings, make_kind, enqueue, account, rows,
-                                                                wakes):
+def test_retryable_failures_back_off_exponentially_then_give_up(
+    db, settings, make_kind, enqueue, account, rows, wakes
+):
     # Given a runner that always fails in a retryable way
     def run(ctx: jobs.RunContext) -> None:
         ctx.add_usage(input_tokens=10)
@@ -168,7 +181,11 @@ def test_retryable_failures_back_off_exponentially_then_give_up(db, settings, ma
         # Then the job is queued again after 30 s x 2^(attempt-1), with a delayed wake-up for that moment
         assert report.outcome == "retry"
         row = rows.get(job.id)
-        assert (row["status"], row["attempts"], row["last_error"]) == ("queued", attempt, "HTTP 503 from the provider")
+        assert (row["status"], row["attempts"], row["last_error"]) == (
+            "queued",
+            attempt,
+            "HTTP 503 from the provider",
+        )
         assert row["lease_owner"] is None
         expected = 30 * 2 ** (attempt - 1)
         assert expected - 5 < row["due_in"].total_seconds() <= expected
@@ -194,12 +211,16 @@ def test_the_backoff_is_30s_doubling_capped_at_600s():
     assert [s.backoff_seconds(n) for n in range(1, 8)] == [30, 60, 120, 240, 480, 600, 600]
 
 
-@pytest.mark.parametrize(("error", "message"), [
-    (jobs.Permanent("HTTP 400: model not found"), "HTTP 400: model not found"),
-    (ValueError("secret internals"), "unexpected error (ValueError)"),
-])
-def test_permanent_and_unknown_errors_fail_at_once_without_leaking_internals(db, settings, make_kind, enqueue,
-                                                                             account, rows, error, message):
+@pytest.mark.parametrize(
+    ("error", "message"),
+    [
+        (jobs.Permanent("HTTP 400: model not found"), "HTTP 400: model not found"),
+        (ValueError("secret internals"), "unexpected error (ValueError)"),
+    ],
+)
+def test_permanent_and_unknown_errors_fail_at_once_without_leaking_internals(
+    db, settings, make_kind, enqueue, account, rows, error, message
+):
     def run(ctx: jobs.RunContext) -> None:
         raise error
 
@@ -210,7 +231,9 @@ def test_permanent_and_unknown_errors_fail_at_once_without_leaking_internals(db,
     assert (row["status"], row["attempts"], row["last_error"]) == ("failed", 1, message)
 
 
-def test_a_retry_later_than_an_sqs_delay_is_left_to_the_sweep(db, settings, make_kind, enqueue, account, rows, wakes):
+def test_a_retry_later_than_an_sqs_delay_is_left_to_the_sweep(
+    db, settings, make_kind, enqueue, account, rows, wakes
+):
     # Given a runner told by the provider to come back in 20 minutes
     def run(ctx: jobs.RunContext) -> None:
         raise jobs.Retryable("HTTP 429", retry_after=1200)
@@ -236,15 +259,19 @@ def _swept(db: Database, settings: JobSettings) -> list[uuid.UUID]:
     return sent
 
 
-def test_the_sweep_re_sends_lost_wake_ups_and_expired_leases_once_per_grace_period(db, settings, make_kind, enqueue,
-                                                                                  account, rows):
+def test_the_sweep_re_sends_lost_wake_ups_and_expired_leases_once_per_grace_period(
+    db, settings, make_kind, enqueue, account, rows
+):
     kind = make_kind()
     lost = enqueue(account.account_id, kind.name)
     fresh = enqueue(account.account_id, kind.name, subject_id=uuid.uuid4())
     stalled = enqueue(account.account_id, kind.name, subject_id=uuid.uuid4())
     rows.wake_lost(lost.id)
-    rows.update(stalled.id, "status = 'running', attempts = 1, lease_owner = 'dead', "
-                            "lease_expires_at = now() - interval '1 second', woken_at = now() - interval '1 hour'")
+    rows.update(
+        stalled.id,
+        "status = 'running', attempts = 1, lease_owner = 'dead', "
+        "lease_expires_at = now() - interval '1 second', woken_at = now() - interval '1 hour'",
+    )
     # When the sweep runs
     sent = _swept(db, settings)
     # Then the job whose wake-up was lost and the one whose worker died are woken; the fresh one is left alone
@@ -258,8 +285,11 @@ def test_a_job_whose_attempts_are_used_up_is_failed_at_claim(db, settings, make_
     # Given a job whose every worker died (attempt counts claims)
     kind = make_kind()
     job = enqueue(account.account_id, kind.name, max_attempts=2)
-    rows.update(job.id, "status = 'running', attempts = 2, last_error = 'HTTP 502', lease_owner = 'dead', "
-                        "lease_expires_at = now() - interval '1 second'")
+    rows.update(
+        job.id,
+        "status = 'running', attempts = 2, last_error = 'HTTP 502', lease_owner = 'dead', "
+        "lease_expires_at = now() - interval '1 second'",
+    )
     # When a worker claims it
     report = Worker(db, settings=settings).run_one(job_id=job.id)
     # Then it is retired instead of run again, and the owning domain is told
@@ -269,8 +299,9 @@ def test_a_job_whose_attempts_are_used_up_is_failed_at_claim(db, settings, make_
     assert kind.changes == [("failed", 2)]
 
 
-def test_a_job_the_remaining_time_cannot_cover_is_yielded_with_its_attempt_refunded(db, settings, make_kind, enqueue,
-                                                                                    account, rows, wakes):
+def test_a_job_the_remaining_time_cannot_cover_is_yielded_with_its_attempt_refunded(
+    db, settings, make_kind, enqueue, account, rows, wakes
+):
     # Given an invocation with 100 s left and a kind that may take 780 s (+ the 60 s finish margin)
     kind = make_kind(timeout_seconds=780)
     job = enqueue(account.account_id, kind.name)
@@ -288,7 +319,9 @@ def test_a_job_the_remaining_time_cannot_cover_is_yielded_with_its_attempt_refun
     assert rows.get(job.id)["attempts"] == 1
 
 
-def test_shutdown_yields_a_running_job_and_refunds_its_attempt(db, settings, make_kind, enqueue, account, rows, wakes):
+def test_shutdown_yields_a_running_job_and_refunds_its_attempt(
+    db, settings, make_kind, enqueue, account, rows, wakes
+):
     # Given a runner that stops when the process shuts down
     def run(ctx: jobs.RunContext) -> None:
         assert ctx.shutdown.wait(10)
@@ -313,7 +346,8 @@ def test_shutdown_yields_a_running_job_and_refunds_its_attempt(db, settings, mak
 
 
 def test_finish_commits_the_runner_s_writes_with_the_success_and_nothing_when_the_lease_is_gone(
-        db, settings, make_kind, enqueue, account, rows):
+    db, settings, make_kind, enqueue, account, rows
+):
     # Given a runner that writes its result inside the lease-guarded outcome transaction
     def run(ctx: jobs.RunContext) -> None:
         if ctx.job.payload.get("steal"):
@@ -333,17 +367,22 @@ def test_finish_commits_the_runner_s_writes_with_the_success_and_nothing_when_th
     assert (rows.get(stolen.id)["status"], rows.get(stolen.id)["payload"]) == ("running", {"steal": True})
 
 
-def test_a_runner_works_inside_its_job_s_account_only(db, settings, make_kind, enqueue, account, other_account, rows):
+def test_a_runner_works_inside_its_job_s_account_only(
+    db, settings, make_kind, enqueue, account, other_account, rows
+):
     # Given jobs of two accounts
     seen: dict = {}
 
     def run(ctx: jobs.RunContext) -> None:
         with ctx.tenant() as conn:
             seen["jobs"] = {r["account_id"] for r in conn.execute("SELECT account_id FROM jobs").fetchall()}
-            seen["updated"] = conn.execute("UPDATE jobs SET last_error = 'x' WHERE id = %s",
-                                           (seen["foreign"],)).rowcount
+            seen["updated"] = conn.execute(
+                "UPDATE jobs SET last_error = 'x' WHERE id = %s", (seen["foreign"],)
+            ).rowcount
             with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction():
-                conn.execute("INSERT INTO jobs (account_id, kind) VALUES (%s, 'test_x')", (other_account.account_id,))
+                conn.execute(
+                    "INSERT INTO jobs (account_id, kind) VALUES (%s, 'test_x')", (other_account.account_id,)
+                )
 
     kind = make_kind(run)
     foreign = enqueue(other_account.account_id, kind.name, subject_id=uuid.uuid4())
@@ -365,8 +404,9 @@ def test_the_claim_functions_are_the_only_cross_account_access(db, enqueue, make
         assert conn.execute("SELECT count(*) AS n FROM jobs").fetchone()["n"] == 0
 
 
-def test_an_unfinished_job_of_the_same_kind_and_subject_is_handed_back_instead_of_a_second(enqueue, make_kind,
-                                                                                          account):
+def test_an_unfinished_job_of_the_same_kind_and_subject_is_handed_back_instead_of_a_second(
+    enqueue, make_kind, account
+):
     kind = make_kind()
     subject = uuid.uuid4()
     first = enqueue(account.account_id, kind.name, subject_id=subject)
@@ -382,8 +422,11 @@ def test_a_worker_refuses_a_pool_without_room_for_the_heartbeat():
 def test_a_kind_whose_timeout_cannot_fit_the_function_is_refused_at_start(make_kind):
     name = make_kind(timeout_seconds=900).name
     kind = jobs.kinds()[name]
-    with pytest.raises(ConfigurationError, match=r"timeout 900 s plus JOBS_FINISH_MARGIN_SECONDS=60 s does not fit "
-                                                 r"the worker function's timeout of 900 s"):
+    with pytest.raises(
+        ConfigurationError,
+        match=r"timeout 900 s plus JOBS_FINISH_MARGIN_SECONDS=60 s does not fit "
+        r"the worker function's timeout of 900 s",
+    ):
         check_fits(900, JobSettings(), only=[kind])
 
 
@@ -395,7 +438,8 @@ def test_780_seconds_fit_a_900_second_function(make_kind):
 
 
 def test_a_job_of_a_kind_nobody_runs_is_retired_with_a_reason_instead_of_re_sent_forever(
-        db, settings, make_kind, enqueue, account, rows):
+    db, settings, make_kind, enqueue, account, rows
+):
     # Given a job of a kind that no worker here registered (a typo, a removed kind, a newer API than the workers)
     known = make_kind()
     orphan = enqueue(account.account_id, f"gone_{uuid.uuid4().hex[:8]}")
@@ -422,7 +466,9 @@ def test_a_job_of_a_kind_nobody_runs_is_retired_with_a_reason_instead_of_re_sent
     assert jobs.read_job(db, uuid.UUID(account.account_id), orphan.id).status == "failed"
 
 
-def test_the_local_poller_retires_jobs_of_unregistered_kinds_too(db, settings, enqueue, account, rows, make_kind):
+def test_the_local_poller_retires_jobs_of_unregistered_kinds_too(
+    db, settings, enqueue, account, rows, make_kind
+):
     from agentmate.jobs.poller import Poller
 
     make_kind()
@@ -440,7 +486,9 @@ def test_the_local_poller_retires_jobs_of_unregistered_kinds_too(db, settings, e
     assert rows.get(orphan.id)["status"] == "failed"
 
 
-def test_a_process_that_registered_no_kinds_retires_nothing(db, settings, enqueue, account, rows, monkeypatch):
+def test_a_process_that_registered_no_kinds_retires_nothing(
+    db, settings, enqueue, account, rows, monkeypatch
+):
     import agentmate.jobs.worker as worker_module
     from agentmate.jobs.worker import retire_unregistered
 

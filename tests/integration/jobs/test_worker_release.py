@@ -27,7 +27,8 @@ def _due_in(row) -> float:
 
 @pytest.mark.parametrize("retry_after", [math.inf, -math.inf, math.nan, 1e300, 10**30, -5, "soon", True])
 def test_a_hostile_retry_after_is_clamped_to_the_backoff_cap_and_the_job_is_requeued(
-        db, settings, make_kind, enqueue, account, rows, wakes, retry_after):
+    db, settings, make_kind, enqueue, account, rows, wakes, retry_after
+):
     def run(ctx: jobs.RunContext) -> None:
         raise jobs.Retryable("HTTP 429", retry_after=retry_after)
 
@@ -42,7 +43,9 @@ def test_a_hostile_retry_after_is_clamped_to_the_backoff_cap_and_the_job_is_requ
     assert kind.changes == [("running", 1), ("queued", 1)]
 
 
-def test_huge_and_negative_usage_is_clamped_before_it_is_stored(db, settings, make_kind, enqueue, account, rows):
+def test_huge_and_negative_usage_is_clamped_before_it_is_stored(
+    db, settings, make_kind, enqueue, account, rows
+):
     def run(ctx: jobs.RunContext) -> dict:
         ctx.add_usage(input_tokens=10**30, output_tokens=-5, cost_micros=10**40)
         return {"ok": True}
@@ -52,12 +55,16 @@ def test_huge_and_negative_usage_is_clamped_before_it_is_stored(db, settings, ma
     assert Worker(db, settings=settings).run_one(job_id=job.id).outcome == "succeeded"
     row = rows.get(job.id)
     assert row["status"] == "succeeded"
-    assert (row["input_tokens"], row["output_tokens"], row["cost_micros"]) == (MAX_USAGE_PER_WRITE, 0,
-                                                                            MAX_USAGE_PER_WRITE)
+    assert (row["input_tokens"], row["output_tokens"], row["cost_micros"]) == (
+        MAX_USAGE_PER_WRITE,
+        0,
+        MAX_USAGE_PER_WRITE,
+    )
 
 
-def test_running_totals_saturate_instead_of_overflowing_the_bigint_columns(db, settings, make_kind, enqueue, account,
-                                                                           rows):
+def test_running_totals_saturate_instead_of_overflowing_the_bigint_columns(
+    db, settings, make_kind, enqueue, account, rows
+):
     def run(ctx: jobs.RunContext) -> None:
         ctx.add_usage(input_tokens=10**15, output_tokens=1, cost_micros=1)
         raise jobs.Retryable("HTTP 503")
@@ -70,7 +77,9 @@ def test_running_totals_saturate_instead_of_overflowing_the_bigint_columns(db, s
     assert (row["status"], row["input_tokens"], row["output_tokens"]) == ("queued", 2**63 - 1, 1)
 
 
-def test_an_error_text_with_nul_characters_is_stored_without_them(db, settings, make_kind, enqueue, account, rows):
+def test_an_error_text_with_nul_characters_is_stored_without_them(
+    db, settings, make_kind, enqueue, account, rows
+):
     def run(ctx: jobs.RunContext) -> None:
         raise jobs.Retryable("HTTP 500: \x00\x00boom" + "x" * 5000)
 
@@ -82,8 +91,9 @@ def test_an_error_text_with_nul_characters_is_stored_without_them(db, settings, 
     assert len(row["last_error"]) <= 2000
 
 
-def test_a_result_postgres_refuses_fails_the_job_instead_of_leaving_it_running(db, settings, make_kind, enqueue,
-                                                                             account, rows):
+def test_a_result_postgres_refuses_fails_the_job_instead_of_leaving_it_running(
+    db, settings, make_kind, enqueue, account, rows
+):
     # Given a runner whose result cannot be stored (jsonb takes no NUL character)
     kind = make_kind(lambda ctx: ctx.add_usage(input_tokens=7) or {"text": "a\x00b"})
     job = enqueue(account.account_id, kind.name)
@@ -100,14 +110,21 @@ def test_a_result_postgres_refuses_fails_the_job_instead_of_leaving_it_running(d
     assert row["input_tokens"] == 7
 
 
-@pytest.mark.parametrize(("behaviour", "status"), [
-    ("retry", "queued"), ("yield", "queued"), ("permanent", "failed"), ("unknown", "failed")])
-def test_an_owner_hook_failing_on_the_outcome_still_releases_the_job(db, settings, make_kind, enqueue, account,
-                                                                     rows, wakes, behaviour, status):
+@pytest.mark.parametrize(
+    ("behaviour", "status"),
+    [("retry", "queued"), ("yield", "queued"), ("permanent", "failed"), ("unknown", "failed")],
+)
+def test_an_owner_hook_failing_on_the_outcome_still_releases_the_job(
+    db, settings, make_kind, enqueue, account, rows, wakes, behaviour, status
+):
     # Given a kind whose owner hook (on_change) breaks on every transition after the claim
     def run(ctx: jobs.RunContext) -> None:
-        raise {"retry": jobs.Retryable("HTTP 503"), "yield": jobs.Yield("stopping"),
-               "permanent": jobs.Permanent("HTTP 400"), "unknown": KeyError("internal")}[behaviour]
+        raise {
+            "retry": jobs.Retryable("HTTP 503"),
+            "yield": jobs.Yield("stopping"),
+            "permanent": jobs.Permanent("HTTP 400"),
+            "unknown": KeyError("internal"),
+        }[behaviour]
 
     kind = make_kind(run)
     original = kind.on_change
@@ -151,12 +168,16 @@ def test_the_last_attempt_s_unrecordable_retry_fails_the_job(db, settings, make_
 
 
 def test_when_the_database_is_gone_the_lease_runs_out_and_the_stalled_view_shows_the_job(
-        db, settings, make_kind, enqueue, account, rows):
+    db, settings, make_kind, enqueue, account, rows
+):
     # Given a worker reaching Postgres through a link that breaks while its runner works
     parts = urlsplit(os.environ["DATABASE_URL"])
     with CuttableProxy(parts.port or 5432) as proxy:
-        cut_db = Database(urlunsplit(parts._replace(netloc=f"{parts.username}@127.0.0.1:{proxy.port}")),
-                          max_size=2, connect_timeout_s=0.5)
+        cut_db = Database(
+            urlunsplit(parts._replace(netloc=f"{parts.username}@127.0.0.1:{proxy.port}")),
+            max_size=2,
+            connect_timeout_s=0.5,
+        )
 
         def run(ctx: jobs.RunContext) -> None:
             proxy.cut()

@@ -35,8 +35,11 @@ def snapshot(path: str, **changes: str) -> list[dict[str, Any]]:
 
 def repository() -> dict[str, bytes]:
     """The whole corpus as one repository tree (package_path = the package folder)."""
-    return {p.relative_to(ROOT).as_posix(): p.read_bytes() for p in sorted(ROOT.rglob("*"))
-            if p.is_file() and p.name != "README.md"}
+    return {
+        p.relative_to(ROOT).as_posix(): p.read_bytes()
+        for p in sorted(ROOT.rglob("*"))
+        if p.is_file() and p.name != "README.md"
+    }
 
 
 @contextmanager

@@ -37,20 +37,33 @@ def _source(actor, path="product/faq", **kw):
 
 
 def _push(actor, source_id, files):
-    files = [FileInput(path=p, **c) if isinstance(c, dict) else FileInput(path=p, content=c) for p, c in files.items()]
+    files = [
+        FileInput(path=p, **c) if isinstance(c, dict) else FileInput(path=p, content=c)
+        for p, c in files.items()
+    ]
     return service.push_snapshot(get_database(), actor, source_id, KnowledgeSnapshotPush(files=files))
 
 
-FILES = {"KNOWLEDGE.yaml": MANIFEST, "docs/a.md": "# A\n", "docs/drafts/wip.md": "wip\n", "notes.txt": "n\n",
-         "docs/img.png": {"content_base64": base64.b64encode(b"\x89PNG\0").decode()}}
+FILES = {
+    "KNOWLEDGE.yaml": MANIFEST,
+    "docs/a.md": "# A\n",
+    "docs/drafts/wip.md": "wip\n",
+    "notes.txt": "n\n",
+    "docs/img.png": {"content_base64": base64.b64encode(b"\x89PNG\0").decode()},
+}
 
 
 def test_the_manifest_selects_documents_and_always_enters_the_identity(actor):
     src = _source(actor)
     assert (src.name, src.domain) == ("product-faq", "product")
     out = _push(actor, src.id, FILES)
-    expected = package_hash([("KNOWLEDGE.yaml", sha256_hex(MANIFEST.encode()), len(MANIFEST.encode())),
-                             ("docs/a.md", sha256_hex(b"# A\n"), 4), ("docs/img.png", sha256_hex(b"\x89PNG\0"), 5)])
+    expected = package_hash(
+        [
+            ("KNOWLEDGE.yaml", sha256_hex(MANIFEST.encode()), len(MANIFEST.encode())),
+            ("docs/a.md", sha256_hex(b"# A\n"), 4),
+            ("docs/img.png", sha256_hex(b"\x89PNG\0"), 5),
+        ]
+    )
     assert out.revision.package_hash == expected
     assert out.manifest.capabilities == ["billing"]
     db = get_database()
@@ -85,8 +98,12 @@ def test_a_missing_or_invalid_manifest_is_refused_and_writes_nothing(actor, owne
         _push(actor, src.id, {"KNOWLEDGE.yaml": "description: nameless\n", "docs/a.md": "x"})
     assert err.value.errors[0].field == "KNOWLEDGE.yaml.name"
     with psycopg.connect(owner_url) as conn:
-        assert conn.execute("SELECT count(*) FROM knowledge_source_revisions WHERE source_id = %s",
-                            (src.id,)).fetchone()[0] == 0
+        assert (
+            conn.execute(
+                "SELECT count(*) FROM knowledge_source_revisions WHERE source_id = %s", (src.id,)
+            ).fetchone()[0]
+            == 0
+        )
 
 
 def test_a_name_repointed_to_another_package_is_a_conflict(actor):
@@ -117,25 +134,42 @@ def test_git_sync_from_the_loopback_server_ingests_the_manifest_selection(actor,
 
     server = GitServer().start()
     try:
-        sha = commit_tree(server.repo("acme/kb"), {"faq/KNOWLEDGE.yaml": MANIFEST.encode(), "faq/docs/a.md": b"# A\n",
-                                                   "faq/docs/drafts/x.md": b"x\n", "other/y.md": b"y\n"})
+        sha = commit_tree(
+            server.repo("acme/kb"),
+            {
+                "faq/KNOWLEDGE.yaml": MANIFEST.encode(),
+                "faq/docs/a.md": b"# A\n",
+                "faq/docs/drafts/x.md": b"x\n",
+                "other/y.md": b"y\n",
+            },
+        )
         url = server.url("github.test", "acme/kb")
-        src = service.register_source(get_database(), actor, SourceInput(type="git", repository_url=url,
-                                                                         package_path="faq"), make_policy()).source
-        out = service.sync_source(get_database(), actor, src.id, KnowledgeSyncRequest(ref="main"),
-                                  fetcher(settings=SETTINGS))
+        src = service.register_source(
+            get_database(),
+            actor,
+            SourceInput(type="git", repository_url=url, package_path="faq"),
+            make_policy(),
+        ).source
+        out = service.sync_source(
+            get_database(), actor, src.id, KnowledgeSyncRequest(ref="main"), fetcher(settings=SETTINGS)
+        )
         assert (out.revision.commit_sha, out.revision.file_count) == (sha, 2)
         # a commit whose manifest is broken fails the sync: source in error, no new revision
-        commit_tree(server.repo("acme/kb"), {"faq/KNOWLEDGE.yaml": b"citation_policy: maybe\n",
-                                             "faq/docs/a.md": b"# A\n"})
+        commit_tree(
+            server.repo("acme/kb"),
+            {"faq/KNOWLEDGE.yaml": b"citation_policy: maybe\n", "faq/docs/a.md": b"# A\n"},
+        )
         with pytest.raises(ValidationFailed):
-            service.sync_source(get_database(), actor, src.id, KnowledgeSyncRequest(ref="main"),
-                                  fetcher(settings=SETTINGS))
+            service.sync_source(
+                get_database(), actor, src.id, KnowledgeSyncRequest(ref="main"), fetcher(settings=SETTINGS)
+            )
         with psycopg.connect(owner_url) as conn:
-            status, error = conn.execute("SELECT status, last_error FROM knowledge_sources WHERE id = %s",
-                                         (src.id,)).fetchone()
-            count = conn.execute("SELECT count(*) FROM knowledge_source_revisions WHERE source_id = %s",
-                                 (src.id,)).fetchone()[0]
+            status, error = conn.execute(
+                "SELECT status, last_error FROM knowledge_sources WHERE id = %s", (src.id,)
+            ).fetchone()
+            count = conn.execute(
+                "SELECT count(*) FROM knowledge_source_revisions WHERE source_id = %s", (src.id,)
+            ).fetchone()[0]
         assert (status, count) == ("error", 1)
         assert "KNOWLEDGE.yaml" in error
     finally:

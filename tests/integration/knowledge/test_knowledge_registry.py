@@ -38,26 +38,53 @@ def problem_fields(r) -> list[str]:
 def test_registering_derives_name_and_domain_and_upserts_by_name(client, account):
     h = account.headers(RW)
     # Given a new package path, the name joins every segment and the domain is the first one
-    first = client.post("/api/knowledge/sources", json={"type": "local", "repository_url": "file:///kb",
-                                                        "package_path": "product/faq"}, headers=h)
+    first = client.post(
+        "/api/knowledge/sources",
+        json={"type": "local", "repository_url": "file:///kb", "package_path": "product/faq"},
+        headers=h,
+    )
     assert first.status_code == 201, first.text
     src = first.json()
-    assert (src["name"], src["domain"], src["status"], src["sync_mode"]) == ("product-faq", "product", "pending",
-                                                                            "client_push")
+    assert (src["name"], src["domain"], src["status"], src["sync_mode"]) == (
+        "product-faq",
+        "product",
+        "pending",
+        "client_push",
+    )
     # When the same package is registered again with a default_ref, it is the same source (200), updated
-    again = client.post("/api/knowledge/sources", json={"type": "local", "repository_url": "file:///kb",
-                                                        "package_path": "product/faq", "default_ref": "v2"}, headers=h)
-    assert again.status_code == 200 and again.json()["id"] == src["id"] and again.json()["default_ref"] == "v2"
+    again = client.post(
+        "/api/knowledge/sources",
+        json={
+            "type": "local",
+            "repository_url": "file:///kb",
+            "package_path": "product/faq",
+            "default_ref": "v2",
+        },
+        headers=h,
+    )
+    assert (
+        again.status_code == 200 and again.json()["id"] == src["id"] and again.json()["default_ref"] == "v2"
+    )
     # Then a name pointed at a different package is a 409 naming name
-    taken = client.post("/api/knowledge/sources", json={"name": "product-faq", "type": "local",
-                                                        "repository_url": "file:///other", "package_path": "x/faq"},
-                        headers=h)
+    taken = client.post(
+        "/api/knowledge/sources",
+        json={
+            "name": "product-faq",
+            "type": "local",
+            "repository_url": "file:///other",
+            "package_path": "x/faq",
+        },
+        headers=h,
+    )
     assert taken.status_code == 409 and problem_fields(taken) == ["name"]
     # And a single-segment path has no domain; the client can never send one
     flat = register(client, h, "handbook")
     assert (flat["name"], flat["domain"]) == ("handbook", None)
-    sent = client.post("/api/knowledge/sources", json={"type": "local", "repository_url": "file:///kb",
-                                                       "package_path": "a/b", "domain": "mine"}, headers=h)
+    sent = client.post(
+        "/api/knowledge/sources",
+        json={"type": "local", "repository_url": "file:///kb", "package_path": "a/b", "domain": "mine"},
+        headers=h,
+    )
     assert sent.status_code == 400 and problem_fields(sent) == ["domain"]
     assert "derived" in sent.text
     listed = client.get("/api/knowledge/sources", headers=h).json()
@@ -69,14 +96,19 @@ def test_two_same_named_packages_under_different_domains_stay_apart(client, acco
     product = register(client, h, "product/guide")
     support = register(client, h, "support/guide")
     assert {(product["name"], product["domain"]), (support["name"], support["domain"])} == {
-        ("product-guide", "product"), ("support-guide", "support")}
+        ("product-guide", "product"),
+        ("support-guide", "support"),
+    }
     push(client, h, product["id"], snapshot("product/guide"))
     push(client, h, support["id"], snapshot("support/guide"))
     # Both cards carry the manifest name Guide; the exact domain filter picks one, the roster counts both
     cat = client.get("/api/knowledge/catalog", headers=h).json()
     by_id = sorted([product, support], key=lambda s: s["id"])  # equal names: the source id breaks the tie
     assert [(c["name"], c["source_id"]) for c in cat["items"]] == [("Guide", s["id"]) for s in by_id]
-    assert cat["domains"] == [{"domain": "product", "collections": 1}, {"domain": "support", "collections": 1}]
+    assert cat["domains"] == [
+        {"domain": "product", "collections": 1},
+        {"domain": "support", "collections": 1},
+    ]
     only = client.get("/api/knowledge/catalog", params={"domain": "support"}, headers=h).json()
     assert [c["source_id"] for c in only["items"]] == [support["id"]] and only["total"] == 1
     assert only["domains"] == cat["domains"]  # the roster ignores the filters
@@ -98,7 +130,10 @@ def test_a_snapshot_keeps_the_selected_documents_and_the_manifest_in_the_identit
     assert out["created"] is True and out["revision"]["package_hash"] == expected
     assert out["revision"]["file_count"] == 4 and out["revision"]["origin"] == "snapshot"
     assert out["source"]["active_revision_id"] == out["revision"]["id"] and out["source"]["status"] == "ready"
-    assert out["manifest"]["capabilities"] == ["billing", "refunds"] and out["manifest"]["citation_policy"] == "required"
+    assert (
+        out["manifest"]["capabilities"] == ["billing", "refunds"]
+        and out["manifest"]["citation_policy"] == "required"
+    )
     rev = out["revision"]["id"]
     # And the documents are listed in path order, without bodies and without the manifest
     r = client.get(f"/api/knowledge/revisions/{rev}/documents", headers=h)
@@ -107,17 +142,28 @@ def test_a_snapshot_keeps_the_selected_documents_and_the_manifest_in_the_identit
     assert [d["path"] for d in docs["items"]] == kept[1:] and docs["total"] == 3
     assert all("content" not in d for d in docs["items"])
     logo = docs["items"][2]
-    assert (logo["is_text"], logo["size_bytes"], logo["sha256"]) == (False, len(files["images/logo.png"]),
-                                                                     sha256_hex(files["images/logo.png"]))
+    assert (logo["is_text"], logo["size_bytes"], logo["sha256"]) == (
+        False,
+        len(files["images/logo.png"]),
+        sha256_hex(files["images/logo.png"]),
+    )
     # And one document comes with its text snapshot, privately; a binary one with no text
     one = client.get(f"/api/knowledge/revisions/{rev}/documents/{docs['items'][0]['id']}", headers=h)
     assert one.status_code == 200 and one.headers["cache-control"] == "private, no-store"
     assert one.json()["content"] == files["docs/billing.md"].decode()
-    assert client.get(f"/api/knowledge/revisions/{rev}/documents/{logo['id']}", headers=h).json()["content"] is None
+    assert (
+        client.get(f"/api/knowledge/revisions/{rev}/documents/{logo['id']}", headers=h).json()["content"]
+        is None
+    )
     # And pages are stable
-    page = client.get(f"/api/knowledge/revisions/{rev}/documents", params={"limit": 2, "offset": 2}, headers=h).json()
+    page = client.get(
+        f"/api/knowledge/revisions/{rev}/documents", params={"limit": 2, "offset": 2}, headers=h
+    ).json()
     assert [d["path"] for d in page["items"]] == ["images/logo.png"] and page["total"] == 3
-    assert client.get(f"/api/knowledge/revisions/{rev}/documents", params={"limit": 0}, headers=h).status_code == 400
+    assert (
+        client.get(f"/api/knowledge/revisions/{rev}/documents", params={"limit": 0}, headers=h).status_code
+        == 400
+    )
 
 
 def test_the_manifest_row_is_never_a_document(client, account, owner_url):
@@ -125,8 +171,9 @@ def test_the_manifest_row_is_never_a_document(client, account, owner_url):
     src = register(client, h, "product/faq")
     rev = push(client, h, src["id"], snapshot("product/faq"))["revision"]["id"]
     with psycopg.connect(owner_url) as conn:
-        manifest_id = conn.execute("SELECT id FROM knowledge_documents WHERE revision_id = %s AND path = %s",
-                                   (rev, "KNOWLEDGE.yaml")).fetchone()[0]
+        manifest_id = conn.execute(
+            "SELECT id FROM knowledge_documents WHERE revision_id = %s AND path = %s", (rev, "KNOWLEDGE.yaml")
+        ).fetchone()[0]
     assert client.get(f"/api/knowledge/revisions/{rev}/documents/{manifest_id}", headers=h).status_code == 404
 
 
@@ -134,10 +181,14 @@ def test_a_chinese_package_round_trips_and_folds_its_language(client, account):
     h = account.headers(RW)
     src = register(client, h, "support/faq")
     out = push(client, h, src["id"], snapshot("support/faq"))
-    docs = client.get(f"/api/knowledge/revisions/{out['revision']['id']}/documents", headers=h).json()["items"]
+    docs = client.get(f"/api/knowledge/revisions/{out['revision']['id']}/documents", headers=h).json()[
+        "items"
+    ]
     assert sorted(d["path"] for d in docs) == sorted(["发票/开票.md", "退款.md"])
     refund = next(d for d in docs if d["path"] == "退款.md")
-    body = client.get(f"/api/knowledge/revisions/{out['revision']['id']}/documents/{refund['id']}", headers=h).json()
+    body = client.get(
+        f"/api/knowledge/revisions/{out['revision']['id']}/documents/{refund['id']}", headers=h
+    ).json()
     assert body["content"] == package("support/faq")["退款.md"].decode("utf-8")
     # The card folds the singular language into languages, and the filter matches Chinese text
     cards = client.get("/api/knowledge/catalog", params={"query": "客服"}, headers=h).json()["items"]
@@ -154,38 +205,61 @@ def test_replaying_a_package_hash_returns_the_revision_and_retargets_the_source(
     second = push(client, h, src["id"], snapshot("product/faq", **{"docs/billing.md": "# Billing v2\n"}))
     assert second["revision"]["id"] != first["revision"]["id"]
     # Files the rules leave out do not change the identity: still a replay of the second
-    same = push(client, h, src["id"], snapshot("product/faq", **{"docs/billing.md": "# Billing v2\n",
-                                                                  "notes.txt": "changed\n"}), expect=(200,))
+    same = push(
+        client,
+        h,
+        src["id"],
+        snapshot("product/faq", **{"docs/billing.md": "# Billing v2\n", "notes.txt": "changed\n"}),
+        expect=(200,),
+    )
     assert (same["created"], same["revision"]["id"]) == (False, second["revision"]["id"])
     # Pushing the first package again replays it (200) and points the source back at it
     back = push(client, h, src["id"], snapshot("product/faq"), expect=(200,))
     assert back["revision"]["id"] == first["revision"]["id"]
     assert back["source"]["active_revision_id"] == first["revision"]["id"]
     card = client.get("/api/knowledge/catalog", headers=h).json()["items"][0]
-    assert (card["revision_id"], card["package_hash"]) == (first["revision"]["id"], first["revision"]["package_hash"])
+    assert (card["revision_id"], card["package_hash"]) == (
+        first["revision"]["id"],
+        first["revision"]["package_hash"],
+    )
     revs = client.get(f"/api/knowledge/sources/{src['id']}/revisions", headers=h).json()
-    assert revs["total"] == 2 and {r["id"] for r in revs["items"]} == {first["revision"]["id"],
-                                                                        second["revision"]["id"]}
+    assert revs["total"] == 2 and {r["id"] for r in revs["items"]} == {
+        first["revision"]["id"],
+        second["revision"]["id"],
+    }
     # A supplied package_hash must match
-    r = client.post(f"/api/knowledge/sources/{src['id']}/snapshots",
-                    json={"files": snapshot("product/faq"), "package_hash": "0" * 64}, headers=h)
+    r = client.post(
+        f"/api/knowledge/sources/{src['id']}/snapshots",
+        json={"files": snapshot("product/faq"), "package_hash": "0" * 64},
+        headers=h,
+    )
     assert r.status_code == 400 and problem_fields(r) == ["package_hash"]
 
 
-@pytest.mark.parametrize(("manifest", "field"), [
-    (None, "KNOWLEDGE.yaml"),
-    ("description: nameless\n", "KNOWLEDGE.yaml.name"),
-    ("name: x\ncitation_policy: maybe\n", "KNOWLEDGE.yaml.citation_policy"),
-    ("name: x\ncapabilities: [" + ", ".join(f"c{i}" for i in range(17)) + "]\n", "KNOWLEDGE.yaml.capabilities"),
-    ("name: x\nlanguages: " + "[" + ", ".join(f"l{i}" for i in range(17)) + "]\n", "KNOWLEDGE.yaml.languages"),
-    ("name: x\ninclude: ['/etc/**']\n", "KNOWLEDGE.yaml.include.0"),
-    ("name: x\ntags: [a]\n", "KNOWLEDGE.yaml.tags"),
-    ("name: [unclosed\n", "KNOWLEDGE.yaml"),
-    ("- just\n- a list\n", "KNOWLEDGE.yaml"),
-    ("name: &a x\nprofile: *a\n", "KNOWLEDGE.yaml"),
-])
-def test_a_missing_or_invalid_manifest_is_a_400_naming_the_field_and_writes_nothing(client, account, owner_url,
-                                                                                     manifest, field):
+@pytest.mark.parametrize(
+    ("manifest", "field"),
+    [
+        (None, "KNOWLEDGE.yaml"),
+        ("description: nameless\n", "KNOWLEDGE.yaml.name"),
+        ("name: x\ncitation_policy: maybe\n", "KNOWLEDGE.yaml.citation_policy"),
+        (
+            "name: x\ncapabilities: [" + ", ".join(f"c{i}" for i in range(17)) + "]\n",
+            "KNOWLEDGE.yaml.capabilities",
+        ),
+        (
+            "name: x\nlanguages: " + "[" + ", ".join(f"l{i}" for i in range(17)) + "]\n",
+            "KNOWLEDGE.yaml.languages",
+        ),
+        ("name: x\ninclude: ['/etc/**']\n", "KNOWLEDGE.yaml.include.0"),
+        ("name: x\ntags: [a]\n", "KNOWLEDGE.yaml.tags"),
+        ("name: [unclosed\n", "KNOWLEDGE.yaml"),
+        ("- just\n- a list\n", "KNOWLEDGE.yaml"),
+        ("name: &a x\nprofile: *a\n", "KNOWLEDGE.yaml"),
+    ],
+)
+def test_a_missing_or_invalid_manifest_is_a_400_naming_the_field_and_writes_nothing(
+    client, account, owner_url, manifest, field
+):
     h = account.headers(RW)
     src = register(client, h, "kb/bad")
     files = [{"path": "a.md", "content": "# A\n"}]
@@ -197,21 +271,36 @@ def test_a_missing_or_invalid_manifest_is_a_400_naming_the_field_and_writes_noth
     if field.endswith("citation_policy"):
         assert r.json()["errors"][0]["allowed"] == ["required", "optional"]
     with psycopg.connect(owner_url) as conn:
-        assert conn.execute("SELECT count(*) FROM knowledge_source_revisions WHERE source_id = %s",
-                            (src["id"],)).fetchone()[0] == 0
+        assert (
+            conn.execute(
+                "SELECT count(*) FROM knowledge_source_revisions WHERE source_id = %s", (src["id"],)
+            ).fetchone()[0]
+            == 0
+        )
 
 
 def test_a_manifest_selecting_no_document_makes_a_collection_without_documents(client, account):
     h = account.headers(RW)
     src = register(client, h, "kb/empty")
-    r = client.post(f"/api/knowledge/sources/{src['id']}/snapshots", json={"files": [
-        {"path": "KNOWLEDGE.yaml", "content": "name: x\ninclude: ['docs/**']\n"},
-        {"path": "other.md", "content": "x"}]}, headers=h)
+    r = client.post(
+        f"/api/knowledge/sources/{src['id']}/snapshots",
+        json={
+            "files": [
+                {"path": "KNOWLEDGE.yaml", "content": "name: x\ninclude: ['docs/**']\n"},
+                {"path": "other.md", "content": "x"},
+            ]
+        },
+        headers=h,
+    )
     # The manifest is always part of the package, so the revision exists with no document
     assert r.status_code == 201, r.text
     assert r.json()["revision"]["file_count"] == 1
-    assert client.get(f"/api/knowledge/revisions/{r.json()['revision']['id']}/documents",
-                      headers=h).json()["total"] == 0
+    assert (
+        client.get(f"/api/knowledge/revisions/{r.json()['revision']['id']}/documents", headers=h).json()[
+            "total"
+        ]
+        == 0
+    )
 
 
 # -- catalog -----------------------------------------------------------------------------------------------------
@@ -229,24 +318,45 @@ def test_the_catalog_lists_cards_of_active_revisions_in_stable_name_order(client
     cat = client.get("/api/knowledge/catalog", headers=h)
     assert cat.status_code == 200
     body = cat.json()
-    assert [c["name"] for c in body["items"]] == ["Guide", "Product FAQ", "客服常见问题"] and body["total"] == 3
+    assert [c["name"] for c in body["items"]] == ["Guide", "Product FAQ", "客服常见问题"] and body[
+        "total"
+    ] == 3
     card = body["items"][1]
     assert card == {
-        "source_id": faq["id"], "source_name": "product-faq", "revision_id": card["revision_id"],
-        "name": "Product FAQ", "description": "Billing and refund answers for the product (100% curated)",
-        "profile": "faq", "language": None, "citation_policy": "required", "capabilities": ["billing", "refunds"],
-        "languages": ["en"], "domain": "product", "document_count": 3, "package_hash": card["package_hash"],
+        "source_id": faq["id"],
+        "source_name": "product-faq",
+        "revision_id": card["revision_id"],
+        "name": "Product FAQ",
+        "description": "Billing and refund answers for the product (100% curated)",
+        "profile": "faq",
+        "language": None,
+        "citation_policy": "required",
+        "capabilities": ["billing", "refunds"],
+        "languages": ["en"],
+        "domain": "product",
+        "document_count": 3,
+        "package_hash": card["package_hash"],
         "index_status": "not_indexed",
     }
-    assert body["domains"] == [{"domain": "product", "collections": 2}, {"domain": "support", "collections": 1}]
+    assert body["domains"] == [
+        {"domain": "product", "collections": 2},
+        {"domain": "support", "collections": 1},
+    ]
     # Pages follow the same order
-    pages = [client.get("/api/knowledge/catalog", params={"limit": 1, "offset": i}, headers=h).json() for i in range(3)]
+    pages = [
+        client.get("/api/knowledge/catalog", params={"limit": 1, "offset": i}, headers=h).json()
+        for i in range(3)
+    ]
     assert [p["items"][0]["source_id"] for p in pages] == [c["source_id"] for c in body["items"]]
     # The filter is a case-insensitive substring of name or description, with LIKE wildcards taken literally
-    assert [c["name"] for c in client.get("/api/knowledge/catalog", params={"query": "REFUND"},
-                                          headers=h).json()["items"]] == ["Product FAQ"]
-    assert [c["name"] for c in client.get("/api/knowledge/catalog", params={"query": "100%"},
-                                          headers=h).json()["items"]] == ["Product FAQ"]
+    assert [
+        c["name"]
+        for c in client.get("/api/knowledge/catalog", params={"query": "REFUND"}, headers=h).json()["items"]
+    ] == ["Product FAQ"]
+    assert [
+        c["name"]
+        for c in client.get("/api/knowledge/catalog", params={"query": "100%"}, headers=h).json()["items"]
+    ] == ["Product FAQ"]
     assert client.get("/api/knowledge/catalog", params={"query": "_"}, headers=h).json()["total"] == 0
     assert client.get("/api/knowledge/catalog", params={"query": "  "}, headers=h).json()["total"] == 3
     assert client.get("/api/knowledge/catalog", params={"query": "x" * 201}, headers=h).status_code == 400
@@ -264,8 +374,16 @@ def git(monkeypatch):
 def test_sync_resolves_a_ref_to_a_commit_ingests_and_replays(client, account, git, owner_url):
     h = account.headers(RW)
     # Given a git source for the English package
-    r = client.post("/api/knowledge/sources", json={"type": "git", "repository_url": git.url("git.test", "acme/kb"),
-                                                    "package_path": "product/faq", "default_ref": "main"}, headers=h)
+    r = client.post(
+        "/api/knowledge/sources",
+        json={
+            "type": "git",
+            "repository_url": git.url("git.test", "acme/kb"),
+            "package_path": "product/faq",
+            "default_ref": "main",
+        },
+        headers=h,
+    )
     assert r.status_code == 201, r.text
     src = r.json()
     assert src["sync_mode"] == "server_pull"
@@ -274,7 +392,10 @@ def test_sync_resolves_a_ref_to_a_commit_ingests_and_replays(client, account, gi
     assert out.status_code == 201, out.text
     body = out.json()
     assert (body["revision"]["commit_sha"], body["revision"]["ref"], body["revision"]["origin"]) == (
-        git.main_sha, "main", "git")
+        git.main_sha,
+        "main",
+        "git",
+    )
     assert body["revision"]["file_count"] == 4 and body["source"]["last_commit_sha"] == git.main_sha
     # Then the same package as a snapshot has the same identity
     local = register(client, h, "product/faq", name="faq-local")
@@ -304,18 +425,24 @@ def test_sync_and_push_each_refuse_the_other_kind_of_source(client, account, git
     h = account.headers(RW)
     local = register(client, h, "product/faq")
     assert client.post(f"/api/knowledge/sources/{local['id']}/sync", headers=h).status_code == 409
-    remote = client.post("/api/knowledge/sources", json={"type": "git", "repository_url": git.url("git.test",
-                                                                                                 "acme/kb"),
-                                                         "package_path": "support/faq"}, headers=h).json()
-    r = client.post(f"/api/knowledge/sources/{remote['id']}/snapshots", json={"files": snapshot("support/faq")},
-                    headers=h)
+    remote = client.post(
+        "/api/knowledge/sources",
+        json={"type": "git", "repository_url": git.url("git.test", "acme/kb"), "package_path": "support/faq"},
+        headers=h,
+    ).json()
+    r = client.post(
+        f"/api/knowledge/sources/{remote['id']}/snapshots", json={"files": snapshot("support/faq")}, headers=h
+    )
     assert r.status_code == 409
 
 
 def test_a_git_url_outside_the_allow_list_is_refused_naming_repository_url(client, account):
     h = account.headers(RW)
-    r = client.post("/api/knowledge/sources", json={"type": "git", "repository_url": "http://169.254.169.254/x",
-                                                    "package_path": "a/b"}, headers=h)
+    r = client.post(
+        "/api/knowledge/sources",
+        json={"type": "git", "repository_url": "http://169.254.169.254/x", "package_path": "a/b"},
+        headers=h,
+    )
     assert r.status_code == 400 and problem_fields(r) == ["repository_url"]
 
 
@@ -332,8 +459,12 @@ def test_deleting_a_source_removes_its_revisions_and_documents(client, account, 
     assert client.delete(f"/api/knowledge/sources/{src['id']}", headers=h).status_code == 404
     assert client.get("/api/knowledge/catalog", headers=h).json()["total"] == 0
     with psycopg.connect(owner_url) as conn:
-        assert conn.execute("SELECT count(*) FROM knowledge_documents WHERE revision_id = %s",
-                            (rev,)).fetchone()[0] == 0
+        assert (
+            conn.execute(
+                "SELECT count(*) FROM knowledge_documents WHERE revision_id = %s", (rev,)
+            ).fetchone()[0]
+            == 0
+        )
 
 
 def test_a_source_a_resolution_run_selected_cannot_be_deleted(client, account):
@@ -357,9 +488,11 @@ def test_a_read_key_reads_but_cannot_register_sync_or_push(client, account):
     r = account.headers("knowledge:r")
     assert client.get("/api/knowledge/sources", headers=r).status_code == 200
     assert client.get("/api/knowledge/catalog", headers=r).status_code == 200
-    for method, path, body in (("POST", "/api/knowledge/sources", {"type": "local", "repository_url": "x"}),
-                               ("POST", f"/api/knowledge/sources/{src['id']}/snapshots", {"files": []}),
-                               ("POST", f"/api/knowledge/sources/{src['id']}/sync", {}),
-                               ("DELETE", f"/api/knowledge/sources/{src['id']}", None)):
+    for method, path, body in (
+        ("POST", "/api/knowledge/sources", {"type": "local", "repository_url": "x"}),
+        ("POST", f"/api/knowledge/sources/{src['id']}/snapshots", {"files": []}),
+        ("POST", f"/api/knowledge/sources/{src['id']}/sync", {}),
+        ("DELETE", f"/api/knowledge/sources/{src['id']}", None),
+    ):
         denied = client.request(method, path, json=body, headers=r)
         assert denied.status_code == 403 and "knowledge:rw" in denied.text, (method, path)

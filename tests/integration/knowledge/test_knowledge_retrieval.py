@@ -39,9 +39,14 @@ def _principal(acc: Any) -> Principal:
 
 def _source(p: Principal, package_path: str, package: str, extra: dict[str, str] | None = None) -> Any:
     actor = Actor(p.account_id, p.user_id)
-    src = service.register_source(get_database(), actor, SourceInput(type="local", repository_url="file:///kb",
-                                                                     package_path=package_path)).source
-    return service.push_snapshot(get_database(), actor, src.id, KnowledgeSnapshotPush(files=files(package, extra)))
+    src = service.register_source(
+        get_database(),
+        actor,
+        SourceInput(type="local", repository_url="file:///kb", package_path=package_path),
+    ).source
+    return service.push_snapshot(
+        get_database(), actor, src.id, KnowledgeSnapshotPush(files=files(package, extra))
+    )
 
 
 @pytest.fixture
@@ -75,30 +80,46 @@ def test_index_reports_chunks_links_and_state(kb, owner_url):
     items = {i.name: i for i in kb["report"].items}
     en, zh = items["product-guide"], items["support-faq"]
     # en: setup.md 4 chunks, billing.md 2 sections (1 chunk each), orphan.md 1, big.md 2 (oversized, packed)
-    assert (en.status, en.documents, en.chunks, en.failed_chunks, en.truncated_documents) == \
-        ("indexed", 4, 4 + 2 + 1 + 2, 0, 0)
+    assert (en.status, en.documents, en.chunks, en.failed_chunks, en.truncated_documents) == (
+        "indexed",
+        4,
+        4 + 2 + 1 + 2,
+        0,
+        0,
+    )
     # setup.md: billing (ok), img/flow.png, missing.md, config/settings.md (dangling x3), 1 escaping;
     # billing.md → setup.md (ok)
     assert (en.links, en.dangling_links, en.escaping_links) == (5, 3, 1)
     assert (zh.documents, zh.chunks, zh.links, zh.dangling_links) == (2, 2, 2, 0)
     assert kb["report"].total == 2 and kb["report"].indexed == 2
-    big = _rows(owner_url, """SELECT c.chunk_key, c.heading_path, char_length(c.content), c.start_line, c.end_line
+    big = _rows(
+        owner_url,
+        """SELECT c.chunk_key, c.heading_path, char_length(c.content), c.start_line, c.end_line
                               FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id
                               WHERE d.path = 'big.md' AND c.revision_id = %s ORDER BY c.ordinal""",
-                kb["en"].revision.id)
+        kb["en"].revision.id,
+    )
     assert big == [("chunk-0000", "Limits", 7650, 1, 18), ("chunk-0001", "Limits", 3819, 19, 25)]
     # the retrieval projection holds one row per chunk with its provenance
-    meta = _rows(owner_url, """SELECT metadata FROM retrieval_documents WHERE namespace = 'knowledge'
+    meta = _rows(
+        owner_url,
+        """SELECT metadata FROM retrieval_documents WHERE namespace = 'knowledge'
                                AND metadata->>'path' = 'guide/setup.md' AND metadata->>'source_id' = %s
-                               ORDER BY chunk_key""", str(kb["en"].source.id))
+                               ORDER BY chunk_key""",
+        str(kb["en"].source.id),
+    )
     assert [m[0]["heading_path"] for m in meta] == ["", "Setup", "Setup > Deep step", "Setup > Configure"]
     assert meta[1][0]["knowledge_base"] == "product-guide"
     assert meta[1][0]["revision_id"] == str(kb["en"].revision.id)
 
 
 def _doc_id(owner_url: str, revision_id: UUID, path: str) -> UUID:
-    return _rows(owner_url, "SELECT id FROM knowledge_documents WHERE revision_id = %s AND path = %s",
-                 revision_id, path)[0][0]
+    return _rows(
+        owner_url,
+        "SELECT id FROM knowledge_documents WHERE revision_id = %s AND path = %s",
+        revision_id,
+        path,
+    )[0][0]
 
 
 def test_document_links_in_both_directions_dangling_kept_orphans_empty(kb, me, owner_url):
@@ -116,7 +137,9 @@ def test_document_links_in_both_directions_dangling_kept_orphans_empty(kb, me, o
     ]
     orphan = search.document_links(db, me, _doc_id(owner_url, rev, "orphan.md"), page)
     assert (orphan.items, orphan.total, orphan.indexed) == ([], 0, True)
-    second = search.document_links(db, me, _doc_id(owner_url, rev, "guide/setup.md"), PageParams(limit=2, offset=4))
+    second = search.document_links(
+        db, me, _doc_id(owner_url, rev, "guide/setup.md"), PageParams(limit=2, offset=4)
+    )
     assert [i.direction for i in second.items] == ["incoming"] and second.total == 5
     with pytest.raises(NotFound):
         search.document_links(db, me, uuid4(), page)
@@ -125,18 +148,32 @@ def test_document_links_in_both_directions_dangling_kept_orphans_empty(kb, me, o
 def test_english_search_has_provenance_snippet_links_and_is_logged(kb, me, rt, owner_url):
     out = _search(rt, me, query="priority support invoices pro plan")
     top = out.items[0]
-    assert (top.path, top.heading_path, top.citation) == ("guide/billing.md", "Billing > Plans",
-                                                          "guide/billing.md # Billing > Plans")
-    assert (top.source_id, top.revision_id, top.knowledge_base, top.domain) == \
-        (kb["en"].source.id, kb["en"].revision.id, "product-guide", "product")
+    assert (top.path, top.heading_path, top.citation) == (
+        "guide/billing.md",
+        "Billing > Plans",
+        "guide/billing.md # Billing > Plans",
+    )
+    assert (top.source_id, top.revision_id, top.knowledge_base, top.domain) == (
+        kb["en"].source.id,
+        kb["en"].revision.id,
+        "product-guide",
+        "product",
+    )
     assert top.chunk_key == "chunk-0001" and top.content is None and top.lexical_matched
     assert top.snippet == "## Plans\n\nThe pro plan includes priority support and invoices in PDF.\n"
-    assert [(n.direction, n.path) for n in top.links] == [("outgoing", "guide/setup.md"),
-                                                          ("incoming", "guide/setup.md")]
-    logged = _rows(owner_url, "SELECT query, filters, hit_count, hits, degraded, namespace FROM retrieval_queries "
-                              "WHERE id = %s", out.query_id)[0]
+    assert [(n.direction, n.path) for n in top.links] == [
+        ("outgoing", "guide/setup.md"),
+        ("incoming", "guide/setup.md"),
+    ]
+    logged = _rows(
+        owner_url,
+        "SELECT query, filters, hit_count, hits, degraded, namespace FROM retrieval_queries WHERE id = %s",
+        out.query_id,
+    )[0]
     assert logged[0] == "priority support invoices pro plan" and logged[2] == len(out.items)
-    assert logged[1] == {"top_k": 5, "include_content": False} and logged[4] == [] and logged[5] == "knowledge"
+    assert (
+        logged[1] == {"top_k": 5, "include_content": False} and logged[4] == [] and logged[5] == "knowledge"
+    )
     assert logged[3][0]["document_id"] == str(top.document_id) and logged[3][0]["chunk_key"] == "chunk-0001"
     full = _search(rt, me, query="priority support invoices pro plan", include_content=True, top_k=1)
     assert full.items[0].content == top.snippet  # a short chunk is fully visible in its snippet
@@ -150,8 +187,10 @@ def test_chinese_search_finds_the_chinese_documents(kb, me, rt):
     assert refund.items[0].path == "退款.md" and refund.items[0].heading_path == "退款政策"
     sentence = _search(rt, me, query="电子发票什么时候发送到邮箱")
     assert sentence.items[0].path == "发票.md"
-    assert [(n.direction, n.path) for n in sentence.items[0].links] == [("outgoing", "退款.md"),
-                                                                       ("incoming", "退款.md")]
+    assert [(n.direction, n.path) for n in sentence.items[0].links] == [
+        ("outgoing", "退款.md"),
+        ("incoming", "退款.md"),
+    ]
 
 
 def test_code_in_fences_is_searchable_with_its_heading(kb, me, rt):
@@ -187,7 +226,8 @@ def test_a_failing_vector_leg_degrades_and_is_logged(kb, me, make_retrieval, own
     out = _search(broken, me, query="pro plan")
     assert out.items and out.items[0].channels == ["lexical"] and out.items[0].score == 0.5
     assert [(d.leg, d.reason) for d in out.degraded] == [
-        ("vector", "embedding failed: embedding endpoint unreachable (test)")]
+        ("vector", "embedding failed: embedding endpoint unreachable (test)")
+    ]
     logged = _rows(owner_url, "SELECT degraded FROM retrieval_queries WHERE id = %s", out.query_id)[0][0]
     assert logged == [{"leg": "vector", "reason": "embedding failed: embedding endpoint unreachable (test)"}]
 
@@ -211,12 +251,18 @@ def test_reindex_after_a_new_revision_removes_the_earlier_rows(kb, me, rt, owner
     item = report.items[0]
     assert item.revision_id == new.revision.id and item.chunks == 8
     assert item.removed_chunks == 9  # every row of the earlier revision (new document ids)
-    revs = _rows(owner_url, """SELECT DISTINCT metadata->>'revision_id' FROM retrieval_documents
+    revs = _rows(
+        owner_url,
+        """SELECT DISTINCT metadata->>'revision_id' FROM retrieval_documents
                                WHERE namespace = 'knowledge' AND metadata->>'source_id' = %s""",
-                 str(kb["en"].source.id))
+        str(kb["en"].source.id),
+    )
     assert revs == [(str(new.revision.id),)]
-    assert _rows(owner_url, "SELECT DISTINCT revision_id FROM knowledge_chunks WHERE source_id = %s",
-                 kb["en"].source.id) == [(new.revision.id,)]
+    assert _rows(
+        owner_url,
+        "SELECT DISTINCT revision_id FROM knowledge_chunks WHERE source_id = %s",
+        kb["en"].source.id,
+    ) == [(new.revision.id,)]
     assert [i.path for i in _search(rt, me, query="yearly plans").items][:1] == ["guide/billing.md"]
     # indexing the same revision again re-embeds nothing and removes nothing
     again = index.index_active(db, rt, me, KnowledgeIndexRequest(source_id=kb["en"].source.id)).items[0]
@@ -226,8 +272,9 @@ def test_reindex_after_a_new_revision_removes_the_earlier_rows(kb, me, rt, owner
 def test_index_of_a_source_without_revision_or_foreign_is_refused(me, other_account, rt):
     db = get_database()
     actor = Actor(me.account_id, me.user_id)
-    bare = service.register_source(db, actor, SourceInput(type="local", repository_url="file:///kb",
-                                                          package_path="empty/kb")).source
+    bare = service.register_source(
+        db, actor, SourceInput(type="local", repository_url="file:///kb", package_path="empty/kb")
+    ).source
     with pytest.raises(Conflict):
         index.index_active(db, rt, me, KnowledgeIndexRequest(source_id=bare.id))
     with pytest.raises(NotFound):
@@ -243,19 +290,29 @@ def test_tenants_never_see_each_other(kb, me, rt, other_account, owner_url):
     assert _search(rt, other, query="pro plan").items == []
     assert _search(rt, other, query="pro plan", source_ids=[kb["en"].source.id]).items == []
     with pytest.raises(NotFound):
-        search.document_links(db, other, _doc_id(owner_url, kb["en"].revision.id, "guide/setup.md"),
-                              PageParams(limit=20, offset=0))
+        search.document_links(
+            db,
+            other,
+            _doc_id(owner_url, kb["en"].revision.id, "guide/setup.md"),
+            PageParams(limit=20, offset=0),
+        )
 
 
 def test_ranking_a_bounded_candidate_set_keeps_the_corpus_answers(kb, me, rt, monkeypatch):
     # Given the corpus plus 60 filler chunks that share the common words of the queries below
     actor = Actor(me.account_id, me.user_id)
-    src = service.register_source(get_database(), actor, SourceInput(type="local", repository_url="file:///kb",
-                                                                     package_path="product/filler")).source
+    src = service.register_source(
+        get_database(),
+        actor,
+        SourceInput(type="local", repository_url="file:///kb", package_path="product/filler"),
+    ).source
     filler = [{"path": "KNOWLEDGE.yaml", "content": "name: Filler\n"}] + [
         {"path": f"f{i:02d}.md", "content": f"# Note {i}\n\nThe plan and the support team meet on day {i}.\n"}
-        for i in range(60)]
-    service.push_snapshot(get_database(), actor, src.id, KnowledgeSnapshotPush.model_validate({"files": filler}))
+        for i in range(60)
+    ]
+    service.push_snapshot(
+        get_database(), actor, src.id, KnowledgeSnapshotPush.model_validate({"files": filler})
+    )
     index.index_active(get_database(), rt, me, KnowledgeIndexRequest(source_id=src.id))
     # and a lexical pool far below the 60+ matches of a broad query (the floor is the leg's limit, 20)
     monkeypatch.setattr(search, "LEXICAL_POOL", 1)

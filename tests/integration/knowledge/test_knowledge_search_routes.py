@@ -14,8 +14,11 @@ INDEX, SEARCH = "/api/knowledge/index", "/api/knowledge/search"
 
 def _seed(client: Any, acc: Any, path: str = "product/guide", package: str = "en") -> dict[str, Any]:
     h = acc.headers("knowledge:rw")
-    src = client.post("/api/knowledge/sources", json={"type": "local", "repository_url": "file:///kb",
-                                                      "package_path": path}, headers=h).json()
+    src = client.post(
+        "/api/knowledge/sources",
+        json={"type": "local", "repository_url": "file:///kb", "package_path": path},
+        headers=h,
+    ).json()
     body = {"files": [f.model_dump(exclude_none=True) for f in files(package)]}
     pushed = client.post(f"/api/knowledge/sources/{src['id']}/snapshots", json=body, headers=h)
     assert pushed.status_code == 201, pushed.text
@@ -36,7 +39,12 @@ def seeded(client, account, make_retrieval, serve_retrieval) -> dict[str, Any]:
 
 def test_index_search_links_over_rest(client, account, seeded):
     item = seeded["report"]["items"][0]
-    assert (item["status"], item["chunks"], item["dangling_links"], item["escaping_links"]) == ("indexed", 7, 3, 1)
+    assert (item["status"], item["chunks"], item["dangling_links"], item["escaping_links"]) == (
+        "indexed",
+        7,
+        3,
+        1,
+    )
     h = account.headers("knowledge:r")
     r = client.post(SEARCH, json={"query": "pro plan priority support", "top_k": 3}, headers=h)
     assert r.status_code == 200 and r.headers["cache-control"] == "private, no-store"
@@ -45,24 +53,32 @@ def test_index_search_links_over_rest(client, account, seeded):
     assert body["items"][0]["citation"] == "guide/billing.md # Billing > Plans"
     links = client.get(f"/api/knowledge/documents/{seeded['docs']['guide/billing.md']}/links", headers=h)
     assert links.status_code == 200 and links.headers["cache-control"] == "private, no-store"
-    assert [(i["direction"], i["path"]) for i in links.json()["items"]] == [("outgoing", "guide/setup.md"),
-                                                                           ("incoming", "guide/setup.md")]
+    assert [(i["direction"], i["path"]) for i in links.json()["items"]] == [
+        ("outgoing", "guide/setup.md"),
+        ("incoming", "guide/setup.md"),
+    ]
     card = client.get("/api/knowledge/catalog", headers=h).json()["items"][0]
     assert card["index_status"] == "indexed"
 
 
-@pytest.mark.parametrize(("body", "field"), [
-    ({"query": ""}, "query"),
-    ({"query": "x" * 501}, "query"),
-    ({"query": "x", "top_k": 21}, "top_k"),
-    ({"query": "x", "top_k": "5"}, "top_k"),
-    ({"query": "x", "source_ids": ["not-a-uuid"]}, "source_ids[0]"),
-    ({"query": "x", "source_ids": [f"00000000-0000-0000-0000-{i:012d}" for i in range(17)]}, "source_ids"),
-    ({"query": "x", "include_content": "yes"}, "include_content"),
-    ({"query": "x", "min_similarity": 2}, "min_similarity"),
-    ({"query": "x\x00"}, "query"),
-    ({"q": "x"}, "q"),
-])
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"query": ""}, "query"),
+        ({"query": "x" * 501}, "query"),
+        ({"query": "x", "top_k": 21}, "top_k"),
+        ({"query": "x", "top_k": "5"}, "top_k"),
+        ({"query": "x", "source_ids": ["not-a-uuid"]}, "source_ids[0]"),
+        (
+            {"query": "x", "source_ids": [f"00000000-0000-0000-0000-{i:012d}" for i in range(17)]},
+            "source_ids",
+        ),
+        ({"query": "x", "include_content": "yes"}, "include_content"),
+        ({"query": "x", "min_similarity": 2}, "min_similarity"),
+        ({"query": "x\x00"}, "query"),
+        ({"q": "x"}, "q"),
+    ],
+)
 def test_bad_search_input_is_a_400_naming_the_field(client, account, body, field):
     r = client.post(SEARCH, json=body, headers=account.headers("knowledge:r"))
     assert r.status_code == 400, r.text
@@ -73,8 +89,10 @@ def test_scopes(client, account, seeded):
     doc = seeded["docs"]["guide/setup.md"]
     assert client.post(INDEX, json={}, headers=account.headers("knowledge:r")).status_code == 403
     assert client.post(SEARCH, json={"query": "x"}, headers=account.headers("skills:r")).status_code == 403
-    assert client.get(f"/api/knowledge/documents/{doc}/links",
-                      headers=account.headers("memory:r")).status_code == 403
+    assert (
+        client.get(f"/api/knowledge/documents/{doc}/links", headers=account.headers("memory:r")).status_code
+        == 403
+    )
     assert client.post(SEARCH, json={"query": "x"}).status_code == 401
 
 
@@ -84,7 +102,9 @@ def test_each_route_refuses_another_accounts_ids(client, account, other_account,
     assert r.status_code == 404
     r = client.get(f"/api/knowledge/documents/{seeded['docs']['guide/setup.md']}/links", headers=h)
     assert r.status_code == 404 and "Install" not in r.text
-    found = client.post(SEARCH, json={"query": "pro plan", "source_ids": [seeded["source_id"]]}, headers=h).json()
+    found = client.post(
+        SEARCH, json={"query": "pro plan", "source_ids": [seeded["source_id"]]}, headers=h
+    ).json()
     assert found["items"] == [] and "none of source_ids" in found["note"]
     assert client.post(SEARCH, json={"query": "pro plan"}, headers=h).json()["items"] == []
     assert client.post(INDEX, json={}, headers=h).json()["items"] == []

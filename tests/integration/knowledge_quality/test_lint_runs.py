@@ -24,25 +24,66 @@ INDEX = "wiki/index.md"
 
 
 def pages() -> list[PageSpec]:
-    topics = ["wiki/overview.md", "wiki/refunds.md", "wiki/refund-faq.md", "wiki/billing.md", "wiki/old-billing.md",
-              "wiki/shipping.md", "wiki/orphan.md", "wiki/acme.md"]
+    topics = [
+        "wiki/overview.md",
+        "wiki/refunds.md",
+        "wiki/refund-faq.md",
+        "wiki/billing.md",
+        "wiki/old-billing.md",
+        "wiki/shipping.md",
+        "wiki/orphan.md",
+        "wiki/acme.md",
+    ]
     return [
         PageSpec(INDEX, "index", "# Index\n", links=[(t, "references") for t in topics]),
-        PageSpec("wiki/overview.md", "overview", "# Overview\n", cites=["docs/billing.md"],
-                 links=[("wiki/refunds.md", "references"), ("wiki/billing.md", "references"),
-                        ("wiki/shipping.md", "references")]),
+        PageSpec(
+            "wiki/overview.md",
+            "overview",
+            "# Overview\n",
+            cites=["docs/billing.md"],
+            links=[
+                ("wiki/refunds.md", "references"),
+                ("wiki/billing.md", "references"),
+                ("wiki/shipping.md", "references"),
+            ],
+        ),
         # refunds.md cites the document the next sync rewrites; refund-faq.md rests on it (stale cascade)
-        PageSpec("wiki/refunds.md", "summary", "# Refunds\n", cites=["docs/refunds.md"],
-                 links=[("wiki/billing.md", "contradicts"), ("wiki/acme.md", "mentions_entity")]),
-        PageSpec("wiki/refund-faq.md", "synthesis", "# Refund FAQ\n", cites=["docs/billing.md"],
-                 links=[("wiki/refunds.md", "elaborates")]),
-        PageSpec("wiki/billing.md", "summary", "# Billing\n", cites=["docs/billing.md"],
-                 links=[("wiki/old-billing.md", "supersedes"), ("wiki/refund-faq.md", "references")]),
-        PageSpec("wiki/old-billing.md", "summary", "---\nsuperseded_by: ''\n---\n# Old billing\n",
-                 cites=["docs/billing.md"], links=[("wiki/billing.md", "mentions_entity")]),
+        PageSpec(
+            "wiki/refunds.md",
+            "summary",
+            "# Refunds\n",
+            cites=["docs/refunds.md"],
+            links=[("wiki/billing.md", "contradicts"), ("wiki/acme.md", "mentions_entity")],
+        ),
+        PageSpec(
+            "wiki/refund-faq.md",
+            "synthesis",
+            "# Refund FAQ\n",
+            cites=["docs/billing.md"],
+            links=[("wiki/refunds.md", "elaborates")],
+        ),
+        PageSpec(
+            "wiki/billing.md",
+            "summary",
+            "# Billing\n",
+            cites=["docs/billing.md"],
+            links=[("wiki/old-billing.md", "supersedes"), ("wiki/refund-faq.md", "references")],
+        ),
+        PageSpec(
+            "wiki/old-billing.md",
+            "summary",
+            "---\nsuperseded_by: ''\n---\n# Old billing\n",
+            cites=["docs/billing.md"],
+            links=[("wiki/billing.md", "mentions_entity")],
+        ),
         # shipping.md cites the document the next sync removes
-        PageSpec("wiki/shipping.md", "summary", "# Shipping\n", cites=["docs/shipping.md"],
-                 links=[("wiki/overview.md", "references")]),
+        PageSpec(
+            "wiki/shipping.md",
+            "summary",
+            "# Shipping\n",
+            cites=["docs/shipping.md"],
+            links=[("wiki/overview.md", "references")],
+        ),
         PageSpec("wiki/orphan.md", "concept", "# Orphan\n", cites=["docs/billing.md"]),
         PageSpec("wiki/acme.md", "entity", "# ACME\n", cites=["docs/billing.md"]),
     ]
@@ -84,11 +125,18 @@ def test_every_lint_rule_fires_on_the_build_made_for_it_and_the_run_is_stored(ac
     stale = {f.related_path: f.detail for f in detail.findings if f.rule == "stale_citation"}
     assert "rewritten" in stale["docs/refunds.md"] and "removed" in stale["docs/shipping.md"]
     cascade = {f.page_path: f.detail for f in detail.findings if f.rule == "stale_cascade"}
-    assert cascade == {"wiki/overview.md": "1 hop(s) from a page with stale citations",
-                       "wiki/refund-faq.md": "1 hop(s) from a page with stale citations",
-                       "wiki/billing.md": "2 hop(s) from a page with stale citations"}
+    assert cascade == {
+        "wiki/overview.md": "1 hop(s) from a page with stale citations",
+        "wiki/refund-faq.md": "1 hop(s) from a page with stale citations",
+        "wiki/billing.md": "2 hop(s) from a page with stale citations",
+    }
     run = detail.run
-    assert (run.build_id, run.revision_id, run.pages_examined, run.documents_examined) == (build, current, 9, 3)
+    assert (run.build_id, run.revision_id, run.pages_examined, run.documents_examined) == (
+        build,
+        current,
+        9,
+        3,
+    )
     assert (run.findings_total, run.findings_warning, run.findings_info) == (10, 5, 5)
     assert "blocks nothing" in detail.note
 
@@ -101,7 +149,9 @@ def test_every_lint_rule_fires_on_the_build_made_for_it_and_the_run_is_stored(ac
 
     # And lint changed nothing: the build is still active
     with db.tenant(principal.account_id) as conn:
-        active = conn.execute("SELECT active_build_id FROM knowledge_sources WHERE id = %s", (source,)).fetchone()
+        active = conn.execute(
+            "SELECT active_build_id FROM knowledge_sources WHERE id = %s", (source,)
+        ).fetchone()
     assert active["active_build_id"] == build
 
 
@@ -109,11 +159,16 @@ def test_a_clean_wiki_has_no_findings_and_a_second_run_is_a_second_record(accoun
     actor = actor_of(account)
     source = make_source(actor, "clean-kb")
     rev = push(actor, source, {"docs/a.md": "# A\n\nAlpha.\n"})
-    make_build(actor, source, rev, [
-        PageSpec(INDEX, "index", links=[("wiki/a.md", "references"), ("wiki/b.md", "references")]),
-        PageSpec("wiki/a.md", "summary", cites=["docs/a.md"], links=[("wiki/b.md", "references")]),
-        PageSpec("wiki/b.md", "concept", cites=["docs/a.md"], links=[("wiki/a.md", "references")]),
-    ])
+    make_build(
+        actor,
+        source,
+        rev,
+        [
+            PageSpec(INDEX, "index", links=[("wiki/a.md", "references"), ("wiki/b.md", "references")]),
+            PageSpec("wiki/a.md", "summary", cites=["docs/a.md"], links=[("wiki/b.md", "references")]),
+            PageSpec("wiki/b.md", "concept", cites=["docs/a.md"], links=[("wiki/a.md", "references")]),
+        ],
+    )
     db = get_database()
     runs = [lint_service.lint_active_wiki(db, principal, source) for _ in range(2)]
     assert [r.findings for r in runs] == [[], []]
@@ -134,20 +189,33 @@ def test_lint_needs_an_active_build_and_a_known_source(account, principal):
         lint_service.get_run(db, principal, UUID(int=7))
 
 
-def test_a_page_whose_frontmatter_the_loader_refuses_is_a_stored_finding_and_the_run_completes(account, principal):
+def test_a_page_whose_frontmatter_the_loader_refuses_is_a_stored_finding_and_the_run_completes(
+    account, principal
+):
     # Issue 20: a model wrote `superseded_by: 2024-13-45`; reading it raised ValueError and broke every lint run
     actor = actor_of(account)
     source = make_source(actor, "hostile-front-kb")
     rev = push(actor, source, {"docs/a.md": "# A\n\nAlpha.\n"})
-    make_build(actor, source, rev, [
-        PageSpec(INDEX, "index", links=[("wiki/a.md", "references"), ("wiki/b.md", "references")]),
-        PageSpec("wiki/a.md", "summary", "---\nsuperseded_by: 2024-13-45\n---\n# A\n", cites=["docs/a.md"],
-                 links=[("wiki/b.md", "references")]),
-        PageSpec("wiki/b.md", "concept", cites=["docs/a.md"], links=[("wiki/a.md", "references")]),
-    ])
+    make_build(
+        actor,
+        source,
+        rev,
+        [
+            PageSpec(INDEX, "index", links=[("wiki/a.md", "references"), ("wiki/b.md", "references")]),
+            PageSpec(
+                "wiki/a.md",
+                "summary",
+                "---\nsuperseded_by: 2024-13-45\n---\n# A\n",
+                cites=["docs/a.md"],
+                links=[("wiki/b.md", "references")],
+            ),
+            PageSpec("wiki/b.md", "concept", cites=["docs/a.md"], links=[("wiki/a.md", "references")]),
+        ],
+    )
     db = get_database()
     detail = lint_service.lint_active_wiki(db, principal, source)
     assert [(f.rule, f.severity, f.page_path) for f in detail.findings] == [
-        ("unreadable_frontmatter", "warning", "wiki/a.md")]
+        ("unreadable_frontmatter", "warning", "wiki/a.md")
+    ]
     assert "superseded_by: is not a valid YAML timestamp (line 2)" in detail.findings[0].detail
     assert lint_service.get_run(db, principal, detail.run.id).findings == detail.findings

@@ -38,8 +38,18 @@ def search(principal: Principal, namespace: str, query: str, hits: int, source: 
     """Log a search the way the knowledge and wiki searches do (retrieval_queries)."""
     refs = [{"rank": i + 1, "source_id": str(source) if source else None} for i in range(hits)]
     with get_database().tenant(principal.account_id) as conn:
-        return record_query(conn, principal.account_id, user_id=principal.user_id, key_id=None,
-                            namespace=namespace, query=query, filters={}, top_k=5, hits=refs, degraded=[])
+        return record_query(
+            conn,
+            principal.account_id,
+            user_id=principal.user_id,
+            key_id=None,
+            namespace=namespace,
+            query=query,
+            filters={},
+            top_k=5,
+            hits=refs,
+            degraded=[],
+        )
 
 
 def report(principal, source, **kw):
@@ -65,11 +75,22 @@ def test_every_attribution_rule_fires_on_a_signal_made_for_it(principal, kb):
         ({"signal": "citation_abandoned"}, "unattributed", "without a page_path"),
         ({"signal": "question_repeated", "page_path": PAGE}, "unattributed", "no query_id"),
         ({"signal": "query_rephrased", "query_id": gap_wiki}, "source_gap", "neither"),
-        ({"signal": "answer_rewritten", "query_id": miss_wiki}, "retrieval_miss", "raw documents had candidates"),
-        ({"signal": "question_repeated", "query_id": hit_wiki, "page_path": PAGE}, "wiki_synthesis", "names it"),
+        (
+            {"signal": "answer_rewritten", "query_id": miss_wiki},
+            "retrieval_miss",
+            "raw documents had candidates",
+        ),
+        (
+            {"signal": "question_repeated", "query_id": hit_wiki, "page_path": PAGE},
+            "wiki_synthesis",
+            "names it",
+        ),
         ({"signal": "query_rephrased", "query_id": hit_wiki}, "unattributed", "does not name it"),
-        ({"signal": "answer_rewritten", "query_id": raw_only, "page_path": PAGE}, "unattributed",
-         "wiki was not searched"),
+        (
+            {"signal": "answer_rewritten", "query_id": raw_only, "page_path": PAGE},
+            "unattributed",
+            "wiki was not searched",
+        ),
     ]
     for body, cause, basis in cases:
         got = report(principal, source, **body).value
@@ -77,14 +98,23 @@ def test_every_attribution_rule_fires_on_a_signal_made_for_it(principal, kb):
         assert (got.origin, got.build_id) == ("reported", build)
     listed = svc.list_signals(get_database(), principal, PageParams(limit=100), source_id=source)
     assert listed.total == len(cases)
-    assert {s.cause for s in listed.items} == {"unattributed", "wiki_synthesis", "source_gap", "retrieval_miss"}
+    assert {s.cause for s in listed.items} == {
+        "unattributed",
+        "wiki_synthesis",
+        "source_gap",
+        "retrieval_miss",
+    }
     assert svc.list_signals(get_database(), principal, PageParams(limit=100), cause="source_gap").total == 1
 
 
 def test_a_retried_report_is_recorded_once_and_a_reused_key_with_another_body_is_refused(principal, kb):
     source, _ = kb
-    first = report(principal, source, signal="answer_adopted", page_path=PAGE, idempotency_key="task-1:adopted")
-    again = report(principal, source, signal="answer_adopted", page_path=PAGE, idempotency_key="task-1:adopted")
+    first = report(
+        principal, source, signal="answer_adopted", page_path=PAGE, idempotency_key="task-1:adopted"
+    )
+    again = report(
+        principal, source, signal="answer_adopted", page_path=PAGE, idempotency_key="task-1:adopted"
+    )
     assert (first.replay, again.replay, again.value.id) == (False, True, first.value.id)
     with pytest.raises(Conflict, match="different signal"):
         report(principal, source, signal="answer_rewritten", page_path=PAGE, idempotency_key="task-1:adopted")
@@ -97,8 +127,14 @@ def test_every_reference_in_a_report_is_checked_and_all_bad_fields_are_named(pri
     foreign_query = search(foreign, "knowledge", "refund window", 1)
     memory_query = search(principal, "memory", "refund window", 1)
     with pytest.raises(ValidationFailed) as err:
-        report(principal, source, signal="question_repeated", query_id=foreign_query, page_path="wiki/nope.md",
-               skill_version_id=UUID(int=3))
+        report(
+            principal,
+            source,
+            signal="question_repeated",
+            query_id=foreign_query,
+            page_path="wiki/nope.md",
+            skill_version_id=UUID(int=3),
+        )
     assert {e.field for e in err.value.errors} == {"query_id", "page_path", "skill_version_id"}
     with pytest.raises(ValidationFailed) as err:
         report(principal, source, signal="question_repeated", query_id=memory_query)
@@ -141,9 +177,11 @@ def test_skill_patterns_point_at_a_skill_only_when_its_negatives_span_sources(cl
     push(actor_of(account), second, {"docs/x.md": "# X\n"})
     versions = []
     for name in ("refund-helper", "shipping-helper"):
-        r = client.post("/api/skills/versions", json={"skill_name": name, "version": "1.0.0",
-                                                      "content": f"---\nname: {name}\n---\nDo it.\n"},
-                        headers=account.headers("skills:rw"))
+        r = client.post(
+            "/api/skills/versions",
+            json={"skill_name": name, "version": "1.0.0", "content": f"---\nname: {name}\n---\nDo it.\n"},
+            headers=account.headers("skills:rw"),
+        )
         assert r.status_code == 201, r.text
         versions.append(UUID(r.json()["id"]))
     broad, narrow = versions
@@ -153,20 +191,32 @@ def test_skill_patterns_point_at_a_skill_only_when_its_negatives_span_sources(cl
     report(principal, source, signal="answer_adopted", skill_version_id=narrow)
     got = svc.skill_patterns(get_database(), principal, PageParams(limit=10))
     assert [(p.skill_version_id, p.negative, p.positive, p.distinct_sources) for p in got.items] == [
-        (broad, 2, 0, 2), (narrow, 1, 1, 1)]
+        (broad, 2, 0, 2),
+        (narrow, 1, 1, 1),
+    ]
     assert "not proof" in got.items[0].interpretation and "too few" in got.items[1].interpretation
     assert got.total == 2 and "not what is wrong" in got.note
 
 
-def test_the_sweep_derives_never_retrieved_once_a_day_from_searches_and_resolutions(client, principal, account):
+def test_the_sweep_derives_never_retrieved_once_a_day_from_searches_and_resolutions(
+    client, principal, account
+):
     actor = actor_of(account)
     wikis = {}
     for name in ("idle-kb", "searched-kb", "resolved-kb", "fresh-kb"):
         src = make_source(actor, name)
         rev = push(actor, src, {"docs/u.md": "# U\n"})
         # idle and searched have served for 30 days, fresh only since today
-        wikis[name] = (src, make_build(actor, src, rev, [PageSpec("wiki/u.md", cites=["docs/u.md"])],
-                                       age_days=0 if name == "fresh-kb" else 30))
+        wikis[name] = (
+            src,
+            make_build(
+                actor,
+                src,
+                rev,
+                [PageSpec("wiki/u.md", cites=["docs/u.md"])],
+                age_days=0 if name == "fresh-kb" else 30,
+            ),
+        )
     source, build = wikis["idle-kb"]
     search(principal, "knowledge", "u", 1, wikis["searched-kb"][0])
     resolve(client, account, principal, wikis["resolved-kb"][0])
@@ -174,7 +224,12 @@ def test_the_sweep_derives_never_retrieved_once_a_day_from_searches_and_resoluti
     assert (first.recorded, first.already_recorded) == (1, 0)
     signal = first.items[0]
     assert (signal.source_id, signal.build_id, signal.signal, signal.origin, signal.cause) == (
-        source, build, "never_retrieved", "derived", "unattributed")
+        source,
+        build,
+        "never_retrieved",
+        "derived",
+        "unattributed",
+    )
     again = svc.sweep(get_database(), principal, SweepRequest(idle_days=14))
     assert (again.recorded, again.already_recorded) == (0, 1)
     s = svc.summary(get_database(), principal, source)
@@ -184,15 +239,25 @@ def test_the_sweep_derives_never_retrieved_once_a_day_from_searches_and_resoluti
 
 def resolve(client, account, principal: Principal, source: UUID) -> None:
     """A recorded resolution run that selected ``source`` (knowledge_resolution_runs + selections)."""
-    r = client.post("/api/skills/versions", json={"skill_name": "resolver", "version": "1.0.0",
-                                                  "content": "---\nname: resolver\n---\nResolve.\n"},
-                    headers=account.headers("skills:rw"))
+    r = client.post(
+        "/api/skills/versions",
+        json={
+            "skill_name": "resolver",
+            "version": "1.0.0",
+            "content": "---\nname: resolver\n---\nResolve.\n",
+        },
+        headers=account.headers("skills:rw"),
+    )
     assert r.status_code == 201, r.text
     with get_database().tenant(principal.account_id) as conn:
         run = conn.execute(
             """INSERT INTO knowledge_resolution_runs (account_id, skill_version_id, requirement_id,
                    contract_identity, discovery_fingerprint, discovery_status, fingerprint_current, content_hash)
                VALUES (%s, %s, 'req', 'contract', %s, 'matched', true, %s) RETURNING id""",
-            (principal.account_id, r.json()["id"], "a" * 64, "b" * 64)).fetchone()
-        conn.execute("""INSERT INTO knowledge_resolution_selections (run_id, account_id, position, source_id)
-                        VALUES (%s, %s, 0, %s)""", (run["id"], principal.account_id, source))
+            (principal.account_id, r.json()["id"], "a" * 64, "b" * 64),
+        ).fetchone()
+        conn.execute(
+            """INSERT INTO knowledge_resolution_selections (run_id, account_id, position, source_id)
+                        VALUES (%s, %s, 0, %s)""",
+            (run["id"], principal.account_id, source),
+        )

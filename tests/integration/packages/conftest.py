@@ -20,8 +20,10 @@ def store(owner_url: str) -> PackageStore:
         conn.execute("SELECT pg_advisory_lock(4250)")
         try:
             if conn.execute("SELECT to_regclass('pkgtest_sources')").fetchone()[0] is None:
-                conn.execute("SELECT create_package_tables(%s, %s, %s)", (TABLES.sources, TABLES.revisions,
-                                                                          TABLES.files))
+                conn.execute(
+                    "SELECT create_package_tables(%s, %s, %s)",
+                    (TABLES.sources, TABLES.revisions, TABLES.files),
+                )
         finally:
             conn.execute("SELECT pg_advisory_unlock(4250)")
     return PackageStore(TABLES)

@@ -20,12 +20,16 @@ from dulwich.repo import MemoryRepo
 from dulwich.server import DictBackend
 from dulwich.web import make_wsgi_chain
 
-Entry = bytes | tuple[str, Any]  # bytes = regular file; ("link", target) = symlink; ("gitlink", sha) = submodule
+Entry = (
+    bytes | tuple[str, Any]
+)  # bytes = regular file; ("link", target) = symlink; ("gitlink", sha) = submodule
 
 
-def commit_tree(repo: MemoryRepo, files: dict[str, Entry], ref: bytes = b"refs/heads/main",
-                message: bytes = b"commit") -> str:
+def commit_tree(
+    repo: MemoryRepo, files: dict[str, Entry], ref: bytes = b"refs/heads/main", message: bytes = b"commit"
+) -> str:
     """Commit ``files`` (path → content) as the whole tree on ``ref``; returns the commit SHA."""
+
     def build(entries: dict[str, Any]) -> bytes:
         tree = Tree()
         for name, value in entries.items():
@@ -66,12 +70,17 @@ def commit_tree(repo: MemoryRepo, files: dict[str, Entry], ref: bytes = b"refs/h
     return c.id.decode()
 
 
-def make_tar(top: str, files: dict[str, Entry], *, extra: list[tarfile.TarInfo] | None = None,
-             comment: str = "") -> bytes:
+def make_tar(
+    top: str, files: dict[str, Entry], *, extra: list[tarfile.TarInfo] | None = None, comment: str = ""
+) -> bytes:
     """A forge-like .tar.gz: a pax global header, then ``top/`` and the files under it."""
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz", format=tarfile.PAX_FORMAT,
-                      pax_headers={"comment": comment} if comment else None) as tar:
+    with tarfile.open(
+        fileobj=buf,
+        mode="w:gz",
+        format=tarfile.PAX_FORMAT,
+        pax_headers={"comment": comment} if comment else None,
+    ) as tar:
         d = tarfile.TarInfo(top)
         d.type = tarfile.DIRTYPE
         tar.addfile(d)
@@ -103,6 +112,7 @@ def tree_files(repo: MemoryRepo, sha: str) -> dict[str, Entry]:
                 out[name] = ("link", repo.object_store[entry.sha].data.decode())
             elif entry.mode != 0o160000:
                 out[name] = repo.object_store[entry.sha].data
+
     walk(repo.object_store[sha.encode()].tree, "")
     return out
 
@@ -117,9 +127,9 @@ class GitServer:
     port: int = 0
     repos: dict[str, MemoryRepo] = field(default_factory=dict)
     archives: dict[tuple[str, str], bytes] = field(default_factory=dict)  # (repo path, sha) → override bytes
-    redirects: dict[str, str] = field(default_factory=dict)               # request path → Location
+    redirects: dict[str, str] = field(default_factory=dict)  # request path → Location
     codeload_host: str = "codeload.test"
-    requests: list[tuple[str, str, str]] = field(default_factory=list)   # (Host, path, Authorization)
+    requests: list[tuple[str, str, str]] = field(default_factory=list)  # (Host, path, Authorization)
 
     def repo(self, path: str) -> MemoryRepo:
         if path not in self.repos:
@@ -144,11 +154,16 @@ class GitServer:
         if len(parts) == 4 and parts[2] == "tar.gz":
             repo_path, sha = f"{parts[0]}/{parts[1]}", parts[3]
             body = self.archives.get((repo_path, sha))
-            if body is None and repo_path in self.repos and sha.encode() in self.repos[repo_path].object_store:
+            if (
+                body is None
+                and repo_path in self.repos
+                and sha.encode() in self.repos[repo_path].object_store
+            ):
                 body = make_tar(f"{parts[1]}-{sha}", tree_files(self.repos[repo_path], sha), comment=sha)
             if body is not None:
-                start_response("200 OK", [("Content-Type", "application/x-gzip"),
-                                          ("Content-Length", str(len(body)))])
+                start_response(
+                    "200 OK", [("Content-Type", "application/x-gzip"), ("Content-Length", str(len(body)))]
+                )
                 return iter([body])
         start_response("404 Not Found", [("Content-Type", "text/plain")])
         return iter([b"not found"])
@@ -158,10 +173,14 @@ class GitServer:
         git_app = make_wsgi_chain(self._backend, fallback_app=self._archive_app)
 
         def app(environ: dict[str, Any], start_response: Any) -> Any:
-            self.requests.append((environ.get("HTTP_HOST", ""), environ["PATH_INFO"],
-                                  environ.get("HTTP_AUTHORIZATION", "")))
-            if environ["PATH_INFO"] in self.redirects or "/archive/" in environ["PATH_INFO"] \
-                    or "/tar.gz/" in environ["PATH_INFO"]:
+            self.requests.append(
+                (environ.get("HTTP_HOST", ""), environ["PATH_INFO"], environ.get("HTTP_AUTHORIZATION", ""))
+            )
+            if (
+                environ["PATH_INFO"] in self.redirects
+                or "/archive/" in environ["PATH_INFO"]
+                or "/tar.gz/" in environ["PATH_INFO"]
+            ):
                 return self._archive_app(environ, start_response)
             return git_app(environ, start_response)
 
@@ -181,12 +200,19 @@ class GitServer:
 
 # --- raw tar blocks (hostile archives need headers tarfile's writer will not produce) ------------------------
 
-def tar_header(name: bytes, typeflag: bytes = b"0", size: int | bytes = 0, *, prefix: bytes = b"",
-               mode: bytes = b"0000644") -> bytes:
+
+def tar_header(
+    name: bytes,
+    typeflag: bytes = b"0",
+    size: int | bytes = 0,
+    *,
+    prefix: bytes = b"",
+    mode: bytes = b"0000644",
+) -> bytes:
     """One 512-byte ustar header with a valid checksum; ``size`` may be a raw 12-byte field."""
     size_field = size if isinstance(size, bytes) else b"%011o\0" % size
     block = bytearray(512)
-    block[0:len(name[:100])] = name[:100]
+    block[0 : len(name[:100])] = name[:100]
     block[100:108] = mode.ljust(8, b"\0")[:8]
     block[108:116] = b"0000000\0"
     block[116:124] = b"0000000\0"
@@ -194,7 +220,7 @@ def tar_header(name: bytes, typeflag: bytes = b"0", size: int | bytes = 0, *, pr
     block[136:148] = b"14707112000\0"
     block[156:157] = typeflag[:1]
     block[257:265] = b"ustar\x0000"
-    block[345:345 + len(prefix[:155])] = prefix[:155]
+    block[345 : 345 + len(prefix[:155])] = prefix[:155]
     block[148:156] = b" " * 8
     block[148:156] = b"%06o\0 " % sum(block)
     return bytes(block)
@@ -212,8 +238,14 @@ def pax_records(records: list[tuple[bytes, bytes]]) -> bytes:
     return out
 
 
-def tar_entry(name: bytes, typeflag: bytes = b"0", data: bytes = b"", *, size: int | bytes | None = None,
-              prefix: bytes = b"") -> bytes:
+def tar_entry(
+    name: bytes,
+    typeflag: bytes = b"0",
+    data: bytes = b"",
+    *,
+    size: int | bytes | None = None,
+    prefix: bytes = b"",
+) -> bytes:
     """A header and its data padded to whole blocks (``size`` overrides the declared size)."""
     head = tar_header(name, typeflag, len(data) if size is None else size, prefix=prefix)
     return head + data + b"\0" * (-len(data) % 512)
@@ -230,8 +262,10 @@ def github_tar(top: str, sha: str, files: dict[str, bytes]) -> bytes:
     """A tarball laid out as ``git archive`` (GitHub, GitLab) writes it: a ``pax_global_header`` holding
     ``comment=<sha>``, the top folder, then each file; a name too long for ustar gets an ``x`` header with its
     path (named ``<hash>.paxheader`` / ``<hash>.data`` as git names them)."""
-    entries = [tar_entry(b"pax_global_header", b"g", pax_records([(b"comment", sha.encode())])),
-               tar_entry(top.encode() + b"/", b"5")]
+    entries = [
+        tar_entry(b"pax_global_header", b"g", pax_records([(b"comment", sha.encode())])),
+        tar_entry(top.encode() + b"/", b"5"),
+    ]
     for i, (path, data) in enumerate(files.items()):
         full = f"{top}/{path}".encode()
         if len(full) <= 100:

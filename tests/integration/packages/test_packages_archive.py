@@ -79,15 +79,26 @@ class Counting(io.RawIOBase):
 
 # --- item 4: extended headers are bounded before tarfile parses them ------------------------------------------
 
+
 def test_the_290_byte_tarball_of_120000_pax_digits_is_a_413_through_sync(db, store, actor, server, owner_url):
     # Given the tarball: a pax header of 120,000 digits (tarfile on 3.11/3.12 parses it in ~17 s)
     def build(top: str, sha: str) -> bytes:
-        return gz_tar(tar_entry(b"pax", b"x", b"1" * 120_000), tar_entry(f"{top}/pkg/a.md".encode(), b"0", b"a"))
+        return gz_tar(
+            tar_entry(b"pax", b"x", b"1" * 120_000), tar_entry(f"{top}/pkg/a.md".encode(), b"0", b"a")
+        )
 
     assert len(build("x", "y")) < 400
     # Then the sync is refused naming the limit, and nothing is written
-    err = _sync_fails(db, store, actor, server, owner_url, build, TooLarge,
-                      f"extended header at offset 0 is 120000 bytes; the limit is {MAX_EXTENDED_HEADER}")
+    err = _sync_fails(
+        db,
+        store,
+        actor,
+        server,
+        owner_url,
+        build,
+        TooLarge,
+        f"extended header at offset 0 is 120000 bytes; the limit is {MAX_EXTENDED_HEADER}",
+    )
     assert isinstance(err, DomainError)
 
 
@@ -103,17 +114,20 @@ def test_an_oversized_pax_header_is_refused_before_its_data_is_read():
     assert source.consumed < len(body) // 2
 
 
-@pytest.mark.parametrize(("data", "match"), [
-    (b"1" * 60_000, "a run of more than 256 digits"),  # under the size bound, still quadratic to tarfile
-    (pax_records([(b"comment", b"7" * 300)]), "a run of more than 256 digits"),
-    (b"0" * 20 + b"36 path=x/pkg/aaaaaaaaaaaaaaaaaa.md\n", "length of 1 to 20 digits"),
-    (b"30 path=x/pkg/a.md\n", "length does not match"),
-    (b"12 pathx/pk\n", "keyword=value"),
-    (pax_records([(b"path", b"x/pkg/a.md")]) + b"junk", "must start with a length"),
-    (pax_records([(b"path", b"x/pkg/a.md")]) + b"\0junk", "bytes after the last record"),
-    (pax_records([(b"size", b"-600")]), "size must be a decimal number"),
-    (pax_records([(b"GNU.sparse.size", b"10")]), "sparse files are not supported"),
-])
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [
+        (b"1" * 60_000, "a run of more than 256 digits"),  # under the size bound, still quadratic to tarfile
+        (pax_records([(b"comment", b"7" * 300)]), "a run of more than 256 digits"),
+        (b"0" * 20 + b"36 path=x/pkg/aaaaaaaaaaaaaaaaaa.md\n", "length of 1 to 20 digits"),
+        (b"30 path=x/pkg/a.md\n", "length does not match"),
+        (b"12 pathx/pk\n", "keyword=value"),
+        (pax_records([(b"path", b"x/pkg/a.md")]) + b"junk", "must start with a length"),
+        (pax_records([(b"path", b"x/pkg/a.md")]) + b"\0junk", "bytes after the last record"),
+        (pax_records([(b"size", b"-600")]), "size must be a decimal number"),
+        (pax_records([(b"GNU.sparse.size", b"10")]), "sparse files are not supported"),
+    ],
+)
 def test_malformed_pax_headers_are_refused_as_the_package(data, match):
     body = gz_tar(tar_entry(b"x/", b"5"), tar_entry(b"x/h", b"x", data), tar_entry(b"x/pkg/a.md", b"0", b"a"))
     with pytest.raises(PackageRefused, match=match) as err:
@@ -121,16 +135,32 @@ def test_malformed_pax_headers_are_refused_as_the_package(data, match):
     assert err.value.errors[0].field == "package"
 
 
-@pytest.mark.parametrize(("entries", "error", "match"), [
-    ([tar_entry(b"././@LongLink", b"L", b"x/pkg/" + b"a" * 70_000)], Exhausted, "is 70006 bytes"),
-    ([tar_entry(b"h1", b"x", pax_records([(b"mtime", b"1")])), tar_entry(b"h2", b"x", pax_records([]))],
-     PackageRefused, "repeated extended headers"),
-    ([tar_entry(b"g", b"g", pax_records([(b"size", b"5")]))], PackageRefused, "a global header may not set size"),
-    ([tar_entry(b"g", b"g", pax_records([(b"k%d" % i, b"v") for i in range(65)]))], PackageRefused,
-     "more than 64 global records"),
-    ([tar_entry(b"x/pkg/s", b"S", b"")], PackageRefused, "sparse files"),
-    ([tar_entry(b"x/pkg/n", b"0", size=b"\xff" * 12)], PackageRefused, "negative size"),
-])
+@pytest.mark.parametrize(
+    ("entries", "error", "match"),
+    [
+        ([tar_entry(b"././@LongLink", b"L", b"x/pkg/" + b"a" * 70_000)], Exhausted, "is 70006 bytes"),
+        (
+            [
+                tar_entry(b"h1", b"x", pax_records([(b"mtime", b"1")])),
+                tar_entry(b"h2", b"x", pax_records([])),
+            ],
+            PackageRefused,
+            "repeated extended headers",
+        ),
+        (
+            [tar_entry(b"g", b"g", pax_records([(b"size", b"5")]))],
+            PackageRefused,
+            "a global header may not set size",
+        ),
+        (
+            [tar_entry(b"g", b"g", pax_records([(b"k%d" % i, b"v") for i in range(65)]))],
+            PackageRefused,
+            "more than 64 global records",
+        ),
+        ([tar_entry(b"x/pkg/s", b"S", b"")], PackageRefused, "sparse files"),
+        ([tar_entry(b"x/pkg/n", b"0", size=b"\xff" * 12)], PackageRefused, "negative size"),
+    ],
+)
 def test_extended_header_abuse_is_refused(entries, error, match):
     body = gz_tar(tar_entry(b"x/", b"5"), *entries, tar_entry(b"x/pkg/a.md", b"0", b"a"))
     with pytest.raises(error, match=match):
@@ -140,6 +170,7 @@ def test_extended_header_abuse_is_refused(entries, error, match):
 def test_a_truncated_extended_header_is_an_upstream_failure_not_a_parse():
     raw = tar_entry(b"x/", b"5") + tar_entry(b"x/h", b"x", b"1" * 5000)[:2048]
     import gzip
+
     with pytest.raises(Upstream, match="truncated"):
         _read(gzip.compress(raw))
 
@@ -150,7 +181,9 @@ def test_inflating_counts_against_max_archive_bytes_and_reading_against_the_dead
         _read(body, max_archive_bytes=1_000_000)
     ticks = iter(range(0, 10_000, 1))
     with pytest.raises(Exhausted, match="sync_budget_s=5"):
-        read_tar(io.BytesIO(body), "pkg", PackageLimits(), SyncLimits(), Deadline(5, lambda: float(next(ticks))))
+        read_tar(
+            io.BytesIO(body), "pkg", PackageLimits(), SyncLimits(), Deadline(5, lambda: float(next(ticks)))
+        )
 
 
 def test_an_extended_header_the_scan_missed_is_refused_not_parsed(monkeypatch):
@@ -179,12 +212,19 @@ def _gnu_tar(top: str, sha: str) -> bytes:
     return buf.getvalue()
 
 
-@pytest.mark.parametrize("build", [
-    lambda top, sha: github_tar(top, sha, {"pkg/SKILL.md": b"skill\n", LONG: b"long\n", "README.md": b"r\n"}),
-    _gnu_tar,
-], ids=["git-archive-pax", "gnu-longlink"])
-def test_forge_tarballs_with_a_global_commit_header_and_long_names_sync(db, store, actor, server, owner_url,
-                                                                        build):
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda top, sha: github_tar(
+            top, sha, {"pkg/SKILL.md": b"skill\n", LONG: b"long\n", "README.md": b"r\n"}
+        ),
+        _gnu_tar,
+    ],
+    ids=["git-archive-pax", "gnu-longlink"],
+)
+def test_forge_tarballs_with_a_global_commit_header_and_long_names_sync(
+    db, store, actor, server, owner_url, build
+):
     assert len(f"archive-{'0' * 40}/{LONG}") > 155  # too long for ustar's name and prefix fields
     url, sha = _serve(server, build)
     src = _register_git(db, store, actor, url, path="pkg")
@@ -202,19 +242,27 @@ def test_check_pax_reads_the_records_git_archive_writes():
 
 # --- item 3: member names that are not UTF-8 ---------------------------------------------------------------
 
+
 def _ustar_name(top: str, sha: str) -> bytes:
-    return gz_tar(tar_entry(f"{top}/".encode(), b"5"), tar_entry(f"{top}/pkg/SKILL.md".encode(), b"0", b"x"),
-                  tar_entry(f"{top}/pkg/caf".encode() + b"\xff.md", b"0", b"y"))
+    return gz_tar(
+        tar_entry(f"{top}/".encode(), b"5"),
+        tar_entry(f"{top}/pkg/SKILL.md".encode(), b"0", b"x"),
+        tar_entry(f"{top}/pkg/caf".encode() + b"\xff.md", b"0", b"y"),
+    )
 
 
 def _pax_name(top: str, sha: str) -> bytes:
-    return gz_tar(tar_entry(f"{top}/".encode(), b"5"),
-                  tar_entry(b"h.paxheader", b"x", pax_records([(b"path", f"{top}/pkg/caf".encode() + b"\xff.md")])),
-                  tar_entry(b"h.data", b"0", b"y"))
+    return gz_tar(
+        tar_entry(f"{top}/".encode(), b"5"),
+        tar_entry(b"h.paxheader", b"x", pax_records([(b"path", f"{top}/pkg/caf".encode() + b"\xff.md")])),
+        tar_entry(b"h.data", b"0", b"y"),
+    )
 
 
 @pytest.mark.parametrize("build", [_ustar_name, _pax_name], ids=["ustar-name", "pax-path"])
-def test_a_member_name_that_is_not_utf8_is_a_400_naming_it_escaped(db, store, actor, server, owner_url, build):
+def test_a_member_name_that_is_not_utf8_is_a_400_naming_it_escaped(
+    db, store, actor, server, owner_url, build
+):
     err = _sync_fails(db, store, actor, server, owner_url, build, ValidationFailed, "not valid UTF-8")
     assert err.errors[0].field == "package"
     assert err.errors[0].message == "caf\\xff.md: a file name is not valid UTF-8"
@@ -243,13 +291,19 @@ def test_both_transports_refuse_a_name_that_is_not_utf8_alike(server):
     assert smart.value.errors[0].message == archive.value.errors[0].message
 
 
-@pytest.mark.parametrize(("name", "shown"), [
-    (b"x/pkg/a\x00b.md", "ValueError"),           # a NUL (pax path): refused before any path function sees it
-    (b"x/pkg/\x1b[31mred\x1b[0m.md", "control"),  # terminal escapes: refused, shown escaped
-])
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        (b"x/pkg/a\x00b.md", "ValueError"),  # a NUL (pax path): refused before any path function sees it
+        (b"x/pkg/\x1b[31mred\x1b[0m.md", "control"),  # terminal escapes: refused, shown escaped
+    ],
+)
 def test_hostile_but_decodable_names_are_refused_without_leaking_them(name, shown):
-    body = gz_tar(tar_entry(b"x/", b"5"), tar_entry(b"h", b"x", pax_records([(b"path", name)])),
-                  tar_entry(b"d", b"0", b"y"))
+    body = gz_tar(
+        tar_entry(b"x/", b"5"),
+        tar_entry(b"h", b"x", pax_records([(b"path", name)])),
+        tar_entry(b"d", b"0", b"y"),
+    )
     try:
         files = _read(body)
     except ValidationFailed as exc:
@@ -258,13 +312,15 @@ def test_hostile_but_decodable_names_are_refused_without_leaking_them(name, show
     else:
         # read_tar keeps it; the validation every file passes (prepare_raw) refuses it
         from agentmate.packages.identity import prepare_raw
+
         with pytest.raises(ValidationFailed, match=shown) as err:
             prepare_raw(files, PackageLimits())
         assert "\x1b" not in err.value.detail
 
 
-def test_through_the_route_the_archive_problems_are_problem_json_400_and_413(client, account, server,
-                                                                              monkeypatch):
+def test_through_the_route_the_archive_problems_are_problem_json_400_and_413(
+    client, account, server, monkeypatch
+):
     # Given a skills git source on the loopback forge (the route the hostile host was reached by)
     from agentmate.packages.git import GitFetcher
     from agentmate.skills import registry
@@ -280,8 +336,11 @@ def test_through_the_route_the_archive_problems_are_problem_json_400_and_413(cli
 
     for build, status in [(_ustar_name, 400), (bomb, 413)]:
         url, sha = _serve(server, build)
-        source = client.post("/api/skills/sources", json={"type": "git", "repository_url": url,
-                                                          "package_path": "pkg"}, headers=h).json()
+        source = client.post(
+            "/api/skills/sources",
+            json={"type": "git", "repository_url": url, "package_path": "pkg"},
+            headers=h,
+        ).json()
         # When it is synced
         r = client.post(f"/api/skills/sources/{source['id']}/sync", json={"ref": sha}, headers=h)
         # Then the answer names the archive's problem, never a 500
@@ -289,24 +348,57 @@ def test_through_the_route_the_archive_problems_are_problem_json_400_and_413(cli
         assert r.headers["content-type"].startswith("application/problem+json")
         problem = r.json()
         if status == 400:
-            assert problem["errors"][0] == {"field": "package",
-                                            "message": "caf\\xff.md: a file name is not valid UTF-8"}
+            assert problem["errors"][0] == {
+                "field": "package",
+                "message": "caf\\xff.md: a file name is not valid UTF-8",
+            }
         else:
             assert "the limit is 65536" in problem["detail"]
 
 
 # --- properties: whatever the headers, a clean archive error or parsed members -----------------------------
 
-_KEYWORDS = st.sampled_from([b"path", b"size", b"hdrcharset", b"linkpath", b"mtime", b"uid", b"comment",
-                             b"GNU.sparse.map", b"SCHILY.xattr.user.x"]) | st.binary(min_size=1, max_size=8)
-_VALUES = (st.binary(max_size=40) | st.sampled_from([b"BINARY", b"x/pkg/a.md", b"x/pkg/\xff", b"12", b"-1"])
-           | st.integers(0, 400).map(lambda n: b"9" * n))
-_PAX_DATA = (st.lists(st.tuples(_KEYWORDS, _VALUES), max_size=4).map(pax_records)
-             | st.binary(max_size=300) | st.integers(0, 5000).map(lambda n: b"1" * n))
-_NAMES = (st.binary(max_size=110) | st.sampled_from([b"x/pkg/a.md", b"x/pkg/caf\xff.md", b"x/", b"y/pkg/b.md",
-                                                     b"x/pkg/../a.md", b"/etc/passwd", b"x/pkg/d/"])
-          | st.binary(max_size=20).map(lambda b: b"x/pkg/" + b))
-_TYPES = st.sampled_from([b"0", b"\0", b"1", b"2", b"3", b"5", b"7", b"x", b"g", b"X", b"L", b"K", b"S", b"V"])
+_KEYWORDS = st.sampled_from(
+    [
+        b"path",
+        b"size",
+        b"hdrcharset",
+        b"linkpath",
+        b"mtime",
+        b"uid",
+        b"comment",
+        b"GNU.sparse.map",
+        b"SCHILY.xattr.user.x",
+    ]
+) | st.binary(min_size=1, max_size=8)
+_VALUES = (
+    st.binary(max_size=40)
+    | st.sampled_from([b"BINARY", b"x/pkg/a.md", b"x/pkg/\xff", b"12", b"-1"])
+    | st.integers(0, 400).map(lambda n: b"9" * n)
+)
+_PAX_DATA = (
+    st.lists(st.tuples(_KEYWORDS, _VALUES), max_size=4).map(pax_records)
+    | st.binary(max_size=300)
+    | st.integers(0, 5000).map(lambda n: b"1" * n)
+)
+_NAMES = (
+    st.binary(max_size=110)
+    | st.sampled_from(
+        [
+            b"x/pkg/a.md",
+            b"x/pkg/caf\xff.md",
+            b"x/",
+            b"y/pkg/b.md",
+            b"x/pkg/../a.md",
+            b"/etc/passwd",
+            b"x/pkg/d/",
+        ]
+    )
+    | st.binary(max_size=20).map(lambda b: b"x/pkg/" + b)
+)
+_TYPES = st.sampled_from(
+    [b"0", b"\0", b"1", b"2", b"3", b"5", b"7", b"x", b"g", b"X", b"L", b"K", b"S", b"V"]
+)
 _SIZES = st.none() | st.integers(0, 70_000) | st.binary(min_size=12, max_size=12)
 
 
@@ -368,8 +460,11 @@ def test_check_pax_returns_records_or_refuses(data):
 @settings(max_examples=300, deadline=None, database=None)
 @given(st.binary(min_size=1, max_size=60))
 def test_a_member_name_is_kept_exactly_or_refused_escaped(name):
-    body = gz_tar(tar_entry(b"x/", b"5"), tar_entry(b"h", b"x", pax_records([(b"path", b"x/pkg/" + name)])),
-                  tar_entry(b"d", b"0", b"y"))
+    body = gz_tar(
+        tar_entry(b"x/", b"5"),
+        tar_entry(b"h", b"x", pax_records([(b"path", b"x/pkg/" + name)])),
+        tar_entry(b"d", b"0", b"y"),
+    )
     try:
         files = _read(body)
     except ValidationFailed as exc:

@@ -21,12 +21,23 @@ from agentmate.packages.policy import NetPolicy, Refused
 from tests.integration.packages.conftest import TABLES
 from tests.integration.packages.gitserver import GitServer, commit_tree, make_tar
 
-NAMES = {"git.test": "127.0.0.1", "github.test": "127.0.0.1", "codeload.test": "127.0.0.1",
-         "evil.test": "127.0.0.1", "private.test": "10.0.0.5", "metadata.test": "169.254.169.254",
-         "mixed.test": "127.0.0.1,10.0.0.5", "mapped.test": "::ffff:10.0.0.5"}
-PACKAGE = {"skills/web/SKILL.md": b"---\nname: web\n---\nBody\n", "skills/web/refs/a.md": b"# A\n",
-           "skills/web/img/logo.png": b"\x89PNG\r\n\x1a\n\x00\x01", "skills/other/SKILL.md": b"other\n",
-           "README.md": b"repo readme\n"}
+NAMES = {
+    "git.test": "127.0.0.1",
+    "github.test": "127.0.0.1",
+    "codeload.test": "127.0.0.1",
+    "evil.test": "127.0.0.1",
+    "private.test": "10.0.0.5",
+    "metadata.test": "169.254.169.254",
+    "mixed.test": "127.0.0.1,10.0.0.5",
+    "mapped.test": "::ffff:10.0.0.5",
+}
+PACKAGE = {
+    "skills/web/SKILL.md": b"---\nname: web\n---\nBody\n",
+    "skills/web/refs/a.md": b"# A\n",
+    "skills/web/img/logo.png": b"\x89PNG\r\n\x1a\n\x00\x01",
+    "skills/other/SKILL.md": b"other\n",
+    "README.md": b"repo readme\n",
+}
 
 
 def resolver(host: str, port: int) -> list[str]:
@@ -36,10 +47,20 @@ def resolver(host: str, port: int) -> list[str]:
 
 
 def make_policy(**kw) -> NetPolicy:
-    base = dict(allowed_hosts=("git.test:*", "github.test:*", "codeload.test:*", "private.test:*",
-                               "metadata.test:*", "mixed.test:*", "mapped.test:*"),
-                allowed_schemes=("http",), allowed_private_networks=("127.0.0.1/32", "169.254.0.0/16"),
-                resolver=resolver)
+    base = dict(
+        allowed_hosts=(
+            "git.test:*",
+            "github.test:*",
+            "codeload.test:*",
+            "private.test:*",
+            "metadata.test:*",
+            "mixed.test:*",
+            "mapped.test:*",
+        ),
+        allowed_schemes=("http",),
+        allowed_private_networks=("127.0.0.1/32", "169.254.0.0/16"),
+        resolver=resolver,
+    )
     return NetPolicy(**{**base, **kw})
 
 
@@ -65,8 +86,11 @@ def _kept(fetched) -> dict[str, bytes]:
     return dict(fetched.files)
 
 
-EXPECTED = {"SKILL.md": PACKAGE["skills/web/SKILL.md"], "refs/a.md": PACKAGE["skills/web/refs/a.md"],
-            "img/logo.png": PACKAGE["skills/web/img/logo.png"]}
+EXPECTED = {
+    "SKILL.md": PACKAGE["skills/web/SKILL.md"],
+    "refs/a.md": PACKAGE["skills/web/refs/a.md"],
+    "img/logo.png": PACKAGE["skills/web/img/logo.png"],
+}
 
 
 def test_smart_http_resolves_the_ref_and_keeps_only_the_package_path(server):
@@ -102,20 +126,25 @@ def test_refs_resolve_heads_tags_head_and_full_shas(server):
 
 def _register_git(db, store, actor, url, path="skills/web"):
     with db.tenant(actor.account_id) as conn:
-        return service.register_source(conn, store, actor, SourceInput(type="git", repository_url=url,
-                                                                        package_path=path), make_policy()).source
+        return service.register_source(
+            conn, store, actor, SourceInput(type="git", repository_url=url, package_path=path), make_policy()
+        ).source
 
 
 def _revision_count(owner_url, source_id) -> int:
     with psycopg.connect(owner_url) as conn:
-        return conn.execute(f"SELECT count(*) FROM {TABLES.revisions} WHERE source_id = %s",
-                            (source_id,)).fetchone()[0]
+        return conn.execute(
+            f"SELECT count(*) FROM {TABLES.revisions} WHERE source_id = %s", (source_id,)
+        ).fetchone()[0]
 
 
 def _source_row(owner_url, source_id):
     with psycopg.connect(owner_url) as conn:
-        return conn.execute(f"SELECT status, last_error, last_commit_sha, active_revision_id FROM {TABLES.sources}"
-                            " WHERE id = %s", (source_id,)).fetchone()
+        return conn.execute(
+            f"SELECT status, last_error, last_commit_sha, active_revision_id FROM {TABLES.sources}"
+            " WHERE id = %s",
+            (source_id,),
+        ).fetchone()
 
 
 def test_sync_ingests_the_commit_idempotently(db, store, actor, server, owner_url):
@@ -150,14 +179,19 @@ def _assert_sync_fails(db, store, actor, server, owner_url, sha, error, match, *
     assert _revision_count(owner_url, src.id) == 0
 
 
-@pytest.mark.parametrize(("files", "match"), [
-    ({"pkg/SKILL.md": b"x", "pkg/link.md": ("link", "SKILL.md")}, "links are refused"),
-    ({"pkg/SKILL.md": b"x", "pkg/etc": ("link", "/etc/passwd")}, "links are refused"),
-    ({"pkg/SKILL.md": b"x", "pkg/hard.md": ("hardlink", "pkg/SKILL.md")}, "links are refused"),
-    ({"pkg/SKILL.md": b"nul \x00 byte"}, "contains a NUL byte"),
-    ({"pkg/SKILL.md": b"bad \xc3\x28 utf8"}, "not valid UTF-8"),
-])
-def test_hostile_archive_entries_fail_the_sync_and_write_nothing(db, store, actor, server, owner_url, files, match):
+@pytest.mark.parametrize(
+    ("files", "match"),
+    [
+        ({"pkg/SKILL.md": b"x", "pkg/link.md": ("link", "SKILL.md")}, "links are refused"),
+        ({"pkg/SKILL.md": b"x", "pkg/etc": ("link", "/etc/passwd")}, "links are refused"),
+        ({"pkg/SKILL.md": b"x", "pkg/hard.md": ("hardlink", "pkg/SKILL.md")}, "links are refused"),
+        ({"pkg/SKILL.md": b"nul \x00 byte"}, "contains a NUL byte"),
+        ({"pkg/SKILL.md": b"bad \xc3\x28 utf8"}, "not valid UTF-8"),
+    ],
+)
+def test_hostile_archive_entries_fail_the_sync_and_write_nothing(
+    db, store, actor, server, owner_url, files, match
+):
     sha = _hostile(server, files)
     _assert_sync_fails(db, store, actor, server, owner_url, sha, ValidationFailed, match)
 
@@ -177,27 +211,82 @@ def test_traversal_absolute_and_device_entries_are_refused(db, store, actor, ser
 def test_archive_bombs_stop_at_the_first_limit(db, store, actor, server, owner_url):
     # A member outside the package still counts: the archive's unpacked bytes are bounded
     sha = _hostile(server, {"pkg/SKILL.md": b"x", "junk.bin": b"\0" * 300_000})
-    _assert_sync_fails(db, store, actor, server, owner_url, sha, TooLarge, "max_archive_bytes=100000",
-                       sync_limits=SyncLimits(max_archive_bytes=100_000))
+    _assert_sync_fails(
+        db,
+        store,
+        actor,
+        server,
+        owner_url,
+        sha,
+        TooLarge,
+        "max_archive_bytes=100000",
+        sync_limits=SyncLimits(max_archive_bytes=100_000),
+    )
     sha = _hostile(server, {f"n{i}": b"" for i in range(50)})
-    _assert_sync_fails(db, store, actor, server, owner_url, sha, TooLarge, "max_archive_members=20",
-                       sync_limits=SyncLimits(max_archive_members=20))
+    _assert_sync_fails(
+        db,
+        store,
+        actor,
+        server,
+        owner_url,
+        sha,
+        TooLarge,
+        "max_archive_members=20",
+        sync_limits=SyncLimits(max_archive_members=20),
+    )
     sha = _hostile(server, {"pkg/SKILL.md": b"y" * 5000})
-    _assert_sync_fails(db, store, actor, server, owner_url, sha, TooLarge, "max_download_bytes=100",
-                       sync_limits=SyncLimits(max_download_bytes=100))
+    _assert_sync_fails(
+        db,
+        store,
+        actor,
+        server,
+        owner_url,
+        sha,
+        TooLarge,
+        "max_download_bytes=100",
+        sync_limits=SyncLimits(max_download_bytes=100),
+    )
     sha = _hostile(server, {"pkg/SKILL.md": b"y" * 5000})
-    _assert_sync_fails(db, store, actor, server, owner_url, sha, TooLarge, "max_file_bytes=1000",
-                       package_limits=PackageLimits(max_file_bytes=1000))
+    _assert_sync_fails(
+        db,
+        store,
+        actor,
+        server,
+        owner_url,
+        sha,
+        TooLarge,
+        "max_file_bytes=1000",
+        package_limits=PackageLimits(max_file_bytes=1000),
+    )
     sha = _hostile(server, {f"pkg/{i}.md": b"x" for i in range(5)})
-    _assert_sync_fails(db, store, actor, server, owner_url, sha, TooLarge, "max_files=3",
-                       package_limits=PackageLimits(max_files=3))
+    _assert_sync_fails(
+        db,
+        store,
+        actor,
+        server,
+        owner_url,
+        sha,
+        TooLarge,
+        "max_files=3",
+        package_limits=PackageLimits(max_files=3),
+    )
 
 
 def test_a_sync_beyond_its_time_budget_is_refused_naming_the_limit(db, store, actor, server, owner_url):
     ticks = itertools.count(0, 4)
     sha = _hostile(server, {"pkg/SKILL.md": b"x", "pkg/b.md": b"y"})
-    _assert_sync_fails(db, store, actor, server, owner_url, sha, TooLarge, "sync_budget_s=10",
-                       sync_limits=SyncLimits(budget_s=10), clock=lambda: float(next(ticks)))
+    _assert_sync_fails(
+        db,
+        store,
+        actor,
+        server,
+        owner_url,
+        sha,
+        TooLarge,
+        "sync_budget_s=10",
+        sync_limits=SyncLimits(budget_s=10),
+        clock=lambda: float(next(ticks)),
+    )
 
 
 def test_git_trees_with_links_or_submodules_are_refused(server):
@@ -216,20 +305,24 @@ def test_a_tiny_pack_that_inflates_past_the_limit_is_refused_before_inflating(se
     sha = commit_tree(repo, {"pkg/SKILL.md": b"x", "pkg/zeros.txt": b"\0" * 2_000_000})
     with pytest.raises(TooLarge, match="inflates to more than max_archive_bytes=500000"):
         fetcher(sync_limits=SyncLimits(max_archive_bytes=500_000)).fetch(
-            server.url("git.test", "acme/packbomb"), "pkg", sha)
+            server.url("git.test", "acme/packbomb"), "pkg", sha
+        )
 
 
-@pytest.mark.parametrize(("url", "match"), [
-    ("file:///etc/passwd", "scheme 'file'"),
-    ("git://git.test/acme/skills", "scheme 'git'"),
-    ("ssh://git.test/acme/skills", "scheme 'ssh'"),
-    ("http://user:secret@git.test:{port}/acme/skills", "credentials"),
-    ("http://unlisted.test:{port}/acme/skills", "allow-list"),
-    ("http://private.test:{port}/acme/skills", "private or loopback"),
-    ("http://mixed.test:{port}/acme/skills", "private or loopback"),
-    ("http://mapped.test:{port}/acme/skills", "private or loopback"),
-    ("http://metadata.test:{port}/acme/skills", "cloud metadata"),
-])
+@pytest.mark.parametrize(
+    ("url", "match"),
+    [
+        ("file:///etc/passwd", "scheme 'file'"),
+        ("git://git.test/acme/skills", "scheme 'git'"),
+        ("ssh://git.test/acme/skills", "scheme 'ssh'"),
+        ("http://user:secret@git.test:{port}/acme/skills", "credentials"),
+        ("http://unlisted.test:{port}/acme/skills", "allow-list"),
+        ("http://private.test:{port}/acme/skills", "private or loopback"),
+        ("http://mixed.test:{port}/acme/skills", "private or loopback"),
+        ("http://mapped.test:{port}/acme/skills", "private or loopback"),
+        ("http://metadata.test:{port}/acme/skills", "cloud metadata"),
+    ],
+)
 def test_ssrf_refusals(server, url, match):
     with pytest.raises(ValidationFailed, match=match) as err:
         fetcher().fetch(url.format(port=server.port), "skills/web", "main")
@@ -239,16 +332,20 @@ def test_ssrf_refusals(server, url, match):
 def test_loopback_is_refused_without_the_operators_opt_in(server):
     with pytest.raises(ValidationFailed, match="private or loopback"):
         fetcher(policy=make_policy(allowed_private_networks=())).fetch(
-            server.url("git.test", "acme/skills"), "skills/web", "main")
+            server.url("git.test", "acme/skills"), "skills/web", "main"
+        )
 
 
-@pytest.mark.parametrize(("location", "match"), [
-    ("http://evil.test:{port}/acme/skills/tar.gz/{sha}", "allow-list"),
-    ("http://private.test:{port}/acme/skills/tar.gz/{sha}", "private or loopback"),
-    ("http://169.254.169.254/latest/meta-data/", "allow-list"),
-    ("http://metadata.test/latest/meta-data/", "allow-list|cloud metadata"),
-    ("file:///etc/passwd", "scheme 'file'"),
-])
+@pytest.mark.parametrize(
+    ("location", "match"),
+    [
+        ("http://evil.test:{port}/acme/skills/tar.gz/{sha}", "allow-list"),
+        ("http://private.test:{port}/acme/skills/tar.gz/{sha}", "private or loopback"),
+        ("http://169.254.169.254/latest/meta-data/", "allow-list"),
+        ("http://metadata.test/latest/meta-data/", "allow-list|cloud metadata"),
+        ("file:///etc/passwd", "scheme 'file'"),
+    ],
+)
 def test_every_redirect_hop_is_checked_again(db, store, actor, server, owner_url, location, match):
     sha = server.main_sha
     path = f"/acme/skills/archive/{sha}.tar.gz"
@@ -285,12 +382,17 @@ def test_connections_use_the_address_that_was_checked(server):
 
 
 def test_an_access_token_goes_only_to_its_host(server):
-    settings = PackageSettings(archive_providers={"github.test": "github"}, git_tokens={"github.test": "s3cret"})
+    settings = PackageSettings(
+        archive_providers={"github.test": "github"}, git_tokens={"github.test": "s3cret"}
+    )
     server.requests.clear()
     fetcher(settings=settings).fetch(server.url("github.test", "acme/skills"), "skills/web", "main")
     sent = [(h.split(":")[0], a) for h, _, a in server.requests]
     # ls-remote carries it as basic auth (x-access-token:s3cret), the archive request as a bearer token
-    assert {a for h, a in sent if h == "github.test"} == {"Basic eC1hY2Nlc3MtdG9rZW46czNjcmV0", "Bearer s3cret"}
+    assert {a for h, a in sent if h == "github.test"} == {
+        "Basic eC1hY2Nlc3MtdG9rZW46czNjcmV0",
+        "Bearer s3cret",
+    }
     # and the redirect to the codeload host does not carry it
     assert {a for h, a in sent if h == "codeload.test"} == {""}
 
@@ -314,6 +416,7 @@ def test_a_valid_tar_with_two_top_folders_is_refused():
             info.size = 1
             tar.addfile(info, io.BytesIO(b"x"))
     from agentmate.packages.git import PackageRefused, read_tar
+
     buf.seek(0)
     with pytest.raises(PackageRefused, match="outside the archive's top folder"):
         read_tar(buf, "pkg", PackageLimits(), SyncLimits(), Deadline(10))

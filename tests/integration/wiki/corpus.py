@@ -24,8 +24,10 @@ def documents(n: int, *, changed: dict[str, str] | None = None, drop: tuple[str,
     docs = {}
     for i in range(n):
         nxt = f"topic-{(i + 1) % n:02d}.md"
-        docs[f"docs/topic-{i:02d}.md"] = (f"# Topic {i:02d}\n\nTopic {i:02d} explains billing rule {i} in detail. "
-                                          f"See [the next topic]({nxt}).\n")
+        docs[f"docs/topic-{i:02d}.md"] = (
+            f"# Topic {i:02d}\n\nTopic {i:02d} explains billing rule {i} in detail. "
+            f"See [the next topic]({nxt}).\n"
+        )
     docs.update(changed or {})
     for path in drop:
         docs.pop(path, None)
@@ -40,14 +42,23 @@ def make_source(actor: Actor, name: str, docs: dict[str, str]) -> UUID:
 
 
 def push(actor: Actor, source_id: UUID, docs: dict[str, str]) -> UUID:
-    files = [FileInput(path="KNOWLEDGE.yaml", content=MANIFEST)] + [FileInput(path=p, content=c)
-                                                                    for p, c in docs.items()]
-    return knowledge.push_snapshot(get_database(), actor, source_id, KnowledgeSnapshotPush(files=files)).revision.id
+    files = [FileInput(path="KNOWLEDGE.yaml", content=MANIFEST)] + [
+        FileInput(path=p, content=c) for p, c in docs.items()
+    ]
+    return knowledge.push_snapshot(
+        get_database(), actor, source_id, KnowledgeSnapshotPush(files=files)
+    ).revision.id
 
 
 def settings(fake, model: str = "fake-compiler", **kw) -> Settings:
-    return Settings(jwt_secret="x" * 40, compiler_base_url=fake.base_url, compiler_model=model,
-                    reviewer_base_url="https://reviewer.example/v1", reviewer_model="other-reviewer", **kw)
+    return Settings(
+        jwt_secret="x" * 40,
+        compiler_base_url=fake.base_url,
+        compiler_model=model,
+        reviewer_base_url="https://reviewer.example/v1",
+        reviewer_model="other-reviewer",
+        **kw,
+    )
 
 
 def client(fake, model: str = "fake-compiler") -> ChatClient:
@@ -56,14 +67,17 @@ def client(fake, model: str = "fake-compiler") -> ChatClient:
 
 def enqueue(actor: Actor, fake, source_id: UUID, **req):
     model = req.pop("model", "fake-compiler")
-    return wiki.compile_source(get_database(), actor, CompileRequest(source_id=source_id, **req),
-                               settings=settings(fake, model))
+    return wiki.compile_source(
+        get_database(), actor, CompileRequest(source_id=source_id, **req), settings=settings(fake, model)
+    )
 
 
 def run(actor: Actor, fake, build_id: UUID, *, model: str = "fake-compiler", **ctx):
     c = client(fake, model)
     try:
-        return compile_build(get_database(), build_id, CompileContext(account_id=actor.account_id, **ctx), client=c)
+        return compile_build(
+            get_database(), build_id, CompileContext(account_id=actor.account_id, **ctx), client=c
+        )
     finally:
         c.close()
 

@@ -18,8 +18,12 @@ from agentmate.llm import (
 )
 from tests.fakes.chat_provider import FakeChatProvider
 
-MESSAGES = [{"role": "user", "content": 'mode: full\nDOCUMENTS\n<<<DOCUMENT path="docs/a.md">>>\n# A\nAlpha.\n'
-                                        '<<<END DOCUMENT>>>'}]
+MESSAGES = [
+    {
+        "role": "user",
+        "content": 'mode: full\nDOCUMENTS\n<<<DOCUMENT path="docs/a.md">>>\n# A\nAlpha.\n<<<END DOCUMENT>>>',
+    }
+]
 SECRET = "sk-test-secret-value"
 
 
@@ -31,8 +35,16 @@ def fake():
 
 @pytest.fixture
 def client(fake):
-    c = ChatClient(ChatConfig(base_url=fake.base_url, api_key=SECRET, model="fake-compiler", max_tokens=100,
-                              timeout_s=5, prices=Prices(1000, 2000)))
+    c = ChatClient(
+        ChatConfig(
+            base_url=fake.base_url,
+            api_key=SECRET,
+            model="fake-compiler",
+            max_tokens=100,
+            timeout_s=5,
+            prices=Prices(1000, 2000),
+        )
+    )
     yield c
     c.close()
 
@@ -43,7 +55,10 @@ def test_a_reply_carries_text_finish_reason_usage_and_model(client, fake):
     assert reply.model == "fake-compiler"
     assert '"wiki/docs-a.md"' in reply.text
     assert reply.usage == fake_usage(fake)
-    assert reply.usage.cost_micros(Prices(1000, 2000)) == reply.usage.prompt_tokens + 2 * reply.usage.completion_tokens
+    assert (
+        reply.usage.cost_micros(Prices(1000, 2000))
+        == reply.usage.prompt_tokens + 2 * reply.usage.completion_tokens
+    )
     sent = fake.requests[0]
     assert sent["authorization"] == f"Bearer {SECRET}"
     assert sent["body"]["response_format"] == {"type": "json_object"}
@@ -115,8 +130,16 @@ def test_both_roles_fall_back_to_the_embedding_endpoint_and_key():
     s = _settings(embedding_base_url="https://emb.example/v1", embedding_api_key="ek")
     compiler, reviewer = config_from_settings("compiler", s), config_from_settings("reviewer", s)
     assert compiler is not None and reviewer is not None
-    assert (compiler.base_url, compiler.api_key, compiler.model) == ("https://emb.example/v1", "ek", "qwen3.7-plus")
-    assert (reviewer.base_url, reviewer.api_key, reviewer.model) == ("https://emb.example/v1", "ek", "qwen-max")
+    assert (compiler.base_url, compiler.api_key, compiler.model) == (
+        "https://emb.example/v1",
+        "ek",
+        "qwen3.7-plus",
+    )
+    assert (reviewer.base_url, reviewer.api_key, reviewer.model) == (
+        "https://emb.example/v1",
+        "ek",
+        "qwen-max",
+    )
     assert (compiler.temperature, compiler.max_tokens, compiler.timeout_s) == (0.2, 32768, 900)
     assert reviewer.temperature == 0
     assert independence(compiler, reviewer) == "same_provider"
@@ -128,9 +151,21 @@ def test_no_endpoint_means_no_compiler():
 
 
 def test_independence_classes():
-    s = _settings(compiler_base_url="https://a.example/v1", reviewer_base_url="https://b.example/v1",
-                  reviewer_model="deepseek-v4-pro")
-    assert independence(config_from_settings("compiler", s), config_from_settings("reviewer", s)) == "cross_provider"
-    same = _settings(compiler_base_url="https://a.example/v1", reviewer_base_url="https://a.example/v2",
-                     reviewer_model="qwen3.7-plus")
-    assert independence(config_from_settings("compiler", same), config_from_settings("reviewer", same)) == "same_model"
+    s = _settings(
+        compiler_base_url="https://a.example/v1",
+        reviewer_base_url="https://b.example/v1",
+        reviewer_model="deepseek-v4-pro",
+    )
+    assert (
+        independence(config_from_settings("compiler", s), config_from_settings("reviewer", s))
+        == "cross_provider"
+    )
+    same = _settings(
+        compiler_base_url="https://a.example/v1",
+        reviewer_base_url="https://a.example/v2",
+        reviewer_model="qwen3.7-plus",
+    )
+    assert (
+        independence(config_from_settings("compiler", same), config_from_settings("reviewer", same))
+        == "same_model"
+    )

@@ -21,15 +21,27 @@ from agentmate.llm import (
 )
 from agentmate.llm.client import MAX_RETRY_AFTER_S, MAX_TOKENS_PER_CALL
 
-MESSAGES = [{"role": "user", "content": 'mode: full\nDOCUMENTS\n<<<DOCUMENT path="docs/a.md">>>\n# A\nAlpha.\n'
-                                        '<<<END DOCUMENT>>>'}]
+MESSAGES = [
+    {
+        "role": "user",
+        "content": 'mode: full\nDOCUMENTS\n<<<DOCUMENT path="docs/a.md">>>\n# A\nAlpha.\n<<<END DOCUMENT>>>',
+    }
+]
 MAX_TOKENS = 100
 
 
 @pytest.fixture
 def client(fake):
-    c = ChatClient(ChatConfig(base_url=fake.base_url, api_key="sk-k", model="fake-compiler", max_tokens=MAX_TOKENS,
-                              timeout_s=20, prices=Prices(1000, 2000)))
+    c = ChatClient(
+        ChatConfig(
+            base_url=fake.base_url,
+            api_key="sk-k",
+            model="fake-compiler",
+            max_tokens=MAX_TOKENS,
+            timeout_s=20,
+            prices=Prices(1000, 2000),
+        )
+    )
     yield c
     c.close()
 
@@ -38,14 +50,27 @@ def _http_date(seconds_from_now: float) -> str:
     return email.utils.formatdate(time.time() + seconds_from_now, usegmt=True)
 
 
-@pytest.mark.parametrize(("header", "expected"), [
-    ("1e300", None), ("inf", None), ("-inf", None), ("nan", None), ("-5", None), ("1.5", None),
-    ("soon, please", None), ("", None), ("\u00b2", None),           # "²" is a Unicode digit, not delay-seconds
-    ("120", 120.0), ("0", 0.0),
-    ("9" * 400, MAX_RETRY_AFTER_S),                                # huge digits: clamped, not an overflow
-    ("Thu, 01 Jan 1970 00:00:00 GMT", 0.0),                        # a date in the past: now
-])
-def test_retry_after_is_delay_seconds_or_an_http_date_and_anything_else_is_ignored(client, fake, header, expected):
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        ("1e300", None),
+        ("inf", None),
+        ("-inf", None),
+        ("nan", None),
+        ("-5", None),
+        ("1.5", None),
+        ("soon, please", None),
+        ("", None),
+        ("\u00b2", None),  # "²" is a Unicode digit, not delay-seconds
+        ("120", 120.0),
+        ("0", 0.0),
+        ("9" * 400, MAX_RETRY_AFTER_S),  # huge digits: clamped, not an overflow
+        ("Thu, 01 Jan 1970 00:00:00 GMT", 0.0),  # a date in the past: now
+    ],
+)
+def test_retry_after_is_delay_seconds_or_an_http_date_and_anything_else_is_ignored(
+    client, fake, header, expected
+):
     fake.push({"kind": "status", "code": 429, "retry_after": header})
     with pytest.raises(HttpStatusError) as caught:
         client.complete(MESSAGES)
@@ -53,8 +78,10 @@ def test_retry_after_is_delay_seconds_or_an_http_date_and_anything_else_is_ignor
 
 
 def test_an_http_date_retry_after_becomes_seconds_from_now_clamped_to_a_day(client, fake):
-    fake.push({"kind": "status", "code": 503, "retry_after": _http_date(300)},
-              {"kind": "status", "code": 503, "retry_after": _http_date(10 * 86400)})
+    fake.push(
+        {"kind": "status", "code": 503, "retry_after": _http_date(300)},
+        {"kind": "status", "code": 503, "retry_after": _http_date(10 * 86400)},
+    )
     with pytest.raises(HttpStatusError) as soon:
         client.complete(MESSAGES)
     with pytest.raises(HttpStatusError) as far:
@@ -63,12 +90,22 @@ def test_an_http_date_retry_after_becomes_seconds_from_now_clamped_to_a_day(clie
     assert far.value.retry_after == MAX_RETRY_AFTER_S
 
 
-@pytest.mark.parametrize(("reported", "counted"), [
-    (10**30, MAX_TOKENS_PER_CALL), (-7, 0), ("12", 0), (12.5, 0), (12.0, 12), (True, 0), (None, 0),
-    (float("1e300"), MAX_TOKENS_PER_CALL),
-])
+@pytest.mark.parametrize(
+    ("reported", "counted"),
+    [
+        (10**30, MAX_TOKENS_PER_CALL),
+        (-7, 0),
+        ("12", 0),
+        (12.5, 0),
+        (12.0, 12),
+        (True, 0),
+        (None, 0),
+        (float("1e300"), MAX_TOKENS_PER_CALL),
+    ],
+)
 def test_token_counts_are_clamped_non_negative_integers_and_cost_follows_the_clamped_count(
-        client, fake, reported, counted):
+    client, fake, reported, counted
+):
     fake.push({"kind": "compile", "usage": {"completion_tokens": reported}})
     reply = client.complete(MESSAGES)
     assert reply.usage.completion_tokens == counted
@@ -103,7 +140,9 @@ def test_a_150_mb_reply_is_abandoned_near_the_cap_not_read_whole(client, fake, c
 
 def test_a_reply_within_the_cap_is_read_whole(fake):
     # A legitimate reply just under the cap is not cut (the cap bounds hostile replies only)
-    c = ChatClient(ChatConfig(base_url=fake.base_url, api_key="k", model="m", max_tokens=MAX_TOKENS, timeout_s=20))
+    c = ChatClient(
+        ChatConfig(base_url=fake.base_url, api_key="k", model="m", max_tokens=MAX_TOKENS, timeout_s=20)
+    )
     try:
         fake.push({"kind": "oversize", "chars": reply_cap_bytes(MAX_TOKENS) - 64 * 1024})
         reply = c.complete(MESSAGES)

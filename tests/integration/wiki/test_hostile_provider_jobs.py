@@ -39,8 +39,9 @@ def _job(actor, build) -> jobs.Job:
     return jobs.get_job(get_database(), actor.account_id, build.job_id)
 
 
-@pytest.mark.parametrize("retry_after", [
-    "1e300", "inf", "-5", "garbage", "9" * 40, "in-the-future", "http-date"])
+@pytest.mark.parametrize(
+    "retry_after", ["1e300", "inf", "-5", "garbage", "9" * 40, "in-the-future", "http-date"]
+)
 def test_a_hostile_retry_after_requeues_the_job_within_the_backoff_cap(actor, fake, worker, retry_after):
     build = _build(actor, fake, f"hostile-ra-{abs(hash(retry_after)) % 10**6}")
     if retry_after == "http-date":
@@ -55,8 +56,9 @@ def test_a_hostile_retry_after_requeues_the_job_within_the_backoff_cap(actor, fa
     assert wiki.get_build(get_database(), actor, build.id).status == "queued"
 
 
-@pytest.mark.parametrize(("reported", "stored"), [
-    (10**30, MAX_TOKENS_PER_CALL), (-5, 0), ("12", 0), (12.5, 0)])
+@pytest.mark.parametrize(
+    ("reported", "stored"), [(10**30, MAX_TOKENS_PER_CALL), (-5, 0), ("12", 0), (12.5, 0)]
+)
 def test_hostile_token_counts_are_clamped_on_the_job_and_the_build(actor, fake, worker, reported, stored):
     build = _build(actor, fake, f"hostile-usage-{abs(hash(str(reported))) % 10**6}")
     fake.push({"kind": "compile", "usage": {"completion_tokens": reported}})

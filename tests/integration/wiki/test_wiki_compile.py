@@ -28,38 +28,65 @@ def test_a_full_compile_queues_then_writes_cited_linked_pages_and_activates(acto
     src = make_source(actor, "full", documents(3))
     queued = enqueue(actor, fake, src)
     build = queued.result.build
-    assert (queued.queued, build.status, build.check_status, build.mode) == (True, "queued", "pending", "full")
+    assert (queued.queued, build.status, build.check_status, build.mode) == (
+        True,
+        "queued",
+        "pending",
+        "full",
+    )
     assert not fake.requests, "nothing is compiled in the request"
     assert wiki.REVIEW_WARNING in queued.result.warnings
-    assert (build.compiler_version, build.prompt_version, build.model) == ("wiki-compiler-2", "wiki-prompt-3",
-                                                                          "fake-compiler")
+    assert (build.compiler_version, build.prompt_version, build.model) == (
+        "wiki-compiler-2",
+        "wiki-prompt-3",
+        "fake-compiler",
+    )
     assert build.reviewer_independence == "cross_provider"
 
     assert run(actor, fake, build.id).status == "succeeded"
     done = wiki.get_build(get_database(), actor, build.id)
     assert (done.status, done.check_status, done.is_active, done.attempts) == ("succeeded", "passed", True, 1)
-    assert (done.input_tokens, done.output_tokens) == (fake.usage[0]["prompt_tokens"],
-                                                       fake.usage[0]["completion_tokens"])
+    assert (done.input_tokens, done.output_tokens) == (
+        fake.usage[0]["prompt_tokens"],
+        fake.usage[0]["completion_tokens"],
+    )
     assert (done.cost_micros, done.cost_priced) == (0, False)
     pages = _pages(actor, build.id)
-    assert sorted(pages) == ["wiki/docs-topic-00.md", "wiki/docs-topic-01.md", "wiki/docs-topic-02.md",
-                             "wiki/index.md", "wiki/log.md", "wiki/overview.md"]
+    assert sorted(pages) == [
+        "wiki/docs-topic-00.md",
+        "wiki/docs-topic-01.md",
+        "wiki/docs-topic-02.md",
+        "wiki/index.md",
+        "wiki/log.md",
+        "wiki/overview.md",
+    ]
     assert (done.pages_written, done.pages_reused) == (4, 0)
 
     page = wiki.get_page(get_database(), actor, build.id, "wiki/docs-topic-01.md")
     assert [c.document_path for c in page.citations] == ["docs/topic-01.md"]
     assert page.citations[0].document_id is not None
     assert [(x.path, x.link_type) for x in page.links_out] == [("wiki/docs-topic-02.md", "references")]
-    assert sorted(x.path for x in page.links_in) == ["wiki/docs-topic-00.md", "wiki/index.md", "wiki/overview.md"]
+    assert sorted(x.path for x in page.links_in) == [
+        "wiki/docs-topic-00.md",
+        "wiki/index.md",
+        "wiki/overview.md",
+    ]
 
     index = wiki.get_page(get_database(), actor, build.id, "wiki/index.md")
-    assert sorted(x.path for x in index.links_out) == ["wiki/docs-topic-00.md", "wiki/docs-topic-01.md",
-                                                       "wiki/docs-topic-02.md", "wiki/overview.md"]
+    assert sorted(x.path for x in index.links_out) == [
+        "wiki/docs-topic-00.md",
+        "wiki/docs-topic-01.md",
+        "wiki/docs-topic-02.md",
+        "wiki/overview.md",
+    ]
     log = wiki.get_page(get_database(), actor, build.id, "wiki/log.md")
     assert "page_written wiki/docs-topic-00.md" in log.content and "build_succeeded" in log.content
     kinds = _events(actor, build.id)
-    assert kinds[:2] == ["build_queued", "attempt_started"] and kinds[-3:] == ["check_passed", "build_succeeded",
-                                                                              "build_activated"]
+    assert kinds[:2] == ["build_queued", "attempt_started"] and kinds[-3:] == [
+        "check_passed",
+        "build_succeeded",
+        "build_activated",
+    ]
 
 
 def test_the_same_input_identity_returns_the_existing_build_unless_forced(actor, fake):
@@ -76,20 +103,30 @@ def test_the_same_input_identity_returns_the_existing_build_unless_forced(actor,
 def test_no_compiler_model_is_501_and_a_source_without_revision_is_409(actor, fake):
     src = make_source(actor, "nocompiler", documents(1))
     with pytest.raises(NotImplementedYet):
-        wiki.compile_source(get_database(), actor, CompileRequest(source_id=src),
-                            settings=Settings(jwt_secret="x" * 40))
+        wiki.compile_source(
+            get_database(), actor, CompileRequest(source_id=src), settings=Settings(jwt_secret="x" * 40)
+        )
     from agentmate.knowledge import service as knowledge
     from agentmate.packages.models import SourceInput
 
-    empty = knowledge.register_source(get_database(), actor, SourceInput(
-        type="local", repository_url="file:///kb", package_path="kb/empty")).source
+    empty = knowledge.register_source(
+        get_database(), actor, SourceInput(type="local", repository_url="file:///kb", package_path="kb/empty")
+    ).source
     with pytest.raises(Conflict) as err:
         enqueue(actor, fake, empty.id)
     assert err.value.extra["reason"] == "no_active_revision"
 
 
-@pytest.mark.parametrize("behaviour", [{"kind": "status", "code": 429}, {"kind": "status", "code": 503},
-                                       {"kind": "status", "code": 408}, "drop", "garbage"])
+@pytest.mark.parametrize(
+    "behaviour",
+    [
+        {"kind": "status", "code": 429},
+        {"kind": "status", "code": 503},
+        {"kind": "status", "code": 408},
+        "drop",
+        "garbage",
+    ],
+)
 def test_retryable_failures_requeue_the_build_and_record_each_attempt(actor, fake, behaviour):
     src = make_source(actor, "retry", documents(2))
     build_id = enqueue(actor, fake, src).result.build.id
@@ -101,7 +138,10 @@ def test_retryable_failures_requeue_the_build_and_record_each_attempt(actor, fak
     assert run(actor, fake, build_id).status == "succeeded"
     done = wiki.get_build(get_database(), actor, build_id)
     assert (done.status, done.attempts, [u.outcome for u in done.attempt_usage]) == (
-        "succeeded", 2, ["retry", "succeeded"])
+        "succeeded",
+        2,
+        ["retry", "succeeded"],
+    )
 
 
 def test_retryable_failures_give_up_after_max_attempts(actor, fake):
@@ -116,11 +156,16 @@ def test_retryable_failures_give_up_after_max_attempts(actor, fake):
     assert len(fake.requests) == 3
 
 
-@pytest.mark.parametrize("behaviour,needle", [({"kind": "status", "code": 400}, "HTTP 400"),
-                                              ({"kind": "status", "code": 401}, "HTTP 401"),
-                                              ("truncate", "truncated by max_tokens"),
-                                              ("invalid_json", "not valid JSON"),
-                                              ("no_pages", "no pages")])
+@pytest.mark.parametrize(
+    "behaviour,needle",
+    [
+        ({"kind": "status", "code": 400}, "HTTP 400"),
+        ({"kind": "status", "code": 401}, "HTTP 401"),
+        ("truncate", "truncated by max_tokens"),
+        ("invalid_json", "not valid JSON"),
+        ("no_pages", "no pages"),
+    ],
+)
 def test_non_retryable_failures_fail_the_build_at_once_and_write_no_pages(actor, fake, behaviour, needle):
     src = make_source(actor, "noretry", documents(2))
     build_id = enqueue(actor, fake, src).result.build.id
@@ -131,13 +176,24 @@ def test_non_retryable_failures_fail_the_build_at_once_and_write_no_pages(actor,
     assert needle in done.error
     assert _pages(actor, build_id) == {}
     if behaviour == "truncate":
-        assert done.output_tokens == fake.usage[-1]["completion_tokens"] > 0, "a truncated reply's tokens are spent"
+        assert done.output_tokens == fake.usage[-1]["completion_tokens"] > 0, (
+            "a truncated reply's tokens are spent"
+        )
 
 
-@pytest.mark.parametrize("behaviour,rule", [
-    ("missing_citation", "citation_resolvable"), ("outside_link", "link_closed"), ("collide", "path_unique"),
-    ("bad_kind", "page_kind_allowed"), ("bad_link_type", "link_type_allowed"), ("empty_page", "content_non_empty"),
-    ("uncited", "citation_required"), ({"kind": "oversize", "chars": 20_001}, "page_size")])
+@pytest.mark.parametrize(
+    "behaviour,rule",
+    [
+        ("missing_citation", "citation_resolvable"),
+        ("outside_link", "link_closed"),
+        ("collide", "path_unique"),
+        ("bad_kind", "page_kind_allowed"),
+        ("bad_link_type", "link_type_allowed"),
+        ("empty_page", "content_non_empty"),
+        ("uncited", "citation_required"),
+        ({"kind": "oversize", "chars": 20_001}, "page_size"),
+    ],
+)
 def test_each_check_rule_the_model_can_break_fails_the_build_with_no_pages(actor, fake, behaviour, rule):
     src = make_source(actor, "check", documents(2))
     build_id = enqueue(actor, fake, src).result.build.id
@@ -161,7 +217,8 @@ def test_a_model_page_on_a_reserved_path_is_dropped_and_recorded(actor, fake):
     assert "My index" not in index.content and index.title == "Index"
     events = wiki.events(get_database(), actor, build_id, ALL).items
     assert [(e.event_type, e.page_path) for e in events if e.event_type == "page_rejected"] == [
-        ("page_rejected", "wiki/index.md")]
+        ("page_rejected", "wiki/index.md")
+    ]
 
 
 def test_a_build_shrinking_the_wiki_implausibly_fails_page_count_drift(actor, fake):
@@ -211,8 +268,14 @@ def test_diff_compares_by_path_and_content_hash_against_the_previous_succeeded_b
     first = compile_now(actor, fake, src)
     from tests.integration.wiki.corpus import push
 
-    push(actor, src, documents(3, changed={"docs/topic-01.md": "# Topic 01\n\nRewritten rules.\n"},
-                               drop=("docs/topic-02.md",)) | {"docs/new.md": "# New\n\nA new page.\n"})
+    push(
+        actor,
+        src,
+        documents(
+            3, changed={"docs/topic-01.md": "# Topic 01\n\nRewritten rules.\n"}, drop=("docs/topic-02.md",)
+        )
+        | {"docs/new.md": "# New\n\nA new page.\n"},
+    )
     second = compile_now(actor, fake, src)
     d = wiki.diff(get_database(), actor, second.id, None)
     assert d.from_build_id == first.id
@@ -229,11 +292,16 @@ def test_builds_list_newest_first_and_reads_are_tenant_scoped(actor, other, fake
     listed = wiki.list_builds(get_database(), actor, src, ALL)
     assert [b.id for b in listed.items] == [second.id, first.id] and listed.total == 2
     db = get_database()
-    for call in (lambda: wiki.get_build(db, other, first.id), lambda: wiki.list_pages(db, other, first.id, ALL),
-                 lambda: wiki.get_page(db, other, first.id, "wiki/index.md"),
-                 lambda: wiki.events(db, other, first.id, ALL), lambda: wiki.diff(db, other, first.id, None),
-                 lambda: wiki.activate(db, other, first.id), lambda: wiki.list_builds(db, other, src, ALL),
-                 lambda: enqueue(other, fake, src)):
+    for call in (
+        lambda: wiki.get_build(db, other, first.id),
+        lambda: wiki.list_pages(db, other, first.id, ALL),
+        lambda: wiki.get_page(db, other, first.id, "wiki/index.md"),
+        lambda: wiki.events(db, other, first.id, ALL),
+        lambda: wiki.diff(db, other, first.id, None),
+        lambda: wiki.activate(db, other, first.id),
+        lambda: wiki.list_builds(db, other, src, ALL),
+        lambda: enqueue(other, fake, src),
+    ):
         with pytest.raises(NotFound):
             call()
     assert wiki.list_builds(db, other, None, ALL).total == 0

@@ -12,8 +12,10 @@ from agentmate.knowledge.wiki import service as wiki
 from tests.integration.wiki.corpus import compile_now, documents, enqueue, make_source, push, run
 
 ALL = PageParams(limit=100, offset=0)
-CHANGED = {"docs/topic-03.md": "# Topic 03\n\nTopic 03 now says billing rule three changed. "
-                               "See [the next topic](topic-04.md).\n"}
+CHANGED = {
+    "docs/topic-03.md": "# Topic 03\n\nTopic 03 now says billing rule three changed. "
+    "See [the next topic](topic-04.md).\n"
+}
 
 
 def test_incremental_without_a_parent_is_refused_naming_the_reason(actor, fake):
@@ -44,13 +46,20 @@ def test_one_changed_document_recompiles_its_impact_set_and_carries_the_rest(act
     full_output = full.output_tokens
     push(actor, src, documents(8, changed=CHANGED))
     build = compile_now(actor, fake, src, mode="incremental")
-    assert (build.status, build.mode, build.parent_build_id, build.is_active) == ("succeeded", "incremental",
-                                                                                  full.id, True)
+    assert (build.status, build.mode, build.parent_build_id, build.is_active) == (
+        "succeeded",
+        "incremental",
+        full.id,
+        True,
+    )
     assert build.impact == {
-        "documents_added": [], "documents_changed": ["docs/topic-03.md"], "documents_removed": [],
+        "documents_added": [],
+        "documents_changed": ["docs/topic-03.md"],
+        "documents_removed": [],
         "pages_citing_changes": ["wiki/docs-topic-03.md"],
         "pages_linking_to_those": ["wiki/docs-topic-02.md", "wiki/overview.md"],
-        "scheduled": ["wiki/docs-topic-02.md", "wiki/docs-topic-03.md", "wiki/overview.md"]}
+        "scheduled": ["wiki/docs-topic-02.md", "wiki/docs-topic-03.md", "wiki/overview.md"],
+    }
     assert (build.pages_written, build.pages_reused) == (3, 6)
     assert build.output_tokens < full_output
     prompt = fake.requests[-1]["body"]["messages"][1]["content"]
@@ -59,7 +68,9 @@ def test_one_changed_document_recompiles_its_impact_set_and_carries_the_rest(act
     assert pages["wiki/docs-topic-05.md"].derived_from_build_id == full.id
     assert pages["wiki/docs-topic-03.md"].derived_from_build_id is None
     carried = wiki.get_page(get_database(), actor, build.id, "wiki/docs-topic-05.md")
-    assert carried.derived_from_build_id == full.id and carried.citations[0].document_path == "docs/topic-05.md"
+    assert (
+        carried.derived_from_build_id == full.id and carried.citations[0].document_path == "docs/topic-05.md"
+    )
     d = wiki.diff(get_database(), actor, build.id, None)
     assert "wiki/docs-topic-03.md" in [e.path for e in d.changed]
     assert "wiki/docs-topic-05.md" not in [e.path for e in d.changed]
@@ -75,9 +86,14 @@ def test_a_removed_document_deletes_its_page(actor, fake):
     assert "wiki/docs-topic-02.md" not in pages and "wiki/docs-topic-03.md" in pages
 
 
-@pytest.mark.parametrize("behaviour,rule", [("skip_rewrite", "incremental_coverage"),
-                                            ("rewrite_extra", "incremental_scope"),
-                                            ("delete_existing", "page_count_drift")])
+@pytest.mark.parametrize(
+    "behaviour,rule",
+    [
+        ("skip_rewrite", "incremental_coverage"),
+        ("rewrite_extra", "incremental_scope"),
+        ("delete_existing", "page_count_drift"),
+    ],
+)
 def test_incremental_check_rules_fail_the_build(actor, fake, behaviour, rule):
     src = make_source(actor, f"inc-{behaviour}", documents(6))
     parent = compile_now(actor, fake, src)

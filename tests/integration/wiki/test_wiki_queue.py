@@ -78,8 +78,9 @@ def test_a_job_failing_outside_the_runner_fails_the_build(actor, fake, worker, m
     monkeypatch.setattr(wiki_jobs, "compile_build", boom)
     assert worker.run_one(job_id=build.job_id).outcome == "failed"
     done = wiki.get_build(get_database(), actor, build.id)
-    assert done.status == "failed" and "job_failed" in [e.event_type for e in
-                                                         wiki.events(get_database(), actor, build.id, ALL).items]
+    assert done.status == "failed" and "job_failed" in [
+        e.event_type for e in wiki.events(get_database(), actor, build.id, ALL).items
+    ]
 
 
 def test_two_workers_racing_for_one_build_compile_it_once(actor, fake, worker):
@@ -88,8 +89,10 @@ def test_two_workers_racing_for_one_build_compile_it_once(actor, fake, worker):
     fake.push({"kind": "slow", "seconds": 1.0})
     other = Worker(get_database(), wake=lambda *a: True)
     outcomes: list[str] = []
-    threads = [threading.Thread(target=lambda w=w: outcomes.append(w.run_one(job_id=build.job_id).outcome))
-               for w in (worker, other)]
+    threads = [
+        threading.Thread(target=lambda w=w: outcomes.append(w.run_one(job_id=build.job_id).outcome))
+        for w in (worker, other)
+    ]
     for t in threads:
         t.start()
     for t in threads:

@@ -37,9 +37,14 @@ def test_search_reads_the_active_build_and_reports_a_stale_index(actor, fake, rt
     report = wr.index(get_database(), rt, p, WikiIndexRequest(source_id=src))
     assert report.items[0].build_id == first.id and report.items[0].pages == 6  # 4 topics + overview + index
     with psycopg.connect(owner_url) as conn:
-        paths = {r[0] for r in conn.execute(
-            "SELECT metadata->>'path' FROM retrieval_documents WHERE namespace = 'knowledge_wiki' "
-            "AND metadata->>'source_id' = %s", (str(src),)).fetchall()}
+        paths = {
+            r[0]
+            for r in conn.execute(
+                "SELECT metadata->>'path' FROM retrieval_documents WHERE namespace = 'knowledge_wiki' "
+                "AND metadata->>'source_id' = %s",
+                (str(src),),
+            ).fetchall()
+        }
     assert "wiki/index.md" in paths and "wiki/log.md" not in paths
     status = wr.status(get_database(), p, src)
     assert (status.stale_count, status.items[0].indexed_build_id) == (0, first.id)
@@ -52,9 +57,13 @@ def test_search_reads_the_active_build_and_reports_a_stale_index(actor, fake, rt
     assert [x.path for x in hit.links_out] == ["wiki/docs-topic-03.md"]
     assert out.raw_query_id is not None and out.stale == []
     with psycopg.connect(owner_url) as conn:
-        logged = conn.execute("SELECT namespace, filters->>'raw_query_id', hit_count FROM retrieval_queries "
-                              "WHERE id = %s", (out.query_id,)).fetchone()
-        raw = conn.execute("SELECT namespace FROM retrieval_queries WHERE id = %s", (out.raw_query_id,)).fetchone()
+        logged = conn.execute(
+            "SELECT namespace, filters->>'raw_query_id', hit_count FROM retrieval_queries WHERE id = %s",
+            (out.query_id,),
+        ).fetchone()
+        raw = conn.execute(
+            "SELECT namespace FROM retrieval_queries WHERE id = %s", (out.raw_query_id,)
+        ).fetchone()
     assert logged == ("knowledge_wiki", str(out.raw_query_id), len(out.items)) and raw == ("knowledge",)
 
     # a new build becomes active but is not indexed: the old build's rows are never served
@@ -76,7 +85,9 @@ def test_wiki_search_and_index_are_tenant_scoped(actor, other, fake, rt):
     src = make_source(actor, "wr-tenant", documents(2))
     compile_now(actor, fake, src)
     wr.index(get_database(), rt, _principal(actor), WikiIndexRequest())
-    theirs = wr.search(get_database(), rt, _principal(other), WikiSearchRequest(query="Topic 01 billing rule"))
+    theirs = wr.search(
+        get_database(), rt, _principal(other), WikiSearchRequest(query="Topic 01 billing rule")
+    )
     assert theirs.items == []
     from agentmate.core.errors import NotFound
 
@@ -87,7 +98,9 @@ def test_wiki_search_and_index_are_tenant_scoped(actor, other, fake, rt):
 
 
 def _index_jobs(actor, source_id):
-    return jobs.list_jobs(get_database(), actor.account_id, PageParams(), kind="wiki_index", subject_id=source_id).items
+    return jobs.list_jobs(
+        get_database(), actor.account_id, PageParams(), kind="wiki_index", subject_id=source_id
+    ).items
 
 
 def _run_index_job(job_id, rt, monkeypatch):
@@ -108,7 +121,9 @@ def _served(actor, rt, query="Topic 01 billing rule"):
     return {h.build_id for h in out.items}, out.stale
 
 
-def test_activation_and_rollback_re_index_the_wiki_so_search_serves_the_new_pages(actor, fake, rt, monkeypatch):
+def test_activation_and_rollback_re_index_the_wiki_so_search_serves_the_new_pages(
+    actor, fake, rt, monkeypatch
+):
     src = make_source(actor, "wr-activate", documents(3))
     # Given a compile that activates on success: its success queued the source's re-index as a job
     first = compile_now(actor, fake, src)
@@ -154,7 +169,9 @@ def test_activating_a_build_too_large_to_index_inline_queues_the_re_index(actor,
     assert _served(actor, rt) == ({first.id}, [])
 
 
-def test_wiki_search_ranks_through_the_new_leg_reports_the_leg_fields_and_fails_open(actor, fake, rt, make_retrieval):
+def test_wiki_search_ranks_through_the_new_leg_reports_the_leg_fields_and_fails_open(
+    actor, fake, rt, make_retrieval
+):
     from agentmate.retrieval.embedders import EmbeddingError
 
     p = _principal(actor)
@@ -162,12 +179,16 @@ def test_wiki_search_ranks_through_the_new_leg_reports_the_leg_fields_and_fails_
     compile_now(actor, fake, src)
     wr.index(get_database(), rt, p, WikiIndexRequest(source_id=src))
     # A question full of stop words finds the page through the lexical leg, and every hit reports its legs
-    out = wr.search(get_database(), rt, p, WikiSearchRequest(query="What is the billing rule of topic 02?", top_k=3))
+    out = wr.search(
+        get_database(), rt, p, WikiSearchRequest(query="What is the billing rule of topic 02?", top_k=3)
+    )
     hit = next(h for h in out.items if h.path == "wiki/docs-topic-02.md")
     assert "lexical" in hit.channels and hit.lexical_score is not None and hit.lexical_score > 0
     assert all(h.vector_score is not None or h.channels == ["lexical"] for h in out.items)
     # min_similarity keeps pages whose best chunk holds every query term, and counts the chunks it dropped
-    strict = wr.search(get_database(), rt, p, WikiSearchRequest(query="topic 02 billing rule", min_similarity=0.99))
+    strict = wr.search(
+        get_database(), rt, p, WikiSearchRequest(query="topic 02 billing rule", min_similarity=0.99)
+    )
     assert strict.items and all(h.lexical_matched for h in strict.items)
     assert strict.filtered_by_min_similarity is not None and strict.filtered_by_min_similarity >= 1
 
@@ -177,7 +198,11 @@ def test_wiki_search_ranks_through_the_new_leg_reports_the_leg_fields_and_fails_
         def embed(self, texts: list[str]) -> list[list[float]]:
             raise EmbeddingError("model unavailable (test)")
 
-    down = wr.search(get_database(), make_retrieval(embedder=Broken(), index=rt.vector_index()), p,
-                     WikiSearchRequest(query="What is the billing rule of topic 02?", top_k=3))
+    down = wr.search(
+        get_database(),
+        make_retrieval(embedder=Broken(), index=rt.vector_index()),
+        p,
+        WikiSearchRequest(query="What is the billing rule of topic 02?", top_k=3),
+    )
     assert down.items and all(h.channels == ["lexical"] for h in down.items)
     assert [d.leg for d in down.degraded] == ["vector"]

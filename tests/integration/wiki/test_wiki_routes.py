@@ -21,8 +21,9 @@ def compiler_configured(app, fake):
     from agentmate.api import deps
     from agentmate.core.settings import get_settings
 
-    patched = get_settings().model_copy(update={"compiler_base_url": fake.base_url,
-                                                "compiler_model": "fake-compiler"})
+    patched = get_settings().model_copy(
+        update={"compiler_base_url": fake.base_url, "compiler_model": "fake-compiler"}
+    )
     apps = [a for a in dict.fromkeys(a for _, a in app.table) if isinstance(a, FastAPI)]
     for fastapi_app in apps:
         fastapi_app.dependency_overrides[deps._settings] = lambda: patched
@@ -32,19 +33,29 @@ def compiler_configured(app, fake):
 
 
 def _source(http, h, name, n=3):
-    src = http.post("/api/knowledge/sources", json={"type": "local", "repository_url": "file:///kb",
-                                                    "package_path": f"kb/{name}"}, headers=h).json()
-    files = [{"path": "KNOWLEDGE.yaml", "content": MANIFEST}] + [{"path": p, "content": c}
-                                                                 for p, c in documents(n).items()]
-    assert http.post(f"/api/knowledge/sources/{src['id']}/snapshots", json={"files": files}, headers=h).status_code == 201
+    src = http.post(
+        "/api/knowledge/sources",
+        json={"type": "local", "repository_url": "file:///kb", "package_path": f"kb/{name}"},
+        headers=h,
+    ).json()
+    files = [{"path": "KNOWLEDGE.yaml", "content": MANIFEST}] + [
+        {"path": p, "content": c} for p, c in documents(n).items()
+    ]
+    assert (
+        http.post(
+            f"/api/knowledge/sources/{src['id']}/snapshots", json={"files": files}, headers=h
+        ).status_code
+        == 201
+    )
     return src["id"]
 
 
 def _run(account, fake, build_id):
     c = chat_client(fake)
     try:
-        return compile_build(get_database(), UUID(build_id), CompileContext(account_id=UUID(account.account_id)),
-                             client=c)
+        return compile_build(
+            get_database(), UUID(build_id), CompileContext(account_id=UUID(account.account_id)), client=c
+        )
     finally:
         c.close()
 
@@ -64,8 +75,12 @@ def test_compile_queues_in_the_request_and_the_build_reads_back(client, account,
     assert _run(account, fake, build_id).status == "succeeded"
 
     got = http.get(f"/api/knowledge/builds/{build_id}", headers=h).json()
-    assert (got["status"], got["check_status"], got["is_active"], got["cost_priced"]) == ("succeeded", "passed",
-                                                                                          True, False)
+    assert (got["status"], got["check_status"], got["is_active"], got["cost_priced"]) == (
+        "succeeded",
+        "passed",
+        True,
+        False,
+    )
     assert got["profile"]["name"] == "default" and got["profile"]["version"] == 1
     listed = http.get("/api/knowledge/builds", params={"source_id": src}, headers=h).json()
     assert [b["id"] for b in listed["items"]] == [build_id]
@@ -94,8 +109,9 @@ def test_activate_is_the_rollback_and_refuses_a_failed_build(client, account, fa
     _run(account, fake, second["build"]["id"])
     r = http.post(f"/api/knowledge/builds/{first}/activate", headers=h)
     body = r.json()
-    assert r.status_code == 200 and {k: body[k] for k in ("source_id", "active_build_id", "previous_build_id")} == {
-        "source_id": src, "active_build_id": first, "previous_build_id": second["build"]["id"]}
+    assert r.status_code == 200 and {
+        k: body[k] for k in ("source_id", "active_build_id", "previous_build_id")
+    } == {"source_id": src, "active_build_id": first, "previous_build_id": second["build"]["id"]}
     # and the small build was re-indexed inline, so wiki search serves it at once
     assert (body["index"]["build_id"], body["index"]["status"], body["index_job"]) == (first, "indexed", None)
     status = http.get("/api/knowledge/wiki/index", params={"source_id": src}, headers=h).json()
@@ -125,10 +141,16 @@ def test_no_compiler_configured_is_501(client, account):
     assert r.status_code == 501 and "COMPILER_BASE_URL" in r.json()["detail"]
 
 
-@pytest.mark.parametrize("body,field", [({"source_id": "nope"}, "source_id"), ({}, "source_id"),
-                                        ({"source_id": str(uuid4()), "mode": "partial"}, "mode"),
-                                        ({"source_id": str(uuid4()), "build_id": "x"}, "build_id"),
-                                        ({"source_id": str(uuid4()), "force": "yes"}, "force")])
+@pytest.mark.parametrize(
+    "body,field",
+    [
+        ({"source_id": "nope"}, "source_id"),
+        ({}, "source_id"),
+        ({"source_id": str(uuid4()), "mode": "partial"}, "mode"),
+        ({"source_id": str(uuid4()), "build_id": "x"}, "build_id"),
+        ({"source_id": str(uuid4()), "force": "yes"}, "force"),
+    ],
+)
 def test_bad_compile_bodies_are_400_naming_the_field(client, account, body, field):
     r = client.post("/api/knowledge/compile", json=body, headers=account.headers("knowledge:rw"))
     assert r.status_code == 400 and field in [e["field"] for e in r.json()["errors"]]
@@ -143,11 +165,14 @@ def test_every_wiki_route_is_tenant_isolated(client, account, other_account, fak
     evil = other_account.headers("knowledge:rw")
     for method, path, body in [
         ("POST", "/api/knowledge/compile", {"source_id": src}),
-        ("GET", f"/api/knowledge/builds/{build}", None), ("GET", f"/api/knowledge/builds/{build}/pages", None),
+        ("GET", f"/api/knowledge/builds/{build}", None),
+        ("GET", f"/api/knowledge/builds/{build}/pages", None),
         ("GET", f"/api/knowledge/builds/{build}/pages/wiki/index.md", None),
-        ("GET", f"/api/knowledge/builds/{build}/diff", None), ("GET", f"/api/knowledge/builds/{build}/events", None),
+        ("GET", f"/api/knowledge/builds/{build}/diff", None),
+        ("GET", f"/api/knowledge/builds/{build}/events", None),
         ("POST", f"/api/knowledge/builds/{build}/activate", None),
-        ("GET", f"/api/knowledge/builds?source_id={src}", None)]:
+        ("GET", f"/api/knowledge/builds?source_id={src}", None),
+    ]:
         r = http.request(method, path, json=body, headers=evil)
         assert r.status_code == 404, (method, path, r.status_code)
     assert http.get("/api/knowledge/builds", headers=evil).json()["total"] == 0
@@ -165,7 +190,9 @@ def test_wiki_index_and_search_over_rest(client, account, other_account, fake, c
     assert (status["stale_count"], status["items"][0]["active_build_id"]) == (1, build)
     indexed = http.post("/api/knowledge/wiki/index", json={"source_id": src}, headers=h)
     assert indexed.status_code == 200 and indexed.json()["items"][0]["build_id"] == build
-    r = http.post("/api/knowledge/wiki/search", json={"query": "Topic 01 billing rule", "top_k": 3}, headers=h)
+    r = http.post(
+        "/api/knowledge/wiki/search", json={"query": "Topic 01 billing rule", "top_k": 3}, headers=h
+    )
     assert r.status_code == 200 and r.headers["cache-control"] == "private, no-store"
     body = r.json()
     assert body["items"] and body["items"][0]["build_id"] == build and body["stale"] == []
@@ -173,7 +200,11 @@ def test_wiki_index_and_search_over_rest(client, account, other_account, fake, c
     bad = http.post("/api/knowledge/wiki/search", json={"query": "", "top_k": 99}, headers=h)
     assert bad.status_code == 400 and {"query", "top_k"} <= {e["field"] for e in bad.json()["errors"]}
     evil = other_account.headers("knowledge:rw")
-    assert http.post("/api/knowledge/wiki/search", json={"query": "Topic 01 billing rule"},
-                     headers=evil).json()["items"] == []
+    assert (
+        http.post("/api/knowledge/wiki/search", json={"query": "Topic 01 billing rule"}, headers=evil).json()[
+            "items"
+        ]
+        == []
+    )
     assert http.post("/api/knowledge/wiki/index", json={"source_id": src}, headers=evil).status_code == 404
     assert http.get("/api/knowledge/wiki/index", params={"source_id": src}, headers=evil).status_code == 404

@@ -14,7 +14,9 @@ from agentmate.jobs.worker import Worker
 
 def main() -> None:
     db = Database(os.environ["DATABASE_URL"], max_size=3)
-    report = Worker(db, only_kinds=["wiki_compile"], wake=lambda *a: True).run_one(job_id=uuid.UUID(sys.argv[1]))
+    report = Worker(db, only_kinds=["wiki_compile"], wake=lambda *a: True).run_one(
+        job_id=uuid.UUID(sys.argv[1])
+    )
     print(report.outcome, flush=True)
 
 

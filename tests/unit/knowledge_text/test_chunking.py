@@ -17,7 +17,7 @@ CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "knowledge_corpus"
 
 def _lines(text: str, first: int, last: int) -> str:
     """Lines first..last (1-based, inclusive), each with its newline."""
-    return "".join(line + "\n" for line in text.split("\n")[first - 1: last])
+    return "".join(line + "\n" for line in text.split("\n")[first - 1 : last])
 
 
 def _vector(chunks):
@@ -35,19 +35,29 @@ def test_the_corpus_setup_page_chunks_as_computed_by_hand():
         ("chunk-0002", "Setup > Deep step", 15, 36),
         ("chunk-0003", "Setup > Configure", 37, 41),
     ]
-    assert [c.content for c in chunks] == [_lines(text, 1, 5), _lines(text, 6, 14), _lines(text, 15, 36),
-                                           _lines(text, 37, 41)]
+    assert [c.content for c in chunks] == [
+        _lines(text, 1, 5),
+        _lines(text, 6, 14),
+        _lines(text, 15, 36),
+        _lines(text, 37, 41),
+    ]
     assert "".join(c.content for c in chunks) == text  # nothing lost, nothing reordered, whitespace intact
     # the YAML comment in front matter is not a heading, and ---/--- is not a setext heading
     assert chunks[0].content.startswith("---\ntitle: Setup guide\n# a YAML comment")
     # no '#' line inside ```, ~~~ or ```` fences (nor the indented one) started a section
     deep = chunks[2].content
-    for line in ("# not a heading in a backtick fence\n", "# not a heading in a tilde fence\n",
-                 "# still inside the four-backtick fence", "    # an indented line is code"):
+    for line in (
+        "# not a heading in a backtick fence\n",
+        "# not a heading in a tilde fence\n",
+        "# still inside the four-backtick fence",
+        "    # an indented line is code",
+    ):
         assert line in deep
     assert "    return  1   # keep   the spaces\n" in deep  # code whitespace survives byte for byte
-    assert chunks[3].content == "## Configure\n\n## Configure\n\nThe heading above is repeated in this chunk's " \
-                                "body on purpose.\n"
+    assert (
+        chunks[3].content == "## Configure\n\n## Configure\n\nThe heading above is repeated in this chunk's "
+        "body on purpose.\n"
+    )
     assert chunks[1].title("guide/setup.md") == "guide/setup.md # Setup"
     assert chunks[0].title("guide/setup.md") == "guide/setup.md"
     assert chunks[1].headings == ("Setup",)
@@ -56,7 +66,13 @@ def test_the_corpus_setup_page_chunks_as_computed_by_hand():
 def test_heading_stack_pops_by_level_and_titles_are_cleaned():
     text = "# A #\n\na\n\n### C ###\n\nc\n\n## B\n\nb\n\n#\n\nu\n\n#### " + "t" * 300 + "\n\nlong\n"
     chunks = chunk_markdown("x.md", text)
-    assert [c.heading_path for c in chunks] == ["A", "A > C", "A > B", "(untitled)", "(untitled) > " + "t" * 200]
+    assert [c.heading_path for c in chunks] == [
+        "A",
+        "A > C",
+        "A > B",
+        "(untitled)",
+        "(untitled) > " + "t" * 200,
+    ]
 
 
 def test_setext_headings_are_headings_and_quoted_or_listed_hashes_are_not():

@@ -16,15 +16,29 @@ from agentmate.llm.cost import MAX_COST_MICROS
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
-    max_leaves=20)
-_count = st.none() | st.booleans() | st.integers(min_value=-(10**40), max_value=10**40) | st.floats() | st.text()
-_completion = st.fixed_dictionaries({
-    "choices": st.lists(st.fixed_dictionaries({
-        "finish_reason": st.none() | st.sampled_from(["stop", "length", "tool_calls"]) | st.text(max_size=300),
-        "message": st.fixed_dictionaries({"content": st.none() | st.text() | _json}) | _json}), max_size=2) | _json,
-    "usage": st.fixed_dictionaries({"prompt_tokens": _count, "completion_tokens": _count}) | _json,
-    "model": st.text(max_size=400) | _json,
-})
+    max_leaves=20,
+)
+_count = (
+    st.none() | st.booleans() | st.integers(min_value=-(10**40), max_value=10**40) | st.floats() | st.text()
+)
+_completion = st.fixed_dictionaries(
+    {
+        "choices": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "finish_reason": st.none()
+                    | st.sampled_from(["stop", "length", "tool_calls"])
+                    | st.text(max_size=300),
+                    "message": st.fixed_dictionaries({"content": st.none() | st.text() | _json}) | _json,
+                }
+            ),
+            max_size=2,
+        )
+        | _json,
+        "usage": st.fixed_dictionaries({"prompt_tokens": _count, "completion_tokens": _count}) | _json,
+        "model": st.text(max_size=400) | _json,
+    }
+)
 
 
 def _check(raw: bytes) -> None:
@@ -61,15 +75,20 @@ def test_any_bytes_are_a_reply_or_a_chat_error(raw):
 
 
 def test_pathological_json_is_a_chat_error_not_a_crash():
-    for raw in (b"[" * 100_000 + b"]" * 100_000,       # nesting past the recursion limit
-                b'{"usage": {"prompt_tokens": ' + b"9" * 5000 + b"}}",  # an integer past int's digit limit
-                "{\"choices\": \"\udcff\"}".encode("utf-8", "surrogatepass"),
-                b'{"usage": {"prompt_tokens": 1e999}, "choices": []}'):
+    for raw in (
+        b"[" * 100_000 + b"]" * 100_000,  # nesting past the recursion limit
+        b'{"usage": {"prompt_tokens": ' + b"9" * 5000 + b"}}",  # an integer past int's digit limit
+        '{"choices": "\udcff"}'.encode("utf-8", "surrogatepass"),
+        b'{"usage": {"prompt_tokens": 1e999}, "choices": []}',
+    ):
         _check(raw)
 
 
 @settings(max_examples=500)
-@given(st.text(max_size=200) | st.from_regex(r"\s*-?[0-9]{1,30}(\.[0-9]+)?([eE][+-]?[0-9]{1,4})?\s*", fullmatch=True))
+@given(
+    st.text(max_size=200)
+    | st.from_regex(r"\s*-?[0-9]{1,30}(\.[0-9]+)?([eE][+-]?[0-9]{1,4})?\s*", fullmatch=True)
+)
 def test_any_retry_after_header_is_ignored_or_a_bounded_delay(value):
     delay = parse_retry_after(value)
     assert delay is None or (math.isfinite(delay) and 0.0 <= delay <= MAX_RETRY_AFTER_S)

@@ -4,7 +4,13 @@ from agentmate.retrieval import bm25
 
 
 def test_terms_drop_stop_words_stem_words_and_keep_numbers_identifiers_and_cjk() -> None:
-    assert bm25.terms("When did the deployments of v2 run in 2024? 东京") == ["deploy", "v2", "run", "2024", "东京"]
+    assert bm25.terms("When did the deployments of v2 run in 2024? 东京") == [
+        "deploy",
+        "v2",
+        "run",
+        "2024",
+        "东京",
+    ]
 
 
 def test_a_text_of_stop_words_has_no_terms() -> None:

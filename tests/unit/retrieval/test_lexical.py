@@ -234,7 +234,15 @@ def test_ascii_fast_path_tokenizes_exactly_as_the_character_loop() -> None:
 
     rng = random.Random(3)
     alphabet = "abcXYZ019 _-'\\\t\n.,;:!?()[]{}#*`~^|/<>\"@$%&+=\x00\x7f"
-    cases = ["", " ", "a", "Hello, World!", "snake_case and kebab-case", "v1.2.3 x86_64", "x" * (MAX_TOKEN_CHARS + 9)]
+    cases = [
+        "",
+        " ",
+        "a",
+        "Hello, World!",
+        "snake_case and kebab-case",
+        "v1.2.3 x86_64",
+        "x" * (MAX_TOKEN_CHARS + 9),
+    ]
     cases += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(500)]
     for text in cases:
         assert text.isascii()

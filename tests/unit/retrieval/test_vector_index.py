@@ -150,10 +150,14 @@ def test_a_string_filter_key_gets_a_payload_index_on_first_use(index: Any) -> No
     # The caller's filters name the keys: the index knows no domain's field names up front
     index.upsert("acct-a", [point(vec(1, 0), metadata={"scope_type": "project", "rank": 3})])
     assert "metadata.scope_type" not in index._indexed
-    hits = index.search("acct-a", "memory", vec(1, 0), 5, {"metadata.scope_type": "project", "metadata.rank": 3})
+    hits = index.search(
+        "acct-a", "memory", vec(1, 0), 5, {"metadata.scope_type": "project", "metadata.rank": 3}
+    )
     assert len(hits) == 1
     assert "metadata.scope_type" in index._indexed
-    assert "metadata.rank" not in index._indexed  # numbers filter by range: a keyword index would not serve them
+    assert (
+        "metadata.rank" not in index._indexed
+    )  # numbers filter by range: a keyword index would not serve them
     if isinstance(index, EmbeddedIndex):  # the engine itself has it (qdrant-client's local mode keeps none)
         assert "metadata.scope_type" in index._shard().info().payload_schema
 

@@ -42,14 +42,31 @@ def sha(text: str) -> str:
 
 def text_file(fid: str, path: str, text: str, mime: str = "text/markdown") -> quality.QFile:
     data = text.encode("utf-8")
-    return quality.QFile(id=fid, path=path, sha256=hashlib.sha256(data).hexdigest(), size_bytes=len(data),
-                         mime_type=mime, indexable=True, content=text, account_id=ACCOUNT, revision_id=REVISION)
+    return quality.QFile(
+        id=fid,
+        path=path,
+        sha256=hashlib.sha256(data).hexdigest(),
+        size_bytes=len(data),
+        mime_type=mime,
+        indexable=True,
+        content=text,
+        account_id=ACCOUNT,
+        revision_id=REVISION,
+    )
 
 
 def binary_file(fid: str, path: str, data: bytes) -> quality.QFile:
-    return quality.QFile(id=fid, path=path, sha256=hashlib.sha256(data).hexdigest(), size_bytes=len(data),
-                         mime_type="image/png", indexable=False, content=None, account_id=ACCOUNT,
-                         revision_id=REVISION)
+    return quality.QFile(
+        id=fid,
+        path=path,
+        sha256=hashlib.sha256(data).hexdigest(),
+        size_bytes=len(data),
+        mime_type="image/png",
+        indexable=False,
+        content=None,
+        account_id=ACCOUNT,
+        revision_id=REVISION,
+    )
 
 
 def identity_hash(files: list[quality.QFile]) -> str:
@@ -68,20 +85,36 @@ def files(skill: str = SKILL) -> list[quality.QFile]:
 
 
 def version(fs: list[quality.QFile], skill: str = SKILL, **over: object) -> quality.QVersion:
-    v = quality.QVersion(id="ver-1", account_id=ACCOUNT, skill_name="domain-web", version="1.0.0", content=skill,
-                         content_hash=sha(skill), package_hash=identity_hash(fs), source_revision_id=REVISION,
-                         expected_name="domain-web")
+    v = quality.QVersion(
+        id="ver-1",
+        account_id=ACCOUNT,
+        skill_name="domain-web",
+        version="1.0.0",
+        content=skill,
+        content_hash=sha(skill),
+        package_hash=identity_hash(fs),
+        source_revision_id=REVISION,
+        expected_name="domain-web",
+    )
     return replace(v, **over)  # type: ignore[arg-type]
 
 
 def compiled(v: quality.QVersion, fs: list[quality.QFile]) -> quality.QArtifact | None:
     try:
         art = compiler.compile_version(
-            compiler.VersionIn(v.id, v.skill_name, v.version, v.content, v.package_hash or v.content_hash), list(fs))
+            compiler.VersionIn(v.id, v.skill_name, v.version, v.content, v.package_hash or v.content_hash),
+            list(fs),
+        )
     except compiler.CompileError:
         return None
-    return quality.QArtifact(v.id, art.compiler_name, art.compiler_version, art.input_package_hash,
-                             art.artifact_hash, art.resource_manifest)
+    return quality.QArtifact(
+        v.id,
+        art.compiler_name,
+        art.compiler_version,
+        art.input_package_hash,
+        art.artifact_hash,
+        art.resource_manifest,
+    )
 
 
 def package(skill: str = SKILL) -> quality.QPackage:

@@ -43,8 +43,10 @@ def test_l1_is_the_body_after_the_frontmatter() -> None:
 
 def test_l2_manifest_lists_every_file_but_skill_md_with_kind_mime_and_text_availability() -> None:
     art = compile_files(pkg.files())
-    assert [(m["path"], m["kind"], m["mime_type"], m["indexable"], m["text_available"])
-            for m in art.resource_manifest] == [
+    assert [
+        (m["path"], m["kind"], m["mime_type"], m["indexable"], m["text_available"])
+        for m in art.resource_manifest
+    ] == [
         ("assets/logo.png", "asset", "image/png", False, False),
         ("references/routing.md", "reference", "text/markdown", True, True),
         ("scripts/check.py", "script", "text/x-python", True, True),
@@ -95,16 +97,27 @@ def test_frontmatter_larger_than_the_bound_is_refused_not_truncated() -> None:
 
 
 def test_knowledge_contract_is_normalised_with_defaults_and_a_stable_identity() -> None:
-    raw = {"requirements": [
-        {"id": "B", "match": {"domains": ["Product", "product"]}},
-        {"id": "a", "required": True, "purpose": "docs", "match": {"capabilities": ["faq"]},
-         "retrieval": {"max_knowledge_bases": 2}},
-    ]}
+    raw = {
+        "requirements": [
+            {"id": "B", "match": {"domains": ["Product", "product"]}},
+            {
+                "id": "a",
+                "required": True,
+                "purpose": "docs",
+                "match": {"capabilities": ["faq"]},
+                "retrieval": {"max_knowledge_bases": 2},
+            },
+        ]
+    }
     contract = knowledge_contract.parse(raw)
     assert [r["id"] for r in contract["requirements"]] == ["a", "B"]
     a, b = contract["requirements"]
-    assert a["retrieval"] == {"max_knowledge_bases": 2, "top_k_per_base": 8, "freshness": "active",
-                              "citations": "required"}
+    assert a["retrieval"] == {
+        "max_knowledge_bases": 2,
+        "top_k_per_base": 8,
+        "freshness": "active",
+        "citations": "required",
+    }
     assert a["fallback"] == {"on_no_match": "ask_user", "on_ambiguous": "search_multiple"}
     assert b["fallback"]["on_no_match"] == "proceed_without_knowledge"
     assert b["match"]["domains"] == ["Product"]
@@ -119,19 +132,53 @@ def test_knowledge_contract_is_normalised_with_defaults_and_a_stable_identity() 
         ({"mode": "guess", "requirements": [{"id": "a", "match": {"domains": ["x"]}}]}, "mode"),
         ({"requirements": [{"match": {"domains": ["x"]}}]}, ".id: required"),
         ({"requirements": [{"id": "a"}]}, "needs at least one of capabilities"),
-        ({"requirements": [{"id": "a", "match": {"domains": ["x"]}, "retrieval": {"max_knowledge_bases": 11}}]},
-         "platform ceiling"),
-        ({"requirements": [{"id": "a", "required": True, "match": {"domains": ["x"]},
-                            "fallback": {"on_no_match": "proceed_without_knowledge"}}]}, "required but falls back"),
-        ({"requirements": [{"id": "a", "match": {"domains": ["x"]}, "fallback": {"on_ambiguous": "guess"}}]},
-         "on_ambiguous"),
+        (
+            {
+                "requirements": [
+                    {"id": "a", "match": {"domains": ["x"]}, "retrieval": {"max_knowledge_bases": 11}}
+                ]
+            },
+            "platform ceiling",
+        ),
+        (
+            {
+                "requirements": [
+                    {
+                        "id": "a",
+                        "required": True,
+                        "match": {"domains": ["x"]},
+                        "fallback": {"on_no_match": "proceed_without_knowledge"},
+                    }
+                ]
+            },
+            "required but falls back",
+        ),
+        (
+            {
+                "requirements": [
+                    {"id": "a", "match": {"domains": ["x"]}, "fallback": {"on_ambiguous": "guess"}}
+                ]
+            },
+            "on_ambiguous",
+        ),
         ({"mode": "pinned", "requirements": [{"id": "a"}]}, "at least one pinned"),
-        ({"requirements": [{"id": "a", "match": {"domains": ["x"]}, "pinned": [{"source_name": "s"}]}]},
-         "pinning belongs to mode pinned"),
-        ({"mode": "scoped_discover", "requirements": [{"id": "a", "match": {"domains": ["x"]}}]},
-         "needs a scope"),
-        ({"requirements": [{"id": "a", "match": {"domains": ["x"]}}, {"id": "A", "match": {"domains": ["y"]}}]},
-         "unique"),
+        (
+            {"requirements": [{"id": "a", "match": {"domains": ["x"]}, "pinned": [{"source_name": "s"}]}]},
+            "pinning belongs to mode pinned",
+        ),
+        (
+            {"mode": "scoped_discover", "requirements": [{"id": "a", "match": {"domains": ["x"]}}]},
+            "needs a scope",
+        ),
+        (
+            {
+                "requirements": [
+                    {"id": "a", "match": {"domains": ["x"]}},
+                    {"id": "A", "match": {"domains": ["y"]}},
+                ]
+            },
+            "unique",
+        ),
         ({"requirements": [{"id": "a", "match": {"domains": ["x"]}, "extra": 1}]}, "unknown keys extra"),
     ],
 )

@@ -42,28 +42,60 @@ def test_the_parser_names_the_key_strict_or_not(front, problem):
 def test_the_compiler_reports_a_compile_error_naming_the_key(front, problem):
     content = skill(front)
     with pytest.raises(compiler.CompileError) as exc:
-        compiler.compile_version(compiler.VersionIn(id="v", skill_name="domain-web", version="1", content=content,
-                                                    package_hash=None), [pkg.text_file("s", "SKILL.md", content)])
+        compiler.compile_version(
+            compiler.VersionIn(
+                id="v", skill_name="domain-web", version="1", content=content, package_hash=None
+            ),
+            [pkg.text_file("s", "SKILL.md", content)],
+        )
     assert exc.value.problems[0].startswith(problem)
 
 
 def test_the_quality_lint_fails_frontmatter_valid_with_the_problem():
-    report = quality.evaluate(pkg.package(skill("description: 2024-13-45")), baseline=None, logs=[],
-                              cutoff=datetime(2026, 6, 1, tzinfo=UTC))
+    report = quality.evaluate(
+        pkg.package(skill("description: 2024-13-45")),
+        baseline=None,
+        logs=[],
+        cutoff=datetime(2026, 6, 1, tzinfo=UTC),
+    )
     check = next(c for c in report["lint"] if c["id"] == "frontmatter_valid")
     assert check["applicable"] and not check["passed"]
     assert check["evidence"]["problems"][0].startswith("description: is not a valid YAML timestamp")
 
 
 _FRONT = st.text(alphabet=st.sampled_from(list("abn:-[]{}!&*?|>#'\"\n 0123456789.,+e_x%@`\t")), max_size=80)
-_VALUES = st.sampled_from(["!!int 0x", "!!float abc", "2024-13-45", "!!bool maybe", "!!binary '@@'", "!!set {a}",
-                           "!!omap [a]", "[!!timestamp x]", "{[a]: 1}", "!foo x", "9" * 4400, "[[[[[[[[[1]]]]]]]]]"])
+_VALUES = st.sampled_from(
+    [
+        "!!int 0x",
+        "!!float abc",
+        "2024-13-45",
+        "!!bool maybe",
+        "!!binary '@@'",
+        "!!set {a}",
+        "!!omap [a]",
+        "[!!timestamp x]",
+        "{[a]: 1}",
+        "!foo x",
+        "9" * 4400,
+        "[[[[[[[[[1]]]]]]]]]",
+    ]
+)
 
 
 @settings(max_examples=800, deadline=None)
-@given(st.one_of(_FRONT, st.text(max_size=80),
-                 st.builds(lambda k, v: f"{k}: {v}", st.sampled_from(
-                     ["name", "description", "triggers", "metadata", "knowledge", "allowed-tools", "x"]), _VALUES)))
+@given(
+    st.one_of(
+        _FRONT,
+        st.text(max_size=80),
+        st.builds(
+            lambda k, v: f"{k}: {v}",
+            st.sampled_from(
+                ["name", "description", "triggers", "metadata", "knowledge", "allowed-tools", "x"]
+            ),
+            _VALUES,
+        ),
+    )
+)
 def test_any_frontmatter_text_yields_a_frontmatter_or_a_frontmatter_error(front):
     content = f"---\n{front}\n---\nbody\n"
     try:
@@ -73,7 +105,8 @@ def test_any_frontmatter_text_yields_a_frontmatter_or_a_frontmatter_error(front)
     else:
         assert fm.present
     try:
-        compiler.compile_version(compiler.VersionIn(id="v", skill_name="s", version="1", content=content,
-                                                    package_hash=None), [])
+        compiler.compile_version(
+            compiler.VersionIn(id="v", skill_name="s", version="1", content=content, package_hash=None), []
+        )
     except compiler.CompileError as exc:
         assert exc.problems

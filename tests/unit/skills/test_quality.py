@@ -46,48 +46,115 @@ CONTRACT_OLD = "      match: {capabilities: [api-reference], languages: [en]}\n"
 @pytest.mark.parametrize(
     ("check_id", "make"),
     [
-        ("root_skill_content_exists",
-         lambda: (lambda p: replace(p, files=[f for f in p.files if f.path != "SKILL.md"]))(pkg.package())),
-        ("strict_account_version_files",
-         lambda: (lambda p: replace(p, files=[replace(f, account_id="other") if f.path == "scripts/check.py" else f
-                                              for f in p.files]))(pkg.package())),
-        ("canonical_package_hash_matches",
-         lambda: (lambda p: replace(p, version=replace(p.version, package_hash="0" * 64)))(pkg.package())),
-        ("text_snapshot_hash_size_matches",
-         lambda: (lambda p: replace(p, files=[replace(f, content=f.content + " ") if f.path.startswith("refer")
-                                              else f for f in p.files]))(pkg.package())),
+        (
+            "root_skill_content_exists",
+            lambda: (lambda p: replace(p, files=[f for f in p.files if f.path != "SKILL.md"]))(pkg.package()),
+        ),
+        (
+            "strict_account_version_files",
+            lambda: (
+                lambda p: replace(
+                    p,
+                    files=[
+                        replace(f, account_id="other") if f.path == "scripts/check.py" else f for f in p.files
+                    ],
+                )
+            )(pkg.package()),
+        ),
+        (
+            "canonical_package_hash_matches",
+            lambda: (lambda p: replace(p, version=replace(p.version, package_hash="0" * 64)))(pkg.package()),
+        ),
+        (
+            "text_snapshot_hash_size_matches",
+            lambda: (
+                lambda p: replace(
+                    p,
+                    files=[
+                        replace(f, content=f.content + " ") if f.path.startswith("refer") else f
+                        for f in p.files
+                    ],
+                )
+            )(pkg.package()),
+        ),
         ("frontmatter_valid", lambda: replace_front("name: domain-web", "name: Domain_Web")),
-        ("knowledge_contract_valid", lambda: replace_front("      required: true\n", "      required: maybe\n")),
-        ("knowledge_contract_required_needs_citations",
-         lambda: replace_front(CONTRACT_OLD, CONTRACT_OLD + "      retrieval: {citations: optional}\n")),
-        ("knowledge_contract_prefers_active_builds",
-         lambda: replace_front(CONTRACT_OLD, CONTRACT_OLD + "      retrieval: {freshness: any}\n")),
-        ("knowledge_contract_budget_within_headroom",
-         lambda: replace_front(CONTRACT_OLD, CONTRACT_OLD + "      retrieval: {max_knowledge_bases: 10}\n")),
-        ("knowledge_contract_match_discriminates",
-         lambda: replace_front(CONTRACT_OLD, "      match: {languages: [en]}\n")),
-        ("knowledge_contract_pin_names_build",
-         lambda: with_skill(pkg.SKILL.replace("knowledge:\n", "knowledge:\n  mode: pinned\n")
-                            .replace(CONTRACT_OLD, "      pinned: [{source_name: product-docs}]\n"))),
-        ("knowledge_contract_purpose_documented",
-         lambda: replace_front("      purpose: Reference for the framework's routing API\n", "")),
+        (
+            "knowledge_contract_valid",
+            lambda: replace_front("      required: true\n", "      required: maybe\n"),
+        ),
+        (
+            "knowledge_contract_required_needs_citations",
+            lambda: replace_front(CONTRACT_OLD, CONTRACT_OLD + "      retrieval: {citations: optional}\n"),
+        ),
+        (
+            "knowledge_contract_prefers_active_builds",
+            lambda: replace_front(CONTRACT_OLD, CONTRACT_OLD + "      retrieval: {freshness: any}\n"),
+        ),
+        (
+            "knowledge_contract_budget_within_headroom",
+            lambda: replace_front(
+                CONTRACT_OLD, CONTRACT_OLD + "      retrieval: {max_knowledge_bases: 10}\n"
+            ),
+        ),
+        (
+            "knowledge_contract_match_discriminates",
+            lambda: replace_front(CONTRACT_OLD, "      match: {languages: [en]}\n"),
+        ),
+        (
+            "knowledge_contract_pin_names_build",
+            lambda: with_skill(
+                pkg.SKILL.replace("knowledge:\n", "knowledge:\n  mode: pinned\n").replace(
+                    CONTRACT_OLD, "      pinned: [{source_name: product-docs}]\n"
+                )
+            ),
+        ),
+        (
+            "knowledge_contract_purpose_documented",
+            lambda: replace_front("      purpose: Reference for the framework's routing API\n", ""),
+        ),
         ("frontmatter_name_matches", lambda: replace_front("name: domain-web", "name: other-name")),
-        ("description_present", lambda: replace_front("description: Build and review small web services\n", "")),
-        ("routing_metadata_present",
-         lambda: replace_front("triggers: [build a web service, add an http route]\ncapabilities: "
-                               "[fastapi, http-api]\n", "")),
-        ("routing_metadata_no_duplicates", lambda: replace_front("[fastapi, http-api]", "[fastapi, FastAPI]")),
+        (
+            "description_present",
+            lambda: replace_front("description: Build and review small web services\n", ""),
+        ),
+        (
+            "routing_metadata_present",
+            lambda: replace_front(
+                "triggers: [build a web service, add an http route]\ncapabilities: [fastapi, http-api]\n", ""
+            ),
+        ),
+        (
+            "routing_metadata_no_duplicates",
+            lambda: replace_front("[fastapi, http-api]", "[fastapi, FastAPI]"),
+        ),
         ("self_dependency_absent", lambda: replace_front("[python-basics]", "[Domain-Web]")),
         ("compiled_artifact_current", lambda: replace(pkg.package(), artifact=None)),
-        ("resource_manifest_consistent",
-         lambda: (lambda p: replace(p, artifact=replace(p.artifact, resource_manifest=p.artifact.resource_manifest[:1]))
-                  )(pkg.package())),
-        ("l0_excludes_instruction_and_resource_body",
-         lambda: replace_front("description: Build and review small web services",
-                               "description: \"# Routing\\n\\nRoutes are declared on a router object.\"")),
-        ("selected_resource_isolation_and_bounds",
-         lambda: (lambda p: replace(p, files=[replace(f, sha256="0" * 64) if f.path.startswith("scripts") else f
-                                              for f in p.files]))(pkg.package())),
+        (
+            "resource_manifest_consistent",
+            lambda: (
+                lambda p: replace(
+                    p, artifact=replace(p.artifact, resource_manifest=p.artifact.resource_manifest[:1])
+                )
+            )(pkg.package()),
+        ),
+        (
+            "l0_excludes_instruction_and_resource_body",
+            lambda: replace_front(
+                "description: Build and review small web services",
+                'description: "# Routing\\n\\nRoutes are declared on a router object."',
+            ),
+        ),
+        (
+            "selected_resource_isolation_and_bounds",
+            lambda: (
+                lambda p: replace(
+                    p,
+                    files=[
+                        replace(f, sha256="0" * 64) if f.path.startswith("scripts") else f for f in p.files
+                    ],
+                )
+            )(pkg.package()),
+        ),
     ],
 )
 def test_each_check_fails_on_a_package_built_to_break_it(check_id: str, make) -> None:
@@ -100,7 +167,9 @@ def test_over_limit_text_resource_is_a_finding_not_skipped(monkeypatch: pytest.M
     # Given a resource bigger than the selected-resource bound, with a correct hash
     big = "x" * 5000
     p = pkg.package()
-    fs = [f for f in p.files if f.path != "references/routing.md"] + [pkg.text_file("f-big", "references/big.md", big)]
+    fs = [f for f in p.files if f.path != "references/routing.md"] + [
+        pkg.text_file("f-big", "references/big.md", big)
+    ]
     v = pkg.version(fs)
     monkeypatch.setattr(quality, "MAX_SELECTED_RESOURCE_BYTES", 4096)
     got = checks(run(quality.QPackage(v, fs, pkg.compiled(v, fs))))
@@ -120,9 +189,17 @@ def test_padding_after_a_size_limit_does_not_hide_a_hash_mismatch() -> None:
 
 def test_direct_body_version_needs_sha256_of_content_equal_to_content_and_package_hash() -> None:
     body = "---\nname: direct\ndescription: d\ntriggers: [t]\n---\nDo.\n"
-    v = quality.QVersion(id="d", account_id=pkg.ACCOUNT, skill_name="direct", version="1", content=body,
-                         content_hash=pkg.sha(body), package_hash=pkg.sha(body), source_revision_id=None,
-                         expected_name="direct")
+    v = quality.QVersion(
+        id="d",
+        account_id=pkg.ACCOUNT,
+        skill_name="direct",
+        version="1",
+        content=body,
+        content_hash=pkg.sha(body),
+        package_hash=pkg.sha(body),
+        source_revision_id=None,
+        expected_name="direct",
+    )
     assert checks(run(quality.QPackage(v, [], None)))["canonical_package_hash_matches"]["passed"] is True
     bad = replace(v, package_hash="1" * 64)
     assert checks(run(quality.QPackage(bad, [], None)))["canonical_package_hash_matches"]["passed"] is False
@@ -147,7 +224,10 @@ def test_baseline_comparison_reports_identity_and_manifest_behaviour_changes() -
 def test_baseline_identical_package_has_no_static_regression() -> None:
     cmp = run(pkg.package(), baseline=pkg.package())["comparison"]
     assert (cmp["status"], cmp["package_hash_changed"], cmp["resource_manifest_changed"]) == (
-        "no_static_regression_detected", False, False)
+        "no_static_regression_detected",
+        False,
+        False,
+    )
 
 
 def test_a_check_that_passed_on_the_baseline_and_fails_now_is_a_regression() -> None:
@@ -166,9 +246,16 @@ def test_comparison_is_blocked_when_a_blocker_fails() -> None:
 
 
 def logs(n: int, *, outcome: str = "success", triggered: bool = True, version: str = "ver-1", start: int = 0):
-    return [quality.QLog(id=f"log-{start + i:04d}", skill_version_id=version,
-                         created_at=CUTOFF - timedelta(minutes=start + i), was_triggered=triggered,
-                         outcome=outcome) for i in range(n)]
+    return [
+        quality.QLog(
+            id=f"log-{start + i:04d}",
+            skill_version_id=version,
+            created_at=CUTOFF - timedelta(minutes=start + i),
+            was_triggered=triggered,
+            outcome=outcome,
+        )
+        for i in range(n)
+    ]
 
 
 def test_telemetry_needs_twenty_triggered_samples_before_suggesting() -> None:

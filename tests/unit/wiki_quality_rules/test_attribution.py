@@ -80,7 +80,9 @@ def test_a_layer_that_was_not_searched_is_unknown_not_empty():
 
 def test_skill_approach_is_never_the_cause_of_one_signal():
     evidences = [NO_QUERY, BOTH_EMPTY, RAW_ONLY_HAD_IT, WIKI_HIT, Evidence(True, None, 4)]
-    causes = {attribute(s, p, e).cause for s in SIGNAL_DIRECTIONS for p in (None, "wiki/a.md") for e in evidences}
+    causes = {
+        attribute(s, p, e).cause for s in SIGNAL_DIRECTIONS for p in (None, "wiki/a.md") for e in evidences
+    }
     assert "skill_approach" not in causes
     assert causes <= set(CAUSES)
 

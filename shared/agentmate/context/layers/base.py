@@ -12,7 +12,14 @@ from agentmate.core.principal import Principal
 from agentmate.retrieval.service import Retrieval
 
 __all__ = [
-    "Candidate", "Candidates", "Database", "PackRequest", "Principal", "Retrieval", "failure_note", "insufficient",
+    "Candidate",
+    "Candidates",
+    "Database",
+    "PackRequest",
+    "Principal",
+    "Retrieval",
+    "failure_note",
+    "insufficient",
 ]
 
 

@@ -37,8 +37,12 @@ def _todos(db: Database, principal: Principal, req: PackRequest) -> list[Candida
     found = todos.containing_any_of(db, principal, bm25.probes(bm25.terms(req.search_text)), CANDIDATES)
     keep = _best(req.search_text, [f"{t.title}\n{t.description or ''}" for t in found], req.top_k)
     return [
-        Candidate(source="todo", ref=f"todo:{t.id}", title=t.title,
-                  content=f"[{t.status}/{t.priority}] {t.title}" + (f"\n{t.description}" if t.description else ""))
+        Candidate(
+            source="todo",
+            ref=f"todo:{t.id}",
+            title=t.title,
+            content=f"[{t.status}/{t.priority}] {t.title}" + (f"\n{t.description}" if t.description else ""),
+        )
         for t in (found[i] for i in keep)
     ]
 
@@ -46,8 +50,10 @@ def _todos(db: Database, principal: Principal, req: PackRequest) -> list[Candida
 def _notes(db: Database, principal: Principal, req: PackRequest) -> list[Candidate]:
     found = notes.containing_any_of(db, principal, bm25.probes(bm25.terms(req.search_text)), CANDIDATES)
     keep = _best(req.search_text, [f"{n.title}\n{n.content}" for n in found], req.top_k)
-    return [Candidate(source="note", ref=f"note:{n.id}", title=n.title, content=n.content)
-            for n in (found[i] for i in keep)]
+    return [
+        Candidate(source="note", ref=f"note:{n.id}", title=n.title, content=n.content)
+        for n in (found[i] for i in keep)
+    ]
 
 
 HALVES = (("todos", "todos:r", _todos), ("notes", "notes:r", _notes))

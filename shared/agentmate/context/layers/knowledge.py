@@ -13,13 +13,24 @@ from agentmate.context.readmodels import knowledge
 def provide(
     db: Database, retrieval: Retrieval, principal: Principal, req: PackRequest, budget: int
 ) -> Candidates:
-    found = knowledge.evidence(db, retrieval, principal, query=req.search_text, top_k=req.top_k,
-                               domain=req.knowledge_domain, source_ids=req.knowledge_source_ids)
+    found = knowledge.evidence(
+        db,
+        retrieval,
+        principal,
+        query=req.search_text,
+        top_k=req.top_k,
+        domain=req.knowledge_domain,
+        source_ids=req.knowledge_source_ids,
+    )
     items = [
-        Candidate(source="knowledge", ref=f"knowledge_chunk:{hit.document_id}/{hit.chunk_key}",
-                  title=f"{hit.knowledge_base} · {hit.heading_path or hit.path}",
-                  content=hit.content if hit.content is not None else hit.snippet, citation=hit.citation,
-                  score=hit.score)
+        Candidate(
+            source="knowledge",
+            ref=f"knowledge_chunk:{hit.document_id}/{hit.chunk_key}",
+            title=f"{hit.knowledge_base} · {hit.heading_path or hit.path}",
+            content=hit.content if hit.content is not None else hit.snippet,
+            citation=hit.citation,
+            score=hit.score,
+        )
         for hit in found.items
     ]
     parts = []

@@ -12,10 +12,18 @@ from agentmate.memory.service import ranking
 def provide(
     db: Database, retrieval: Retrieval, principal: Principal, req: PackRequest, budget: int
 ) -> Candidates:
-    found = ranking.search(db, retrieval, principal, SearchRequest(
-        query=req.search_text, top_k=req.top_k, scope_type=req.memory_scope_type,
-        scope_key=req.memory_scope_key, status="active",
-    ))
+    found = ranking.search(
+        db,
+        retrieval,
+        principal,
+        SearchRequest(
+            query=req.search_text,
+            top_k=req.top_k,
+            scope_type=req.memory_scope_type,
+            scope_key=req.memory_scope_key,
+            status="active",
+        ),
+    )
     items = [
         Candidate(
             source="memory",
@@ -32,7 +40,9 @@ def provide(
         out.warn = True
     elif found.nearest_scopes is not None:  # a scoped search that found nothing: maybe the key is off
         near = ", ".join(f"{s.scope_type}:{s.scope_key}" for s in found.nearest_scopes)
-        out.note = (f"no memories in scope {req.memory_scope_type}:{req.memory_scope_key} (scope keys are exact)"
-                    + (f"; nearest existing scopes: {near}" if near else ""))
+        out.note = (
+            f"no memories in scope {req.memory_scope_type}:{req.memory_scope_key} (scope keys are exact)"
+            + (f"; nearest existing scopes: {near}" if near else "")
+        )
         out.warn = True
     return out

@@ -77,21 +77,43 @@ def _slice(resumed: Resume) -> tuple[list[Candidate], str]:
     cp = resumed.checkpoint
     if cp is not None:
         label = first_line(cp.label) or first_line(cp.goal)
-        items.append(Candidate(source="checkpoint", ref=f"memory_event:{cp.event_id}",
-                               title=label, content=render_checkpoint(cp)))
+        items.append(
+            Candidate(
+                source="checkpoint",
+                ref=f"memory_event:{cp.event_id}",
+                title=label,
+                content=render_checkpoint(cp),
+            )
+        )
         if lines:
-            items.append(Candidate(source="journal", ref=f"session:{session}", title="since checkpoint",
-                                   content="\n".join(lines)))
-        note = (f"resumed from checkpoint {cp.event_id} of {_when(cp.occurred_at)}; journal entries since "
-                f"then: {len(resumed.since_checkpoint)}")
+            items.append(
+                Candidate(
+                    source="journal",
+                    ref=f"session:{session}",
+                    title="since checkpoint",
+                    content="\n".join(lines),
+                )
+            )
+        note = (
+            f"resumed from checkpoint {cp.event_id} of {_when(cp.occurred_at)}; journal entries since "
+            f"then: {len(resumed.since_checkpoint)}"
+        )
         return items, note
     if resumed.resolution == "empty":
         return items, f"session {session!r} has no checkpoint and no journal entries: goal only"
     if lines:
-        items.append(Candidate(source="journal", ref=f"session:{session}", title="recent session activity",
-                               content="\n".join(lines)))
-    return items, (f"no checkpoint in session {session!r}: journal replay of its last "
-                   f"{len(resumed.since_checkpoint)} entries")
+        items.append(
+            Candidate(
+                source="journal",
+                ref=f"session:{session}",
+                title="recent session activity",
+                content="\n".join(lines),
+            )
+        )
+    return items, (
+        f"no checkpoint in session {session!r}: journal replay of its last "
+        f"{len(resumed.since_checkpoint)} entries"
+    )
 
 
 def provide(

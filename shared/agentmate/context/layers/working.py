@@ -27,15 +27,21 @@ def provide(
     try:
         session_id = UUID(req.session_id)
     except ValueError:
-        return Candidates(note="session_id is not a working-memory session id (a UUID from "
-                               "POST /api/memory/working/sessions)")
+        return Candidates(
+            note="session_id is not a working-memory session id (a UUID from "
+            "POST /api/memory/working/sessions)"
+        )
     try:
         recent = working.recent_items(db, principal, session_id, max_chars=budget)
     except NotFound:
         return Candidates(note=f"working-memory session {session_id} not found")
     items = [
-        Candidate(source="working", ref=f"working_item:{session_id}/{item.seq}", title=_title(item),
-                  content=item.content)
+        Candidate(
+            source="working",
+            ref=f"working_item:{session_id}/{item.seq}",
+            title=_title(item),
+            content=item.content,
+        )
         for item in recent.items
     ]
     return Candidates(items=items, unread=recent.total - len(items), newest_first=True)

@@ -12,8 +12,26 @@ from agentmate.knowledge.search_schemas import MAX_QUERY_CHARS, KnowledgeSearchR
 from agentmate.retrieval.service import Retrieval
 
 
-def evidence(db: Database, retrieval: Retrieval, principal: Principal, *, query: str, top_k: int,
-             domain: str | None, source_ids: list[UUID]) -> KnowledgeSearchResult:
+def evidence(
+    db: Database,
+    retrieval: Retrieval,
+    principal: Principal,
+    *,
+    query: str,
+    top_k: int,
+    domain: str | None,
+    source_ids: list[UUID],
+) -> KnowledgeSearchResult:
     """Knowledge search hits with their bodies (the query cut to knowledge search's 500 characters)."""
-    return search.search(db, retrieval, principal, KnowledgeSearchRequest(
-        query=query[:MAX_QUERY_CHARS], top_k=top_k, domain=domain, source_ids=source_ids, include_content=True))
+    return search.search(
+        db,
+        retrieval,
+        principal,
+        KnowledgeSearchRequest(
+            query=query[:MAX_QUERY_CHARS],
+            top_k=top_k,
+            domain=domain,
+            source_ids=source_ids,
+            include_content=True,
+        ),
+    )

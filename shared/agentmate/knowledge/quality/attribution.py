@@ -16,7 +16,13 @@ from typing import Literal
 Direction = Literal["positive", "negative"]
 Origin = Literal["reported", "derived"]
 Cause = Literal["unattributed", "wiki_synthesis", "retrieval_miss", "source_gap", "skill_approach"]
-CAUSES: tuple[Cause, ...] = ("unattributed", "wiki_synthesis", "retrieval_miss", "source_gap", "skill_approach")
+CAUSES: tuple[Cause, ...] = (
+    "unattributed",
+    "wiki_synthesis",
+    "retrieval_miss",
+    "source_gap",
+    "skill_approach",
+)
 
 # The closed vocabulary, and its direction: direction is a property of the signal, never the caller's to declare.
 SIGNAL_DIRECTIONS: dict[str, Direction] = {
@@ -91,12 +97,16 @@ def attribute(signal: str, page_path: str | None, evidence: Evidence) -> Attribu
     if SIGNAL_DIRECTIONS.get(signal) == "positive":
         return Attribution("unattributed", "positive signals name no fault to attribute")
     if signal == "never_retrieved":
-        return Attribution("unattributed",
-                           "a source nobody retrieved carries no evidence about which layer failed")
+        return Attribution(
+            "unattributed", "a source nobody retrieved carries no evidence about which layer failed"
+        )
     if signal == "citation_abandoned":
         if page_path:
-            return Attribution("wiki_synthesis", "a citation of the named page was opened and abandoned: the page "
-                                                 "led to source text that did not settle its claim")
+            return Attribution(
+                "wiki_synthesis",
+                "a citation of the named page was opened and abandoned: the page "
+                "led to source text that did not settle its claim",
+            )
         return Attribution("unattributed", "citation_abandoned without a page_path cannot be placed")
     if signal in _RECURRING:
         return _recurring(page_path, evidence)
@@ -105,36 +115,56 @@ def attribute(signal: str, page_path: str | None, evidence: Evidence) -> Attribu
 
 def _recurring(page_path: str | None, ev: Evidence) -> Attribution:
     if not ev.query_known:
-        return Attribution("unattributed", "no query_id was reported, so nothing separates a retrieval miss "
-                                           "from a synthesis error or a source gap")
+        return Attribution(
+            "unattributed",
+            "no query_id was reported, so nothing separates a retrieval miss "
+            "from a synthesis error or a source gap",
+        )
     if ev.wiki_hits == 0 and ev.raw_candidates == 0:
-        return Attribution("source_gap", "neither the wiki nor the raw documents returned anything for this query")
+        return Attribution(
+            "source_gap", "neither the wiki nor the raw documents returned anything for this query"
+        )
     if ev.wiki_hits == 0 and ev.raw_candidates is not None and ev.raw_candidates > 0:
         return Attribution("retrieval_miss", "the raw documents had candidates but no wiki page was returned")
     if page_path and ev.wiki_hits is not None and ev.wiki_hits > 0:
-        return Attribution("wiki_synthesis", "a wiki page was returned for this query, the signal names it, "
-                                             "and the question recurred")
+        return Attribution(
+            "wiki_synthesis",
+            "a wiki page was returned for this query, the signal names it, and the question recurred",
+        )
     if ev.wiki_hits is None:
-        return Attribution("unattributed", "the wiki was not searched with this question, so a wiki miss "
-                                           "cannot be told from a source gap")
+        return Attribution(
+            "unattributed",
+            "the wiki was not searched with this question, so a wiki miss cannot be told from a source gap",
+        )
     if ev.raw_candidates is None and ev.wiki_hits == 0:
-        return Attribution("unattributed", "the wiki returned nothing and the raw documents were not searched "
-                                           "with this question, so a retrieval miss cannot be told from a "
-                                           "source gap")
-    return Attribution("unattributed", "a wiki page was returned but the signal does not name it, so the fault "
-                                       "cannot be placed")
+        return Attribution(
+            "unattributed",
+            "the wiki returned nothing and the raw documents were not searched "
+            "with this question, so a retrieval miss cannot be told from a "
+            "source gap",
+        )
+    return Attribution(
+        "unattributed",
+        "a wiki page was returned but the signal does not name it, so the fault cannot be placed",
+    )
 
 
 def interpret_skill_pattern(distinct_sources: int, distinct_pages: int) -> str:
     """What a skill version's negatives support, and no more: where to look, never a verdict."""
     if distinct_sources >= 2:
-        return ("negatives span more than one knowledge source, so no page is the common factor; this is where "
-                "to look for a skill_approach problem, not proof of one")
+        return (
+            "negatives span more than one knowledge source, so no page is the common factor; this is where "
+            "to look for a skill_approach problem, not proof of one"
+        )
     if distinct_pages >= 3:
-        return ("negatives span several pages of one source; the source or the skill's use of it is a better "
-                "suspect than any single page")
+        return (
+            "negatives span several pages of one source; the source or the skill's use of it is a better "
+            "suspect than any single page"
+        )
     return "too few pages and sources to separate a skill problem from a page problem"
 
 
-SKILL_PATTERNS_NOTE = ("this view says where to look, not what is wrong: skill_approach cannot be established from "
-                       "signal counts, only suspected from negatives that span pages and sources")
+SKILL_PATTERNS_NOTE = (
+    "this view says where to look, not what is wrong: skill_approach cannot be established from "
+    "signal counts, only suspected from negatives that span pages and sources"
+)

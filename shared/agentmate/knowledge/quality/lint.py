@@ -14,11 +14,26 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Rule = Literal["orphan_page", "stale_citation", "stale_cascade", "recorded_contradiction",
-               "unlabelled_supersede", "entity_link_kind", "uncovered_document", "unreadable_frontmatter"]
-RULES: tuple[Rule, ...] = ("orphan_page", "stale_citation", "stale_cascade", "recorded_contradiction",
-                           "unlabelled_supersede", "entity_link_kind", "uncovered_document",
-                           "unreadable_frontmatter")
+Rule = Literal[
+    "orphan_page",
+    "stale_citation",
+    "stale_cascade",
+    "recorded_contradiction",
+    "unlabelled_supersede",
+    "entity_link_kind",
+    "uncovered_document",
+    "unreadable_frontmatter",
+]
+RULES: tuple[Rule, ...] = (
+    "orphan_page",
+    "stale_citation",
+    "stale_cascade",
+    "recorded_contradiction",
+    "unlabelled_supersede",
+    "entity_link_kind",
+    "uncovered_document",
+    "unreadable_frontmatter",
+)
 Severity = Literal["warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("warning", "info")
 
@@ -45,7 +60,9 @@ class Page:
 @dataclass(frozen=True, slots=True)
 class Link:
     source_path: str
-    target_path: str  # as written; it may name no page of the build (a dangling link check would have refused)
+    target_path: (
+        str  # as written; it may name no page of the build (a dangling link check would have refused)
+    )
     link_type: str
     note: str = ""
 
@@ -76,8 +93,9 @@ class Finding:
     detail: str
 
 
-def run(pages: Sequence[Page], links: Iterable[Link], citations: Iterable[Citation],
-        documents: Iterable[Document]) -> list[Finding]:
+def run(
+    pages: Sequence[Page], links: Iterable[Link], citations: Iterable[Citation], documents: Iterable[Document]
+) -> list[Finding]:
     """Every rule, grouped by rule in the order of RULES; within a rule by page path (the cascade nearest first)."""
     by_path = {p.path: p for p in pages}
     resolved = [lk for lk in links if lk.source_path in by_path]
@@ -97,15 +115,27 @@ def run(pages: Sequence[Page], links: Iterable[Link], citations: Iterable[Citati
 
 
 def _orphans(pages: Mapping[str, Page], links: Sequence[Link]) -> list[Finding]:
-    linked = {lk.target_path for lk in links
-              if lk.source_path != lk.target_path and pages[lk.source_path].kind not in GENERATED_KINDS}
-    return [Finding("orphan_page", "warning", path, None,
-                    "no other content page links here; it is reachable only from the index")
-            for path in sorted(pages) if pages[path].kind not in ENTRY_KINDS and path not in linked]
+    linked = {
+        lk.target_path
+        for lk in links
+        if lk.source_path != lk.target_path and pages[lk.source_path].kind not in GENERATED_KINDS
+    }
+    return [
+        Finding(
+            "orphan_page",
+            "warning",
+            path,
+            None,
+            "no other content page links here; it is reachable only from the index",
+        )
+        for path in sorted(pages)
+        if pages[path].kind not in ENTRY_KINDS and path not in linked
+    ]
 
 
-def _stale_citations(pages: Mapping[str, Page], citations: Sequence[Citation],
-                     current: Mapping[str, Document]) -> tuple[set[str], list[Finding]]:
+def _stale_citations(
+    pages: Mapping[str, Page], citations: Sequence[Citation], current: Mapping[str, Document]
+) -> tuple[set[str], list[Finding]]:
     stale: set[str] = set()
     found: dict[tuple[str, str], Finding] = {}
     for c in citations:
@@ -115,13 +145,15 @@ def _stale_citations(pages: Mapping[str, Page], citations: Sequence[Citation],
         if doc is None:
             detail = "the cited document was removed from the source's current revision"
         elif c.cited_sha256 is not None and c.cited_sha256 != doc.sha256:
-            detail = ("the cited document was rewritten since this build's revision; the claim may no longer "
-                      "hold")
+            detail = (
+                "the cited document was rewritten since this build's revision; the claim may no longer hold"
+            )
         else:
             continue
         stale.add(c.page_path)
-        found[(c.page_path, c.document_path)] = Finding("stale_citation", "warning", c.page_path,
-                                                        c.document_path, detail)
+        found[(c.page_path, c.document_path)] = Finding(
+            "stale_citation", "warning", c.page_path, c.document_path, detail
+        )
     return stale, [found[k] for k in sorted(found)]
 
 
@@ -130,8 +162,11 @@ def _cascade(pages: Mapping[str, Page], links: Sequence[Link], stale: set[str]) 
     page gets its nearest distance)."""
     dependents: dict[str, set[str]] = {}
     for lk in links:
-        if (lk.link_type in DEPENDENCY_LINKS and lk.target_path in pages
-                and pages[lk.source_path].kind not in GENERATED_KINDS):
+        if (
+            lk.link_type in DEPENDENCY_LINKS
+            and lk.target_path in pages
+            and pages[lk.source_path].kind not in GENERATED_KINDS
+        ):
             dependents.setdefault(lk.target_path, set()).add(lk.source_path)
     hops: dict[str, int] = dict.fromkeys(stale, 0)
     queue = deque(sorted(stale))
@@ -144,19 +179,31 @@ def _cascade(pages: Mapping[str, Page], links: Sequence[Link], stale: set[str]) 
                 hops[dep] = hops[path] + 1
                 queue.append(dep)
     cascaded = sorted((h, p) for p, h in hops.items() if h > 0)
-    return [Finding("stale_cascade", "info", p, None, f"{h} hop(s) from a page with stale citations")
-            for h, p in cascaded]
+    return [
+        Finding("stale_cascade", "info", p, None, f"{h} hop(s) from a page with stale citations")
+        for h, p in cascaded
+    ]
 
 
 def _contradictions(links: Sequence[Link]) -> list[Finding]:
-    out = [Finding("recorded_contradiction", "warning", lk.source_path, lk.target_path,
-                   lk.note or "the compiler recorded that these pages disagree; nobody has resolved it")
-           for lk in links if lk.link_type == "contradicts"]
+    out = [
+        Finding(
+            "recorded_contradiction",
+            "warning",
+            lk.source_path,
+            lk.target_path,
+            lk.note or "the compiler recorded that these pages disagree; nobody has resolved it",
+        )
+        for lk in links
+        if lk.link_type == "contradicts"
+    ]
     return _sorted(out)
 
 
 def _unlabelled_supersedes(pages: Mapping[str, Page], links: Sequence[Link]) -> list[Finding]:
-    forward = {(lk.source_path, lk.target_path) for lk in links if lk.link_type in ("references", "supersedes")}
+    forward = {
+        (lk.source_path, lk.target_path) for lk in links if lk.link_type in ("references", "supersedes")
+    }
     out: dict[tuple[str, str], Finding] = {}
     for lk in links:
         if lk.link_type != "supersedes" or lk.target_path not in pages or lk.target_path == lk.source_path:
@@ -166,35 +213,58 @@ def _unlabelled_supersedes(pages: Mapping[str, Page], links: Sequence[Link]) -> 
         marker = older.frontmatter.get("superseded_by")
         if (isinstance(marker, str) and marker.strip()) or (older.path, newer) in forward:
             continue
-        out[(older.path, newer)] = Finding("unlabelled_supersede", "warning", older.path, newer,
-                                           "this superseded page carries no pointer to the page that replaced it "
-                                           "(no superseded_by in its frontmatter, no link forward)")
+        out[(older.path, newer)] = Finding(
+            "unlabelled_supersede",
+            "warning",
+            older.path,
+            newer,
+            "this superseded page carries no pointer to the page that replaced it "
+            "(no superseded_by in its frontmatter, no link forward)",
+        )
     return [out[k] for k in sorted(out)]
 
 
 def _entity_link_kinds(pages: Mapping[str, Page], links: Sequence[Link]) -> list[Finding]:
-    out = {(lk.source_path, lk.target_path): Finding(
-        "entity_link_kind", "info", lk.source_path, lk.target_path,
-        f"a mentions_entity link points at a {pages[lk.target_path].kind} page, not an entity")
+    out = {
+        (lk.source_path, lk.target_path): Finding(
+            "entity_link_kind",
+            "info",
+            lk.source_path,
+            lk.target_path,
+            f"a mentions_entity link points at a {pages[lk.target_path].kind} page, not an entity",
+        )
         for lk in links
-        if lk.link_type == "mentions_entity" and lk.target_path in pages and pages[lk.target_path].kind != "entity"}
+        if lk.link_type == "mentions_entity"
+        and lk.target_path in pages
+        and pages[lk.target_path].kind != "entity"
+    }
     return [out[k] for k in sorted(out)]
 
 
 def _uncovered(documents: Iterable[Document], citations: Sequence[Citation]) -> list[Finding]:
     # Matched on path alone: a covered document whose bytes changed is stale_citation's finding, not this one.
     cited = {c.document_path for c in citations}
-    return [Finding("uncovered_document", "info", None, d.path, "no page of this build cites this document")
-            for d in sorted(documents, key=lambda d: d.path)
-            if d.indexable and d.has_text and d.path not in cited]
+    return [
+        Finding("uncovered_document", "info", None, d.path, "no page of this build cites this document")
+        for d in sorted(documents, key=lambda d: d.path)
+        if d.indexable and d.has_text and d.path not in cited
+    ]
 
 
 def _unreadable_frontmatter(pages: Mapping[str, Page]) -> list[Finding]:
     # The page reads as having no frontmatter (so a superseded_by in it is missed); the model wrote a value the
     # YAML loader refuses, such as 2024-13-45.
-    return [Finding("unreadable_frontmatter", "warning", path, None,
-                    f"the page's frontmatter cannot be read, so lint treats it as absent: {page.frontmatter_problem}")
-            for path, page in sorted(pages.items()) if page.frontmatter_problem]
+    return [
+        Finding(
+            "unreadable_frontmatter",
+            "warning",
+            path,
+            None,
+            f"the page's frontmatter cannot be read, so lint treats it as absent: {page.frontmatter_problem}",
+        )
+        for path, page in sorted(pages.items())
+        if page.frontmatter_problem
+    ]
 
 
 def _sorted(findings: list[Finding]) -> list[Finding]:
@@ -203,6 +273,8 @@ def _sorted(findings: list[Finding]) -> list[Finding]:
 
 def counts(findings: Iterable[Finding]) -> dict[str, int]:
     fs = list(findings)
-    return {"findings_total": len(fs),
-            "findings_warning": sum(1 for f in fs if f.severity == "warning"),
-            "findings_info": sum(1 for f in fs if f.severity == "info")}
+    return {
+        "findings_total": len(fs),
+        "findings_warning": sum(1 for f in fs if f.severity == "warning"),
+        "findings_info": sum(1 for f in fs if f.severity == "info"),
+    }

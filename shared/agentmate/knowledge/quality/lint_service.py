@@ -23,29 +23,55 @@ def lint_active_wiki(db: Database, principal: Principal, source_id: UUID) -> Lin
             raise NotFound("knowledge source")
         build_id, revision_id = source["active_build_id"], source["active_revision_id"]
         if build_id is None:
-            raise Conflict("this source has no active wiki build to lint: compile it first "
-                           "(POST /api/knowledge/compile)")
+            raise Conflict(
+                "this source has no active wiki build to lint: compile it first (POST /api/knowledge/compile)"
+            )
         if revision_id is None:
             raise Conflict("this source has no active revision: sync or push a snapshot first")
         started = datetime.now(UTC)
         pages = repo.pages(conn, account_id=a, build_id=build_id)
         documents = repo.documents(conn, account_id=a, revision_id=revision_id)
-        findings = lint.run(pages, repo.links(conn, account_id=a, build_id=build_id),
-                            repo.citations(conn, account_id=a, build_id=build_id), documents)
-        run = repo.insert_run(conn, account_id=a, user_id=principal.user_id, key_id=principal.key_id,
-                              source_id=source_id, build_id=build_id, revision_id=revision_id,
-                              pages_examined=len(pages), documents_examined=len(documents), findings=findings,
-                              started_at=started)
-    return LintRunDetail(run=run, findings=[LintFinding(rule=f.rule, severity=f.severity, page_path=f.page_path,
-                                                        related_path=f.related_path, detail=f.detail)
-                                            for f in findings])
+        findings = lint.run(
+            pages,
+            repo.links(conn, account_id=a, build_id=build_id),
+            repo.citations(conn, account_id=a, build_id=build_id),
+            documents,
+        )
+        run = repo.insert_run(
+            conn,
+            account_id=a,
+            user_id=principal.user_id,
+            key_id=principal.key_id,
+            source_id=source_id,
+            build_id=build_id,
+            revision_id=revision_id,
+            pages_examined=len(pages),
+            documents_examined=len(documents),
+            findings=findings,
+            started_at=started,
+        )
+    return LintRunDetail(
+        run=run,
+        findings=[
+            LintFinding(
+                rule=f.rule,
+                severity=f.severity,
+                page_path=f.page_path,
+                related_path=f.related_path,
+                detail=f.detail,
+            )
+            for f in findings
+        ],
+    )
 
 
-def list_runs(db: Database, principal: Principal, page: PageParams, source_id: UUID | None = None
-              ) -> Page[LintRun]:
+def list_runs(
+    db: Database, principal: Principal, page: PageParams, source_id: UUID | None = None
+) -> Page[LintRun]:
     with db.tenant(principal.account_id) as conn:
-        items, total = repo.list_runs(conn, account_id=principal.account_id, source_id=source_id,
-                                      limit=page.limit, offset=page.offset)
+        items, total = repo.list_runs(
+            conn, account_id=principal.account_id, source_id=source_id, limit=page.limit, offset=page.offset
+        )
     return Page[LintRun](items=items, total=total, limit=page.limit, offset=page.offset)
 
 

@@ -20,7 +20,15 @@ FINDING_KINDS: tuple[FindingKind, ...] = ("unsupported", "overstated", "fabricat
 # queued/running while the job waits or runs; then one verdict. skipped: nothing was reviewed (refused, no reviewer,
 # no reviewable page); failed: not one page could be reviewed.
 ReviewStatus = Literal["queued", "running", "clean", "partial", "flagged", "failed", "skipped"]
-REVIEW_STATUSES: tuple[ReviewStatus, ...] = ("queued", "running", "clean", "partial", "flagged", "failed", "skipped")
+REVIEW_STATUSES: tuple[ReviewStatus, ...] = (
+    "queued",
+    "running",
+    "clean",
+    "partial",
+    "flagged",
+    "failed",
+    "skipped",
+)
 PER_DOCUMENT_CHARS = 8000
 MAX_CLAIM_CHARS = 2000
 _GENERATED_KINDS = frozenset({"index", "log"})
@@ -82,9 +90,10 @@ class ReplyRejected(Exception):
 def select_pages(pages: Sequence[ReviewPage], limit: int) -> tuple[list[ReviewPage], list[ReviewPage]]:
     """(eligible, examined): content pages by citation count (most claims first), path breaking ties so the
     selection is reproducible; the examined ones are the first ``limit``."""
-    eligible = sorted((p for p in pages if p.kind not in _GENERATED_KINDS),
-                      key=lambda p: (-len(p.citations), p.path))
-    return eligible, eligible[:max(0, limit)]
+    eligible = sorted(
+        (p for p in pages if p.kind not in _GENERATED_KINDS), key=lambda p: (-len(p.citations), p.path)
+    )
+    return eligible, eligible[: max(0, limit)]
 
 
 def cited_documents(page: ReviewPage, documents: Mapping[str, str]) -> list[tuple[str, str]]:
@@ -93,8 +102,9 @@ def cited_documents(page: ReviewPage, documents: Mapping[str, str]) -> list[tupl
     return [(p, documents[p]) for p in paths if p in documents]
 
 
-def user_prompt(page: ReviewPage, sources: Sequence[tuple[str, str]], per_document_chars: int = PER_DOCUMENT_CHARS
-                ) -> str:
+def user_prompt(
+    page: ReviewPage, sources: Sequence[tuple[str, str]], per_document_chars: int = PER_DOCUMENT_CHARS
+) -> str:
     parts = [f"# Wiki page under review\n\npath: {page.path}\n"]
     if page.title:
         parts.append(f"title: {page.title}\n")
@@ -110,7 +120,9 @@ def user_prompt(page: ReviewPage, sources: Sequence[tuple[str, str]], per_docume
         parts.append("\n\n")
     claims = [f"- {c.claim.strip()} [{c.document_path}]" for c in page.citations if c.claim.strip()]
     if claims:
-        parts.append("# Claims the compiler recorded (its own account, not evidence)\n\n" + "\n".join(claims) + "\n")
+        parts.append(
+            "# Claims the compiler recorded (its own account, not evidence)\n\n" + "\n".join(claims) + "\n"
+        )
     return "".join(parts)
 
 
@@ -120,7 +132,7 @@ def parse_reply(page_path: str, text: str) -> list[Finding]:
     body = text.strip()
     if body.startswith("```"):
         body = body.removeprefix("```json").removeprefix("```")
-        body = body[:body.rfind("```")] if "```" in body else body
+        body = body[: body.rfind("```")] if "```" in body else body
     try:
         data: Any = json.loads(body)
     except ValueError as exc:
@@ -137,8 +149,14 @@ def parse_reply(page_path: str, text: str) -> list[Finding]:
         # An unknown kind is dropped, not coerced into a neighbour; a claim that cannot be found is not actionable.
         if kind not in FINDING_KINDS or not claim:
             continue
-        out.append(Finding(page_path, kind, claim[:MAX_CLAIM_CHARS],
-                           str(item.get("detail", "")).strip()[:MAX_CLAIM_CHARS]))
+        out.append(
+            Finding(
+                page_path,
+                kind,
+                claim[:MAX_CLAIM_CHARS],
+                str(item.get("detail", "")).strip()[:MAX_CLAIM_CHARS],
+            )
+        )
     if raw and not out:
         raise ReplyRejected(f"the reviewer returned {len(raw)} finding(s), none of them usable")
     return out
@@ -150,7 +168,9 @@ class Outcome:
     note: str
 
 
-def outcome(*, eligible: int, attempted: int, succeeded: int, findings: int, first_failure: str | None) -> Outcome:
+def outcome(
+    *, eligible: int, attempted: int, succeeded: int, findings: int, first_failure: str | None
+) -> Outcome:
     """failed > flagged > partial > clean: a status never claims more coverage than the review achieved."""
     failures = attempted - succeeded
     failed_note = f"; {failures} page(s) could not be reviewed ({first_failure})" if failures else ""
@@ -159,12 +179,16 @@ def outcome(*, eligible: int, attempted: int, succeeded: int, findings: int, fir
     if succeeded == 0:
         return Outcome("failed", f"none of the {attempted} reviewer call(s) gave a verdict ({first_failure})")
     if findings:
-        return Outcome("flagged", f"{findings} finding(s) across {succeeded} of {eligible} pages examined"
-                                  f"{failed_note}")
+        return Outcome(
+            "flagged", f"{findings} finding(s) across {succeeded} of {eligible} pages examined{failed_note}"
+        )
     if succeeded < eligible:
         capped = f"; capped at {attempted} pages per review" if attempted < eligible else ""
-        return Outcome("partial", f"examined {succeeded} of {eligible} pages, no findings among them{capped}"
-                                  f"{failed_note}; the unexamined pages carry no verdict")
+        return Outcome(
+            "partial",
+            f"examined {succeeded} of {eligible} pages, no findings among them{capped}"
+            f"{failed_note}; the unexamined pages carry no verdict",
+        )
     return Outcome("clean", f"all {eligible} pages examined, no findings")
 
 
@@ -182,9 +206,11 @@ def standing_warning(review: Mapping[str, Any] | None) -> str:
     """
     head = "check is the only gate a build passes before serving; review is advisory, model-judged and never blocks"
     if review is None:
-        return (f"{head}. This build has not been reviewed: a review is queued when it is activated and a reviewer "
-                "other than its compiling model is configured (GET /api/knowledge/builds/{id}/review says what it "
-                "covered).")
+        return (
+            f"{head}. This build has not been reviewed: a review is queued when it is activated and a reviewer "
+            "other than its compiling model is configured (GET /api/knowledge/builds/{id}/review says what it "
+            "covered)."
+        )
     status = review.get("status")
     examined, total = review.get("pages_examined", 0), review.get("pages_total", 0)
     independence = review.get("reviewer_independence") or "unavailable"
@@ -193,10 +219,15 @@ def standing_warning(review: Mapping[str, Any] | None) -> str:
     if status == "skipped":
         return f"{head}. Nothing was reviewed: {review.get('note') or 'review was skipped'}."
     if status == "failed":
-        return f"{head}. Review failed; no page received a verdict: {review.get('note') or ''}".rstrip(": ") + "."
+        return (
+            f"{head}. Review failed; no page received a verdict: {review.get('note') or ''}".rstrip(": ")
+            + "."
+        )
     unread = total - examined
-    return (f"{head}. Review ({status}, reviewer independence {independence}) examined {examined} of {total} "
-            f"content pages against their cited source text"
-            + (f"; {unread} page(s) were not reviewed and carry no verdict" if unread else "")
-            + "; links, index and pages outside the review carry no model verdict, and a clean review is one "
-              "model's opinion, not proof.")
+    return (
+        f"{head}. Review ({status}, reviewer independence {independence}) examined {examined} of {total} "
+        f"content pages against their cited source text"
+        + (f"; {unread} page(s) were not reviewed and carry no verdict" if unread else "")
+        + "; links, index and pages outside the review carry no model verdict, and a clean review is one "
+        "model's opinion, not proof."
+    )

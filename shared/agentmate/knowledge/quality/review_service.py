@@ -56,28 +56,55 @@ def _refusal(settings: Settings, compiler_model: str) -> str | None:
     if reviewer is None:
         return None
     if review.same_model(compiler_model, reviewer.model):
-        return (f"the reviewer model {reviewer.model} is the model that compiled this build; a model cannot find "
-                "the mistakes its own priors produced, so self-review is refused rather than run (set "
-                "REVIEWER_MODEL to another model, ideally from another provider)")
+        return (
+            f"the reviewer model {reviewer.model} is the model that compiled this build; a model cannot find "
+            "the mistakes its own priors produced, so self-review is refused rather than run (set "
+            "REVIEWER_MODEL to another model, ideally from another provider)"
+        )
     return None
 
 
-def _enqueue(conn: Conn, *, account_id: UUID, user_id: UUID | None, key_id: UUID | None, build: dict[str, Any],
-             requested_by: str, settings: Settings, page_limit: int) -> Review:
+def _enqueue(
+    conn: Conn,
+    *,
+    account_id: UUID,
+    user_id: UUID | None,
+    key_id: UUID | None,
+    build: dict[str, Any],
+    requested_by: str,
+    settings: Settings,
+    page_limit: int,
+) -> Review:
     reviewer = _reviewer(settings)
-    row = repo.insert(conn, account_id=account_id, user_id=user_id, key_id=key_id, build_id=build["id"],
-                      source_id=build["source_id"], requested_by=requested_by, status="queued",
-                      compiler_model=build["model"], reviewer_model=reviewer.model if reviewer else None,
-                      prompt_version=review.PROMPT_VERSION, independence=_independence(settings, build["model"]),
-                      page_limit=page_limit)
-    job = jobs.enqueue(conn, account_id=account_id, kind=KIND, subject_id=row.id, payload={"build_id": str(
-        build["id"])})
+    row = repo.insert(
+        conn,
+        account_id=account_id,
+        user_id=user_id,
+        key_id=key_id,
+        build_id=build["id"],
+        source_id=build["source_id"],
+        requested_by=requested_by,
+        status="queued",
+        compiler_model=build["model"],
+        reviewer_model=reviewer.model if reviewer else None,
+        prompt_version=review.PROMPT_VERSION,
+        independence=_independence(settings, build["model"]),
+        page_limit=page_limit,
+    )
+    job = jobs.enqueue(
+        conn, account_id=account_id, kind=KIND, subject_id=row.id, payload={"build_id": str(build["id"])}
+    )
     repo.set_job(conn, account_id=account_id, review_id=row.id, job_id=job.id)
     return row.model_copy(update={"job_id": job.id})
 
 
-def request_review(db: Database, principal: Principal, build_id: UUID, settings: Settings | None = None,
-                   review_settings: ReviewSettings | None = None) -> Review:
+def request_review(
+    db: Database,
+    principal: Principal,
+    build_id: UUID,
+    settings: Settings | None = None,
+    review_settings: ReviewSettings | None = None,
+) -> Review:
     """Queue a review of a succeeded build (202). An unfinished review of the build is handed back instead of a
     second one. 501 when no reviewer is configured; 409 for a build without pages or a same-model reviewer."""
     settings = settings or get_settings()
@@ -90,44 +117,87 @@ def request_review(db: Database, principal: Principal, build_id: UUID, settings:
         if build["status"] != "succeeded":
             raise Conflict(f"this build is {build['status']}: only a succeeded build has pages to review")
         if _reviewer(settings) is None:
-            raise NotImplementedYet("no reviewer model is configured: set REVIEWER_BASE_URL (or "
-                                    "EMBEDDING_BASE_URL) and REVIEWER_MODEL")
+            raise NotImplementedYet(
+                "no reviewer model is configured: set REVIEWER_BASE_URL (or "
+                "EMBEDDING_BASE_URL) and REVIEWER_MODEL"
+            )
         refused = _refusal(settings, build["model"])
         if refused:
             raise Conflict(refused)
         existing = repo.unfinished(conn, account_id=a, build_id=build_id)
-        row = existing or _enqueue(conn, account_id=a, user_id=principal.user_id, key_id=principal.key_id,
-                                   build=build, requested_by="request", settings=settings, page_limit=limit)
+        row = existing or _enqueue(
+            conn,
+            account_id=a,
+            user_id=principal.user_id,
+            key_id=principal.key_id,
+            build=build,
+            requested_by="request",
+            settings=settings,
+            page_limit=limit,
+        )
     if row.job_id is not None:
         jobs.wake(row.job_id)
     return row
 
 
-def enqueue_after_activation(conn: Conn, *, account_id: UUID, build_id: UUID, settings: Settings | None = None,
-                             review_settings: ReviewSettings | None = None) -> UUID | None:
+def enqueue_after_activation(
+    conn: Conn,
+    *,
+    account_id: UUID,
+    build_id: UUID,
+    settings: Settings | None = None,
+    review_settings: ReviewSettings | None = None,
+) -> UUID | None:
     """Called in the transaction that activated a build: queue its first review (once per build). Without a
     reviewer, or with a same-model one, a skipped review says why instead. Returns the job id to wake after
     the commit, if one was queued."""
     settings = settings or get_settings()
     limit = (review_settings or get_review_settings()).wiki_review_max_pages
     build = repo.build(conn, account_id=account_id, build_id=build_id)
-    if build is None or build["status"] != "succeeded" or repo.has_review(conn, account_id=account_id,
-                                                                         build_id=build_id):
+    if (
+        build is None
+        or build["status"] != "succeeded"
+        or repo.has_review(conn, account_id=account_id, build_id=build_id)
+    ):
         return None
     refused = _refusal(settings, build["model"])
     if _reviewer(settings) is None or refused:
         note = refused or "no reviewer model is configured; this build received check only"
-        skipped = repo.insert(conn, account_id=account_id, user_id=None, key_id=None, build_id=build_id,
-                              source_id=build["source_id"], requested_by="activation", status="skipped",
-                              compiler_model=build["model"], reviewer_model=None,
-                              prompt_version=review.PROMPT_VERSION,
-                              independence=_independence(settings, build["model"]),
-                              page_limit=limit, note=note)
-        repo.mirror_on_build(conn, account_id=account_id, build_id=build_id, status="skipped",
-                             reviewer_model=None, independence=skipped.reviewer_independence)
+        skipped = repo.insert(
+            conn,
+            account_id=account_id,
+            user_id=None,
+            key_id=None,
+            build_id=build_id,
+            source_id=build["source_id"],
+            requested_by="activation",
+            status="skipped",
+            compiler_model=build["model"],
+            reviewer_model=None,
+            prompt_version=review.PROMPT_VERSION,
+            independence=_independence(settings, build["model"]),
+            page_limit=limit,
+            note=note,
+        )
+        repo.mirror_on_build(
+            conn,
+            account_id=account_id,
+            build_id=build_id,
+            status="skipped",
+            reviewer_model=None,
+            independence=skipped.reviewer_independence,
+        )
         return None
-    row = _enqueue(conn, account_id=account_id, user_id=None, key_id=None, build=build, requested_by="activation",
-                   settings=settings, page_limit=limit)
+    row = _enqueue(
+        conn,
+        account_id=account_id,
+        user_id=None,
+        key_id=None,
+        build=build,
+        requested_by="activation",
+        settings=settings,
+        page_limit=limit,
+    )
     return row.job_id
 
 
@@ -140,10 +210,14 @@ def get_build_review(db: Database, principal: Principal, build_id: UUID) -> Buil
         current = repo.latest(conn, account_id=a, build_id=build_id)
         verdict = repo.latest_finished(conn, account_id=a, build_id=build_id)
         findings = repo.findings(conn, account_id=a, review_id=verdict.id) if verdict else []
-    return BuildReview(build_id=build_id, review_status=build["review_status"],
-                       reviewer_independence=build["reviewer_independence"],
-                       warning=review.standing_warning(current.model_dump() if current else None),
-                       review=current, findings=findings)
+    return BuildReview(
+        build_id=build_id,
+        review_status=build["review_status"],
+        reviewer_independence=build["reviewer_independence"],
+        warning=review.standing_warning(current.model_dump() if current else None),
+        review=current,
+        findings=findings,
+    )
 
 
 def standing_warning(conn: Conn, *, account_id: UUID, build_id: UUID) -> str:
@@ -165,12 +239,22 @@ def mirror_job(conn: Conn, job: jobs.Job) -> None:
     elif job.status == "queued":
         repo.set_status(conn, account_id=job.account_id, review_id=job.subject_id, status="queued")
     elif job.status in ("failed", "cancelled"):
-        repo.set_status(conn, account_id=job.account_id, review_id=job.subject_id, status="failed",
-                        note=f"the review job {job.status}: {job.last_error or 'no reason recorded'}")
+        repo.set_status(
+            conn,
+            account_id=job.account_id,
+            review_id=job.subject_id,
+            status="failed",
+            note=f"the review job {job.status}: {job.last_error or 'no reason recorded'}",
+        )
 
 
-def run(ctx: jobs.RunContext, *, settings: Settings | None = None, review_settings: ReviewSettings | None = None,
-        client_factory: ClientFactory | None = None) -> dict[str, Any]:
+def run(
+    ctx: jobs.RunContext,
+    *,
+    settings: Settings | None = None,
+    review_settings: ReviewSettings | None = None,
+    client_factory: ClientFactory | None = None,
+) -> dict[str, Any]:
     """Review one build: each selected page against the raw text of the documents it cites."""
     settings = settings or get_settings()
     rs = review_settings or get_review_settings()
@@ -191,9 +275,16 @@ def run(ctx: jobs.RunContext, *, settings: Settings | None = None, review_settin
     refused = _refusal(settings, build["model"])
     if config is None or refused:
         note = refused or "no reviewer model is configured any more; nothing was reviewed"
-        return _record(ctx, row, review.Outcome("skipped", note), reviewer_model=None,
-                       independence=_independence(settings, build["model"]), totals=(0, 0, 0), findings=[],
-                       usage=llm.Usage())
+        return _record(
+            ctx,
+            row,
+            review.Outcome("skipped", note),
+            reviewer_model=None,
+            independence=_independence(settings, build["model"]),
+            totals=(0, 0, 0),
+            findings=[],
+            usage=llm.Usage(),
+        )
     eligible, examined = review.select_pages(pages, row.page_limit)
     client = (client_factory or llm.ChatClient)(config)
     findings: list[review.Finding] = []
@@ -213,10 +304,14 @@ def run(ctx: jobs.RunContext, *, settings: Settings | None = None, review_settin
                 break  # what was read so far is recorded; the note says the rest carries no verdict
             attempted += 1
             got, spent, failure = _review_page(client, page, texts, rs.reviewer_max_tokens, call_timeout)
-            usage = llm.Usage(usage.prompt_tokens + spent.prompt_tokens,
-                              usage.completion_tokens + spent.completion_tokens)
-            ctx.add_usage(input_tokens=spent.prompt_tokens, output_tokens=spent.completion_tokens,
-                          cost_micros=spent.cost_micros(config.prices))
+            usage = llm.Usage(
+                usage.prompt_tokens + spent.prompt_tokens, usage.completion_tokens + spent.completion_tokens
+            )
+            ctx.add_usage(
+                input_tokens=spent.prompt_tokens,
+                output_tokens=spent.completion_tokens,
+                cost_micros=spent.cost_micros(config.prices),
+            )
             if failure:
                 failures.append(failure)
             else:
@@ -228,29 +323,52 @@ def run(ctx: jobs.RunContext, *, settings: Settings | None = None, review_settin
     succeeded = attempted - len(failures)
     if attempted and succeeded == 0 and all(retryable for _, retryable in failures):
         raise jobs.Retryable(f"every reviewer call failed and may succeed later: {failures[0][0]}")
-    verdict = review.outcome(eligible=len(eligible), attempted=attempted, succeeded=succeeded,
-                             findings=len(findings), first_failure=failures[0][0] if failures else None)
+    verdict = review.outcome(
+        eligible=len(eligible),
+        attempted=attempted,
+        succeeded=succeeded,
+        findings=len(findings),
+        first_failure=failures[0][0] if failures else None,
+    )
     if attempted < len(examined):
-        verdict = review.Outcome(verdict.status, verdict.note + f"; the job ran out of time after {attempted} of "
-                                                                f"{len(examined)} selected pages")
-    return _record(ctx, row, verdict, reviewer_model=config.model,
-                   independence=_independence(settings, build["model"]),
-                   totals=(len(eligible), succeeded, len(failures)), findings=findings, usage=usage,
-                   cost=usage.cost_micros(config.prices))
+        verdict = review.Outcome(
+            verdict.status,
+            verdict.note + f"; the job ran out of time after {attempted} of {len(examined)} selected pages",
+        )
+    return _record(
+        ctx,
+        row,
+        verdict,
+        reviewer_model=config.model,
+        independence=_independence(settings, build["model"]),
+        totals=(len(eligible), succeeded, len(failures)),
+        findings=findings,
+        usage=usage,
+        cost=usage.cost_micros(config.prices),
+    )
 
 
-def _review_page(client: Any, page: review.ReviewPage, texts: dict[str, str], max_tokens: int,
-                 timeout: float) -> tuple[list[review.Finding], llm.Usage, tuple[str, bool] | None]:
+def _review_page(
+    client: Any, page: review.ReviewPage, texts: dict[str, str], max_tokens: int, timeout: float
+) -> tuple[list[review.Finding], llm.Usage, tuple[str, bool] | None]:
     sources = review.cited_documents(page, texts)
     if page.citations and not sources:
         # Asking anyway would report every claim unsupported: a verdict about our loading, not about the wiki.
-        return [], llm.Usage(), (f"{page.path} cites {len({c.document_path for c in page.citations})} "
-                                 "document(s) none of which is in the build's revision", False)
-    messages = [{"role": "system", "content": review.SYSTEM_PROMPT},
-                {"role": "user", "content": review.user_prompt(page, sources)}]
+        return (
+            [],
+            llm.Usage(),
+            (
+                f"{page.path} cites {len({c.document_path for c in page.citations})} "
+                "document(s) none of which is in the build's revision",
+                False,
+            ),
+        )
+    messages = [
+        {"role": "system", "content": review.SYSTEM_PROMPT},
+        {"role": "user", "content": review.user_prompt(page, sources)},
+    ]
     try:
-        reply = client.complete(messages, response_format_json=True, timeout=timeout,
-                                max_tokens=max_tokens)
+        reply = client.complete(messages, response_format_json=True, timeout=timeout, max_tokens=max_tokens)
     except llm.ChatError as exc:
         return [], exc.usage, (f"{page.path}: {exc.reason}", bool(exc.retryable))
     try:
@@ -259,21 +377,51 @@ def _review_page(client: Any, page: review.ReviewPage, texts: dict[str, str], ma
         return [], reply.usage, (f"{page.path}: {exc}", False)
 
 
-def _record(ctx: jobs.RunContext, row: Review, verdict: review.Outcome, *, reviewer_model: str | None,
-            independence: str, totals: tuple[int, int, int], findings: list[review.Finding], usage: llm.Usage,
-            cost: int = 0) -> dict[str, Any]:
+def _record(
+    ctx: jobs.RunContext,
+    row: Review,
+    verdict: review.Outcome,
+    *,
+    reviewer_model: str | None,
+    independence: str,
+    totals: tuple[int, int, int],
+    findings: list[review.Finding],
+    usage: llm.Usage,
+    cost: int = 0,
+) -> dict[str, Any]:
     total, examined, failed = totals
-    result = {"review_id": str(row.id), "status": verdict.status, "pages_examined": examined,
-              "pages_total": total, "findings": len(findings)}
+    result = {
+        "review_id": str(row.id),
+        "status": verdict.status,
+        "pages_examined": examined,
+        "pages_total": total,
+        "findings": len(findings),
+    }
     with ctx.finish(result) as conn:
-        repo.finish(conn, account_id=ctx.job.account_id, review=row, status=verdict.status, note=verdict.note,
-                    reviewer_model=reviewer_model, independence=independence, pages_total=total,
-                    pages_examined=examined, pages_failed=failed, findings=findings,
-                    input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens, cost_micros=cost)
+        repo.finish(
+            conn,
+            account_id=ctx.job.account_id,
+            review=row,
+            status=verdict.status,
+            note=verdict.note,
+            reviewer_model=reviewer_model,
+            independence=independence,
+            pages_total=total,
+            pages_examined=examined,
+            pages_failed=failed,
+            findings=findings,
+            input_tokens=usage.prompt_tokens,
+            output_tokens=usage.completion_tokens,
+            cost_micros=cost,
+        )
     return result
 
 
 def register() -> None:
     """Register the review job kind (functions/compile_worker/runners.py imports this module and calls it)."""
-    jobs.register(KIND, run, timeout_seconds=lambda: get_review_settings().wiki_review_budget_seconds,
-                  on_change=mirror_job)
+    jobs.register(
+        KIND,
+        run,
+        timeout_seconds=lambda: get_review_settings().wiki_review_budget_seconds,
+        on_change=mirror_job,
+    )

@@ -40,8 +40,9 @@ def lint_wiki(body: LintRequest, principal: KnowledgeWrite, db: DbDep) -> LintRu
 
 
 @router.get("/wiki/lint/runs", response_model=Page[LintRun])
-def list_lint_runs(principal: KnowledgeRead, db: DbDep, page: PageDep,
-                   source_id: Annotated[UUID | None, Query()] = None) -> Page[LintRun]:
+def list_lint_runs(
+    principal: KnowledgeRead, db: DbDep, page: PageDep, source_id: Annotated[UUID | None, Query()] = None
+) -> Page[LintRun]:
     """Lint runs, newest first (optionally of one source)."""
     return lint_service.list_runs(db, principal, page, source_id)
 
@@ -68,8 +69,12 @@ def get_build_review(build_id: UUID, principal: KnowledgeRead, db: DbDep) -> Bui
     return review_service.get_build_review(db, principal, build_id)
 
 
-@router.post("/validation/signals", status_code=201, response_model=Signal,
-             responses={200: {"model": Signal, "description": "Replay of an idempotency_key: the original signal"}})
+@router.post(
+    "/validation/signals",
+    status_code=201,
+    response_model=Signal,
+    responses={200: {"model": Signal, "description": "Replay of an idempotency_key: the original signal"}},
+)
 def report_signal(body: SignalReport, principal: KnowledgeWrite, db: DbDep) -> Response:
     """Report what happened after using an answer. Send the query_id of the search it is about; the platform
     attributes the cause on recorded evidence (or records unattributed). Report positives too."""
@@ -78,7 +83,9 @@ def report_signal(body: SignalReport, principal: KnowledgeWrite, db: DbDep) -> R
 
 @router.get("/validation/signals", response_model=Page[Signal])
 def list_signals(
-    principal: KnowledgeRead, db: DbDep, page: PageDep,
+    principal: KnowledgeRead,
+    db: DbDep,
+    page: PageDep,
     source_id: Annotated[UUID | None, Query()] = None,
     page_path: Annotated[PagePath | None, Query()] = None,
     signal: SignalName = None,
@@ -87,21 +94,33 @@ def list_signals(
     cause: Annotated[Cause | None, Query()] = None,
 ) -> Page[Signal]:
     """Validation signals, newest first, filtered by any of the parameters."""
-    return validation_service.list_signals(db, principal, page, source_id=source_id, page_path=page_path,
-                                           signal=signal, direction=direction, origin=origin, cause=cause)
+    return validation_service.list_signals(
+        db,
+        principal,
+        page,
+        source_id=source_id,
+        page_path=page_path,
+        signal=signal,
+        direction=direction,
+        origin=origin,
+        cause=cause,
+    )
 
 
 @router.get("/validation/summary", response_model=SignalSummary)
-def signal_summary(principal: KnowledgeRead, db: DbDep,
-                   source_id: Annotated[UUID | None, Query(description="One source (default: the account)")] = None
-                   ) -> SignalSummary:
+def signal_summary(
+    principal: KnowledgeRead,
+    db: DbDep,
+    source_id: Annotated[UUID | None, Query(description="One source (default: the account)")] = None,
+) -> SignalSummary:
     """Counts per page, cause and signal, split by reported/derived. Counts, never a verdict."""
     return validation_service.summary(db, principal, source_id)
 
 
 @router.post("/validation/sweep", response_model=SweepResult)
-def sweep_signals(principal: KnowledgeWrite, db: DbDep,
-                  body: Annotated[SweepRequest | None, Body()] = None) -> SweepResult:
+def sweep_signals(
+    principal: KnowledgeWrite, db: DbDep, body: Annotated[SweepRequest | None, Body()] = None
+) -> SweepResult:
     """Derive never_retrieved signals from recorded searches and resolutions (once per source and UTC day)."""
     return validation_service.sweep(db, principal, body or SweepRequest())
 

@@ -13,12 +13,21 @@ from agentmate.knowledge.quality.lint import Rule, Severity
 from agentmate.knowledge.quality.review import FindingKind, ReviewStatus
 
 Independence = Literal["cross_provider", "same_provider", "same_model", "unavailable"]
-ReportableSignal = Literal["answer_adopted", "citation_verified", "reused_for_similar", "question_repeated",
-                           "query_rephrased", "citation_abandoned", "answer_rewritten"]
+ReportableSignal = Literal[
+    "answer_adopted",
+    "citation_verified",
+    "reused_for_similar",
+    "question_repeated",
+    "query_rephrased",
+    "citation_abandoned",
+    "answer_rewritten",
+]
 PagePath = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=512)]
 
-LINT_NOTE = ("lint is advisory and blocks nothing: the wiki keeps serving. A finding is an observation, not a "
-             "ticket; one that matters reappears on the next run")
+LINT_NOTE = (
+    "lint is advisory and blocks nothing: the wiki keeps serving. A finding is an observation, not a "
+    "ticket; one that matters reappears on the next run"
+)
 
 
 # -- lint ------------------------------------------------------------------------------------------------------
@@ -37,8 +46,9 @@ class LintFinding(BaseModel):
     rule: Rule
     severity: Severity
     page_path: str | None = Field(description="The page the finding is about (none for uncovered_document)")
-    related_path: str | None = Field(description="The other end: link target, replacing page, cited or uncovered "
-                                                 "document")
+    related_path: str | None = Field(
+        description="The other end: link target, replacing page, cited or uncovered document"
+    )
     detail: str
 
 
@@ -46,8 +56,10 @@ class LintRun(BaseModel):
     id: UUID
     source_id: UUID
     build_id: UUID = Field(description="The active build that was linted")
-    revision_id: UUID = Field(description="The source's active revision it was compared with (staleness is a "
-                                          "relation between the two)")
+    revision_id: UUID = Field(
+        description="The source's active revision it was compared with (staleness is a "
+        "relation between the two)"
+    )
     pages_examined: int
     documents_examined: int
     findings_total: int
@@ -79,10 +91,12 @@ class Review(BaseModel):
     source_id: UUID
     job_id: UUID | None
     requested_by: Literal["activation", "request"]
-    status: ReviewStatus = Field(description="queued/running, then clean (every eligible page examined, no "
-                                             "finding), partial (fewer pages examined than eligible, no finding "
-                                             "among them), flagged (findings), failed (no page got a verdict) or "
-                                             "skipped (nothing reviewed; see note)")
+    status: ReviewStatus = Field(
+        description="queued/running, then clean (every eligible page examined, no "
+        "finding), partial (fewer pages examined than eligible, no finding "
+        "among them), flagged (findings), failed (no page got a verdict) or "
+        "skipped (nothing reviewed; see note)"
+    )
     compiler_model: str
     reviewer_model: str | None
     reviewer_prompt_version: str
@@ -105,8 +119,9 @@ class BuildReview(BaseModel):
     build_id: UUID
     review_status: str = Field(description="The build's current verdict (skipped until a review finishes)")
     reviewer_independence: Independence
-    warning: str = Field(description="Unconditional: check is the only gate; what this build's review did and did "
-                                     "not cover")
+    warning: str = Field(
+        description="Unconditional: check is the only gate; what this build's review did and did not cover"
+    )
     review: Review | None = Field(description="The latest review of this build, if any")
     findings: list[ReviewFinding] = Field(description="Findings of the latest finished review")
 
@@ -126,18 +141,26 @@ class SignalReport(BaseModel):
 
     source_id: UUID
     signal: ReportableSignal
-    query_id: UUID | None = Field(default=None, description="query_id of the knowledge or wiki search this "
-                                                            "signal is about: without it nothing separates a "
-                                                            "retrieval miss from a synthesis error")
-    build_id: UUID | None = Field(default=None, description="The build that served the answer (defaults to the "
-                                                            "source's active build)")
+    query_id: UUID | None = Field(
+        default=None,
+        description="query_id of the knowledge or wiki search this "
+        "signal is about: without it nothing separates a "
+        "retrieval miss from a synthesis error",
+    )
+    build_id: UUID | None = Field(
+        default=None, description="The build that served the answer (defaults to the source's active build)"
+    )
     page_path: PagePath | None = Field(default=None, description="The wiki page the answer came from")
     detail: str = Field(default="", max_length=2000)
     session_id: str = Field(default="", max_length=200)
     skill_version_id: UUID | None = None
-    idempotency_key: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)] | None \
-        = Field(default=None, description="A retry with the same key and body records nothing new (200, the "
-                                          "original); the same key with another body is a 409")
+    idempotency_key: (
+        Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)] | None
+    ) = Field(
+        default=None,
+        description="A retry with the same key and body records nothing new (200, the "
+        "original); the same key with another body is a 409",
+    )
 
 
 class Signal(BaseModel):
@@ -161,9 +184,14 @@ class Signal(BaseModel):
 class SweepRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    idle_days: int = Field(default=14, ge=1, le=365, description="A source with an active wiki that no search and "
-                                                                 "no resolution touched for this many days gets a "
-                                                                 "derived never_retrieved signal (once a day)")
+    idle_days: int = Field(
+        default=14,
+        ge=1,
+        le=365,
+        description="A source with an active wiki that no search and "
+        "no resolution touched for this many days gets a "
+        "derived never_retrieved signal (once a day)",
+    )
 
 
 class SweepResult(BaseModel):
@@ -184,13 +212,17 @@ class SignalSummary(BaseModel):
     total: int
     positive: int
     negative: int
-    reported: int = Field(description="Signals callers chose to report (reporting bias: silence looks like success)")
+    reported: int = Field(
+        description="Signals callers chose to report (reporting bias: silence looks like success)"
+    )
     derived: int = Field(description="Signals the platform derived from recorded searches and resolutions")
     by_page: list[SignalCount]
     by_cause: list[SignalCount]
     by_signal: list[SignalCount]
-    note: str = ("counts, never a verdict: a small knowledge base cannot produce enough signal to be sure of "
-                 "anything, and an agent that never reports looks exactly like one that had no trouble")
+    note: str = (
+        "counts, never a verdict: a small knowledge base cannot produce enough signal to be sure of "
+        "anything, and an agent that never reports looks exactly like one that had no trouble"
+    )
 
 
 class SkillPattern(BaseModel):

@@ -11,52 +11,80 @@ from agentmate.core.sql import paged
 from agentmate.knowledge.quality.attribution import LoggedSearch
 from agentmate.knowledge.quality.schemas import Signal, SignalCount
 
-CONSTRAINTS = constraints({
-    "knowledge_validation_signals_id_account_key": ("id", "already exists"),
-    "knowledge_validation_signals_source_fkey": ("source_id", "no such knowledge source in this account"),
-    "knowledge_validation_signals_build_fkey": ("build_id", "no such build of this source"),
-    "knowledge_validation_signals_skill_version_fkey": ("skill_version_id", "no such skill version in this account"),
-    "knowledge_validation_signals_signal_check": ("signal", "unknown signal"),
-    "knowledge_validation_signals_direction_check": ("direction", "must be positive or negative"),
-    "knowledge_validation_signals_origin_check": ("origin", "must be reported or derived"),
-    "knowledge_validation_signals_cause_check": ("cause", "unknown cause"),
-    "knowledge_validation_signals_page_path_check": ("page_path", "must be 1..512 characters"),
-    "knowledge_validation_signals_session_id_check": ("session_id", "must be at most 200 characters"),
-    "knowledge_validation_signals_detail_check": ("detail", "must be at most 2000 characters"),
-    "knowledge_validation_signals_idempotency_key_check": ("idempotency_key", "must be 1..255 characters"),
-    "knowledge_validation_signals_content_hash_check": ("content_hash", "must be a sha256 hex digest"),
-    "knowledge_validation_signals_idempotency_key": ("idempotency_key", "already used by another signal"),
-    "knowledge_validation_signals_derived_daily_key": ("signal", "already derived today"),
-})
+CONSTRAINTS = constraints(
+    {
+        "knowledge_validation_signals_id_account_key": ("id", "already exists"),
+        "knowledge_validation_signals_source_fkey": ("source_id", "no such knowledge source in this account"),
+        "knowledge_validation_signals_build_fkey": ("build_id", "no such build of this source"),
+        "knowledge_validation_signals_skill_version_fkey": (
+            "skill_version_id",
+            "no such skill version in this account",
+        ),
+        "knowledge_validation_signals_signal_check": ("signal", "unknown signal"),
+        "knowledge_validation_signals_direction_check": ("direction", "must be positive or negative"),
+        "knowledge_validation_signals_origin_check": ("origin", "must be reported or derived"),
+        "knowledge_validation_signals_cause_check": ("cause", "unknown cause"),
+        "knowledge_validation_signals_page_path_check": ("page_path", "must be 1..512 characters"),
+        "knowledge_validation_signals_session_id_check": ("session_id", "must be at most 200 characters"),
+        "knowledge_validation_signals_detail_check": ("detail", "must be at most 2000 characters"),
+        "knowledge_validation_signals_idempotency_key_check": (
+            "idempotency_key",
+            "must be 1..255 characters",
+        ),
+        "knowledge_validation_signals_content_hash_check": ("content_hash", "must be a sha256 hex digest"),
+        "knowledge_validation_signals_idempotency_key": ("idempotency_key", "already used by another signal"),
+        "knowledge_validation_signals_derived_daily_key": ("signal", "already derived today"),
+    }
+)
 
-COLUMNS = ("id, source_id, build_id, page_path, query_id, session_id, skill_version_id, signal, direction, origin, "
-           "cause, attribution_basis, detail, idempotency_key, created_at")
+COLUMNS = (
+    "id, source_id, build_id, page_path, query_id, session_id, skill_version_id, signal, direction, origin, "
+    "cause, attribution_basis, detail, idempotency_key, created_at"
+)
 
 
 def source(conn: Conn, *, account_id: UUID, source_id: UUID) -> dict[str, Any] | None:
-    return conn.execute("SELECT id, active_build_id FROM knowledge_sources WHERE account_id = %s AND id = %s",
-                        (account_id, source_id)).fetchone()
+    return conn.execute(
+        "SELECT id, active_build_id FROM knowledge_sources WHERE account_id = %s AND id = %s",
+        (account_id, source_id),
+    ).fetchone()
 
 
 def build_of_source(conn: Conn, *, account_id: UUID, build_id: UUID, source_id: UUID) -> bool:
-    return conn.execute("SELECT 1 FROM knowledge_builds WHERE account_id = %s AND id = %s AND source_id = %s",
-                        (account_id, build_id, source_id)).fetchone() is not None
+    return (
+        conn.execute(
+            "SELECT 1 FROM knowledge_builds WHERE account_id = %s AND id = %s AND source_id = %s",
+            (account_id, build_id, source_id),
+        ).fetchone()
+        is not None
+    )
 
 
 def page_exists(conn: Conn, *, account_id: UUID, build_id: UUID, path: str) -> bool:
-    return conn.execute("SELECT 1 FROM knowledge_pages WHERE account_id = %s AND build_id = %s AND path = %s",
-                        (account_id, build_id, path)).fetchone() is not None
+    return (
+        conn.execute(
+            "SELECT 1 FROM knowledge_pages WHERE account_id = %s AND build_id = %s AND path = %s",
+            (account_id, build_id, path),
+        ).fetchone()
+        is not None
+    )
 
 
 def skill_version_exists(conn: Conn, *, account_id: UUID, skill_version_id: UUID) -> bool:
-    return conn.execute("SELECT 1 FROM skill_versions WHERE account_id = %s AND id = %s",
-                        (account_id, skill_version_id)).fetchone() is not None
+    return (
+        conn.execute(
+            "SELECT 1 FROM skill_versions WHERE account_id = %s AND id = %s", (account_id, skill_version_id)
+        ).fetchone()
+        is not None
+    )
 
 
 def logged_search(conn: Conn, *, account_id: UUID, query_id: UUID) -> LoggedSearch | None:
     """The reported search (its layer and how many hits it served), when it is this account's."""
-    row = conn.execute("SELECT namespace, hit_count FROM retrieval_queries WHERE account_id = %s AND id = %s",
-                       (account_id, query_id)).fetchone()
+    row = conn.execute(
+        "SELECT namespace, hit_count FROM retrieval_queries WHERE account_id = %s AND id = %s",
+        (account_id, query_id),
+    ).fetchone()
     return LoggedSearch(row["namespace"], row["hit_count"]) if row else None
 
 
@@ -70,14 +98,17 @@ _SAME_QUESTION = """
           = lower(regexp_replace(btrim(r.query), '\\s+', ' ', 'g'))"""
 
 
-def same_question(conn: Conn, *, account_id: UUID, query_id: UUID, namespaces: list[str]) -> list[LoggedSearch]:
+def same_question(
+    conn: Conn, *, account_id: UUID, query_id: UUID, namespaces: list[str]
+) -> list[LoggedSearch]:
     """The account's other searches of the same question in the given layers."""
     rows = conn.execute(_SAME_QUESTION, {"id": query_id, "a": account_id, "ns": namespaces}).fetchall()
     return [LoggedSearch(r["namespace"], r["hit_count"]) for r in rows]
 
 
-def insert(conn: Conn, *, account_id: UUID, user_id: UUID | None, key_id: UUID | None, values: dict[str, Any]
-           ) -> Signal | None:
+def insert(
+    conn: Conn, *, account_id: UUID, user_id: UUID | None, key_id: UUID | None, values: dict[str, Any]
+) -> Signal | None:
     """Insert one signal; None when its idempotency key or its derived-daily slot is already taken."""
     row = conn.execute(
         f"""INSERT INTO knowledge_validation_signals (account_id, user_id, key_id, source_id, build_id, page_path,
@@ -87,25 +118,39 @@ def insert(conn: Conn, *, account_id: UUID, user_id: UUID | None, key_id: UUID |
                     %(skill_version_id)s, %(signal)s, %(direction)s, %(origin)s, %(cause)s, %(attribution_basis)s,
                     %(detail)s, %(idempotency_key)s, %(content_hash)s)
             ON CONFLICT DO NOTHING RETURNING {COLUMNS}""",
-        {"a": account_id, "u": user_id, "k": key_id, **values}).fetchone()
+        {"a": account_id, "u": user_id, "k": key_id, **values},
+    ).fetchone()
     return Signal.model_validate(row) if row else None
 
 
 def by_key(conn: Conn, *, account_id: UUID, key: str) -> tuple[Signal, str] | None:
-    row = conn.execute(f"""SELECT {COLUMNS}, content_hash FROM knowledge_validation_signals
-                           WHERE account_id = %s AND idempotency_key = %s""", (account_id, key)).fetchone()
+    row = conn.execute(
+        f"""SELECT {COLUMNS}, content_hash FROM knowledge_validation_signals
+                           WHERE account_id = %s AND idempotency_key = %s""",
+        (account_id, key),
+    ).fetchone()
     if row is None:
         return None
     content_hash = row.pop("content_hash")
     return Signal.model_validate(row), content_hash
 
 
-def list_signals(conn: Conn, *, account_id: UUID, filters: dict[str, Any], limit: int,
-                 offset: int) -> tuple[list[Signal], int]:
-    where = ["account_id = %(a)s"] + [f"{name} = %({name})s" for name, value in filters.items() if value is not None]
-    rows, total = paged(conn, columns=COLUMNS, table="knowledge_validation_signals", where=where,
-                        params={"a": account_id, **filters}, order_by="created_at DESC, id DESC", limit=limit,
-                        offset=offset)
+def list_signals(
+    conn: Conn, *, account_id: UUID, filters: dict[str, Any], limit: int, offset: int
+) -> tuple[list[Signal], int]:
+    where = ["account_id = %(a)s"] + [
+        f"{name} = %({name})s" for name, value in filters.items() if value is not None
+    ]
+    rows, total = paged(
+        conn,
+        columns=COLUMNS,
+        table="knowledge_validation_signals",
+        where=where,
+        params={"a": account_id, **filters},
+        order_by="created_at DESC, id DESC",
+        limit=limit,
+        offset=offset,
+    )
     return [Signal.model_validate(r) for r in rows], total
 
 
@@ -139,12 +184,21 @@ def summary(conn: Conn, *, account_id: UUID, source_id: UUID | None) -> dict[str
     params = {"a": account_id, "s": source_id}
     totals = conn.execute(_TOTALS, params).fetchone()
     assert totals is not None
-    groups = {name: [SignalCount.model_validate(r) for r in conn.execute(sql, params).fetchall()]
-              for name, sql in _GROUPS.items()}
-    return {**totals, "by_page": groups["page_path"], "by_cause": groups["cause"], "by_signal": groups["signal"]}
+    groups = {
+        name: [SignalCount.model_validate(r) for r in conn.execute(sql, params).fetchall()]
+        for name, sql in _GROUPS.items()
+    }
+    return {
+        **totals,
+        "by_page": groups["page_path"],
+        "by_cause": groups["cause"],
+        "by_signal": groups["signal"],
+    }
 
 
-def skill_patterns(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+def skill_patterns(
+    conn: Conn, *, account_id: UUID, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
     rows = conn.execute(
         """SELECT skill_version_id, count(*) FILTER (WHERE direction = 'negative') AS negative,
                   count(*) FILTER (WHERE direction = 'positive') AS positive,
@@ -156,7 +210,9 @@ def skill_patterns(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> 
            GROUP BY skill_version_id
            HAVING count(*) FILTER (WHERE direction = 'negative') > 0
            ORDER BY distinct_sources DESC, negative DESC, skill_version_id
-           LIMIT %(limit)s OFFSET %(offset)s""", {"a": account_id, "limit": limit, "offset": offset}).fetchall()
+           LIMIT %(limit)s OFFSET %(offset)s""",
+        {"a": account_id, "limit": limit, "offset": offset},
+    ).fetchall()
     total = rows[0]["_total"] if rows else _pattern_count(conn, account_id) if offset else 0
     return rows, total
 
@@ -165,7 +221,9 @@ def _pattern_count(conn: Conn, account_id: UUID) -> int:
     row = conn.execute(
         """SELECT count(*) AS n FROM (SELECT skill_version_id FROM knowledge_validation_signals
               WHERE account_id = %s AND skill_version_id IS NOT NULL GROUP BY skill_version_id
-              HAVING count(*) FILTER (WHERE direction = 'negative') > 0) g""", (account_id,)).fetchone()
+              HAVING count(*) FILTER (WHERE direction = 'negative') > 0) g""",
+        (account_id,),
+    ).fetchone()
     return row["n"] if row else 0
 
 
@@ -187,4 +245,6 @@ def idle_sources(conn: Conn, *, account_id: UUID, idle_days: int) -> list[dict[s
                                ON run.id = sel.run_id AND run.account_id = sel.account_id
                              WHERE sel.account_id = s.account_id AND sel.source_id = s.id
                                AND run.created_at > now() - make_interval(days => %(d)s))
-           ORDER BY s.id""", {"a": account_id, "d": idle_days}).fetchall()
+           ORDER BY s.id""",
+        {"a": account_id, "d": idle_days},
+    ).fetchall()

@@ -37,8 +37,9 @@ class SkillContract:
         return [r["id"] for r in self.contract["requirements"]]
 
 
-def compiled_contract(conn: Conn, *, account_id: UUID, version_id: UUID,
-                      field: str = "skill_version_id") -> SkillContract:
+def compiled_contract(
+    conn: Conn, *, account_id: UUID, version_id: UUID, field: str = "skill_version_id"
+) -> SkillContract:
     """The version's current compiled contract. A version that is not in this account is a 400 naming ``field``;
     one without a current artifact is a 409 (compile it); one whose SKILL.md declares no contract is a 400."""
     row = conn.execute(
@@ -52,11 +53,21 @@ def compiled_contract(conn: Conn, *, account_id: UUID, version_id: UUID,
     if row is None:
         raise invalid(field, "unknown skill version in this account")
     if not row["compiled"]:
-        raise Conflict("this skill version has no current compiled artifact (not compiled yet, or its SKILL.md "
-                       "frontmatter does not compile): POST /api/skills/compile with its skill_version_id "
-                       "(skills:rw), then discover again")
+        raise Conflict(
+            "this skill version has no current compiled artifact (not compiled yet, or its SKILL.md "
+            "frontmatter does not compile): POST /api/skills/compile with its skill_version_id "
+            "(skills:rw), then discover again"
+        )
     if row["knowledge_contract"] is None:
-        raise invalid(field, "this skill version declares no knowledge: contract in its SKILL.md frontmatter, so "
-                             "there is nothing to discover")
-    return SkillContract(skill_version_id=row["id"], skill_name=row["skill_name"], version=row["version"],
-                         contract=row["knowledge_contract"], identity=row["knowledge_contract_identity"])
+        raise invalid(
+            field,
+            "this skill version declares no knowledge: contract in its SKILL.md frontmatter, so "
+            "there is nothing to discover",
+        )
+    return SkillContract(
+        skill_version_id=row["id"],
+        skill_name=row["skill_name"],
+        version=row["version"],
+        contract=row["knowledge_contract"],
+        identity=row["knowledge_contract_identity"],
+    )

@@ -27,8 +27,10 @@ class Build:
         return self.status == "succeeded" and self.check_status == "passed"
 
     def unusable_reason(self) -> str:
-        return (f"is {self.status} with check {self.check_status}: only a succeeded build that passed check can "
-                "serve pages")
+        return (
+            f"is {self.status} with check {self.check_status}: only a succeeded build that passed check can "
+            "serve pages"
+        )
 
 
 def as_build_id(text: str | None) -> UUID | None:
@@ -49,5 +51,7 @@ def builds(conn: Conn, *, account_id: UUID, build_ids: Iterable[UUID]) -> dict[U
            WHERE account_id = %s AND id = ANY(%s)""",
         (account_id, ids),
     ).fetchall()
-    return {r["id"]: Build(r["id"], r["source_id"], r["source_revision_id"], r["status"], r["check_status"])
-            for r in rows}
+    return {
+        r["id"]: Build(r["id"], r["source_id"], r["source_revision_id"], r["status"], r["check_status"])
+        for r in rows
+    }

@@ -63,7 +63,7 @@ class CompileContext:
     long the invocation has left, and whether the lease is still this worker's."""
 
     account_id: UUID
-    attempt: int | None = None            # the queue's claim count; the build's own count when None
+    attempt: int | None = None  # the queue's claim count; the build's own count when None
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
     remaining_seconds: Callable[[], float] | None = None
     lease_lost: threading.Event | None = None
@@ -102,8 +102,9 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def compile_build(db: Database, build_id: UUID, ctx: CompileContext, *,
-                  client: ChatClient | None = None) -> CompileOutcome:
+def compile_build(
+    db: Database, build_id: UUID, ctx: CompileContext, *, client: ChatClient | None = None
+) -> CompileOutcome:
     inputs = _start(db, build_id, ctx)
     if inputs is None:
         return CompileOutcome(build_id, "skipped", "the build is not queued or running")
@@ -131,14 +132,29 @@ def _start(db: Database, build_id: UUID, ctx: CompileContext) -> _Inputs | None:
         if build is None or build["status"] not in ("queued", "running"):
             return None
         attempt = build["attempts"] + 1
-        repo.update_build(conn, account_id=a, build_id=build_id, changes={
-            "status": "running", "attempts": attempt, "started_at": build["started_at"] or _now()})
-        repo.add_events(conn, account_id=a, build_id=build_id, events=[
-            {"event_type": "attempt_started", "detail": f"attempt {ctx.attempt or attempt}",
-             "payload": {"attempt": ctx.attempt or attempt}}])
+        repo.update_build(
+            conn,
+            account_id=a,
+            build_id=build_id,
+            changes={"status": "running", "attempts": attempt, "started_at": build["started_at"] or _now()},
+        )
+        repo.add_events(
+            conn,
+            account_id=a,
+            build_id=build_id,
+            events=[
+                {
+                    "event_type": "attempt_started",
+                    "detail": f"attempt {ctx.attempt or attempt}",
+                    "payload": {"attempt": ctx.attempt or attempt},
+                }
+            ],
+        )
         build = {**build, "attempts": attempt, "status": "running"}
         manifest = KnowledgeManifest.model_validate(
-            repo.revision_manifest(conn, account_id=a, revision_id=build["source_revision_id"]) or {"name": "wiki"})
+            repo.revision_manifest(conn, account_id=a, revision_id=build["source_revision_id"])
+            or {"name": "wiki"}
+        )
         profile = repo.profile(conn, account_id=a, profile_version_id=build["profile_version_id"])
         docs = repo.documents(conn, account_id=a, revision_id=build["source_revision_id"])
         parent_pages, impact = None, None
@@ -154,14 +170,22 @@ def _start(db: Database, build_id: UUID, ctx: CompileContext) -> _Inputs | None:
             if build["mode"] == "incremental":
                 parent = repo.build_row(conn, account_id=a, build_id=build["parent_build_id"])
                 assert parent is not None
-                before = {d["path"]: d["sha256"]
-                          for d in repo.documents(conn, account_id=a, revision_id=parent["source_revision_id"])}
+                before = {
+                    d["path"]: d["sha256"]
+                    for d in repo.documents(conn, account_id=a, revision_id=parent["source_revision_id"])
+                }
                 changes = diff_documents(before, {d["path"]: d["sha256"] for d in docs})
                 impact = impact_set(changes, parent_pages)
     s = profile.settings
-    kb = KnowledgeBase(name=manifest.name, description=manifest.description, language=manifest.language,
-                       citation_policy=s.citation_policy, allowed_page_kinds=s.allowed_page_kinds,
-                       allowed_link_types=s.allowed_link_types, max_pages=s.max_pages)
+    kb = KnowledgeBase(
+        name=manifest.name,
+        description=manifest.description,
+        language=manifest.language,
+        citation_policy=s.citation_policy,
+        allowed_page_kinds=s.allowed_page_kinds,
+        allowed_link_types=s.allowed_link_types,
+        max_pages=s.max_pages,
+    )
     return _Inputs(build, attempt, kb, docs, profile, parent_pages, impact, refused)
 
 
@@ -176,16 +200,23 @@ def _prompt_documents(inputs: _Inputs, plan_pages: set[str]) -> list[PromptDocum
     return [PromptDocument(d["path"], d["content"]) for d in texts if d["path"] in needed]
 
 
-def _run(db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inputs, chat: ChatClient) -> CompileOutcome:
+def _run(
+    db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inputs, chat: ChatClient
+) -> CompileOutcome:
     impact = inputs.impact
     plan: Plan | None = None
     parent_paths = [p["path"] for p in inputs.parent_pages or [] if p["path"] not in RESERVED_PATHS]
     if impact is not None:
-        plan = Plan(existing=tuple(parent_paths), rewrite=tuple(sorted(impact.scheduled)),
-                    changed=impact.changes.listing())
+        plan = Plan(
+            existing=tuple(parent_paths),
+            rewrite=tuple(sorted(impact.scheduled)),
+            changed=impact.changes.listing(),
+        )
     reply: ChatReply | None = None
     if plan is None or plan.rewrite or (impact is not None and impact.changes.added):
-        messages = build_messages(inputs.kb, _prompt_documents(inputs, set(plan.rewrite) if plan else set()), plan)
+        messages = build_messages(
+            inputs.kb, _prompt_documents(inputs, set(plan.rewrite) if plan else set()), plan
+        )
         timeout = chat.config.timeout_s
         if ctx.remaining_seconds is not None:
             timeout = max(1.0, min(timeout, ctx.remaining_seconds() - _TIMEOUT_MARGIN_S))
@@ -212,27 +243,37 @@ def _report(ctx: CompileContext, usage: Usage, prices: Prices) -> None:
         ctx.report_usage(usage, usage.cost_micros(prices))
 
 
-def _usage_entry(inputs: _Inputs, ctx: CompileContext, usage: Usage, prices: Prices, outcome: str,
-                 error: str | None) -> dict[str, Any]:
-    return {"attempt": ctx.attempt or inputs.attempt, "input_tokens": usage.prompt_tokens,
-            "output_tokens": usage.completion_tokens, "cost_micros": usage.cost_micros(prices),
-            "outcome": outcome, "error": error}
+def _usage_entry(
+    inputs: _Inputs, ctx: CompileContext, usage: Usage, prices: Prices, outcome: str, error: str | None
+) -> dict[str, Any]:
+    return {
+        "attempt": ctx.attempt or inputs.attempt,
+        "input_tokens": usage.prompt_tokens,
+        "output_tokens": usage.completion_tokens,
+        "cost_micros": usage.cost_micros(prices),
+        "outcome": outcome,
+        "error": error,
+    }
 
 
 def _spend(inputs: _Inputs, entry: dict[str, Any], prices: Prices) -> dict[str, Any]:
     b = inputs.build
-    return {"attempt_usage": [*b["attempt_usage"], entry],
-            "input_tokens": b["input_tokens"] + entry["input_tokens"],
-            "output_tokens": b["output_tokens"] + entry["output_tokens"],
-            "cost_micros": b["cost_micros"] + entry["cost_micros"], "cost_priced": prices.priced}
+    return {
+        "attempt_usage": [*b["attempt_usage"], entry],
+        "input_tokens": b["input_tokens"] + entry["input_tokens"],
+        "output_tokens": b["output_tokens"] + entry["output_tokens"],
+        "cost_micros": b["cost_micros"] + entry["cost_micros"],
+        "cost_priced": prices.priced,
+    }
 
 
 def _guarded(conn: Conn, ctx: CompileContext) -> bool:
     return ctx.owns_lease is None or ctx.owns_lease(conn)
 
 
-def _failed_call(db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inputs, exc: ChatError,
-                 prices: Prices) -> CompileOutcome:
+def _failed_call(
+    db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inputs, exc: ChatError, prices: Prices
+) -> CompileOutcome:
     attempt = ctx.attempt or inputs.attempt
     retry = exc.retryable and attempt < ctx.max_attempts
     entry = _usage_entry(inputs, ctx, exc.usage, prices, "retry" if retry else "failed", exc.reason)
@@ -243,70 +284,144 @@ def _failed_call(db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inp
     with db.tenant(a) as conn:
         if not _guarded(conn, ctx):
             return CompileOutcome(build_id, "lease_lost", "the lease was lost")
-        if not repo.update_build(conn, account_id=a, build_id=build_id, expect_status="running",
-                                 expect_attempts=inputs.attempt,
-                                 changes={**_spend(inputs, entry, prices), "status": "queued", "error": exc.reason}):
+        if not repo.update_build(
+            conn,
+            account_id=a,
+            build_id=build_id,
+            expect_status="running",
+            expect_attempts=inputs.attempt,
+            changes={**_spend(inputs, entry, prices), "status": "queued", "error": exc.reason},
+        ):
             return CompileOutcome(build_id, "lease_lost", "another attempt owns the build")
-        repo.add_events(conn, account_id=a, build_id=build_id, events=[{
-            "event_type": "attempt_failed", "detail": exc.reason,
-            "payload": {"attempt": attempt, "class": exc.kind, "retryable": True}}])
+        repo.add_events(
+            conn,
+            account_id=a,
+            build_id=build_id,
+            events=[
+                {
+                    "event_type": "attempt_failed",
+                    "detail": exc.reason,
+                    "payload": {"attempt": attempt, "class": exc.kind, "retryable": True},
+                }
+            ],
+        )
     retry_after = exc.retry_after if isinstance(exc, HttpStatusError) else None
     logger.info("wiki compile attempt failed, retrying", extra={"build_id": str(build_id), "class": exc.kind})
-    return CompileOutcome(build_id, "retry", exc.reason, retry_after, usage=exc.usage,
-                          cost_micros=entry["cost_micros"])
+    return CompileOutcome(
+        build_id, "retry", exc.reason, retry_after, usage=exc.usage, cost_micros=entry["cost_micros"]
+    )
 
 
-def _finish_failed(db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inputs, usage: Usage,
-                   prices: Prices, reason: str, kind: str, *, entry: dict[str, Any] | None = None,
-                   failures: list[Failure] | None = None,
-                   extra_events: list[dict[str, Any]] | None = None) -> CompileOutcome:
+def _finish_failed(
+    db: Database,
+    build_id: UUID,
+    ctx: CompileContext,
+    inputs: _Inputs,
+    usage: Usage,
+    prices: Prices,
+    reason: str,
+    kind: str,
+    *,
+    entry: dict[str, Any] | None = None,
+    failures: list[Failure] | None = None,
+    extra_events: list[dict[str, Any]] | None = None,
+) -> CompileOutcome:
     a = ctx.account_id
     entry = entry or _usage_entry(inputs, ctx, usage, prices, "failed", reason)
-    changes: dict[str, Any] = {**_spend(inputs, entry, prices), "status": "failed", "error": reason,
-                               "finished_at": _now()}
+    changes: dict[str, Any] = {
+        **_spend(inputs, entry, prices),
+        "status": "failed",
+        "error": reason,
+        "finished_at": _now(),
+    }
     if failures is not None:
         changes |= {"check_status": "failed", "check_failures": [f.as_dict() for f in failures]}
     if inputs.impact is not None:
         changes["impact"] = inputs.impact.as_dict()
-    events = [*(extra_events or []), {"event_type": "check_failed" if failures else "attempt_failed", "detail": reason,
-               "payload": {"class": kind, "retryable": False,
-                           **({"failures": [f.as_dict() for f in failures]} if failures else {})}},
-              {"event_type": "build_failed", "detail": reason}]
+    events = [
+        *(extra_events or []),
+        {
+            "event_type": "check_failed" if failures else "attempt_failed",
+            "detail": reason,
+            "payload": {
+                "class": kind,
+                "retryable": False,
+                **({"failures": [f.as_dict() for f in failures]} if failures else {}),
+            },
+        },
+        {"event_type": "build_failed", "detail": reason},
+    ]
     with db.tenant(a) as conn:
         if not _guarded(conn, ctx):
             return CompileOutcome(build_id, "lease_lost", "the lease was lost")
-        if not repo.update_build(conn, account_id=a, build_id=build_id, expect_status="running",
-                                 expect_attempts=inputs.attempt, changes={"error": reason}):
+        if not repo.update_build(
+            conn,
+            account_id=a,
+            build_id=build_id,
+            expect_status="running",
+            expect_attempts=inputs.attempt,
+            changes={"error": reason},
+        ):
             return CompileOutcome(build_id, "lease_lost", "another attempt owns the build")
         repo.add_events(conn, account_id=a, build_id=build_id, events=events)
         repo.update_build(conn, account_id=a, build_id=build_id, changes=changes)
-    return CompileOutcome(build_id, "failed", reason, failures=tuple(failures or ()), usage=usage,
-                          cost_micros=entry["cost_micros"])
+    return CompileOutcome(
+        build_id,
+        "failed",
+        reason,
+        failures=tuple(failures or ()),
+        usage=usage,
+        cost_micros=entry["cost_micros"],
+    )
 
 
 def _page(raw: Any) -> DraftPage:
-    return DraftPage(path=raw.path, kind=raw.kind, title=raw.title, content=raw.content,
-                     citations=list(raw.citations), links=list(raw.links))
+    return DraftPage(
+        path=raw.path,
+        kind=raw.kind,
+        title=raw.title,
+        content=raw.content,
+        citations=list(raw.citations),
+        links=list(raw.links),
+    )
 
 
 def _carried(page: dict[str, Any], parent_id: UUID) -> DraftPage:
     return DraftPage(
-        path=page["path"], kind=page["kind"], title=page["title"], content=page["content"],
-        citations=[CitationIn(c["document_path"], c["heading_path"], c["claim"], c["excerpt"])
-                   for c in page["citations"]],
+        path=page["path"],
+        kind=page["kind"],
+        title=page["title"],
+        content=page["content"],
+        citations=[
+            CitationIn(c["document_path"], c["heading_path"], c["claim"], c["excerpt"])
+            for c in page["citations"]
+        ],
         links=[LinkIn(link["target_path"], link["link_type"]) for link in page["links"]],
-        derived_from_build_id=page["derived_from_build_id"] or parent_id)
+        derived_from_build_id=page["derived_from_build_id"] or parent_id,
+    )
 
 
-def _outcome(db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inputs, parsed: ParsedReply | None,
-             usage: Usage, prices: Prices) -> CompileOutcome:
+def _outcome(
+    db: Database,
+    build_id: UUID,
+    ctx: CompileContext,
+    inputs: _Inputs,
+    parsed: ParsedReply | None,
+    usage: Usage,
+    prices: Prices,
+) -> CompileOutcome:
     build = inputs.build
     screened = screen(parsed, {p["path"] for p in inputs.parent_pages or []}) if parsed else Screened()
     written = [_page(raw) for raw in screened.kept]
     deleted = set(screened.deleted)
-    events = screened.rejected + [{"event_type": "page_rejected", "page_path": page["path"],
-                                   "detail": f"carried over from the parent build, but {why}"}
-                                  for page, why in inputs.refused_parents]
+    events = screened.rejected + [
+        {
+            "event_type": "page_rejected",
+            "page_path": page["path"],
+            "detail": f"carried over from the parent build, but {why}",
+        }
+        for page, why in inputs.refused_parents
+    ]
     pages = list(written)
     plan: IncrementalPlan | None = None
     parent_count: int | None = None
@@ -322,39 +437,87 @@ def _outcome(db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inputs,
         plan = IncrementalPlan(
             scheduled=inputs.impact.scheduled,
             parent_hashes={p["path"]: p["content_hash"] for p in inputs.parent_pages},
-            written={p.path: content_hash(p.content) for p in written}, deleted=deleted)
+            written={p.path: content_hash(p.content) for p in written},
+            deleted=deleted,
+        )
     pages.append(index_page(pages, inputs.kb.name))
     tokens = build["input_tokens"] + build["output_tokens"] + usage.total_tokens
-    failures = check(CheckInput(pages=pages, profile=inputs.profile.settings,
-                                document_paths={d["path"] for d in inputs.documents}, tokens=tokens,
-                                parent_page_count=parent_count, plan=plan))
+    failures = check(
+        CheckInput(
+            pages=pages,
+            profile=inputs.profile.settings,
+            document_paths={d["path"] for d in inputs.documents},
+            tokens=tokens,
+            parent_page_count=parent_count,
+            plan=plan,
+        )
+    )
     if failures:
         reason = f"check failed: {len(failures)} failure(s), first {failures[0].rule}"
-        return _finish_failed(db, build_id, ctx, inputs, usage, prices, reason, "check", failures=failures,
-                              entry=_usage_entry(inputs, ctx, usage, prices, "check_failed", reason),
-                              extra_events=events)
+        return _finish_failed(
+            db,
+            build_id,
+            ctx,
+            inputs,
+            usage,
+            prices,
+            reason,
+            "check",
+            failures=failures,
+            entry=_usage_entry(inputs, ctx, usage, prices, "check_failed", reason),
+            extra_events=events,
+        )
     return _succeed(db, build_id, ctx, inputs, pages, written, deleted, events, usage, prices)
 
 
-def _succeed(db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inputs, pages: list[DraftPage],
-             written: list[DraftPage], deleted: set[str], events: list[dict[str, Any]], usage: Usage,
-             prices: Prices) -> CompileOutcome:
+def _succeed(
+    db: Database,
+    build_id: UUID,
+    ctx: CompileContext,
+    inputs: _Inputs,
+    pages: list[DraftPage],
+    written: list[DraftPage],
+    deleted: set[str],
+    events: list[dict[str, Any]],
+    usage: Usage,
+    prices: Prices,
+) -> CompileOutcome:
     written_paths = {p.path for p in written}
     for page in sorted(pages, key=lambda p: p.path):
         if page.path in written_paths:
             events.append({"event_type": "page_written", "page_path": page.path})
         elif page.derived_from_build_id is not None:
-            events.append({"event_type": "page_carried_over", "page_path": page.path,
-                           "payload": {"derived_from_build_id": str(page.derived_from_build_id)}})
+            events.append(
+                {
+                    "event_type": "page_carried_over",
+                    "page_path": page.path,
+                    "payload": {"derived_from_build_id": str(page.derived_from_build_id)},
+                }
+            )
     events += [{"event_type": "page_deleted", "page_path": p} for p in sorted(deleted)]
-    events += [{"event_type": "index_generated", "page_path": "wiki/index.md",
-                "detail": f"{len(pages) - 1} pages linked"},
-               {"event_type": "check_passed", "detail": f"{len(pages)} pages"}]
+    events += [
+        {
+            "event_type": "index_generated",
+            "page_path": "wiki/index.md",
+            "detail": f"{len(pages) - 1} pages linked",
+        },
+        {"event_type": "check_passed", "detail": f"{len(pages)} pages"},
+    ]
     entry = _usage_entry(inputs, ctx, usage, prices, "succeeded", None)
     reused = sum(1 for p in pages if p.derived_from_build_id is not None)
-    rows = [{"path": p.path, "kind": p.kind, "title": p.title, "content": p.content,
-             "content_hash": content_hash(p.content), "derived_from_build_id": p.derived_from_build_id,
-             "citations": p.citations, "links": p.links} for p in pages]
+    rows = [
+        {
+            "path": p.path,
+            "kind": p.kind,
+            "title": p.title,
+            "content": p.content,
+            "content_hash": content_hash(p.content),
+            "derived_from_build_id": p.derived_from_build_id,
+            "citations": p.citations,
+            "links": p.links,
+        }
+        for p in pages
+    ]
     try:
         _write_success(db, build_id, ctx, inputs, rows, written, reused, events, entry, prices)
     except _Superseded as exc:  # rolled back: nothing of this attempt is written
@@ -366,39 +529,75 @@ class _Superseded(Exception):
     """This attempt no longer owns the build; raised inside the outcome transaction to roll it back."""
 
 
-def _write_success(db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inputs, rows: list[dict[str, Any]],
-                   written: list[DraftPage], reused: int, events: list[dict[str, Any]], entry: dict[str, Any],
-                   prices: Prices) -> None:
+def _write_success(
+    db: Database,
+    build_id: UUID,
+    ctx: CompileContext,
+    inputs: _Inputs,
+    rows: list[dict[str, Any]],
+    written: list[DraftPage],
+    reused: int,
+    events: list[dict[str, Any]],
+    entry: dict[str, Any],
+    prices: Prices,
+) -> None:
     a = ctx.account_id
     build = inputs.build
     review_job = index_job = None
-    with (ctx.success_tx() if ctx.success_tx else db.tenant(a)) as conn:
+    with ctx.success_tx() if ctx.success_tx else db.tenant(a) as conn:
         if not _guarded(conn, ctx):
             raise _Superseded("the lease was lost")
-        if not repo.update_build(conn, account_id=a, build_id=build_id, expect_status="running",
-                                 expect_attempts=inputs.attempt, changes={"error": None}):
+        if not repo.update_build(
+            conn,
+            account_id=a,
+            build_id=build_id,
+            expect_status="running",
+            expect_attempts=inputs.attempt,
+            changes={"error": None},
+        ):
             raise _Superseded("another attempt owns the build")
         doc_ids = {d["path"]: d["id"] for d in inputs.documents}
         activate = build["activate_on_success"]
-        final = [{"event_type": "build_succeeded",
-                  "detail": f"{len(written)} pages written, {reused} carried over"}]
+        final = [
+            {
+                "event_type": "build_succeeded",
+                "detail": f"{len(written)} pages written, {reused} carried over",
+            }
+        ]
         if activate:
             final.append({"event_type": "build_activated", "detail": "activate_on_success"})
         repo.add_events(conn, account_id=a, build_id=build_id, events=events + final)
         log = log_page(repo.events(conn, account_id=a, build_id=build_id)[0])
-        rows.append({"path": log.path, "kind": log.kind, "title": log.title, "content": log.content,
-                     "content_hash": content_hash(log.content), "derived_from_build_id": None, "citations": [],
-                     "links": []})
+        rows.append(
+            {
+                "path": log.path,
+                "kind": log.kind,
+                "title": log.title,
+                "content": log.content,
+                "content_hash": content_hash(log.content),
+                "derived_from_build_id": None,
+                "citations": [],
+                "links": [],
+            }
+        )
         repo.insert_pages(conn, account_id=a, build_id=build_id, pages=rows, document_ids=doc_ids)
-        changes: dict[str, Any] = {**_spend(inputs, entry, prices), "status": "succeeded", "check_status": "passed",
-                                   "check_failures": [], "pages_written": len(written),
-                                   "pages_reused": reused, "finished_at": _now()}
+        changes: dict[str, Any] = {
+            **_spend(inputs, entry, prices),
+            "status": "succeeded",
+            "check_status": "passed",
+            "check_failures": [],
+            "pages_written": len(written),
+            "pages_reused": reused,
+            "finished_at": _now(),
+        }
         if inputs.impact is not None:
             changes["impact"] = inputs.impact.as_dict()
         repo.update_build(conn, account_id=a, build_id=build_id, changes=changes)
         if activate:
             repo.set_active_build(conn, account_id=a, source_id=build["source_id"], build_id=build_id)
-            review_job = enqueue_review(conn, account_id=a, build_id=build_id)  # issue 15: review after activation
+            review_job = enqueue_review(
+                conn, account_id=a, build_id=build_id
+            )  # issue 15: review after activation
             index_job = reindex.enqueue(conn, account_id=a, source_id=build["source_id"])
     if review_job is not None:
         jobs.wake(review_job)

@@ -61,10 +61,18 @@ def path_refusal(path: str) -> str | None:
     if len(path) > MAX_PATH_CHARS:
         return f"longer than {MAX_PATH_CHARS} characters"
     segments = path.split("/")
-    if (len(segments) < 2 or segments[0] != "wiki" or not path.endswith(".md") or len(segments[-1]) <= 3
-            or not all(_segment_ok(s) for s in segments[1:]) or unicodedata.normalize("NFKC", path) != path):
-        return ("not a canonical wiki/<name>.md path (segments of letters, digits, '-', '_' and '.', "
-                "not starting with '.')")
+    if (
+        len(segments) < 2
+        or segments[0] != "wiki"
+        or not path.endswith(".md")
+        or len(segments[-1]) <= 3
+        or not all(_segment_ok(s) for s in segments[1:])
+        or unicodedata.normalize("NFKC", path) != path
+    ):
+        return (
+            "not a canonical wiki/<name>.md path (segments of letters, digits, '-', '_' and '.', "
+            "not starting with '.')"
+        )
     return None
 
 
@@ -93,12 +101,18 @@ def screen(reply: ParsedReply, parent_paths: Set[str]) -> Screened:
         if why is None:
             out.kept.append(page)
         else:
-            out.rejected.append({"event_type": "page_rejected", "page_path": page.path[:MAX_PATH_CHARS],
-                                 "detail": why})
+            out.rejected.append(
+                {"event_type": "page_rejected", "page_path": page.path[:MAX_PATH_CHARS], "detail": why}
+            )
     for path in reply.deleted:
         if path in parent_paths and not is_reserved(path):
             out.deleted.append(path)
         else:
-            out.rejected.append({"event_type": "page_rejected", "page_path": path[:MAX_PATH_CHARS],
-                                 "detail": "listed in deleted, but not a page of the parent build"})
+            out.rejected.append(
+                {
+                    "event_type": "page_rejected",
+                    "page_path": path[:MAX_PATH_CHARS],
+                    "detail": "listed in deleted, but not a page of the parent build",
+                }
+            )
     return out

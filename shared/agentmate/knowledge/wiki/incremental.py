@@ -38,17 +38,22 @@ class DocumentChanges:
 @dataclass(frozen=True, slots=True)
 class ImpactSet:
     changes: DocumentChanges
-    citing: tuple[str, ...]    # pages citing a changed or removed document
-    linking: tuple[str, ...]   # one hop: pages linking to those
+    citing: tuple[str, ...]  # pages citing a changed or removed document
+    linking: tuple[str, ...]  # one hop: pages linking to those
 
     @property
     def scheduled(self) -> frozenset[str]:
         return frozenset(self.citing) | frozenset(self.linking)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"documents_added": list(self.changes.added), "documents_changed": list(self.changes.changed),
-                "documents_removed": list(self.changes.removed), "pages_citing_changes": list(self.citing),
-                "pages_linking_to_those": list(self.linking), "scheduled": sorted(self.scheduled)}
+        return {
+            "documents_added": list(self.changes.added),
+            "documents_changed": list(self.changes.changed),
+            "documents_removed": list(self.changes.removed),
+            "pages_citing_changes": list(self.citing),
+            "pages_linking_to_those": list(self.linking),
+            "scheduled": sorted(self.scheduled),
+        }
 
 
 def diff_documents(parent: Mapping[str, str], current: Mapping[str, str]) -> DocumentChanges:
@@ -56,7 +61,8 @@ def diff_documents(parent: Mapping[str, str], current: Mapping[str, str]) -> Doc
     return DocumentChanges(
         added=tuple(sorted(p for p in current if p not in parent)),
         changed=tuple(sorted(p for p in current if p in parent and parent[p] != current[p])),
-        removed=tuple(sorted(p for p in parent if p not in current)))
+        removed=tuple(sorted(p for p in parent if p not in current)),
+    )
 
 
 def impact_set(changes: DocumentChanges, parent_pages: Sequence[dict[str, Any]]) -> ImpactSet:
@@ -65,6 +71,9 @@ def impact_set(changes: DocumentChanges, parent_pages: Sequence[dict[str, Any]])
     touched = changes.touched
     citing = sorted(p["path"] for p in pages if any(c["document_path"] in touched for c in p["citations"]))
     cited = set(citing)
-    linking = sorted(p["path"] for p in pages
-                     if p["path"] not in cited and any(link["target_path"] in cited for link in p["links"]))
+    linking = sorted(
+        p["path"]
+        for p in pages
+        if p["path"] not in cited and any(link["target_path"] in cited for link in p["links"])
+    )
     return ImpactSet(changes, tuple(citing), tuple(linking))

@@ -30,13 +30,22 @@ def run(ctx: jobs.RunContext) -> dict[str, Any] | None:
         raise jobs.Permanent("a wiki_compile job names its build as subject_id")
     if ctx.shutdown.is_set():
         raise jobs.Yield("shutting down before the compile started")
-    outcome = compile_build(get_database(), build_id, CompileContext(
-        account_id=job.account_id, attempt=job.attempts, max_attempts=job.max_attempts,
-        remaining_seconds=ctx.remaining_seconds, lease_lost=ctx.lease_lost,
-        owns_lease=lambda _conn: not ctx.lease_lost.is_set(),
-        success_tx=lambda: ctx.finish({"build_id": str(build_id)}),
-        report_usage=lambda usage, cost: ctx.add_usage(input_tokens=usage.prompt_tokens,
-                                                       output_tokens=usage.completion_tokens, cost_micros=cost)))
+    outcome = compile_build(
+        get_database(),
+        build_id,
+        CompileContext(
+            account_id=job.account_id,
+            attempt=job.attempts,
+            max_attempts=job.max_attempts,
+            remaining_seconds=ctx.remaining_seconds,
+            lease_lost=ctx.lease_lost,
+            owns_lease=lambda _conn: not ctx.lease_lost.is_set(),
+            success_tx=lambda: ctx.finish({"build_id": str(build_id)}),
+            report_usage=lambda usage, cost: ctx.add_usage(
+                input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens, cost_micros=cost
+            ),
+        ),
+    )
     if outcome.status == "retry":
         raise jobs.Retryable(outcome.reason or "retryable model failure", retry_after=outcome.retry_after)
     if outcome.status == "failed":
@@ -56,24 +65,52 @@ def on_change(conn: Conn, job: jobs.Job) -> None:
     if job.status == "running" and build["status"] == "running":
         # A claim of a build still marked running: the previous attempt's worker stopped renewing its lease
         # (killed, or partitioned away) and its lease expired. Nothing of that attempt was written; say so.
-        repo.add_events(conn, account_id=job.account_id, build_id=job.subject_id, events=[{
-            "event_type": "attempt_abandoned",
-            "detail": f"attempt {build['attempts']} stopped renewing its lease (its worker died or was cut off); "
-                      f"attempt {job.attempts} takes the build over",
-            "payload": {"job_id": str(job.id), "abandoned_attempt": build["attempts"], "attempt": job.attempts}}])
+        repo.add_events(
+            conn,
+            account_id=job.account_id,
+            build_id=job.subject_id,
+            events=[
+                {
+                    "event_type": "attempt_abandoned",
+                    "detail": f"attempt {build['attempts']} stopped renewing its lease (its worker died or was cut off); "
+                    f"attempt {job.attempts} takes the build over",
+                    "payload": {
+                        "job_id": str(job.id),
+                        "abandoned_attempt": build["attempts"],
+                        "attempt": job.attempts,
+                    },
+                }
+            ],
+        )
         return
     if job.status == "queued" and build["status"] == "running":
         changes = {"status": "queued"}
     elif job.status == "failed":
-        changes = {"status": "failed", "error": job.last_error or "the compile job failed",
-                   "finished_at": job.finished_at}
+        changes = {
+            "status": "failed",
+            "error": job.last_error or "the compile job failed",
+            "finished_at": job.finished_at,
+        }
     elif job.status == "cancelled":
-        changes = {"status": "cancelled", "error": job.last_error or "cancelled", "finished_at": job.finished_at}
+        changes = {
+            "status": "cancelled",
+            "error": job.last_error or "cancelled",
+            "finished_at": job.finished_at,
+        }
     if changes is None:
         return
-    repo.add_events(conn, account_id=job.account_id, build_id=job.subject_id, events=[{
-        "event_type": f"job_{job.status}", "detail": job.last_error or "",
-        "payload": {"job_id": str(job.id), "attempts": job.attempts}}])
+    repo.add_events(
+        conn,
+        account_id=job.account_id,
+        build_id=job.subject_id,
+        events=[
+            {
+                "event_type": f"job_{job.status}",
+                "detail": job.last_error or "",
+                "payload": {"job_id": str(job.id), "attempts": job.attempts},
+            }
+        ],
+    )
     repo.update_build(conn, account_id=job.account_id, build_id=job.subject_id, changes=changes)
 
 
@@ -88,14 +125,19 @@ def run_index(ctx: jobs.RunContext) -> dict[str, Any]:
         raise jobs.Permanent("a wiki_index job names its knowledge source as subject_id")
     if ctx.stopping:
         raise jobs.Yield("stopping before the index started")
-    outcome = retrieval.sync_source(ctx.db, get_retrieval(), ctx.job.account_id, source_id,
-                                    force=ctx.job.attempts > 1)
+    outcome = retrieval.sync_source(
+        ctx.db, get_retrieval(), ctx.job.account_id, source_id, force=ctx.job.attempts > 1
+    )
     if outcome is None:
         return {"status": "up_to_date"}
     if outcome.status == "partial":
-        raise jobs.Retryable(f"{outcome.failed_chunks} of {outcome.chunks} chunks failed to index: {outcome.error}")
+        raise jobs.Retryable(
+            f"{outcome.failed_chunks} of {outcome.chunks} chunks failed to index: {outcome.error}"
+        )
     return outcome.model_dump(mode="json")
 
 
-jobs.register(JOB_KIND, run, timeout_seconds=lambda: get_settings().compiler_timeout_seconds, on_change=on_change)
+jobs.register(
+    JOB_KIND, run, timeout_seconds=lambda: get_settings().compiler_timeout_seconds, on_change=on_change
+)
 jobs.register(INDEX_JOB_KIND, run_index, timeout_seconds=INDEX_TIMEOUT_S)

@@ -16,9 +16,22 @@ DEFAULT_PROFILE = "default"
 
 @dataclass(frozen=True, slots=True)
 class ProfileSettings:
-    allowed_page_kinds: tuple[str, ...] = ("summary", "entity", "concept", "overview", "synthesis", "index", "log")
-    allowed_link_types: tuple[str, ...] = ("references", "contradicts", "supersedes", "elaborates",
-                                           "mentions_entity")
+    allowed_page_kinds: tuple[str, ...] = (
+        "summary",
+        "entity",
+        "concept",
+        "overview",
+        "synthesis",
+        "index",
+        "log",
+    )
+    allowed_link_types: tuple[str, ...] = (
+        "references",
+        "contradicts",
+        "supersedes",
+        "elaborates",
+        "mentions_entity",
+    )
     citation_policy: str = "required"
     max_pages: int = 200
     max_page_chars: int = 20_000
@@ -40,11 +53,20 @@ class Profile:
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Profile:
         drift = row["max_page_count_drift"]
-        return cls(id=row["id"], name=row["name"], version=row["version"], settings=ProfileSettings(
-            allowed_page_kinds=tuple(row["allowed_page_kinds"]), allowed_link_types=tuple(row["allowed_link_types"]),
-            citation_policy=row["citation_policy"], max_pages=row["max_pages"],
-            max_page_chars=row["max_page_chars"], max_build_tokens=row["max_build_tokens"],
-            max_page_count_drift=float(drift)))
+        return cls(
+            id=row["id"],
+            name=row["name"],
+            version=row["version"],
+            settings=ProfileSettings(
+                allowed_page_kinds=tuple(row["allowed_page_kinds"]),
+                allowed_link_types=tuple(row["allowed_link_types"]),
+                citation_policy=row["citation_policy"],
+                max_pages=row["max_pages"],
+                max_page_chars=row["max_page_chars"],
+                max_build_tokens=row["max_build_tokens"],
+                max_page_count_drift=float(drift),
+            ),
+        )
 
 
 # The platform's settings per profile name a manifest may declare; unknown names use the default rules.

@@ -64,18 +64,22 @@ class KnowledgeBase:
     max_pages: int
 
 
-def build_messages(kb: KnowledgeBase, documents: Sequence[PromptDocument], plan: Plan | None = None
-                   ) -> list[dict[str, str]]:
+def build_messages(
+    kb: KnowledgeBase, documents: Sequence[PromptDocument], plan: Plan | None = None
+) -> list[dict[str, str]]:
     lines = ["KNOWLEDGE BASE", f"name: {kb.name}"]
     if kb.description:
         lines.append(f"description: {kb.description}")
     if kb.language:
         lines.append(f"language: {kb.language}")
-    lines += [f"citation_policy: {kb.citation_policy}",
-              f"allowed_page_kinds: {', '.join(k for k in kb.allowed_page_kinds if k not in ('index', 'log'))}",
-              f"allowed_link_types: {', '.join(kb.allowed_link_types)}",
-              f"max_pages: {kb.max_pages}",
-              f"mode: {'incremental' if plan else 'full'}", ""]
+    lines += [
+        f"citation_policy: {kb.citation_policy}",
+        f"allowed_page_kinds: {', '.join(k for k in kb.allowed_page_kinds if k not in ('index', 'log'))}",
+        f"allowed_link_types: {', '.join(kb.allowed_link_types)}",
+        f"max_pages: {kb.max_pages}",
+        f"mode: {'incremental' if plan else 'full'}",
+        "",
+    ]
     if plan is not None:
         lines.append("EXISTING PAGES (link to any of them; change only the pages to rewrite):")
         lines += [f"- {p}" for p in plan.existing] or ["(none)"]
@@ -141,7 +145,7 @@ def unfence(text: str) -> str:
     newline = stripped.find("\n")
     if newline == -1 or not set(stripped[3:newline].rstrip()) <= _FENCE_LANGUAGE:
         return text
-    body = stripped[newline + 1:-3]
+    body = stripped[newline + 1 : -3]
     return body[:-1] if body.endswith("\n") else body
 
 
@@ -155,7 +159,9 @@ def _text(value: Any, limit: int = _TEXT_LIMIT) -> str:
 
 
 def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []  # a model's "citations": "none" is no citations, not a crash
+    return (
+        value if isinstance(value, list) else []
+    )  # a model's "citations": "none" is no citations, not a crash
 
 
 def parse_reply(text: str) -> ParsedReply:
@@ -169,14 +175,31 @@ def parse_reply(text: str) -> ParsedReply:
     for i, raw in enumerate(data["pages"]):
         if not isinstance(raw, dict):
             raise InvalidReply(f"pages[{i}] is not an object")
-        citations = [CitationIn(path=_text(c.get("path"), 512), heading_path=_text(c.get("heading_path"), 1000),
-                                claim=_text(c.get("claim"), 2000), excerpt=_text(c.get("excerpt"), 2000))
-                     for c in _list(raw.get("citations")) if isinstance(c, dict)]
-        links = [LinkIn(target=_text(link.get("target"), 512), type=_text(link.get("type"), 64))
-                 for link in _list(raw.get("links")) if isinstance(link, dict)]
-        pages.append(PageIn(path=_text(raw.get("path"), 512).strip(), kind=_text(raw.get("kind"), 64).strip(),
-                            title=_text(raw.get("title"), 500).strip(), content=_text(raw.get("content")),
-                            citations=citations, links=links))
+        citations = [
+            CitationIn(
+                path=_text(c.get("path"), 512),
+                heading_path=_text(c.get("heading_path"), 1000),
+                claim=_text(c.get("claim"), 2000),
+                excerpt=_text(c.get("excerpt"), 2000),
+            )
+            for c in _list(raw.get("citations"))
+            if isinstance(c, dict)
+        ]
+        links = [
+            LinkIn(target=_text(link.get("target"), 512), type=_text(link.get("type"), 64))
+            for link in _list(raw.get("links"))
+            if isinstance(link, dict)
+        ]
+        pages.append(
+            PageIn(
+                path=_text(raw.get("path"), 512).strip(),
+                kind=_text(raw.get("kind"), 64).strip(),
+                title=_text(raw.get("title"), 500).strip(),
+                content=_text(raw.get("content")),
+                citations=citations,
+                links=links,
+            )
+        )
     deleted = [_text(p, 512).strip() for p in _list(data.get("deleted")) if isinstance(p, str)]
     if not pages and not deleted:
         raise InvalidReply("the reply has no pages")

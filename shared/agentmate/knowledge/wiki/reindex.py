@@ -23,5 +23,10 @@ INDEX_TIMEOUT_S = 600.0
 
 def enqueue(conn: Conn, *, account_id: UUID, source_id: UUID) -> jobs.Job:
     """Queue the re-index of ``source_id`` inside the caller's transaction (wake it after the commit)."""
-    return jobs.enqueue(conn, account_id=account_id, kind=INDEX_JOB_KIND, subject_id=source_id,
-                        payload={"source_id": str(source_id)})
+    return jobs.enqueue(
+        conn,
+        account_id=account_id,
+        kind=INDEX_JOB_KIND,
+        subject_id=source_id,
+        payload={"source_id": str(source_id)},
+    )

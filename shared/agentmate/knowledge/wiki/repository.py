@@ -14,47 +14,52 @@ from agentmate.core.sql import paged
 from agentmate.knowledge.manifest import MANIFEST_PATH
 from agentmate.knowledge.wiki.profiles import Profile, ProfileSettings
 
-CONSTRAINTS = constraints({
-    "knowledge_profile_versions_id_account_key": ("profile_version_id", "must be unique"),
-    "knowledge_profile_versions_name_version_key": ("profile", "version already exists"),
-    "knowledge_profile_versions_settings_key": ("profile", "settings already recorded"),
-    "knowledge_profile_versions_name_check": ("profile", "must be 1..64 characters"),
-    "knowledge_profile_versions_policy_check": ("citation_policy", "must be required, preferred or optional"),
-    "knowledge_profile_versions_limits_check": ("profile", "limits out of range"),
-    "knowledge_builds_id_account_key": ("build_id", "must be unique"),
-    "knowledge_builds_id_source_account_key": ("build_id", "must be unique"),
-    "knowledge_builds_source_fkey": ("source_id", "no such knowledge source in this account"),
-    "knowledge_builds_revision_fkey": ("source_revision_id", "not a revision of this source"),
-    "knowledge_builds_profile_fkey": ("profile_version_id", "no such profile version"),
-    "knowledge_builds_parent_fkey": ("parent_build_id", "not a build of this source"),
-    "knowledge_builds_mode_check": ("mode", "must be full or incremental"),
-    "knowledge_builds_status_check": ("status", "not a build status"),
-    "knowledge_builds_check_status_check": ("check_status", "not a check status"),
-    "knowledge_builds_review_status_check": ("review_status", "not a review status"),
-    "knowledge_builds_independence_check": ("reviewer_independence", "not an independence class"),
-    "knowledge_builds_hash_check": ("raw_package_hash", "must be 64 lowercase hex characters"),
-    "knowledge_builds_counts_check": ("build", "counts must not be negative"),
-    "knowledge_builds_json_check": ("build", "malformed JSON column"),
-    "knowledge_builds_incremental_parent_check": ("mode", "incremental needs a parent build"),
-    "knowledge_pages_id_account_key": ("page", "must be unique"),
-    "knowledge_pages_id_build_account_key": ("page", "must be unique"),
-    "knowledge_pages_build_path_key": ("path", "a page with this path already exists in the build"),
-    "knowledge_pages_build_fkey": ("build_id", "no such build"),
-    "knowledge_pages_derived_fkey": ("derived_from_build_id", "no such build"),
-    "knowledge_pages_path_check": ("path", "must be 1..512 characters"),
-    "knowledge_pages_hash_check": ("content_hash", "must be 64 lowercase hex characters"),
-    "knowledge_page_citations_page_fkey": ("page", "no such page"),
-    "knowledge_page_citations_document_fkey": ("document_id", "no such document"),
-    "knowledge_page_citations_page_ordinal_key": ("citations", "duplicate ordinal"),
-    "knowledge_page_links_source_fkey": ("page", "no such page"),
-    "knowledge_page_links_target_fkey": ("target", "no such page in the build"),
-    "knowledge_page_links_source_ordinal_key": ("links", "duplicate ordinal"),
-    "knowledge_build_events_build_fkey": ("build_id", "no such build"),
-    "knowledge_build_events_sequence_key": ("sequence_no", "already used"),
-    "knowledge_build_events_payload_check": ("payload", "must be an object"),
-    "knowledge_sources_active_build_fkey": ("build_id", "not a build of this source"),
-    "knowledge_sources_indexed_build_fkey": ("build_id", "not a build of this source"),
-})
+CONSTRAINTS = constraints(
+    {
+        "knowledge_profile_versions_id_account_key": ("profile_version_id", "must be unique"),
+        "knowledge_profile_versions_name_version_key": ("profile", "version already exists"),
+        "knowledge_profile_versions_settings_key": ("profile", "settings already recorded"),
+        "knowledge_profile_versions_name_check": ("profile", "must be 1..64 characters"),
+        "knowledge_profile_versions_policy_check": (
+            "citation_policy",
+            "must be required, preferred or optional",
+        ),
+        "knowledge_profile_versions_limits_check": ("profile", "limits out of range"),
+        "knowledge_builds_id_account_key": ("build_id", "must be unique"),
+        "knowledge_builds_id_source_account_key": ("build_id", "must be unique"),
+        "knowledge_builds_source_fkey": ("source_id", "no such knowledge source in this account"),
+        "knowledge_builds_revision_fkey": ("source_revision_id", "not a revision of this source"),
+        "knowledge_builds_profile_fkey": ("profile_version_id", "no such profile version"),
+        "knowledge_builds_parent_fkey": ("parent_build_id", "not a build of this source"),
+        "knowledge_builds_mode_check": ("mode", "must be full or incremental"),
+        "knowledge_builds_status_check": ("status", "not a build status"),
+        "knowledge_builds_check_status_check": ("check_status", "not a check status"),
+        "knowledge_builds_review_status_check": ("review_status", "not a review status"),
+        "knowledge_builds_independence_check": ("reviewer_independence", "not an independence class"),
+        "knowledge_builds_hash_check": ("raw_package_hash", "must be 64 lowercase hex characters"),
+        "knowledge_builds_counts_check": ("build", "counts must not be negative"),
+        "knowledge_builds_json_check": ("build", "malformed JSON column"),
+        "knowledge_builds_incremental_parent_check": ("mode", "incremental needs a parent build"),
+        "knowledge_pages_id_account_key": ("page", "must be unique"),
+        "knowledge_pages_id_build_account_key": ("page", "must be unique"),
+        "knowledge_pages_build_path_key": ("path", "a page with this path already exists in the build"),
+        "knowledge_pages_build_fkey": ("build_id", "no such build"),
+        "knowledge_pages_derived_fkey": ("derived_from_build_id", "no such build"),
+        "knowledge_pages_path_check": ("path", "must be 1..512 characters"),
+        "knowledge_pages_hash_check": ("content_hash", "must be 64 lowercase hex characters"),
+        "knowledge_page_citations_page_fkey": ("page", "no such page"),
+        "knowledge_page_citations_document_fkey": ("document_id", "no such document"),
+        "knowledge_page_citations_page_ordinal_key": ("citations", "duplicate ordinal"),
+        "knowledge_page_links_source_fkey": ("page", "no such page"),
+        "knowledge_page_links_target_fkey": ("target", "no such page in the build"),
+        "knowledge_page_links_source_ordinal_key": ("links", "duplicate ordinal"),
+        "knowledge_build_events_build_fkey": ("build_id", "no such build"),
+        "knowledge_build_events_sequence_key": ("sequence_no", "already used"),
+        "knowledge_build_events_payload_check": ("payload", "must be an object"),
+        "knowledge_sources_active_build_fkey": ("build_id", "not a build of this source"),
+        "knowledge_sources_indexed_build_fkey": ("build_id", "not a build of this source"),
+    }
+)
 
 # -- profiles ------------------------------------------------------------------------------------------------
 
@@ -62,7 +67,9 @@ CONSTRAINTS = constraints({
 def ensure_profile(conn: Conn, *, account_id: UUID, name: str, settings: ProfileSettings) -> Profile:
     """The account's version of ``name`` with exactly these settings, recorded as the next version if new."""
     digest = settings.settings_hash()
-    sql = "SELECT * FROM knowledge_profile_versions WHERE account_id = %s AND name = %s AND settings_hash = %s"
+    sql = (
+        "SELECT * FROM knowledge_profile_versions WHERE account_id = %s AND name = %s AND settings_hash = %s"
+    )
     row = conn.execute(sql, (account_id, name, digest)).fetchone()
     if row is None:
         conn.execute(
@@ -73,18 +80,29 @@ def ensure_profile(conn: Conn, *, account_id: UUID, name: str, settings: Profile
                       %(chars)s, %(tokens)s, %(drift)s, %(hash)s
                  FROM knowledge_profile_versions WHERE account_id = %(a)s AND name = %(n)s
                ON CONFLICT DO NOTHING""",
-            {"a": account_id, "n": name, "kinds": list(settings.allowed_page_kinds),
-             "types": list(settings.allowed_link_types), "policy": settings.citation_policy,
-             "pages": settings.max_pages, "chars": settings.max_page_chars, "tokens": settings.max_build_tokens,
-             "drift": settings.max_page_count_drift, "hash": digest})
+            {
+                "a": account_id,
+                "n": name,
+                "kinds": list(settings.allowed_page_kinds),
+                "types": list(settings.allowed_link_types),
+                "policy": settings.citation_policy,
+                "pages": settings.max_pages,
+                "chars": settings.max_page_chars,
+                "tokens": settings.max_build_tokens,
+                "drift": settings.max_page_count_drift,
+                "hash": digest,
+            },
+        )
         row = conn.execute(sql, (account_id, name, digest)).fetchone()
     assert row is not None
     return Profile.from_row(row)
 
 
 def profile(conn: Conn, *, account_id: UUID, profile_version_id: UUID) -> Profile:
-    row = conn.execute("SELECT * FROM knowledge_profile_versions WHERE account_id = %s AND id = %s",
-                       (account_id, profile_version_id)).fetchone()
+    row = conn.execute(
+        "SELECT * FROM knowledge_profile_versions WHERE account_id = %s AND id = %s",
+        (account_id, profile_version_id),
+    ).fetchone()
     assert row is not None
     return Profile.from_row(row)
 
@@ -98,8 +116,9 @@ def source(conn: Conn, *, account_id: UUID, source_id: UUID, lock: bool = False)
                    s.domain, r.package_hash, r.manifest
               FROM knowledge_sources s
               LEFT JOIN knowledge_source_revisions r ON r.id = s.active_revision_id AND r.account_id = s.account_id
-             WHERE s.account_id = %s AND s.id = %s{' FOR UPDATE OF s' if lock else ''}""",
-        (account_id, source_id)).fetchone()
+             WHERE s.account_id = %s AND s.id = %s{" FOR UPDATE OF s" if lock else ""}""",
+        (account_id, source_id),
+    ).fetchone()
 
 
 def documents(conn: Conn, *, account_id: UUID, revision_id: UUID) -> list[dict[str, Any]]:
@@ -107,12 +126,15 @@ def documents(conn: Conn, *, account_id: UUID, revision_id: UUID) -> list[dict[s
     return conn.execute(
         """SELECT id, path, sha256, is_text, content FROM knowledge_documents
             WHERE account_id = %s AND revision_id = %s AND path <> %s ORDER BY path COLLATE "C" """,
-        (account_id, revision_id, MANIFEST_PATH)).fetchall()
+        (account_id, revision_id, MANIFEST_PATH),
+    ).fetchall()
 
 
 def revision_manifest(conn: Conn, *, account_id: UUID, revision_id: UUID) -> dict[str, Any] | None:
-    row = conn.execute("SELECT manifest FROM knowledge_source_revisions WHERE account_id = %s AND id = %s",
-                       (account_id, revision_id)).fetchone()
+    row = conn.execute(
+        "SELECT manifest FROM knowledge_source_revisions WHERE account_id = %s AND id = %s",
+        (account_id, revision_id),
+    ).fetchone()
     return row["manifest"] if row else None
 
 
@@ -126,26 +148,47 @@ BUILD_FROM = """knowledge_builds b
 
 
 def get_build(conn: Conn, *, account_id: UUID, build_id: UUID) -> dict[str, Any] | None:
-    return conn.execute(f"SELECT {BUILD_COLUMNS} FROM {BUILD_FROM} WHERE b.account_id = %s AND b.id = %s",
-                        (account_id, build_id)).fetchone()
+    return conn.execute(
+        f"SELECT {BUILD_COLUMNS} FROM {BUILD_FROM} WHERE b.account_id = %s AND b.id = %s",
+        (account_id, build_id),
+    ).fetchone()
 
 
 def lock_build(conn: Conn, *, account_id: UUID, build_id: UUID) -> dict[str, Any] | None:
-    return conn.execute("SELECT * FROM knowledge_builds WHERE account_id = %s AND id = %s FOR UPDATE",
-                        (account_id, build_id)).fetchone()
+    return conn.execute(
+        "SELECT * FROM knowledge_builds WHERE account_id = %s AND id = %s FOR UPDATE", (account_id, build_id)
+    ).fetchone()
 
 
-def list_builds(conn: Conn, *, account_id: UUID, source_id: UUID | None, limit: int,
-                offset: int) -> tuple[list[dict[str, Any]], int]:
+def list_builds(
+    conn: Conn, *, account_id: UUID, source_id: UUID | None, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
     where, params = ["b.account_id = %(a)s"], {"a": account_id, "s": source_id}
     if source_id is not None:
         where.append("b.source_id = %(s)s")
-    return paged(conn, columns=BUILD_COLUMNS, table=BUILD_FROM, where=where, params=params,
-                 order_by="b.queued_at DESC, b.id DESC", limit=limit, offset=offset)
+    return paged(
+        conn,
+        columns=BUILD_COLUMNS,
+        table=BUILD_FROM,
+        where=where,
+        params=params,
+        order_by="b.queued_at DESC, b.id DESC",
+        limit=limit,
+        offset=offset,
+    )
 
 
-def matching_build(conn: Conn, *, account_id: UUID, source_id: UUID, revision_id: UUID, profile_version_id: UUID,
-                   model: str, mode: str, parent_build_id: UUID | None) -> dict[str, Any] | None:
+def matching_build(
+    conn: Conn,
+    *,
+    account_id: UUID,
+    source_id: UUID,
+    revision_id: UUID,
+    profile_version_id: UUID,
+    model: str,
+    mode: str,
+    parent_build_id: UUID | None,
+) -> dict[str, Any] | None:
     """A live or succeeded build with the same input identity (prior-art §4.8), newest first."""
     row = conn.execute(
         """SELECT id FROM knowledge_builds
@@ -155,8 +198,18 @@ def matching_build(conn: Conn, *, account_id: UUID, source_id: UUID, revision_id
               AND status IN ('queued', 'running', 'succeeded')
               AND (%(mode)s = 'full' OR parent_build_id IS NOT DISTINCT FROM %(parent)s::uuid)
             ORDER BY queued_at DESC LIMIT 1""",
-        {"a": account_id, "s": source_id, "r": revision_id, "p": profile_version_id, "m": model, "mode": mode,
-         "parent": parent_build_id, "cv": _versions()[0], "pv": _versions()[1]}).fetchone()
+        {
+            "a": account_id,
+            "s": source_id,
+            "r": revision_id,
+            "p": profile_version_id,
+            "m": model,
+            "mode": mode,
+            "parent": parent_build_id,
+            "cv": _versions()[0],
+            "pv": _versions()[1],
+        },
+    ).fetchone()
     return get_build(conn, account_id=account_id, build_id=row["id"]) if row else None
 
 
@@ -166,8 +219,9 @@ def _versions() -> tuple[str, str]:
     return COMPILER_VERSION, PROMPT_VERSION
 
 
-def latest_succeeded(conn: Conn, *, account_id: UUID, source_id: UUID,
-                     before: UUID | None = None) -> dict[str, Any] | None:
+def latest_succeeded(
+    conn: Conn, *, account_id: UUID, source_id: UUID, before: UUID | None = None
+) -> dict[str, Any] | None:
     """The newest succeeded build of a source (queued before ``before`` when given)."""
     return conn.execute(
         """SELECT * FROM knowledge_builds b
@@ -175,25 +229,31 @@ def latest_succeeded(conn: Conn, *, account_id: UUID, source_id: UUID,
               AND (%(before)s::uuid IS NULL OR (queued_at, id) < (SELECT queued_at, id FROM knowledge_builds
                                                                   WHERE account_id = %(a)s AND id = %(before)s))
             ORDER BY queued_at DESC, id DESC LIMIT 1""",
-        {"a": account_id, "s": source_id, "before": before}).fetchone()
+        {"a": account_id, "s": source_id, "before": before},
+    ).fetchone()
 
 
 def build_row(conn: Conn, *, account_id: UUID, build_id: UUID) -> dict[str, Any] | None:
-    return conn.execute("SELECT * FROM knowledge_builds WHERE account_id = %s AND id = %s",
-                        (account_id, build_id)).fetchone()
+    return conn.execute(
+        "SELECT * FROM knowledge_builds WHERE account_id = %s AND id = %s", (account_id, build_id)
+    ).fetchone()
 
 
 def page_count(conn: Conn, *, account_id: UUID, build_id: UUID) -> int:
-    row = conn.execute("SELECT count(*) AS n FROM knowledge_pages WHERE account_id = %s AND build_id = %s",
-                       (account_id, build_id)).fetchone()
+    row = conn.execute(
+        "SELECT count(*) AS n FROM knowledge_pages WHERE account_id = %s AND build_id = %s",
+        (account_id, build_id),
+    ).fetchone()
     return int(row["n"]) if row else 0
 
 
 def insert_build(conn: Conn, *, account_id: UUID, values: dict[str, Any]) -> UUID:
     cols = ", ".join(values)
     params = ", ".join(f"%({k})s" for k in values)
-    row = conn.execute(f"INSERT INTO knowledge_builds (account_id, {cols}) VALUES (%(_account)s, {params}) "
-                       "RETURNING id", {**values, "_account": account_id}).fetchone()
+    row = conn.execute(
+        f"INSERT INTO knowledge_builds (account_id, {cols}) VALUES (%(_account)s, {params}) RETURNING id",
+        {**values, "_account": account_id},
+    ).fetchone()
     assert row is not None
     return UUID(str(row["id"]))
 
@@ -201,8 +261,15 @@ def insert_build(conn: Conn, *, account_id: UUID, values: dict[str, Any]) -> UUI
 _JSON_COLUMNS = ("check_failures", "attempt_usage", "impact")
 
 
-def update_build(conn: Conn, *, account_id: UUID, build_id: UUID, changes: dict[str, Any],
-                 expect_status: str | None = None, expect_attempts: int | None = None) -> bool:
+def update_build(
+    conn: Conn,
+    *,
+    account_id: UUID,
+    build_id: UUID,
+    changes: dict[str, Any],
+    expect_status: str | None = None,
+    expect_attempts: int | None = None,
+) -> bool:
     """Set columns of a build; with expectations, only while the build is still in that state (the outcome of a
     claim that was superseded changes nothing)."""
     values = {k: Jsonb(v) if k in _JSON_COLUMNS and v is not None else v for k, v in changes.items()}
@@ -212,20 +279,26 @@ def update_build(conn: Conn, *, account_id: UUID, build_id: UUID, changes: dict[
         where += " AND status = %(_status)s"
     if expect_attempts is not None:
         where += " AND attempts = %(_attempts)s"
-    cur = conn.execute(f"UPDATE knowledge_builds SET {sets} WHERE {where}",
-                       {**values, "_a": account_id, "_id": build_id, "_status": expect_status,
-                        "_attempts": expect_attempts})
+    cur = conn.execute(
+        f"UPDATE knowledge_builds SET {sets} WHERE {where}",
+        {**values, "_a": account_id, "_id": build_id, "_status": expect_status, "_attempts": expect_attempts},
+    )
     return cur.rowcount == 1
 
 
 def set_job(conn: Conn, *, account_id: UUID, build_id: UUID, job_id: UUID) -> None:
-    conn.execute("UPDATE knowledge_builds SET job_id = %s WHERE account_id = %s AND id = %s",
-                 (job_id, account_id, build_id))
+    conn.execute(
+        "UPDATE knowledge_builds SET job_id = %s WHERE account_id = %s AND id = %s",
+        (job_id, account_id, build_id),
+    )
 
 
 def set_active_build(conn: Conn, *, account_id: UUID, source_id: UUID, build_id: UUID) -> None:
-    conn.execute("UPDATE knowledge_sources SET active_build_id = %s, updated_at = now() "
-                 "WHERE account_id = %s AND id = %s", (build_id, account_id, source_id))
+    conn.execute(
+        "UPDATE knowledge_sources SET active_build_id = %s, updated_at = now() "
+        "WHERE account_id = %s AND id = %s",
+        (build_id, account_id, source_id),
+    )
 
 
 # -- events --------------------------------------------------------------------------------------------------
@@ -235,55 +308,113 @@ def add_events(conn: Conn, *, account_id: UUID, build_id: UUID, events: Sequence
     """Append events after the build's last one (the build row is locked by the caller)."""
     if not events:
         return
-    row = conn.execute("SELECT coalesce(max(sequence_no), 0) AS n FROM knowledge_build_events "
-                       "WHERE account_id = %s AND build_id = %s", (account_id, build_id)).fetchone()
+    row = conn.execute(
+        "SELECT coalesce(max(sequence_no), 0) AS n FROM knowledge_build_events "
+        "WHERE account_id = %s AND build_id = %s",
+        (account_id, build_id),
+    ).fetchone()
     start = row["n"] if row else 0
     with conn.cursor() as cur:
         cur.executemany(
             """INSERT INTO knowledge_build_events (account_id, build_id, sequence_no, event_type, page_path, detail,
                    payload) VALUES (%s, %s, %s, %s, %s, %s, %s)""",
-            [(account_id, build_id, start + i, e["event_type"], e.get("page_path"), e.get("detail", ""),
-              Jsonb(e.get("payload") or {})) for i, e in enumerate(events, start=1)])
+            [
+                (
+                    account_id,
+                    build_id,
+                    start + i,
+                    e["event_type"],
+                    e.get("page_path"),
+                    e.get("detail", ""),
+                    Jsonb(e.get("payload") or {}),
+                )
+                for i, e in enumerate(events, start=1)
+            ],
+        )
 
 
-def events(conn: Conn, *, account_id: UUID, build_id: UUID, limit: int | None = None,
-           offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+def events(
+    conn: Conn, *, account_id: UUID, build_id: UUID, limit: int | None = None, offset: int = 0
+) -> tuple[list[dict[str, Any]], int]:
     if limit is None:
-        rows = conn.execute("SELECT sequence_no, event_type, page_path, detail, payload, created_at "
-                            "FROM knowledge_build_events WHERE account_id = %s AND build_id = %s "
-                            "ORDER BY sequence_no", (account_id, build_id)).fetchall()
+        rows = conn.execute(
+            "SELECT sequence_no, event_type, page_path, detail, payload, created_at "
+            "FROM knowledge_build_events WHERE account_id = %s AND build_id = %s "
+            "ORDER BY sequence_no",
+            (account_id, build_id),
+        ).fetchall()
         return rows, len(rows)
-    return paged(conn, columns="sequence_no, event_type, page_path, detail, payload, created_at",
-                 table="knowledge_build_events", where=["account_id = %(a)s", "build_id = %(b)s"],
-                 params={"a": account_id, "b": build_id}, order_by="sequence_no", limit=limit, offset=offset)
+    return paged(
+        conn,
+        columns="sequence_no, event_type, page_path, detail, payload, created_at",
+        table="knowledge_build_events",
+        where=["account_id = %(a)s", "build_id = %(b)s"],
+        params={"a": account_id, "b": build_id},
+        order_by="sequence_no",
+        limit=limit,
+        offset=offset,
+    )
 
 
 # -- pages ---------------------------------------------------------------------------------------------------
 
 
-def insert_pages(conn: Conn, *, account_id: UUID, build_id: UUID, pages: Sequence[dict[str, Any]],
-                 document_ids: dict[str, UUID]) -> None:
+def insert_pages(
+    conn: Conn,
+    *,
+    account_id: UUID,
+    build_id: UUID,
+    pages: Sequence[dict[str, Any]],
+    document_ids: dict[str, UUID],
+) -> None:
     """Pages, then their citations and links (targets resolved inside the build) in three statements."""
     ids: dict[str, UUID] = {}
     for page in pages:
         row = conn.execute(
             """INSERT INTO knowledge_pages (account_id, build_id, path, kind, title, content, content_hash,
                    derived_from_build_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id""",
-            (account_id, build_id, page["path"], page["kind"], page["title"], page["content"],
-             page["content_hash"], page.get("derived_from_build_id"))).fetchone()
+            (
+                account_id,
+                build_id,
+                page["path"],
+                page["kind"],
+                page["title"],
+                page["content"],
+                page["content_hash"],
+                page.get("derived_from_build_id"),
+            ),
+        ).fetchone()
         assert row is not None
         ids[page["path"]] = row["id"]
     with conn.cursor() as cur:
         cur.executemany(
             """INSERT INTO knowledge_page_citations (account_id, build_id, page_id, ordinal, document_id,
                    document_path, heading_path, claim, excerpt) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)""",
-            [(account_id, build_id, ids[p["path"]], i, document_ids.get(c.path), c.path, c.heading_path, c.claim,
-              c.excerpt) for p in pages for i, c in enumerate(p["citations"])])
+            [
+                (
+                    account_id,
+                    build_id,
+                    ids[p["path"]],
+                    i,
+                    document_ids.get(c.path),
+                    c.path,
+                    c.heading_path,
+                    c.claim,
+                    c.excerpt,
+                )
+                for p in pages
+                for i, c in enumerate(p["citations"])
+            ],
+        )
         cur.executemany(
             """INSERT INTO knowledge_page_links (account_id, build_id, source_page_id, ordinal, target_page_id,
                    target_path, link_type) VALUES (%s, %s, %s, %s, %s, %s, %s)""",
-            [(account_id, build_id, ids[p["path"]], i, ids.get(link.target), link.target, link.type)
-             for p in pages for i, link in enumerate(p["links"])])
+            [
+                (account_id, build_id, ids[p["path"]], i, ids.get(link.target), link.target, link.type)
+                for p in pages
+                for i, link in enumerate(p["links"])
+            ],
+        )
 
 
 PAGE_META = """pg.path, pg.kind, pg.title, pg.content_hash, char_length(pg.content) AS chars,
@@ -292,30 +423,43 @@ PAGE_META = """pg.path, pg.kind, pg.title, pg.content_hash, char_length(pg.conte
     (SELECT count(*) FROM knowledge_page_links l WHERE l.source_page_id = pg.id) AS link_count"""
 
 
-def list_pages(conn: Conn, *, account_id: UUID, build_id: UUID, limit: int,
-               offset: int) -> tuple[list[dict[str, Any]], int]:
-    return paged(conn, columns=PAGE_META, table="knowledge_pages pg",
-                 where=["pg.account_id = %(a)s", "pg.build_id = %(b)s"], params={"a": account_id, "b": build_id},
-                 order_by='pg.path COLLATE "C"', limit=limit, offset=offset)
+def list_pages(
+    conn: Conn, *, account_id: UUID, build_id: UUID, limit: int, offset: int
+) -> tuple[list[dict[str, Any]], int]:
+    return paged(
+        conn,
+        columns=PAGE_META,
+        table="knowledge_pages pg",
+        where=["pg.account_id = %(a)s", "pg.build_id = %(b)s"],
+        params={"a": account_id, "b": build_id},
+        order_by='pg.path COLLATE "C"',
+        limit=limit,
+        offset=offset,
+    )
 
 
 def page_hashes(conn: Conn, *, account_id: UUID, build_id: UUID) -> dict[str, str]:
-    rows = conn.execute("SELECT path, content_hash FROM knowledge_pages WHERE account_id = %s AND build_id = %s",
-                        (account_id, build_id)).fetchall()
+    rows = conn.execute(
+        "SELECT path, content_hash FROM knowledge_pages WHERE account_id = %s AND build_id = %s",
+        (account_id, build_id),
+    ).fetchall()
     return {r["path"]: r["content_hash"] for r in rows}
 
 
 def get_page(conn: Conn, *, account_id: UUID, build_id: UUID, path: str) -> dict[str, Any] | None:
-    return conn.execute(f"SELECT pg.id, pg.build_id, pg.content, {PAGE_META} FROM knowledge_pages pg "
-                        "WHERE pg.account_id = %s AND pg.build_id = %s AND pg.path = %s",
-                        (account_id, build_id, path)).fetchone()
+    return conn.execute(
+        f"SELECT pg.id, pg.build_id, pg.content, {PAGE_META} FROM knowledge_pages pg "
+        "WHERE pg.account_id = %s AND pg.build_id = %s AND pg.path = %s",
+        (account_id, build_id, path),
+    ).fetchone()
 
 
 def page_citations(conn: Conn, *, account_id: UUID, page_ids: Sequence[UUID]) -> list[dict[str, Any]]:
     return conn.execute(
         """SELECT page_id, document_id, document_path, heading_path, claim, excerpt FROM knowledge_page_citations
             WHERE account_id = %s AND page_id = ANY(%s) ORDER BY page_id, ordinal""",
-        (account_id, list(page_ids))).fetchall()
+        (account_id, list(page_ids)),
+    ).fetchall()
 
 
 def page_links(conn: Conn, *, account_id: UUID, page_ids: Sequence[UUID]) -> list[dict[str, Any]]:
@@ -330,7 +474,8 @@ def page_links(conn: Conn, *, account_id: UUID, page_ids: Sequence[UUID]) -> lis
              JOIN knowledge_pages src ON src.id = l.source_page_id AND src.account_id = l.account_id
             WHERE l.account_id = %(a)s AND l.target_page_id = ANY(%(ids)s)
            ORDER BY 1, 2 DESC, 3, 6""",
-        {"a": account_id, "ids": list(page_ids)}).fetchall()
+        {"a": account_id, "ids": list(page_ids)},
+    ).fetchall()
 
 
 def build_pages_full(conn: Conn, *, account_id: UUID, build_id: UUID) -> list[dict[str, Any]]:
@@ -338,16 +483,18 @@ def build_pages_full(conn: Conn, *, account_id: UUID, build_id: UUID) -> list[di
     pages = conn.execute(
         """SELECT id, path, kind, title, content, content_hash, derived_from_build_id FROM knowledge_pages
             WHERE account_id = %s AND build_id = %s ORDER BY path COLLATE "C" """,
-        (account_id, build_id)).fetchall()
+        (account_id, build_id),
+    ).fetchall()
     ids = [p["id"] for p in pages]
     cites: dict[Any, list[dict[str, Any]]] = {}
     for c in page_citations(conn, account_id=account_id, page_ids=ids):
         cites.setdefault(c["page_id"], []).append(c)
     links: dict[Any, list[dict[str, Any]]] = {}
     for link in conn.execute(
-            """SELECT source_page_id, target_path, link_type FROM knowledge_page_links
+        """SELECT source_page_id, target_path, link_type FROM knowledge_page_links
                 WHERE account_id = %s AND build_id = %s ORDER BY source_page_id, ordinal""",
-            (account_id, build_id)).fetchall():
+        (account_id, build_id),
+    ).fetchall():
         links.setdefault(link["source_page_id"], []).append(link)
     for p in pages:
         p["citations"] = cites.get(p["id"], [])

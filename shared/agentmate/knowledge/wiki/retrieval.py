@@ -55,12 +55,25 @@ def _documents(source: dict[str, Any], pages: list[dict[str, Any]]) -> list[Docu
         if page["path"] == LOG_PATH:
             continue
         for chunk in chunk_markdown(page["path"], page["content"]):
-            out.append(DocumentIn(
-                namespace=NAMESPACE, source_type=SOURCE_TYPE, source_id=str(page["id"]), chunk_key=chunk.key,
-                title=f"{page['title']} ({chunk.title(page['path'])})", content=chunk.content,
-                metadata={"source_id": str(source["source_id"]), "build_id": str(source["active_build_id"]),
-                          "page_id": str(page["id"]), "path": page["path"], "kind": page["kind"],
-                          "heading_path": chunk.heading_path, "knowledge_base": source["name"]}))
+            out.append(
+                DocumentIn(
+                    namespace=NAMESPACE,
+                    source_type=SOURCE_TYPE,
+                    source_id=str(page["id"]),
+                    chunk_key=chunk.key,
+                    title=f"{page['title']} ({chunk.title(page['path'])})",
+                    content=chunk.content,
+                    metadata={
+                        "source_id": str(source["source_id"]),
+                        "build_id": str(source["active_build_id"]),
+                        "page_id": str(page["id"]),
+                        "path": page["path"],
+                        "kind": page["kind"],
+                        "heading_path": chunk.heading_path,
+                        "knowledge_base": source["name"],
+                    },
+                )
+            )
     return out
 
 
@@ -75,19 +88,31 @@ def _index_source(db: Database, rt: Retrieval, account_id: UUID, source: dict[st
             failed += 1
             error = error or result.error
     with db.tenant(account_id) as conn:
-        removed = retrieval.remove_stale(conn, account_id, namespace=NAMESPACE, source_type=SOURCE_TYPE,
-                                         metadata={"source_id": str(source["source_id"])},
-                                         keep=[(d.source_id, d.chunk_key) for d in docs])
+        removed = retrieval.remove_stale(
+            conn,
+            account_id,
+            namespace=NAMESPACE,
+            source_type=SOURCE_TYPE,
+            metadata={"source_id": str(source["source_id"])},
+            keep=[(d.source_id, d.chunk_key) for d in docs],
+        )
         repo.mark_indexed(conn, account_id=account_id, source_id=source["source_id"], build_id=build_id)
     rt.remove_points(account_id, removed)
-    return WikiIndexOutcome(source_id=source["source_id"], build_id=build_id, pages=sum(1 for p in pages
-                                                                               if p["path"] != LOG_PATH),
-                            chunks=len(docs), failed_chunks=failed, removed_chunks=len(removed),
-                            status="indexed" if failed == 0 else "partial", error=error)
+    return WikiIndexOutcome(
+        source_id=source["source_id"],
+        build_id=build_id,
+        pages=sum(1 for p in pages if p["path"] != LOG_PATH),
+        chunks=len(docs),
+        failed_chunks=failed,
+        removed_chunks=len(removed),
+        status="indexed" if failed == 0 else "partial",
+        error=error,
+    )
 
 
-def sync_source(db: Database, rt: Retrieval, account_id: UUID, source_id: UUID, *, force: bool = False,
-                rounds: int = 3) -> WikiIndexOutcome | None:
+def sync_source(
+    db: Database, rt: Retrieval, account_id: UUID, source_id: UUID, *, force: bool = False, rounds: int = 3
+) -> WikiIndexOutcome | None:
     """Index the source's active build unless the index already reflects it (``force``: index anyway, e.g. a
     retry after a partial run); repeated when the source was activated again meanwhile. None when nothing ran."""
     outcome = None
@@ -104,12 +129,17 @@ def sync_source(db: Database, rt: Retrieval, account_id: UUID, source_id: UUID, 
 def index(db: Database, rt: Retrieval, principal: Principal, body: WikiIndexRequest) -> WikiIndexReport:
     account = principal.account_id
     with db.tenant(account) as conn:
-        if body.source_id is not None and not repo.source_exists(conn, account_id=account, source_id=body.source_id):
+        if body.source_id is not None and not repo.source_exists(
+            conn, account_id=account, source_id=body.source_id
+        ):
             raise NotFound("knowledge source")
         sources = repo.index_states(conn, account_id=account, source_id=body.source_id, only_active=True)
     if body.source_id is not None and not sources:
-        raise Conflict("the knowledge source has no active wiki build yet: compile it first (POST "
-                       "/api/knowledge/compile)", extra={"reason": "no_active_build"})
+        raise Conflict(
+            "the knowledge source has no active wiki build yet: compile it first (POST "
+            "/api/knowledge/compile)",
+            extra={"reason": "no_active_build"},
+        )
     items = [_index_source(db, rt, account, s) for s in sources]
     return WikiIndexReport(items=items, total=len(items))
 
@@ -128,35 +158,63 @@ def _state(row: dict[str, Any]) -> WikiIndexState:
     return WikiIndexState.model_validate({**row, "stale": row["active_build_id"] != row["indexed_build_id"]})
 
 
-def _log(conn: Conn, principal: Principal, body: WikiSearchRequest, hits: list[WikiSearchHit],
-         degraded: list[WikiDegraded], raw_query_id: UUID | None) -> UUID:
-    filters: dict[str, Any] = {"top_k": body.top_k, "include_content": body.include_content,
-                               "raw_query_id": str(raw_query_id) if raw_query_id else None}
+def _log(
+    conn: Conn,
+    principal: Principal,
+    body: WikiSearchRequest,
+    hits: list[WikiSearchHit],
+    degraded: list[WikiDegraded],
+    raw_query_id: UUID | None,
+) -> UUID:
+    filters: dict[str, Any] = {
+        "top_k": body.top_k,
+        "include_content": body.include_content,
+        "raw_query_id": str(raw_query_id) if raw_query_id else None,
+    }
     if body.domain is not None:
         filters["domain"] = body.domain
     if body.source_ids:
         filters["source_ids"] = [str(s) for s in body.source_ids]
     return retrieval.record_query(
-        conn, principal.account_id, user_id=principal.user_id, key_id=principal.key_id, namespace=NAMESPACE,
-        query=body.query, filters=filters, top_k=body.top_k,
-        hits=[{"rank": h.rank, "source_id": str(h.source_id), "build_id": str(h.build_id), "path": h.path,
-               "score": h.score, "matched_chunks": h.matched_chunks} for h in hits],
-        degraded=[d.model_dump() for d in degraded])
+        conn,
+        principal.account_id,
+        user_id=principal.user_id,
+        key_id=principal.key_id,
+        namespace=NAMESPACE,
+        query=body.query,
+        filters=filters,
+        top_k=body.top_k,
+        hits=[
+            {
+                "rank": h.rank,
+                "source_id": str(h.source_id),
+                "build_id": str(h.build_id),
+                "path": h.path,
+                "score": h.score,
+                "matched_chunks": h.matched_chunks,
+            }
+            for h in hits
+        ],
+        degraded=[d.model_dump() for d in degraded],
+    )
 
 
 @counted("WikiSearch")
 def search(db: Database, rt: Retrieval, principal: Principal, body: WikiSearchRequest) -> WikiSearchResult:
     account = principal.account_id
-    raw = raw_search(db, rt, principal, KnowledgeSearchRequest.model_validate(
-        body.model_dump(exclude={"include_content"})))
+    raw = raw_search(
+        db, rt, principal, KnowledgeSearchRequest.model_validate(body.model_dump(exclude={"include_content"}))
+    )
     with db.tenant(account) as conn:
-        states = repo.index_states(conn, account_id=account, source_ids=body.source_ids or None,
-                                   domain=body.domain, only_active=True)
+        states = repo.index_states(
+            conn, account_id=account, source_ids=body.source_ids or None, domain=body.domain, only_active=True
+        )
     active = {r["source_id"]: r for r in states}
     stale = [_state(r) for r in states if r["active_build_id"] != r["indexed_build_id"]]
     metadata = {"source_id": str(next(iter(active)))} if len(active) == 1 else None
-    query = Query(namespace=NAMESPACE, text=body.query, top_k=MAX_CANDIDATES, source_type=SOURCE_TYPE,
-                  metadata=metadata)
+    query = Query(
+        namespace=NAMESPACE, text=body.query, top_k=MAX_CANDIDATES, source_type=SOURCE_TYPE, metadata=metadata
+    )
 
     def finish(conn: Conn, result: SearchResult) -> WikiSearchResult:
         pages: dict[tuple[str, str], list[Hit]] = {}
@@ -186,23 +244,47 @@ def search(db: Database, rt: Retrieval, principal: Principal, body: WikiSearchRe
             if row is None:
                 continue
             src = active[UUID(str(meta["source_id"]))]
-            items.append(WikiSearchHit(
-                rank=len(items) + 1, score=round(hits[0].score, 6), source_id=src["source_id"],
-                knowledge_base=src["name"], domain=src["domain"], build_id=row["build_id"], path=path,
-                title=row["title"], kind=row["kind"], heading_path=meta.get("heading_path", ""),
-                matched_chunks=len(hits), snippet=snippet(hits[0].document["content"]),
-                content=row["content"] if body.include_content else None,
-                derived_from_build_id=row["derived_from_build_id"],
-                citations=[Citation.model_validate(c) for c in cites.get(page_id, [])],
-                links_out=[PageLink(path=x["other_path"], link_type=x["link_type"], exists=x["exists"])
-                           for x in links.get(page_id, []) if x["direction"] == "out"],
-                links_in=[PageLink(path=x["other_path"], link_type=x["link_type"], exists=True)
-                          for x in links.get(page_id, []) if x["direction"] == "in"],
-                **legs_of(hits[0])))
+            items.append(
+                WikiSearchHit(
+                    rank=len(items) + 1,
+                    score=round(hits[0].score, 6),
+                    source_id=src["source_id"],
+                    knowledge_base=src["name"],
+                    domain=src["domain"],
+                    build_id=row["build_id"],
+                    path=path,
+                    title=row["title"],
+                    kind=row["kind"],
+                    heading_path=meta.get("heading_path", ""),
+                    matched_chunks=len(hits),
+                    snippet=snippet(hits[0].document["content"]),
+                    content=row["content"] if body.include_content else None,
+                    derived_from_build_id=row["derived_from_build_id"],
+                    citations=[Citation.model_validate(c) for c in cites.get(page_id, [])],
+                    links_out=[
+                        PageLink(path=x["other_path"], link_type=x["link_type"], exists=x["exists"])
+                        for x in links.get(page_id, [])
+                        if x["direction"] == "out"
+                    ],
+                    links_in=[
+                        PageLink(path=x["other_path"], link_type=x["link_type"], exists=True)
+                        for x in links.get(page_id, [])
+                        if x["direction"] == "in"
+                    ],
+                    **legs_of(hits[0]),
+                )
+            )
         degraded = [WikiDegraded(leg=d.leg, reason=d.reason) for d in result.degraded]
         query_id = _log(conn, principal, body, items, degraded, raw.query_id)
-        return WikiSearchResult(query_id=query_id, raw_query_id=raw.query_id, items=items, total=len(items),
-                                degraded=degraded, stale=stale, raw_hits=raw.total,
-                                filtered_by_min_similarity=filtered if body.min_similarity is not None else None)
+        return WikiSearchResult(
+            query_id=query_id,
+            raw_query_id=raw.query_id,
+            items=items,
+            total=len(items),
+            degraded=degraded,
+            stale=stale,
+            raw_hits=raw.total,
+            filtered_by_min_similarity=filtered if body.min_similarity is not None else None,
+        )
 
     return rt.search(db, account, query, then=finish)

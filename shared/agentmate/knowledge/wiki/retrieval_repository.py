@@ -10,17 +10,29 @@ from uuid import UUID
 from agentmate.core.db import Conn
 from agentmate.knowledge.wiki import repository as wiki_repo
 
-STATE_COLUMNS = """s.id AS source_id, s.name, s.domain, s.active_build_id, s.indexed_build_id, s.wiki_indexed_at"""
+STATE_COLUMNS = (
+    """s.id AS source_id, s.name, s.domain, s.active_build_id, s.indexed_build_id, s.wiki_indexed_at"""
+)
 
 
 def source_exists(conn: Conn, *, account_id: UUID, source_id: UUID) -> bool:
-    return conn.execute("SELECT 1 FROM knowledge_sources WHERE account_id = %s AND id = %s",
-                        (account_id, source_id)).fetchone() is not None
+    return (
+        conn.execute(
+            "SELECT 1 FROM knowledge_sources WHERE account_id = %s AND id = %s", (account_id, source_id)
+        ).fetchone()
+        is not None
+    )
 
 
-def index_states(conn: Conn, *, account_id: UUID, source_id: UUID | None = None,
-                 source_ids: Sequence[UUID] | None = None, domain: str | None = None,
-                 only_active: bool = False) -> list[dict[str, Any]]:
+def index_states(
+    conn: Conn,
+    *,
+    account_id: UUID,
+    source_id: UUID | None = None,
+    source_ids: Sequence[UUID] | None = None,
+    domain: str | None = None,
+    only_active: bool = False,
+) -> list[dict[str, Any]]:
     where = ["s.account_id = %(a)s"]
     if source_id is not None:
         where.append("s.id = %(s)s")
@@ -32,27 +44,38 @@ def index_states(conn: Conn, *, account_id: UUID, source_id: UUID | None = None,
         where.append("s.active_build_id IS NOT NULL")
     return conn.execute(
         f"SELECT {STATE_COLUMNS} FROM knowledge_sources s WHERE {' AND '.join(where)} ORDER BY s.name, s.id",
-        {"a": account_id, "s": source_id, "ids": list(source_ids or []), "d": domain}).fetchall()
+        {"a": account_id, "s": source_id, "ids": list(source_ids or []), "d": domain},
+    ).fetchall()
 
 
 def pages_with_content(conn: Conn, *, account_id: UUID, build_id: UUID) -> list[dict[str, Any]]:
-    return conn.execute("SELECT id, path, kind, title, content FROM knowledge_pages "
-                        "WHERE account_id = %s AND build_id = %s ORDER BY path COLLATE \"C\"",
-                        (account_id, build_id)).fetchall()
+    return conn.execute(
+        "SELECT id, path, kind, title, content FROM knowledge_pages "
+        'WHERE account_id = %s AND build_id = %s ORDER BY path COLLATE "C"',
+        (account_id, build_id),
+    ).fetchall()
 
 
 def mark_indexed(conn: Conn, *, account_id: UUID, source_id: UUID, build_id: UUID) -> None:
-    conn.execute("UPDATE knowledge_sources SET indexed_build_id = %s, wiki_indexed_at = now() "
-                 "WHERE account_id = %s AND id = %s", (build_id, account_id, source_id))
+    conn.execute(
+        "UPDATE knowledge_sources SET indexed_build_id = %s, wiki_indexed_at = now() "
+        "WHERE account_id = %s AND id = %s",
+        (build_id, account_id, source_id),
+    )
 
 
 def pages_by_id(conn: Conn, *, account_id: UUID, page_ids: Sequence[UUID]) -> dict[UUID, dict[str, Any]]:
-    rows = conn.execute("SELECT id, build_id, path, kind, title, content, derived_from_build_id FROM knowledge_pages "
-                        "WHERE account_id = %s AND id = ANY(%s)", (account_id, list(page_ids))).fetchall()
+    rows = conn.execute(
+        "SELECT id, build_id, path, kind, title, content, derived_from_build_id FROM knowledge_pages "
+        "WHERE account_id = %s AND id = ANY(%s)",
+        (account_id, list(page_ids)),
+    ).fetchall()
     return {r["id"]: r for r in rows}
 
 
-def citations_of(conn: Conn, *, account_id: UUID, page_ids: Sequence[UUID]) -> dict[UUID, list[dict[str, Any]]]:
+def citations_of(
+    conn: Conn, *, account_id: UUID, page_ids: Sequence[UUID]
+) -> dict[UUID, list[dict[str, Any]]]:
     out: dict[UUID, list[dict[str, Any]]] = {}
     for c in wiki_repo.page_citations(conn, account_id=account_id, page_ids=page_ids):
         out.setdefault(c["page_id"], []).append(c)

@@ -32,10 +32,18 @@ from agentmate.knowledge.wiki.schemas import (
 router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
 
 
-@router.post("/compile", status_code=202, response_model=CompileResult,
-             responses={200: {"model": CompileResult},
-                        501: {"model": Problem, "description": "No compiler model is configured (an operator gap)"}})
-def compile_source(body: CompileRequest, principal: KnowledgeWrite, db: DbDep, settings: SettingsDep) -> JSONResponse:
+@router.post(
+    "/compile",
+    status_code=202,
+    response_model=CompileResult,
+    responses={
+        200: {"model": CompileResult},
+        501: {"model": Problem, "description": "No compiler model is configured (an operator gap)"},
+    },
+)
+def compile_source(
+    body: CompileRequest, principal: KnowledgeWrite, db: DbDep, settings: SettingsDep
+) -> JSONResponse:
     """Queue a compilation of the source's active raw revision: 202 with the queued build (nothing is compiled
     yet; follow it with GET /api/knowledge/builds/{build_id}). 200 with the existing build when one already has the
     same input identity (nothing queued; force=true compiles anyway), or for mode=incremental when the sources have
@@ -48,9 +56,12 @@ def compile_source(body: CompileRequest, principal: KnowledgeWrite, db: DbDep, s
 
 
 @router.get("/builds", response_model=Page[WikiBuild])
-def list_builds(principal: KnowledgeRead, db: DbDep, page: PageDep,
-                source_id: Annotated[UUID | None, Query(description="Only this source's builds")] = None,
-                ) -> Page[WikiBuild]:
+def list_builds(
+    principal: KnowledgeRead,
+    db: DbDep,
+    page: PageDep,
+    source_id: Annotated[UUID | None, Query(description="Only this source's builds")] = None,
+) -> Page[WikiBuild]:
     """Build history, newest first, with is_active derived from the source's pointer."""
     return service.list_builds(db, principal, source_id, page)
 
@@ -70,19 +81,32 @@ def list_pages(build_id: UUID, principal: KnowledgeRead, db: DbDep, page: PageDe
 
 
 @router.get("/builds/{build_id}/pages/{path:path}", response_model=WikiPage)
-def get_page(build_id: UUID, principal: KnowledgeRead, db: DbDep,
-             path: Annotated[str, Path(min_length=1, max_length=512, description="The page path, e.g. "
-                                                                                  "wiki/index.md")]) -> WikiPage:
+def get_page(
+    build_id: UUID,
+    principal: KnowledgeRead,
+    db: DbDep,
+    path: Annotated[str, Path(min_length=1, max_length=512, description="The page path, e.g. wiki/index.md")],
+) -> WikiPage:
     """One page with its body, citations (document path, heading path, claim, excerpt) and both inbound and
     outbound typed links."""
     return service.get_page(db, principal, build_id, path)
 
 
 @router.get("/builds/{build_id}/diff", response_model=BuildDiff)
-def diff(build_id: UUID, principal: KnowledgeRead, db: DbDep,
-         from_: Annotated[UUID | None, Query(alias="from", description="The build to compare against; default "
-                                                                      "the previous succeeded build of the same "
-                                                                      "source")] = None) -> BuildDiff:
+def diff(
+    build_id: UUID,
+    principal: KnowledgeRead,
+    db: DbDep,
+    from_: Annotated[
+        UUID | None,
+        Query(
+            alias="from",
+            description="The build to compare against; default "
+            "the previous succeeded build of the same "
+            "source",
+        ),
+    ] = None,
+) -> BuildDiff:
     """Compare two builds of one source by page path and content hash: added, removed, changed, unchanged."""
     return service.diff(db, principal, build_id, from_)
 
@@ -102,7 +126,9 @@ def activate(build_id: UUID, principal: KnowledgeWrite, db: DbDep, rt: Retrieval
 
 
 @router.post("/wiki/search", response_model=WikiSearchResult)
-def wiki_search(body: WikiSearchRequest, principal: KnowledgeRead, db: DbDep, rt: RetrievalDep) -> WikiSearchResult:
+def wiki_search(
+    body: WikiSearchRequest, principal: KnowledgeRead, db: DbDep, rt: RetrievalDep
+) -> WikiSearchResult:
     """Hybrid search over compiled wiki pages (the knowledge_wiki namespace), on each source's active build only:
     one hit per page with matched_chunks, its citations and typed links from the database, derived_from_build_id
     for carried-over pages; stale lists sources whose index lags their active build. The same query also runs
@@ -111,16 +137,19 @@ def wiki_search(body: WikiSearchRequest, principal: KnowledgeRead, db: DbDep, rt
 
 
 @router.get("/wiki/index", response_model=WikiIndexStatus)
-def wiki_index_status(principal: KnowledgeRead, db: DbDep,
-                      source_id: Annotated[UUID | None, Query(description="Only this source")] = None,
-                      ) -> WikiIndexStatus:
+def wiki_index_status(
+    principal: KnowledgeRead,
+    db: DbDep,
+    source_id: Annotated[UUID | None, Query(description="Only this source")] = None,
+) -> WikiIndexStatus:
     """Per source, which build is active and which one the wiki index reflects, plus the stale count."""
     return retrieval.status(db, principal, source_id)
 
 
 @router.post("/wiki/index", response_model=WikiIndexReport)
-def wiki_index(principal: KnowledgeWrite, db: DbDep, rt: RetrievalDep,
-               body: WikiIndexRequest | None = None) -> WikiIndexReport:
+def wiki_index(
+    principal: KnowledgeWrite, db: DbDep, rt: RetrievalDep, body: WikiIndexRequest | None = None
+) -> WikiIndexReport:
     """Index the active build of one source (source_id) or of every source with an active build into the
     knowledge_wiki namespace (wiki/index.md included, wiki/log.md never); removes rows of earlier builds."""
     return retrieval.index(db, rt, principal, body or WikiIndexRequest())

@@ -29,9 +29,14 @@ class CompileRequest(BaseModel):
     }
 
     source_id: UUID = Field(description="The knowledge source whose active revision is compiled")
-    mode: BuildMode = Field(default="full", description="full: compile every document; incremental: recompile only "
-                                                        "the pages a change since the parent build touches")
-    force: Bool = Field(default=False, description="Queue a build even when one with the same input identity exists")
+    mode: BuildMode = Field(
+        default="full",
+        description="full: compile every document; incremental: recompile only "
+        "the pages a change since the parent build touches",
+    )
+    force: Bool = Field(
+        default=False, description="Queue a build even when one with the same input identity exists"
+    )
     activate: Bool = Field(default=True, description="Point the source's wiki at the build when it succeeds")
 
 
@@ -85,8 +90,9 @@ class WikiBuild(BaseModel):
     output_tokens: int
     cost_micros: int
     cost_priced: bool
-    impact: dict[str, Any] | None = Field(default=None, description="Incremental builds: changed documents, "
-                                                                      "scheduled pages and why")
+    impact: dict[str, Any] | None = Field(
+        default=None, description="Incremental builds: changed documents, scheduled pages and why"
+    )
     error: str | None
     queued_at: datetime
     started_at: datetime | None
@@ -95,7 +101,9 @@ class WikiBuild(BaseModel):
 
 class CompileResult(BaseModel):
     build: WikiBuild
-    queued: bool = Field(description="true: a new build was queued (202); false: an existing build matched (200)")
+    queued: bool = Field(
+        description="true: a new build was queued (202); false: an existing build matched (200)"
+    )
     warnings: list[str]
 
 
@@ -107,8 +115,10 @@ class PageMeta(BaseModel):
     chars: int
     citation_count: int
     link_count: int
-    derived_from_build_id: UUID | None = Field(description="Set on pages carried over by an incremental build: the "
-                                                           "build whose model run wrote the text")
+    derived_from_build_id: UUID | None = Field(
+        description="Set on pages carried over by an incremental build: the "
+        "build whose model run wrote the text"
+    )
 
 
 class Citation(BaseModel):
@@ -120,7 +130,9 @@ class Citation(BaseModel):
 
 
 class PageLink(BaseModel):
-    path: str = Field(description="The other page: the target of an outbound link, the linking page of an inbound")
+    path: str = Field(
+        description="The other page: the target of an outbound link, the linking page of an inbound"
+    )
     link_type: str
     exists: bool
 
@@ -162,12 +174,16 @@ class ActivateResult(BaseModel):
     active_build_id: UUID
     previous_build_id: UUID | None = Field(description="Activate this to undo the activation")
     index: WikiIndexOutcome | None = Field(
-        default=None, description="The wiki index re-run inline for the activated build (a small build); null "
-                                  "when the index already reflected it or the re-index was queued as index_job")
+        default=None,
+        description="The wiki index re-run inline for the activated build (a small build); null "
+        "when the index already reflected it or the re-index was queued as index_job",
+    )
     index_job: JobView | None = Field(
-        default=None, description="The wiki_index job re-indexing the activated build (a large build, or an "
-                                  "inline run that failed): GET /api/knowledge/jobs/{index_job.id}; until it "
-                                  "finishes wiki search reports the source in stale")
+        default=None,
+        description="The wiki_index job re-indexing the activated build (a large build, or an "
+        "inline run that failed): GET /api/knowledge/jobs/{index_job.id}; until it "
+        "finishes wiki search reports the source in stale",
+    )
 
 
 # -- wiki retrieval (K3.6) -----------------------------------------------------------------------------------
@@ -189,8 +205,10 @@ class WikiIndexState(BaseModel):
     active_build_id: UUID | None
     indexed_build_id: UUID | None = Field(description="The build the wiki index reflects")
     wiki_indexed_at: datetime | None
-    stale: bool = Field(description="The index does not reflect the active build: search returns fewer hits for "
-                                    "this source until POST /api/knowledge/wiki/index runs")
+    stale: bool = Field(
+        description="The index does not reflect the active build: search returns fewer hits for "
+        "this source until POST /api/knowledge/wiki/index runs"
+    )
 
 
 class WikiSearchHit(HitLegs):
@@ -209,8 +227,10 @@ class WikiSearchHit(HitLegs):
     matched_chunks: int = Field(description="Chunks of this page among the matches (a page is listed once)")
     snippet: str
     content: str | None = Field(description="The page body, with include_content=true")
-    derived_from_build_id: UUID | None = Field(description="Set when an incremental build carried the page over: "
-                                                           "the build whose model run wrote the text")
+    derived_from_build_id: UUID | None = Field(
+        description="Set when an incremental build carried the page over: "
+        "the build whose model run wrote the text"
+    )
     citations: list[Citation]
     links_out: list[PageLink]
     links_in: list[PageLink]
@@ -218,22 +238,27 @@ class WikiSearchHit(HitLegs):
 
 class WikiSearchResult(BaseModel):
     query_id: UUID = Field(description="This wiki search in the query log")
-    raw_query_id: UUID | None = Field(description="The raw-document search run with the same query (logged too)")
+    raw_query_id: UUID | None = Field(
+        description="The raw-document search run with the same query (logged too)"
+    )
     raw_hits: int = Field(description="Raw document chunks the same query found")
     items: list[WikiSearchHit]
     total: int
     degraded: list[WikiDegraded]
     stale: list[WikiIndexState] = Field(description="Searched sources whose index lags their active build")
     filtered_by_min_similarity: int | None = Field(
-        default=None, description="Matching chunks dropped by min_similarity (absent when it was not sent)",
-        exclude_if=lambda v: v is None)
+        default=None,
+        description="Matching chunks dropped by min_similarity (absent when it was not sent)",
+        exclude_if=lambda v: v is None,
+    )
 
 
 class WikiIndexRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    source_id: UUID | None = Field(default=None, description="One source; omitted: every source with an active "
-                                                             "build")
+    source_id: UUID | None = Field(
+        default=None, description="One source; omitted: every source with an active build"
+    )
 
 
 class WikiIndexOutcome(BaseModel):

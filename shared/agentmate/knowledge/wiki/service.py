@@ -43,7 +43,9 @@ from agentmate.llm import config_from_settings, independence
 from agentmate.retrieval.service import Retrieval
 
 JOB_KIND = "wiki_compile"
-REVIEW_WARNING = standing_warning(None)  # issue 15: unconditional, worded per build by GET /builds/{id}/review
+REVIEW_WARNING = standing_warning(
+    None
+)  # issue 15: unconditional, worded per build by GET /builds/{id}/review
 
 
 class Caller(Protocol):
@@ -62,26 +64,37 @@ class Compiled:
 
 
 def to_build(row: dict[str, Any]) -> WikiBuild:
-    return WikiBuild.model_validate({
-        **row, "profile": ProfileRef(id=row["profile_version_id"], name=row["profile_name"],
-                                     version=row["profile_version"]), "is_active": bool(row["is_active"])})
+    return WikiBuild.model_validate(
+        {
+            **row,
+            "profile": ProfileRef(
+                id=row["profile_version_id"], name=row["profile_name"], version=row["profile_version"]
+            ),
+            "is_active": bool(row["is_active"]),
+        }
+    )
 
 
 def warnings_for(independence_class: str) -> list[str]:
     out = [REVIEW_WARNING]
     if independence_class != "cross_provider":
-        out.append(f"reviewer independence is {independence_class}: point REVIEWER_BASE_URL and REVIEWER_MODEL at a "
-                   "different provider than the compiler for a cross_provider reviewer")
+        out.append(
+            f"reviewer independence is {independence_class}: point REVIEWER_BASE_URL and REVIEWER_MODEL at a "
+            "different provider than the compiler for a cross_provider reviewer"
+        )
     return out
 
 
-def compile_source(db: Database, caller: Caller, req: CompileRequest, *,
-                   settings: Settings | None = None) -> Compiled:
+def compile_source(
+    db: Database, caller: Caller, req: CompileRequest, *, settings: Settings | None = None
+) -> Compiled:
     settings = settings or get_settings()
     compiler = config_from_settings("compiler", settings)
     if compiler is None:
-        raise NotImplementedYet("no compiler model is configured: set COMPILER_BASE_URL (or EMBEDDING_BASE_URL) "
-                                "and COMPILER_MODEL; this is an operator gap, not a failed build")
+        raise NotImplementedYet(
+            "no compiler model is configured: set COMPILER_BASE_URL (or EMBEDDING_BASE_URL) "
+            "and COMPILER_MODEL; this is an operator gap, not a failed build"
+        )
     reviewer = config_from_settings("reviewer", settings)
     indep = independence(compiler, reviewer)
     warnings = warnings_for(indep)
@@ -91,8 +104,10 @@ def compile_source(db: Database, caller: Caller, req: CompileRequest, *,
         if src is None:
             raise NotFound("knowledge source")
         if src["active_revision_id"] is None:
-            raise Conflict("the source has no active revision yet: sync or push a snapshot first",
-                           extra={"reason": "no_active_revision"})
+            raise Conflict(
+                "the source has no active revision yet: sync or push a snapshot first",
+                extra={"reason": "no_active_revision"},
+            )
         manifest = src["manifest"] or {}
         name = manifest.get("profile") or DEFAULT_PROFILE
         profile = repo.ensure_profile(conn, account_id=a, name=name, settings=settings_for(name))
@@ -103,31 +118,83 @@ def compile_source(db: Database, caller: Caller, req: CompileRequest, *,
             if parent["source_revision_id"] == src["active_revision_id"] and not req.force:
                 existing = repo.get_build(conn, account_id=a, build_id=parent["id"])
                 assert existing is not None
-                return Compiled(CompileResult(build=to_build(existing), queued=False,
-                                              warnings=[*warnings, "the sources have not changed since the parent "
-                                                        "build: it is returned and nothing was queued"]), False)
+                return Compiled(
+                    CompileResult(
+                        build=to_build(existing),
+                        queued=False,
+                        warnings=[
+                            *warnings,
+                            "the sources have not changed since the parent "
+                            "build: it is returned and nothing was queued",
+                        ],
+                    ),
+                    False,
+                )
         if not req.force:
-            match = repo.matching_build(conn, account_id=a, source_id=req.source_id,
-                                        revision_id=src["active_revision_id"], profile_version_id=profile.id,
-                                        model=compiler.model, mode=req.mode,
-                                        parent_build_id=parent["id"] if parent else None)
+            match = repo.matching_build(
+                conn,
+                account_id=a,
+                source_id=req.source_id,
+                revision_id=src["active_revision_id"],
+                profile_version_id=profile.id,
+                model=compiler.model,
+                mode=req.mode,
+                parent_build_id=parent["id"] if parent else None,
+            )
             if match is not None:
-                return Compiled(CompileResult(build=to_build(match), queued=False, warnings=[
-                    *warnings, f"build {match['id']} ({match['status']}) has the same input identity: it is returned "
-                               "and nothing was queued (force=true compiles anyway)"]), False)
-        build_id = repo.insert_build(conn, account_id=a, values={
-            "user_id": caller.user_id, "key_id": caller.key_id, "source_id": req.source_id,
-            "source_revision_id": src["active_revision_id"], "raw_package_hash": src["package_hash"],
-            "profile_version_id": profile.id, "compiler_version": COMPILER_VERSION,
-            "prompt_version": PROMPT_VERSION, "model": compiler.model,
-            "reviewer_model": reviewer.model if reviewer else None, "reviewer_independence": indep,
-            "parent_build_id": parent["id"] if parent else None, "mode": req.mode,
-            "activate_on_success": req.activate, "forced": req.force})
-        repo.add_events(conn, account_id=a, build_id=build_id, events=[{
-            "event_type": "build_queued", "detail": f"{req.mode} compile of revision {src['active_revision_id']}",
-            "payload": {"mode": req.mode, "force": req.force, "activate": req.activate}}])
-        job = jobs.enqueue(conn, account_id=a, kind=JOB_KIND, subject_id=build_id,
-                           payload={"build_id": str(build_id)}, max_attempts=DEFAULT_MAX_ATTEMPTS)
+                return Compiled(
+                    CompileResult(
+                        build=to_build(match),
+                        queued=False,
+                        warnings=[
+                            *warnings,
+                            f"build {match['id']} ({match['status']}) has the same input identity: it is returned "
+                            "and nothing was queued (force=true compiles anyway)",
+                        ],
+                    ),
+                    False,
+                )
+        build_id = repo.insert_build(
+            conn,
+            account_id=a,
+            values={
+                "user_id": caller.user_id,
+                "key_id": caller.key_id,
+                "source_id": req.source_id,
+                "source_revision_id": src["active_revision_id"],
+                "raw_package_hash": src["package_hash"],
+                "profile_version_id": profile.id,
+                "compiler_version": COMPILER_VERSION,
+                "prompt_version": PROMPT_VERSION,
+                "model": compiler.model,
+                "reviewer_model": reviewer.model if reviewer else None,
+                "reviewer_independence": indep,
+                "parent_build_id": parent["id"] if parent else None,
+                "mode": req.mode,
+                "activate_on_success": req.activate,
+                "forced": req.force,
+            },
+        )
+        repo.add_events(
+            conn,
+            account_id=a,
+            build_id=build_id,
+            events=[
+                {
+                    "event_type": "build_queued",
+                    "detail": f"{req.mode} compile of revision {src['active_revision_id']}",
+                    "payload": {"mode": req.mode, "force": req.force, "activate": req.activate},
+                }
+            ],
+        )
+        job = jobs.enqueue(
+            conn,
+            account_id=a,
+            kind=JOB_KIND,
+            subject_id=build_id,
+            payload={"build_id": str(build_id)},
+            max_attempts=DEFAULT_MAX_ATTEMPTS,
+        )
         repo.set_job(conn, account_id=a, build_id=build_id, job_id=job.id)
         row = repo.get_build(conn, account_id=a, build_id=build_id)
         assert row is not None
@@ -146,17 +213,28 @@ def _parent(conn: Conn, account_id: UUID, src: dict[str, Any]) -> dict[str, Any]
 
 def _refuse_incremental(parent: dict[str, Any] | None, profile_id: UUID, model: str) -> None:
     if parent is None:
-        raise Conflict("incremental compile refused: the source has no previous succeeded build to diff against; "
-                       "compile with mode=full first", extra={"reason": "no_parent"})
-    differs = [name for name, now, then in (
-        ("model", model, parent["model"]), ("prompt_version", PROMPT_VERSION, parent["prompt_version"]),
-        ("compiler_version", COMPILER_VERSION, parent["compiler_version"]),
-        ("profile_version", profile_id, parent["profile_version_id"])) if now != then]
+        raise Conflict(
+            "incremental compile refused: the source has no previous succeeded build to diff against; "
+            "compile with mode=full first",
+            extra={"reason": "no_parent"},
+        )
+    differs = [
+        name
+        for name, now, then in (
+            ("model", model, parent["model"]),
+            ("prompt_version", PROMPT_VERSION, parent["prompt_version"]),
+            ("compiler_version", COMPILER_VERSION, parent["compiler_version"]),
+            ("profile_version", profile_id, parent["profile_version_id"]),
+        )
+        if now != then
+    ]
     if differs:
-        raise Conflict(f"incremental compile refused: the parent build {parent['id']} came from a different "
-                       f"{', '.join(differs)}; carrying its pages forward would stamp this build's provenance on "
-                       "text that configuration never produced. Compile with mode=full",
-                       extra={"reason": "provenance_differs", "differs": differs, "parent_build_id": str(parent["id"])})
+        raise Conflict(
+            f"incremental compile refused: the parent build {parent['id']} came from a different "
+            f"{', '.join(differs)}; carrying its pages forward would stamp this build's provenance on "
+            "text that configuration never produced. Compile with mode=full",
+            extra={"reason": "provenance_differs", "differs": differs, "parent_build_id": str(parent["id"])},
+        )
 
 
 def _build(conn: Conn, account_id: UUID, build_id: UUID) -> dict[str, Any]:
@@ -171,8 +249,9 @@ def list_builds(db: Database, caller: Caller, source_id: UUID | None, page: Page
     with db.tenant(a) as conn:
         if source_id is not None and repo.source(conn, account_id=a, source_id=source_id) is None:
             raise NotFound("knowledge source")
-        rows, total = repo.list_builds(conn, account_id=a, source_id=source_id, limit=page.limit,
-                                       offset=page.offset)
+        rows, total = repo.list_builds(
+            conn, account_id=a, source_id=source_id, limit=page.limit, offset=page.offset
+        )
     return Page(items=[to_build(r) for r in rows], total=total, limit=page.limit, offset=page.offset)
 
 
@@ -185,8 +264,12 @@ def list_pages(db: Database, caller: Caller, build_id: UUID, page: PageParams) -
     a = caller.account_id
     with db.tenant(a) as conn:
         _build(conn, a, build_id)
-        rows, total = repo.list_pages(conn, account_id=a, build_id=build_id, limit=page.limit, offset=page.offset)
-    return Page(items=[PageMeta.model_validate(r) for r in rows], total=total, limit=page.limit, offset=page.offset)
+        rows, total = repo.list_pages(
+            conn, account_id=a, build_id=build_id, limit=page.limit, offset=page.offset
+        )
+    return Page(
+        items=[PageMeta.model_validate(r) for r in rows], total=total, limit=page.limit, offset=page.offset
+    )
 
 
 def get_page(db: Database, caller: Caller, build_id: UUID, path: str) -> WikiPage:
@@ -198,12 +281,22 @@ def get_page(db: Database, caller: Caller, build_id: UUID, path: str) -> WikiPag
             raise NotFound("page", f"page {path!r} not found in build {build_id}")
         cites = repo.page_citations(conn, account_id=a, page_ids=[row["id"]])
         links = repo.page_links(conn, account_id=a, page_ids=[row["id"]])
-    return WikiPage.model_validate({
-        **row, "citations": [Citation.model_validate(c) for c in cites],
-        "links_out": [PageLink(path=x["other_path"], link_type=x["link_type"], exists=x["exists"])
-                      for x in links if x["direction"] == "out"],
-        "links_in": [PageLink(path=x["other_path"], link_type=x["link_type"], exists=True)
-                     for x in links if x["direction"] == "in"]})
+    return WikiPage.model_validate(
+        {
+            **row,
+            "citations": [Citation.model_validate(c) for c in cites],
+            "links_out": [
+                PageLink(path=x["other_path"], link_type=x["link_type"], exists=x["exists"])
+                for x in links
+                if x["direction"] == "out"
+            ],
+            "links_in": [
+                PageLink(path=x["other_path"], link_type=x["link_type"], exists=True)
+                for x in links
+                if x["direction"] == "in"
+            ],
+        }
+    )
 
 
 def diff(db: Database, caller: Caller, build_id: UUID, from_build_id: UUID | None) -> BuildDiff:
@@ -214,19 +307,26 @@ def diff(db: Database, caller: Caller, build_id: UUID, from_build_id: UUID | Non
         if from_build_id is not None:
             other = _build(conn, a, from_build_id)
             if other["source_id"] != build["source_id"]:
-                raise Conflict("from must be a build of the same source", extra={"reason": "different_source"})
+                raise Conflict(
+                    "from must be a build of the same source", extra={"reason": "different_source"}
+                )
         else:
             prev = repo.latest_succeeded(conn, account_id=a, source_id=build["source_id"], before=build_id)
             from_build_id = prev["id"] if prev else None
         now = repo.page_hashes(conn, account_id=a, build_id=build_id)
         then = repo.page_hashes(conn, account_id=a, build_id=from_build_id) if from_build_id else {}
     return BuildDiff(
-        build_id=build_id, from_build_id=from_build_id,
+        build_id=build_id,
+        from_build_id=from_build_id,
         added=[DiffEntry(path=p, from_hash=None, to_hash=now[p]) for p in sorted(now) if p not in then],
         removed=[DiffEntry(path=p, from_hash=then[p], to_hash=None) for p in sorted(then) if p not in now],
-        changed=[DiffEntry(path=p, from_hash=then[p], to_hash=now[p]) for p in sorted(now)
-                 if p in then and then[p] != now[p]],
-        unchanged=sum(1 for p in now if then.get(p) == now[p]))
+        changed=[
+            DiffEntry(path=p, from_hash=then[p], to_hash=now[p])
+            for p in sorted(now)
+            if p in then and then[p] != now[p]
+        ],
+        unchanged=sum(1 for p in now if then.get(p) == now[p]),
+    )
 
 
 def events(db: Database, caller: Caller, build_id: UUID, page: PageParams) -> Page[BuildEvent]:
@@ -234,8 +334,9 @@ def events(db: Database, caller: Caller, build_id: UUID, page: PageParams) -> Pa
     with db.tenant(a) as conn:
         _build(conn, a, build_id)
         rows, total = repo.events(conn, account_id=a, build_id=build_id, limit=page.limit, offset=page.offset)
-    return Page(items=[BuildEvent.model_validate(r) for r in rows], total=total, limit=page.limit,
-                offset=page.offset)
+    return Page(
+        items=[BuildEvent.model_validate(r) for r in rows], total=total, limit=page.limit, offset=page.offset
+    )
 
 
 def activate(db: Database, caller: Caller, build_id: UUID, rt: Retrieval | None = None) -> ActivateResult:
@@ -248,17 +349,25 @@ def activate(db: Database, caller: Caller, build_id: UUID, rt: Retrieval | None 
         if build is None:
             raise NotFound("build")
         if build["status"] != "succeeded" or build["check_status"] != "passed":
-            raise Conflict(f"build {build_id} cannot be activated: status {build['status']}, check "
-                           f"{build['check_status']} (only a succeeded build that passed check can serve)",
-                           extra={"reason": "not_activatable", "build_status": build["status"],  # status: the HTTP one
-                                  "check_status": build["check_status"]})
+            raise Conflict(
+                f"build {build_id} cannot be activated: status {build['status']}, check "
+                f"{build['check_status']} (only a succeeded build that passed check can serve)",
+                extra={
+                    "reason": "not_activatable",
+                    "build_status": build["status"],  # status: the HTTP one
+                    "check_status": build["check_status"],
+                },
+            )
         src = repo.source(conn, account_id=a, source_id=build["source_id"], lock=True)
         assert src is not None
         previous = src["active_build_id"]
         if previous != build_id:
             repo.set_active_build(conn, account_id=a, source_id=build["source_id"], build_id=build_id)
         review_job = enqueue_review(conn, account_id=a, build_id=build_id)  # issue 15: once per build
-        inline = rt is not None and repo.page_count(conn, account_id=a, build_id=build_id) <= reindex.MAX_INLINE_PAGES
+        inline = (
+            rt is not None
+            and repo.page_count(conn, account_id=a, build_id=build_id) <= reindex.MAX_INLINE_PAGES
+        )
         index_job = None if inline else reindex.enqueue(conn, account_id=a, source_id=build["source_id"])
     if review_job is not None:
         jobs.wake(review_job)
@@ -268,12 +377,18 @@ def activate(db: Database, caller: Caller, build_id: UUID, rt: Retrieval | None 
         outcome, index_job = _index_inline(db, rt, a, build["source_id"])
     if index_job is not None:
         jobs.wake(index_job.id)
-    return ActivateResult(source_id=build["source_id"], active_build_id=build_id, previous_build_id=previous,
-                          index=outcome, index_job=jobs.JobView.of(index_job) if index_job else None)
+    return ActivateResult(
+        source_id=build["source_id"],
+        active_build_id=build_id,
+        previous_build_id=previous,
+        index=outcome,
+        index_job=jobs.JobView.of(index_job) if index_job else None,
+    )
 
 
-def _index_inline(db: Database, rt: Retrieval, account_id: UUID, source_id: UUID
-                  ) -> tuple[WikiIndexOutcome | None, jobs.Job | None]:
+def _index_inline(
+    db: Database, rt: Retrieval, account_id: UUID, source_id: UUID
+) -> tuple[WikiIndexOutcome | None, jobs.Job | None]:
     """Index now; when that fails or leaves chunks out, the job does it again (with retries)."""
     from agentmate.knowledge.wiki.retrieval import sync_source
 

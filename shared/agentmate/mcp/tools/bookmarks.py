@@ -35,19 +35,26 @@ tools = ToolSet(
     ),
 )
 
-BookmarkId = Annotated[UUID, Field(description="The bookmark's id (UUID), as returned by bookmark_create or "
-                                               "bookmark_list")]
+BookmarkId = Annotated[
+    UUID, Field(description="The bookmark's id (UUID), as returned by bookmark_create or bookmark_list")
+]
 Url = Annotated[s.Url, Field(description="Absolute http:// or https:// URL (≤2048 characters)")]
 Title = Annotated[s.Title, Field(description="At most 500 characters, trimmed")]
 Summary = Annotated[s.Summary, Field(description="Short summary, at most 20000 characters")]
 Content = Annotated[StoredContent, Field(description="Saved page text, verbatim; at most 1 MiB (UTF-8)")]
-Tags = Annotated[s.BookmarkTags, Field(description="Tags; trimmed and lowercased on write, duplicates dropped")]
+Tags = Annotated[
+    s.BookmarkTags, Field(description="Tags; trimmed and lowercased on write, duplicates dropped")
+]
 Source = Annotated[s.Source, Field(description="Label of the agent or skill saving it (≤255 characters)")]
 
 
 @tools.tool("bookmarks:rw", rest="POST /api/bookmarks", title="Save a bookmark")
 def bookmark_create(
-    url: Url, title: Title = "", summary: Summary = "", content: Content = "", tags: Tags | None = None,
+    url: Url,
+    title: Title = "",
+    summary: Summary = "",
+    content: Content = "",
+    tags: Tags | None = None,
     source: Source = None,
     is_read: Annotated[bool, Field(description="true marks it read now (default false = unread)")] = False,
     idempotency_key: IdempotencyKey = None,
@@ -55,8 +62,15 @@ def bookmark_create(
     """Save a bookmark: url (absolute http/https) plus optional title, summary, saved page content (≤1 MiB),
     tags (trimmed, lowercased), source label and is_read. Pass idempotency_key so a retry returns the
     original bookmark. Requires bookmarks:rw."""
-    body = BookmarkCreate(url=url, title=title, summary=summary, content=content, tags=tags or [],
-                          source=source, is_read=is_read)
+    body = BookmarkCreate(
+        url=url,
+        title=title,
+        summary=summary,
+        content=content,
+        tags=tags or [],
+        source=source,
+        is_read=is_read,
+    )
     return service.create(db(), principal(), body, check_key(idempotency_key)).value
 
 
@@ -69,8 +83,9 @@ def bookmark_get(id: BookmarkId) -> Bookmark:
 @tools.tool("bookmarks:r", rest="GET /api/bookmarks", title="List bookmarks")
 def bookmark_list(
     tags: TagList = None,
-    is_read: Annotated[bool | None, Field(description="true = read only, false = unread only; omit for both")]
-    = None,
+    is_read: Annotated[
+        bool | None, Field(description="true = read only, false = unread only; omit for both")
+    ] = None,
     source: Annotated[str | None, Field(description="Exact source label")] = None,
     q: Annotated[str | None, Field(description="Case-insensitive substring of title, summary or url")] = None,
     limit: Limit = DEFAULT_LIMIT,
@@ -79,34 +94,58 @@ def bookmark_list(
     """List bookmarks newest first WITHOUT their saved content (use bookmark_get), optionally filtered by
     tags (all must match), is_read (true|false), exact source and text q (title, summary, url). Returns
     {items, total, limit, offset}. Requires bookmarks:r."""
-    return service.search(db(), principal(), PageParams(limit=limit, offset=offset), tags=tags, is_read=is_read,
-                          source=source, q=q)
+    return service.search(
+        db(),
+        principal(),
+        PageParams(limit=limit, offset=offset),
+        tags=tags,
+        is_read=is_read,
+        source=source,
+        q=q,
+    )
 
 
-@tools.tool("bookmarks:rw", rest="PATCH /api/bookmarks/{bookmark_id}", title="Update a bookmark",
-            idempotent=True, patch=BookmarkUpdate)
+@tools.tool(
+    "bookmarks:rw",
+    rest="PATCH /api/bookmarks/{bookmark_id}",
+    title="Update a bookmark",
+    idempotent=True,
+    patch=BookmarkUpdate,
+)
 def bookmark_update(
     id: BookmarkId,
     url: Url | None = None,
     title: Title | None = None,
     summary: Summary | None = None,
     content: Annotated[StoredContent | None, Field(description="Replaces the saved content")] = None,
-    tags: Annotated[s.BookmarkTags | None, Field(description="Replaces all tags (trimmed, lowercased)")] = None,
+    tags: Annotated[
+        s.BookmarkTags | None, Field(description="Replaces all tags (trimmed, lowercased)")
+    ] = None,
     source: Source = None,
     clear_source: ClearSource = False,
-    is_read: Annotated[bool | None, Field(description="true marks it read (keeps an earlier read_at), false "
-                                                      "marks it unread")] = None,
+    is_read: Annotated[
+        bool | None, Field(description="true marks it read (keeps an earlier read_at), false marks it unread")
+    ] = None,
 ) -> Bookmark:
     """Change the fields given (url, title, summary, content, tags, source, is_read); the others stay as
     they are. is_read=true stamps read_at (kept if already read), false clears it; clear_source=true
     removes the source label. Returns the bookmark. Requires bookmarks:rw."""
-    changes = apply_clear_source(given(url=url, title=title, summary=summary, content=content, tags=tags,
-                                       source=source, is_read=is_read), clear_source)
+    changes = apply_clear_source(
+        given(
+            url=url, title=title, summary=summary, content=content, tags=tags, source=source, is_read=is_read
+        ),
+        clear_source,
+    )
     return service.update(db(), principal(), id, BookmarkUpdate.model_validate(changes))
 
 
-@tools.tool("bookmarks:rw", rest="DELETE /api/bookmarks/{bookmark_id}", title="Delete a bookmark",
-            destructive=True, idempotent=True)
+@tools.tool(
+    "bookmarks:rw",
+    rest="DELETE /api/bookmarks/{bookmark_id}",
+    title="Delete a bookmark",
+    destructive=True,
+    idempotent=True,
+)
 def bookmark_delete(id: BookmarkId) -> Deleted:
     """Delete a bookmark permanently. A second delete of the same id reports "bookmark not found".
     Requires bookmarks:rw."""

@@ -28,14 +28,19 @@ tools = ToolSet(
 
 NoteId = Annotated[UUID, Field(description="The note's id (UUID), as returned by note_create or note_list")]
 Title = Annotated[s.Title, Field(description="1..500 characters, trimmed")]
-Content = Annotated[StoredContent, Field(description="Text or Markdown, stored verbatim; at most 1 MiB (UTF-8)")]
+Content = Annotated[
+    StoredContent, Field(description="Text or Markdown, stored verbatim; at most 1 MiB (UTF-8)")
+]
 Tags = Annotated[s.NoteTags, Field(description="Tags; trimmed and lowercased on write, duplicates dropped")]
 Query = Annotated[str, Field(description="Case-insensitive substring of title or content")]
 
 
 @tools.tool("notes:rw", rest="POST /api/notes", title="Create a note")
 def note_create(
-    title: Title, content: Content = "", tags: Tags | None = None, idempotency_key: IdempotencyKey = None,
+    title: Title,
+    content: Content = "",
+    tags: Tags | None = None,
+    idempotency_key: IdempotencyKey = None,
 ) -> Note:
     """Create a note with a title (1..500 characters), optional text/Markdown content (stored verbatim, at
     most 1 MiB) and tags (trimmed, lowercased). Pass idempotency_key so a retry returns the original note
@@ -69,33 +74,45 @@ def note_search(q: Query, limit: Limit = DEFAULT_LIMIT, offset: Offset = 0) -> P
     return service.search(db(), principal(), PageParams(limit=limit, offset=offset), q=q)
 
 
-@tools.tool("notes:rw", rest="PATCH /api/notes/{note_id}", title="Update a note",
-            idempotent=True, patch=NoteUpdate)
+@tools.tool(
+    "notes:rw", rest="PATCH /api/notes/{note_id}", title="Update a note", idempotent=True, patch=NoteUpdate
+)
 def note_update(
     id: NoteId,
     title: Title | None = None,
-    content: Annotated[StoredContent | None, Field(description="Replaces the whole content (verbatim)")] = None,
+    content: Annotated[
+        StoredContent | None, Field(description="Replaces the whole content (verbatim)")
+    ] = None,
     tags: Annotated[s.NoteTags | None, Field(description="Replaces all tags (trimmed, lowercased)")] = None,
 ) -> Note:
     """Change the fields given (title, content, tags); the others stay as they are. content replaces the
     whole text: use note_append to add to it. Returns the note. Requires notes:rw."""
-    return service.update(db(), principal(), id, NoteUpdate.model_validate(given(title=title, content=content, tags=tags)))
+    return service.update(
+        db(), principal(), id, NoteUpdate.model_validate(given(title=title, content=content, tags=tags))
+    )
 
 
 @tools.tool("notes:rw", rest="PATCH /api/notes/{note_id}/append", title="Append to a note")
 def note_append(
     id: NoteId,
-    content: Annotated[StoredContent, Field(min_length=1, description="Text added at the end exactly as sent; no "
-                                                                  "separator is inserted, so start with \\n for a "
-                                                                  "new line")],
+    content: Annotated[
+        StoredContent,
+        Field(
+            min_length=1,
+            description="Text added at the end exactly as sent; no "
+            "separator is inserted, so start with \\n for a "
+            "new line",
+        ),
+    ],
 ) -> Note:
     """Append text to the end of a note's content verbatim, with no separator (include your own leading
     newline). The resulting content is at most 1 MiB. Returns the note. Requires notes:rw."""
     return service.append(db(), principal(), id, NoteAppend(content=content))
 
 
-@tools.tool("notes:rw", rest="DELETE /api/notes/{note_id}", title="Delete a note", destructive=True,
-            idempotent=True)
+@tools.tool(
+    "notes:rw", rest="DELETE /api/notes/{note_id}", title="Delete a note", destructive=True, idempotent=True
+)
 def note_delete(id: NoteId) -> Deleted:
     """Delete a note permanently. A second delete of the same id reports "note not found". Requires
     notes:rw."""

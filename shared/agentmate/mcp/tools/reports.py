@@ -42,9 +42,13 @@ tools = ToolSet(
     ),
 )
 
-ReportId = Annotated[UUID, Field(description="The report's id (UUID), as returned by report_create or report_list")]
+ReportId = Annotated[
+    UUID, Field(description="The report's id (UUID), as returned by report_create or report_list")
+]
 Title = Annotated[s.Title, Field(description="1..500 characters, trimmed")]
-Content = Annotated[StoredContent, Field(description="The report body in `format`, verbatim; at most 1 MiB (UTF-8)")]
+Content = Annotated[
+    StoredContent, Field(description="The report body in `format`, verbatim; at most 1 MiB (UTF-8)")
+]
 Format = Annotated[ReportFormat, Field(description="How content is written: md (default) or html")]
 Tags = Annotated[s.ReportTags, Field(description="Tags; trimmed and lowercased on write, duplicates dropped")]
 Source = Annotated[s.Source, Field(description="Label of the agent or skill writing it (≤255 characters)")]
@@ -52,7 +56,11 @@ Source = Annotated[s.Source, Field(description="Label of the agent or skill writ
 
 @tools.tool("reports:rw", rest="POST /api/reports", title="Create a report")
 def report_create(
-    title: Title, content: Content = "", format: Format = "md", tags: Tags | None = None, source: Source = None,
+    title: Title,
+    content: Content = "",
+    format: Format = "md",
+    tags: Tags | None = None,
+    source: Source = None,
     idempotency_key: IdempotencyKey = None,
 ) -> Report:
     """Create a report. format: md (default) | html; source: label of the agent or skill writing it; tags
@@ -79,8 +87,9 @@ def report_list(
     """List reports newest first WITHOUT their content (use report_get for it), optionally filtered by tags
     (all must match), exact source label and text q. Returns {items, total, limit, offset}. Requires
     reports:r."""
-    return service.search(db(), principal(), PageParams(limit=limit, offset=offset), tags=tags, source=source,
-                          q=q)
+    return service.search(
+        db(), principal(), PageParams(limit=limit, offset=offset), tags=tags, source=source, q=q
+    )
 
 
 @tools.tool("reports:r", rest="GET /api/reports/sources", title="List report sources")
@@ -91,8 +100,13 @@ def report_list_sources(limit: Limit = DEFAULT_LIMIT, offset: Offset = 0) -> Pag
     return service.list_sources(db(), principal(), PageParams(limit=limit, offset=offset))
 
 
-@tools.tool("reports:rw", rest="PATCH /api/reports/{report_id}", title="Update a report",
-            idempotent=True, patch=ReportUpdate)
+@tools.tool(
+    "reports:rw",
+    rest="PATCH /api/reports/{report_id}",
+    title="Update a report",
+    idempotent=True,
+    patch=ReportUpdate,
+)
 def report_update(
     id: ReportId,
     title: Title | None = None,
@@ -104,13 +118,19 @@ def report_update(
 ) -> Report:
     """Change the fields given (title, content, format md|html, tags, source); the others stay as they
     are. clear_source=true removes the source label. Returns the report. Requires reports:rw."""
-    changes = apply_clear_source(given(title=title, content=content, format=format, tags=tags, source=source),
-                            clear_source)
+    changes = apply_clear_source(
+        given(title=title, content=content, format=format, tags=tags, source=source), clear_source
+    )
     return service.update(db(), principal(), id, ReportUpdate.model_validate(changes))
 
 
-@tools.tool("reports:rw", rest="DELETE /api/reports/{report_id}", title="Delete a report", destructive=True,
-            idempotent=True)
+@tools.tool(
+    "reports:rw",
+    rest="DELETE /api/reports/{report_id}",
+    title="Delete a report",
+    destructive=True,
+    idempotent=True,
+)
 def report_delete(id: ReportId) -> Deleted:
     """Delete a report permanently. A second delete of the same id reports "report not found". Requires
     reports:rw."""

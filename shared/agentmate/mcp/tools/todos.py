@@ -51,8 +51,14 @@ def todo_create(
     """Create a todo. status: pending (default) | in_progress | done | cancelled; priority: low | medium
     (default) | high; due_date: RFC 3339; tags are trimmed and lowercased. Pass idempotency_key so a
     retry returns the original todo instead of creating a duplicate. Requires todos:rw."""
-    body = TodoCreate(title=title, description=description, status=status, priority=priority,
-                      due_date=due_date, tags=tags or [])
+    body = TodoCreate(
+        title=title,
+        description=description,
+        status=status,
+        priority=priority,
+        due_date=due_date,
+        tags=tags or [],
+    )
     return service.create(db(), principal(), body, check_key(idempotency_key)).value
 
 
@@ -64,8 +70,9 @@ def todo_get(id: TodoId) -> Todo:
 
 @tools.tool("todos:r", rest="GET /api/todos", title="List todos")
 def todo_list(
-    status: Annotated[TodoStatus | None, Field(description="Only this status: pending, in_progress, done, "
-                                                            "cancelled")] = None,
+    status: Annotated[
+        TodoStatus | None, Field(description="Only this status: pending, in_progress, done, cancelled")
+    ] = None,
     tags: TagList = None,
     q: Annotated[str | None, Field(description="Case-insensitive substring of title or description")] = None,
     limit: Limit = DEFAULT_LIMIT,
@@ -74,8 +81,14 @@ def todo_list(
     """List todos, newest first, optionally filtered by status (pending | in_progress | done | cancelled),
     tags (all must match) and a text fragment q. Returns {items, total, limit, offset}; page with
     limit (1..100) and offset. Requires todos:r."""
-    return service.search(db(), principal(), PageParams(limit=limit, offset=offset), status=status,
-                          tags=_tags(tags), q=(q or "").strip() or None)
+    return service.search(
+        db(),
+        principal(),
+        PageParams(limit=limit, offset=offset),
+        status=status,
+        tags=_tags(tags),
+        q=(q or "").strip() or None,
+    )
 
 
 @tools.tool("todos:r", rest="GET /api/todos/search", title="Search todos")
@@ -85,14 +98,16 @@ def todo_search(q: Query, limit: Limit = DEFAULT_LIMIT, offset: Offset = 0) -> P
     return service.search(db(), principal(), PageParams(limit=limit, offset=offset), q=q.strip() or None)
 
 
-@tools.tool("todos:rw", rest="PATCH /api/todos/{todo_id}", title="Update a todo",
-            idempotent=True, patch=TodoUpdate)
+@tools.tool(
+    "todos:rw", rest="PATCH /api/todos/{todo_id}", title="Update a todo", idempotent=True, patch=TodoUpdate
+)
 def todo_update(
     id: TodoId,
     title: Title | None = None,
     description: Annotated[str, Field(max_length=20000, description="New description")] | None = None,
-    status: Annotated[TodoStatus | None, Field(description="New status: pending, in_progress, done, "
-                                                            "cancelled")] = None,
+    status: Annotated[
+        TodoStatus | None, Field(description="New status: pending, in_progress, done, cancelled")
+    ] = None,
     priority: Annotated[TodoPriority | None, Field(description="New priority: low, medium, high")] = None,
     due_date: DueDate = None,
     clear_due_date: Annotated[bool, Field(description="true removes the due date")] = False,
@@ -101,8 +116,9 @@ def todo_update(
     """Change the fields given; the others stay as they are. status: pending | in_progress | done |
     cancelled; priority: low | medium | high; due_date null (or clear_due_date=true) removes the due date;
     null on any other field is refused. Returns the updated todo. Requires todos:rw."""
-    changes = given(title=title, description=description, status=status, priority=priority, due_date=due_date,
-                    tags=tags)
+    changes = given(
+        title=title, description=description, status=status, priority=priority, due_date=due_date, tags=tags
+    )
     if clear_due_date:
         if "due_date" in changes:
             raise invalid("clear_due_date", "send either due_date or clear_due_date=true, not both")
@@ -110,8 +126,9 @@ def todo_update(
     return service.update(db(), principal(), id, TodoUpdate.model_validate(changes))
 
 
-@tools.tool("todos:rw", rest="DELETE /api/todos/{todo_id}", title="Delete a todo", destructive=True,
-            idempotent=True)
+@tools.tool(
+    "todos:rw", rest="DELETE /api/todos/{todo_id}", title="Delete a todo", destructive=True, idempotent=True
+)
 def todo_delete(id: TodoId) -> Deleted:
     """Delete a todo permanently. A second delete of the same id reports "todo not found". Requires
     todos:rw."""

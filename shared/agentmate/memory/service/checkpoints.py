@@ -117,8 +117,12 @@ def save_checkpoint(db: Database, principal: Principal, body: CheckpointCreate) 
                     "resume returns that later one; send an explicit idempotency_key to record this state "
                     "again as the latest"
                 )
-    out = CheckpointSaved(checkpoint=decode_checkpoint(row), created=created, warning=warning,
-                          scope_warning=row.get("scope_warning"))
+    out = CheckpointSaved(
+        checkpoint=decode_checkpoint(row),
+        created=created,
+        warning=warning,
+        scope_warning=row.get("scope_warning"),
+    )
     return Created(out, replay=not created)
 
 
@@ -198,7 +202,9 @@ def resume(
         checkpoint=decode_checkpoint(cp) if cp is not None else None,
         since_checkpoint=items,
         truncated=truncated,
-        note=UNKNOWN_SESSION_NOTE if resolution == "empty" else _other_scope_note(cp, selected_by, scope_type, scope_key),
+        note=UNKNOWN_SESSION_NOTE
+        if resolution == "empty"
+        else _other_scope_note(cp, selected_by, scope_type, scope_key),
     )
 
 
@@ -219,9 +225,11 @@ def _other_scope_note(
     if saved == requested:
         return None
     saved_in, asked = (":".join(filter(None, scope)) for scope in (saved, requested))  # global has no key
-    return (f"this session's latest checkpoint was saved in scope {saved_in}, not {asked}; "
-            "a session resumes from its latest checkpoint whatever its scope (save checkpoints with the scope you "
-            "work in)")
+    return (
+        f"this session's latest checkpoint was saved in scope {saved_in}, not {asked}; "
+        "a session resumes from its latest checkpoint whatever its scope (save checkpoints with the scope you "
+        "work in)"
+    )
 
 
 def journal_sessions(

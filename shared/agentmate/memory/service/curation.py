@@ -32,8 +32,12 @@ def supersede(
     """``entry_id`` replaces ``body.superseded_id``: a chain, never a cycle; replays are idempotent."""
     old_id = body.superseded_id
     if old_id == entry_id:
-        raise ValidationFailed([FieldError("superseded_id", "an entry cannot supersede itself"),
-                                FieldError("entry_id", "equals superseded_id")])
+        raise ValidationFailed(
+            [
+                FieldError("superseded_id", "an entry cannot supersede itself"),
+                FieldError("entry_id", "equals superseded_id"),
+            ]
+        )
     with db.tenant(principal.account_id) as conn:
         rows = repo.lock_entries(conn, account_id=principal.account_id, ids=[entry_id, old_id])
         if entry_id not in rows:

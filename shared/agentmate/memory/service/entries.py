@@ -112,9 +112,13 @@ def create_entry(
         with db.tenant(principal.account_id) as conn:
             indexing = indexing_state(conn, principal.account_id, [entry_id])[entry_id]
         if indexing.status == "missing" and row is not None and row["status"] in ("active", "pending"):
-            indexing = index_entry(db, retrieval, principal.account_id, row)  # a crash between commit and indexing
+            indexing = index_entry(
+                db, retrieval, principal.account_id, row
+            )  # a crash between commit and indexing
     else:
-        indexing = index_entry(db, retrieval, principal.account_id, result.value.model_dump(exclude={"evidence", "indexing"}))
+        indexing = index_entry(
+            db, retrieval, principal.account_id, result.value.model_dump(exclude={"evidence", "indexing"})
+        )
     return Created(result.value.model_copy(update={"indexing": indexing}), replay=result.replay)
 
 
@@ -125,13 +129,17 @@ def _deduplicated(
     same source_type, source_id and excerpt are not added twice, so a plain retry adds nothing). A source event
     other than the entry's own is provenance too: it is appended as a ``memory_event`` evidence item."""
     existing = repo.active_duplicate(conn, account_id=principal.account_id, data=data)
-    if existing is None:  # pragma: no cover - the colliding entry was retired between the insert and this read
+    if (
+        existing is None
+    ):  # pragma: no cover - the colliding entry was retired between the insert and this read
         raise Conflict("an identical memory was changed while this one was stored; retry")
     entry_id = existing["id"]
     source_event = data.get("source_event_id")
     if source_event is not None and source_event != existing["source_event_id"]:
-        evidence = [*evidence, {"source_type": "memory_event", "source_id": str(source_event), "excerpt": "",
-                                "metadata": {}}]
+        evidence = [
+            *evidence,
+            {"source_type": "memory_event", "source_id": str(source_event), "excerpt": "", "metadata": {}},
+        ]
     have = repo.evidence_for(conn, account_id=principal.account_id, memory_ids=[entry_id])[entry_id]
     seen = {(e["source_type"], e["source_id"], e["excerpt"]) for e in have}
     new: list[dict[str, Any]] = []
@@ -182,5 +190,9 @@ def list_entries(
         )
         nearest = scopes.nearest_if_empty(conn, principal.account_id, total, scope_type, scope_key)
     return EntryPage(
-        items=[Entry(**r) for r in rows], total=total, limit=page.limit, offset=page.offset, nearest_scopes=nearest
+        items=[Entry(**r) for r in rows],
+        total=total,
+        limit=page.limit,
+        offset=page.offset,
+        nearest_scopes=nearest,
     )

@@ -146,8 +146,18 @@ def record_in(conn: Conn, principal: Principal, data: dict[str, Any]) -> tuple[d
     return existing, False
 
 
-HASHED_FIELDS = ("scope_type", "scope_key", "session_id", "sequence_no", "event_type", "payload", "source_type",
-                 "source_id", "occurred_at", "skill_version_id")
+HASHED_FIELDS = (
+    "scope_type",
+    "scope_key",
+    "session_id",
+    "sequence_no",
+    "event_type",
+    "payload",
+    "source_type",
+    "source_id",
+    "occurred_at",
+    "skill_version_id",
+)
 
 
 def _differing_fields(existing: dict[str, Any], data: dict[str, Any]) -> list[str]:
@@ -202,7 +212,11 @@ def list_events(
         )
         nearest = scopes.nearest_if_empty(conn, principal.account_id, total, scope_type, scope_key)
     return EventPage(
-        items=[Event(**r) for r in rows], total=total, limit=page.limit, offset=page.offset, nearest_scopes=nearest
+        items=[Event(**r) for r in rows],
+        total=total,
+        limit=page.limit,
+        offset=page.offset,
+        nearest_scopes=nearest,
     )
 
 

@@ -40,7 +40,9 @@ RETIRABLE = ("active", "pending", "archived", "invalidated")
 EXPORT_PAGE = 200
 
 
-def retire(db: Database, retrieval: Retrieval, principal: Principal, entry_id: UUID, body: EntryRetire) -> EntryRetired:
+def retire(
+    db: Database, retrieval: Retrieval, principal: Principal, entry_id: UUID, body: EntryRetire
+) -> EntryRetired:
     """Set status archived|invalidated with a reason; the same status again changes nothing."""
     with db.tenant(principal.account_id) as conn:
         entry = repo.get_entry(conn, account_id=principal.account_id, entry_id=entry_id, lock=True)
@@ -63,7 +65,12 @@ def retire(db: Database, retrieval: Retrieval, principal: Principal, entry_id: U
             principal,
             event_type="memory_retired",
             idempotency_key=f"memory_retired:{entry_id}:{uuid.uuid4()}",
-            payload={"entry_id": str(entry_id), "from": previous, "status": body.status, "reason": body.reason},
+            payload={
+                "entry_id": str(entry_id),
+                "from": previous,
+                "status": body.status,
+                "reason": body.reason,
+            },
             scope_type=entry["scope_type"],
             scope_key=entry["scope_key"],
         )
@@ -76,7 +83,9 @@ def retire(db: Database, retrieval: Retrieval, principal: Principal, entry_id: U
     )
 
 
-def _delete_in(conn: Conn, principal: Principal, entry: dict[str, Any]) -> tuple[dict[str, Any], list[UUID], UUID]:
+def _delete_in(
+    conn: Conn, principal: Principal, entry: dict[str, Any]
+) -> tuple[dict[str, Any], list[UUID], UUID]:
     """Delete one locked entry inside the caller's transaction: (counts and links, vector point ids, tombstone)."""
     point_ids = remove_projection(conn, principal.account_id, entry["id"])
     result = repo.delete_entry(conn, account_id=principal.account_id, entry=entry)
@@ -110,7 +119,9 @@ def delete(db: Database, retrieval: Retrieval, principal: Principal, entry_id: U
 def _scope(scope_type: str | None, scope_key: str | None) -> tuple[str, str]:
     scope_key = (scope_key or "").strip()
     if scope_type is None:
-        raise invalid("scope_type", "required: which scope", ["global", "project", "repository", "agent", "session"])
+        raise invalid(
+            "scope_type", "required: which scope", ["global", "project", "repository", "agent", "session"]
+        )
     errors = ErrorCollector()
     check_scope(errors, scope_type, scope_key)
     errors.raise_if_any()
@@ -120,12 +131,18 @@ def _scope(scope_type: str | None, scope_key: str | None) -> tuple[str, str]:
 def forget_scope(
     db: Database,
     retrieval: Retrieval,
-    principal: Principal, *, scope_type: str | None, scope_key: str | None, confirm: bool
+    principal: Principal,
+    *,
+    scope_type: str | None,
+    scope_key: str | None,
+    confirm: bool,
 ) -> ScopeForgotten:
     """Delete every entry of one scope for good (each as DELETE /entries/:id does); needs confirm=true."""
     scope_type, scope_key = _scope(scope_type, scope_key)
     if not confirm:
-        raise invalid("confirm", "must be true: this deletes every memory of the scope for good (export it first)")
+        raise invalid(
+            "confirm", "must be true: this deletes every memory of the scope for good (export it first)"
+        )
     all_points: list[UUID] = []
     deleted = 0
     with db.tenant(principal.account_id) as conn:
@@ -164,10 +181,16 @@ def export_scope(
     def page_after(after: UUID | None) -> list[ExportedEntry]:
         with db.tenant(principal.account_id) as conn:
             page = repo.export_page(
-                conn, account_id=principal.account_id, scope_type=scope_type, scope_key=scope_key, after=after,
+                conn,
+                account_id=principal.account_id,
+                scope_type=scope_type,
+                scope_key=scope_key,
+                after=after,
                 limit=EXPORT_PAGE,
             )
-            evidence = repo.evidence_for(conn, account_id=principal.account_id, memory_ids=[r["id"] for r in page])
+            evidence = repo.evidence_for(
+                conn, account_id=principal.account_id, memory_ids=[r["id"] for r in page]
+            )
         return [ExportedEntry(**r, evidence=[Evidence(**e) for e in evidence[r["id"]]]) for r in page]
 
     first = page_after(None)

@@ -91,4 +91,6 @@ def remove_projection(conn: Conn, account_id: UUID, entry_id: UUID) -> list[UUID
 def drop_points(retrieval: Retrieval, account_id: UUID, point_ids: list[UUID], done: str) -> str | None:
     """Best-effort vector deletion after the commit; a warning when it failed (stale points are never served)."""
     warning = retrieval.remove_points(account_id, point_ids)
-    return f"{done}, but removing stale vectors failed ({warning}); they are never served" if warning else None
+    return (
+        f"{done}, but removing stale vectors failed ({warning}); they are never served" if warning else None
+    )

@@ -45,8 +45,12 @@ def _currently_valid(entry: dict[str, Any], now: datetime) -> bool:
 def search(db: Database, retrieval: Retrieval, principal: Principal, body: SearchRequest) -> SearchResponse:
     """Hybrid (lexical + vector) search over durable memories, nudged by recorded usefulness."""
     if body.scope_key is not None and body.scope_type is None:
-        raise ValidationFailed([FieldError("scope_key", "requires scope_type"),
-                                FieldError("scope_type", "required when scope_key is sent")])
+        raise ValidationFailed(
+            [
+                FieldError("scope_key", "requires scope_type"),
+                FieldError("scope_type", "required when scope_key is sent"),
+            ]
+        )
     metadata: dict[str, Any] = {"status": body.status}
     if body.scope_type is not None:
         metadata["scope_type"] = body.scope_type

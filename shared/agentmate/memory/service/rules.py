@@ -31,8 +31,11 @@ def check_scope(errors: ErrorCollector, scope_type: str, scope_key: str, prefix:
             "must be empty when scope_type is 'global' (pick a scope_type for it)",
             ["project", "repository", "agent", "session"],
         )
-        errors.add(prefix + "scope_type", "is 'global', which takes no scope_key",
-                   ["project", "repository", "agent", "session"])
+        errors.add(
+            prefix + "scope_type",
+            "is 'global', which takes no scope_key",
+            ["project", "repository", "agent", "session"],
+        )
 
 
 def require_scope_type(scope_type: str | None, scope_key: str | None) -> None:

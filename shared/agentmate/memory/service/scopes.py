@@ -71,13 +71,18 @@ def new_scope_warning(conn: Conn, account_id: UUID, row: dict[str, Any]) -> str 
     if not row.pop("new_scope", False):
         return None
     scope_type, scope_key = row["scope_type"], row["scope_key"]
-    twins = [f"{r.scope_type}:{r.scope_key}" for r in nearest(conn, account_id, scope_type, scope_key)
-             if r.scope_type == scope_type and _folded(r.scope_key) == _folded(scope_key)]
+    twins = [
+        f"{r.scope_type}:{r.scope_key}"
+        for r in nearest(conn, account_id, scope_type, scope_key)
+        if r.scope_type == scope_type and _folded(r.scope_key) == _folded(scope_key)
+    ]
     if not twins:
         return None
-    return (f"this opened a new scope {scope_type}:{scope_key}, but {', '.join(twins)} already "
-            "exists and differs only in case, slashes or spaces; scope keys are exact, so reuse that one unless "
-            "this really is another scope")
+    return (
+        f"this opened a new scope {scope_type}:{scope_key}, but {', '.join(twins)} already "
+        "exists and differs only in case, slashes or spaces; scope keys are exact, so reuse that one unless "
+        "this really is another scope"
+    )
 
 
 def nearest_if_empty(

@@ -26,7 +26,9 @@ from agentmate.mcp.context import db, principal
 from agentmate.mcp.schemas import Limit, Offset
 from agentmate.mcp.tools.knowledge._toolset import tools
 
-SourceId = Annotated[UUID, Field(description="The knowledge source's id, as knowledge_sources_list returns it")]
+SourceId = Annotated[
+    UUID, Field(description="The knowledge source's id, as knowledge_sources_list returns it")
+]
 BuildId = Annotated[UUID, Field(description="The wiki build's id")]
 
 
@@ -41,20 +43,27 @@ def knowledge_wiki_lint(source_id: SourceId) -> LintRunDetail:
 
 
 @tools.tool("knowledge:r", rest="GET /api/knowledge/wiki/lint/runs", title="List lint runs")
-def knowledge_wiki_lint_runs(source_id: SourceId | None = None, limit: Limit = DEFAULT_LIMIT,
-                             offset: Offset = 0) -> Page[LintRun]:
+def knowledge_wiki_lint_runs(
+    source_id: SourceId | None = None, limit: Limit = DEFAULT_LIMIT, offset: Offset = 0
+) -> Page[LintRun]:
     """List stored lint runs, newest first, optionally of one source (counts only; get one for its findings)."""
     return lint_service.list_runs(db(), principal(), PageParams(limit=limit, offset=offset), source_id)
 
 
 @tools.tool("knowledge:r", rest="GET /api/knowledge/wiki/lint/runs/{run_id}", title="Get a lint run")
-def knowledge_wiki_lint_run_get(run_id: Annotated[UUID, Field(description="The lint run's id")]) -> LintRunDetail:
+def knowledge_wiki_lint_run_get(
+    run_id: Annotated[UUID, Field(description="The lint run's id")],
+) -> LintRunDetail:
     """One lint run with its findings (rule, severity, page_path, related_path, detail)."""
     return lint_service.get_run(db(), principal(), run_id)
 
 
-@tools.tool("knowledge:rw", rest="POST /api/knowledge/builds/{build_id}/review", title="Queue a build review",
-            idempotent=True)
+@tools.tool(
+    "knowledge:rw",
+    rest="POST /api/knowledge/builds/{build_id}/review",
+    title="Queue a build review",
+    idempotent=True,
+)
 def knowledge_build_review(build_id: BuildId) -> Review:
     """Queue a faithfulness review of a succeeded build: a reviewer model checks each page's claims against the
     raw documents it cites (most-cited pages first, up to a configured number). It runs as a job: poll
@@ -72,31 +81,57 @@ def knowledge_build_review_get(build_id: BuildId) -> BuildReview:
     return review_service.get_build_review(db(), principal(), build_id)
 
 
-@tools.tool("knowledge:rw", rest="POST /api/knowledge/validation/signals", title="Report a validation signal",
-            idempotent=True, hints=SignalReport)
+@tools.tool(
+    "knowledge:rw",
+    rest="POST /api/knowledge/validation/signals",
+    title="Report a validation signal",
+    idempotent=True,
+    hints=SignalReport,
+)
 def knowledge_validation_report(
     source_id: SourceId,
-    signal: Annotated[ReportableSignal, Field(description="positive: answer_adopted, citation_verified, "
-                                                          "reused_for_similar; negative: question_repeated, "
-                                                          "query_rephrased, citation_abandoned, answer_rewritten")],
-    query_id: Annotated[UUID | None, Field(description="The query_id the knowledge or wiki search returned: "
-                                                       "without it the cause stays unattributed")] = None,
-    page_path: Annotated[str | None, Field(min_length=1, max_length=512,
-                                           description="The wiki page the answer came from")] = None,
+    signal: Annotated[
+        ReportableSignal,
+        Field(
+            description="positive: answer_adopted, citation_verified, "
+            "reused_for_similar; negative: question_repeated, "
+            "query_rephrased, citation_abandoned, answer_rewritten"
+        ),
+    ],
+    query_id: Annotated[
+        UUID | None,
+        Field(
+            description="The query_id the knowledge or wiki search returned: "
+            "without it the cause stays unattributed"
+        ),
+    ] = None,
+    page_path: Annotated[
+        str | None, Field(min_length=1, max_length=512, description="The wiki page the answer came from")
+    ] = None,
     build_id: Annotated[UUID | None, Field(description="The build that served it (default: active)")] = None,
     detail: Annotated[str, Field(max_length=2000)] = "",
     session_id: Annotated[str, Field(max_length=200)] = "",
     skill_version_id: UUID | None = None,
-    idempotency_key: Annotated[str | None, Field(min_length=1, max_length=255,
-                                                 description="A retry with the same key records nothing new")] = None,
+    idempotency_key: Annotated[
+        str | None,
+        Field(min_length=1, max_length=255, description="A retry with the same key records nothing new"),
+    ] = None,
 ) -> Signal:
     """Report what happened after using a knowledge answer, with the query_id of the search it followed; the
     platform attributes the cause (wiki_synthesis, retrieval_miss, source_gap, or unattributed when the evidence
     cannot separate them). Report positives too: a series of only complaints reads as a failing knowledge base.
     Requires knowledge:rw."""
-    body = SignalReport(source_id=source_id, signal=signal, query_id=query_id, page_path=page_path,
-                        build_id=build_id, detail=detail, session_id=session_id, skill_version_id=skill_version_id,
-                        idempotency_key=idempotency_key)
+    body = SignalReport(
+        source_id=source_id,
+        signal=signal,
+        query_id=query_id,
+        page_path=page_path,
+        build_id=build_id,
+        detail=detail,
+        session_id=session_id,
+        skill_version_id=skill_version_id,
+        idempotency_key=idempotency_key,
+    )
     return validation_service.report(db(), principal(), body).value
 
 
@@ -112,13 +147,24 @@ def knowledge_validation_signals(
     source_id: SourceId | None = None,
     page_path: Annotated[str | None, Field(min_length=1, max_length=512)] = None,
     signal: Annotated[str | None, Field(pattern=r"^[a-z_]{1,32}$")] = None,
-    direction: Direction | None = None, origin: Origin | None = None, cause: Cause | None = None,
-    limit: Limit = DEFAULT_LIMIT, offset: Offset = 0,
+    direction: Direction | None = None,
+    origin: Origin | None = None,
+    cause: Cause | None = None,
+    limit: Limit = DEFAULT_LIMIT,
+    offset: Offset = 0,
 ) -> Page[Signal]:
     """List validation signals, newest first, with their attribution and the rule that decided it."""
-    return validation_service.list_signals(db(), principal(), PageParams(limit=limit, offset=offset),
-                                           source_id=source_id, page_path=page_path, signal=signal,
-                                           direction=direction, origin=origin, cause=cause)
+    return validation_service.list_signals(
+        db(),
+        principal(),
+        PageParams(limit=limit, offset=offset),
+        source_id=source_id,
+        page_path=page_path,
+        signal=signal,
+        direction=direction,
+        origin=origin,
+        cause=cause,
+    )
 
 
 @tools.tool("knowledge:r", rest="GET /api/knowledge/validation/skill-patterns", title="Skill signal patterns")
@@ -126,4 +172,3 @@ def knowledge_validation_skill_patterns(limit: Limit = DEFAULT_LIMIT, offset: Of
     """Skill versions whose negative signals span several pages or sources, where a skill's approach (rather than
     one page) is the better suspect: where to look, never a verdict."""
     return validation_service.skill_patterns(db(), principal(), PageParams(limit=limit, offset=offset))
-

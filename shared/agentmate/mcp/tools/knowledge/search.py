@@ -30,29 +30,50 @@ from agentmate.mcp.tools.knowledge._toolset import tools
 @tools.tool("knowledge:r", rest="POST /api/knowledge/search", title="Search knowledge")
 def knowledge_search(
     query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look up")],
-    top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K, description=f"Hits, 1..{MAX_TOP_K} (default {DEFAULT_TOP_K})")
-                     ] = DEFAULT_TOP_K,
-    domain: Annotated[str | None, Field(min_length=1, max_length=200, description="Only sources of this domain "
-                                                                                  "(narrows source_ids)")] = None,
-    source_ids: Annotated[list[UUID] | None, Field(max_length=MAX_SOURCE_IDS, description="Only these sources "
-                                                                                          "(at most 16)")] = None,
+    top_k: Annotated[
+        int, Field(ge=1, le=MAX_TOP_K, description=f"Hits, 1..{MAX_TOP_K} (default {DEFAULT_TOP_K})")
+    ] = DEFAULT_TOP_K,
+    domain: Annotated[
+        str | None,
+        Field(min_length=1, max_length=200, description="Only sources of this domain (narrows source_ids)"),
+    ] = None,
+    source_ids: Annotated[
+        list[UUID] | None, Field(max_length=MAX_SOURCE_IDS, description="Only these sources (at most 16)")
+    ] = None,
     include_content: Annotated[bool, Field(description="Return each hit's full chunk body")] = False,
-    min_similarity: Annotated[float | None, Field(ge=-1, le=1, description="Drop hits whose raw vector similarity "
-                                                  "is below this unless the words matched")] = None,
+    min_similarity: Annotated[
+        float | None,
+        Field(
+            ge=-1,
+            le=1,
+            description="Drop hits whose raw vector similarity is below this unless the words matched",
+        ),
+    ] = None,
 ) -> KnowledgeSearchResult:
     """Hybrid lexical + semantic search over indexed knowledge chunks. Each hit carries source/revision/document
     provenance, path, heading_path, a citation ('path # heading path'), a 240-character snippet and up to 16 one-hop
     link neighbours; the body only with include_content=true. degraded lists a failed search leg; query_id is the
     logged search. Requires knowledge:r."""
-    return search.search(db(), retrieval(), principal(), KnowledgeSearchRequest(
-        query=query, top_k=top_k, domain=domain, source_ids=source_ids or [], include_content=include_content,
-        min_similarity=min_similarity))
+    return search.search(
+        db(),
+        retrieval(),
+        principal(),
+        KnowledgeSearchRequest(
+            query=query,
+            top_k=top_k,
+            domain=domain,
+            source_ids=source_ids or [],
+            include_content=include_content,
+            min_similarity=min_similarity,
+        ),
+    )
 
 
 @tools.tool("knowledge:rw", rest="POST /api/knowledge/index", title="Index active knowledge revisions")
 def knowledge_index_active(
-    source_id: Annotated[UUID | None, Field(description="Only this source (default: every source with an active "
-                                                        "revision)")] = None,
+    source_id: Annotated[
+        UUID | None, Field(description="Only this source (default: every source with an active revision)")
+    ] = None,
 ) -> KnowledgeIndexReport:
     """Chunk-index the active revision of one or every knowledge source into knowledge search and rebuild the
     document link graph; rows of earlier revisions are removed. At most 200 sources and 20 s per call: past that
@@ -61,10 +82,13 @@ def knowledge_index_active(
     return index.index_active(db(), retrieval(), principal(), KnowledgeIndexRequest(source_id=source_id))
 
 
-@tools.tool("knowledge:r", rest="GET /api/knowledge/documents/{doc_id}/links", title="Knowledge document links")
+@tools.tool(
+    "knowledge:r", rest="GET /api/knowledge/documents/{doc_id}/links", title="Knowledge document links"
+)
 def knowledge_document_links(
-    doc_id: Annotated[UUID, Field(description="A knowledge document id (from knowledge_search or "
-                                              "knowledge_documents_list)")],
+    doc_id: Annotated[
+        UUID, Field(description="A knowledge document id (from knowledge_search or knowledge_documents_list)")
+    ],
     limit: Limit = DEFAULT_LIMIT,
     offset: Offset = 0,
 ) -> KnowledgeDocumentLinks:
