@@ -5,7 +5,7 @@ from __future__ import annotations
 from agentmate.bookmarks import repository as repo
 from agentmate.bookmarks.schemas import Bookmark, BookmarkSummary
 from agentmate.core import records
-from agentmate.core.db import Database
+from agentmate.core.db import TenantTransactions
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
 
@@ -18,7 +18,7 @@ delete = _records.delete
 
 
 def search(
-    db: Database,
+    db: TenantTransactions,
     principal: Principal,
     page: PageParams,
     *,

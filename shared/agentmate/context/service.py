@@ -17,13 +17,13 @@ from agentmate.context.budget import budgets, fit
 from agentmate.context.layers import facts, knowledge, memory, skill, task, working
 from agentmate.context.layers.base import Candidates, failure_note, insufficient
 from agentmate.context.schemas import LAYERS, LayerName, Pack, PackItem, PackLayer, PackRequest
-from agentmate.context.transaction import SharedTenant
-from agentmate.core.db import Database
+from agentmate.context.transaction import SharedTransaction
+from agentmate.core.db import TenantTransactions
 from agentmate.core.errors import FieldError, ValidationFailed
 from agentmate.core.principal import Principal
 from agentmate.retrieval.service import Retrieval
 
-Provider = Callable[[Database, Retrieval, Principal, PackRequest, int], Candidates]
+Provider = Callable[[TenantTransactions, Retrieval, Principal, PackRequest, int], Candidates]
 
 PROVIDERS: dict[str, Provider] = {
     "SKILL": skill.provide,
@@ -58,7 +58,12 @@ def requested_layers(req: PackRequest) -> list[LayerName]:
 
 
 def _run(
-    db: Database, retrieval: Retrieval, principal: Principal, req: PackRequest, name: LayerName, budget: int
+    db: TenantTransactions,
+    retrieval: Retrieval,
+    principal: Principal,
+    req: PackRequest,
+    name: LayerName,
+    budget: int,
 ) -> Candidates:
     scope = LAYER_SCOPES.get(name)
     if scope is not None and not principal.can(scope):
@@ -132,7 +137,7 @@ def _pool() -> ThreadPoolExecutor:
 
 
 def pack(
-    db: Database,
+    db: TenantTransactions,
     retrieval: Retrieval,
     principal: Principal,
     req: PackRequest,
@@ -154,7 +159,7 @@ def pack(
         found = [f.result() for f in futures]
     else:  # one transaction for all layers, each in a savepoint of its own (context/transaction.py)
         with db.tenant(principal.account_id, pipeline=True) as conn:
-            shared = SharedTenant(conn, principal.account_id)
+            shared = SharedTransaction(conn, principal.account_id)
             found = [_run(shared, retrieval, principal, req, n, shares[n]) for n in names]
     layers = [_assemble(n, shares[n], f) for n, f in zip(names, found, strict=True)]
     warnings = [

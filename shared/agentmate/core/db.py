@@ -1,5 +1,9 @@
 """Postgres access: one pool per execution environment, tenant-scoped transactions.
 
+Services receive a ``TenantTransactions`` (only ``tenant()``), not the ``Database``: what they open may be a
+transaction of its own (``Database``) or a savepoint of a transaction someone else holds open (the context
+pack's ``context.transaction.SharedTransaction``); either way it commits or rolls back as one unit.
+
 Connections are in autocommit mode; transactions are explicit. Every tenant transaction sets
 ``app.account_id`` with ``set_config(..., is_local => true)`` (transaction-local, like ``SET LOCAL``);
 row-level security policies read it, so a query that forgets its
@@ -13,8 +17,8 @@ import threading
 import time
 import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, Protocol
 from uuid import UUID
 
 import psycopg
@@ -26,6 +30,17 @@ from agentmate.core.dberrors import ParamsCursor, translate
 
 Conn = psycopg.Connection[dict[str, Any]]
 _PING_AFTER_IDLE_S = 10.0
+
+
+class TenantTransactions(Protocol):
+    """The unit of work a service receives: a transaction scoped to one account, committed when the block ends
+    and rolled back when it raises (driver errors leave it as domain errors, ``translated_errors``). It may be a
+    savepoint of an enclosing transaction, so a service must not rely on being the outermost one.
+    ``snapshot`` and ``pipeline`` are as in ``Database.tenant``."""
+
+    def tenant(
+        self, account_id: UUID | str, *, snapshot: bool = False, pipeline: bool = False
+    ) -> AbstractContextManager[Conn]: ...
 
 
 class Database:
@@ -80,13 +95,13 @@ class Database:
     @contextmanager
     def transaction(self) -> Iterator[Conn]:
         """A transaction with no tenant set: RLS hides every tenant row in it."""
-        with _translated(), self.pool.connection() as conn, conn.transaction():
+        with translated_errors(), self.pool.connection() as conn, conn.transaction():
             yield conn
 
     @contextmanager
     def single_statement(self) -> Iterator[Conn]:
         """An autocommit connection for one read that needs no transaction (one round trip, no BEGIN)."""
-        with _translated(), self.pool.connection() as conn:
+        with translated_errors(), self.pool.connection() as conn:
             yield conn
 
     @contextmanager
@@ -108,7 +123,7 @@ class Database:
         account = str(account_id if isinstance(account_id, UUID) else UUID(str(account_id)))
         begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if snapshot else "BEGIN"
         setting = f"SELECT set_config('app.account_id', '{account}', true)"
-        with _translated(), self.pool.connection() as conn:
+        with translated_errors(), self.pool.connection() as conn:
             try:
                 if pipeline:
                     with conn.pipeline():
@@ -149,7 +164,7 @@ def savepoint(conn: Conn, name: str) -> Iterator[None]:
 
 
 @contextmanager
-def _translated() -> Iterator[None]:
+def translated_errors() -> Iterator[None]:
     """Driver errors leave a transaction as domain errors (core.dberrors), after the rollback."""
     try:
         yield

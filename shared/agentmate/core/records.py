@@ -16,7 +16,7 @@ from uuid import UUID
 from pydantic import BaseModel
 
 from agentmate.core import idempotency, observability
-from agentmate.core.db import Conn, Database
+from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import ErrorCollector, NotFound
 from agentmate.core.patch import PatchModel
 from agentmate.core.principal import Principal
@@ -29,7 +29,7 @@ NUL_MESSAGE = "must not contain NUL (U+0000) characters"
 
 
 def create(
-    db: Database,
+    db: TenantTransactions,
     principal: Principal,
     body: BaseModel,
     *,
@@ -65,7 +65,7 @@ def create(
 
 
 def one(
-    db: Database,
+    db: TenantTransactions,
     principal: Principal,
     resource: str,
     model: type[M],
@@ -79,7 +79,9 @@ def one(
     return model(**row)
 
 
-def remove(db: Database, principal: Principal, resource: str, delete: Callable[[Conn, UUID], bool]) -> None:
+def remove(
+    db: TenantTransactions, principal: Principal, resource: str, delete: Callable[[Conn, UUID], bool]
+) -> None:
     with db.tenant(principal.account_id) as conn:
         if not delete(conn, principal.account_id):
             raise NotFound(resource)
@@ -111,7 +113,11 @@ class RecordService(Generic[M]):
     id_field: str  # "note_id"
 
     def create(
-        self, db: Database, principal: Principal, body: BaseModel, idempotency_key: str | None = None
+        self,
+        db: TenantTransactions,
+        principal: Principal,
+        body: BaseModel,
+        idempotency_key: str | None = None,
     ) -> Created[M]:
         result = create(
             db,
@@ -126,7 +132,7 @@ class RecordService(Generic[M]):
             observability.count(f"{self.resource.capitalize()}Created")
         return result
 
-    def get(self, db: Database, principal: Principal, record_id: UUID) -> M:
+    def get(self, db: TenantTransactions, principal: Principal, record_id: UUID) -> M:
         return one(
             db,
             principal,
@@ -135,7 +141,7 @@ class RecordService(Generic[M]):
             lambda conn, account_id: self.repo.get(conn, account_id=account_id, **{self.id_field: record_id}),
         )
 
-    def update(self, db: Database, principal: Principal, record_id: UUID, body: PatchModel) -> M:
+    def update(self, db: TenantTransactions, principal: Principal, record_id: UUID, body: PatchModel) -> M:
         """Change the fields sent; the others stay as they are (null and empty rules: agentmate.core.patch)."""
         sent = body.changes()
         return one(
@@ -148,7 +154,7 @@ class RecordService(Generic[M]):
             ),
         )
 
-    def delete(self, db: Database, principal: Principal, record_id: UUID) -> None:
+    def delete(self, db: TenantTransactions, principal: Principal, record_id: UUID) -> None:
         remove(
             db,
             principal,

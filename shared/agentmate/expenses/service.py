@@ -6,7 +6,7 @@ import re
 from datetime import datetime
 
 from agentmate.core import records
-from agentmate.core.db import Database
+from agentmate.core.db import TenantTransactions
 from agentmate.core.errors import ErrorCollector
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
@@ -60,7 +60,7 @@ def _filters(
 
 
 def search(
-    db: Database,
+    db: TenantTransactions,
     principal: Principal,
     page: PageParams,
     *,
@@ -84,7 +84,7 @@ def search(
 
 
 def summary(
-    db: Database,
+    db: TenantTransactions,
     principal: Principal,
     *,
     tags: list[str] | None = None,

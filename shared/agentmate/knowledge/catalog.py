@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from agentmate.core.db import Conn, Database
+from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.pagination import PageParams
 from agentmate.knowledge import repository
 from agentmate.knowledge.schemas import (
@@ -61,7 +61,11 @@ def cards(conn: Conn, *, account_id: UUID) -> list[KnowledgeCatalogCard]:
 
 
 def catalog(
-    db: Database, actor: Actor, page: PageParams, query: str | None = None, domain: str | None = None
+    db: TenantTransactions,
+    actor: Actor,
+    page: PageParams,
+    query: str | None = None,
+    domain: str | None = None,
 ) -> KnowledgeCatalog:
     with db.tenant(actor.account_id) as conn:
         rows, total = repository.catalog_page(

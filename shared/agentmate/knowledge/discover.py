@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from uuid import UUID
 
-from agentmate.core.db import Conn, Database
+from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import NotImplementedYet, invalid
 from agentmate.core.principal import Principal
 from agentmate.knowledge import repository
@@ -406,7 +406,7 @@ def catalog_cards(conn: Conn, *, account_id: UUID) -> list[Card]:
     return _cards(repository.discovery_cards(conn, account_id=account_id).fetchall())
 
 
-def discover(db: Database, principal: Principal, body: DiscoverRequest) -> DiscoverResponse:
+def discover(db: TenantTransactions, principal: Principal, body: DiscoverRequest) -> DiscoverResponse:
     account = principal.account_id
     # Pipeline mode: the cards statement travels with the contract's, so both cost one round trip.
     with db.tenant(account, pipeline=True) as conn:

@@ -33,7 +33,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agentmate import jobs
-from agentmate.core.db import Database
+from agentmate.core.db import TenantTransactions
 from agentmate.core.errors import Conflict, NotFound
 from agentmate.core.observability import counted
 from agentmate.core.principal import Principal
@@ -166,7 +166,7 @@ def prepare(source: dict[str, Any], documents: list[dict[str, Any]]) -> _Prepare
 
 
 def _index_source(
-    db: Database,
+    db: TenantTransactions,
     rt: Retrieval,
     account_id: UUID,
     source: dict[str, Any],
@@ -249,7 +249,7 @@ def subject(source_id: UUID | None) -> UUID:
     return uuid5(_SUBJECTS, f"{INDEX_JOB_KIND}:{source_id or '*'}")
 
 
-def _queue(db: Database, account_id: UUID, source_id: UUID | None, since: datetime) -> jobs.JobView:
+def _queue(db: TenantTransactions, account_id: UUID, source_id: UUID | None, since: datetime) -> jobs.JobView:
     with db.tenant(account_id) as conn:
         job = jobs.enqueue(
             conn,
@@ -271,7 +271,7 @@ def _report(items: list[KnowledgeIndexOutcome], job: jobs.JobView | None = None)
 
 @counted("KnowledgeIndex")
 def index_active(
-    db: Database, rt: Retrieval, principal: Principal, body: KnowledgeIndexRequest
+    db: TenantTransactions, rt: Retrieval, principal: Principal, body: KnowledgeIndexRequest
 ) -> KnowledgeIndexReport:
     """Index inline within the request's budget; what does not fit becomes a job (the report's ``job``: 202)."""
     started, since = time.monotonic(), datetime.now(UTC)

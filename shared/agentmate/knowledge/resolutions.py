@@ -25,7 +25,7 @@ from typing import Any
 from uuid import UUID
 
 from agentmate.core import idempotency
-from agentmate.core.db import Conn, Database
+from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import ErrorCollector, NotFound, TooLarge, invalid
 from agentmate.core.observability import counted, new_only
 from agentmate.core.pagination import Page, PageParams
@@ -134,7 +134,7 @@ def _fingerprint_current(
 
 @counted("KnowledgeResolutionRecorded", new_only)
 def record(
-    db: Database, principal: Principal, body: ResolutionCreate, header_key: str | None = None
+    db: TenantTransactions, principal: Principal, body: ResolutionCreate, header_key: str | None = None
 ) -> Created[ResolutionRun]:
     key = _key(body, header_key)
     request = body.model_dump(mode="json", exclude={"idempotency_key"})
@@ -189,7 +189,7 @@ def record(
 
 
 def list_runs(
-    db: Database,
+    db: TenantTransactions,
     principal: Principal,
     page: PageParams,
     *,
@@ -215,7 +215,7 @@ def list_runs(
     )
 
 
-def get_run(db: Database, principal: Principal, run_id: UUID) -> ResolutionRun:
+def get_run(db: TenantTransactions, principal: Principal, run_id: UUID) -> ResolutionRun:
     with db.tenant(principal.account_id) as conn:
         row = repo.get_run(conn, account_id=principal.account_id, run_id=run_id)
     if row is None:

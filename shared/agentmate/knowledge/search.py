@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from agentmate.core.db import Conn, Database
+from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import NotFound
 from agentmate.core.observability import counted
 from agentmate.core.pagination import PageParams
@@ -99,7 +99,7 @@ def _log(
 
 
 def _allowed_sources(
-    db: Database, principal: Principal, body: KnowledgeSearchRequest
+    db: TenantTransactions, principal: Principal, body: KnowledgeSearchRequest
 ) -> tuple[dict[UUID, dict[str, Any]] | None, str | None]:
     """The sources the filters select (None: no filter), or a note when they select none."""
     if body.domain is None and not body.source_ids:
@@ -127,7 +127,7 @@ def _hit_ids(hit: Hit) -> tuple[UUID, UUID, UUID] | None:
 
 @counted("KnowledgeSearch")
 def search(
-    db: Database, rt: Retrieval, principal: Principal, body: KnowledgeSearchRequest
+    db: TenantTransactions, rt: Retrieval, principal: Principal, body: KnowledgeSearchRequest
 ) -> KnowledgeSearchResult:
     account = principal.account_id
     allowed, note = _allowed_sources(db, principal, body)
@@ -227,7 +227,7 @@ def search(
 
 
 def document_links(
-    db: Database, principal: Principal, document_id: UUID, page: PageParams
+    db: TenantTransactions, principal: Principal, document_id: UUID, page: PageParams
 ) -> KnowledgeDocumentLinks:
     """Both directions of one document's package-internal links (from its revision's last index run)."""
     account = principal.account_id

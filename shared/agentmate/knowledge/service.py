@@ -18,7 +18,7 @@ from collections.abc import Callable
 from uuid import UUID
 
 from agentmate import jobs
-from agentmate.core.db import Conn, Database
+from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import DomainError, NotFound, ServiceUnavailable
 from agentmate.core.observability import counted
 from agentmate.core.pagination import Page, PageParams
@@ -109,21 +109,21 @@ def _new_package(result: KnowledgeIngestResult) -> float:
 
 
 def register_source(
-    db: Database, actor: Actor, data: SourceInput, policy: NetPolicy | None = None
+    db: TenantTransactions, actor: Actor, data: SourceInput, policy: NetPolicy | None = None
 ) -> Upserted:
     with db.tenant(actor.account_id) as conn:
         return packages.register_source(conn, STORE, actor, data, policy or net_policy())
 
 
-def list_sources(db: Database, actor: Actor, page: PageParams) -> Page[Source]:
+def list_sources(db: TenantTransactions, actor: Actor, page: PageParams) -> Page[Source]:
     return packages.list_sources(db, STORE, actor, page)
 
 
-def get_source(db: Database, actor: Actor, source_id: UUID) -> Source:
+def get_source(db: TenantTransactions, actor: Actor, source_id: UUID) -> Source:
     return packages.get_source(db, STORE, actor, source_id, what="knowledge source")
 
 
-def delete_source(db: Database, actor: Actor, source_id: UUID) -> None:
+def delete_source(db: TenantTransactions, actor: Actor, source_id: UUID) -> None:
     """Delete a source with its revisions and documents (chunks and links cascade); a 409 while a resolution run
     selected it (kdisc's NO ACTION foreign keys of knowledge_resolution_selections)."""
     with db.tenant(actor.account_id) as conn:
@@ -133,7 +133,7 @@ def delete_source(db: Database, actor: Actor, source_id: UUID) -> None:
             raise NotFound("knowledge source")
 
 
-def list_revisions(db: Database, actor: Actor, source_id: UUID, page: PageParams) -> Page[Revision]:
+def list_revisions(db: TenantTransactions, actor: Actor, source_id: UUID, page: PageParams) -> Page[Revision]:
     return packages.list_revisions(db, STORE, actor, source_id, page, what="knowledge source")
 
 
@@ -142,7 +142,7 @@ def list_revisions(db: Database, actor: Actor, source_id: UUID, page: PageParams
 
 @counted("KnowledgePackageIngested", _new_package)
 def push_snapshot(
-    db: Database, actor: Actor, source_id: UUID, body: KnowledgeSnapshotPush
+    db: TenantTransactions, actor: Actor, source_id: UUID, body: KnowledgeSnapshotPush
 ) -> KnowledgeIngestResult:
     sel, on_revision = _hooks(actor)
     out = packages.push_snapshot(
@@ -160,7 +160,11 @@ def push_snapshot(
 
 @counted("KnowledgePackageIngested", _new_package)
 def sync_source(
-    db: Database, actor: Actor, source_id: UUID, body: KnowledgeSyncRequest, git: Fetcher | None = None
+    db: TenantTransactions,
+    actor: Actor,
+    source_id: UUID,
+    body: KnowledgeSyncRequest,
+    git: Fetcher | None = None,
 ) -> KnowledgeIngestResult:
     sel, on_revision = _hooks(actor)
     out = packages.sync_source(
@@ -177,7 +181,7 @@ def sync_source(
 
 
 def sync_or_queue(
-    db: Database, actor: Actor, source_id: UUID, body: KnowledgeSyncRequest
+    db: TenantTransactions, actor: Actor, source_id: UUID, body: KnowledgeSyncRequest
 ) -> KnowledgeIngestResult | KnowledgeSyncQueued:
     """Sync inline; a sync that runs out of the request's time becomes a ``knowledge_sync`` job (202)."""
     try:
@@ -238,7 +242,7 @@ jobs.register(SYNC_JOB_KIND, run_sync_job, timeout_seconds=SYNC_JOB_BUDGET_S)
 # -- revisions and documents -------------------------------------------------------------------------------------
 
 
-def manifest_of(db: Database, actor: Actor, revision_id: UUID) -> KnowledgeManifest:
+def manifest_of(db: TenantTransactions, actor: Actor, revision_id: UUID) -> KnowledgeManifest:
     with db.tenant(actor.account_id) as conn:
         data = repository.manifest(conn, account_id=actor.account_id, revision_id=revision_id)
     if data is None:
@@ -247,7 +251,7 @@ def manifest_of(db: Database, actor: Actor, revision_id: UUID) -> KnowledgeManif
 
 
 def list_documents(
-    db: Database, actor: Actor, revision_id: UUID, page: PageParams
+    db: TenantTransactions, actor: Actor, revision_id: UUID, page: PageParams
 ) -> Page[KnowledgeDocument]:
     """Document metadata without bodies, in path order (the manifest is not a document)."""
     with db.tenant(actor.account_id) as conn:
@@ -260,7 +264,7 @@ def list_documents(
 
 
 def get_document(
-    db: Database, actor: Actor, revision_id: UUID, document_id: UUID
+    db: TenantTransactions, actor: Actor, revision_id: UUID, document_id: UUID
 ) -> KnowledgeDocumentContent:
     with db.tenant(actor.account_id) as conn:
         doc = STORE.get_file(conn, account_id=actor.account_id, revision_id=revision_id, file_id=document_id)

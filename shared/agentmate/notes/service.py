@@ -5,7 +5,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from agentmate.core import records
-from agentmate.core.db import Database
+from agentmate.core.db import TenantTransactions
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
 from agentmate.notes import repository as repo
@@ -19,7 +19,7 @@ update = _records.update
 delete = _records.delete
 
 
-def append(db: Database, principal: Principal, note_id: UUID, body: NoteAppend) -> Note:
+def append(db: TenantTransactions, principal: Principal, note_id: UUID, body: NoteAppend) -> Note:
     """Append ``body.content`` verbatim (no separator) to the note's content."""
     return records.one(
         db,
@@ -33,7 +33,7 @@ def append(db: Database, principal: Principal, note_id: UUID, body: NoteAppend) 
 
 
 def search(
-    db: Database,
+    db: TenantTransactions,
     principal: Principal,
     page: PageParams,
     *,
@@ -51,7 +51,9 @@ def search(
     return Page[Note](items=[Note(**r) for r in rows], total=total, limit=page.limit, offset=page.offset)
 
 
-def containing_any_of(db: Database, principal: Principal, substrings: list[str], limit: int) -> list[Note]:
+def containing_any_of(
+    db: TenantTransactions, principal: Principal, substrings: list[str], limit: int
+) -> list[Note]:
     """At most ``limit`` notes whose text contains any of ``substrings`` (case-insensitive), those containing the most
     first, then newest: the context pack ranks them word by word (``retrieval.bm25``)."""
     with db.tenant(principal.account_id) as conn:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 from uuid import UUID
 
-from agentmate.core.db import Conn, Database
+from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import Conflict, DomainError, FieldError, NotFound, ValidationFailed, invalid
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
@@ -140,7 +140,7 @@ def register_source(
     return Upserted(existing, created=False)
 
 
-def list_sources(db: Database, store: PackageStore, actor: Actor, page: PageParams) -> Page[Source]:
+def list_sources(db: TenantTransactions, store: PackageStore, actor: Actor, page: PageParams) -> Page[Source]:
     with db.tenant(actor.account_id) as conn:
         items, total = store.list_sources(
             conn, account_id=actor.account_id, limit=page.limit, offset=page.offset
@@ -148,7 +148,9 @@ def list_sources(db: Database, store: PackageStore, actor: Actor, page: PagePara
     return Page[Source](items=items, total=total, limit=page.limit, offset=page.offset)
 
 
-def get_source(db: Database, store: PackageStore, actor: Actor, source_id: UUID, *, what: str) -> Source:
+def get_source(
+    db: TenantTransactions, store: PackageStore, actor: Actor, source_id: UUID, *, what: str
+) -> Source:
     """One source of the account; ``what`` names it in the 404 (``skill source``, ``knowledge source``)."""
     with db.tenant(actor.account_id) as conn:
         source = store.get_source(conn, account_id=actor.account_id, source_id=source_id)
@@ -158,7 +160,7 @@ def get_source(db: Database, store: PackageStore, actor: Actor, source_id: UUID,
 
 
 def list_revisions(
-    db: Database, store: PackageStore, actor: Actor, source_id: UUID, page: PageParams, *, what: str
+    db: TenantTransactions, store: PackageStore, actor: Actor, source_id: UUID, page: PageParams, *, what: str
 ) -> Page[Revision]:
     """A source's revisions, newest first; a 404 naming ``what`` when the source is not the account's."""
     with db.tenant(actor.account_id) as conn:
@@ -209,7 +211,9 @@ def ingest_package(
     return Ingested(source=source, revision=revision, created=created)
 
 
-def _source_of_type(db: Database, store: PackageStore, actor: Actor, source_id: UUID, kind: str) -> Source:
+def _source_of_type(
+    db: TenantTransactions, store: PackageStore, actor: Actor, source_id: UUID, kind: str
+) -> Source:
     with db.tenant(actor.account_id) as conn:
         source = store.get_source(conn, account_id=actor.account_id, source_id=source_id)
     if source is None:
@@ -221,7 +225,7 @@ def _source_of_type(db: Database, store: PackageStore, actor: Actor, source_id: 
 
 
 def push_snapshot(
-    db: Database,
+    db: TenantTransactions,
     store: PackageStore,
     actor: Actor,
     source_id: UUID,
@@ -251,7 +255,7 @@ class Fetcher(Protocol):
 
 
 def sync_source(
-    db: Database,
+    db: TenantTransactions,
     store: PackageStore,
     actor: Actor,
     source_id: UUID,
@@ -294,6 +298,8 @@ def sync_source(
         raise
 
 
-def _record_failure(db: Database, store: PackageStore, actor: Actor, source_id: UUID, message: str) -> None:
+def _record_failure(
+    db: TenantTransactions, store: PackageStore, actor: Actor, source_id: UUID, message: str
+) -> None:
     with db.tenant(actor.account_id) as conn:
         store.mark_error(conn, account_id=actor.account_id, source_id=source_id, message=message)

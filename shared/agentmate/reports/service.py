@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentmate.core import records
-from agentmate.core.db import Database
+from agentmate.core.db import TenantTransactions
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
 from agentmate.reports import repository as repo
@@ -22,7 +22,7 @@ delete = _records.delete
 
 
 def search(
-    db: Database,
+    db: TenantTransactions,
     principal: Principal,
     page: PageParams,
     *,
@@ -50,7 +50,7 @@ def search(
     )
 
 
-def list_sources(db: Database, principal: Principal, page: PageParams) -> Page[ReportSource]:
+def list_sources(db: TenantTransactions, principal: Principal, page: PageParams) -> Page[ReportSource]:
     """The account's report sources with counts, most used first."""
     with db.tenant(principal.account_id) as conn:
         rows, total = repo.sources(

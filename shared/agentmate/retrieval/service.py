@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 from uuid import UUID
 
-from agentmate.core.db import Conn, Database, savepoint
+from agentmate.core.db import Conn, TenantTransactions, savepoint
 from agentmate.core.errors import Forbidden, ServiceUnavailable
 from agentmate.core.observability import logger
 from agentmate.core.settings import Settings, get_settings
@@ -261,7 +261,7 @@ def indexing_state(
 
 
 def rebuild_lexical(
-    db: Database,
+    db: TenantTransactions,
     *,
     admin_account_id: UUID,
     admin_user_id: UUID,
@@ -397,18 +397,22 @@ class Retrieval:
 
     # -- indexing ----------------------------------------------------------------------------------------------
 
-    def index_document(self, db: Database, account_id: UUID, doc: DocumentIn) -> IndexResult:
+    def index_document(self, db: TenantTransactions, account_id: UUID, doc: DocumentIn) -> IndexResult:
         """Index one document; never raises for embedding or vector-index failures (they are recorded)."""
         return self.index_documents(db, account_id, [doc])[0]
 
-    def index_documents(self, db: Database, account_id: UUID, docs: list[DocumentIn]) -> list[IndexResult]:
+    def index_documents(
+        self, db: TenantTransactions, account_id: UUID, docs: list[DocumentIn]
+    ) -> list[IndexResult]:
         """Index documents in batches: one upsert statement, one embedding call and one vector upsert per batch."""
         results: list[IndexResult] = []
         for start in range(0, len(docs), self.index_batch):
             results.extend(self._index_batch(db, account_id, docs[start : start + self.index_batch]))
         return results
 
-    def _index_batch(self, db: Database, account_id: UUID, docs: list[DocumentIn]) -> list[IndexResult]:
+    def _index_batch(
+        self, db: TenantTransactions, account_id: UUID, docs: list[DocumentIn]
+    ) -> list[IndexResult]:
         prepared = [_prepare(d) for d in docs]
         embedder: Embedder | None = None
         build_error: Exception | None = None
@@ -534,16 +538,23 @@ class Retrieval:
             raise LegError(f"vector index unavailable: {_describe(exc)}") from exc
 
     @overload
-    def search(self, db: Database, account_id: UUID, query: Query, *, then: None = None) -> SearchResult: ...
+    def search(
+        self, db: TenantTransactions, account_id: UUID, query: Query, *, then: None = None
+    ) -> SearchResult: ...
 
     @overload
     def search(
-        self, db: Database, account_id: UUID, query: Query, *, then: Callable[[Conn, SearchResult], T]
+        self,
+        db: TenantTransactions,
+        account_id: UUID,
+        query: Query,
+        *,
+        then: Callable[[Conn, SearchResult], T],
     ) -> T: ...
 
     def search(
         self,
-        db: Database,
+        db: TenantTransactions,
         account_id: UUID,
         query: Query,
         *,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from agentmate.core.db import Conn, Database
+from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import NotFound, invalid
 from agentmate.core.observability import counted
 from agentmate.core.pagination import Page, PageParams
@@ -88,20 +88,20 @@ def indexable(mime_type: str, is_text: bool) -> bool:
 # -- sources -----------------------------------------------------------------------------------------------------
 
 
-def register_source(db: Database, principal: Principal, data: SourceInput) -> Upserted:
+def register_source(db: TenantTransactions, principal: Principal, data: SourceInput) -> Upserted:
     with db.tenant(principal.account_id) as conn:
         return packages.register_source(conn, STORE, _actor(principal), data, net_policy())
 
 
-def list_sources(db: Database, principal: Principal, page: PageParams) -> Page[Source]:
+def list_sources(db: TenantTransactions, principal: Principal, page: PageParams) -> Page[Source]:
     return packages.list_sources(db, STORE, _actor(principal), page)
 
 
-def get_source(db: Database, principal: Principal, source_id: UUID) -> Source:
+def get_source(db: TenantTransactions, principal: Principal, source_id: UUID) -> Source:
     return packages.get_source(db, STORE, _actor(principal), source_id, what="skill source")
 
 
-def delete_source(db: Database, principal: Principal, source_id: UUID) -> None:
+def delete_source(db: TenantTransactions, principal: Principal, source_id: UUID) -> None:
     """Delete a source with its revisions and versions; refused (409) while a version-bound log or a quality run
     references one of its versions. A version used only as a quality-run baseline just clears that column."""
     with db.tenant(principal.account_id) as conn:
@@ -109,7 +109,9 @@ def delete_source(db: Database, principal: Principal, source_id: UUID) -> None:
             raise NotFound("skill source")
 
 
-def list_revisions(db: Database, principal: Principal, source_id: UUID, page: PageParams) -> Page[Revision]:
+def list_revisions(
+    db: TenantTransactions, principal: Principal, source_id: UUID, page: PageParams
+) -> Page[Revision]:
     return packages.list_revisions(db, STORE, _actor(principal), source_id, page, what="skill source")
 
 
@@ -194,7 +196,11 @@ def _bind_version(
 
 
 def _after_commit(
-    db: Database, principal: Principal, out: packages.IngestOutcome[_Bound], index: bool, rt: Retrieval
+    db: TenantTransactions,
+    principal: Principal,
+    out: packages.IngestOutcome[_Bound],
+    index: bool,
+    rt: Retrieval,
 ) -> SkillIngestResult:
     assert out.extra is not None
     version = out.extra.version
@@ -218,7 +224,7 @@ def _new_package(result: SkillIngestResult) -> float:
 
 @counted("SkillPackageIngested", _new_package)
 def push_snapshot(
-    db: Database, rt: Retrieval, principal: Principal, source_id: UUID, body: SkillSnapshotPush
+    db: TenantTransactions, rt: Retrieval, principal: Principal, source_id: UUID, body: SkillSnapshotPush
 ) -> SkillIngestResult:
     out = packages.push_snapshot(
         db,
@@ -237,7 +243,7 @@ def push_snapshot(
 
 @counted("SkillPackageIngested", _new_package)
 def sync_source(
-    db: Database,
+    db: TenantTransactions,
     rt: Retrieval,
     principal: Principal,
     source_id: UUID,
@@ -278,7 +284,7 @@ def _identity(ctx: dict[str, Any]) -> str:
     return str(ctx["package_hash"] or ctx["content_hash"])
 
 
-def refresh_artifact(db: Database, account_id: UUID, version_id: UUID) -> SkillCompileOutcome:
+def refresh_artifact(db: TenantTransactions, account_id: UUID, version_id: UUID) -> SkillCompileOutcome:
     """Compile one version and store its artifact (or the failure), in a transaction of its own."""
     with db.tenant(account_id) as conn:
         ctx = rrepo.version_context(conn, account_id=account_id, version_id=version_id)
@@ -322,7 +328,7 @@ def refresh_artifact(db: Database, account_id: UUID, version_id: UUID) -> SkillC
     )
 
 
-def _inline_ids(db: Database, account_id: UUID, skill_name: str | None) -> list[UUID] | None:
+def _inline_ids(db: TenantTransactions, account_id: UUID, skill_name: str | None) -> list[UUID] | None:
     """The active versions to work on inline, or None when there are more than a request may cover."""
     with db.tenant(account_id) as conn:
         ids = rrepo.active_version_ids(
@@ -331,7 +337,7 @@ def _inline_ids(db: Database, account_id: UUID, skill_name: str | None) -> list[
     return None if len(ids) > MAX_INLINE_VERSIONS else ids
 
 
-def _queue(db: Database, account_id: UUID, kind: str, skill_name: str | None) -> JobView:
+def _queue(db: TenantTransactions, account_id: UUID, kind: str, skill_name: str | None) -> JobView:
     """Queue the whole run as a job (an unfinished one of the same scope is handed back) and wake a worker."""
     from agentmate import jobs
     from agentmate.skills import jobs as skill_jobs
@@ -352,7 +358,9 @@ def _over_budget(started: float) -> bool:
     return time.monotonic() - started > INLINE_BUDGET_S
 
 
-def compile_versions(db: Database, principal: Principal, body: SkillCompileRequest) -> SkillCompileReport:
+def compile_versions(
+    db: TenantTransactions, principal: Principal, body: SkillCompileRequest
+) -> SkillCompileReport:
     """One version inline; a backfill inline up to MAX_INLINE_VERSIONS within INLINE_BUDGET_S, else as a job
     (the versions compiled so far are kept; the job compiles every active version, idempotently)."""
     if body.skill_version_id is not None:
@@ -389,7 +397,7 @@ def _card(row: dict[str, Any]) -> SkillCard:
 
 
 def catalog(
-    db: Database, principal: Principal, page: PageParams, query: str | None = None
+    db: TenantTransactions, principal: Principal, page: PageParams, query: str | None = None
 ) -> Page[SkillCatalogItem]:
     with db.tenant(principal.account_id) as conn:
         rows, total = rrepo.catalog(
@@ -426,7 +434,7 @@ def _current(art: dict[str, Any] | None, ctx: dict[str, Any]) -> dict[str, Any] 
     return art
 
 
-def instructions(db: Database, principal: Principal, version_id: UUID) -> SkillInstructions:
+def instructions(db: TenantTransactions, principal: Principal, version_id: UUID) -> SkillInstructions:
     with db.tenant(principal.account_id) as conn:
         ctx = _context(conn, principal.account_id, version_id)
         art = _current(rrepo.artifact(conn, account_id=principal.account_id, version_id=version_id), ctx)
@@ -472,7 +480,9 @@ def _manifest(conn: Conn, account_id: UUID, ctx: dict[str, Any]) -> list[dict[st
     return compiler.manifest_of([_file_in(r) for r in rows])
 
 
-def resources(db: Database, principal: Principal, version_id: UUID, page: PageParams) -> Page[SkillResource]:
+def resources(
+    db: TenantTransactions, principal: Principal, version_id: UUID, page: PageParams
+) -> Page[SkillResource]:
     with db.tenant(principal.account_id) as conn:
         manifest = _manifest(conn, principal.account_id, _context(conn, principal.account_id, version_id))
     window = manifest[page.offset : page.offset + page.limit]
@@ -484,7 +494,9 @@ def resources(db: Database, principal: Principal, version_id: UUID, page: PagePa
     )
 
 
-def resource(db: Database, principal: Principal, version_id: UUID, file_id: UUID) -> SkillResourceContent:
+def resource(
+    db: TenantTransactions, principal: Principal, version_id: UUID, file_id: UUID
+) -> SkillResourceContent:
     with db.tenant(principal.account_id) as conn:
         ctx = _context(conn, principal.account_id, version_id)
         row = (
@@ -515,7 +527,9 @@ def resource(db: Database, principal: Principal, version_id: UUID, file_id: UUID
     )
 
 
-def files(db: Database, principal: Principal, version_id: UUID, page: PageParams) -> Page[SkillPackageFile]:
+def files(
+    db: TenantTransactions, principal: Principal, version_id: UUID, page: PageParams
+) -> Page[SkillPackageFile]:
     with db.tenant(principal.account_id) as conn:
         ctx = _context(conn, principal.account_id, version_id)
         rows, total = (
@@ -544,7 +558,7 @@ def files(db: Database, principal: Principal, version_id: UUID, page: PageParams
 
 
 def index_versions(
-    db: Database, rt: Retrieval, account_id: UUID, version_ids: list[UUID]
+    db: TenantTransactions, rt: Retrieval, account_id: UUID, version_ids: list[UUID]
 ) -> list[SkillIndexOutcome]:
     """Index cards only (never instructions): one retrieval document per skill name, pointing at its version."""
     with db.tenant(account_id) as conn:
@@ -579,7 +593,7 @@ def index_versions(
 
 
 def index_active(
-    db: Database, rt: Retrieval, principal: Principal, body: SkillIndexRequest
+    db: TenantTransactions, rt: Retrieval, principal: Principal, body: SkillIndexRequest
 ) -> SkillIndexReport:
     """Index inline up to MAX_INLINE_VERSIONS active versions, else queue the run as a job (202 with it)."""
     ids = _inline_ids(db, principal.account_id, body.skill_name)
@@ -594,7 +608,7 @@ def index_active(
 
 
 def search(
-    db: Database, rt: Retrieval, principal: Principal, body: SkillSearchRequest
+    db: TenantTransactions, rt: Retrieval, principal: Principal, body: SkillSearchRequest
 ) -> SkillSearchResponse:
     account = principal.account_id
 
@@ -691,7 +705,7 @@ def _qpackage(conn: Conn, account_id: UUID, ctx: dict[str, Any]) -> quality.QPac
 
 @counted("SkillQualityRun")
 def run_quality(
-    db: Database, principal: Principal, version_id: UUID, body: SkillQualityRunRequest
+    db: TenantTransactions, principal: Principal, version_id: UUID, body: SkillQualityRunRequest
 ) -> SkillQualityRun:
     """Offline checks over one read-only repeatable-read snapshot; the only write is the run's own audit row."""
     account = principal.account_id
@@ -754,7 +768,7 @@ def run_quality(
 
 
 def list_quality_runs(
-    db: Database, principal: Principal, version_id: UUID, page: PageParams
+    db: TenantTransactions, principal: Principal, version_id: UUID, page: PageParams
 ) -> Page[SkillQualityRunSummary]:
     with db.tenant(principal.account_id) as conn:
         _context(conn, principal.account_id, version_id)
@@ -769,7 +783,7 @@ def list_quality_runs(
     )
 
 
-def get_quality_run(db: Database, principal: Principal, run_id: UUID) -> SkillQualityRun:
+def get_quality_run(db: TenantTransactions, principal: Principal, run_id: UUID) -> SkillQualityRun:
     with db.tenant(principal.account_id) as conn:
         row = rrepo.get_quality_run(conn, account_id=principal.account_id, run_id=run_id)
     if row is None:

@@ -11,7 +11,7 @@ from typing import Any
 from uuid import UUID
 
 from agentmate.core import idempotency
-from agentmate.core.db import Conn, Database
+from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import Conflict, NotFound, invalid
 from agentmate.core.observability import counted, logger, new_only
 from agentmate.core.pagination import Page, PageParams
@@ -53,7 +53,7 @@ def resolve_version(
 # -- versions ----------------------------------------------------------------------------------------------------
 
 
-def _refresh(db: Database, principal: Principal, version_id: Any) -> None:
+def _refresh(db: TenantTransactions, principal: Principal, version_id: Any) -> None:
     """Refresh the compiled artifact after the version's transaction committed: a compiler failure is recorded
     by the registry and never undoes the publish or activation."""
     from agentmate.skills import registry  # the registry builds on these records
@@ -66,7 +66,7 @@ def _refresh(db: Database, principal: Principal, version_id: Any) -> None:
 
 @counted("SkillVersionPublished", new_only)
 def publish_version(
-    db: Database, principal: Principal, body: SkillVersionCreate
+    db: TenantTransactions, principal: Principal, body: SkillVersionCreate
 ) -> Created[VersionPublished]:
     """Publish a body; re-publishing the same body under the same label returns the existing version (a
     replay). The compiled artifact is refreshed after the commit."""
@@ -76,7 +76,7 @@ def publish_version(
 
 
 def _publish_version(
-    db: Database, principal: Principal, body: SkillVersionCreate
+    db: TenantTransactions, principal: Principal, body: SkillVersionCreate
 ) -> Created[VersionPublished]:
     digest = content_hash(body.content)
     if body.content_hash is not None and body.content_hash != digest:
@@ -133,7 +133,7 @@ def _publish_version(
     return Created(VersionPublished(**row, created=True))
 
 
-def activate_version(db: Database, principal: Principal, version_id: UUID) -> SkillVersion:
+def activate_version(db: TenantTransactions, principal: Principal, version_id: UUID) -> SkillVersion:
     with db.tenant(principal.account_id) as conn:
         ref = repo.version_ref(conn, account_id=principal.account_id, version_id=version_id)
         if ref is None:
@@ -148,7 +148,7 @@ def activate_version(db: Database, principal: Principal, version_id: UUID) -> Sk
     return SkillVersion(**row)
 
 
-def get_version(db: Database, principal: Principal, version_id: UUID) -> SkillVersion:
+def get_version(db: TenantTransactions, principal: Principal, version_id: UUID) -> SkillVersion:
     with db.tenant(principal.account_id) as conn:
         row = repo.get_version(conn, account_id=principal.account_id, version_id=version_id)
     if row is None:
@@ -156,7 +156,7 @@ def get_version(db: Database, principal: Principal, version_id: UUID) -> SkillVe
     return SkillVersion(**row)
 
 
-def active_version(db: Database, principal: Principal, skill_name: str) -> SkillVersion:
+def active_version(db: TenantTransactions, principal: Principal, skill_name: str) -> SkillVersion:
     name = skill_name.strip()
     if not name:
         raise invalid("skill_name", "required")
@@ -168,7 +168,7 @@ def active_version(db: Database, principal: Principal, skill_name: str) -> Skill
 
 
 def list_versions(
-    db: Database,
+    db: TenantTransactions,
     principal: Principal,
     page: PageParams,
     *,
@@ -194,7 +194,7 @@ def list_versions(
 
 @counted("SkillLogRecorded", new_only)
 def add_log(
-    db: Database, principal: Principal, body: SkillLogCreate, idempotency_key: str | None = None
+    db: TenantTransactions, principal: Principal, body: SkillLogCreate, idempotency_key: str | None = None
 ) -> Created[SkillLog]:
     data = body.model_dump()
     with db.tenant(principal.account_id) as conn:
@@ -230,7 +230,7 @@ def add_log(
 
 
 def list_logs(
-    db: Database,
+    db: TenantTransactions,
     principal: Principal,
     page: PageParams,
     *,
@@ -262,7 +262,7 @@ def _rate(part: int, whole: int) -> float:
     return round(part / whole, 6) if whole else 0.0
 
 
-def stats(db: Database, principal: Principal, skill_name: str) -> SkillStats:
+def stats(db: TenantTransactions, principal: Principal, skill_name: str) -> SkillStats:
     name = skill_name.strip()
     if not name:
         raise invalid("skill_name", "required")
@@ -297,7 +297,7 @@ def stats(db: Database, principal: Principal, skill_name: str) -> SkillStats:
     )
 
 
-def signals(db: Database, principal: Principal, skill_name: str, limit: int = 10) -> SkillSignals:
+def signals(db: TenantTransactions, principal: Principal, skill_name: str, limit: int = 10) -> SkillSignals:
     """Recent failures, partial runs and user corrections of one skill, newest first: what to improve."""
     name = skill_name.strip()
     if not name:

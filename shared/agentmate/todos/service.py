@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentmate.core import records
-from agentmate.core.db import Database
+from agentmate.core.db import TenantTransactions
 from agentmate.core.errors import invalid
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
@@ -19,7 +19,7 @@ delete = _records.delete
 
 
 def search(
-    db: Database,
+    db: TenantTransactions,
     principal: Principal,
     page: PageParams,
     *,
@@ -42,7 +42,9 @@ def search(
     return Page[Todo](items=[Todo(**r) for r in rows], total=total, limit=page.limit, offset=page.offset)
 
 
-def containing_any_of(db: Database, principal: Principal, substrings: list[str], limit: int) -> list[Todo]:
+def containing_any_of(
+    db: TenantTransactions, principal: Principal, substrings: list[str], limit: int
+) -> list[Todo]:
     """At most ``limit`` todos whose text contains any of ``substrings`` (case-insensitive), those containing the most
     first, then newest: the context pack ranks them word by word (``retrieval.bm25``)."""
     with db.tenant(principal.account_id) as conn:

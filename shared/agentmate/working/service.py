@@ -17,7 +17,7 @@ from typing import Any
 from uuid import UUID
 
 from agentmate.core import idempotency
-from agentmate.core.db import Database
+from agentmate.core.db import TenantTransactions
 from agentmate.core.errors import Conflict, ErrorCollector, FieldError, NotFound, invalid
 from agentmate.core.idempotency import canonical_hash
 from agentmate.core.observability import counted, new_only
@@ -116,7 +116,7 @@ def _check_session_text(errors: ErrorCollector, fields: dict[str, str | None]) -
 
 @counted("WorkingSessionCreated", new_only)
 def create_session(
-    db: Database,
+    db: TenantTransactions,
     principal: Principal,
     body: SessionCreate | None = None,
     idempotency_key: str | None = None,
@@ -150,7 +150,7 @@ def create_session(
         )
 
 
-def get_session(db: Database, principal: Principal, session_id: UUID) -> WorkingSession:
+def get_session(db: TenantTransactions, principal: Principal, session_id: UUID) -> WorkingSession:
     with db.tenant(principal.account_id) as conn:
         row = repo.get_session(conn, account_id=principal.account_id, session_id=session_id)
     if row is None:
@@ -159,7 +159,7 @@ def get_session(db: Database, principal: Principal, session_id: UUID) -> Working
 
 
 def list_sessions(
-    db: Database,
+    db: TenantTransactions,
     principal: Principal,
     page: PageParams,
     *,
@@ -185,7 +185,7 @@ def list_sessions(
 
 
 def update_session(
-    db: Database, principal: Principal, session_id: UUID, body: SessionUpdate
+    db: TenantTransactions, principal: Principal, session_id: UUID, body: SessionUpdate
 ) -> WorkingSession:
     """Change the fields sent (title, status, metadata); null and empty-PATCH rules: agentmate.core.patch."""
     changes = body.changes()
@@ -203,7 +203,7 @@ def update_session(
     return WorkingSession(**row)
 
 
-def delete_session(db: Database, principal: Principal, session_id: UUID) -> SessionDeleted:
+def delete_session(db: TenantTransactions, principal: Principal, session_id: UUID) -> SessionDeleted:
     """Delete a session and every item in it; reports how many items went with it."""
     with db.tenant(principal.account_id) as conn:
         items_deleted = repo.delete_session(conn, account_id=principal.account_id, session_id=session_id)
@@ -289,7 +289,9 @@ def _prepare(items: list[ItemIn]) -> list[dict[str, Any]]:
 
 
 @counted("WorkingItemsAppended", lambda result: result.created_count)
-def append_items(db: Database, principal: Principal, session_id: UUID, body: ItemsAppend) -> AppendResult:
+def append_items(
+    db: TenantTransactions, principal: Principal, session_id: UUID, body: ItemsAppend
+) -> AppendResult:
     """Append a batch all-or-nothing. ``result.replay`` is true when every item was already stored."""
     prepared = _prepare(body.items)
     account_id = principal.account_id
@@ -362,7 +364,7 @@ def append_items(db: Database, principal: Principal, session_id: UUID, body: Ite
 
 
 def list_items(
-    db: Database,
+    db: TenantTransactions,
     principal: Principal,
     session_id: UUID,
     *,
@@ -402,7 +404,7 @@ def list_items(
     )
 
 
-def delete_item(db: Database, principal: Principal, session_id: UUID, seq: int) -> None:
+def delete_item(db: TenantTransactions, principal: Principal, session_id: UUID, seq: int) -> None:
     """Delete one item. The session keeps its counter, so the seq is never handed out again."""
     if not 1 <= seq <= MAX_SEQ:
         raise invalid("seq", f"must be between 1 and {MAX_SEQ}")
@@ -414,7 +416,9 @@ def delete_item(db: Database, principal: Principal, session_id: UUID, seq: int) 
         repo.touch_session(conn, account_id=principal.account_id, session_id=session_id)
 
 
-def recent_items(db: Database, principal: Principal, session_id: UUID, *, max_chars: int) -> RecentItems:
+def recent_items(
+    db: TenantTransactions, principal: Principal, session_id: UUID, *, max_chars: int
+) -> RecentItems:
     """The session's newest items, newest first, until their content reaches ``max_chars`` characters (the item
     that crosses it included, with only its first ``max_chars + 1`` characters): what a character budget can
     hold, read without loading the rest of a long session."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agentmate.context.schemas import PackRequest
-from agentmate.core.db import Database
+from agentmate.core.db import TenantTransactions
 from agentmate.core.errors import DomainError
 from agentmate.core.observability import logger
 from agentmate.core.principal import Principal
@@ -14,10 +14,10 @@ from agentmate.retrieval.service import Retrieval
 __all__ = [
     "Candidate",
     "Candidates",
-    "Database",
     "PackRequest",
     "Principal",
     "Retrieval",
+    "TenantTransactions",
     "failure_note",
     "insufficient",
 ]

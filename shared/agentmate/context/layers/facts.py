@@ -14,10 +14,10 @@ from __future__ import annotations
 from agentmate.context.layers.base import (
     Candidate,
     Candidates,
-    Database,
     PackRequest,
     Principal,
     Retrieval,
+    TenantTransactions,
     failure_note,
     insufficient,
 )
@@ -33,7 +33,7 @@ def _best(query: str, texts: list[str], top_k: int) -> list[int]:
     return [r.index for r in bm25.rank(bm25.terms(query), texts)[:top_k]]
 
 
-def _todos(db: Database, principal: Principal, req: PackRequest) -> list[Candidate]:
+def _todos(db: TenantTransactions, principal: Principal, req: PackRequest) -> list[Candidate]:
     found = todos.containing_any_of(db, principal, bm25.probes(bm25.terms(req.search_text)), CANDIDATES)
     keep = _best(req.search_text, [f"{t.title}\n{t.description or ''}" for t in found], req.top_k)
     return [
@@ -47,7 +47,7 @@ def _todos(db: Database, principal: Principal, req: PackRequest) -> list[Candida
     ]
 
 
-def _notes(db: Database, principal: Principal, req: PackRequest) -> list[Candidate]:
+def _notes(db: TenantTransactions, principal: Principal, req: PackRequest) -> list[Candidate]:
     found = notes.containing_any_of(db, principal, bm25.probes(bm25.terms(req.search_text)), CANDIDATES)
     keep = _best(req.search_text, [f"{n.title}\n{n.content}" for n in found], req.top_k)
     return [
@@ -60,7 +60,7 @@ HALVES = (("todos", "todos:r", _todos), ("notes", "notes:r", _notes))
 
 
 def provide(
-    db: Database, retrieval: Retrieval, principal: Principal, req: PackRequest, budget: int
+    db: TenantTransactions, retrieval: Retrieval, principal: Principal, req: PackRequest, budget: int
 ) -> Candidates:
     items: list[Candidate] = []
     notes_: list[str] = []

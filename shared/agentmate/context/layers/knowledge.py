@@ -6,12 +6,19 @@ must pack the same state to the same bytes.)"""
 
 from __future__ import annotations
 
-from agentmate.context.layers.base import Candidate, Candidates, Database, PackRequest, Principal, Retrieval
+from agentmate.context.layers.base import (
+    Candidate,
+    Candidates,
+    PackRequest,
+    Principal,
+    Retrieval,
+    TenantTransactions,
+)
 from agentmate.context.readmodels import knowledge
 
 
 def provide(
-    db: Database, retrieval: Retrieval, principal: Principal, req: PackRequest, budget: int
+    db: TenantTransactions, retrieval: Retrieval, principal: Principal, req: PackRequest, budget: int
 ) -> Candidates:
     found = knowledge.evidence(
         db,

@@ -4,13 +4,20 @@ one scope. Titles follow the derived-label rule of prior-art §4.5."""
 from __future__ import annotations
 
 from agentmate.context.budget import derived_title
-from agentmate.context.layers.base import Candidate, Candidates, Database, PackRequest, Principal, Retrieval
+from agentmate.context.layers.base import (
+    Candidate,
+    Candidates,
+    PackRequest,
+    Principal,
+    Retrieval,
+    TenantTransactions,
+)
 from agentmate.memory.schemas import SearchRequest
 from agentmate.memory.service import ranking
 
 
 def provide(
-    db: Database, retrieval: Retrieval, principal: Principal, req: PackRequest, budget: int
+    db: TenantTransactions, retrieval: Retrieval, principal: Principal, req: PackRequest, budget: int
 ) -> Candidates:
     found = ranking.search(
         db,

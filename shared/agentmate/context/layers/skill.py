@@ -4,7 +4,14 @@ pinned-or-top-hit only: discovery driven by a skill's knowledge contract (K4) is
 
 from __future__ import annotations
 
-from agentmate.context.layers.base import Candidate, Candidates, Database, PackRequest, Principal, Retrieval
+from agentmate.context.layers.base import (
+    Candidate,
+    Candidates,
+    PackRequest,
+    Principal,
+    Retrieval,
+    TenantTransactions,
+)
 from agentmate.core.errors import NotFound
 from agentmate.skills import registry
 from agentmate.skills import service as skills
@@ -42,7 +49,7 @@ def _l1(l1: SkillInstructions) -> Candidate:
 
 
 def provide(
-    db: Database, retrieval: Retrieval, principal: Principal, req: PackRequest, budget: int
+    db: TenantTransactions, retrieval: Retrieval, principal: Principal, req: PackRequest, budget: int
 ) -> Candidates:
     if req.skill_name is not None:
         try:

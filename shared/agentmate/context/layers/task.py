@@ -12,10 +12,10 @@ from agentmate.context.budget import first_line
 from agentmate.context.layers.base import (
     Candidate,
     Candidates,
-    Database,
     PackRequest,
     Principal,
     Retrieval,
+    TenantTransactions,
     failure_note,
     insufficient,
 )
@@ -117,7 +117,7 @@ def _slice(resumed: Resume) -> tuple[list[Candidate], str]:
 
 
 def provide(
-    db: Database, retrieval: Retrieval, principal: Principal, req: PackRequest, budget: int
+    db: TenantTransactions, retrieval: Retrieval, principal: Principal, req: PackRequest, budget: int
 ) -> Candidates:
     goal = Candidate(source="task", ref="task", title="goal", content=req.task)
     if req.session_id is None:

@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from agentmate.context.layers.base import Candidate, Candidates, Database, PackRequest, Principal, Retrieval
+from agentmate.context.layers.base import (
+    Candidate,
+    Candidates,
+    PackRequest,
+    Principal,
+    Retrieval,
+    TenantTransactions,
+)
 from agentmate.core.errors import NotFound
 from agentmate.working import service as working
 from agentmate.working.schemas import RecentItem
@@ -20,7 +27,7 @@ def _title(item: RecentItem) -> str:
 
 
 def provide(
-    db: Database, retrieval: Retrieval, principal: Principal, req: PackRequest, budget: int
+    db: TenantTransactions, retrieval: Retrieval, principal: Principal, req: PackRequest, budget: int
 ) -> Candidates:
     if req.session_id is None:
         return Candidates(note=NO_SESSION)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from agentmate.core.db import Database
+from agentmate.core.db import TenantTransactions
 from agentmate.core.principal import Principal
 from agentmate.knowledge import search
 from agentmate.knowledge.search_schemas import MAX_QUERY_CHARS, KnowledgeSearchRequest, KnowledgeSearchResult
@@ -13,7 +13,7 @@ from agentmate.retrieval.service import Retrieval
 
 
 def evidence(
-    db: Database,
+    db: TenantTransactions,
     retrieval: Retrieval,
     principal: Principal,
     *,

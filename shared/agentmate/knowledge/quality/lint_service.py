@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from uuid import UUID
 
-from agentmate.core.db import Database
+from agentmate.core.db import TenantTransactions
 from agentmate.core.errors import Conflict, NotFound
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
@@ -15,7 +15,7 @@ from agentmate.knowledge.quality import lint_repository as repo
 from agentmate.knowledge.quality.schemas import LintFinding, LintRun, LintRunDetail
 
 
-def lint_active_wiki(db: Database, principal: Principal, source_id: UUID) -> LintRunDetail:
+def lint_active_wiki(db: TenantTransactions, principal: Principal, source_id: UUID) -> LintRunDetail:
     a = principal.account_id
     with db.tenant(a) as conn:
         source = repo.source_pointers(conn, account_id=a, source_id=source_id)
@@ -66,7 +66,7 @@ def lint_active_wiki(db: Database, principal: Principal, source_id: UUID) -> Lin
 
 
 def list_runs(
-    db: Database, principal: Principal, page: PageParams, source_id: UUID | None = None
+    db: TenantTransactions, principal: Principal, page: PageParams, source_id: UUID | None = None
 ) -> Page[LintRun]:
     with db.tenant(principal.account_id) as conn:
         items, total = repo.list_runs(
@@ -75,7 +75,7 @@ def list_runs(
     return Page[LintRun](items=items, total=total, limit=page.limit, offset=page.offset)
 
 
-def get_run(db: Database, principal: Principal, run_id: UUID) -> LintRunDetail:
+def get_run(db: TenantTransactions, principal: Principal, run_id: UUID) -> LintRunDetail:
     a = principal.account_id
     with db.tenant(a) as conn:
         run = repo.get_run(conn, account_id=a, run_id=run_id)

@@ -16,7 +16,7 @@ from typing import Any
 from uuid import UUID
 
 from agentmate import jobs, llm
-from agentmate.core.db import Conn, Database
+from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import Conflict, NotFound, NotImplementedYet
 from agentmate.core.principal import Principal
 from agentmate.core.settings import Settings, get_settings
@@ -99,7 +99,7 @@ def _enqueue(
 
 
 def request_review(
-    db: Database,
+    db: TenantTransactions,
     principal: Principal,
     build_id: UUID,
     settings: Settings | None = None,
@@ -201,7 +201,7 @@ def enqueue_after_activation(
     return row.job_id
 
 
-def get_build_review(db: Database, principal: Principal, build_id: UUID) -> BuildReview:
+def get_build_review(db: TenantTransactions, principal: Principal, build_id: UUID) -> BuildReview:
     a = principal.account_id
     with db.tenant(a) as conn:
         build = repo.build(conn, account_id=a, build_id=build_id)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from agentmate.core.db import Database
+from agentmate.core.db import TenantTransactions
 from agentmate.core.errors import Conflict, ErrorCollector, NotFound
 from agentmate.core.idempotency import canonical_hash
 from agentmate.core.pagination import Page, PageParams
@@ -36,7 +36,7 @@ NEVER_RETRIEVED_DETAIL = (
 )
 
 
-def report(db: Database, principal: Principal, body: SignalReport) -> Created[Signal]:
+def report(db: TenantTransactions, principal: Principal, body: SignalReport) -> Created[Signal]:
     """Record one reported signal; a replay of its idempotency key with the same body hands back the original."""
     a = principal.account_id
     content = body.model_dump(mode="json", exclude={"idempotency_key"})
@@ -113,7 +113,9 @@ def _replay(earlier: tuple[Signal, str], content_hash: str) -> Created[Signal]:
     return Created(signal, replay=True)
 
 
-def list_signals(db: Database, principal: Principal, page: PageParams, **filters: Any) -> Page[Signal]:
+def list_signals(
+    db: TenantTransactions, principal: Principal, page: PageParams, **filters: Any
+) -> Page[Signal]:
     with db.tenant(principal.account_id) as conn:
         items, total = repo.list_signals(
             conn, account_id=principal.account_id, filters=filters, limit=page.limit, offset=page.offset
@@ -121,7 +123,7 @@ def list_signals(db: Database, principal: Principal, page: PageParams, **filters
     return Page[Signal](items=items, total=total, limit=page.limit, offset=page.offset)
 
 
-def summary(db: Database, principal: Principal, source_id: UUID | None) -> SignalSummary:
+def summary(db: TenantTransactions, principal: Principal, source_id: UUID | None) -> SignalSummary:
     a = principal.account_id
     with db.tenant(a) as conn:
         if source_id is not None and repo.source(conn, account_id=a, source_id=source_id) is None:
@@ -130,7 +132,7 @@ def summary(db: Database, principal: Principal, source_id: UUID | None) -> Signa
     return SignalSummary(source_id=source_id, **counts)
 
 
-def sweep(db: Database, principal: Principal, body: SweepRequest) -> SweepResult:
+def sweep(db: TenantTransactions, principal: Principal, body: SweepRequest) -> SweepResult:
     """Derive never_retrieved for every source whose active wiki no search and no resolution touched for
     ``idle_days``; at most one per source and UTC day, so a sweep on a timer adds nothing to an unchanged fact."""
     a = principal.account_id
@@ -173,7 +175,7 @@ def sweep(db: Database, principal: Principal, body: SweepRequest) -> SweepResult
     )
 
 
-def skill_patterns(db: Database, principal: Principal, page: PageParams) -> SkillPatterns:
+def skill_patterns(db: TenantTransactions, principal: Principal, page: PageParams) -> SkillPatterns:
     with db.tenant(principal.account_id) as conn:
         rows, total = repo.skill_patterns(
             conn, account_id=principal.account_id, limit=page.limit, offset=page.offset

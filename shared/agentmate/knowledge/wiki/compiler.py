@@ -28,7 +28,7 @@ from typing import Any, Literal
 from uuid import UUID
 
 from agentmate import jobs
-from agentmate.core.db import Conn, Database
+from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.observability import logger
 from agentmate.knowledge.manifest import KnowledgeManifest
 from agentmate.knowledge.quality.review_service import enqueue_after_activation as enqueue_review
@@ -103,7 +103,7 @@ def _now() -> datetime:
 
 
 def compile_build(
-    db: Database, build_id: UUID, ctx: CompileContext, *, client: ChatClient | None = None
+    db: TenantTransactions, build_id: UUID, ctx: CompileContext, *, client: ChatClient | None = None
 ) -> CompileOutcome:
     inputs = _start(db, build_id, ctx)
     if inputs is None:
@@ -125,7 +125,7 @@ def _client_for(model: str) -> ChatClient:
     return ChatClient(dataclasses.replace(base.config, model=model))
 
 
-def _start(db: Database, build_id: UUID, ctx: CompileContext) -> _Inputs | None:
+def _start(db: TenantTransactions, build_id: UUID, ctx: CompileContext) -> _Inputs | None:
     a = ctx.account_id
     with db.tenant(a) as conn:
         build = repo.lock_build(conn, account_id=a, build_id=build_id)
@@ -201,7 +201,7 @@ def _prompt_documents(inputs: _Inputs, plan_pages: set[str]) -> list[PromptDocum
 
 
 def _run(
-    db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inputs, chat: ChatClient
+    db: TenantTransactions, build_id: UUID, ctx: CompileContext, inputs: _Inputs, chat: ChatClient
 ) -> CompileOutcome:
     impact = inputs.impact
     plan: Plan | None = None
@@ -272,7 +272,12 @@ def _guarded(conn: Conn, ctx: CompileContext) -> bool:
 
 
 def _failed_call(
-    db: Database, build_id: UUID, ctx: CompileContext, inputs: _Inputs, exc: ChatError, prices: Prices
+    db: TenantTransactions,
+    build_id: UUID,
+    ctx: CompileContext,
+    inputs: _Inputs,
+    exc: ChatError,
+    prices: Prices,
 ) -> CompileOutcome:
     attempt = ctx.attempt or inputs.attempt
     retry = exc.retryable and attempt < ctx.max_attempts
@@ -313,7 +318,7 @@ def _failed_call(
 
 
 def _finish_failed(
-    db: Database,
+    db: TenantTransactions,
     build_id: UUID,
     ctx: CompileContext,
     inputs: _Inputs,
@@ -402,7 +407,7 @@ def _carried(page: dict[str, Any], parent_id: UUID) -> DraftPage:
 
 
 def _outcome(
-    db: Database,
+    db: TenantTransactions,
     build_id: UUID,
     ctx: CompileContext,
     inputs: _Inputs,
@@ -471,7 +476,7 @@ def _outcome(
 
 
 def _succeed(
-    db: Database,
+    db: TenantTransactions,
     build_id: UUID,
     ctx: CompileContext,
     inputs: _Inputs,
@@ -530,7 +535,7 @@ class _Superseded(Exception):
 
 
 def _write_success(
-    db: Database,
+    db: TenantTransactions,
     build_id: UUID,
     ctx: CompileContext,
     inputs: _Inputs,

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from agentmate.core.db import Conn, Database
+from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import Conflict, NotFound
 from agentmate.core.observability import counted
 from agentmate.core.principal import Principal
@@ -77,7 +77,9 @@ def _documents(source: dict[str, Any], pages: list[dict[str, Any]]) -> list[Docu
     return out
 
 
-def _index_source(db: Database, rt: Retrieval, account_id: UUID, source: dict[str, Any]) -> WikiIndexOutcome:
+def _index_source(
+    db: TenantTransactions, rt: Retrieval, account_id: UUID, source: dict[str, Any]
+) -> WikiIndexOutcome:
     build_id = source["active_build_id"]
     with db.tenant(account_id) as conn:
         pages = repo.pages_with_content(conn, account_id=account_id, build_id=build_id)
@@ -111,7 +113,13 @@ def _index_source(db: Database, rt: Retrieval, account_id: UUID, source: dict[st
 
 
 def sync_source(
-    db: Database, rt: Retrieval, account_id: UUID, source_id: UUID, *, force: bool = False, rounds: int = 3
+    db: TenantTransactions,
+    rt: Retrieval,
+    account_id: UUID,
+    source_id: UUID,
+    *,
+    force: bool = False,
+    rounds: int = 3,
 ) -> WikiIndexOutcome | None:
     """Index the source's active build unless the index already reflects it (``force``: index anyway, e.g. a
     retry after a partial run); repeated when the source was activated again meanwhile. None when nothing ran."""
@@ -126,7 +134,9 @@ def sync_source(
 
 
 @counted("WikiIndex")
-def index(db: Database, rt: Retrieval, principal: Principal, body: WikiIndexRequest) -> WikiIndexReport:
+def index(
+    db: TenantTransactions, rt: Retrieval, principal: Principal, body: WikiIndexRequest
+) -> WikiIndexReport:
     account = principal.account_id
     with db.tenant(account) as conn:
         if body.source_id is not None and not repo.source_exists(
@@ -144,7 +154,7 @@ def index(db: Database, rt: Retrieval, principal: Principal, body: WikiIndexRequ
     return WikiIndexReport(items=items, total=len(items))
 
 
-def status(db: Database, principal: Principal, source_id: UUID | None) -> WikiIndexStatus:
+def status(db: TenantTransactions, principal: Principal, source_id: UUID | None) -> WikiIndexStatus:
     account = principal.account_id
     with db.tenant(account) as conn:
         if source_id is not None and not repo.source_exists(conn, account_id=account, source_id=source_id):
@@ -200,7 +210,9 @@ def _log(
 
 
 @counted("WikiSearch")
-def search(db: Database, rt: Retrieval, principal: Principal, body: WikiSearchRequest) -> WikiSearchResult:
+def search(
+    db: TenantTransactions, rt: Retrieval, principal: Principal, body: WikiSearchRequest
+) -> WikiSearchResult:
     account = principal.account_id
     raw = raw_search(
         db, rt, principal, KnowledgeSearchRequest.model_validate(body.model_dump(exclude={"include_content"}))

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from agentmate import jobs
-from agentmate.core.db import Conn, Database
+from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import Conflict, NotFound, NotImplementedYet
 from agentmate.core.observability import logger
 from agentmate.core.pagination import Page, PageParams
@@ -86,7 +86,7 @@ def warnings_for(independence_class: str) -> list[str]:
 
 
 def compile_source(
-    db: Database, caller: Caller, req: CompileRequest, *, settings: Settings | None = None
+    db: TenantTransactions, caller: Caller, req: CompileRequest, *, settings: Settings | None = None
 ) -> Compiled:
     settings = settings or get_settings()
     compiler = config_from_settings("compiler", settings)
@@ -244,7 +244,9 @@ def _build(conn: Conn, account_id: UUID, build_id: UUID) -> dict[str, Any]:
     return row
 
 
-def list_builds(db: Database, caller: Caller, source_id: UUID | None, page: PageParams) -> Page[WikiBuild]:
+def list_builds(
+    db: TenantTransactions, caller: Caller, source_id: UUID | None, page: PageParams
+) -> Page[WikiBuild]:
     a = caller.account_id
     with db.tenant(a) as conn:
         if source_id is not None and repo.source(conn, account_id=a, source_id=source_id) is None:
@@ -255,12 +257,12 @@ def list_builds(db: Database, caller: Caller, source_id: UUID | None, page: Page
     return Page(items=[to_build(r) for r in rows], total=total, limit=page.limit, offset=page.offset)
 
 
-def get_build(db: Database, caller: Caller, build_id: UUID) -> WikiBuild:
+def get_build(db: TenantTransactions, caller: Caller, build_id: UUID) -> WikiBuild:
     with db.tenant(caller.account_id) as conn:
         return to_build(_build(conn, caller.account_id, build_id))
 
 
-def list_pages(db: Database, caller: Caller, build_id: UUID, page: PageParams) -> Page[PageMeta]:
+def list_pages(db: TenantTransactions, caller: Caller, build_id: UUID, page: PageParams) -> Page[PageMeta]:
     a = caller.account_id
     with db.tenant(a) as conn:
         _build(conn, a, build_id)
@@ -272,7 +274,7 @@ def list_pages(db: Database, caller: Caller, build_id: UUID, page: PageParams) -
     )
 
 
-def get_page(db: Database, caller: Caller, build_id: UUID, path: str) -> WikiPage:
+def get_page(db: TenantTransactions, caller: Caller, build_id: UUID, path: str) -> WikiPage:
     a = caller.account_id
     with db.tenant(a) as conn:
         _build(conn, a, build_id)
@@ -299,7 +301,7 @@ def get_page(db: Database, caller: Caller, build_id: UUID, path: str) -> WikiPag
     )
 
 
-def diff(db: Database, caller: Caller, build_id: UUID, from_build_id: UUID | None) -> BuildDiff:
+def diff(db: TenantTransactions, caller: Caller, build_id: UUID, from_build_id: UUID | None) -> BuildDiff:
     """Pages compared by path and content hash; ``from`` defaults to the previous succeeded build of the source."""
     a = caller.account_id
     with db.tenant(a) as conn:
@@ -329,7 +331,7 @@ def diff(db: Database, caller: Caller, build_id: UUID, from_build_id: UUID | Non
     )
 
 
-def events(db: Database, caller: Caller, build_id: UUID, page: PageParams) -> Page[BuildEvent]:
+def events(db: TenantTransactions, caller: Caller, build_id: UUID, page: PageParams) -> Page[BuildEvent]:
     a = caller.account_id
     with db.tenant(a) as conn:
         _build(conn, a, build_id)
@@ -339,7 +341,9 @@ def events(db: Database, caller: Caller, build_id: UUID, page: PageParams) -> Pa
     )
 
 
-def activate(db: Database, caller: Caller, build_id: UUID, rt: Retrieval | None = None) -> ActivateResult:
+def activate(
+    db: TenantTransactions, caller: Caller, build_id: UUID, rt: Retrieval | None = None
+) -> ActivateResult:
     """Point the source's wiki at a succeeded, check-passed build (also the rollback), then bring the wiki index
     onto it (``reindex``): inline with ``rt`` for a small build, else as a ``wiki_index`` job queued in the same
     transaction as the activation."""
@@ -387,7 +391,7 @@ def activate(db: Database, caller: Caller, build_id: UUID, rt: Retrieval | None 
 
 
 def _index_inline(
-    db: Database, rt: Retrieval, account_id: UUID, source_id: UUID
+    db: TenantTransactions, rt: Retrieval, account_id: UUID, source_id: UUID
 ) -> tuple[WikiIndexOutcome | None, jobs.Job | None]:
     """Index now; when that fails or leaves chunks out, the job does it again (with retries)."""
     from agentmate.knowledge.wiki.retrieval import sync_source

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentmate.core.db import Conn, Database
+from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import ErrorCollector, invalid
 from agentmate.core.idempotency import canonical_hash
 from agentmate.core.observability import counted, new_only
@@ -92,7 +92,9 @@ def decode_checkpoint(row: dict[str, Any]) -> Checkpoint:
 
 
 @counted("MemoryCheckpointSaved", new_only)
-def save_checkpoint(db: Database, principal: Principal, body: CheckpointCreate) -> Created[CheckpointSaved]:
+def save_checkpoint(
+    db: TenantTransactions, principal: Principal, body: CheckpointCreate
+) -> Created[CheckpointSaved]:
     """Store the snapshot as a ``checkpoint`` journal event; unchanged state under the default key is a no-op."""
     payload = checkpoint_payload(body)
     key = body.idempotency_key or default_checkpoint_key(body.session_id, payload)
@@ -153,7 +155,7 @@ def _session_to_resume(
 
 
 def resume(
-    db: Database,
+    db: TenantTransactions,
     principal: Principal,
     session_id: str | None = None,
     *,
@@ -233,7 +235,7 @@ def _other_scope_note(
 
 
 def journal_sessions(
-    db: Database,
+    db: TenantTransactions,
     principal: Principal,
     page: PageParams,
     *,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from agentmate.core.db import Database
+from agentmate.core.db import TenantTransactions
 from agentmate.core.errors import Conflict, ErrorCollector, FieldError, NotFound, ValidationFailed
 from agentmate.core.observability import counted, new_only
 from agentmate.core.pagination import Page, PageParams
@@ -27,7 +27,7 @@ from agentmate.retrieval.service import Retrieval
 
 
 def supersede(
-    db: Database, retrieval: Retrieval, principal: Principal, entry_id: UUID, body: SupersedeRequest
+    db: TenantTransactions, retrieval: Retrieval, principal: Principal, entry_id: UUID, body: SupersedeRequest
 ) -> SupersedeResult:
     """``entry_id`` replaces ``body.superseded_id``: a chain, never a cycle; replays are idempotent."""
     old_id = body.superseded_id
@@ -80,7 +80,7 @@ def supersede(
 
 @counted("MemoryFeedbackRecorded", new_only)
 def add_feedback(
-    db: Database, principal: Principal, entry_id: UUID, body: FeedbackCreate
+    db: TenantTransactions, principal: Principal, entry_id: UUID, body: FeedbackCreate
 ) -> Created[FeedbackRecorded]:
     """201 + created:true for a new signal (counter moved in the same transaction); 200 + the existing record
     when this memory already has this signal from this session."""
@@ -122,7 +122,9 @@ def add_feedback(
     return Created(out, replay=not created)
 
 
-def list_feedback(db: Database, principal: Principal, entry_id: UUID, page: PageParams) -> Page[Feedback]:
+def list_feedback(
+    db: TenantTransactions, principal: Principal, entry_id: UUID, page: PageParams
+) -> Page[Feedback]:
     with db.tenant(principal.account_id) as conn:
         if repo.get_entry(conn, account_id=principal.account_id, entry_id=entry_id) is None:
             raise NotFound("memory entry")

@@ -13,7 +13,7 @@ from typing import Any
 from uuid import UUID
 
 from agentmate.core import idempotency
-from agentmate.core.db import Conn, Database
+from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import Conflict, ErrorCollector, NotFound, invalid
 from agentmate.core.observability import counted
 from agentmate.core.pagination import PageParams
@@ -42,7 +42,7 @@ def _stored_new(result: Created[EntryCreated]) -> float:
 
 @counted("MemoryEntryCreated", _stored_new)
 def create_entry(
-    db: Database,
+    db: TenantTransactions,
     retrieval: Retrieval,
     principal: Principal,
     body: EntryCreate,
@@ -162,7 +162,7 @@ def _deduplicated(
     return EntryCreated(**existing, evidence=[Evidence(**e) for e in all_evidence], deduplicated=True)
 
 
-def get_entry(db: Database, principal: Principal, entry_id: UUID) -> EntryDetail:
+def get_entry(db: TenantTransactions, principal: Principal, entry_id: UUID) -> EntryDetail:
     with db.tenant(principal.account_id) as conn:
         row = repo.get_entry(conn, account_id=principal.account_id, entry_id=entry_id)
         if row is None:
@@ -173,7 +173,7 @@ def get_entry(db: Database, principal: Principal, entry_id: UUID) -> EntryDetail
 
 
 def list_entries(
-    db: Database,
+    db: TenantTransactions,
     principal: Principal,
     page: PageParams,
     *,

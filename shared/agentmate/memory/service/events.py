@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from agentmate.core.db import Conn, Database
+from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import Conflict, ErrorCollector, NotFound
 from agentmate.core.idempotency import canonical_hash
 from agentmate.core.observability import counted, new_only
@@ -173,7 +173,7 @@ def _differing_fields(existing: dict[str, Any], data: dict[str, Any]) -> list[st
 
 
 @counted("MemoryEventRecorded", new_only)
-def record_event(db: Database, principal: Principal, body: EventCreate) -> Created[EventRecorded]:
+def record_event(db: TenantTransactions, principal: Principal, body: EventCreate) -> Created[EventRecorded]:
     """A new event, or a replay (same key, same content); a Conflict for the same key with different content."""
     data = event_data(body)
     with db.tenant(principal.account_id) as conn:
@@ -181,7 +181,7 @@ def record_event(db: Database, principal: Principal, body: EventCreate) -> Creat
     return Created(recorded(row, created), replay=not created)
 
 
-def get_event(db: Database, principal: Principal, event_id: UUID) -> EventDetail:
+def get_event(db: TenantTransactions, principal: Principal, event_id: UUID) -> EventDetail:
     with db.tenant(principal.account_id) as conn:
         row = repo.get_event(conn, account_id=principal.account_id, event_id=event_id)
     if row is None:
@@ -190,7 +190,7 @@ def get_event(db: Database, principal: Principal, event_id: UUID) -> EventDetail
 
 
 def list_events(
-    db: Database,
+    db: TenantTransactions,
     principal: Principal,
     page: PageParams,
     *,

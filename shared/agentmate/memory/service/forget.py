@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from agentmate.core.db import Conn, Database
+from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import Conflict, ErrorCollector, NotFound, invalid
 from agentmate.core.principal import Principal
 from agentmate.memory import repository as repo
@@ -41,7 +41,7 @@ EXPORT_PAGE = 200
 
 
 def retire(
-    db: Database, retrieval: Retrieval, principal: Principal, entry_id: UUID, body: EntryRetire
+    db: TenantTransactions, retrieval: Retrieval, principal: Principal, entry_id: UUID, body: EntryRetire
 ) -> EntryRetired:
     """Set status archived|invalidated with a reason; the same status again changes nothing."""
     with db.tenant(principal.account_id) as conn:
@@ -99,7 +99,9 @@ def _delete_in(
     return result, point_ids, tombstone["id"]
 
 
-def delete(db: Database, retrieval: Retrieval, principal: Principal, entry_id: UUID) -> EntryDeleted:
+def delete(
+    db: TenantTransactions, retrieval: Retrieval, principal: Principal, entry_id: UUID
+) -> EntryDeleted:
     with db.tenant(principal.account_id) as conn:
         entry = repo.get_entry(conn, account_id=principal.account_id, entry_id=entry_id, lock=True)
         if entry is None:
@@ -129,7 +131,7 @@ def _scope(scope_type: str | None, scope_key: str | None) -> tuple[str, str]:
 
 
 def forget_scope(
-    db: Database,
+    db: TenantTransactions,
     retrieval: Retrieval,
     principal: Principal,
     *,
@@ -172,7 +174,7 @@ class ScopeExport:
 
 
 def export_scope(
-    db: Database, principal: Principal, *, scope_type: str | None, scope_key: str | None
+    db: TenantTransactions, principal: Principal, *, scope_type: str | None, scope_key: str | None
 ) -> ScopeExport:
     """A scope's entries (any status) with their evidence, in id order. The first page is read before the
     response starts, so an empty export can still say which scopes were probably meant."""

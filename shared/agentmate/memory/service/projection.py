@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from agentmate.core.db import Conn, Database
+from agentmate.core.db import Conn, TenantTransactions
 from agentmate.memory.schemas import Indexing
 from agentmate.memory.service.rules import utc
 from agentmate.retrieval import service as retrieval_service
@@ -51,14 +51,16 @@ def entry_document(entry: dict[str, Any]) -> DocumentIn:
     )
 
 
-def index_entry(db: Database, retrieval: Retrieval, account_id: UUID, entry: dict[str, Any]) -> Indexing:
+def index_entry(
+    db: TenantTransactions, retrieval: Retrieval, account_id: UUID, entry: dict[str, Any]
+) -> Indexing:
     """(Re)build an entry's retrieval projection; never raises for embedding/vector failures."""
     result = retrieval.index_document(db, account_id, entry_document(entry))
     return Indexing(status=result.status, document_id=result.document_id, error=result.error)
 
 
 def index_entries(
-    db: Database, retrieval: Retrieval, account_id: UUID, entries: list[dict[str, Any]]
+    db: TenantTransactions, retrieval: Retrieval, account_id: UUID, entries: list[dict[str, Any]]
 ) -> list[Indexing]:
     """Batch form of ``index_entry`` (one embedding call per batch): used by backfills and the benchmark."""
     results = retrieval.index_documents(db, account_id, [entry_document(e) for e in entries])

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from agentmate.core.db import Database
+from agentmate.core.db import TenantTransactions
 from agentmate.core.errors import FieldError, NotFound, ValidationFailed, invalid
 from agentmate.core.principal import Principal
 from agentmate.memory import repository as repo
@@ -28,7 +28,7 @@ def timeline_items(rows: list[dict[str, Any]]) -> list[TimelineItem]:
 
 
 def timeline(
-    db: Database,
+    db: TenantTransactions,
     principal: Principal,
     *,
     session_id: str | None = None,
@@ -69,7 +69,7 @@ def timeline(
     )
 
 
-def attribution(db: Database, principal: Principal, entry_id: UUID) -> Attribution:
+def attribution(db: TenantTransactions, principal: Principal, entry_id: UUID) -> Attribution:
     """Entry → source event → skill version, and how far that chain resolved."""
     with db.tenant(principal.account_id) as conn:
         entry = repo.get_entry(conn, account_id=principal.account_id, entry_id=entry_id)

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
-from agentmate.core.db import Conn, Database
+from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import FieldError, ValidationFailed
 from agentmate.core.observability import counted
 from agentmate.core.principal import Principal
@@ -42,7 +42,9 @@ def _currently_valid(entry: dict[str, Any], now: datetime) -> bool:
 
 
 @counted("MemorySearch")
-def search(db: Database, retrieval: Retrieval, principal: Principal, body: SearchRequest) -> SearchResponse:
+def search(
+    db: TenantTransactions, retrieval: Retrieval, principal: Principal, body: SearchRequest
+) -> SearchResponse:
     """Hybrid (lexical + vector) search over durable memories, nudged by recorded usefulness."""
     if body.scope_key is not None and body.scope_type is None:
         raise ValidationFailed(

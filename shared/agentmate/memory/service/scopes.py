@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from agentmate.core.db import Conn, Database
+from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.pagination import PageParams
 from agentmate.core.principal import Principal
 from agentmate.memory import repository as repo
@@ -24,7 +24,7 @@ SCOPES_NOTE = (
 MAX_NEAREST = 10
 
 
-def list_scopes(db: Database, principal: Principal, page: PageParams) -> ScopePage:
+def list_scopes(db: TenantTransactions, principal: Principal, page: PageParams) -> ScopePage:
     with db.tenant(principal.account_id) as conn:
         rows, total = repo.scopes(conn, account_id=principal.account_id, limit=page.limit, offset=page.offset)
     return ScopePage(
