@@ -226,12 +226,17 @@ def main(argv: list[str] | None = None) -> int:
     class TimedRetrieval(Retrieval):
         """Keeps each search's leg timings (the core measures them; the bench only reads them)."""
 
-        def search(self, db: Any, account_id: Any, query: Any, *, then: Any = None) -> Any:
-            def record(conn: Any, result: Any) -> Any:
-                legs.update({f"core:{k}": v for k, v in result.timings_ms.items()})
-                return then(conn, result) if then is not None else result
+        def begin_search(self, account_id: Any, query: Any) -> Any:
+            pending = super().begin_search(account_id, query)
+            complete = pending.complete
 
-            return super().search(db, account_id, query, then=record)
+            def record(conn: Any) -> Any:
+                result = complete(conn)
+                legs.update({f"core:{k}": v for k, v in result.timings_ms.items()})
+                return result
+
+            pending.complete = record
+            return pending
 
     def timed(module: Any, name: str, key: str) -> None:
         original = getattr(module, name)

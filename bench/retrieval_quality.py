@@ -363,13 +363,23 @@ class QueryRecorder:
 
     def __init__(self, retrieval: Any) -> None:
         self.retrieval, self.queries = retrieval, list[Any]()
-        self.original = original = retrieval.search  # the leg-only runs call it directly: not recorded
+        self._replaying = False
+        begin = retrieval.begin_search
 
-        def search(db: Any, account_id: uuid.UUID, query: Any, **kw: Any) -> Any:
-            self.queries.append(query)
-            return original(db, account_id, query, **kw)
+        def begin_search(account_id: uuid.UUID, query: Any) -> Any:
+            if not self._replaying:
+                self.queries.append(query)
+            return begin(account_id, query)
 
-        retrieval.search = search  # an instance attribute shadows the method until close()
+        retrieval.begin_search = begin_search  # an instance attribute shadows the method until close()
+
+    def original(self, db: Any, account_id: uuid.UUID, query: Any) -> Any:
+        """The search the leg-only runs call directly: not recorded."""
+        self._replaying = True
+        try:
+            return self.retrieval.search(db, account_id, query)
+        finally:
+            self._replaying = False
 
     def take_one(self) -> Any:
         queries, self.queries = self.queries, []
@@ -378,7 +388,7 @@ class QueryRecorder:
         return queries[0]
 
     def close(self) -> None:
-        del self.retrieval.search
+        del self.retrieval.begin_search
 
 
 def _leg_rankings(

@@ -263,22 +263,36 @@ def main(argv: list[str] | None = None) -> int:
     timed_steps.wrap(deps.credentials, "authenticate", "API-key check")
     timed_steps.wrap(registry, "search", "skills use case")
     timed_steps.wrap(registry_repository, "cards", "card read")
-    original_search = retrieval.search
+    original_begin = retrieval.begin_search
+    hits_at: list[float] = []  # when the current search's hits were ready
 
-    def retrieval_search(db: Any, account: Any, query: Any, *, then: Any = None) -> Any:
-        def then_timed(conn: Any, result: Any) -> Any:
+    def begin_search(account: Any, query: Any) -> Any:
+        t0 = time.perf_counter()
+        pending = original_begin(account, query)
+        complete = pending.complete
+
+        def complete_timed(conn: Any) -> Any:
+            result = complete(conn)
             steps.update({f"retrieval: {k}": v for k, v in result.timings_ms.items()})
             steps["retrieval (until the hits)"] = (time.perf_counter() - t0) * 1000
-            t1 = time.perf_counter()
-            try:
-                return then(conn, result)
-            finally:
-                steps["skills post-processing (incl. card read)"] = (time.perf_counter() - t1) * 1000
+            hits_at[:] = [time.perf_counter()]
+            return result
 
-        t0 = time.perf_counter()
-        return original_search(db, account, query, then=then_timed)
+        pending.complete = complete_timed
+        return pending
 
-    retrieval.search = retrieval_search  # type: ignore[method-assign]
+    retrieval.begin_search = begin_search  # type: ignore[method-assign]
+    use_case = registry.search
+
+    def search_use_case(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return use_case(*args, **kwargs)
+        finally:  # the card read and the response, then the transaction's COMMIT
+            steps["skills post-processing (incl. card read, COMMIT)"] = (
+                time.perf_counter() - hits_at[0]
+            ) * 1000
+
+    registry.search = search_use_case  # type: ignore[assignment]
 
     def search(q: str) -> tuple[float, float]:
         steps.clear()
@@ -391,7 +405,7 @@ def main(argv: list[str] | None = None) -> int:
         "retrieval: embed",
         "retrieval: vector_search",
         "retrieval: hydrate",
-        "skills post-processing (incl. card read)",
+        "skills post-processing (incl. card read, COMMIT)",
         "card read",
     ]
     step_rows = [

@@ -219,9 +219,10 @@ def test_search_runs_the_callback_in_the_same_tenant_transaction(account, retrie
         setting = conn.execute("SELECT current_setting('app.account_id') AS a").fetchone()["a"]
         return setting, _ids(result)
 
-    assert retrieval.search(
-        db, acc, service.Query(namespace=NS, text="koalas sleep", top_k=3), then=then
-    ) == (
+    pending = retrieval.begin_search(acc, service.Query(namespace=NS, text="koalas sleep", top_k=3))
+    with db.tenant(acc, pipeline=True) as conn:
+        got = then(conn, pending.complete(conn))
+    assert got == (
         str(acc),
         ["t1"],
     )

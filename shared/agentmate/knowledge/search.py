@@ -223,7 +223,9 @@ def search(
             filtered_by_min_similarity=filtered if body.min_similarity is not None else None,
         )
 
-    return rt.search(db, account, query, then=finish)
+    pending = rt.begin_search(account, query)  # the vector leg starts on its thread
+    with db.tenant(account, pipeline=True) as conn:  # the hits and the rows finish() reads: one transaction
+        return finish(conn, pending.complete(conn))
 
 
 def document_links(

@@ -6,14 +6,19 @@ filters keep the (account_id, …) indexes in use.
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypedDict
 from uuid import UUID
 
+from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
 from agentmate.core.sql import paged
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agentmate.memory.schemas import EntryStatus, ExtractionMethod, MemoryType, ScopeType
 
 EVENT_COLUMNS = (
     "id, scope_type, scope_key, session_id, sequence_no, event_type, payload, source_type, source_id, occurred_at, "
@@ -33,6 +38,58 @@ EVIDENCE_COLUMNS = "id, memory_id, source_type, source_id, excerpt, metadata, cr
 FEEDBACK_COLUMNS = (
     "id, memory_id, signal, reason, session_id, skill_version_id, metadata, observed_at, created_at"
 )
+
+
+class EntryRow(TypedDict):
+    """A ``memory_entries`` row (``ENTRY_COLUMNS``)."""
+
+    id: UUID
+    scope_type: ScopeType
+    scope_key: str
+    memory_type: MemoryType
+    title: str
+    content: str
+    summary: str
+    content_hash: str
+    confidence: float
+    importance: float
+    status: EntryStatus
+    metadata: dict[str, Any]
+    ttl_at: datetime | None
+    last_accessed_at: datetime | None
+    valid_from: datetime
+    valid_to: datetime | None
+    superseded_by: UUID | None
+    source_event_id: UUID | None
+    extraction_method: ExtractionMethod
+    extractor_version: str
+    access_count: int
+    useful_count: int
+    harmful_count: int
+    status_reason: str
+    superseded_by_deleted: UUID | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class EvidenceRow(TypedDict):
+    """A ``memory_evidence`` row (``EVIDENCE_COLUMNS``)."""
+
+    id: UUID
+    memory_id: UUID
+    source_type: str
+    source_id: str
+    excerpt: str
+    metadata: dict[str, Any]
+    created_at: datetime
+
+
+class AccessRow(TypedDict):
+    """An entry's access counters after a retrieval counted it."""
+
+    id: UUID
+    access_count: int
+    last_accessed_at: datetime
 
 
 # -- events ------------------------------------------------------------------------------------------------------
@@ -362,13 +419,17 @@ def get_entry(conn: Conn, *, account_id: UUID, entry_id: UUID, lock: bool = Fals
     ).fetchone()
 
 
-def entries_by_ids(conn: Conn, *, account_id: UUID, ids: list[UUID]) -> dict[UUID, dict[str, Any]]:
+def entries_by_ids(conn: Conn, *, account_id: UUID, ids: list[UUID]) -> dict[UUID, EntryRow]:
     if not ids:
         return {}
-    rows = conn.execute(
-        f"SELECT {ENTRY_COLUMNS} FROM memory_entries WHERE account_id = %s AND id = ANY(%s)",
-        (account_id, ids),
-    ).fetchall()
+    rows = (
+        conn.cursor(row_factory=class_row(EntryRow))
+        .execute(
+            f"SELECT {ENTRY_COLUMNS} FROM memory_entries WHERE account_id = %(a)s AND id = ANY(%(ids)s)",
+            {"a": account_id, "ids": ids},
+        )
+        .fetchall()
+    )
     return {r["id"]: r for r in rows}
 
 
@@ -382,21 +443,24 @@ def lock_entries(conn: Conn, *, account_id: UUID, ids: list[UUID]) -> dict[UUID,
     return {r["id"]: r for r in rows}
 
 
-_EVIDENCE_OF = f"""SELECT {EVIDENCE_COLUMNS} FROM memory_evidence WHERE account_id = %s AND memory_id = ANY(%s)
+_EVIDENCE_OF = f"""SELECT {EVIDENCE_COLUMNS} FROM memory_evidence WHERE account_id = %(a)s AND memory_id = ANY(%(ids)s)
                    ORDER BY created_at, id"""
 
 
-def _by_memory(memory_ids: list[UUID], rows: list[dict[str, Any]]) -> dict[UUID, list[dict[str, Any]]]:
-    out: dict[UUID, list[dict[str, Any]]] = {m: [] for m in memory_ids}
+def _by_memory(memory_ids: list[UUID], rows: list[EvidenceRow]) -> dict[UUID, list[EvidenceRow]]:
+    out: dict[UUID, list[EvidenceRow]] = {m: [] for m in memory_ids}
     for r in rows:
         out.setdefault(r["memory_id"], []).append(r)
     return out
 
 
-def evidence_for(conn: Conn, *, account_id: UUID, memory_ids: list[UUID]) -> dict[UUID, list[dict[str, Any]]]:
+def evidence_for(conn: Conn, *, account_id: UUID, memory_ids: list[UUID]) -> dict[UUID, list[EvidenceRow]]:
     if not memory_ids:
         return {}
-    return _by_memory(memory_ids, conn.execute(_EVIDENCE_OF, (account_id, memory_ids)).fetchall())
+    evidence = conn.cursor(row_factory=class_row(EvidenceRow))
+    return _by_memory(
+        memory_ids, evidence.execute(_EVIDENCE_OF, {"a": account_id, "ids": memory_ids}).fetchall()
+    )
 
 
 def list_entries(
@@ -453,20 +517,22 @@ def mark_superseded(conn: Conn, *, account_id: UUID, entry_id: UUID, superseded_
 
 def bump_access_with_evidence(
     conn: Conn, *, account_id: UUID, ids: list[UUID]
-) -> tuple[dict[UUID, dict[str, Any]], dict[UUID, list[dict[str, Any]]]]:
+) -> tuple[dict[UUID, AccessRow], dict[UUID, list[EvidenceRow]]]:
     """Count a retrieval of each entry and read the entries' evidence: the new access_count / last_accessed_at
     per id, and the evidence per id (as ``evidence_for``). Both statements are sent before either result is read,
     so in pipeline mode (memory search's transaction) they cost one round trip."""
     if not ids:
         return {}, {}
-    bumped = conn.execute(
+    bumped = conn.cursor(row_factory=class_row(AccessRow)).execute(
         """UPDATE memory_entries SET access_count = access_count + 1, last_accessed_at = now()
-           WHERE account_id = %s AND id = ANY(%s)
+           WHERE account_id = %(a)s AND id = ANY(%(ids)s)
            RETURNING id, access_count, last_accessed_at""",
-        (account_id, sorted(ids)),
+        {"a": account_id, "ids": sorted(ids)},
     )
-    evidence = conn.execute(_EVIDENCE_OF, (account_id, ids))
-    access = {r.pop("id"): r for r in bumped.fetchall()}
+    evidence = conn.cursor(row_factory=class_row(EvidenceRow)).execute(
+        _EVIDENCE_OF, {"a": account_id, "ids": ids}
+    )
+    access = {r["id"]: r for r in bumped.fetchall()}
     return access, _by_memory(ids, evidence.fetchall())
 
 

@@ -22,11 +22,10 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal
 from uuid import UUID
 
 from agentmate.core.db import Conn, TenantTransactions, savepoint
@@ -39,8 +38,6 @@ from agentmate.retrieval import repository as repo
 if TYPE_CHECKING:  # pragma: no cover
     from agentmate.retrieval.embedders import Embedder
     from agentmate.retrieval.vector_index import FilterValue, VectorIndex
-
-T = TypeVar("T")
 
 MIN_CANDIDATES = 20
 MAX_CANDIDATES = 50
@@ -537,40 +534,18 @@ class Retrieval:
         except Exception as exc:
             raise LegError(f"vector index unavailable: {_describe(exc)}") from exc
 
-    @overload
-    def search(
-        self, db: TenantTransactions, account_id: UUID, query: Query, *, then: None = None
-    ) -> SearchResult: ...
+    def begin_search(self, account_id: UUID, query: Query) -> PendingSearch:
+        """The first step of a hybrid search: start the vector leg (query embedding + vector search) on a worker
+        thread, before any transaction is open. Finish it with ``PendingSearch.complete(conn)`` inside a tenant
+        transaction the caller opens with ``pipeline=True``; the caller reads what it needs beside the hits
+        (e.g. the source rows of the hits) in that same transaction::
 
-    @overload
-    def search(
-        self,
-        db: TenantTransactions,
-        account_id: UUID,
-        query: Query,
-        *,
-        then: Callable[[Conn, SearchResult], T],
-    ) -> T: ...
-
-    def search(
-        self,
-        db: TenantTransactions,
-        account_id: UUID,
-        query: Query,
-        *,
-        then: Callable[[Conn, SearchResult], T] | None = None,
-    ) -> T | SearchResult:
-        """Hybrid search. ``then(conn, result)`` runs in the same tenant transaction (e.g. to hydrate source rows)
-        and its return value is returned; without it the ``SearchResult`` is returned. The transaction is in
-        pipeline mode (``Database.tenant(pipeline=True)``), so ``then`` runs one statement per ``execute``.
-
-        The vector leg (query embedding + vector search) runs on a worker thread beside the lexical leg, which
-        waits on Postgres, so a search costs about the slower leg rather than the sum of both; it has a deadline
-        (``vector_leg_timeout_s``): a slow embedding endpoint or vector store degrades the search instead of
-        stalling it.
+            pending = rt.begin_search(account_id, query)
+            with db.tenant(account_id, pipeline=True) as conn:
+                result = pending.complete(conn)
+                rows = repo.rows_of(conn, ...)
         """
         limit = candidate_limit(query.top_k)
-        degraded: list[LegFailure] = []
         timings: dict[str, float] = {}
         vector_future = (
             self._executor().submit(self._vector_candidates, account_id, query, limit, timings)
@@ -578,109 +553,165 @@ class Retrieval:
             else None
         )
         tokens = lexical.search_tokens(query.text) if "lexical" in query.legs else []
-        # Pipeline mode: BEGIN, the tenant setting and each leg's savepoint travel with the leg's query, so a
-        # search costs a round trip per query plus COMMIT (9 round trips before, docs/benchmarks.md issue 11).
+        return PendingSearch(
+            account_id, query, limit, tokens, vector_future, timings, self.vector_leg_timeout_s
+        )
+
+    def search(self, db: TenantTransactions, account_id: UUID, query: Query) -> SearchResult:
+        """Hybrid search in a tenant transaction of its own (``begin_search`` for a caller that reads more in
+        the same transaction)."""
+        pending = self.begin_search(account_id, query)
         with db.tenant(account_id, pipeline=True) as conn:
-            t0 = time.perf_counter()
-            lexical_rows: list[dict[str, Any]] | None = None
-            lexical_failed = False
-            if tokens:
-                try:
-                    with savepoint(conn, "retrieval_lexical"):
-                        lexical_rows = repo.lexical_search(
-                            conn,
-                            account_id=account_id,
-                            namespace=query.namespace,
-                            tokens=tokens,
-                            fallback_tsquery=lexical.tsquery(query.text),
-                            limit=limit,
-                            source_type=query.source_type,
-                            metadata=query.metadata,
-                            pool=query.lexical_pool,
-                        )
-                except Exception as exc:
-                    lexical_failed = True
-                    reason = f"lexical query failed: {_describe(exc)}"
-                    degraded.append(LegFailure("lexical", reason))
-                    logger.warning("retrieval lexical leg degraded", extra={"reason": reason})
-            timings["lexical"] = (time.perf_counter() - t0) * 1000
-            vector_found: list[tuple[UUID, float]] | None = None
-            try:
-                vector_found = (
-                    vector_future.result(timeout=self.vector_leg_timeout_s) if vector_future else None
-                )
-            except FutureTimeout:
-                reason = f"vector leg timed out after {self.vector_leg_timeout_s:g}s"
-                degraded.append(LegFailure("vector", reason))
-                logger.warning("retrieval vector leg degraded", extra={"reason": reason})
-            except LegError as exc:
-                degraded.append(LegFailure("vector", exc.reason))
-                logger.warning("retrieval vector leg degraded", extra={"reason": exc.reason})
-            vector_rows: list[tuple[dict[str, Any], float]] | None = None
-            if vector_found is not None:
-                t0 = time.perf_counter()
-                try:
-                    with savepoint(conn, "retrieval_vector"):
-                        by_point = repo.hydrate_points(
-                            conn,
-                            account_id=account_id,
-                            namespace=query.namespace,
-                            point_ids=[p for p, _ in vector_found],
-                            source_type=query.source_type,
-                            metadata=query.metadata,
-                        )
-                    vector_rows = [(by_point[p], s) for p, s in vector_found if p in by_point]
-                except Exception as exc:
-                    reason = f"vector hydration failed: {_describe(exc)}"
-                    degraded.append(LegFailure("vector", reason))
-                    logger.warning("retrieval vector leg degraded", extra={"reason": reason})
-                timings["hydrate"] = (time.perf_counter() - t0) * 1000
-            if lexical_failed and vector_rows is None:
-                raise ServiceUnavailable(
-                    "search is unavailable: both the lexical and the vector leg failed",
-                    extra={"degraded": [{"leg": d.leg, "reason": d.reason} for d in degraded]},
-                )
-            docs: dict[str, dict[str, Any]] = {}
-            coverage: dict[str, float] = {}
-            lex_cands = []
-            for row in lexical_rows or []:
-                docs[str(row["id"])] = row
-                coverage[str(row["id"])] = float(row["lexical_coverage"])
-                lex_cands.append(
-                    fusion.Candidate(str(row["id"]), float(row["lexical_score"]), row["updated_at"])
-                )
-            vec_cands = []
-            for row, score in vector_rows or []:
-                docs.setdefault(str(row["id"]), row)
-                vec_cands.append(fusion.Candidate(str(row["id"]), score, row["updated_at"]))
-            fused = fusion.reciprocal_rank_fusion(lex_cands, vec_cands, limit=query.top_k)
-            hits = []
-            for f in fused:
-                doc = dict(docs[f.id])
-                doc.pop("lexical_score", None)
-                doc.pop("lexical_coverage", None)
-                hits.append(
-                    Hit(
-                        document=doc,
-                        score=f.score,
-                        channels=f.channels,
-                        lexical_score=f.lexical_score,
-                        vector_score=f.vector_score,
-                        lexical_rank=f.lexical_rank,
-                        vector_rank=f.vector_rank,
-                        lexical_coverage=coverage.get(f.id),
-                    )
-                )
-            result = SearchResult(
-                hits=hits,
-                degraded=degraded,
-                candidate_count=len(docs),
-                embedding_ms=timings.get("embed", 0.0),
-                timings_ms=timings,
+            return pending.complete(conn)
+
+
+class PendingSearch:
+    """A hybrid search whose vector leg is running (``Retrieval.begin_search``); ``complete(conn)`` does the rest
+    on the caller's tenant transaction.
+
+    The vector leg runs on a worker thread beside the lexical leg, which waits on Postgres, so a search costs
+    about the slower leg rather than the sum of both; it has a deadline (``vector_leg_timeout_s``): a slow
+    embedding endpoint or vector store degrades the search instead of stalling it. The transaction is in
+    pipeline mode (``TenantTransactions.tenant(pipeline=True)``): BEGIN, the tenant setting and each leg's
+    savepoint travel with the leg's query, so a search costs a round trip per query plus COMMIT (9 round trips
+    before, docs/benchmarks.md issue 11), and the caller's reads after it run one statement per ``execute``.
+    """
+
+    def __init__(
+        self,
+        account_id: UUID,
+        query: Query,
+        limit: int,
+        tokens: list[str],
+        vector_future: Future[list[tuple[UUID, float]]] | None,
+        timings: dict[str, float],
+        vector_leg_timeout_s: float,
+    ) -> None:
+        self._account_id = account_id
+        self._query = query
+        self._limit = limit
+        self._tokens = tokens
+        self._vector_future = vector_future
+        self._timings = timings
+        self._timeout_s = vector_leg_timeout_s
+        self._degraded: list[LegFailure] = []
+
+    def complete(self, conn: Conn) -> SearchResult:
+        """Run the lexical leg, wait for the vector leg and hydrate its hits, then fuse both (each leg in a
+        savepoint: a failed leg degrades the search; both failed is a ``ServiceUnavailable``)."""
+        lexical_rows = self._lexical_leg(conn)
+        vector_found = self._vector_leg()
+        vector_rows = self._hydrate(conn, vector_found) if vector_found is not None else None
+        lexical_failed = any(d.leg == "lexical" for d in self._degraded)
+        if lexical_failed and vector_rows is None:
+            raise ServiceUnavailable(
+                "search is unavailable: both the lexical and the vector leg failed",
+                extra={"degraded": [{"leg": d.leg, "reason": d.reason} for d in self._degraded]},
             )
-            if then is None:
-                return result
-            return then(conn, result)
+        return self._fuse(lexical_rows or [], vector_rows or [])
+
+    def _degrade(self, leg: Literal["lexical", "vector"], reason: str) -> None:
+        self._degraded.append(LegFailure(leg, reason))
+        logger.warning(f"retrieval {leg} leg degraded", extra={"reason": reason})
+
+    def _lexical_leg(self, conn: Conn) -> list[dict[str, Any]] | None:
+        """The lexical candidates; None when the query has no tokens or the leg failed (then degraded)."""
+        t0 = time.perf_counter()
+        rows: list[dict[str, Any]] | None = None
+        if self._tokens:
+            query = self._query
+            try:
+                with savepoint(conn, "retrieval_lexical"):
+                    rows = repo.lexical_search(
+                        conn,
+                        account_id=self._account_id,
+                        namespace=query.namespace,
+                        tokens=self._tokens,
+                        fallback_tsquery=lexical.tsquery(query.text),
+                        limit=self._limit,
+                        source_type=query.source_type,
+                        metadata=query.metadata,
+                        pool=query.lexical_pool,
+                    )
+            except Exception as exc:
+                self._degrade("lexical", f"lexical query failed: {_describe(exc)}")
+        self._timings["lexical"] = (time.perf_counter() - t0) * 1000
+        return rows
+
+    def _vector_leg(self) -> list[tuple[UUID, float]] | None:
+        """The vector leg's (point id, similarity) pairs; None when it did not run or failed (then degraded)."""
+        if self._vector_future is None:
+            return None
+        try:
+            return self._vector_future.result(timeout=self._timeout_s)
+        except FutureTimeout:
+            self._degrade("vector", f"vector leg timed out after {self._timeout_s:g}s")
+        except LegError as exc:
+            self._degrade("vector", exc.reason)
+        return None
+
+    def _hydrate(
+        self, conn: Conn, found: list[tuple[UUID, float]]
+    ) -> list[tuple[dict[str, Any], float]] | None:
+        """The vector hits' ``indexed`` rows with their similarity (a stale point has none and is dropped);
+        None when hydration failed (then degraded)."""
+        t0 = time.perf_counter()
+        rows: list[tuple[dict[str, Any], float]] | None = None
+        try:
+            with savepoint(conn, "retrieval_vector"):
+                by_point = repo.hydrate_points(
+                    conn,
+                    account_id=self._account_id,
+                    namespace=self._query.namespace,
+                    point_ids=[p for p, _ in found],
+                    source_type=self._query.source_type,
+                    metadata=self._query.metadata,
+                )
+            rows = [(by_point[p], s) for p, s in found if p in by_point]
+        except Exception as exc:
+            self._degrade("vector", f"vector hydration failed: {_describe(exc)}")
+        self._timings["hydrate"] = (time.perf_counter() - t0) * 1000
+        return rows
+
+    def _fuse(
+        self, lexical_rows: list[dict[str, Any]], vector_rows: list[tuple[dict[str, Any], float]]
+    ) -> SearchResult:
+        """Reciprocal rank fusion of both legs' candidates into the top ``top_k`` hits."""
+        docs: dict[str, dict[str, Any]] = {}
+        coverage: dict[str, float] = {}
+        lex_cands = []
+        for row in lexical_rows:
+            docs[str(row["id"])] = row
+            coverage[str(row["id"])] = float(row["lexical_coverage"])
+            lex_cands.append(fusion.Candidate(str(row["id"]), float(row["lexical_score"]), row["updated_at"]))
+        vec_cands = []
+        for row, score in vector_rows:
+            docs.setdefault(str(row["id"]), row)
+            vec_cands.append(fusion.Candidate(str(row["id"]), score, row["updated_at"]))
+        fused = fusion.reciprocal_rank_fusion(lex_cands, vec_cands, limit=self._query.top_k)
+        return SearchResult(
+            hits=[_hit(docs[f.id], f, coverage.get(f.id)) for f in fused],
+            degraded=self._degraded,
+            candidate_count=len(docs),
+            embedding_ms=self._timings.get("embed", 0.0),
+            timings_ms=self._timings,
+        )
+
+
+def _hit(row: dict[str, Any], fused: fusion.FusedHit, coverage: float | None) -> Hit:
+    document = dict(row)
+    document.pop("lexical_score", None)
+    document.pop("lexical_coverage", None)
+    return Hit(
+        document=document,
+        score=fused.score,
+        channels=fused.channels,
+        lexical_score=fused.lexical_score,
+        vector_score=fused.vector_score,
+        lexical_rank=fused.lexical_rank,
+        vector_rank=fused.vector_rank,
+        lexical_coverage=coverage,
+    )
 
 
 _retrieval: Retrieval | None = None

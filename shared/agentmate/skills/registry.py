@@ -660,7 +660,9 @@ def search(
         )
 
     query = retrieval.Query(namespace=NAMESPACE, text=body.query, top_k=body.top_k, source_type=SOURCE_TYPE)
-    return rt.search(db, account, query, then=hydrate)
+    pending = rt.begin_search(account, query)  # the vector leg starts on its thread
+    with db.tenant(account, pipeline=True) as conn:  # the hits and the rows hydrate() reads: one transaction
+        return hydrate(conn, pending.complete(conn))
 
 
 # -- quality runs ------------------------------------------------------------------------------------------------
