@@ -7,9 +7,12 @@ Statements run inside the caller's tenant transaction; RLS scopes them to its ac
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypedDict
 from uuid import UUID
 
+from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from agentmate.core.db import Conn
@@ -34,6 +37,50 @@ CONSTRAINTS = constraints(
 # one is mid-write.
 LEXICAL_STATUSES = ("indexed", "failed")
 
+Key = tuple[str, str, str, str]
+"""A document's source key: (namespace, source_type, source_id, chunk_key)."""
+
+
+class PreparedDocument(TypedDict):
+    """A document as indexing writes it (the statement parameters of ``upsert_pending``)."""
+
+    namespace: str
+    source_type: str
+    source_id: str
+    chunk_key: str
+    title: str
+    content: str
+    content_hash: str
+    metadata: dict[str, Any]
+    lexical_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredDocument:
+    """A ``retrieval_documents`` row as indexing reads it back (``COLUMNS``)."""
+
+    id: UUID
+    namespace: str
+    source_type: str
+    source_id: str
+    chunk_key: str
+    title: str
+    content: str
+    content_hash: str
+    metadata: dict[str, Any]
+    status: str
+    error: str | None
+    point_id: UUID
+    embedding_model: str | None
+    embedding_dimension: int | None
+    indexed_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def key(self) -> Key:
+        return (self.namespace, self.source_type, self.source_id, self.chunk_key)
+
 
 def get_by_key(
     conn: Conn,
@@ -44,39 +91,47 @@ def get_by_key(
     source_id: str,
     chunk_key: str,
     lock: bool = False,
-) -> dict[str, Any] | None:
-    return conn.execute(
-        f"""SELECT {COLUMNS}, vector_collection FROM retrieval_documents
-            WHERE account_id = %(a)s AND namespace = %(ns)s AND source_type = %(st)s AND source_id = %(sid)s
-              AND chunk_key = %(ck)s {"FOR UPDATE" if lock else ""}""",
-        {"a": account_id, "ns": namespace, "st": source_type, "sid": source_id, "ck": chunk_key},
-    ).fetchone()
+) -> StoredDocument | None:
+    return (
+        conn.cursor(row_factory=class_row(StoredDocument))
+        .execute(
+            f"""SELECT {COLUMNS} FROM retrieval_documents
+                WHERE account_id = %(a)s AND namespace = %(ns)s AND source_type = %(st)s AND source_id = %(sid)s
+                  AND chunk_key = %(ck)s {"FOR UPDATE" if lock else ""}""",
+            {"a": account_id, "ns": namespace, "st": source_type, "sid": source_id, "ck": chunk_key},
+        )
+        .fetchone()
+    )
 
 
-def key_of(doc: dict[str, Any]) -> tuple[str, str, str, str]:
+def key_of(doc: PreparedDocument) -> Key:
     return (doc["namespace"], doc["source_type"], doc["source_id"], doc["chunk_key"])
 
 
 def get_many_by_keys(
-    conn: Conn, *, account_id: UUID, docs: list[dict[str, Any]], lock: bool = False
-) -> dict[tuple[str, str, str, str], dict[str, Any]]:
-    """Existing rows for the documents' source keys (one statement), keyed by ``key_of``."""
+    conn: Conn, *, account_id: UUID, docs: list[PreparedDocument], lock: bool = False
+) -> dict[Key, StoredDocument]:
+    """Existing rows for the documents' source keys (one statement), keyed by source key."""
     if not docs:
         return {}
-    rows = conn.execute(
-        f"""SELECT {_D_COLUMNS} FROM retrieval_documents d
-            JOIN unnest(%(ns)s::text[], %(st)s::text[], %(sid)s::text[], %(ck)s::text[]) AS k (ns, st, sid, ck)
-              ON d.namespace = k.ns AND d.source_type = k.st AND d.source_id = k.sid AND d.chunk_key = k.ck
-            WHERE d.account_id = %(a)s {"FOR UPDATE OF d" if lock else ""}""",
-        {
-            "a": account_id,
-            "ns": [d["namespace"] for d in docs],
-            "st": [d["source_type"] for d in docs],
-            "sid": [d["source_id"] for d in docs],
-            "ck": [d["chunk_key"] for d in docs],
-        },
-    ).fetchall()
-    return {key_of(r): r for r in rows}
+    rows = (
+        conn.cursor(row_factory=class_row(StoredDocument))
+        .execute(
+            f"""SELECT {_D_COLUMNS} FROM retrieval_documents d
+                JOIN unnest(%(ns)s::text[], %(st)s::text[], %(sid)s::text[], %(ck)s::text[]) AS k (ns, st, sid, ck)
+                  ON d.namespace = k.ns AND d.source_type = k.st AND d.source_id = k.sid AND d.chunk_key = k.ck
+                WHERE d.account_id = %(a)s {"FOR UPDATE OF d" if lock else ""}""",
+            {
+                "a": account_id,
+                "ns": [d["namespace"] for d in docs],
+                "st": [d["source_type"] for d in docs],
+                "sid": [d["source_id"] for d in docs],
+                "ck": [d["chunk_key"] for d in docs],
+            },
+        )
+        .fetchall()
+    )
+    return {r.key: r for r in rows}
 
 
 def delete_stale(
@@ -108,10 +163,12 @@ def delete_stale(
     return [r["point_id"] for r in rows]
 
 
-def upsert_pending(conn: Conn, *, account_id: UUID, doc: dict[str, Any]) -> dict[str, Any]:
+def upsert_pending(conn: Conn, *, account_id: UUID, doc: PreparedDocument) -> StoredDocument:
     """Insert or replace one document by its source key, as ``pending`` (invisible to both legs)."""
-    row = conn.execute(
-        f"""INSERT INTO retrieval_documents
+    row = (
+        conn.cursor(row_factory=class_row(StoredDocument))
+        .execute(
+            f"""INSERT INTO retrieval_documents
                 (account_id, namespace, source_type, source_id, chunk_key, title, content, content_hash, metadata,
                  lexical_text, status)
             VALUES (%(a)s, %(namespace)s, %(source_type)s, %(source_id)s, %(chunk_key)s, %(title)s, %(content)s,
@@ -121,13 +178,17 @@ def upsert_pending(conn: Conn, *, account_id: UUID, doc: dict[str, Any]) -> dict
                 metadata = EXCLUDED.metadata, lexical_text = EXCLUDED.lexical_text, status = 'pending',
                 error = NULL, updated_at = now()
             RETURNING {COLUMNS}""",
-        {**doc, "a": account_id, "metadata": Jsonb(doc["metadata"])},
-    ).fetchone()
+            {**doc, "a": account_id, "metadata": Jsonb(doc["metadata"])},
+        )
+        .fetchone()
+    )
     assert row is not None
     return row
 
 
-def upsert_many_pending(conn: Conn, *, account_id: UUID, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def upsert_many_pending(
+    conn: Conn, *, account_id: UUID, docs: list[PreparedDocument]
+) -> list[StoredDocument]:
     """Batch form of ``upsert_pending`` (one statement), rows returned in input order."""
     if not docs:
         return []
@@ -141,11 +202,13 @@ def upsert_many_pending(conn: Conn, *, account_id: UUID, docs: list[dict[str, An
         "content_hash",
         "lexical_text",
     )
-    params: dict[str, Any] = {k: [d[k] for d in docs] for k in keys}
+    params: dict[str, Any] = {k: [d[k] for d in docs] for k in keys}  # type: ignore[literal-required]
     params["metadata"] = [Jsonb(d["metadata"]) for d in docs]
     params["ord"] = list(range(len(docs)))
-    rows = conn.execute(
-        f"""WITH input AS (
+    rows = (
+        conn.cursor(row_factory=class_row(StoredDocument))
+        .execute(
+            f"""WITH input AS (
                 SELECT * FROM unnest(%(ord)s::int[], %(namespace)s::text[], %(source_type)s::text[],
                                      %(source_id)s::text[], %(chunk_key)s::text[], %(title)s::text[],
                                      %(content)s::text[], %(content_hash)s::text[], %(metadata)s::jsonb[],
@@ -169,8 +232,10 @@ def upsert_many_pending(conn: Conn, *, account_id: UUID, docs: list[dict[str, An
               ON (i.namespace, i.source_type, i.source_id, i.chunk_key)
                = (u.namespace, u.source_type, u.source_id, u.chunk_key)
             ORDER BY i.ord""",
-        {**params, "a": account_id},
-    ).fetchall()
+            {**params, "a": account_id},
+        )
+        .fetchall()
+    )
     return rows
 
 
@@ -338,13 +403,16 @@ def admin_lexical_batch(
     limit: int,
 ) -> list[dict[str, Any]]:
     return conn.execute(
-        "SELECT id, title, content, lexical_text FROM admin_lexical_batch(%s, %s, %s, %s, %s)",
-        (admin_user_id, account_id, namespace, after, limit),
+        "SELECT id, title, content, lexical_text FROM admin_lexical_batch(%(u)s, %(a)s, %(ns)s, %(after)s, %(n)s)",
+        {"u": admin_user_id, "a": account_id, "ns": namespace, "after": after, "n": limit},
     ).fetchall()
 
 
 def admin_lexical_update(conn: Conn, *, admin_user_id: UUID, ids: list[UUID], texts: list[str]) -> int:
-    row = conn.execute("SELECT admin_lexical_update(%s, %s, %s) AS n", (admin_user_id, ids, texts)).fetchone()
+    row = conn.execute(
+        "SELECT admin_lexical_update(%(u)s, %(ids)s, %(texts)s) AS n",
+        {"u": admin_user_id, "ids": ids, "texts": texts},
+    ).fetchone()
     return int(row["n"]) if row else 0
 
 
@@ -367,19 +435,20 @@ def record_query(
     row = conn.execute(
         """INSERT INTO retrieval_queries (account_id, user_id, key_id, namespace, query, filters, top_k, hits,
                                           hit_count, degraded)
-           VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id""",
-        (
-            account_id,
-            user_id,
-            key_id,
-            namespace,
-            query,
-            Jsonb(filters),
-            top_k,
-            Jsonb(hits),
-            len(hits),
-            Jsonb(degraded),
-        ),
+           VALUES (%(a)s, %(u)s, %(k)s, %(ns)s, %(q)s, %(filters)s, %(top_k)s, %(hits)s, %(n)s, %(degraded)s)
+           RETURNING id""",
+        {
+            "a": account_id,
+            "u": user_id,
+            "k": key_id,
+            "ns": namespace,
+            "q": query,
+            "filters": Jsonb(filters),
+            "top_k": top_k,
+            "hits": Jsonb(hits),
+            "n": len(hits),
+            "degraded": Jsonb(degraded),
+        },
     ).fetchone()
     assert row is not None
     return UUID(str(row["id"]))
@@ -388,6 +457,6 @@ def record_query(
 def get_query(conn: Conn, *, account_id: UUID, query_id: UUID) -> dict[str, Any] | None:
     return conn.execute(
         """SELECT id, namespace, query, filters, top_k, hits, hit_count, degraded, created_at
-           FROM retrieval_queries WHERE account_id = %s AND id = %s""",
-        (account_id, query_id),
+           FROM retrieval_queries WHERE account_id = %(a)s AND id = %(id)s""",
+        {"a": account_id, "id": query_id},
     ).fetchone()

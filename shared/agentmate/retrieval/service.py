@@ -22,6 +22,7 @@ import hashlib
 import json
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -154,19 +155,19 @@ def _describe(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-def _vector_payload(row: dict[str, Any]) -> dict[str, Any]:
+def _vector_payload(row: repo.StoredDocument) -> dict[str, Any]:
     """What the vector index stores beside a vector (the index adds account_id). Filterable metadata is the
     top-level scalars of the document's metadata, nested under ``metadata`` so the filter path
     ``metadata.<key>`` matches exactly what the lexical leg matches with ``metadata @> {key: value}``."""
     return {
-        "namespace": row["namespace"],
-        "source_type": row["source_type"],
-        "source_id": row["source_id"],
-        "chunk_key": row["chunk_key"],
-        "document_id": str(row["id"]),
-        "content_hash": row["content_hash"],
+        "namespace": row.namespace,
+        "source_type": row.source_type,
+        "source_id": row.source_id,
+        "chunk_key": row.chunk_key,
+        "document_id": str(row.id),
+        "content_hash": row.content_hash,
         "metadata": {
-            k: v for k, v in (row["metadata"] or {}).items() if isinstance(v, str | int | float | bool)
+            k: v for k, v in (row.metadata or {}).items() if isinstance(v, str | int | float | bool)
         },
     }
 
@@ -183,7 +184,7 @@ def _vector_filters(query: Query) -> dict[str, FilterValue]:
 # -- the retrieval object ----------------------------------------------------------------------------------------
 
 
-def _prepare(doc: DocumentIn) -> dict[str, Any]:
+def _prepare(doc: DocumentIn) -> repo.PreparedDocument:
     metadata = json.loads(json.dumps(doc.metadata, default=str))  # JSON-safe copy
     return {
         "namespace": doc.namespace,
@@ -198,15 +199,50 @@ def _prepare(doc: DocumentIn) -> dict[str, Any]:
     }
 
 
-def _unchanged(existing: dict[str, Any] | None, prepared: dict[str, Any], model: str | None) -> bool:
+def _unchanged(
+    existing: repo.StoredDocument | None, prepared: repo.PreparedDocument, model: str | None
+) -> bool:
     return (
         existing is not None
-        and existing["status"] == "indexed"
+        and existing.status == "indexed"
         and model is not None
-        and existing["content_hash"] == prepared["content_hash"]
-        and existing["metadata"] == prepared["metadata"]
-        and existing["embedding_model"] == model
+        and existing.content_hash == prepared["content_hash"]
+        and existing.metadata == prepared["metadata"]
+        and existing.embedding_model == model
     )
+
+
+def _write_pending(
+    conn: Conn, account_id: UUID, prepared: list[repo.PreparedDocument], model: str | None
+) -> tuple[dict[int, IndexResult], list[repo.StoredDocument]]:
+    """Write the batch's changed documents as ``pending`` rows (locking the existing ones first); returns the
+    results of the unchanged ones by position, and the written rows in the order of the rest."""
+    if len(prepared) == 1:  # one keyed lookup
+        p = prepared[0]
+        existing = repo.get_by_key(
+            conn,
+            account_id=account_id,
+            namespace=p["namespace"],
+            source_type=p["source_type"],
+            source_id=p["source_id"],
+            chunk_key=p["chunk_key"],
+            lock=True,
+        )
+        if existing is not None and _unchanged(existing, p, model):
+            return {0: IndexResult("indexed", existing.id)}, []
+        return {}, [repo.upsert_pending(conn, account_id=account_id, doc=p)]
+    # Unchanged rows (same content, metadata and model, already indexed) are not re-embedded, so re-indexing a
+    # large source after a small change, or repeating an interrupted run, is cheap.
+    kept: dict[int, IndexResult] = {}
+    current = repo.get_many_by_keys(conn, account_id=account_id, docs=prepared, lock=True)
+    for i, p in enumerate(prepared):
+        found = current.get(repo.key_of(p))
+        if found is not None and _unchanged(found, p, model):
+            kept[i] = IndexResult("indexed", found.id)
+    todo = [p for i, p in enumerate(prepared) if i not in kept]
+    if not todo:
+        return kept, []
+    return kept, repo.upsert_many_pending(conn, account_id=account_id, docs=todo)
 
 
 # -- inside the caller's transaction (Postgres only: no embedder, no vector index) -------------------------------
@@ -410,6 +446,8 @@ class Retrieval:
     def _index_batch(
         self, db: TenantTransactions, account_id: UUID, docs: list[DocumentIn]
     ) -> list[IndexResult]:
+        """Write the changed documents as ``pending``, embed them and upsert their vectors (outside any
+        transaction: a slow embedding endpoint holds no connection), then mark them ``indexed`` or ``failed``."""
         prepared = [_prepare(d) for d in docs]
         embedder: Embedder | None = None
         build_error: Exception | None = None
@@ -417,76 +455,67 @@ class Retrieval:
             embedder = self.embedder()
         except Exception as exc:  # configuration failure: rows still go in, marked failed below
             build_error = exc
-        model = embedder.name if embedder is not None else None
-        kept: dict[int, IndexResult] = {}
         with db.tenant(account_id) as conn:
-            if len(prepared) == 1:
-                p = prepared[0]
-                existing = repo.get_by_key(
-                    conn,
-                    account_id=account_id,
-                    namespace=p["namespace"],
-                    source_type=p["source_type"],
-                    source_id=p["source_id"],
-                    chunk_key=p["chunk_key"],
-                    lock=True,
-                )
-                if existing is not None and _unchanged(existing, p, model):
-                    return [IndexResult("indexed", existing["id"])]
-                rows = [repo.upsert_pending(conn, account_id=account_id, doc=p)]
-            else:
-                # Unchanged rows (same content, metadata and model, already indexed) are not re-embedded, so
-                # re-indexing a large source after a small change, or repeating an interrupted run, is cheap.
-                current = repo.get_many_by_keys(conn, account_id=account_id, docs=prepared, lock=True)
-                for i, p in enumerate(prepared):
-                    found = current.get(repo.key_of(p))
-                    if found is not None and _unchanged(found, p, model):
-                        kept[i] = IndexResult("indexed", found["id"])
-                todo = [p for i, p in enumerate(prepared) if i not in kept]
-                if not todo:
-                    return [kept[i] for i in range(len(prepared))]
-                rows = repo.upsert_many_pending(conn, account_id=account_id, docs=todo)
-        ids = [r["id"] for r in rows]
-        hashes = [r["content_hash"] for r in rows]
+            kept, rows = _write_pending(conn, account_id, prepared, embedder.name if embedder else None)
+        if not rows:
+            return [kept[i] for i in range(len(prepared))]
         error: str | None = None
         collection = ""
         try:
             if embedder is None:
                 raise build_error or RuntimeError("no embedder")
-            vectors = embedder.embed([r["content"] or r["title"] for r in rows])
-            collection = self._vector_upsert(
-                account_id,
-                embedder.dimensions,
-                [(r["point_id"], v, _vector_payload(r)) for r, v in zip(rows, vectors, strict=True)],
-            )
+            collection = self._embed_and_upsert(account_id, embedder, rows)
         except Exception as exc:
             error = _describe(exc) if not isinstance(exc, LegError) else exc.reason
             logger.warning("retrieval indexing failed", extra={"error": error, "documents": len(rows)})
-        with db.tenant(account_id) as conn:
-            if error is None and embedder is not None:
-                repo.mark_indexed(
-                    conn,
-                    account_id=account_id,
-                    document_ids=ids,
-                    content_hashes=hashes,
-                    embedding_model=embedder.name,
-                    embedding_dimension=embedder.dimensions,
-                    vector_collection=collection,
-                )
-            else:
-                repo.mark_failed(
-                    conn,
-                    account_id=account_id,
-                    document_ids=ids,
-                    content_hashes=hashes,
-                    error=error or "failed",
-                )
-        written = iter(
-            [IndexResult("indexed", i) for i in ids]
-            if error is None
-            else [IndexResult("failed", i, error) for i in ids]
-        )
+        if error is None and embedder is not None:
+            written = self._mark_indexed(db, account_id, rows, embedder, collection)
+        else:
+            written = self._mark_failed(db, account_id, rows, error)
         return [kept[i] if i in kept else next(written) for i in range(len(prepared))]
+
+    def _embed_and_upsert(self, account_id: UUID, embedder: Embedder, rows: list[repo.StoredDocument]) -> str:
+        """Embed the rows and upsert their vectors; returns the vector collection."""
+        vectors = embedder.embed([r.content or r.title for r in rows])
+        return self._vector_upsert(
+            account_id,
+            embedder.dimensions,
+            [(r.point_id, v, _vector_payload(r)) for r, v in zip(rows, vectors, strict=True)],
+        )
+
+    @staticmethod
+    def _mark_indexed(
+        db: TenantTransactions,
+        account_id: UUID,
+        rows: list[repo.StoredDocument],
+        embedder: Embedder,
+        collection: str,
+    ) -> Iterator[IndexResult]:
+        with db.tenant(account_id) as conn:
+            repo.mark_indexed(
+                conn,
+                account_id=account_id,
+                document_ids=[r.id for r in rows],
+                content_hashes=[r.content_hash for r in rows],
+                embedding_model=embedder.name,
+                embedding_dimension=embedder.dimensions,
+                vector_collection=collection,
+            )
+        return iter([IndexResult("indexed", r.id) for r in rows])
+
+    @staticmethod
+    def _mark_failed(
+        db: TenantTransactions, account_id: UUID, rows: list[repo.StoredDocument], error: str | None
+    ) -> Iterator[IndexResult]:
+        with db.tenant(account_id) as conn:
+            repo.mark_failed(
+                conn,
+                account_id=account_id,
+                document_ids=[r.id for r in rows],
+                content_hashes=[r.content_hash for r in rows],
+                error=error or "failed",
+            )
+        return iter([IndexResult("failed", r.id, error) for r in rows])
 
     def remove_points(self, account_id: UUID, point_ids: list[UUID]) -> str | None:
         """Best-effort vector deletion; returns a reason on failure. A stale point is harmless: hits are hydrated
