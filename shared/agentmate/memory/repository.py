@@ -186,14 +186,16 @@ def insert_event(
 
 def event_by_key(conn: Conn, *, account_id: UUID, idempotency_key: str) -> dict[str, Any] | None:
     return conn.execute(
-        f"SELECT {EVENT_COLUMNS} FROM memory_events WHERE account_id = %s AND idempotency_key = %s",
-        (account_id, idempotency_key),
+        f"""SELECT {EVENT_COLUMNS} FROM memory_events
+            WHERE account_id = %(a)s AND idempotency_key = %(idempotency_key)s""",
+        {"a": account_id, "idempotency_key": idempotency_key},
     ).fetchone()
 
 
 def get_event(conn: Conn, *, account_id: UUID, event_id: UUID) -> dict[str, Any] | None:
     return conn.execute(
-        f"SELECT {EVENT_COLUMNS} FROM memory_events WHERE account_id = %s AND id = %s", (account_id, event_id)
+        f"SELECT {EVENT_COLUMNS} FROM memory_events WHERE account_id = %(a)s AND id = %(event_id)s",
+        {"a": account_id, "event_id": event_id},
     ).fetchone()
 
 
@@ -222,10 +224,10 @@ def list_events(
 def latest_checkpoint(conn: Conn, *, account_id: UUID, session_id: str) -> dict[str, Any] | None:
     return conn.execute(
         f"""SELECT {EVENT_COLUMNS} FROM memory_events
-            WHERE account_id = %s AND session_id = %s AND event_type = 'checkpoint'
+            WHERE account_id = %(a)s AND session_id = %(session_id)s AND event_type = 'checkpoint'
             ORDER BY occurred_at DESC, sequence_no DESC NULLS LAST, created_at DESC, id DESC
             LIMIT 1""",
-        (account_id, session_id),
+        {"a": account_id, "session_id": session_id},
     ).fetchone()
 
 
@@ -313,9 +315,10 @@ def latest_session_in_scope(conn: Conn, *, account_id: UUID, scope_type: str, sc
     """The session whose latest event in this scope is newest."""
     row = conn.execute(
         """SELECT session_id FROM memory_events
-           WHERE account_id = %s AND scope_type = %s AND scope_key = %s AND session_id <> ''
+           WHERE account_id = %(a)s AND scope_type = %(scope_type)s AND scope_key = %(scope_key)s
+             AND session_id <> ''
            ORDER BY occurred_at DESC, created_at DESC, id DESC LIMIT 1""",
-        (account_id, scope_type, scope_key),
+        {"a": account_id, "scope_type": scope_type, "scope_key": scope_key},
     ).fetchone()
     return row["session_id"] if row else None
 
@@ -371,8 +374,9 @@ def active_duplicate(conn: Conn, *, account_id: UUID, data: dict[str, Any]) -> d
 
 def touch_entry(conn: Conn, *, account_id: UUID, entry_id: UUID) -> dict[str, Any]:
     row = conn.execute(
-        f"UPDATE memory_entries SET updated_at = now() WHERE account_id = %s AND id = %s RETURNING {ENTRY_COLUMNS}",
-        (account_id, entry_id),
+        f"""UPDATE memory_entries SET updated_at = now() WHERE account_id = %(a)s AND id = %(entry_id)s
+            RETURNING {ENTRY_COLUMNS}""",
+        {"a": account_id, "entry_id": entry_id},
     ).fetchone()
     assert row is not None
     return row
@@ -414,8 +418,9 @@ def insert_evidence(
 
 def get_entry(conn: Conn, *, account_id: UUID, entry_id: UUID, lock: bool = False) -> dict[str, Any] | None:
     return conn.execute(
-        f"SELECT {ENTRY_COLUMNS} FROM memory_entries WHERE account_id = %s AND id = %s{' FOR UPDATE' if lock else ''}",
-        (account_id, entry_id),
+        f"""SELECT {ENTRY_COLUMNS} FROM memory_entries
+            WHERE account_id = %(a)s AND id = %(entry_id)s{" FOR UPDATE" if lock else ""}""",
+        {"a": account_id, "entry_id": entry_id},
     ).fetchone()
 
 
@@ -436,9 +441,9 @@ def entries_by_ids(conn: Conn, *, account_id: UUID, ids: list[UUID]) -> dict[UUI
 def lock_entries(conn: Conn, *, account_id: UUID, ids: list[UUID]) -> dict[UUID, dict[str, Any]]:
     """Lock rows in id order (a fixed order, so two supersedes of the same pair cannot deadlock)."""
     rows = conn.execute(
-        f"""SELECT {ENTRY_COLUMNS} FROM memory_entries WHERE account_id = %s AND id = ANY(%s)
+        f"""SELECT {ENTRY_COLUMNS} FROM memory_entries WHERE account_id = %(a)s AND id = ANY(%(ids)s)
             ORDER BY id FOR UPDATE""",
-        (account_id, sorted(ids)),
+        {"a": account_id, "ids": sorted(ids)},
     ).fetchall()
     return {r["id"]: r for r in rows}
 
@@ -565,7 +570,10 @@ def delete_entry(conn: Conn, *, account_id: UUID, entry: dict[str, Any]) -> dict
            RETURNING id AS entry_id, superseded_by""",
         {"a": account_id, "id": entry["id"], "next": entry["superseded_by"]},
     ).fetchall()
-    conn.execute("DELETE FROM memory_entries WHERE account_id = %s AND id = %s", (account_id, entry["id"]))
+    conn.execute(
+        "DELETE FROM memory_entries WHERE account_id = %(a)s AND id = %(id)s",
+        {"a": account_id, "id": entry["id"]},
+    )
     return {"evidence": counts["evidence"], "feedback": counts["feedback"], "relinked": relinked}
 
 
@@ -574,9 +582,10 @@ def entries_in_scope(
 ) -> list[dict[str, Any]]:
     """Every entry of one scope, locked in id order (a fixed order, so two bulk forgets cannot deadlock)."""
     return conn.execute(
-        f"""SELECT {ENTRY_COLUMNS} FROM memory_entries WHERE account_id = %s AND scope_type = %s AND scope_key = %s
+        f"""SELECT {ENTRY_COLUMNS} FROM memory_entries
+            WHERE account_id = %(a)s AND scope_type = %(scope_type)s AND scope_key = %(scope_key)s
             ORDER BY id FOR UPDATE""",
-        (account_id, scope_type, scope_key),
+        {"a": account_id, "scope_type": scope_type, "scope_key": scope_key},
     ).fetchall()
 
 
@@ -623,8 +632,9 @@ def existing_feedback(
 ) -> dict[str, Any] | None:
     return conn.execute(
         f"""SELECT {FEEDBACK_COLUMNS} FROM memory_feedback
-            WHERE account_id = %s AND memory_id = %s AND session_id = %s AND signal = %s""",
-        (account_id, memory_id, session_id, signal),
+            WHERE account_id = %(a)s AND memory_id = %(memory_id)s AND session_id = %(session_id)s
+              AND signal = %(signal)s""",
+        {"a": account_id, "memory_id": memory_id, "session_id": session_id, "signal": signal},
     ).fetchone()
 
 
@@ -633,8 +643,8 @@ def count_feedback(conn: Conn, *, account_id: UUID, entry_id: UUID, signal: str)
     column = "useful_count" if signal == "useful" else "harmful_count"
     row = conn.execute(
         f"""UPDATE memory_entries SET {column} = {column} + 1
-            WHERE account_id = %s AND id = %s RETURNING {ENTRY_COLUMNS}""",
-        (account_id, entry_id),
+            WHERE account_id = %(a)s AND id = %(entry_id)s RETURNING {ENTRY_COLUMNS}""",
+        {"a": account_id, "entry_id": entry_id},
     ).fetchone()
     assert row is not None
     return row

@@ -71,8 +71,8 @@ def get_session(
     """One session; ``for_update`` locks its row so appends (and their seq counter) serialise on it."""
     lock = " FOR UPDATE" if for_update else ""
     return conn.execute(
-        f"SELECT {SESSION_COLUMNS} FROM working_sessions WHERE account_id = %s AND id = %s{lock}",
-        (account_id, session_id),
+        f"SELECT {SESSION_COLUMNS} FROM working_sessions WHERE account_id = %(a)s AND id = %(session_id)s{lock}",
+        {"a": account_id, "session_id": session_id},
     ).fetchone()
 
 
@@ -101,8 +101,8 @@ def advance_session(conn: Conn, *, account_id: UUID, session_id: UUID, last_seq:
 
 def touch_session(conn: Conn, *, account_id: UUID, session_id: UUID) -> None:
     conn.execute(
-        "UPDATE working_sessions SET updated_at = now() WHERE account_id = %s AND id = %s",
-        (account_id, session_id),
+        "UPDATE working_sessions SET updated_at = now() WHERE account_id = %(a)s AND id = %(session_id)s",
+        {"a": account_id, "session_id": session_id},
     )
 
 
@@ -115,9 +115,13 @@ def delete_session(conn: Conn, *, account_id: UUID, session_id: UUID) -> int | N
     if get_session(conn, account_id=account_id, session_id=session_id, for_update=True) is None:
         return None
     items = conn.execute(
-        "DELETE FROM working_items WHERE account_id = %s AND session_id = %s", (account_id, session_id)
+        "DELETE FROM working_items WHERE account_id = %(a)s AND session_id = %(session_id)s",
+        {"a": account_id, "session_id": session_id},
     ).rowcount
-    conn.execute("DELETE FROM working_sessions WHERE account_id = %s AND id = %s", (account_id, session_id))
+    conn.execute(
+        "DELETE FROM working_sessions WHERE account_id = %(a)s AND id = %(session_id)s",
+        {"a": account_id, "session_id": session_id},
+    )
     return items
 
 
@@ -160,8 +164,8 @@ def items_by_keys(
     """Stored items of this session holding any of ``keys``, by key (no content: only what a replay needs)."""
     rows = conn.execute(
         """SELECT seq, item_type, role, idempotency_key, content_hash, created_at FROM working_items
-           WHERE account_id = %s AND session_id = %s AND idempotency_key = ANY(%s)""",
-        (account_id, session_id, keys),
+           WHERE account_id = %(a)s AND session_id = %(session_id)s AND idempotency_key = ANY(%(keys)s)""",
+        {"a": account_id, "session_id": session_id, "keys": keys},
     ).fetchall()
     return {r["idempotency_key"]: r for r in rows}
 
@@ -251,8 +255,8 @@ def page_items(
 def delete_item(conn: Conn, *, account_id: UUID, session_id: UUID, seq: int) -> bool:
     return (
         conn.execute(
-            "DELETE FROM working_items WHERE account_id = %s AND session_id = %s AND seq = %s",
-            (account_id, session_id, seq),
+            "DELETE FROM working_items WHERE account_id = %(a)s AND session_id = %(session_id)s AND seq = %(seq)s",
+            {"a": account_id, "session_id": session_id, "seq": seq},
         ).rowcount
         > 0
     )
@@ -289,11 +293,12 @@ def recent_window(
     """Whether the session exists, how many items it has, and its first page of ``recent_items``.
     The three statements are sent before any result is read: in pipeline mode they cost one round trip."""
     found = conn.execute(
-        "SELECT 1 AS found FROM working_sessions WHERE account_id = %s AND id = %s", (account_id, session_id)
+        "SELECT 1 AS found FROM working_sessions WHERE account_id = %(a)s AND id = %(session_id)s",
+        {"a": account_id, "session_id": session_id},
     )
     count = conn.execute(
-        "SELECT count(*) AS n FROM working_items WHERE account_id = %s AND session_id = %s",
-        (account_id, session_id),
+        "SELECT count(*) AS n FROM working_items WHERE account_id = %(a)s AND session_id = %(session_id)s",
+        {"a": account_id, "session_id": session_id},
     )
     page = conn.execute(
         _RECENT,

@@ -80,6 +80,6 @@ def event_with_version(conn: Conn, *, account_id: UUID, event_id: UUID) -> dict[
         """SELECT e.id, e.session_id, e.skill_version_id, v.skill_name, v.version AS skill_version
            FROM memory_events e
            LEFT JOIN skill_versions v ON v.account_id = e.account_id AND v.id = e.skill_version_id
-           WHERE e.account_id = %s AND e.id = %s""",
-        (account_id, event_id),
+           WHERE e.account_id = %(a)s AND e.id = %(event_id)s""",
+        {"a": account_id, "event_id": event_id},
     ).fetchone()
