@@ -28,6 +28,7 @@ from agentmate.memory.schemas import (
     EntryDetail,
     EntryPage,
     Evidence,
+    Indexing,
 )
 from agentmate.memory.service import scopes
 from agentmate.memory.service.projection import index_entry, indexing_state
@@ -49,6 +50,34 @@ def create_entry(
     idempotency_key: str | None = None,
 ) -> Created[EntryCreated]:
     """Store a durable memory with its evidence, then index it (indexing failures are reported, not raised)."""
+    _check_create(body)
+    data = body.model_dump(exclude={"evidence"})
+    data["content_hash"] = hashlib.sha256(body.content.encode("utf-8")).hexdigest()
+    evidence = [e.model_dump() for e in body.evidence]
+    with db.tenant(principal.account_id) as conn:
+        result = idempotency.once(
+            conn,
+            account_id=principal.account_id,
+            route="memory.entries.create",
+            key=idempotency_key,
+            request=body.model_dump(mode="json"),
+            model=EntryCreated,
+            create=lambda: _insert(conn, principal, body, data, evidence),
+        )
+        entry_id = result.value.id
+        existing = result.replay or result.value.deduplicated
+        row = repo.get_entry(conn, account_id=principal.account_id, entry_id=entry_id) if existing else None
+    if existing:
+        indexing = _index_if_missing(db, retrieval, principal, entry_id, row)
+    else:
+        indexing = index_entry(
+            db, retrieval, principal.account_id, result.value.model_dump(exclude={"evidence", "indexing"})
+        )
+    return Created(result.value.model_copy(update={"indexing": indexing}), replay=result.replay)
+
+
+def _check_create(body: EntryCreate) -> None:
+    """Every field error of a create at once (a ``ValidationFailed``)."""
     errors = ErrorCollector()
     check_scope(errors, body.scope_type, body.scope_key)
     if body.source_event_id is None and not body.evidence:
@@ -64,62 +93,52 @@ def create_entry(
         errors.add("valid_to", "must not be before valid_from (which defaults to now)")
     check_size(errors, "metadata", body.metadata, MAX_METADATA_BYTES)
     errors.raise_if_any()
-    data = body.model_dump(exclude={"evidence"})
-    data["content_hash"] = hashlib.sha256(body.content.encode("utf-8")).hexdigest()
-    evidence = [e.model_dump() for e in body.evidence]
+
+
+def _insert(
+    conn: Conn, principal: Principal, body: EntryCreate, data: dict[str, Any], evidence: list[dict[str, Any]]
+) -> EntryCreated:
+    """The entry and its evidence, or the active entry it duplicates (``_deduplicated``)."""
+    if (
+        body.source_event_id is not None
+        and repo.get_event(conn, account_id=principal.account_id, event_id=body.source_event_id) is None
+    ):
+        raise invalid("source_event_id", "unknown memory event in this account")
+    row = repo.insert_entry(
+        conn,
+        account_id=principal.account_id,
+        user_id=principal.user_id,
+        key_id=principal.key_id,
+        data=data,
+    )
+    if row is None:
+        return _deduplicated(conn, principal, data, evidence)
+    scope_warning = scopes.new_scope_warning(conn, principal.account_id, row)
+    ev = repo.insert_evidence(
+        conn,
+        account_id=principal.account_id,
+        user_id=principal.user_id,
+        key_id=principal.key_id,
+        memory_id=row["id"],
+        items=evidence,
+    )
+    return EntryCreated(**row, evidence=[Evidence(**e) for e in ev], scope_warning=scope_warning)
+
+
+def _index_if_missing(
+    db: TenantTransactions,
+    retrieval: Retrieval,
+    principal: Principal,
+    entry_id: UUID,
+    row: dict[str, Any] | None,
+) -> Indexing:
+    """A replayed or deduplicated store's indexing state; an entry stored but never indexed (a crash between the
+    commit and the indexing) is indexed now."""
     with db.tenant(principal.account_id) as conn:
-
-        def insert() -> EntryCreated:
-            if (
-                body.source_event_id is not None
-                and repo.get_event(conn, account_id=principal.account_id, event_id=body.source_event_id)
-                is None
-            ):
-                raise invalid("source_event_id", "unknown memory event in this account")
-            row = repo.insert_entry(
-                conn,
-                account_id=principal.account_id,
-                user_id=principal.user_id,
-                key_id=principal.key_id,
-                data=data,
-            )
-            if row is None:
-                return _deduplicated(conn, principal, data, evidence)
-            scope_warning = scopes.new_scope_warning(conn, principal.account_id, row)
-            ev = repo.insert_evidence(
-                conn,
-                account_id=principal.account_id,
-                user_id=principal.user_id,
-                key_id=principal.key_id,
-                memory_id=row["id"],
-                items=evidence,
-            )
-            return EntryCreated(**row, evidence=[Evidence(**e) for e in ev], scope_warning=scope_warning)
-
-        result = idempotency.once(
-            conn,
-            account_id=principal.account_id,
-            route="memory.entries.create",
-            key=idempotency_key,
-            request=body.model_dump(mode="json"),
-            model=EntryCreated,
-            create=insert,
-        )
-        entry_id = result.value.id
-        existing = result.replay or result.value.deduplicated
-        row = repo.get_entry(conn, account_id=principal.account_id, entry_id=entry_id) if existing else None
-    if existing:
-        with db.tenant(principal.account_id) as conn:
-            indexing = indexing_state(conn, principal.account_id, [entry_id])[entry_id]
-        if indexing.status == "missing" and row is not None and row["status"] in ("active", "pending"):
-            indexing = index_entry(
-                db, retrieval, principal.account_id, row
-            )  # a crash between commit and indexing
-    else:
-        indexing = index_entry(
-            db, retrieval, principal.account_id, result.value.model_dump(exclude={"evidence", "indexing"})
-        )
-    return Created(result.value.model_copy(update={"indexing": indexing}), replay=result.replay)
+        indexing = indexing_state(conn, principal.account_id, [entry_id])[entry_id]
+    if indexing.status == "missing" and row is not None and row["status"] in ("active", "pending"):
+        indexing = index_entry(db, retrieval, principal.account_id, row)
+    return indexing
 
 
 def _deduplicated(
