@@ -3,14 +3,19 @@ filters are kept so the planner uses the (account_id, …) indexes."""
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypedDict
 from uuid import UUID
 
+from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
 from agentmate.core.sql import paged
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agentmate.working.schemas import ItemType, Role, SessionStatus
 
 SESSION_COLUMNS = "id, title, agent, status, metadata, last_seq, created_at, updated_at"
 ITEM_COLUMNS = (
@@ -22,6 +27,46 @@ _PAGE_SELECT = ", ".join(
     for c in ITEM_COLUMNS.split(", ")
 )
 UPDATABLE = ("title", "status", "metadata")
+
+
+class SessionRow(TypedDict):
+    """A ``working_sessions`` row (``SESSION_COLUMNS``)."""
+
+    id: UUID
+    title: str | None
+    agent: str | None
+    status: SessionStatus
+    metadata: dict[str, Any]
+    last_seq: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class StoredItem(TypedDict):
+    """What a replayed append reads of a stored item (no content)."""
+
+    seq: int
+    item_type: ItemType
+    role: Role | None
+    idempotency_key: str
+    content_hash: str
+    created_at: datetime
+
+
+class InsertedItem(TypedDict):
+    seq: int
+    created_at: datetime
+
+
+class RecentRow(TypedDict):
+    """A recent item with at most ``max_chars`` of its content and the content's full length."""
+
+    seq: int
+    item_type: ItemType
+    role: Role | None
+    content: str
+    content_chars: int
+    created_at: datetime
 
 
 # --- sessions -------------------------------------------------------------------------------------------------
@@ -54,40 +99,52 @@ CONSTRAINTS = constraints(
 
 def insert_session(
     conn: Conn, *, account_id: UUID, title: str | None, agent: str | None, metadata: dict[str, Any]
-) -> dict[str, Any]:
-    row = conn.execute(
-        f"""INSERT INTO working_sessions (account_id, title, agent, metadata)
+) -> SessionRow:
+    row = (
+        conn.cursor(row_factory=class_row(SessionRow))
+        .execute(
+            f"""INSERT INTO working_sessions (account_id, title, agent, metadata)
             VALUES (%(account_id)s, %(title)s, %(agent)s, %(metadata)s)
             RETURNING {SESSION_COLUMNS}""",
-        {"account_id": account_id, "title": title, "agent": agent, "metadata": Jsonb(metadata)},
-    ).fetchone()
+            {"account_id": account_id, "title": title, "agent": agent, "metadata": Jsonb(metadata)},
+        )
+        .fetchone()
+    )
     assert row is not None
     return row
 
 
 def get_session(
     conn: Conn, *, account_id: UUID, session_id: UUID, for_update: bool = False
-) -> dict[str, Any] | None:
+) -> SessionRow | None:
     """One session; ``for_update`` locks its row so appends (and their seq counter) serialise on it."""
     lock = " FOR UPDATE" if for_update else ""
-    return conn.execute(
-        f"SELECT {SESSION_COLUMNS} FROM working_sessions WHERE account_id = %(a)s AND id = %(session_id)s{lock}",
-        {"a": account_id, "session_id": session_id},
-    ).fetchone()
+    return (
+        conn.cursor(row_factory=class_row(SessionRow))
+        .execute(
+            f"SELECT {SESSION_COLUMNS} FROM working_sessions WHERE account_id = %(a)s AND id = %(session_id)s{lock}",
+            {"a": account_id, "session_id": session_id},
+        )
+        .fetchone()
+    )
 
 
 def update_session(
     conn: Conn, *, account_id: UUID, session_id: UUID, changes: dict[str, Any]
-) -> dict[str, Any] | None:
+) -> SessionRow | None:
     params = {
         col: (Jsonb(val) if col == "metadata" else val) for col, val in changes.items() if col in UPDATABLE
     }
     sets = "".join(f"{col} = %({col})s, " for col in params)
-    return conn.execute(
-        f"""UPDATE working_sessions SET {sets}updated_at = now()
+    return (
+        conn.cursor(row_factory=class_row(SessionRow))
+        .execute(
+            f"""UPDATE working_sessions SET {sets}updated_at = now()
             WHERE account_id = %(account_id)s AND id = %(id)s RETURNING {SESSION_COLUMNS}""",
-        {**params, "account_id": account_id, "id": session_id},
-    ).fetchone()
+            {**params, "account_id": account_id, "id": session_id},
+        )
+        .fetchone()
+    )
 
 
 def advance_session(conn: Conn, *, account_id: UUID, session_id: UUID, last_seq: int) -> None:
@@ -160,19 +217,23 @@ def search_sessions(
 
 def items_by_keys(
     conn: Conn, *, account_id: UUID, session_id: UUID, keys: list[str]
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, StoredItem]:
     """Stored items of this session holding any of ``keys``, by key (no content: only what a replay needs)."""
-    rows = conn.execute(
-        """SELECT seq, item_type, role, idempotency_key, content_hash, created_at FROM working_items
+    rows = (
+        conn.cursor(row_factory=class_row(StoredItem))
+        .execute(
+            """SELECT seq, item_type, role, idempotency_key, content_hash, created_at FROM working_items
            WHERE account_id = %(a)s AND session_id = %(session_id)s AND idempotency_key = ANY(%(keys)s)""",
-        {"a": account_id, "session_id": session_id, "keys": keys},
-    ).fetchall()
+            {"a": account_id, "session_id": session_id, "keys": keys},
+        )
+        .fetchall()
+    )
     return {r["idempotency_key"]: r for r in rows}
 
 
 def insert_items(
     conn: Conn, *, account_id: UUID, session_id: UUID, items: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
+) -> list[InsertedItem]:
     """Insert pre-numbered items in one statement; returns (seq, created_at) per item, in seq order.
 
     Each item dict has seq, item_type, role, content, metadata_json (serialized object), idempotency_key,
@@ -191,8 +252,10 @@ def insert_items(
         "size_bytes",
     )
     arrays = {c: [it[c] for it in items] for c in cols}
-    return conn.execute(
-        """INSERT INTO working_items (account_id, session_id, seq, item_type, role, content, metadata,
+    return (
+        conn.cursor(row_factory=class_row(InsertedItem))
+        .execute(
+            """INSERT INTO working_items (account_id, session_id, seq, item_type, role, content, metadata,
                                       idempotency_key, content_hash, size_bytes)
            SELECT %(account_id)s, %(session_id)s, t.seq, t.item_type, t.role, t.content, t.metadata_json::jsonb,
                   t.idempotency_key, t.content_hash, t.size_bytes
@@ -202,8 +265,10 @@ def insert_items(
                 AS t(seq, item_type, role, content, metadata_json, idempotency_key, content_hash, size_bytes)
            ORDER BY t.seq
            RETURNING seq, created_at""",
-        {"account_id": account_id, "session_id": session_id, **arrays},
-    ).fetchall()
+            {"account_id": account_id, "session_id": session_id, **arrays},
+        )
+        .fetchall()
+    )
 
 
 def page_items(
@@ -272,24 +337,28 @@ _RECENT = """SELECT seq, item_type, role, left(content, %(max_chars)s) AS conten
 
 def recent_items(
     conn: Conn, *, account_id: UUID, session_id: UUID, before_seq: int, limit: int, max_chars: int
-) -> list[dict[str, Any]]:
+) -> list[RecentRow]:
     """Items with seq < before_seq, newest first, each with at most ``max_chars`` of its content and its full
     length in characters (the context pack's WORKING layer reads a session backwards under a budget)."""
-    return conn.execute(
-        _RECENT,
-        {
-            "account_id": account_id,
-            "session_id": session_id,
-            "before_seq": before_seq,
-            "limit": limit,
-            "max_chars": max_chars,
-        },
-    ).fetchall()
+    return (
+        conn.cursor(row_factory=class_row(RecentRow))
+        .execute(
+            _RECENT,
+            {
+                "account_id": account_id,
+                "session_id": session_id,
+                "before_seq": before_seq,
+                "limit": limit,
+                "max_chars": max_chars,
+            },
+        )
+        .fetchall()
+    )
 
 
 def recent_window(
     conn: Conn, *, account_id: UUID, session_id: UUID, before_seq: int, limit: int, max_chars: int
-) -> tuple[bool, int, list[dict[str, Any]]]:
+) -> tuple[bool, int, list[RecentRow]]:
     """Whether the session exists, how many items it has, and its first page of ``recent_items``.
     The three statements are sent before any result is read: in pipeline mode they cost one round trip."""
     found = conn.execute(
@@ -300,7 +369,7 @@ def recent_window(
         "SELECT count(*) AS n FROM working_items WHERE account_id = %(a)s AND session_id = %(session_id)s",
         {"a": account_id, "session_id": session_id},
     )
-    page = conn.execute(
+    page = conn.cursor(row_factory=class_row(RecentRow)).execute(
         _RECENT,
         {
             "account_id": account_id,
