@@ -361,23 +361,31 @@ def insert_entry(
     ).fetchone()
 
 
-def active_duplicate(conn: Conn, *, account_id: UUID, data: dict[str, Any]) -> dict[str, Any] | None:
+def active_duplicate(conn: Conn, *, account_id: UUID, data: dict[str, Any]) -> EntryRow | None:
     """The active entry an insert of ``data`` collided with (same type, scope and normalised content), locked."""
-    return conn.execute(
-        f"""SELECT {ENTRY_COLUMNS} FROM memory_entries
+    return (
+        conn.cursor(row_factory=class_row(EntryRow))
+        .execute(
+            f"""SELECT {ENTRY_COLUMNS} FROM memory_entries
             WHERE account_id = %(a)s AND memory_type = %(memory_type)s AND scope_type = %(scope_type)s
               AND scope_key = %(scope_key)s AND content_key = memory_content_key(%(content)s) AND status = 'active'
             FOR UPDATE""",
-        {**data, "a": account_id},
-    ).fetchone()
+            {**data, "a": account_id},
+        )
+        .fetchone()
+    )
 
 
-def touch_entry(conn: Conn, *, account_id: UUID, entry_id: UUID) -> dict[str, Any]:
-    row = conn.execute(
-        f"""UPDATE memory_entries SET updated_at = now() WHERE account_id = %(a)s AND id = %(entry_id)s
+def touch_entry(conn: Conn, *, account_id: UUID, entry_id: UUID) -> EntryRow:
+    row = (
+        conn.cursor(row_factory=class_row(EntryRow))
+        .execute(
+            f"""UPDATE memory_entries SET updated_at = now() WHERE account_id = %(a)s AND id = %(entry_id)s
             RETURNING {ENTRY_COLUMNS}""",
-        {"a": account_id, "entry_id": entry_id},
-    ).fetchone()
+            {"a": account_id, "entry_id": entry_id},
+        )
+        .fetchone()
+    )
     assert row is not None
     return row
 
@@ -390,11 +398,13 @@ def insert_evidence(
     key_id: UUID | None,
     memory_id: UUID,
     items: list[dict[str, Any]],
-) -> list[dict[str, Any]]:
+) -> list[EvidenceRow]:
     if not items:
         return []
-    return conn.execute(
-        f"""INSERT INTO memory_evidence (account_id, user_id, key_id, memory_id, source_type, source_id, excerpt,
+    return (
+        conn.cursor(row_factory=class_row(EvidenceRow))
+        .execute(
+            f"""INSERT INTO memory_evidence (account_id, user_id, key_id, memory_id, source_type, source_id, excerpt,
                                          metadata, created_at)
             SELECT %(a)s, %(u)s, %(k)s, %(m)s, t.source_type, t.source_id, t.excerpt, t.metadata,
                    clock_timestamp()
@@ -402,26 +412,32 @@ def insert_evidence(
                  AS t (source_type, source_id, excerpt, metadata, ord)
             ORDER BY t.ord
             RETURNING {EVIDENCE_COLUMNS}""",
-        {
-            "a": account_id,
-            "u": user_id,
-            "k": key_id,
-            "m": memory_id,
-            "st": [i["source_type"] for i in items],
-            "sid": [i["source_id"] for i in items],
-            "ex": [i["excerpt"] for i in items],
-            "md": [Jsonb(i["metadata"]) for i in items],
-            "ord": list(range(len(items))),
-        },
-    ).fetchall()
+            {
+                "a": account_id,
+                "u": user_id,
+                "k": key_id,
+                "m": memory_id,
+                "st": [i["source_type"] for i in items],
+                "sid": [i["source_id"] for i in items],
+                "ex": [i["excerpt"] for i in items],
+                "md": [Jsonb(i["metadata"]) for i in items],
+                "ord": list(range(len(items))),
+            },
+        )
+        .fetchall()
+    )
 
 
-def get_entry(conn: Conn, *, account_id: UUID, entry_id: UUID, lock: bool = False) -> dict[str, Any] | None:
-    return conn.execute(
-        f"""SELECT {ENTRY_COLUMNS} FROM memory_entries
+def get_entry(conn: Conn, *, account_id: UUID, entry_id: UUID, lock: bool = False) -> EntryRow | None:
+    return (
+        conn.cursor(row_factory=class_row(EntryRow))
+        .execute(
+            f"""SELECT {ENTRY_COLUMNS} FROM memory_entries
             WHERE account_id = %(a)s AND id = %(entry_id)s{" FOR UPDATE" if lock else ""}""",
-        {"a": account_id, "entry_id": entry_id},
-    ).fetchone()
+            {"a": account_id, "entry_id": entry_id},
+        )
+        .fetchone()
+    )
 
 
 def entries_by_ids(conn: Conn, *, account_id: UUID, ids: list[UUID]) -> dict[UUID, EntryRow]:
@@ -438,13 +454,17 @@ def entries_by_ids(conn: Conn, *, account_id: UUID, ids: list[UUID]) -> dict[UUI
     return {r["id"]: r for r in rows}
 
 
-def lock_entries(conn: Conn, *, account_id: UUID, ids: list[UUID]) -> dict[UUID, dict[str, Any]]:
+def lock_entries(conn: Conn, *, account_id: UUID, ids: list[UUID]) -> dict[UUID, EntryRow]:
     """Lock rows in id order (a fixed order, so two supersedes of the same pair cannot deadlock)."""
-    rows = conn.execute(
-        f"""SELECT {ENTRY_COLUMNS} FROM memory_entries WHERE account_id = %(a)s AND id = ANY(%(ids)s)
+    rows = (
+        conn.cursor(row_factory=class_row(EntryRow))
+        .execute(
+            f"""SELECT {ENTRY_COLUMNS} FROM memory_entries WHERE account_id = %(a)s AND id = ANY(%(ids)s)
             ORDER BY id FOR UPDATE""",
-        {"a": account_id, "ids": sorted(ids)},
-    ).fetchall()
+            {"a": account_id, "ids": sorted(ids)},
+        )
+        .fetchall()
+    )
     return {r["id"]: r for r in rows}
 
 
@@ -506,16 +526,20 @@ def chain_reaches(conn: Conn, *, account_id: UUID, start: UUID, target: UUID) ->
     return bool(row and row["reaches"])
 
 
-def mark_superseded(conn: Conn, *, account_id: UUID, entry_id: UUID, superseded_by: UUID) -> dict[str, Any]:
+def mark_superseded(conn: Conn, *, account_id: UUID, entry_id: UUID, superseded_by: UUID) -> EntryRow:
     """Status superseded, pointer set, validity window closed at now (never before valid_from)."""
-    row = conn.execute(
-        f"""UPDATE memory_entries
+    row = (
+        conn.cursor(row_factory=class_row(EntryRow))
+        .execute(
+            f"""UPDATE memory_entries
             SET superseded_by = %(by)s, status = 'superseded', updated_at = now(),
                 valid_to = greatest(valid_from, least(coalesce(valid_to, now()), now()))
             WHERE account_id = %(a)s AND id = %(id)s
             RETURNING {ENTRY_COLUMNS}""",
-        {"a": account_id, "id": entry_id, "by": superseded_by},
-    ).fetchone()
+            {"a": account_id, "id": entry_id, "by": superseded_by},
+        )
+        .fetchone()
+    )
     assert row is not None
     return row
 
@@ -541,21 +565,25 @@ def bump_access_with_evidence(
     return access, _by_memory(ids, evidence.fetchall())
 
 
-def retire_entry(conn: Conn, *, account_id: UUID, entry_id: UUID, status: str, reason: str) -> dict[str, Any]:
+def retire_entry(conn: Conn, *, account_id: UUID, entry_id: UUID, status: str, reason: str) -> EntryRow:
     """Archive or invalidate: status and reason set, validity window closed at now (never before valid_from)."""
-    row = conn.execute(
-        f"""UPDATE memory_entries
+    row = (
+        conn.cursor(row_factory=class_row(EntryRow))
+        .execute(
+            f"""UPDATE memory_entries
             SET status = %(s)s, status_reason = %(r)s, updated_at = now(),
                 valid_to = greatest(valid_from, least(coalesce(valid_to, now()), now()))
             WHERE account_id = %(a)s AND id = %(id)s
             RETURNING {ENTRY_COLUMNS}""",
-        {"a": account_id, "id": entry_id, "s": status, "r": reason},
-    ).fetchone()
+            {"a": account_id, "id": entry_id, "s": status, "r": reason},
+        )
+        .fetchone()
+    )
     assert row is not None
     return row
 
 
-def delete_entry(conn: Conn, *, account_id: UUID, entry: dict[str, Any]) -> dict[str, Any]:
+def delete_entry(conn: Conn, *, account_id: UUID, entry: EntryRow) -> dict[str, Any]:
     """Delete an entry for good (evidence and feedback cascade). Entries it superseded now point at its own
     successor (or nothing) and remember the deleted link in superseded_by_deleted. Returns counts and links."""
     counts = conn.execute(
@@ -577,29 +605,35 @@ def delete_entry(conn: Conn, *, account_id: UUID, entry: dict[str, Any]) -> dict
     return {"evidence": counts["evidence"], "feedback": counts["feedback"], "relinked": relinked}
 
 
-def entries_in_scope(
-    conn: Conn, *, account_id: UUID, scope_type: str, scope_key: str
-) -> list[dict[str, Any]]:
+def entries_in_scope(conn: Conn, *, account_id: UUID, scope_type: str, scope_key: str) -> list[EntryRow]:
     """Every entry of one scope, locked in id order (a fixed order, so two bulk forgets cannot deadlock)."""
-    return conn.execute(
-        f"""SELECT {ENTRY_COLUMNS} FROM memory_entries
+    return (
+        conn.cursor(row_factory=class_row(EntryRow))
+        .execute(
+            f"""SELECT {ENTRY_COLUMNS} FROM memory_entries
             WHERE account_id = %(a)s AND scope_type = %(scope_type)s AND scope_key = %(scope_key)s
             ORDER BY id FOR UPDATE""",
-        {"a": account_id, "scope_type": scope_type, "scope_key": scope_key},
-    ).fetchall()
+            {"a": account_id, "scope_type": scope_type, "scope_key": scope_key},
+        )
+        .fetchall()
+    )
 
 
 def export_page(
     conn: Conn, *, account_id: UUID, scope_type: str, scope_key: str, after: UUID | None, limit: int
-) -> list[dict[str, Any]]:
+) -> list[EntryRow]:
     """One keyset page of a scope's entries in id order (for the NDJSON export)."""
-    return conn.execute(
-        f"""SELECT {ENTRY_COLUMNS} FROM memory_entries
+    return (
+        conn.cursor(row_factory=class_row(EntryRow))
+        .execute(
+            f"""SELECT {ENTRY_COLUMNS} FROM memory_entries
             WHERE account_id = %(a)s AND scope_type = %(st)s AND scope_key = %(sk)s
               AND (%(after)s::uuid IS NULL OR id > %(after)s::uuid)
             ORDER BY id LIMIT %(limit)s""",
-        {"a": account_id, "st": scope_type, "sk": scope_key, "after": after, "limit": limit},
-    ).fetchall()
+            {"a": account_id, "st": scope_type, "sk": scope_key, "after": after, "limit": limit},
+        )
+        .fetchall()
+    )
 
 
 # -- feedback ----------------------------------------------------------------------------------------------------
@@ -638,14 +672,18 @@ def existing_feedback(
     ).fetchone()
 
 
-def count_feedback(conn: Conn, *, account_id: UUID, entry_id: UUID, signal: str) -> dict[str, Any]:
+def count_feedback(conn: Conn, *, account_id: UUID, entry_id: UUID, signal: str) -> EntryRow:
     """Move the entry's counter projection by one (same transaction as the signal)."""
     column = "useful_count" if signal == "useful" else "harmful_count"
-    row = conn.execute(
-        f"""UPDATE memory_entries SET {column} = {column} + 1
+    row = (
+        conn.cursor(row_factory=class_row(EntryRow))
+        .execute(
+            f"""UPDATE memory_entries SET {column} = {column} + 1
             WHERE account_id = %(a)s AND id = %(entry_id)s RETURNING {ENTRY_COLUMNS}""",
-        {"a": account_id, "entry_id": entry_id},
-    ).fetchone()
+            {"a": account_id, "entry_id": entry_id},
+        )
+        .fetchone()
+    )
     assert row is not None
     return row
 

@@ -20,6 +20,7 @@ from agentmate.core.pagination import PageParams
 from agentmate.core.principal import Principal
 from agentmate.core.results import Created
 from agentmate.memory import repository as repo
+from agentmate.memory.repository import EntryRow
 from agentmate.memory.schemas import (
     MAX_METADATA_BYTES,
     Entry,
@@ -130,7 +131,7 @@ def _index_if_missing(
     retrieval: Retrieval,
     principal: Principal,
     entry_id: UUID,
-    row: dict[str, Any] | None,
+    row: EntryRow | None,
 ) -> Indexing:
     """A replayed or deduplicated store's indexing state; an entry stored but never indexed (a crash between the
     commit and the indexing) is indexed now."""

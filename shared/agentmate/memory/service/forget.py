@@ -19,6 +19,7 @@ from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import Conflict, ErrorCollector, NotFound, invalid
 from agentmate.core.principal import Principal
 from agentmate.memory import repository as repo
+from agentmate.memory.repository import EntryRow
 from agentmate.memory.schemas import (
     DeletedLink,
     Entry,
@@ -83,9 +84,7 @@ def retire(
     )
 
 
-def _delete_in(
-    conn: Conn, principal: Principal, entry: dict[str, Any]
-) -> tuple[dict[str, Any], list[UUID], UUID]:
+def _delete_in(conn: Conn, principal: Principal, entry: EntryRow) -> tuple[dict[str, Any], list[UUID], UUID]:
     """Delete one locked entry inside the caller's transaction: (counts and links, vector point ids, tombstone)."""
     point_ids = remove_projection(conn, principal.account_id, entry["id"])
     result = repo.delete_entry(conn, account_id=principal.account_id, entry=entry)

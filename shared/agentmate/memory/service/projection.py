@@ -6,6 +6,7 @@ entry is stored and reported with ``indexing.status = "failed"``, and search sti
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
@@ -20,7 +21,7 @@ SOURCE_TYPE = "memory_entry"
 CHUNK_KEY = "current"
 
 
-def entry_document(entry: dict[str, Any]) -> DocumentIn:
+def entry_document(entry: Mapping[str, Any]) -> DocumentIn:
     """The retrieval projection of an entry (prior-art §4.3)."""
     metadata: dict[str, Any] = {
         "memory_id": str(entry["id"]),
@@ -52,7 +53,7 @@ def entry_document(entry: dict[str, Any]) -> DocumentIn:
 
 
 def index_entry(
-    db: TenantTransactions, retrieval: Retrieval, account_id: UUID, entry: dict[str, Any]
+    db: TenantTransactions, retrieval: Retrieval, account_id: UUID, entry: Mapping[str, Any]
 ) -> Indexing:
     """(Re)build an entry's retrieval projection; never raises for embedding/vector failures."""
     result = retrieval.index_document(db, account_id, entry_document(entry))
