@@ -22,7 +22,6 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -468,10 +467,7 @@ class Retrieval:
         except Exception as exc:
             error = _describe(exc) if not isinstance(exc, LegError) else exc.reason
             logger.warning("retrieval indexing failed", extra={"error": error, "documents": len(rows)})
-        if error is None and embedder is not None:
-            written = self._mark_indexed(db, account_id, rows, embedder, collection)
-        else:
-            written = self._mark_failed(db, account_id, rows, error)
+        written = iter(self._record_outcome(db, account_id, rows, embedder, collection, error))
         return [kept[i] if i in kept else next(written) for i in range(len(prepared))]
 
     def _embed_and_upsert(self, account_id: UUID, embedder: Embedder, rows: list[repo.StoredDocument]) -> str:
@@ -484,38 +480,33 @@ class Retrieval:
         )
 
     @staticmethod
-    def _mark_indexed(
+    def _record_outcome(
         db: TenantTransactions,
         account_id: UUID,
         rows: list[repo.StoredDocument],
-        embedder: Embedder,
+        embedder: Embedder | None,
         collection: str,
-    ) -> Iterator[IndexResult]:
+        error: str | None,
+    ) -> list[IndexResult]:
+        """Mark the written rows ``indexed`` (vectors stored) or ``failed`` with the error; a row whose content a
+        newer write replaced meanwhile is left to that write."""
+        ids, hashes = [r.id for r in rows], [r.content_hash for r in rows]
         with db.tenant(account_id) as conn:
-            repo.mark_indexed(
-                conn,
-                account_id=account_id,
-                document_ids=[r.id for r in rows],
-                content_hashes=[r.content_hash for r in rows],
-                embedding_model=embedder.name,
-                embedding_dimension=embedder.dimensions,
-                vector_collection=collection,
-            )
-        return iter([IndexResult("indexed", r.id) for r in rows])
-
-    @staticmethod
-    def _mark_failed(
-        db: TenantTransactions, account_id: UUID, rows: list[repo.StoredDocument], error: str | None
-    ) -> Iterator[IndexResult]:
-        with db.tenant(account_id) as conn:
+            if error is None and embedder is not None:
+                repo.mark_indexed(
+                    conn,
+                    account_id=account_id,
+                    document_ids=ids,
+                    content_hashes=hashes,
+                    embedding_model=embedder.name,
+                    embedding_dimension=embedder.dimensions,
+                    vector_collection=collection,
+                )
+                return [IndexResult("indexed", i) for i in ids]
             repo.mark_failed(
-                conn,
-                account_id=account_id,
-                document_ids=[r.id for r in rows],
-                content_hashes=[r.content_hash for r in rows],
-                error=error or "failed",
+                conn, account_id=account_id, document_ids=ids, content_hashes=hashes, error=error or "failed"
             )
-        return iter([IndexResult("failed", r.id, error) for r in rows])
+        return [IndexResult("failed", i, error) for i in ids]
 
     def remove_points(self, account_id: UUID, point_ids: list[UUID]) -> str | None:
         """Best-effort vector deletion; returns a reason on failure. A stale point is harmless: hits are hydrated

@@ -335,6 +335,18 @@ _RECENT = """SELECT seq, item_type, role, left(content, %(max_chars)s) AS conten
              LIMIT %(limit)s"""
 
 
+def _recent_params(
+    account_id: UUID, session_id: UUID, before_seq: int, limit: int, max_chars: int
+) -> dict[str, Any]:
+    return {
+        "account_id": account_id,
+        "session_id": session_id,
+        "before_seq": before_seq,
+        "limit": limit,
+        "max_chars": max_chars,
+    }
+
+
 def recent_items(
     conn: Conn, *, account_id: UUID, session_id: UUID, before_seq: int, limit: int, max_chars: int
 ) -> list[RecentRow]:
@@ -344,13 +356,7 @@ def recent_items(
         conn.cursor(row_factory=class_row(RecentRow))
         .execute(
             _RECENT,
-            {
-                "account_id": account_id,
-                "session_id": session_id,
-                "before_seq": before_seq,
-                "limit": limit,
-                "max_chars": max_chars,
-            },
+            _recent_params(account_id, session_id, before_seq, limit, max_chars),
         )
         .fetchall()
     )
@@ -371,13 +377,7 @@ def recent_window(
     )
     page = conn.cursor(row_factory=class_row(RecentRow)).execute(
         _RECENT,
-        {
-            "account_id": account_id,
-            "session_id": session_id,
-            "before_seq": before_seq,
-            "limit": limit,
-            "max_chars": max_chars,
-        },
+        _recent_params(account_id, session_id, before_seq, limit, max_chars),
     )
     rows = page.fetchall()
     total = count.fetchone()
