@@ -65,7 +65,7 @@ def test_memory_variant_stores_every_turn_and_scores_all_three_modes(
     assert report["per_question"]["lexical"]["s1-q002"]["mrr@10"] == 1.0
     assert report["per_question"]["hybrid"]["s1-q002"]["lexical_contributed"] == 1.0
     # And the Retrieval's own search is back once the run is over (the recorder that replays the API's query is gone)
-    assert "search" not in vars(session.retrieval)
+    assert "begin_search" not in vars(session.retrieval)
     # And the report prints and serialises
     rq.print_report(report)
     assert "memory: hybrid (POST /api/memory/search)" in capsys.readouterr().out
