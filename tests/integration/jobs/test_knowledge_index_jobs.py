@@ -16,7 +16,7 @@ import pytest
 
 import agentmate.retrieval.service as retrieval_service
 from agentmate.jobs.worker import Worker
-from agentmate.knowledge import index
+from agentmate.knowledge.search import index
 from agentmate.retrieval.embedders import OpenAIEmbedder
 from tests.fakes.embeddings_provider import SlowEmbeddings
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agentmate.jobs.worker import Worker
-from agentmate.knowledge import service
+from agentmate.knowledge.sources import service
 from agentmate.packages.git import GitFetcher
 from agentmate.packages.limits import PackageLimits, SyncLimits
 from tests.integration.knowledge.corpus import loopback_git

@@ -23,8 +23,8 @@ from agentmate.core.errors import Conflict, NotFound
 from agentmate.core.observability import counted
 from agentmate.core.principal import Principal
 from agentmate.knowledge.chunking import chunk_markdown, snippet
-from agentmate.knowledge.search import search as raw_search
-from agentmate.knowledge.search_schemas import KnowledgeSearchRequest
+from agentmate.knowledge.search.schemas import KnowledgeSearchRequest
+from agentmate.knowledge.search.service import search as raw_search
 from agentmate.knowledge.wiki import retrieval_repository as repo
 from agentmate.knowledge.wiki.prompt import LOG_PATH
 from agentmate.knowledge.wiki.schemas import (

@@ -1,6 +1,6 @@
-"""Knowledge registry tools: sources, sync, documents and the K0 catalog, over ``agentmate.knowledge.service``
-and ``agentmate.knowledge.catalog`` (the same use cases and scopes as the REST routes of
-``agentmate.knowledge.router``)."""
+"""Knowledge registry tools: sources, sync, documents and the K0 catalog, over ``agentmate.knowledge.sources.service``
+and ``agentmate.knowledge.catalog.service`` (the same use cases and scopes as the REST routes of
+``agentmate.knowledge.sources.router``)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from pydantic import Field
 
 from agentmate.core.pagination import DEFAULT_LIMIT, Page, PageParams
 from agentmate.core.text import blank_to_none
-from agentmate.knowledge import catalog, service
-from agentmate.knowledge.schemas import (
+from agentmate.knowledge.catalog import service as catalog
+from agentmate.knowledge.sources import service
+from agentmate.knowledge.sources.schemas import (
     MAX_CATALOG_QUERY,
     MAX_DOMAIN,
     KnowledgeCatalog,

@@ -26,10 +26,10 @@ from agentmate.core.errors import NotFound
 from agentmate.core.observability import counted
 from agentmate.core.pagination import PageParams
 from agentmate.core.principal import Principal
-from agentmate.knowledge import index_repository as repo
 from agentmate.knowledge.chunking import snippet
-from agentmate.knowledge.index import NAMESPACE, SOURCE_TYPE
-from agentmate.knowledge.search_schemas import (
+from agentmate.knowledge.search import repository as repo
+from agentmate.knowledge.search.index import NAMESPACE, SOURCE_TYPE
+from agentmate.knowledge.search.schemas import (
     MAX_NEIGHBOURS,
     KnowledgeDegraded,
     KnowledgeDocumentLink,

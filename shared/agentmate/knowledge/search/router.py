@@ -10,8 +10,9 @@ from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import DbDep, KnowledgeRead, KnowledgeWrite, PageDep, RetrievalDep
 from agentmate.api.errors import PROBLEM_RESPONSES
-from agentmate.knowledge import index, search
-from agentmate.knowledge.search_schemas import (
+from agentmate.knowledge.search import index
+from agentmate.knowledge.search import service as search
+from agentmate.knowledge.search.schemas import (
     KnowledgeDocumentLinks,
     KnowledgeIndexReport,
     KnowledgeIndexRequest,

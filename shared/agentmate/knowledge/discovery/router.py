@@ -20,8 +20,8 @@ from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.core.pagination import Page
 from agentmate.core.text import blank_to_none
-from agentmate.knowledge import discover, resolutions
-from agentmate.knowledge.discovery_schemas import (
+from agentmate.knowledge.discovery import discover, resolutions
+from agentmate.knowledge.discovery.schemas import (
     DiscoverRequest,
     DiscoverResponse,
     ResolutionCreate,

@@ -14,9 +14,9 @@ from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.routing import LAMBDA_BODY_LIMIT, max_body
 from agentmate.core.pagination import Page
 from agentmate.core.text import blank_to_none
-from agentmate.knowledge import catalog as k0
-from agentmate.knowledge import service
-from agentmate.knowledge.schemas import (
+from agentmate.knowledge.catalog import service as k0
+from agentmate.knowledge.sources import service
+from agentmate.knowledge.sources.schemas import (
     MAX_CATALOG_QUERY,
     MAX_DOMAIN,
     KnowledgeCatalog,

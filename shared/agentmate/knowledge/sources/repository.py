@@ -10,9 +10,9 @@ from psycopg.types.json import Jsonb
 from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
 from agentmate.core.sql import like_pattern, paged
-from agentmate.knowledge import index_repository  # noqa: F401  (declares the chunk index tables' constraints)
 from agentmate.knowledge.manifest import MANIFEST_PATH
-from agentmate.knowledge.schemas import KnowledgeDocument
+from agentmate.knowledge.search import repository as index_repository  # noqa: F401  (declares the chunk index tables' constraints)
+from agentmate.knowledge.sources.schemas import KnowledgeDocument
 from agentmate.packages.store import FILE_META_COLUMNS, PackageStore, PackageTables, template_constraints
 
 TABLES = PackageTables("knowledge_sources", "knowledge_source_revisions", "knowledge_documents")

@@ -37,10 +37,10 @@ from agentmate.core.db import Database
 from agentmate.core.errors import Conflict, NotFound
 from agentmate.core.observability import counted
 from agentmate.core.principal import Principal
-from agentmate.knowledge import index_repository as repo
 from agentmate.knowledge.chunking import chunk_document
-from agentmate.knowledge.links import extract_links
-from agentmate.knowledge.search_schemas import (
+from agentmate.knowledge.search import repository as repo
+from agentmate.knowledge.search.links import extract_links
+from agentmate.knowledge.search.schemas import (
     KnowledgeIndexOutcome,
     KnowledgeIndexReport,
     KnowledgeIndexRequest,

@@ -31,9 +31,9 @@ from agentmate.core.observability import counted, new_only
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
 from agentmate.core.results import Created
-from agentmate.knowledge import discover
-from agentmate.knowledge import resolutions_repository as repo
-from agentmate.knowledge.discovery_schemas import (
+from agentmate.knowledge.discovery import discover
+from agentmate.knowledge.discovery import repository as repo
+from agentmate.knowledge.discovery.schemas import (
     MAX_EVIDENCE_BYTES,
     ResolutionCreate,
     ResolutionRun,
