@@ -190,8 +190,8 @@ def main(argv: list[str] | None = None) -> int:
         discover.resolve(contract, cards, None)
         pure_times.append((time.perf_counter_ns() - t0) / 1e6)
     pure = summary(pure_times)
+    from agentmate.knowledge.catalog import repository
     from agentmate.knowledge.catalog import service as catalog
-    from agentmate.knowledge.sources import repository
 
     stages: dict[str, list[float]] = {
         "tenant transaction alone (BEGIN + tenant, COMMIT)": [],

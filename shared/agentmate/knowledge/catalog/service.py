@@ -13,8 +13,8 @@ from uuid import UUID
 
 from agentmate.core.db import Conn, Database
 from agentmate.core.pagination import PageParams
-from agentmate.knowledge.sources import repository
-from agentmate.knowledge.sources.schemas import (
+from agentmate.knowledge.catalog import repository
+from agentmate.knowledge.catalog.schemas import (
     IndexStatus,
     KnowledgeCatalog,
     KnowledgeCatalogCard,

@@ -36,6 +36,7 @@ from agentmate.core.db import Conn, Database
 from agentmate.core.errors import NotImplementedYet, invalid
 from agentmate.core.principal import Principal
 from agentmate.knowledge.catalog.service import fold_languages
+from agentmate.knowledge.discovery import repository
 from agentmate.knowledge.discovery.schemas import (
     Budgets,
     Candidate,
@@ -50,7 +51,6 @@ from agentmate.knowledge.discovery.schemas import (
 from agentmate.knowledge.readmodels import wiki_builds
 from agentmate.knowledge.readmodels.skill_contracts import SkillContract, compiled_contract
 from agentmate.knowledge.readmodels.wiki_builds import Build, as_build_id
-from agentmate.knowledge.sources import repository
 
 FINGERPRINT_VERSION = "v1"
 MAX_CANDIDATES = 50

@@ -1,5 +1,6 @@
 """K4 routes: discover (a skill's knowledge contract against the K0 catalog) and resolution runs. Mounted with the
-other knowledge routers in the knowledge function (functions/knowledge/app.py)."""
+other knowledge routers in the knowledge function (functions/knowledge/app.py).
+MCP twin: ``agentmate.mcp.tools.knowledge.discovery``."""
 
 from __future__ import annotations
 

@@ -326,6 +326,3 @@ def run_job(ctx: jobs.RunContext) -> dict[str, Any]:
         check()
         counts[_index_source(ctx.db, rt, account, source, check).status] += 1
     return {**counts, "total": len(sources)}
-
-
-jobs.register(INDEX_JOB_KIND, run_job, timeout_seconds=JOB_TIMEOUT_S)

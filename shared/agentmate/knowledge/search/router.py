@@ -1,5 +1,6 @@
 """Knowledge retrieval routes (spec/001 K2): index active revisions, hybrid chunk search, document links.
-Mounted in the knowledge function beside the registry routes (``knowledge.router``)."""
+Mounted in the knowledge function beside the source routes (``knowledge.sources.router``).
+MCP twin: ``agentmate.mcp.tools.knowledge.search``."""
 
 from __future__ import annotations
 

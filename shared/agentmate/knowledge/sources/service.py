@@ -232,9 +232,6 @@ def run_sync_job(ctx: jobs.RunContext) -> dict[str, object]:
     }
 
 
-jobs.register(SYNC_JOB_KIND, run_sync_job, timeout_seconds=SYNC_JOB_BUDGET_S)
-
-
 # -- revisions and documents -------------------------------------------------------------------------------------
 
 

@@ -1,6 +1,7 @@
 """K4 tools: discover a skill's knowledge contract and record/read resolution runs, over
-``agentmate.knowledge.discovery.discover`` and ``agentmate.knowledge.discovery.resolutions`` (the use cases and scopes of
-``agentmate.knowledge.discovery.router``: discover and recording also need skills:r)."""
+``agentmate.knowledge.discovery`` (``discover``, ``resolutions``): the use cases and scopes of the REST routes
+(discover and recording also need skills:r).
+REST twin: ``agentmate.knowledge.discovery.router``."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Knowledge retrieval tools (``/mcp/knowledge``): knowledge_search, knowledge_index_active and
-knowledge_document_links over ``agentmate.knowledge.search.index`` / ``search`` — the same services and scopes as the REST
-routes."""
+knowledge_document_links over ``agentmate.knowledge.search`` (``index``, ``service``): the same services and scopes as
+the REST routes.
+REST twin: ``agentmate.knowledge.search.router``."""
 
 from __future__ import annotations
 
