@@ -3,11 +3,29 @@ index state (the knowledge_sources/knowledge_source_revisions tables belong to `
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict, cast
 from uuid import UUID
 
 from agentmate.core.db import Conn
 from agentmate.core.sql import like_pattern, paged
+from agentmate.knowledge.catalog.schemas import IndexStatus
+
+
+class CardRow(TypedDict):
+    source_id: UUID
+    source_name: str
+    domain: str | None
+    revision_id: UUID
+    package_hash: str
+    manifest: dict[str, Any] | None
+    document_count: int
+    index_status: IndexStatus | None  # NULL: the active revision was never indexed
+
+
+class DomainCount(TypedDict):
+    domain: str | None
+    collections: int
+
 
 _CARD_COLUMNS = (
     "s.id AS source_id, s.name AS source_name, s.domain, r.id AS revision_id, r.package_hash, r.manifest, "
@@ -24,7 +42,7 @@ _CARD_ORDER = "lower(COALESCE(r.manifest->>'name', s.name)), s.id"
 
 def catalog_page(
     conn: Conn, *, account_id: UUID, query: str | None, domain: str | None, limit: int, offset: int
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[CardRow], int]:
     where: list[str] = ["s.account_id = %(a)s"]
     params: dict[str, Any] = {"a": account_id}
     if query is not None:
@@ -36,7 +54,7 @@ def catalog_page(
     if domain is not None:
         where.append("s.domain = %(domain)s")
         params["domain"] = domain
-    return paged(
+    rows, total = paged(
         conn,
         columns=_CARD_COLUMNS,
         table=_CARDS,
@@ -46,19 +64,23 @@ def catalog_page(
         limit=limit,
         offset=offset,
     )
+    return cast(list[CardRow], rows), total
 
 
-def catalog_all(conn: Conn, *, account_id: UUID) -> list[dict[str, Any]]:
+def catalog_all(conn: Conn, *, account_id: UUID) -> list[CardRow]:
     """Every card row of the account, in catalog order (discovery reads the whole catalog)."""
-    return conn.execute(
-        f"SELECT {_CARD_COLUMNS} FROM {_CARDS} WHERE s.account_id = %s ORDER BY {_CARD_ORDER}", (account_id,)
+    rows = conn.execute(
+        f"SELECT {_CARD_COLUMNS} FROM {_CARDS} WHERE s.account_id = %(account_id)s ORDER BY {_CARD_ORDER}",
+        {"account_id": account_id},
     ).fetchall()
+    return cast(list[CardRow], rows)
 
 
-def domain_roster(conn: Conn, *, account_id: UUID) -> list[dict[str, Any]]:
+def domain_roster(conn: Conn, *, account_id: UUID) -> list[DomainCount]:
     """Collections per owning domain (null last), over every card of the account."""
-    return conn.execute(
-        f"""SELECT s.domain, count(*) AS collections FROM {_CARDS} WHERE s.account_id = %s
+    rows = conn.execute(
+        f"""SELECT s.domain, count(*) AS collections FROM {_CARDS} WHERE s.account_id = %(account_id)s
             GROUP BY s.domain ORDER BY s.domain NULLS LAST""",
-        (account_id,),
+        {"account_id": account_id},
     ).fetchall()
+    return cast(list[DomainCount], rows)

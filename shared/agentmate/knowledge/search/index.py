@@ -40,6 +40,7 @@ from agentmate.core.principal import Principal
 from agentmate.knowledge.chunking import chunk_document
 from agentmate.knowledge.search import repository as repo
 from agentmate.knowledge.search.links import extract_links
+from agentmate.knowledge.search.repository import ActiveSource, TextDocument
 from agentmate.knowledge.search.schemas import (
     KnowledgeIndexOutcome,
     KnowledgeIndexReport,
@@ -106,7 +107,7 @@ class _Budget:
             raise _OverBudget
 
 
-def prepare(source: dict[str, Any], documents: list[dict[str, Any]]) -> _Prepared:
+def prepare(source: ActiveSource, documents: list[TextDocument]) -> _Prepared:
     """Chunks, retrieval documents and links of one revision (pure apart from its inputs)."""
     by_path = {d["path"]: d["id"] for d in documents}
     out = _Prepared([], [], [], 0, 0, 0, 0)
@@ -169,7 +170,7 @@ def _index_source(
     db: Database,
     rt: Retrieval,
     account_id: UUID,
-    source: dict[str, Any],
+    source: ActiveSource,
     check: Callable[[], None],
     deadline: float | None = None,
 ) -> KnowledgeIndexOutcome:

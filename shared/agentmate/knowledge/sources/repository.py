@@ -27,15 +27,15 @@ CONSTRAINTS = constraints(
 
 def set_manifest(conn: Conn, *, account_id: UUID, revision_id: UUID, manifest: dict[str, Any]) -> None:
     conn.execute(
-        "UPDATE knowledge_source_revisions SET manifest = %s WHERE account_id = %s AND id = %s",
-        (Jsonb(manifest), account_id, revision_id),
+        "UPDATE knowledge_source_revisions SET manifest = %(manifest)s WHERE account_id = %(account_id)s AND id = %(revision_id)s",
+        {"manifest": Jsonb(manifest), "account_id": account_id, "revision_id": revision_id},
     )
 
 
 def manifest(conn: Conn, *, account_id: UUID, revision_id: UUID) -> dict[str, Any] | None:
     row = conn.execute(
-        "SELECT manifest FROM knowledge_source_revisions WHERE account_id = %s AND id = %s",
-        (account_id, revision_id),
+        "SELECT manifest FROM knowledge_source_revisions WHERE account_id = %(account_id)s AND id = %(revision_id)s",
+        {"account_id": account_id, "revision_id": revision_id},
     ).fetchone()
     return row["manifest"] if row else None
 
