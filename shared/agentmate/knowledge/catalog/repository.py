@@ -11,13 +11,18 @@ from agentmate.core.sql import like_pattern, paged
 from agentmate.knowledge.catalog.schemas import IndexStatus
 
 
-class CardRow(TypedDict):
+class ManifestCard(TypedDict):
+    """A source with its active revision and that revision's manifest (discovery reads just this)."""
+
     source_id: UUID
     source_name: str
     domain: str | None
     revision_id: UUID
     package_hash: str
     manifest: dict[str, Any] | None
+
+
+class CardRow(ManifestCard):
     document_count: int
     index_status: IndexStatus | None  # NULL: the active revision was never indexed
 

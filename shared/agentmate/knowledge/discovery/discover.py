@@ -35,9 +35,9 @@ from uuid import UUID
 from agentmate.core.db import Conn, Database
 from agentmate.core.errors import NotImplementedYet, invalid
 from agentmate.core.principal import Principal
+from agentmate.knowledge.catalog.repository import ManifestCard
 from agentmate.knowledge.catalog.service import fold_languages
 from agentmate.knowledge.discovery import repository
-from agentmate.knowledge.discovery.repository import DiscoveryCardRow
 from agentmate.knowledge.discovery.schemas import (
     Budgets,
     Candidate,
@@ -381,7 +381,7 @@ def resolve(
 # -- the catalog ---------------------------------------------------------------------------------------------------
 
 
-def _cards(rows: list[DiscoveryCardRow]) -> list[Card]:
+def _cards(rows: list[ManifestCard]) -> list[Card]:
     out = []
     for r in rows:
         m = r["manifest"] or {}

@@ -12,6 +12,7 @@ from psycopg.types.json import Jsonb
 from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
 from agentmate.core.sql import paged
+from agentmate.knowledge.catalog.repository import ManifestCard
 from agentmate.knowledge.discovery.schemas import ResolutionRun, ResolutionSummary
 
 RUN_COLUMNS = (
@@ -73,15 +74,6 @@ class SourceRef(TypedDict):
     id: UUID
     name: str
     active_revision_id: UUID | None
-
-
-class DiscoveryCardRow(TypedDict):
-    source_id: UUID
-    source_name: str
-    domain: str | None
-    revision_id: UUID
-    package_hash: str
-    manifest: dict[str, Any] | None
 
 
 def sources(conn: Conn, *, account_id: UUID, source_ids: list[UUID]) -> dict[UUID, SourceRef]:
@@ -210,6 +202,6 @@ def discovery_cards(conn: Conn, *, account_id: UUID) -> Cursor[dict[str, Any]]:
     return conn.execute(_DISCOVERY_CARDS, {"account_id": account_id})
 
 
-def card_rows(cursor: Cursor[dict[str, Any]]) -> list[DiscoveryCardRow]:
+def card_rows(cursor: Cursor[dict[str, Any]]) -> list[ManifestCard]:
     """The rows of a ``discovery_cards`` cursor."""
-    return cast(list[DiscoveryCardRow], cursor.fetchall())
+    return cast(list[ManifestCard], cursor.fetchall())
