@@ -296,9 +296,10 @@ def seed_knowledge(
     runs: chunking, links, embedding, vector upsert, chunk rows and index state; the request is repeated while
     it overruns the inline budget (the route's 202: the work done is kept, and the job it queues is left alone,
     no worker runs here). Returns the source, revision and counts."""
-    from agentmate.knowledge import index, service
-    from agentmate.knowledge.schemas import KnowledgeSnapshotPush
-    from agentmate.knowledge.search_schemas import KnowledgeIndexRequest
+    from agentmate.knowledge.search import index
+    from agentmate.knowledge.search.schemas import KnowledgeIndexRequest
+    from agentmate.knowledge.sources import service
+    from agentmate.knowledge.sources.schemas import KnowledgeSnapshotPush
     from agentmate.packages.models import FileInput, SourceInput
     from agentmate.packages.service import Actor
 

@@ -84,7 +84,7 @@ def steps() -> list[tuple[Any, str, str]]:
 
     from agentmate.auth import credentials
     from agentmate.context import service as context_service
-    from agentmate.knowledge import index_repository as knowledge_repo
+    from agentmate.knowledge.search import repository as knowledge_repo
     from agentmate.memory import repository as memory_repo
     from agentmate.memory.readmodels import skill_executions
     from agentmate.memory.service import scopes

@@ -162,8 +162,8 @@ LEXICAL_FUNCTIONS = {
 
 
 def lexical_args(lexical: Any, query: str, limit: int) -> dict[str, Any]:
-    from agentmate.knowledge import search
-    from agentmate.knowledge.index import NAMESPACE, SOURCE_TYPE
+    from agentmate.knowledge.search import service as search
+    from agentmate.knowledge.search.index import NAMESPACE, SOURCE_TYPE
 
     return {
         "ns": NAMESPACE,
@@ -206,9 +206,11 @@ def main(argv: list[str] | None = None) -> int:
     from agentmate.core.db import get_database
     from agentmate.core.principal import Principal
     from agentmate.core.settings import get_settings
-    from agentmate.knowledge import index, search, service
-    from agentmate.knowledge.schemas import KnowledgeSyncRequest
-    from agentmate.knowledge.search_schemas import KnowledgeIndexRequest, KnowledgeSearchRequest
+    from agentmate.knowledge.search import index
+    from agentmate.knowledge.search import service as search
+    from agentmate.knowledge.search.schemas import KnowledgeIndexRequest, KnowledgeSearchRequest
+    from agentmate.knowledge.sources import service
+    from agentmate.knowledge.sources.schemas import KnowledgeSyncRequest
     from agentmate.packages.git import GitFetcher
     from agentmate.packages.models import SourceInput
     from agentmate.packages.service import Actor
@@ -359,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     # ---- 2. search at N chunks --------------------------------------------------------------------------------
-    from agentmate.knowledge.index import NAMESPACE, SOURCE_TYPE
+    from agentmate.knowledge.search.index import NAMESPACE, SOURCE_TYPE
     from agentmate.retrieval.service import DocumentIn
 
     target = runs[-1][1]

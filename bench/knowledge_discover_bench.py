@@ -96,10 +96,10 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", "No application metrics")
 
     from agentmate.core.db import get_database
-    from agentmate.knowledge import discover
-    from agentmate.knowledge import service as kservice
+    from agentmate.knowledge.discovery import discover
     from agentmate.knowledge.readmodels.skill_contracts import compiled_contract
-    from agentmate.knowledge.schemas import KnowledgeSnapshotPush
+    from agentmate.knowledge.sources import service as kservice
+    from agentmate.knowledge.sources.schemas import KnowledgeSnapshotPush
     from agentmate.packages.models import FileInput, SourceInput
     from agentmate.packages.service import Actor
     from functions.auth.app import handler as auth_handler
@@ -190,7 +190,8 @@ def main(argv: list[str] | None = None) -> int:
         discover.resolve(contract, cards, None)
         pure_times.append((time.perf_counter_ns() - t0) / 1e6)
     pure = summary(pure_times)
-    from agentmate.knowledge import catalog, repository
+    from agentmate.knowledge.catalog import repository
+    from agentmate.knowledge.catalog import service as catalog
 
     stages: dict[str, list[float]] = {
         "tenant transaction alone (BEGIN + tenant, COMMIT)": [],

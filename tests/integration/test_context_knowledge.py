@@ -12,9 +12,10 @@ import pytest
 
 from agentmate.core.db import get_database
 from agentmate.core.principal import Principal
-from agentmate.knowledge import index, service
-from agentmate.knowledge.schemas import KnowledgeSnapshotPush
-from agentmate.knowledge.search_schemas import KnowledgeIndexRequest
+from agentmate.knowledge.search import index
+from agentmate.knowledge.search.schemas import KnowledgeIndexRequest
+from agentmate.knowledge.sources import service
+from agentmate.knowledge.sources.schemas import KnowledgeSnapshotPush
 from agentmate.packages.models import SourceInput
 from agentmate.packages.service import Actor
 from agentmate.retrieval import repository as retrieval_repo

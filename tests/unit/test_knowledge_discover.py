@@ -9,8 +9,8 @@ from dataclasses import replace
 import pytest
 
 from agentmate.core.errors import NotImplementedYet, ValidationFailed
-from agentmate.knowledge import discover
-from agentmate.knowledge.discover import Card
+from agentmate.knowledge.discovery import discover
+from agentmate.knowledge.discovery.discover import Card
 from agentmate.knowledge.readmodels.skill_contracts import SkillContract
 from agentmate.skills import knowledge_contract as kc
 

@@ -1,7 +1,15 @@
-"""Knowledge registry (issue 12), on the shared package ingest (agentmate.packages).
+"""Knowledge (issue 12 onwards), on the shared package ingest (agentmate.packages): one sub-package per sub-domain,
+each shaped like the reference domain (router, schemas, service or use-case modules, repository, and ``jobs.py``
+where it declares job kinds); the MCP face is ``agentmate.mcp.tools.knowledge.<same name>``.
 
-K1: the registry's tables (migrations/0055, from the packages template, plus the revision manifest),
-KNOWLEDGE.yaml parsing with a safe YAML loader and its validation, include/exclude document selection, and the
-use cases register / push snapshot / sync / list sources, revisions and documents / get one document; REST in
-``router`` (served by functions/knowledge), MCP in ``agentmate.mcp.tools.knowledge``.
+- ``sources``: register git/local sources, sync and snapshot ingest, revisions and documents (K1).
+- ``catalog``: the K0 card per source with an active revision.
+- ``search``: the chunk index of documents (``index``) and hybrid search over it (``service``) (K2).
+- ``discovery``: a skill's knowledge contract against the catalog, and recorded resolution runs (K4).
+- ``wiki``: the wiki compiler, its builds and wiki search (K3); ``quality``: lint, review, validation signals.
+- ``readmodels``: the only modules that read another domain (skills, the wiki's builds).
+
+Shared at this level: ``manifest`` (KNOWLEDGE.yaml: sources parse it, search and wiki read it), ``chunking``
+(Markdown chunks for the document index and the wiki index) and ``jobs_router`` (job reads for every knowledge
+kind; its service is ``agentmate.jobs``).
 """

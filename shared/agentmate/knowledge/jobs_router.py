@@ -1,6 +1,8 @@
 """Queue statistics and job reads (spec/001 "GET /api/knowledge/queue"; the job queue is agentmate.jobs): the
 wiki compile and the other work that does not fit a request (large sync, index, backfill) answer 202 with a
-job, and these routes say where it is."""
+job, and these routes say where it is. It stays at the top of ``knowledge``: it serves every knowledge job kind
+(sync, index, wiki compile/index/review) and has no service of its own (``agentmate.jobs`` is).
+MCP twin: ``agentmate.mcp.tools.knowledge.jobs``."""
 
 from __future__ import annotations
 

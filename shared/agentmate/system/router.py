@@ -53,8 +53,8 @@ SCHEMA_MODELS: dict[str, str] = {
     "context_pack": "agentmate.context.schemas:PackRequest",
     "knowledge_source": "agentmate.packages.models:SourceInput",
     "knowledge_manifest": "agentmate.knowledge.manifest:KnowledgeManifest",  # the KNOWLEDGE.yaml of a package
-    "knowledge_discover": "agentmate.knowledge.discovery_schemas:DiscoverRequest",
-    "knowledge_resolution": "agentmate.knowledge.discovery_schemas:ResolutionCreate",
+    "knowledge_discover": "agentmate.knowledge.discovery.schemas:DiscoverRequest",
+    "knowledge_resolution": "agentmate.knowledge.discovery.schemas:ResolutionCreate",
 }
 
 

@@ -14,9 +14,10 @@ from typing import Any
 import psycopg
 import pytest
 
+import agentmate.knowledge.search.jobs  # noqa: F401  (registers knowledge_index, as the worker's runners do)
 import agentmate.retrieval.service as retrieval_service
 from agentmate.jobs.worker import Worker
-from agentmate.knowledge import index
+from agentmate.knowledge.search import index
 from agentmate.retrieval.embedders import OpenAIEmbedder
 from tests.fakes.embeddings_provider import SlowEmbeddings
 

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+import agentmate.knowledge.sources.jobs  # noqa: F401  (registers knowledge_sync, as the worker's runners do)
 from agentmate.jobs.worker import Worker
-from agentmate.knowledge import service
+from agentmate.knowledge.sources import service
 from agentmate.packages.git import GitFetcher
 from agentmate.packages.limits import PackageLimits, SyncLimits
 from tests.integration.knowledge.corpus import loopback_git

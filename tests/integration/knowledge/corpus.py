@@ -46,7 +46,7 @@ def repository() -> dict[str, bytes]:
 def loopback_git(monkeypatch: Any) -> Iterator[Any]:
     """The packages tests' loopback git server holding the corpus as ``acme/kb`` (``main_sha``; ``commit(files)``
     commits a new tree), with the knowledge registry's policy and fetcher pointed at it."""
-    from agentmate.knowledge import service
+    from agentmate.knowledge.sources import service
     from agentmate.packages.git import GitFetcher
     from tests.integration.packages.gitserver import GitServer, commit_tree
     from tests.integration.packages.test_packages_git import SETTINGS, make_policy

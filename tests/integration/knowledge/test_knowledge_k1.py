@@ -11,8 +11,8 @@ import pytest
 from agentmate.core.db import get_database
 from agentmate.core.errors import Conflict, NotFound, ValidationFailed
 from agentmate.core.pagination import PageParams
-from agentmate.knowledge import service
-from agentmate.knowledge.schemas import KnowledgeSnapshotPush, KnowledgeSyncRequest
+from agentmate.knowledge.sources import service
+from agentmate.knowledge.sources.schemas import KnowledgeSnapshotPush, KnowledgeSyncRequest
 from agentmate.packages.identity import package_hash, sha256_hex
 from agentmate.packages.models import FileInput, SourceInput
 from agentmate.packages.service import Actor

@@ -15,9 +15,11 @@ from agentmate.core.db import get_database
 from agentmate.core.errors import Conflict, NotFound, ServiceUnavailable
 from agentmate.core.pagination import PageParams
 from agentmate.core.principal import Principal
-from agentmate.knowledge import index, search, service
-from agentmate.knowledge.schemas import KnowledgeSnapshotPush
-from agentmate.knowledge.search_schemas import KnowledgeIndexRequest, KnowledgeSearchRequest
+from agentmate.knowledge.search import index
+from agentmate.knowledge.search import service as search
+from agentmate.knowledge.search.schemas import KnowledgeIndexRequest, KnowledgeSearchRequest
+from agentmate.knowledge.sources import service
+from agentmate.knowledge.sources.schemas import KnowledgeSnapshotPush
 from agentmate.packages.models import SourceInput
 from agentmate.packages.service import Actor
 from agentmate.retrieval import repository as retrieval_repo

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from uuid import UUID
 
 from agentmate.core.db import get_database
-from agentmate.knowledge import service
-from agentmate.knowledge.schemas import KnowledgeSnapshotPush
+from agentmate.knowledge.sources import service
+from agentmate.knowledge.sources.schemas import KnowledgeSnapshotPush
 from agentmate.packages.models import FileInput, SourceInput
 from agentmate.packages.service import Actor
 

@@ -7,8 +7,8 @@ from uuid import UUID
 
 from agentmate.core.db import get_database
 from agentmate.core.settings import Settings
-from agentmate.knowledge import service as knowledge
-from agentmate.knowledge.schemas import KnowledgeSnapshotPush
+from agentmate.knowledge.sources import service as knowledge
+from agentmate.knowledge.sources.schemas import KnowledgeSnapshotPush
 from agentmate.knowledge.wiki import service as wiki
 from agentmate.knowledge.wiki.compiler import CompileContext, compile_build
 from agentmate.knowledge.wiki.schemas import CompileRequest

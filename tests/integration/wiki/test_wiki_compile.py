@@ -106,7 +106,7 @@ def test_no_compiler_model_is_501_and_a_source_without_revision_is_409(actor, fa
         wiki.compile_source(
             get_database(), actor, CompileRequest(source_id=src), settings=Settings(jwt_secret="x" * 40)
         )
-    from agentmate.knowledge import service as knowledge
+    from agentmate.knowledge.sources import service as knowledge
     from agentmate.packages.models import SourceInput
 
     empty = knowledge.register_source(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentmate.knowledge.links import MAX_LINKS_PER_DOCUMENT, extract_links, resolve
+from agentmate.knowledge.search.links import MAX_LINKS_PER_DOCUMENT, extract_links, resolve
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "knowledge_corpus"
 

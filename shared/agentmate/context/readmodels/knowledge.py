@@ -7,8 +7,8 @@ from uuid import UUID
 
 from agentmate.core.db import TenantTransactions
 from agentmate.core.principal import Principal
-from agentmate.knowledge import search
-from agentmate.knowledge.search_schemas import MAX_QUERY_CHARS, KnowledgeSearchRequest, KnowledgeSearchResult
+from agentmate.knowledge.search import service as search
+from agentmate.knowledge.search.schemas import MAX_QUERY_CHARS, KnowledgeSearchRequest, KnowledgeSearchResult
 from agentmate.retrieval.service import Retrieval
 
 

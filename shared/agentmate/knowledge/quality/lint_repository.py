@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TypedDict, cast
 from uuid import UUID
 
 from agentmate.core.db import Conn
@@ -34,17 +34,24 @@ RUN_COLUMNS = (
 )
 
 
-def source_pointers(conn: Conn, *, account_id: UUID, source_id: UUID) -> dict[str, Any] | None:
-    return conn.execute(
-        "SELECT id, active_build_id, active_revision_id FROM knowledge_sources WHERE account_id = %s AND id = %s",
-        (account_id, source_id),
+class SourcePointers(TypedDict):
+    id: UUID
+    active_build_id: UUID | None
+    active_revision_id: UUID | None
+
+
+def source_pointers(conn: Conn, *, account_id: UUID, source_id: UUID) -> SourcePointers | None:
+    row = conn.execute(
+        "SELECT id, active_build_id, active_revision_id FROM knowledge_sources WHERE account_id = %(account_id)s AND id = %(source_id)s",
+        {"account_id": account_id, "source_id": source_id},
     ).fetchone()
+    return cast(SourcePointers | None, row)
 
 
 def pages(conn: Conn, *, account_id: UUID, build_id: UUID) -> list[lint.Page]:
     rows = conn.execute(
-        "SELECT path, kind, content FROM knowledge_pages WHERE account_id = %s AND build_id = %s ORDER BY path",
-        (account_id, build_id),
+        "SELECT path, kind, content FROM knowledge_pages WHERE account_id = %(account_id)s AND build_id = %(build_id)s ORDER BY path",
+        {"account_id": account_id, "build_id": build_id},
     ).fetchall()
     return [lint.Page(r["path"], r["kind"], *read_frontmatter(r["content"])) for r in rows]
 
@@ -55,8 +62,8 @@ def links(conn: Conn, *, account_id: UUID, build_id: UUID) -> list[lint.Link]:
            FROM knowledge_page_links l
            JOIN knowledge_pages src ON src.id = l.source_page_id AND src.account_id = l.account_id
            LEFT JOIN knowledge_pages tgt ON tgt.id = l.target_page_id AND tgt.account_id = l.account_id
-           WHERE l.account_id = %s AND l.build_id = %s ORDER BY src.path, l.ordinal""",
-        (account_id, build_id),
+           WHERE l.account_id = %(account_id)s AND l.build_id = %(build_id)s ORDER BY src.path, l.ordinal""",
+        {"account_id": account_id, "build_id": build_id},
     ).fetchall()
     return [lint.Link(r["source_path"], r["target_path"], r["link_type"]) for r in rows]
 
@@ -68,8 +75,8 @@ def citations(conn: Conn, *, account_id: UUID, build_id: UUID) -> list[lint.Cita
            FROM knowledge_page_citations c
            JOIN knowledge_pages p ON p.id = c.page_id AND p.account_id = c.account_id
            LEFT JOIN knowledge_documents d ON d.id = c.document_id AND d.account_id = c.account_id
-           WHERE c.account_id = %s AND c.build_id = %s ORDER BY p.path, c.ordinal""",
-        (account_id, build_id),
+           WHERE c.account_id = %(account_id)s AND c.build_id = %(build_id)s ORDER BY p.path, c.ordinal""",
+        {"account_id": account_id, "build_id": build_id},
     ).fetchall()
     return [lint.Citation(r["page_path"], r["document_path"], r["sha256"]) for r in rows]
 
@@ -77,8 +84,8 @@ def citations(conn: Conn, *, account_id: UUID, build_id: UUID) -> list[lint.Cita
 def documents(conn: Conn, *, account_id: UUID, revision_id: UUID) -> list[lint.Document]:
     rows = conn.execute(
         """SELECT path, sha256, is_text, (content IS NOT NULL AND btrim(content) <> '') AS has_text
-           FROM knowledge_documents WHERE account_id = %s AND revision_id = %s AND path <> %s""",
-        (account_id, revision_id, MANIFEST_PATH),
+           FROM knowledge_documents WHERE account_id = %(account_id)s AND revision_id = %(revision_id)s AND path <> %(manifest_path)s""",
+        {"account_id": account_id, "revision_id": revision_id, "manifest_path": MANIFEST_PATH},
     ).fetchall()
     return [lint.Document(r["path"], r["sha256"], r["is_text"], r["has_text"]) for r in rows]
 
@@ -121,9 +128,20 @@ def insert_run(
         with conn.cursor() as cur:
             cur.executemany(
                 """INSERT INTO knowledge_lint_findings (account_id, run_id, ordinal, rule, severity, page_path,
-                       related_path, detail) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)""",
+                       related_path, detail)
+                   VALUES (%(account_id)s, %(run_id)s, %(ordinal)s, %(rule)s, %(severity)s, %(page_path)s,
+                           %(related_path)s, %(detail)s)""",
                 [
-                    (account_id, row["id"], i, f.rule, f.severity, f.page_path, f.related_path, f.detail)
+                    {
+                        "account_id": account_id,
+                        "run_id": row["id"],
+                        "ordinal": i,
+                        "rule": f.rule,
+                        "severity": f.severity,
+                        "page_path": f.page_path,
+                        "related_path": f.related_path,
+                        "detail": f.detail,
+                    }
                     for i, f in enumerate(findings)
                 ],
             )
@@ -149,8 +167,8 @@ def list_runs(
 
 def get_run(conn: Conn, *, account_id: UUID, run_id: UUID) -> LintRun | None:
     row = conn.execute(
-        f"SELECT {RUN_COLUMNS} FROM knowledge_lint_runs WHERE account_id = %s AND id = %s",
-        (account_id, run_id),
+        f"SELECT {RUN_COLUMNS} FROM knowledge_lint_runs WHERE account_id = %(account_id)s AND id = %(run_id)s",
+        {"account_id": account_id, "run_id": run_id},
     ).fetchone()
     return LintRun.model_validate(row) if row else None
 
@@ -158,7 +176,7 @@ def get_run(conn: Conn, *, account_id: UUID, run_id: UUID) -> LintRun | None:
 def run_findings(conn: Conn, *, account_id: UUID, run_id: UUID) -> list[LintFinding]:
     rows = conn.execute(
         """SELECT rule, severity, page_path, related_path, detail FROM knowledge_lint_findings
-           WHERE account_id = %s AND run_id = %s ORDER BY ordinal""",
-        (account_id, run_id),
+           WHERE account_id = %(account_id)s AND run_id = %(run_id)s ORDER BY ordinal""",
+        {"account_id": account_id, "run_id": run_id},
     ).fetchall()
     return [LintFinding.model_validate(r) for r in rows]

@@ -43,8 +43,8 @@ def build(conn: Conn, *, account_id: UUID, build_id: UUID) -> dict[str, Any] | N
     return conn.execute(
         """SELECT id, source_id, source_revision_id, status, model, review_status, reviewer_model,
                   reviewer_independence
-           FROM knowledge_builds WHERE account_id = %s AND id = %s""",
-        (account_id, build_id),
+           FROM knowledge_builds WHERE account_id = %(account_id)s AND id = %(build_id)s""",
+        {"account_id": account_id, "build_id": build_id},
     ).fetchone()
 
 
@@ -96,8 +96,8 @@ def insert(
 def unfinished(conn: Conn, *, account_id: UUID, build_id: UUID) -> Review | None:
     row = conn.execute(
         f"""SELECT {COLUMNS} FROM knowledge_build_reviews
-            WHERE account_id = %s AND build_id = %s AND status IN ('queued', 'running')""",
-        (account_id, build_id),
+            WHERE account_id = %(account_id)s AND build_id = %(build_id)s AND status IN ('queued', 'running')""",
+        {"account_id": account_id, "build_id": build_id},
     ).fetchone()
     return Review.model_validate(row) if row else None
 
@@ -105,8 +105,8 @@ def unfinished(conn: Conn, *, account_id: UUID, build_id: UUID) -> Review | None
 def has_review(conn: Conn, *, account_id: UUID, build_id: UUID) -> bool:
     return (
         conn.execute(
-            "SELECT 1 FROM knowledge_build_reviews WHERE account_id = %s AND build_id = %s LIMIT 1",
-            (account_id, build_id),
+            "SELECT 1 FROM knowledge_build_reviews WHERE account_id = %(account_id)s AND build_id = %(build_id)s LIMIT 1",
+            {"account_id": account_id, "build_id": build_id},
         ).fetchone()
         is not None
     )
@@ -114,35 +114,35 @@ def has_review(conn: Conn, *, account_id: UUID, build_id: UUID) -> bool:
 
 def set_job(conn: Conn, *, account_id: UUID, review_id: UUID, job_id: UUID) -> None:
     conn.execute(
-        "UPDATE knowledge_build_reviews SET job_id = %s WHERE account_id = %s AND id = %s",
-        (job_id, account_id, review_id),
+        "UPDATE knowledge_build_reviews SET job_id = %(job_id)s WHERE account_id = %(account_id)s AND id = %(review_id)s",
+        {"job_id": job_id, "account_id": account_id, "review_id": review_id},
     )
 
 
 def get(conn: Conn, *, account_id: UUID, review_id: UUID, lock: bool = False) -> Review | None:
     row = conn.execute(
-        f"SELECT {COLUMNS} FROM knowledge_build_reviews WHERE account_id = %s AND id = %s"
+        f"SELECT {COLUMNS} FROM knowledge_build_reviews WHERE account_id = %(account_id)s AND id = %(review_id)s"
         + (" FOR UPDATE" if lock else ""),
-        (account_id, review_id),
+        {"account_id": account_id, "review_id": review_id},
     ).fetchone()
     return Review.model_validate(row) if row else None
 
 
 def latest(conn: Conn, *, account_id: UUID, build_id: UUID) -> Review | None:
     row = conn.execute(
-        f"""SELECT {COLUMNS} FROM knowledge_build_reviews WHERE account_id = %s AND build_id = %s
+        f"""SELECT {COLUMNS} FROM knowledge_build_reviews WHERE account_id = %(account_id)s AND build_id = %(build_id)s
             ORDER BY queued_at DESC, id DESC LIMIT 1""",
-        (account_id, build_id),
+        {"account_id": account_id, "build_id": build_id},
     ).fetchone()
     return Review.model_validate(row) if row else None
 
 
 def latest_finished(conn: Conn, *, account_id: UUID, build_id: UUID) -> Review | None:
     row = conn.execute(
-        f"""SELECT {COLUMNS} FROM knowledge_build_reviews WHERE account_id = %s AND build_id = %s
+        f"""SELECT {COLUMNS} FROM knowledge_build_reviews WHERE account_id = %(account_id)s AND build_id = %(build_id)s
               AND status NOT IN ('queued', 'running')
             ORDER BY finished_at DESC, id DESC LIMIT 1""",
-        (account_id, build_id),
+        {"account_id": account_id, "build_id": build_id},
     ).fetchone()
     return Review.model_validate(row) if row else None
 
@@ -204,9 +204,18 @@ def finish(
         with conn.cursor() as cur:
             cur.executemany(
                 """INSERT INTO knowledge_review_findings (account_id, review_id, ordinal, page_path, kind, claim,
-                       detail) VALUES (%s, %s, %s, %s, %s, %s, %s)""",
+                       detail)
+                   VALUES (%(account_id)s, %(review_id)s, %(ordinal)s, %(page_path)s, %(kind)s, %(claim)s, %(detail)s)""",
                 [
-                    (account_id, review.id, i, f.page_path, f.kind, f.claim, f.detail)
+                    {
+                        "account_id": account_id,
+                        "review_id": review.id,
+                        "ordinal": i,
+                        "page_path": f.page_path,
+                        "kind": f.kind,
+                        "claim": f.claim,
+                        "detail": f.detail,
+                    }
                     for i, f in enumerate(findings)
                 ],
             )
@@ -231,18 +240,24 @@ def mirror_on_build(
 ) -> None:
     """The build carries its latest verdict and who gave it (the only columns a finished build may change)."""
     conn.execute(
-        """UPDATE knowledge_builds SET review_status = %s, reviewer_model = COALESCE(%s, reviewer_model),
-               reviewer_independence = %s
-           WHERE account_id = %s AND id = %s""",
-        (status, reviewer_model, independence, account_id, build_id),
+        """UPDATE knowledge_builds SET review_status = %(status)s, reviewer_model = COALESCE(%(reviewer_model)s, reviewer_model),
+               reviewer_independence = %(independence)s
+           WHERE account_id = %(account_id)s AND id = %(build_id)s""",
+        {
+            "status": status,
+            "reviewer_model": reviewer_model,
+            "independence": independence,
+            "account_id": account_id,
+            "build_id": build_id,
+        },
     )
 
 
 def findings(conn: Conn, *, account_id: UUID, review_id: UUID) -> list[ReviewFinding]:
     rows = conn.execute(
         """SELECT page_path, kind, claim, detail FROM knowledge_review_findings
-           WHERE account_id = %s AND review_id = %s ORDER BY ordinal""",
-        (account_id, review_id),
+           WHERE account_id = %(account_id)s AND review_id = %(review_id)s ORDER BY ordinal""",
+        {"account_id": account_id, "review_id": review_id},
     ).fetchall()
     return [ReviewFinding.model_validate(r) for r in rows]
 
@@ -254,9 +269,9 @@ def pages_with_citations(conn: Conn, *, account_id: UUID, build_id: UUID) -> lis
                                     ORDER BY c.ordinal) FILTER (WHERE c.id IS NOT NULL), '[]') AS citations
            FROM knowledge_pages p
            LEFT JOIN knowledge_page_citations c ON c.page_id = p.id AND c.account_id = p.account_id
-           WHERE p.account_id = %s AND p.build_id = %s
+           WHERE p.account_id = %(account_id)s AND p.build_id = %(build_id)s
            GROUP BY p.id ORDER BY p.path""",
-        (account_id, build_id),
+        {"account_id": account_id, "build_id": build_id},
     ).fetchall()
     return [
         ReviewPage(
@@ -276,7 +291,12 @@ def revision_texts(
     """The raw text of the cited documents in the build's own revision (what the page was compiled from)."""
     rows = conn.execute(
         """SELECT path, content FROM knowledge_documents
-           WHERE account_id = %s AND revision_id = %s AND path = ANY(%s) AND path <> %s AND content IS NOT NULL""",
-        (account_id, revision_id, list(paths), MANIFEST_PATH),
+           WHERE account_id = %(account_id)s AND revision_id = %(revision_id)s AND path = ANY(%(paths)s) AND path <> %(manifest_path)s AND content IS NOT NULL""",
+        {
+            "account_id": account_id,
+            "revision_id": revision_id,
+            "paths": list(paths),
+            "manifest_path": MANIFEST_PATH,
+        },
     ).fetchall()
     return {r["path"]: r["content"] for r in rows}

@@ -1,4 +1,5 @@
-"""REST routes of wiki quality: advisory lint, build review, validation signals (spec/001 K3.7-K3.9)."""
+"""REST routes of wiki quality: advisory lint, build review, validation signals (spec/001 K3.7-K3.9).
+MCP twin: ``agentmate.mcp.tools.knowledge.quality``."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict, cast
 from uuid import UUID
 
 from agentmate.core.db import Conn
@@ -43,18 +43,48 @@ COLUMNS = (
 )
 
 
-def source(conn: Conn, *, account_id: UUID, source_id: UUID) -> dict[str, Any] | None:
-    return conn.execute(
-        "SELECT id, active_build_id FROM knowledge_sources WHERE account_id = %s AND id = %s",
-        (account_id, source_id),
+class SourceBuild(TypedDict):
+    id: UUID
+    active_build_id: UUID | None
+
+
+class SignalTotals(TypedDict):
+    total: int
+    positive: int
+    negative: int
+    reported: int
+    derived: int
+    by_page: list[SignalCount]
+    by_cause: list[SignalCount]
+    by_signal: list[SignalCount]
+
+
+class SkillPatternRow(TypedDict):
+    skill_version_id: UUID
+    negative: int
+    positive: int
+    distinct_pages: int
+    distinct_sources: int
+
+
+class IdleSource(TypedDict):
+    source_id: UUID
+    build_id: UUID
+
+
+def source(conn: Conn, *, account_id: UUID, source_id: UUID) -> SourceBuild | None:
+    row = conn.execute(
+        "SELECT id, active_build_id FROM knowledge_sources WHERE account_id = %(account_id)s AND id = %(source_id)s",
+        {"account_id": account_id, "source_id": source_id},
     ).fetchone()
+    return cast(SourceBuild | None, row)
 
 
 def build_of_source(conn: Conn, *, account_id: UUID, build_id: UUID, source_id: UUID) -> bool:
     return (
         conn.execute(
-            "SELECT 1 FROM knowledge_builds WHERE account_id = %s AND id = %s AND source_id = %s",
-            (account_id, build_id, source_id),
+            "SELECT 1 FROM knowledge_builds WHERE account_id = %(account_id)s AND id = %(build_id)s AND source_id = %(source_id)s",
+            {"account_id": account_id, "build_id": build_id, "source_id": source_id},
         ).fetchone()
         is not None
     )
@@ -63,8 +93,8 @@ def build_of_source(conn: Conn, *, account_id: UUID, build_id: UUID, source_id: 
 def page_exists(conn: Conn, *, account_id: UUID, build_id: UUID, path: str) -> bool:
     return (
         conn.execute(
-            "SELECT 1 FROM knowledge_pages WHERE account_id = %s AND build_id = %s AND path = %s",
-            (account_id, build_id, path),
+            "SELECT 1 FROM knowledge_pages WHERE account_id = %(account_id)s AND build_id = %(build_id)s AND path = %(path)s",
+            {"account_id": account_id, "build_id": build_id, "path": path},
         ).fetchone()
         is not None
     )
@@ -73,7 +103,8 @@ def page_exists(conn: Conn, *, account_id: UUID, build_id: UUID, path: str) -> b
 def skill_version_exists(conn: Conn, *, account_id: UUID, skill_version_id: UUID) -> bool:
     return (
         conn.execute(
-            "SELECT 1 FROM skill_versions WHERE account_id = %s AND id = %s", (account_id, skill_version_id)
+            "SELECT 1 FROM skill_versions WHERE account_id = %(account_id)s AND id = %(skill_version_id)s",
+            {"account_id": account_id, "skill_version_id": skill_version_id},
         ).fetchone()
         is not None
     )
@@ -82,8 +113,8 @@ def skill_version_exists(conn: Conn, *, account_id: UUID, skill_version_id: UUID
 def logged_search(conn: Conn, *, account_id: UUID, query_id: UUID) -> LoggedSearch | None:
     """The reported search (its layer and how many hits it served), when it is this account's."""
     row = conn.execute(
-        "SELECT namespace, hit_count FROM retrieval_queries WHERE account_id = %s AND id = %s",
-        (account_id, query_id),
+        "SELECT namespace, hit_count FROM retrieval_queries WHERE account_id = %(account_id)s AND id = %(query_id)s",
+        {"account_id": account_id, "query_id": query_id},
     ).fetchone()
     return LoggedSearch(row["namespace"], row["hit_count"]) if row else None
 
@@ -126,8 +157,8 @@ def insert(
 def by_key(conn: Conn, *, account_id: UUID, key: str) -> tuple[Signal, str] | None:
     row = conn.execute(
         f"""SELECT {COLUMNS}, content_hash FROM knowledge_validation_signals
-                           WHERE account_id = %s AND idempotency_key = %s""",
-        (account_id, key),
+                           WHERE account_id = %(account_id)s AND idempotency_key = %(key)s""",
+        {"account_id": account_id, "key": key},
     ).fetchone()
     if row is None:
         return None
@@ -180,7 +211,7 @@ _GROUPS = {
 }
 
 
-def summary(conn: Conn, *, account_id: UUID, source_id: UUID | None) -> dict[str, Any]:
+def summary(conn: Conn, *, account_id: UUID, source_id: UUID | None) -> SignalTotals:
     params = {"a": account_id, "s": source_id}
     totals = conn.execute(_TOTALS, params).fetchone()
     assert totals is not None
@@ -189,7 +220,11 @@ def summary(conn: Conn, *, account_id: UUID, source_id: UUID | None) -> dict[str
         for name, sql in _GROUPS.items()
     }
     return {
-        **totals,
+        "total": totals["total"],
+        "positive": totals["positive"],
+        "negative": totals["negative"],
+        "reported": totals["reported"],
+        "derived": totals["derived"],
         "by_page": groups["page_path"],
         "by_cause": groups["cause"],
         "by_signal": groups["signal"],
@@ -198,7 +233,7 @@ def summary(conn: Conn, *, account_id: UUID, source_id: UUID | None) -> dict[str
 
 def skill_patterns(
     conn: Conn, *, account_id: UUID, limit: int, offset: int
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[SkillPatternRow], int]:
     rows = conn.execute(
         """SELECT skill_version_id, count(*) FILTER (WHERE direction = 'negative') AS negative,
                   count(*) FILTER (WHERE direction = 'positive') AS positive,
@@ -214,23 +249,23 @@ def skill_patterns(
         {"a": account_id, "limit": limit, "offset": offset},
     ).fetchall()
     total = rows[0]["_total"] if rows else _pattern_count(conn, account_id) if offset else 0
-    return rows, total
+    return cast(list[SkillPatternRow], rows), total
 
 
 def _pattern_count(conn: Conn, account_id: UUID) -> int:
     row = conn.execute(
         """SELECT count(*) AS n FROM (SELECT skill_version_id FROM knowledge_validation_signals
-              WHERE account_id = %s AND skill_version_id IS NOT NULL GROUP BY skill_version_id
+              WHERE account_id = %(account_id)s AND skill_version_id IS NOT NULL GROUP BY skill_version_id
               HAVING count(*) FILTER (WHERE direction = 'negative') > 0) g""",
-        (account_id,),
+        {"account_id": account_id},
     ).fetchone()
     return row["n"] if row else 0
 
 
-def idle_sources(conn: Conn, *, account_id: UUID, idle_days: int) -> list[dict[str, Any]]:
+def idle_sources(conn: Conn, *, account_id: UUID, idle_days: int) -> list[IdleSource]:
     """Sources whose active wiki has served for ``idle_days`` with no recorded search result from the source
     (raw or wiki) and no recorded resolution selecting it within that window."""
-    return conn.execute(
+    rows = conn.execute(
         """SELECT s.id AS source_id, s.active_build_id AS build_id
            FROM knowledge_sources s
            JOIN knowledge_builds b ON b.id = s.active_build_id AND b.account_id = s.account_id
@@ -248,3 +283,4 @@ def idle_sources(conn: Conn, *, account_id: UUID, idle_days: int) -> list[dict[s
            ORDER BY s.id""",
         {"a": account_id, "d": idle_days},
     ).fetchall()
+    return cast(list[IdleSource], rows)

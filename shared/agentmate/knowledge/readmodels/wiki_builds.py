@@ -48,8 +48,8 @@ def builds(conn: Conn, *, account_id: UUID, build_ids: Iterable[UUID]) -> dict[U
         return {}
     rows = conn.execute(
         """SELECT id, source_id, source_revision_id, status, check_status FROM knowledge_builds
-           WHERE account_id = %s AND id = ANY(%s)""",
-        (account_id, ids),
+           WHERE account_id = %(account_id)s AND id = ANY(%(ids)s)""",
+        {"account_id": account_id, "ids": ids},
     ).fetchall()
     return {
         r["id"]: Build(r["id"], r["source_id"], r["source_revision_id"], r["status"], r["check_status"])

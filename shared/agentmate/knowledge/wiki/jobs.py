@@ -8,6 +8,10 @@ success inside the queue's lease-guarded ``ctx.finish`` transaction, and reports
 a build still marked running (its last worker died) records ``attempt_abandoned``, a requeue or a yield puts a
 running build back to queued, a job that failed without the runner's say (attempts used up by
 workers that died, an unknown error) fails the build, a cancel cancels it. Finished builds are never touched.
+
+Kinds are declared here and only here (functions/compile_worker/runners.py imports this module); the kind-name
+constants live with the code that enqueues them (``service.JOB_KIND``, ``reindex.INDEX_JOB_KIND``), which this
+module imports: a constant imported from here would close an import cycle.
 """
 
 from __future__ import annotations

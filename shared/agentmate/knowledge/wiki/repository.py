@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, TypedDict, cast
 from uuid import UUID
 
 from psycopg.types.json import Jsonb
@@ -67,10 +67,8 @@ CONSTRAINTS = constraints(
 def ensure_profile(conn: Conn, *, account_id: UUID, name: str, settings: ProfileSettings) -> Profile:
     """The account's version of ``name`` with exactly these settings, recorded as the next version if new."""
     digest = settings.settings_hash()
-    sql = (
-        "SELECT * FROM knowledge_profile_versions WHERE account_id = %s AND name = %s AND settings_hash = %s"
-    )
-    row = conn.execute(sql, (account_id, name, digest)).fetchone()
+    sql = "SELECT * FROM knowledge_profile_versions WHERE account_id = %(a)s AND name = %(n)s AND settings_hash = %(hash)s"
+    row = conn.execute(sql, {"a": account_id, "n": name, "hash": digest}).fetchone()
     if row is None:
         conn.execute(
             """INSERT INTO knowledge_profile_versions (account_id, name, version, allowed_page_kinds,
@@ -93,15 +91,15 @@ def ensure_profile(conn: Conn, *, account_id: UUID, name: str, settings: Profile
                 "hash": digest,
             },
         )
-        row = conn.execute(sql, (account_id, name, digest)).fetchone()
+        row = conn.execute(sql, {"a": account_id, "n": name, "hash": digest}).fetchone()
     assert row is not None
     return Profile.from_row(row)
 
 
 def profile(conn: Conn, *, account_id: UUID, profile_version_id: UUID) -> Profile:
     row = conn.execute(
-        "SELECT * FROM knowledge_profile_versions WHERE account_id = %s AND id = %s",
-        (account_id, profile_version_id),
+        "SELECT * FROM knowledge_profile_versions WHERE account_id = %(account_id)s AND id = %(profile_version_id)s",
+        {"account_id": account_id, "profile_version_id": profile_version_id},
     ).fetchone()
     assert row is not None
     return Profile.from_row(row)
@@ -116,8 +114,8 @@ def source(conn: Conn, *, account_id: UUID, source_id: UUID, lock: bool = False)
                    s.domain, r.package_hash, r.manifest
               FROM knowledge_sources s
               LEFT JOIN knowledge_source_revisions r ON r.id = s.active_revision_id AND r.account_id = s.account_id
-             WHERE s.account_id = %s AND s.id = %s{" FOR UPDATE OF s" if lock else ""}""",
-        (account_id, source_id),
+             WHERE s.account_id = %(account_id)s AND s.id = %(source_id)s{" FOR UPDATE OF s" if lock else ""}""",
+        {"account_id": account_id, "source_id": source_id},
     ).fetchone()
 
 
@@ -125,15 +123,15 @@ def documents(conn: Conn, *, account_id: UUID, revision_id: UUID) -> list[dict[s
     """Every document of a revision (not the manifest), in path order, with text content."""
     return conn.execute(
         """SELECT id, path, sha256, is_text, content FROM knowledge_documents
-            WHERE account_id = %s AND revision_id = %s AND path <> %s ORDER BY path COLLATE "C" """,
-        (account_id, revision_id, MANIFEST_PATH),
+            WHERE account_id = %(account_id)s AND revision_id = %(revision_id)s AND path <> %(manifest_path)s ORDER BY path COLLATE "C" """,
+        {"account_id": account_id, "revision_id": revision_id, "manifest_path": MANIFEST_PATH},
     ).fetchall()
 
 
 def revision_manifest(conn: Conn, *, account_id: UUID, revision_id: UUID) -> dict[str, Any] | None:
     row = conn.execute(
-        "SELECT manifest FROM knowledge_source_revisions WHERE account_id = %s AND id = %s",
-        (account_id, revision_id),
+        "SELECT manifest FROM knowledge_source_revisions WHERE account_id = %(account_id)s AND id = %(revision_id)s",
+        {"account_id": account_id, "revision_id": revision_id},
     ).fetchone()
     return row["manifest"] if row else None
 
@@ -149,14 +147,15 @@ BUILD_FROM = """knowledge_builds b
 
 def get_build(conn: Conn, *, account_id: UUID, build_id: UUID) -> dict[str, Any] | None:
     return conn.execute(
-        f"SELECT {BUILD_COLUMNS} FROM {BUILD_FROM} WHERE b.account_id = %s AND b.id = %s",
-        (account_id, build_id),
+        f"SELECT {BUILD_COLUMNS} FROM {BUILD_FROM} WHERE b.account_id = %(account_id)s AND b.id = %(build_id)s",
+        {"account_id": account_id, "build_id": build_id},
     ).fetchone()
 
 
 def lock_build(conn: Conn, *, account_id: UUID, build_id: UUID) -> dict[str, Any] | None:
     return conn.execute(
-        "SELECT * FROM knowledge_builds WHERE account_id = %s AND id = %s FOR UPDATE", (account_id, build_id)
+        "SELECT * FROM knowledge_builds WHERE account_id = %(account_id)s AND id = %(build_id)s FOR UPDATE",
+        {"account_id": account_id, "build_id": build_id},
     ).fetchone()
 
 
@@ -235,14 +234,15 @@ def latest_succeeded(
 
 def build_row(conn: Conn, *, account_id: UUID, build_id: UUID) -> dict[str, Any] | None:
     return conn.execute(
-        "SELECT * FROM knowledge_builds WHERE account_id = %s AND id = %s", (account_id, build_id)
+        "SELECT * FROM knowledge_builds WHERE account_id = %(account_id)s AND id = %(build_id)s",
+        {"account_id": account_id, "build_id": build_id},
     ).fetchone()
 
 
 def page_count(conn: Conn, *, account_id: UUID, build_id: UUID) -> int:
     row = conn.execute(
-        "SELECT count(*) AS n FROM knowledge_pages WHERE account_id = %s AND build_id = %s",
-        (account_id, build_id),
+        "SELECT count(*) AS n FROM knowledge_pages WHERE account_id = %(account_id)s AND build_id = %(build_id)s",
+        {"account_id": account_id, "build_id": build_id},
     ).fetchone()
     return int(row["n"]) if row else 0
 
@@ -288,16 +288,16 @@ def update_build(
 
 def set_job(conn: Conn, *, account_id: UUID, build_id: UUID, job_id: UUID) -> None:
     conn.execute(
-        "UPDATE knowledge_builds SET job_id = %s WHERE account_id = %s AND id = %s",
-        (job_id, account_id, build_id),
+        "UPDATE knowledge_builds SET job_id = %(job_id)s WHERE account_id = %(account_id)s AND id = %(build_id)s",
+        {"job_id": job_id, "account_id": account_id, "build_id": build_id},
     )
 
 
 def set_active_build(conn: Conn, *, account_id: UUID, source_id: UUID, build_id: UUID) -> None:
     conn.execute(
-        "UPDATE knowledge_sources SET active_build_id = %s, updated_at = now() "
-        "WHERE account_id = %s AND id = %s",
-        (build_id, account_id, source_id),
+        "UPDATE knowledge_sources SET active_build_id = %(build_id)s, updated_at = now() "
+        "WHERE account_id = %(account_id)s AND id = %(source_id)s",
+        {"build_id": build_id, "account_id": account_id, "source_id": source_id},
     )
 
 
@@ -310,24 +310,25 @@ def add_events(conn: Conn, *, account_id: UUID, build_id: UUID, events: Sequence
         return
     row = conn.execute(
         "SELECT coalesce(max(sequence_no), 0) AS n FROM knowledge_build_events "
-        "WHERE account_id = %s AND build_id = %s",
-        (account_id, build_id),
+        "WHERE account_id = %(account_id)s AND build_id = %(build_id)s",
+        {"account_id": account_id, "build_id": build_id},
     ).fetchone()
     start = row["n"] if row else 0
     with conn.cursor() as cur:
         cur.executemany(
             """INSERT INTO knowledge_build_events (account_id, build_id, sequence_no, event_type, page_path, detail,
-                   payload) VALUES (%s, %s, %s, %s, %s, %s, %s)""",
+                   payload) VALUES (%(account_id)s, %(build_id)s, %(sequence_no)s, %(event_type)s, %(page_path)s,
+                   %(detail)s, %(payload)s)""",
             [
-                (
-                    account_id,
-                    build_id,
-                    start + i,
-                    e["event_type"],
-                    e.get("page_path"),
-                    e.get("detail", ""),
-                    Jsonb(e.get("payload") or {}),
-                )
+                {
+                    "account_id": account_id,
+                    "build_id": build_id,
+                    "sequence_no": start + i,
+                    "event_type": e["event_type"],
+                    "page_path": e.get("page_path"),
+                    "detail": e.get("detail", ""),
+                    "payload": Jsonb(e.get("payload") or {}),
+                }
                 for i, e in enumerate(events, start=1)
             ],
         )
@@ -339,9 +340,9 @@ def events(
     if limit is None:
         rows = conn.execute(
             "SELECT sequence_no, event_type, page_path, detail, payload, created_at "
-            "FROM knowledge_build_events WHERE account_id = %s AND build_id = %s "
+            "FROM knowledge_build_events WHERE account_id = %(account_id)s AND build_id = %(build_id)s "
             "ORDER BY sequence_no",
-            (account_id, build_id),
+            {"account_id": account_id, "build_id": build_id},
         ).fetchall()
         return rows, len(rows)
     return paged(
@@ -372,45 +373,57 @@ def insert_pages(
     for page in pages:
         row = conn.execute(
             """INSERT INTO knowledge_pages (account_id, build_id, path, kind, title, content, content_hash,
-                   derived_from_build_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id""",
-            (
-                account_id,
-                build_id,
-                page["path"],
-                page["kind"],
-                page["title"],
-                page["content"],
-                page["content_hash"],
-                page.get("derived_from_build_id"),
-            ),
+                   derived_from_build_id) VALUES (%(account_id)s, %(build_id)s, %(path)s, %(kind)s, %(title)s, %(content)s, %(content_hash)s, %(derived_from_build_id)s) RETURNING id""",
+            {
+                "account_id": account_id,
+                "build_id": build_id,
+                "path": page["path"],
+                "kind": page["kind"],
+                "title": page["title"],
+                "content": page["content"],
+                "content_hash": page["content_hash"],
+                "derived_from_build_id": page.get("derived_from_build_id"),
+            },
         ).fetchone()
         assert row is not None
         ids[page["path"]] = row["id"]
     with conn.cursor() as cur:
         cur.executemany(
             """INSERT INTO knowledge_page_citations (account_id, build_id, page_id, ordinal, document_id,
-                   document_path, heading_path, claim, excerpt) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+                   document_path, heading_path, claim, excerpt)
+               VALUES (%(account_id)s, %(build_id)s, %(page_id)s, %(ordinal)s, %(document_id)s, %(document_path)s,
+                       %(heading_path)s, %(claim)s, %(excerpt)s)""",
             [
-                (
-                    account_id,
-                    build_id,
-                    ids[p["path"]],
-                    i,
-                    document_ids.get(c.path),
-                    c.path,
-                    c.heading_path,
-                    c.claim,
-                    c.excerpt,
-                )
+                {
+                    "account_id": account_id,
+                    "build_id": build_id,
+                    "page_id": ids[p["path"]],
+                    "ordinal": i,
+                    "document_id": document_ids.get(c.path),
+                    "document_path": c.path,
+                    "heading_path": c.heading_path,
+                    "claim": c.claim,
+                    "excerpt": c.excerpt,
+                }
                 for p in pages
                 for i, c in enumerate(p["citations"])
             ],
         )
         cur.executemany(
             """INSERT INTO knowledge_page_links (account_id, build_id, source_page_id, ordinal, target_page_id,
-                   target_path, link_type) VALUES (%s, %s, %s, %s, %s, %s, %s)""",
+                   target_path, link_type)
+               VALUES (%(account_id)s, %(build_id)s, %(source_page_id)s, %(ordinal)s, %(target_page_id)s,
+                       %(target_path)s, %(link_type)s)""",
             [
-                (account_id, build_id, ids[p["path"]], i, ids.get(link.target), link.target, link.type)
+                {
+                    "account_id": account_id,
+                    "build_id": build_id,
+                    "source_page_id": ids[p["path"]],
+                    "ordinal": i,
+                    "target_page_id": ids.get(link.target),
+                    "target_path": link.target,
+                    "link_type": link.type,
+                }
                 for p in pages
                 for i, link in enumerate(p["links"])
             ],
@@ -440,8 +453,8 @@ def list_pages(
 
 def page_hashes(conn: Conn, *, account_id: UUID, build_id: UUID) -> dict[str, str]:
     rows = conn.execute(
-        "SELECT path, content_hash FROM knowledge_pages WHERE account_id = %s AND build_id = %s",
-        (account_id, build_id),
+        "SELECT path, content_hash FROM knowledge_pages WHERE account_id = %(account_id)s AND build_id = %(build_id)s",
+        {"account_id": account_id, "build_id": build_id},
     ).fetchall()
     return {r["path"]: r["content_hash"] for r in rows}
 
@@ -449,22 +462,41 @@ def page_hashes(conn: Conn, *, account_id: UUID, build_id: UUID) -> dict[str, st
 def get_page(conn: Conn, *, account_id: UUID, build_id: UUID, path: str) -> dict[str, Any] | None:
     return conn.execute(
         f"SELECT pg.id, pg.build_id, pg.content, {PAGE_META} FROM knowledge_pages pg "
-        "WHERE pg.account_id = %s AND pg.build_id = %s AND pg.path = %s",
-        (account_id, build_id, path),
+        "WHERE pg.account_id = %(account_id)s AND pg.build_id = %(build_id)s AND pg.path = %(path)s",
+        {"account_id": account_id, "build_id": build_id, "path": path},
     ).fetchone()
 
 
-def page_citations(conn: Conn, *, account_id: UUID, page_ids: Sequence[UUID]) -> list[dict[str, Any]]:
-    return conn.execute(
+class PageCitationRow(TypedDict):
+    page_id: UUID
+    document_id: UUID | None
+    document_path: str
+    heading_path: str
+    claim: str
+    excerpt: str
+
+
+class PageLinkRow(TypedDict):
+    page_id: UUID
+    direction: Literal["out", "in"]
+    other_path: str
+    link_type: str
+    exists: bool
+    ordinal: int
+
+
+def page_citations(conn: Conn, *, account_id: UUID, page_ids: Sequence[UUID]) -> list[PageCitationRow]:
+    rows = conn.execute(
         """SELECT page_id, document_id, document_path, heading_path, claim, excerpt FROM knowledge_page_citations
-            WHERE account_id = %s AND page_id = ANY(%s) ORDER BY page_id, ordinal""",
-        (account_id, list(page_ids)),
+            WHERE account_id = %(account_id)s AND page_id = ANY(%(page_ids)s) ORDER BY page_id, ordinal""",
+        {"account_id": account_id, "page_ids": list(page_ids)},
     ).fetchall()
+    return cast(list[PageCitationRow], rows)
 
 
-def page_links(conn: Conn, *, account_id: UUID, page_ids: Sequence[UUID]) -> list[dict[str, Any]]:
+def page_links(conn: Conn, *, account_id: UUID, page_ids: Sequence[UUID]) -> list[PageLinkRow]:
     """Both directions: ``direction`` out (this page links to ``other_path``) or in (``other_path`` links here)."""
-    return conn.execute(
+    rows = conn.execute(
         """SELECT l.source_page_id AS page_id, 'out' AS direction, l.target_path AS other_path, l.link_type,
                   l.target_page_id IS NOT NULL AS exists, l.ordinal
              FROM knowledge_page_links l WHERE l.account_id = %(a)s AND l.source_page_id = ANY(%(ids)s)
@@ -476,24 +508,25 @@ def page_links(conn: Conn, *, account_id: UUID, page_ids: Sequence[UUID]) -> lis
            ORDER BY 1, 2 DESC, 3, 6""",
         {"a": account_id, "ids": list(page_ids)},
     ).fetchall()
+    return cast(list[PageLinkRow], rows)
 
 
 def build_pages_full(conn: Conn, *, account_id: UUID, build_id: UUID) -> list[dict[str, Any]]:
     """Every page of a build with its citations and outbound links (the parent of an incremental build)."""
     pages = conn.execute(
         """SELECT id, path, kind, title, content, content_hash, derived_from_build_id FROM knowledge_pages
-            WHERE account_id = %s AND build_id = %s ORDER BY path COLLATE "C" """,
-        (account_id, build_id),
+            WHERE account_id = %(account_id)s AND build_id = %(build_id)s ORDER BY path COLLATE "C" """,
+        {"account_id": account_id, "build_id": build_id},
     ).fetchall()
     ids = [p["id"] for p in pages]
-    cites: dict[Any, list[dict[str, Any]]] = {}
+    cites: dict[Any, list[PageCitationRow]] = {}
     for c in page_citations(conn, account_id=account_id, page_ids=ids):
         cites.setdefault(c["page_id"], []).append(c)
     links: dict[Any, list[dict[str, Any]]] = {}
     for link in conn.execute(
         """SELECT source_page_id, target_path, link_type FROM knowledge_page_links
-                WHERE account_id = %s AND build_id = %s ORDER BY source_page_id, ordinal""",
-        (account_id, build_id),
+                WHERE account_id = %(account_id)s AND build_id = %(build_id)s ORDER BY source_page_id, ordinal""",
+        {"account_id": account_id, "build_id": build_id},
     ).fetchall():
         links.setdefault(link["source_page_id"], []).append(link)
     for p in pages:

@@ -23,10 +23,12 @@ from agentmate.core.errors import Conflict, NotFound
 from agentmate.core.observability import counted
 from agentmate.core.principal import Principal
 from agentmate.knowledge.chunking import chunk_markdown, snippet
-from agentmate.knowledge.search import search as raw_search
-from agentmate.knowledge.search_schemas import KnowledgeSearchRequest
+from agentmate.knowledge.search.schemas import KnowledgeSearchRequest
+from agentmate.knowledge.search.service import search as raw_search
 from agentmate.knowledge.wiki import retrieval_repository as repo
 from agentmate.knowledge.wiki.prompt import LOG_PATH
+from agentmate.knowledge.wiki.repository import PageCitationRow, PageLinkRow
+from agentmate.knowledge.wiki.retrieval_repository import PageContent, PageRow, WikiIndexRow
 from agentmate.knowledge.wiki.schemas import (
     Citation,
     PageLink,
@@ -49,7 +51,7 @@ SOURCE_TYPE = "wiki_page_chunk"
 MAX_CANDIDATES = 50
 
 
-def _documents(source: dict[str, Any], pages: list[dict[str, Any]]) -> list[DocumentIn]:
+def _documents(source: WikiIndexRow, pages: list[PageContent]) -> list[DocumentIn]:
     out: list[DocumentIn] = []
     for page in pages:
         if page["path"] == LOG_PATH:
@@ -78,9 +80,10 @@ def _documents(source: dict[str, Any], pages: list[dict[str, Any]]) -> list[Docu
 
 
 def _index_source(
-    db: TenantTransactions, rt: Retrieval, account_id: UUID, source: dict[str, Any]
+    db: TenantTransactions, rt: Retrieval, account_id: UUID, source: WikiIndexRow
 ) -> WikiIndexOutcome:
     build_id = source["active_build_id"]
+    assert build_id is not None  # callers pass index_states(only_active=True) rows
     with db.tenant(account_id) as conn:
         pages = repo.pages_with_content(conn, account_id=account_id, build_id=build_id)
     docs = _documents(source, pages)
@@ -164,7 +167,7 @@ def status(db: TenantTransactions, principal: Principal, source_id: UUID | None)
     return WikiIndexStatus(items=items, stale_count=sum(1 for i in items if i.stale))
 
 
-def _state(row: dict[str, Any]) -> WikiIndexState:
+def _state(row: WikiIndexRow) -> WikiIndexState:
     return WikiIndexState.model_validate({**row, "stale": row["active_build_id"] != row["indexed_build_id"]})
 
 
@@ -209,6 +212,72 @@ def _log(
     )
 
 
+_Grouped = list[tuple[tuple[str, str], list[Hit]]]
+
+
+def _group(
+    hits: list[Hit], body: WikiSearchRequest, active: dict[UUID, WikiIndexRow]
+) -> tuple[_Grouped, int]:
+    """Chunk hits grouped per page (build, path) in rank order, first ``top_k`` pages, only pages of the build each
+    source serves and over the similarity floor; and how many hits the floor dropped."""
+    pages: dict[tuple[str, str], list[Hit]] = {}
+    filtered = 0
+    for hit in hits:
+        meta = hit.document.get("metadata") or {}
+        try:
+            src = active.get(UUID(str(meta["source_id"])))
+        except (KeyError, ValueError):
+            continue
+        if src is None or meta.get("build_id") != str(src["active_build_id"]):
+            continue  # a page of a build the source does not serve (rolled back, or not yet indexed)
+        if body.min_similarity is not None and not hit.similar_enough(body.min_similarity):
+            filtered += 1
+            continue
+        pages.setdefault((meta["build_id"], meta["path"]), []).append(hit)
+    return list(pages.items())[: body.top_k], filtered
+
+
+def _hit(
+    rank: int,
+    path: str,
+    hits: list[Hit],
+    src: WikiIndexRow,
+    row: PageRow,
+    cites: list[PageCitationRow],
+    links: list[PageLinkRow],
+    include_content: bool,
+) -> WikiSearchHit:
+    meta = hits[0].document["metadata"]
+    return WikiSearchHit(
+        rank=rank,
+        score=round(hits[0].score, 6),
+        source_id=src["source_id"],
+        knowledge_base=src["name"],
+        domain=src["domain"],
+        build_id=row["build_id"],
+        path=path,
+        title=row["title"],
+        kind=row["kind"],
+        heading_path=meta.get("heading_path", ""),
+        matched_chunks=len(hits),
+        snippet=snippet(hits[0].document["content"]),
+        content=row["content"] if include_content else None,
+        derived_from_build_id=row["derived_from_build_id"],
+        citations=[Citation.model_validate(c) for c in cites],
+        links_out=[
+            PageLink(path=x["other_path"], link_type=x["link_type"], exists=x["exists"])
+            for x in links
+            if x["direction"] == "out"
+        ],
+        links_in=[
+            PageLink(path=x["other_path"], link_type=x["link_type"], exists=True)
+            for x in links
+            if x["direction"] == "in"
+        ],
+        **legs_of(hits[0]),
+    )
+
+
 @counted("WikiSearch")
 def search(
     db: TenantTransactions, rt: Retrieval, principal: Principal, body: WikiSearchRequest
@@ -229,21 +298,8 @@ def search(
     )
 
     def finish(conn: Conn, result: SearchResult) -> WikiSearchResult:
-        pages: dict[tuple[str, str], list[Hit]] = {}
-        filtered = 0
-        for hit in result.hits:
-            meta = hit.document.get("metadata") or {}
-            try:
-                src = active.get(UUID(str(meta["source_id"])))
-            except (KeyError, ValueError):
-                continue
-            if src is None or meta.get("build_id") != str(src["active_build_id"]):
-                continue  # a page of a build the source does not serve (rolled back, or not yet indexed)
-            if body.min_similarity is not None and not hit.similar_enough(body.min_similarity):
-                filtered += 1
-                continue
-            pages.setdefault((meta["build_id"], meta["path"]), []).append(hit)
-        chosen = list(pages.items())[: body.top_k]
+        """Inside retrieval's transaction: group chunks into pages, read the pages, log the query."""
+        chosen, filtered = _group(result.hits, body, active)
         page_ids = [UUID(str(hits[0].document["metadata"]["page_id"])) for _, hits in chosen]
         rows = repo.pages_by_id(conn, account_id=account, page_ids=page_ids)
         cites = repo.citations_of(conn, account_id=account, page_ids=page_ids)
@@ -256,36 +312,9 @@ def search(
             if row is None:
                 continue
             src = active[UUID(str(meta["source_id"]))]
-            items.append(
-                WikiSearchHit(
-                    rank=len(items) + 1,
-                    score=round(hits[0].score, 6),
-                    source_id=src["source_id"],
-                    knowledge_base=src["name"],
-                    domain=src["domain"],
-                    build_id=row["build_id"],
-                    path=path,
-                    title=row["title"],
-                    kind=row["kind"],
-                    heading_path=meta.get("heading_path", ""),
-                    matched_chunks=len(hits),
-                    snippet=snippet(hits[0].document["content"]),
-                    content=row["content"] if body.include_content else None,
-                    derived_from_build_id=row["derived_from_build_id"],
-                    citations=[Citation.model_validate(c) for c in cites.get(page_id, [])],
-                    links_out=[
-                        PageLink(path=x["other_path"], link_type=x["link_type"], exists=x["exists"])
-                        for x in links.get(page_id, [])
-                        if x["direction"] == "out"
-                    ],
-                    links_in=[
-                        PageLink(path=x["other_path"], link_type=x["link_type"], exists=True)
-                        for x in links.get(page_id, [])
-                        if x["direction"] == "in"
-                    ],
-                    **legs_of(hits[0]),
-                )
-            )
+            rank = len(items) + 1
+            page_cites, page_links = cites.get(page_id, []), links.get(page_id, [])
+            items.append(_hit(rank, path, hits, src, row, page_cites, page_links, body.include_content))
         degraded = [WikiDegraded(leg=d.leg, reason=d.reason) for d in result.degraded]
         query_id = _log(conn, principal, body, items, degraded, raw.query_id)
         return WikiSearchResult(

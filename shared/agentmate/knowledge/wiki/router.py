@@ -1,5 +1,6 @@
 """Wiki compiler routes (spec/001 "Wiki compiler (K3)"): compile (enqueue), builds, pages, diff, events, activate.
-Mounted in the knowledge function beside the registry routes."""
+Mounted in the knowledge function beside the source routes.
+MCP twin: ``agentmate.mcp.tools.knowledge.wiki``."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentmate.core.inputs import Bool
 from agentmate.jobs.models import JobView
-from agentmate.knowledge.search_schemas import KnowledgeSearchRequest
+from agentmate.knowledge.search.schemas import KnowledgeSearchRequest
 from agentmate.retrieval.schemas import HitLegs
 
 BuildMode = Literal["full", "incremental"]

@@ -100,14 +100,7 @@ def compile_source(
     warnings = warnings_for(indep)
     a = caller.account_id
     with db.tenant(a) as conn:
-        src = repo.source(conn, account_id=a, source_id=req.source_id, lock=True)
-        if src is None:
-            raise NotFound("knowledge source")
-        if src["active_revision_id"] is None:
-            raise Conflict(
-                "the source has no active revision yet: sync or push a snapshot first",
-                extra={"reason": "no_active_revision"},
-            )
+        src = _compilable_source(conn, a, req.source_id)
         manifest = src["manifest"] or {}
         name = manifest.get("profile") or DEFAULT_PROFILE
         profile = repo.ensure_profile(conn, account_id=a, name=name, settings=settings_for(name))
@@ -115,91 +108,128 @@ def compile_source(
         if req.mode == "incremental":
             _refuse_incremental(parent, profile.id, compiler.model)
             assert parent is not None
-            if parent["source_revision_id"] == src["active_revision_id"] and not req.force:
-                existing = repo.get_build(conn, account_id=a, build_id=parent["id"])
-                assert existing is not None
-                return Compiled(
-                    CompileResult(
-                        build=to_build(existing),
-                        queued=False,
-                        warnings=[
-                            *warnings,
-                            "the sources have not changed since the parent "
-                            "build: it is returned and nothing was queued",
-                        ],
-                    ),
-                    False,
-                )
-        if not req.force:
-            match = repo.matching_build(
-                conn,
-                account_id=a,
-                source_id=req.source_id,
-                revision_id=src["active_revision_id"],
-                profile_version_id=profile.id,
-                model=compiler.model,
-                mode=req.mode,
-                parent_build_id=parent["id"] if parent else None,
+        reused = _reused(conn, a, req, src, parent, profile.id, compiler.model)
+        if reused is not None:
+            return Compiled(
+                CompileResult(build=to_build(reused[0]), queued=False, warnings=[*warnings, reused[1]]), False
             )
-            if match is not None:
-                return Compiled(
-                    CompileResult(
-                        build=to_build(match),
-                        queued=False,
-                        warnings=[
-                            *warnings,
-                            f"build {match['id']} ({match['status']}) has the same input identity: it is returned "
-                            "and nothing was queued (force=true compiles anyway)",
-                        ],
-                    ),
-                    False,
-                )
-        build_id = repo.insert_build(
-            conn,
-            account_id=a,
-            values={
-                "user_id": caller.user_id,
-                "key_id": caller.key_id,
-                "source_id": req.source_id,
-                "source_revision_id": src["active_revision_id"],
-                "raw_package_hash": src["package_hash"],
-                "profile_version_id": profile.id,
-                "compiler_version": COMPILER_VERSION,
-                "prompt_version": PROMPT_VERSION,
-                "model": compiler.model,
-                "reviewer_model": reviewer.model if reviewer else None,
-                "reviewer_independence": indep,
-                "parent_build_id": parent["id"] if parent else None,
-                "mode": req.mode,
-                "activate_on_success": req.activate,
-                "forced": req.force,
-            },
-        )
-        repo.add_events(
-            conn,
-            account_id=a,
-            build_id=build_id,
-            events=[
-                {
-                    "event_type": "build_queued",
-                    "detail": f"{req.mode} compile of revision {src['active_revision_id']}",
-                    "payload": {"mode": req.mode, "force": req.force, "activate": req.activate},
-                }
-            ],
-        )
-        job = jobs.enqueue(
-            conn,
-            account_id=a,
-            kind=JOB_KIND,
-            subject_id=build_id,
-            payload={"build_id": str(build_id)},
-            max_attempts=DEFAULT_MAX_ATTEMPTS,
-        )
-        repo.set_job(conn, account_id=a, build_id=build_id, job_id=job.id)
-        row = repo.get_build(conn, account_id=a, build_id=build_id)
-        assert row is not None
+        identity = {
+            "source_revision_id": src["active_revision_id"],
+            "raw_package_hash": src["package_hash"],
+            "profile_version_id": profile.id,
+            "model": compiler.model,
+            "reviewer_model": reviewer.model if reviewer else None,
+            "reviewer_independence": indep,
+            "parent_build_id": parent["id"] if parent else None,
+        }
+        job, row = _queue_build(conn, caller, req, identity)
     jobs.wake(job.id)
     return Compiled(CompileResult(build=to_build(row), queued=True, warnings=warnings), True)
+
+
+def _compilable_source(conn: Conn, account_id: UUID, source_id: UUID) -> dict[str, Any]:
+    """The source, locked for the compile's transaction; it must have an active revision."""
+    src = repo.source(conn, account_id=account_id, source_id=source_id, lock=True)
+    if src is None:
+        raise NotFound("knowledge source")
+    if src["active_revision_id"] is None:
+        raise Conflict(
+            "the source has no active revision yet: sync or push a snapshot first",
+            extra={"reason": "no_active_revision"},
+        )
+    return src
+
+
+def _reused(
+    conn: Conn,
+    account_id: UUID,
+    req: CompileRequest,
+    src: dict[str, Any],
+    parent: dict[str, Any] | None,
+    profile_version_id: UUID,
+    model: str,
+) -> tuple[dict[str, Any], str] | None:
+    """A build that answers the request without queueing (with the warning that says why), or None: the parent
+    of an incremental compile when the sources have not changed, else a build of the same input identity
+    (unless ``force``)."""
+    if req.mode == "incremental" and parent is not None:
+        if parent["source_revision_id"] == src["active_revision_id"] and not req.force:
+            existing = repo.get_build(conn, account_id=account_id, build_id=parent["id"])
+            assert existing is not None
+            return existing, (
+                "the sources have not changed since the parent build: it is returned and nothing was queued"
+            )
+    if req.force:
+        return None
+    match = repo.matching_build(
+        conn,
+        account_id=account_id,
+        source_id=req.source_id,
+        revision_id=src["active_revision_id"],
+        profile_version_id=profile_version_id,
+        model=model,
+        mode=req.mode,
+        parent_build_id=parent["id"] if parent else None,
+    )
+    if match is None:
+        return None
+    return match, (
+        f"build {match['id']} ({match['status']}) has the same input identity: it is returned "
+        "and nothing was queued (force=true compiles anyway)"
+    )
+
+
+def _queue_build(
+    conn: Conn, caller: Caller, req: CompileRequest, identity: dict[str, Any]
+) -> tuple[jobs.Job, dict[str, Any]]:
+    """Insert the queued build (its input identity plus the request's options), its first event and its
+    ``wiki_compile`` job, in the caller's transaction; the caller wakes the job after the commit."""
+    a = caller.account_id
+    build_id = repo.insert_build(
+        conn,
+        account_id=a,
+        values={
+            "user_id": caller.user_id,
+            "key_id": caller.key_id,
+            "source_id": req.source_id,
+            "source_revision_id": identity["source_revision_id"],
+            "raw_package_hash": identity["raw_package_hash"],
+            "profile_version_id": identity["profile_version_id"],
+            "compiler_version": COMPILER_VERSION,
+            "prompt_version": PROMPT_VERSION,
+            "model": identity["model"],
+            "reviewer_model": identity["reviewer_model"],
+            "reviewer_independence": identity["reviewer_independence"],
+            "parent_build_id": identity["parent_build_id"],
+            "mode": req.mode,
+            "activate_on_success": req.activate,
+            "forced": req.force,
+        },
+    )
+    repo.add_events(
+        conn,
+        account_id=a,
+        build_id=build_id,
+        events=[
+            {
+                "event_type": "build_queued",
+                "detail": f"{req.mode} compile of revision {identity['source_revision_id']}",
+                "payload": {"mode": req.mode, "force": req.force, "activate": req.activate},
+            }
+        ],
+    )
+    job = jobs.enqueue(
+        conn,
+        account_id=a,
+        kind=JOB_KIND,
+        subject_id=build_id,
+        payload={"build_id": str(build_id)},
+        max_attempts=DEFAULT_MAX_ATTEMPTS,
+    )
+    repo.set_job(conn, account_id=a, build_id=build_id, job_id=job.id)
+    row = repo.get_build(conn, account_id=a, build_id=build_id)
+    assert row is not None
+    return job, row
 
 
 def _parent(conn: Conn, account_id: UUID, src: dict[str, Any]) -> dict[str, Any] | None:

@@ -1,4 +1,4 @@
-"""The one ToolSet of ``/mcp/knowledge``; each knowledge tool file (registry, search, discovery, wiki, quality)
+"""The one ToolSet of ``/mcp/knowledge``; each knowledge tool file (sources, catalog, search, discovery, wiki, quality, jobs)
 decorates its functions with ``tools.tool(...)`` and is imported by the package's ``__init__``."""
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """K4 tools: discover a skill's knowledge contract and record/read resolution runs, over
-``agentmate.knowledge.discover`` and ``agentmate.knowledge.resolutions`` (the use cases and scopes of
-``agentmate.knowledge.discovery_router``: discover and recording also need skills:r)."""
+``agentmate.knowledge.discovery`` (``discover``, ``resolutions``): the use cases and scopes of the REST routes
+(discover and recording also need skills:r).
+REST twin: ``agentmate.knowledge.discovery.router``."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from pydantic import Field
 
 from agentmate.core.pagination import DEFAULT_LIMIT, Page, PageParams
 from agentmate.core.text import blank_to_none
-from agentmate.knowledge import discover, resolutions
-from agentmate.knowledge.discovery_schemas import (
+from agentmate.knowledge.discovery import discover, resolutions
+from agentmate.knowledge.discovery.schemas import (
     MAX_ECHOES,
     MAX_SELECTED,
     CandidateEcho,

@@ -1,6 +1,7 @@
-"""Job reads on ``/mcp/knowledge`` (the REST twin is ``agentmate.knowledge.jobs_router``): an agent whose call was
-answered with a queued job (a wiki compile, a large skills backfill or index run) polls it here.
-``knowledge_queue_stats`` is the wiki's tool (mcp/tools/knowledge/wiki.py) over the same ``jobs.queue_stats``."""
+"""Job reads on ``/mcp/knowledge``: an agent whose call was answered with a queued job (a wiki compile, a large
+skills backfill or index run) polls it here. ``knowledge_queue_stats`` is the wiki's tool (mcp/tools/knowledge/wiki.py)
+over the same ``jobs.queue_stats``.
+REST twin: ``agentmate.knowledge.jobs_router``."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Wiki quality tools on ``/mcp/knowledge``: lint, build review, validation signals, over the same use cases and
-scopes as the REST routes of ``agentmate.knowledge.quality.router``."""
+scopes as the REST routes.
+REST twin: ``agentmate.knowledge.quality.router``."""
 
 from __future__ import annotations
 

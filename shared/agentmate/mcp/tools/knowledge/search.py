@@ -1,6 +1,7 @@
 """Knowledge retrieval tools (``/mcp/knowledge``): knowledge_search, knowledge_index_active and
-knowledge_document_links over ``agentmate.knowledge.index`` / ``search`` — the same services and scopes as the REST
-routes."""
+knowledge_document_links over ``agentmate.knowledge.search`` (``index``, ``service``): the same services and scopes as
+the REST routes.
+REST twin: ``agentmate.knowledge.search.router``."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from uuid import UUID
 from pydantic import Field
 
 from agentmate.core.pagination import DEFAULT_LIMIT, PageParams
-from agentmate.knowledge import index, search
-from agentmate.knowledge.search_schemas import (
+from agentmate.knowledge.search import index
+from agentmate.knowledge.search import service as search
+from agentmate.knowledge.search.schemas import (
     DEFAULT_TOP_K,
     MAX_QUERY_CHARS,
     MAX_SOURCE_IDS,

@@ -1,6 +1,7 @@
 """Wiki compiler tools on ``/mcp/knowledge`` over ``agentmate.knowledge.wiki``: the same use cases and scopes as
-the REST routes of ``agentmate.knowledge.wiki.router``. (knowledge_queue_stats reads the queue's
-statistics; the wiki search/index/status tools join with wiki retrieval.)"""
+the REST routes. (knowledge_queue_stats reads the queue's statistics; the wiki search/index/status tools join with
+wiki retrieval.)
+REST twin: ``agentmate.knowledge.wiki.router``."""
 
 from __future__ import annotations
 

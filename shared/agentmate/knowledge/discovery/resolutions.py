@@ -31,9 +31,9 @@ from agentmate.core.observability import counted, new_only
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
 from agentmate.core.results import Created
-from agentmate.knowledge import discover
-from agentmate.knowledge import resolutions_repository as repo
-from agentmate.knowledge.discovery_schemas import (
+from agentmate.knowledge.discovery import discover
+from agentmate.knowledge.discovery import repository as repo
+from agentmate.knowledge.discovery.schemas import (
     MAX_EVIDENCE_BYTES,
     ResolutionCreate,
     ResolutionRun,
@@ -152,7 +152,7 @@ def record(
                 )
             selected = _selected(conn, account, body)
             evidence = _evidence(body)
-            row = repo.insert_run(
+            run = repo.insert_run(
                 conn,
                 account_id=account,
                 user_id=principal.user_id,
@@ -175,7 +175,7 @@ def record(
                     "content_hash": idempotency.canonical_hash(request),
                 },
             )
-            return ResolutionRun.model_validate(row)
+            return run
 
         return idempotency.once(
             conn,
@@ -208,7 +208,7 @@ def list_runs(
             offset=page.offset,
         )
     return Page[ResolutionSummary](
-        items=[ResolutionSummary.model_validate(r) for r in rows],
+        items=rows,
         total=total,
         limit=page.limit,
         offset=page.offset,
@@ -217,7 +217,7 @@ def list_runs(
 
 def get_run(db: TenantTransactions, principal: Principal, run_id: UUID) -> ResolutionRun:
     with db.tenant(principal.account_id) as conn:
-        row = repo.get_run(conn, account_id=principal.account_id, run_id=run_id)
-    if row is None:
+        run = repo.get_run(conn, account_id=principal.account_id, run_id=run_id)
+    if run is None:
         raise NotFound("knowledge resolution run")
-    return ResolutionRun.model_validate(row)
+    return run

@@ -26,10 +26,11 @@ from agentmate.core.errors import NotFound
 from agentmate.core.observability import counted
 from agentmate.core.pagination import PageParams
 from agentmate.core.principal import Principal
-from agentmate.knowledge import index_repository as repo
 from agentmate.knowledge.chunking import snippet
-from agentmate.knowledge.index import NAMESPACE, SOURCE_TYPE
-from agentmate.knowledge.search_schemas import (
+from agentmate.knowledge.search import repository as repo
+from agentmate.knowledge.search.index import NAMESPACE, SOURCE_TYPE
+from agentmate.knowledge.search.repository import Neighbour, SourceRow
+from agentmate.knowledge.search.schemas import (
     MAX_NEIGHBOURS,
     KnowledgeDegraded,
     KnowledgeDocumentLink,
@@ -100,7 +101,7 @@ def _log(
 
 def _allowed_sources(
     db: TenantTransactions, principal: Principal, body: KnowledgeSearchRequest
-) -> tuple[dict[UUID, dict[str, Any]] | None, str | None]:
+) -> tuple[dict[UUID, SourceRow] | None, str | None]:
     """The sources the filters select (None: no filter), or a note when they select none."""
     if body.domain is None and not body.source_ids:
         return None, None
@@ -125,6 +126,99 @@ def _hit_ids(hit: Hit) -> tuple[UUID, UUID, UUID] | None:
         return None
 
 
+def _query(body: KnowledgeSearchRequest, allowed: dict[UUID, SourceRow] | None) -> Query:
+    """The retrieval query: one source filters in the vector store; several widen the fetch (filtered after), as
+    does a similarity floor (hits under it are dropped after)."""
+    metadata: dict[str, Any] | None = None
+    fetch = body.top_k
+    if allowed is not None and len(allowed) == 1:
+        metadata = {"source_id": str(next(iter(allowed)))}
+    elif allowed is not None:
+        fetch = min(body.top_k * len(allowed), MAX_WIDENED)
+    if body.min_similarity is not None:
+        fetch = min(max(fetch, body.top_k * 3), MAX_WIDENED)
+    return Query(
+        namespace=NAMESPACE,
+        text=body.query,
+        top_k=fetch,
+        source_type=SOURCE_TYPE,
+        metadata=metadata,
+        lexical_pool=LEXICAL_POOL,
+    )
+
+
+_Kept = list[tuple[Hit, tuple[UUID, UUID, UUID]]]
+
+
+def _keep(
+    hits: list[Hit], body: KnowledgeSearchRequest, allowed: dict[UUID, SourceRow] | None
+) -> tuple[_Kept, int]:
+    """The first ``top_k`` hits of the allowed sources over the similarity floor, and how many the floor dropped."""
+    kept: _Kept = []
+    filtered = 0
+    for hit in hits:
+        ids = _hit_ids(hit)
+        if ids is None or (allowed is not None and ids[0] not in allowed):
+            continue
+        if body.min_similarity is not None and not hit.similar_enough(body.min_similarity):
+            filtered += 1
+            continue
+        kept.append((hit, ids))
+        if len(kept) == body.top_k:
+            break
+    return kept, filtered
+
+
+def _sources_of(
+    conn: Conn, account: UUID, kept: _Kept, allowed: dict[UUID, SourceRow] | None
+) -> dict[UUID, SourceRow]:
+    """The kept hits' sources: the filter's, plus a read of those it did not name (no filter: all of them)."""
+    srcs = allowed if allowed is not None else {}
+    missing = list({ids[0] for _, ids in kept} - set(srcs))
+    if missing:
+        srcs = {
+            **srcs,
+            **{r["id"]: r for r in repo.sources(conn, account_id=account, source_ids=missing)},
+        }
+    return srcs
+
+
+def _hit(
+    rank: int,
+    hit: Hit,
+    ids: tuple[UUID, UUID, UUID],
+    src: SourceRow,
+    neighbours: list[Neighbour],
+    include_content: bool,
+) -> KnowledgeSearchHit:
+    source_id, revision_id, document_id = ids
+    meta = hit.document["metadata"]
+    content = hit.document["content"]
+    return KnowledgeSearchHit(
+        rank=rank,
+        score=round(hit.score, 6),
+        channels=list(hit.channels),
+        lexical_score=hit.lexical_score,
+        vector_score=hit.vector_score,
+        lexical_matched=hit.lexical_matched,
+        source_id=source_id,
+        knowledge_base=src["name"],
+        domain=src["domain"],
+        revision_id=revision_id,
+        document_id=document_id,
+        path=meta["path"],
+        heading_path=meta.get("heading_path", ""),
+        chunk_key=hit.document["chunk_key"],
+        citation=citation(meta["path"], meta.get("heading_path", "")),
+        snippet=snippet(content),
+        content=content if include_content else None,
+        links=[
+            KnowledgeNeighbour(direction=n["direction"], path=n["path"], document_id=n["linked_document_id"])
+            for n in neighbours
+        ],
+    )
+
+
 @counted("KnowledgeSearch")
 def search(
     db: TenantTransactions, rt: Retrieval, principal: Principal, body: KnowledgeSearchRequest
@@ -136,43 +230,10 @@ def search(
             query_id = _log(conn, principal, body, [], [])
         return KnowledgeSearchResult(query_id=query_id, items=[], total=0, note=note)
 
-    metadata: dict[str, Any] | None = None
-    fetch = body.top_k
-    if allowed is not None and len(allowed) == 1:
-        metadata = {"source_id": str(next(iter(allowed)))}
-    elif allowed is not None:
-        fetch = min(body.top_k * len(allowed), MAX_WIDENED)
-    if body.min_similarity is not None:
-        fetch = min(max(fetch, body.top_k * 3), MAX_WIDENED)
-    query = Query(
-        namespace=NAMESPACE,
-        text=body.query,
-        top_k=fetch,
-        source_type=SOURCE_TYPE,
-        metadata=metadata,
-        lexical_pool=LEXICAL_POOL,
-    )
-
     def finish(conn: Conn, result: SearchResult) -> KnowledgeSearchResult:
-        kept: list[tuple[Hit, tuple[UUID, UUID, UUID]]] = []
-        filtered = 0
-        for hit in result.hits:
-            ids = _hit_ids(hit)
-            if ids is None or (allowed is not None and ids[0] not in allowed):
-                continue
-            if body.min_similarity is not None and not hit.similar_enough(body.min_similarity):
-                filtered += 1
-                continue
-            kept.append((hit, ids))
-            if len(kept) == body.top_k:
-                break
-        srcs = allowed if allowed is not None else {}
-        missing = list({ids[0] for _, ids in kept} - set(srcs))
-        if missing:
-            srcs = {
-                **srcs,
-                **{r["id"]: r for r in repo.sources(conn, account_id=account, source_ids=missing)},
-            }
+        """Inside retrieval's transaction: keep, join the sources and one-hop links, log the query."""
+        kept, filtered = _keep(result.hits, body, allowed)
+        srcs = _sources_of(conn, account, kept, allowed)
         links = repo.neighbours(
             conn,
             account_id=account,
@@ -180,39 +241,11 @@ def search(
             per_document=MAX_NEIGHBOURS,
         )
         items: list[KnowledgeSearchHit] = []
-        for hit, (source_id, revision_id, document_id) in kept:
-            src = srcs.get(source_id)
+        for hit, ids in kept:
+            src = srcs.get(ids[0])
             if src is None:  # the source was deleted since it was indexed
                 continue
-            meta = hit.document["metadata"]
-            content = hit.document["content"]
-            items.append(
-                KnowledgeSearchHit(
-                    rank=len(items) + 1,
-                    score=round(hit.score, 6),
-                    channels=list(hit.channels),
-                    lexical_score=hit.lexical_score,
-                    vector_score=hit.vector_score,
-                    lexical_matched=hit.lexical_matched,
-                    source_id=source_id,
-                    knowledge_base=src["name"],
-                    domain=src["domain"],
-                    revision_id=revision_id,
-                    document_id=document_id,
-                    path=meta["path"],
-                    heading_path=meta.get("heading_path", ""),
-                    chunk_key=hit.document["chunk_key"],
-                    citation=citation(meta["path"], meta.get("heading_path", "")),
-                    snippet=snippet(content),
-                    content=content if body.include_content else None,
-                    links=[
-                        KnowledgeNeighbour(
-                            direction=n["direction"], path=n["path"], document_id=n["linked_document_id"]
-                        )
-                        for n in links.get(document_id, [])
-                    ],
-                )
-            )
+            items.append(_hit(len(items) + 1, hit, ids, src, links.get(ids[2], []), body.include_content))
         degraded = [KnowledgeDegraded(leg=d.leg, reason=d.reason) for d in result.degraded]
         query_id = _log(conn, principal, body, items, degraded)
         return KnowledgeSearchResult(
@@ -223,7 +256,7 @@ def search(
             filtered_by_min_similarity=filtered if body.min_similarity is not None else None,
         )
 
-    pending = rt.begin_search(account, query)  # the vector leg starts on its thread
+    pending = rt.begin_search(account, _query(body, allowed))  # the vector leg starts on its thread
     with db.tenant(account, pipeline=True) as conn:  # the hits and the rows finish() reads: one transaction
         return finish(conn, pending.complete(conn))
 

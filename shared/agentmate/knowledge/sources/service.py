@@ -22,10 +22,10 @@ from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import DomainError, NotFound, ServiceUnavailable
 from agentmate.core.observability import counted
 from agentmate.core.pagination import Page, PageParams
-from agentmate.knowledge import repository
 from agentmate.knowledge.manifest import MANIFEST_PATH, KnowledgeManifest, parse_manifest
-from agentmate.knowledge.repository import STORE
-from agentmate.knowledge.schemas import (
+from agentmate.knowledge.sources import repository
+from agentmate.knowledge.sources.repository import STORE
+from agentmate.knowledge.sources.schemas import (
     KnowledgeDocument,
     KnowledgeDocumentContent,
     KnowledgeIngestResult,
@@ -234,9 +234,6 @@ def run_sync_job(ctx: jobs.RunContext) -> dict[str, object]:
         "commit_sha": out.revision.commit_sha,
         "created": out.created,
     }
-
-
-jobs.register(SYNC_JOB_KIND, run_sync_job, timeout_seconds=SYNC_JOB_BUDGET_S)
 
 
 # -- revisions and documents -------------------------------------------------------------------------------------

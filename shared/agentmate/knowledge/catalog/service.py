@@ -13,8 +13,9 @@ from uuid import UUID
 
 from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.pagination import PageParams
-from agentmate.knowledge import repository
-from agentmate.knowledge.schemas import (
+from agentmate.knowledge.catalog import repository
+from agentmate.knowledge.catalog.repository import CardRow
+from agentmate.knowledge.catalog.schemas import (
     IndexStatus,
     KnowledgeCatalog,
     KnowledgeCatalogCard,
@@ -35,7 +36,7 @@ def fold_languages(manifest: dict[str, Any]) -> list[str]:
     return langs
 
 
-def card(row: dict[str, Any]) -> KnowledgeCatalogCard:
+def card(row: CardRow) -> KnowledgeCatalogCard:
     m = row["manifest"] or {}
     return KnowledgeCatalogCard(
         source_id=row["source_id"],

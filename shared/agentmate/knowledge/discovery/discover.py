@@ -35,9 +35,10 @@ from uuid import UUID
 from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import NotImplementedYet, invalid
 from agentmate.core.principal import Principal
-from agentmate.knowledge import repository
-from agentmate.knowledge.catalog import fold_languages
-from agentmate.knowledge.discovery_schemas import (
+from agentmate.knowledge.catalog.repository import ManifestCard
+from agentmate.knowledge.catalog.service import fold_languages
+from agentmate.knowledge.discovery import repository
+from agentmate.knowledge.discovery.schemas import (
     Budgets,
     Candidate,
     DiscoverRequest,
@@ -380,7 +381,7 @@ def resolve(
 # -- the catalog ---------------------------------------------------------------------------------------------------
 
 
-def _cards(rows: list[dict[str, Any]]) -> list[Card]:
+def _cards(rows: list[ManifestCard]) -> list[Card]:
     out = []
     for r in rows:
         m = r["manifest"] or {}
@@ -403,7 +404,7 @@ def _cards(rows: list[dict[str, Any]]) -> list[Card]:
 
 def catalog_cards(conn: Conn, *, account_id: UUID) -> list[Card]:
     """Every K0 card of the account (the catalog's cards, language folded in), as discovery reads them."""
-    return _cards(repository.discovery_cards(conn, account_id=account_id).fetchall())
+    return _cards(repository.card_rows(repository.discovery_cards(conn, account_id=account_id)))
 
 
 def discover(db: TenantTransactions, principal: Principal, body: DiscoverRequest) -> DiscoverResponse:
@@ -414,7 +415,7 @@ def discover(db: TenantTransactions, principal: Principal, body: DiscoverRequest
         contract = compiled_contract(conn, account_id=account, version_id=body.skill_version_id)
         if contract.contract["mode"] == "scoped_discover":
             return resolve(contract, [], body.requirement_id)  # raises: no catalog scored for a refused mode
-        cards = _cards(cards_cursor.fetchall())
+        cards = _cards(repository.card_rows(cards_cursor))
         pinned = pinned_build_ids(contract) if contract.contract["mode"] == "pinned" else set()
         builds = wiki_builds.builds(conn, account_id=account, build_ids=pinned) if pinned else {}
     return resolve(contract, cards, body.requirement_id, builds)

@@ -37,10 +37,11 @@ from agentmate.core.db import TenantTransactions
 from agentmate.core.errors import Conflict, NotFound
 from agentmate.core.observability import counted
 from agentmate.core.principal import Principal
-from agentmate.knowledge import index_repository as repo
 from agentmate.knowledge.chunking import chunk_document
-from agentmate.knowledge.links import extract_links
-from agentmate.knowledge.search_schemas import (
+from agentmate.knowledge.search import repository as repo
+from agentmate.knowledge.search.links import extract_links
+from agentmate.knowledge.search.repository import ActiveSource, TextDocument
+from agentmate.knowledge.search.schemas import (
     KnowledgeIndexOutcome,
     KnowledgeIndexReport,
     KnowledgeIndexRequest,
@@ -106,7 +107,7 @@ class _Budget:
             raise _OverBudget
 
 
-def prepare(source: dict[str, Any], documents: list[dict[str, Any]]) -> _Prepared:
+def prepare(source: ActiveSource, documents: list[TextDocument]) -> _Prepared:
     """Chunks, retrieval documents and links of one revision (pure apart from its inputs)."""
     by_path = {d["path"]: d["id"] for d in documents}
     out = _Prepared([], [], [], 0, 0, 0, 0)
@@ -169,7 +170,7 @@ def _index_source(
     db: TenantTransactions,
     rt: Retrieval,
     account_id: UUID,
-    source: dict[str, Any],
+    source: ActiveSource,
     check: Callable[[], None],
     deadline: float | None = None,
 ) -> KnowledgeIndexOutcome:
@@ -326,6 +327,3 @@ def run_job(ctx: jobs.RunContext) -> dict[str, Any]:
         check()
         counts[_index_source(ctx.db, rt, account, source, check).status] += 1
     return {**counts, "total": len(sources)}
-
-
-jobs.register(INDEX_JOB_KIND, run_job, timeout_seconds=JOB_TIMEOUT_S)

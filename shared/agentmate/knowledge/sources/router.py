@@ -1,25 +1,20 @@
-"""Knowledge registry routes (spec/001 "Knowledge"): sources, revisions, sync, snapshots, documents, catalog.
-Mounted with the other knowledge routers in the knowledge function (functions/knowledge/app.py)."""
+"""Knowledge source routes (spec/001 "Knowledge"): sources, revisions, sync, snapshots, documents. Mounted with the
+other knowledge routers in the knowledge function (functions/knowledge/app.py).
+MCP twin: ``agentmate.mcp.tools.knowledge.sources``."""
 
 from __future__ import annotations
 
-from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import DbDep, KnowledgeRead, KnowledgeWrite, PageDep
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.routing import LAMBDA_BODY_LIMIT, max_body
 from agentmate.core.pagination import Page
-from agentmate.core.text import blank_to_none
-from agentmate.knowledge import catalog as k0
-from agentmate.knowledge import service
-from agentmate.knowledge.schemas import (
-    MAX_CATALOG_QUERY,
-    MAX_DOMAIN,
-    KnowledgeCatalog,
+from agentmate.knowledge.sources import service
+from agentmate.knowledge.sources.schemas import (
     KnowledgeDocument,
     KnowledgeDocumentContent,
     KnowledgeIngestResult,
@@ -131,22 +126,3 @@ def get_document(
     """One document with its text snapshot (null content for a binary document); Cache-Control: private,
     no-store."""
     return service.get_document(db, Actor.of(principal), revision_id, document_id)
-
-
-@router.get("/catalog", response_model=KnowledgeCatalog)
-def catalog(
-    principal: KnowledgeRead,
-    db: DbDep,
-    page: PageDep,
-    query: Annotated[
-        str | None,
-        Query(
-            max_length=MAX_CATALOG_QUERY,
-            description="Substring of the name or description (case-insensitive)",
-        ),
-    ] = None,
-    domain: Annotated[str | None, Query(max_length=MAX_DOMAIN, description="Exact owning domain")] = None,
-) -> KnowledgeCatalog:
-    """K0 cards of the sources with an active revision, ordered by name (stable pages), plus the account's
-    domain roster with collection counts."""
-    return k0.catalog(db, Actor.of(principal), page, blank_to_none(query), blank_to_none(domain))

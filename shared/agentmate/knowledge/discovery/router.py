@@ -1,5 +1,6 @@
 """K4 routes: discover (a skill's knowledge contract against the K0 catalog) and resolution runs. Mounted with the
-other knowledge routers in the knowledge function (functions/knowledge/app.py)."""
+other knowledge routers in the knowledge function (functions/knowledge/app.py).
+MCP twin: ``agentmate.mcp.tools.knowledge.discovery``."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.core.pagination import Page
 from agentmate.core.text import blank_to_none
-from agentmate.knowledge import discover, resolutions
-from agentmate.knowledge.discovery_schemas import (
+from agentmate.knowledge.discovery import discover, resolutions
+from agentmate.knowledge.discovery.schemas import (
     DiscoverRequest,
     DiscoverResponse,
     ResolutionCreate,

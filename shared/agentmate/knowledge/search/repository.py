@@ -3,7 +3,8 @@ revision. Statements run inside the caller's tenant transaction; RLS scopes them
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime
+from typing import Any, Literal, TypedDict, cast
 from uuid import UUID
 
 from agentmate.core.db import Conn
@@ -33,44 +34,115 @@ CONSTRAINTS = constraints(
 )
 
 
-def active_sources(
-    conn: Conn, *, account_id: UUID, source_id: UUID | None, limit: int
-) -> list[dict[str, Any]]:
+# -- rows (what the services read; the queries below name exactly these columns) ---------------------------------
+
+
+class ActiveSource(TypedDict):
+    id: UUID
+    name: str
+    domain: str | None
+    active_revision_id: UUID
+
+
+class SourceRow(TypedDict):
+    id: UUID
+    name: str
+    domain: str | None
+    active_revision_id: UUID | None
+
+
+class TextDocument(TypedDict):
+    id: UUID
+    path: str
+    mime_type: str | None
+    is_text: bool
+    content: str | None
+
+
+class ChunkKey(TypedDict):
+    revision_id: UUID
+    document_id: UUID
+    chunk_key: str
+
+
+class IndexState(TypedDict):
+    revision_id: UUID
+    status: str
+    documents: int
+    chunks: int
+    failed_chunks: int
+    truncated_documents: int
+    links: int
+    dangling_links: int
+    escaping_links: int
+    indexed_at: datetime
+
+
+Direction = Literal["outgoing", "incoming"]
+
+
+class Neighbour(TypedDict):
+    document_id: UUID
+    direction: Direction
+    path: str
+    linked_document_id: UUID | None
+
+
+class DocumentRow(TypedDict):
+    id: UUID
+    path: str
+    revision_id: UUID
+    source_id: UUID
+
+
+class LinkRow(TypedDict):
+    direction: Direction
+    path: str
+    document_id: UUID | None
+    kind: Literal["link", "image", "reference"]  # knowledge_document_links_kind_check
+    total: int
+
+
+def active_sources(conn: Conn, *, account_id: UUID, source_id: UUID | None, limit: int) -> list[ActiveSource]:
     """Sources with an active revision (one, or all in name order), at most ``limit``."""
-    return conn.execute(
+    rows = conn.execute(
         """SELECT s.id, s.name, s.domain, s.active_revision_id FROM knowledge_sources s
            WHERE s.account_id = %(a)s AND s.active_revision_id IS NOT NULL
              AND (%(s)s::uuid IS NULL OR s.id = %(s)s)
            ORDER BY s.name COLLATE "C", s.id LIMIT %(l)s""",
         {"a": account_id, "s": source_id, "l": limit},
     ).fetchall()
+    return cast(list[ActiveSource], rows)
 
 
 def source_exists(conn: Conn, *, account_id: UUID, source_id: UUID) -> bool:
     return (
         conn.execute(
-            "SELECT 1 FROM knowledge_sources WHERE account_id = %s AND id = %s", (account_id, source_id)
+            "SELECT 1 FROM knowledge_sources WHERE account_id = %(account_id)s AND id = %(source_id)s",
+            {"account_id": account_id, "source_id": source_id},
         ).fetchone()
         is not None
     )
 
 
-def text_documents(conn: Conn, *, account_id: UUID, revision_id: UUID) -> list[dict[str, Any]]:
+def text_documents(conn: Conn, *, account_id: UUID, revision_id: UUID) -> list[TextDocument]:
     """Every document of a revision (the manifest excluded), text content where there is one."""
-    return conn.execute(
+    rows = conn.execute(
         """SELECT id, path, mime_type, is_text, content FROM knowledge_documents
            WHERE account_id = %(a)s AND revision_id = %(r)s AND path <> %(m)s ORDER BY path COLLATE "C" """,
         {"a": account_id, "r": revision_id, "m": MANIFEST_PATH},
     ).fetchall()
+    return cast(list[TextDocument], rows)
 
 
-def chunk_keys(conn: Conn, *, account_id: UUID, source_id: UUID) -> list[dict[str, Any]]:
+def chunk_keys(conn: Conn, *, account_id: UUID, source_id: UUID) -> list[ChunkKey]:
     """(revision, document, chunk key) of every chunk row of the source, any revision."""
-    return conn.execute(
+    rows = conn.execute(
         """SELECT revision_id, document_id, chunk_key FROM knowledge_chunks
-           WHERE account_id = %s AND source_id = %s""",
-        (account_id, source_id),
+           WHERE account_id = %(account_id)s AND source_id = %(source_id)s""",
+        {"account_id": account_id, "source_id": source_id},
     ).fetchall()
+    return cast(list[ChunkKey], rows)
 
 
 def replace_revision(
@@ -143,41 +215,42 @@ def indexed_since(conn: Conn, *, account_id: UUID, revision_ids: list[UUID], sin
     if not revision_ids:
         return set()
     rows = conn.execute(
-        "SELECT revision_id FROM knowledge_revision_index WHERE account_id = %s "
-        "AND revision_id = ANY(%s) AND indexed_at >= %s",
-        (account_id, revision_ids, since),
+        "SELECT revision_id FROM knowledge_revision_index WHERE account_id = %(account_id)s "
+        "AND revision_id = ANY(%(revision_ids)s) AND indexed_at >= %(since)s",
+        {"account_id": account_id, "revision_ids": revision_ids, "since": since},
     ).fetchall()
     return {r["revision_id"] for r in rows}
 
 
-def index_states(conn: Conn, *, account_id: UUID, revision_ids: list[UUID]) -> dict[UUID, dict[str, Any]]:
+def index_states(conn: Conn, *, account_id: UUID, revision_ids: list[UUID]) -> dict[UUID, IndexState]:
     """The last index run per revision (for the catalog's chunk index status)."""
     if not revision_ids:
         return {}
     rows = conn.execute(
         """SELECT revision_id, status, documents, chunks, failed_chunks, truncated_documents, links,
                   dangling_links, escaping_links, indexed_at
-           FROM knowledge_revision_index WHERE account_id = %s AND revision_id = ANY(%s)""",
-        (account_id, revision_ids),
+           FROM knowledge_revision_index WHERE account_id = %(account_id)s AND revision_id = ANY(%(revision_ids)s)""",
+        {"account_id": account_id, "revision_ids": revision_ids},
     ).fetchall()
-    return {r["revision_id"]: r for r in rows}
+    return {r["revision_id"]: cast(IndexState, r) for r in rows}
 
 
 def sources(
     conn: Conn, *, account_id: UUID, source_ids: list[UUID] | None = None, domain: str | None = None
-) -> list[dict[str, Any]]:
+) -> list[SourceRow]:
     """Sources by id and/or domain (either filter optional), with their active revision."""
-    return conn.execute(
+    rows = conn.execute(
         """SELECT id, name, domain, active_revision_id FROM knowledge_sources
            WHERE account_id = %(a)s AND (%(ids)s::uuid[] IS NULL OR id = ANY(%(ids)s))
              AND (%(d)s::text IS NULL OR domain = %(d)s)""",
         {"a": account_id, "ids": source_ids, "d": domain},
     ).fetchall()
+    return cast(list[SourceRow], rows)
 
 
 def neighbours(
     conn: Conn, *, account_id: UUID, document_ids: list[UUID], per_document: int
-) -> dict[UUID, list[dict[str, Any]]]:
+) -> dict[UUID, list[Neighbour]]:
     """Up to ``per_document`` one-hop links per document, metadata only: outgoing first (link order), then
     incoming (linking path order)."""
     if not document_ids:
@@ -201,24 +274,25 @@ def neighbours(
            ORDER BY document_id, direction DESC, n""",
         {"a": account_id, "ids": document_ids, "k": per_document},
     ).fetchall()
-    out: dict[UUID, list[dict[str, Any]]] = {}
+    out: dict[UUID, list[Neighbour]] = {}
     for r in rows:
-        out.setdefault(r["document_id"], []).append(r)
+        out.setdefault(r["document_id"], []).append(cast(Neighbour, r))
     return out
 
 
-def document(conn: Conn, *, account_id: UUID, document_id: UUID) -> dict[str, Any] | None:
-    return conn.execute(
+def document(conn: Conn, *, account_id: UUID, document_id: UUID) -> DocumentRow | None:
+    row = conn.execute(
         """SELECT d.id, d.path, d.revision_id, r.source_id FROM knowledge_documents d
            JOIN knowledge_source_revisions r ON r.id = d.revision_id AND r.account_id = d.account_id
-           WHERE d.account_id = %s AND d.id = %s AND d.path <> %s""",
-        (account_id, document_id, MANIFEST_PATH),
+           WHERE d.account_id = %(account_id)s AND d.id = %(document_id)s AND d.path <> %(manifest_path)s""",
+        {"account_id": account_id, "document_id": document_id, "manifest_path": MANIFEST_PATH},
     ).fetchone()
+    return cast(DocumentRow | None, row)
 
 
 def document_links(
     conn: Conn, *, account_id: UUID, document_id: UUID, limit: int, offset: int
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[LinkRow], int]:
     """Both directions of one document's links, outgoing first (link order) then incoming (linking path)."""
     rows = conn.execute(
         """WITH e AS (
@@ -236,7 +310,7 @@ def document_links(
         {"a": account_id, "d": document_id, "l": limit, "o": offset},
     ).fetchall()
     if rows:
-        return rows, int(rows[0]["total"])
+        return cast(list[LinkRow], rows), int(rows[0]["total"])
     total = conn.execute(
         """SELECT (SELECT count(*) FROM knowledge_document_links WHERE account_id = %(a)s
                      AND source_document_id = %(d)s)

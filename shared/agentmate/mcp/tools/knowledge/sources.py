@@ -1,6 +1,6 @@
-"""Knowledge registry tools: sources, sync, documents and the K0 catalog, over ``agentmate.knowledge.service``
-and ``agentmate.knowledge.catalog`` (the same use cases and scopes as the REST routes of
-``agentmate.knowledge.router``)."""
+"""Knowledge source tools: sources, sync and documents, over ``agentmate.knowledge.sources.service`` (the same use
+cases and scopes as the REST routes).
+REST twin: ``agentmate.knowledge.sources.router``."""
 
 from __future__ import annotations
 
@@ -10,12 +10,8 @@ from uuid import UUID
 from pydantic import Field
 
 from agentmate.core.pagination import DEFAULT_LIMIT, Page, PageParams
-from agentmate.core.text import blank_to_none
-from agentmate.knowledge import catalog, service
-from agentmate.knowledge.schemas import (
-    MAX_CATALOG_QUERY,
-    MAX_DOMAIN,
-    KnowledgeCatalog,
+from agentmate.knowledge.sources import service
+from agentmate.knowledge.sources.schemas import (
     KnowledgeDocument,
     KnowledgeDocumentContent,
     KnowledgeIngestResult,
@@ -93,27 +89,3 @@ def knowledge_document_get(
     """One document of a revision with its text snapshot (content is null for a binary document). Requires
     knowledge:r."""
     return service.get_document(db(), _actor(), revision_id, document_id)
-
-
-@tools.tool("knowledge:r", rest="GET /api/knowledge/catalog", title="List the knowledge catalog")
-def knowledge_catalog_list(
-    query: Annotated[
-        str | None,
-        Field(
-            max_length=MAX_CATALOG_QUERY,
-            description="Substring of the name or description (case-insensitive)",
-        ),
-    ] = None,
-    domain: Annotated[
-        str | None,
-        Field(max_length=MAX_DOMAIN, description="Exact owning domain (see domains in the answer)"),
-    ] = None,
-    limit: Limit = DEFAULT_LIMIT,
-    offset: Offset = 0,
-) -> KnowledgeCatalog:
-    """K0 cards of the knowledge collections (sources with an active revision), ordered by name: manifest
-    metadata, capabilities and languages, domain, document count, package hash, chunk index status; plus
-    domains, the account's domain roster with collection counts. Requires knowledge:r."""
-    return catalog.catalog(
-        db(), _actor(), PageParams(limit=limit, offset=offset), blank_to_none(query), blank_to_none(domain)
-    )

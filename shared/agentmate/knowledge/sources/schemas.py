@@ -1,20 +1,16 @@
-"""Wire models of the knowledge registry: snapshot push, sync, ingest results, documents and the K0 catalog."""
+"""Wire models of knowledge sources: snapshot push, sync, ingest results and documents."""
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
-from uuid import UUID
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentmate.core.pagination import Page
 from agentmate.jobs.models import JobView
 from agentmate.knowledge.manifest import KnowledgeManifest
 from agentmate.packages.models import FileInput, FileMeta, FileRecord, Revision, Source
 
 MAX_SNAPSHOT_FILES = 1000
-MAX_CATALOG_QUERY = 200
-MAX_DOMAIN = 200  # as the context pack's knowledge_domain and the search domain filter
 
 
 class KnowledgeSnapshotPush(BaseModel):
@@ -77,41 +73,3 @@ class KnowledgeDocument(FileMeta):
 
 class KnowledgeDocumentContent(FileRecord):
     """A document with its text snapshot (content is null for a binary document)."""
-
-
-IndexStatus = Literal["not_indexed", "indexed", "partial"]
-
-
-class KnowledgeCatalogCard(BaseModel):
-    """K0 card of one source with an active revision: what discovery matches against."""
-
-    source_id: UUID
-    source_name: str
-    revision_id: UUID = Field(description="The source's active revision")
-    name: str = Field(description="KNOWLEDGE.yaml name")
-    description: str | None
-    profile: str | None
-    language: str | None = Field(
-        description="KNOWLEDGE.yaml language as written (also folded into languages)"
-    )
-    citation_policy: Literal["required", "optional"] | None
-    capabilities: list[str]
-    languages: list[str] = Field(description="KNOWLEDGE.yaml languages with the singular language folded in")
-    domain: str | None = Field(description="First package_path segment of a two-or-more-segment path")
-    document_count: int
-    package_hash: str
-    index_status: IndexStatus = Field(
-        description="Chunk index of the active revision: not_indexed (POST /api/knowledge/index has not run on "
-        "it), indexed, or partial (some documents or chunks failed or were truncated)"
-    )
-
-
-class KnowledgeDomainCount(BaseModel):
-    domain: str | None = Field(description="null groups the sources whose package_path has no domain")
-    collections: int
-
-
-class KnowledgeCatalog(Page[KnowledgeCatalogCard]):
-    domains: list[KnowledgeDomainCount] = Field(
-        description="The account's whole domain roster (every card, whatever the filters), with collection counts"
-    )

@@ -1,5 +1,6 @@
 """Knowledge retrieval routes (spec/001 K2): index active revisions, hybrid chunk search, document links.
-Mounted in the knowledge function beside the registry routes (``knowledge.router``)."""
+Mounted in the knowledge function beside the source routes (``knowledge.sources.router``).
+MCP twin: ``agentmate.mcp.tools.knowledge.search``."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import DbDep, KnowledgeRead, KnowledgeWrite, PageDep, RetrievalDep
 from agentmate.api.errors import PROBLEM_RESPONSES
-from agentmate.knowledge import index, search
-from agentmate.knowledge.search_schemas import (
+from agentmate.knowledge.search import index
+from agentmate.knowledge.search import service as search
+from agentmate.knowledge.search.schemas import (
     KnowledgeDocumentLinks,
     KnowledgeIndexReport,
     KnowledgeIndexRequest,

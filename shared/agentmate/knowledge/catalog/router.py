@@ -1,0 +1,37 @@
+"""K0 catalog route (spec/001 "GET /api/knowledge/catalog"), mounted right after the source routes in the
+knowledge function (functions/knowledge/app.py).
+MCP twin: ``agentmate.mcp.tools.knowledge.catalog``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from agentmate.api.deps import DbDep, KnowledgeRead, PageDep
+from agentmate.api.errors import PROBLEM_RESPONSES
+from agentmate.core.text import blank_to_none
+from agentmate.knowledge.catalog import service as k0
+from agentmate.knowledge.catalog.schemas import MAX_CATALOG_QUERY, MAX_DOMAIN, KnowledgeCatalog
+from agentmate.packages.service import Actor
+
+router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
+
+
+@router.get("/catalog", response_model=KnowledgeCatalog)
+def catalog(
+    principal: KnowledgeRead,
+    db: DbDep,
+    page: PageDep,
+    query: Annotated[
+        str | None,
+        Query(
+            max_length=MAX_CATALOG_QUERY,
+            description="Substring of the name or description (case-insensitive)",
+        ),
+    ] = None,
+    domain: Annotated[str | None, Query(max_length=MAX_DOMAIN, description="Exact owning domain")] = None,
+) -> KnowledgeCatalog:
+    """K0 cards of the sources with an active revision, ordered by name (stable pages), plus the account's
+    domain roster with collection counts."""
+    return k0.catalog(db, Actor.of(principal), page, blank_to_none(query), blank_to_none(domain))

@@ -1,0 +1,1 @@
+"""K4 discovery (a skill's knowledge contract against the catalog) and recorded resolution runs."""

@@ -1,0 +1,1 @@
+"""The chunk index of knowledge documents and search over it (vector + BM25 legs, document links)."""
