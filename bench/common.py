@@ -299,7 +299,7 @@ def seed_knowledge(
     from agentmate.knowledge import index, service
     from agentmate.knowledge.schemas import KnowledgeSnapshotPush
     from agentmate.knowledge.search_schemas import KnowledgeIndexRequest
-    from agentmate.packages.models import FileInput, SourceInput
+    from agentmate.packages.schemas import FileInput, SourceInput
     from agentmate.packages.service import Actor
 
     actor = Actor(principal.account_id, principal.user_id)

@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     from agentmate.knowledge.schemas import KnowledgeSyncRequest
     from agentmate.knowledge.search_schemas import KnowledgeIndexRequest, KnowledgeSearchRequest
     from agentmate.packages.git import GitFetcher
-    from agentmate.packages.models import SourceInput
+    from agentmate.packages.schemas import SourceInput
     from agentmate.packages.service import Actor
     from agentmate.retrieval import config, lexical
     from agentmate.retrieval import service as retrieval_service

@@ -5,4 +5,4 @@ import agentmate.knowledge.index  # knowledge_index
 import agentmate.knowledge.quality.review_job  # wiki_review
 import agentmate.knowledge.service  # knowledge_sync
 import agentmate.knowledge.wiki.jobs  # wiki_compile, wiki_index
-import agentmate.skills.jobs  # noqa: F401  (skills_compile_backfill, skills_index)
+import agentmate.skills.compile.jobs  # noqa: F401  (skills_compile_backfill, skills_index)

@@ -15,7 +15,7 @@ from agentmate.core.principal import Principal
 from agentmate.knowledge import index, service
 from agentmate.knowledge.schemas import KnowledgeSnapshotPush
 from agentmate.knowledge.search_schemas import KnowledgeIndexRequest
-from agentmate.packages.models import SourceInput
+from agentmate.packages.schemas import SourceInput
 from agentmate.packages.service import Actor
 from agentmate.retrieval import repository as retrieval_repo
 from agentmate.retrieval.embedders import EmbeddingError

@@ -17,17 +17,17 @@ from agentmate.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from agentmate.jobs.errors import LeaseLost, Permanent, Retryable, Yield
-    from agentmate.jobs.models import Job, JobStatus, JobUsage, JobView, KindStats, QueueStats
     from agentmate.jobs.registry import Kind, RunContext, kinds, register, unregister
+    from agentmate.jobs.schemas import Job, JobStatus, JobUsage, JobView, KindStats, QueueStats
     from agentmate.jobs.service import cancel, enqueue, get_job, list_jobs, queue_stats, read_job
     from agentmate.jobs.wakeup import wake
 
-# Loaded on first use (cold start): a response model that imports agentmate.jobs.models does not load the queue.
+# Loaded on first use (cold start): a response model that imports agentmate.jobs.schemas does not load the queue.
 __getattr__ = lazy_exports(
     __name__,
     {
         "errors": ("LeaseLost", "Permanent", "Retryable", "Yield"),
-        "models": ("Job", "JobStatus", "JobUsage", "JobView", "KindStats", "QueueStats"),
+        "schemas": ("Job", "JobStatus", "JobUsage", "JobView", "KindStats", "QueueStats"),
         "registry": ("Kind", "RunContext", "kinds", "register", "unregister"),
         "service": ("cancel", "enqueue", "get_job", "list_jobs", "queue_stats", "read_job"),
         "wakeup": ("wake",),

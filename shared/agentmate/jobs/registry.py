@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentmate.jobs.errors import LeaseLost
-from agentmate.jobs.models import Job
+from agentmate.jobs.schemas import Job
 
 if TYPE_CHECKING:
     from agentmate.core.db import Conn, Database

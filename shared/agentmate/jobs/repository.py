@@ -11,7 +11,7 @@ from psycopg.types.json import Jsonb
 from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
 from agentmate.core.sql import paged
-from agentmate.jobs.models import Job
+from agentmate.jobs.schemas import Job
 
 CONSTRAINTS = constraints(
     {

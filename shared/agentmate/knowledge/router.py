@@ -27,7 +27,7 @@ from agentmate.knowledge.schemas import (
     KnowledgeSyncQueued,
     KnowledgeSyncRequest,
 )
-from agentmate.packages.models import Revision, Source, SourceInput
+from agentmate.packages.schemas import Revision, Source, SourceInput
 from agentmate.packages.service import Actor
 
 router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 
 from agentmate.core.errors import ErrorCollector, FieldError, TooLarge, ValidationFailed, invalid
 from agentmate.packages.limits import PackageLimits
-from agentmate.packages.models import FileInput, Package, PackageFile
+from agentmate.packages.schemas import FileInput, Package, PackageFile
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _SEGMENT_RE = re.compile(r"^[A-Za-z0-9._-]+$")

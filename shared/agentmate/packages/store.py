@@ -17,7 +17,7 @@ import psycopg
 from agentmate.core.db import Conn
 from agentmate.core.errors import Conflict
 from agentmate.core.sql import paged
-from agentmate.packages.models import FileMeta, FileRecord, Package, Revision, Source, SourceInput
+from agentmate.packages.schemas import FileMeta, FileRecord, Package, Revision, Source, SourceInput
 
 _IDENT = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
 

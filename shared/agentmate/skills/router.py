@@ -136,7 +136,7 @@ def skill_signals(
 # The registry's routes (sources, packages, catalog, search, quality runs) live in registry_router.py; they are
 # served as part of this router so the skills group is one router (the function and the parity test read it).
 def _include_registry() -> None:
-    from agentmate.skills.registry_router import router as registry_router
+    from agentmate.skills.registry.router import router as registry_router
 
     router.routes.extend(registry_router.routes)
 

@@ -8,8 +8,8 @@ import uuid
 import pytest
 
 from agentmate.jobs.worker import Worker
-from agentmate.skills import jobs as skill_jobs
-from agentmate.skills import registry
+from agentmate.skills.compile import jobs as skill_jobs
+from agentmate.skills.registry import service as registry
 
 SKILL = """---
 name: {name}

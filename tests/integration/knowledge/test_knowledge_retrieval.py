@@ -18,7 +18,7 @@ from agentmate.core.principal import Principal
 from agentmate.knowledge import index, search, service
 from agentmate.knowledge.schemas import KnowledgeSnapshotPush
 from agentmate.knowledge.search_schemas import KnowledgeIndexRequest, KnowledgeSearchRequest
-from agentmate.packages.models import SourceInput
+from agentmate.packages.schemas import SourceInput
 from agentmate.packages.service import Actor
 from agentmate.retrieval import repository as retrieval_repo
 from agentmate.retrieval.embedders import EmbeddingError

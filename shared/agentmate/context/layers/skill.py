@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from agentmate.context.layers.base import Candidate, Candidates, Database, PackRequest, Principal, Retrieval
 from agentmate.core.errors import NotFound
-from agentmate.skills import registry
 from agentmate.skills import service as skills
-from agentmate.skills.registry_schemas import SkillCard, SkillInstructions, SkillSearchRequest
+from agentmate.skills.registry import service as registry
+from agentmate.skills.registry.schemas import SkillCard, SkillInstructions, SkillSearchRequest
 
 SELECTION = (
     "selection is a pinned skill_name or the top skill search hit; K4 knowledge-contract discovery is not "

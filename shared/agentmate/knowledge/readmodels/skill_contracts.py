@@ -14,8 +14,8 @@ from uuid import UUID
 
 from agentmate.core.db import Conn
 from agentmate.core.errors import Conflict, invalid
-from agentmate.skills import compiler
-from agentmate.skills.registry_repository import CURRENT
+from agentmate.skills.compile import compiler
+from agentmate.skills.registry.repository import CURRENT
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from agentmate.knowledge.schemas import (
 from agentmate.mcp.context import db, principal
 from agentmate.mcp.schemas import Limit, Offset
 from agentmate.mcp.tools.knowledge._toolset import tools
-from agentmate.packages.models import Source
+from agentmate.packages.schemas import Source
 from agentmate.packages.service import Actor
 
 RevisionId = Annotated[

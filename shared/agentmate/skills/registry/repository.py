@@ -12,7 +12,7 @@ from psycopg.types.json import Jsonb
 from agentmate.core.db import Conn
 from agentmate.core.sql import like_pattern, paged
 from agentmate.packages.store import PackageStore, PackageTables
-from agentmate.skills import compiler
+from agentmate.skills.compile import compiler
 from agentmate.skills.repository import SUMMARY_COLUMNS, VERSION_COLUMNS
 
 STORE = PackageStore(PackageTables("skill_sources", "skill_source_revisions", "skill_revision_files"))

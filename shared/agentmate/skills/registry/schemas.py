@@ -8,8 +8,8 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentmate.core.inputs import Bool, Number
-from agentmate.jobs.models import JobView
-from agentmate.packages.models import FileInput, Revision, Source
+from agentmate.jobs.schemas import JobView
+from agentmate.packages.schemas import FileInput, Revision, Source
 from agentmate.retrieval.schemas import MIN_SIMILARITY, HitLegs
 from agentmate.skills.schemas import Sha256Hex, SkillVersionSummary
 

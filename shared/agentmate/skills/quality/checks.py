@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from agentmate.skills import compiler, frontmatter, knowledge_contract
+from agentmate.skills.compile import compiler, frontmatter, knowledge_contract
 
 ENGINE_VERSION = "agentmate-skill-quality/1.0.0"
 CHECKSET_VERSION = "phase4-contracts/1.1.0"

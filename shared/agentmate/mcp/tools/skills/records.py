@@ -14,9 +14,10 @@ from agentmate.core.pagination import DEFAULT_LIMIT, Page, PageParams
 from agentmate.mcp.context import db, principal, retrieval
 from agentmate.mcp.registry import ToolSet
 from agentmate.mcp.schemas import IdempotencyKey, Limit, Offset
-from agentmate.skills import registry, service
 from agentmate.skills import schemas as s
-from agentmate.skills.registry_schemas import (
+from agentmate.skills import service
+from agentmate.skills.registry import service as registry
+from agentmate.skills.registry.schemas import (
     SkillCatalogItem,
     SkillCompileReport,
     SkillCompileRequest,

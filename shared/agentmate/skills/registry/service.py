@@ -24,18 +24,19 @@ from agentmate.core.errors import NotFound, invalid
 from agentmate.core.observability import counted
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
-from agentmate.jobs.models import JobView
+from agentmate.jobs.schemas import JobView
 from agentmate.packages import runtime
 from agentmate.packages import service as packages
-from agentmate.packages.models import Ingested, Package, Revision, Source, SourceInput, Upserted
 from agentmate.packages.policy import NetPolicy
+from agentmate.packages.schemas import Ingested, Package, Revision, Source, SourceInput, Upserted
 from agentmate.retrieval import service as retrieval
 from agentmate.retrieval.schemas import legs_of
 from agentmate.retrieval.service import Retrieval
-from agentmate.skills import compiler, frontmatter, quality
-from agentmate.skills import registry_repository as rrepo
 from agentmate.skills import repository as repo
-from agentmate.skills.registry_schemas import (
+from agentmate.skills.compile import compiler, frontmatter
+from agentmate.skills.quality import checks as quality
+from agentmate.skills.registry import repository as rrepo
+from agentmate.skills.registry.schemas import (
     SkillCard,
     SkillCatalogItem,
     SkillCompileOutcome,
@@ -334,7 +335,7 @@ def _inline_ids(db: Database, account_id: UUID, skill_name: str | None) -> list[
 def _queue(db: Database, account_id: UUID, kind: str, skill_name: str | None) -> JobView:
     """Queue the whole run as a job (an unfinished one of the same scope is handed back) and wake a worker."""
     from agentmate import jobs
-    from agentmate.skills import jobs as skill_jobs
+    from agentmate.skills.compile import jobs as skill_jobs
 
     with db.tenant(account_id) as conn:
         job = jobs.enqueue(
@@ -358,7 +359,7 @@ def compile_versions(db: Database, principal: Principal, body: SkillCompileReque
     if body.skill_version_id is not None:
         items = [refresh_artifact(db, principal.account_id, body.skill_version_id)]
     else:
-        from agentmate.skills.jobs import COMPILE_KIND
+        from agentmate.skills.compile.jobs import COMPILE_KIND
 
         started = time.monotonic()
         items = []
@@ -584,7 +585,7 @@ def index_active(
     """Index inline up to MAX_INLINE_VERSIONS active versions, else queue the run as a job (202 with it)."""
     ids = _inline_ids(db, principal.account_id, body.skill_name)
     if ids is None:
-        from agentmate.skills.jobs import INDEX_KIND
+        from agentmate.skills.compile.jobs import INDEX_KIND
 
         job = _queue(db, principal.account_id, INDEX_KIND, body.skill_name)
         return SkillIndexReport(items=[], indexed=0, failed=0, total=0, job=job)

@@ -11,7 +11,7 @@ from typing import Any
 from uuid import UUID, uuid5
 
 from agentmate import jobs
-from agentmate.skills import registry_repository as rrepo
+from agentmate.skills.registry import repository as rrepo
 
 COMPILE_KIND = "skills_compile_backfill"
 INDEX_KIND = "skills_index"
@@ -34,7 +34,7 @@ def _version_ids(ctx: jobs.RunContext, skill_name: str | None) -> list[UUID]:
 
 
 def _compile(ctx: jobs.RunContext) -> dict[str, Any]:
-    from agentmate.skills import registry
+    from agentmate.skills.registry import service as registry
 
     compiled = failed = 0
     for vid in _version_ids(ctx, None):
@@ -48,7 +48,7 @@ def _compile(ctx: jobs.RunContext) -> dict[str, Any]:
 
 def _index(ctx: jobs.RunContext) -> dict[str, Any]:
     from agentmate.retrieval.service import get_retrieval
-    from agentmate.skills import registry
+    from agentmate.skills.registry import service as registry
 
     rt = get_retrieval()
     ids = _version_ids(ctx, ctx.job.payload.get("skill_name"))

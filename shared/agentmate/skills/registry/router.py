@@ -13,8 +13,8 @@ from agentmate.api.routing import LAMBDA_BODY_LIMIT, max_body
 from agentmate.core.lazy import lazy_module
 from agentmate.core.pagination import Page
 from agentmate.core.text import blank_to_none
-from agentmate.packages.models import Revision, Source, SourceInput
-from agentmate.skills.registry_schemas import (
+from agentmate.packages.schemas import Revision, Source, SourceInput
+from agentmate.skills.registry.schemas import (
     SkillCatalogItem,
     SkillCompileReport,
     SkillCompileRequest,
@@ -35,9 +35,9 @@ from agentmate.skills.registry_schemas import (
 )
 
 if TYPE_CHECKING:
-    from agentmate.skills import registry
+    from agentmate.skills.registry import service as registry
 else:  # the use cases (compiler, quality checks, package ingest, retrieval) load on the first request that needs them
-    registry = lazy_module("agentmate.skills.registry")
+    registry = lazy_module("agentmate.skills.registry.service")
 
 router = APIRouter(prefix="/api/skills", tags=["skills"], responses=PROBLEM_RESPONSES)
 
