@@ -91,7 +91,7 @@ def steps() -> list[tuple[Any, str, str]]:
     from agentmate.notes import repository as notes_repo
     from agentmate.retrieval import repository as retrieval_repo
     from agentmate.retrieval.service import Retrieval
-    from agentmate.skills.registry import repository as skills_repo
+    from agentmate.skills.catalog import repository as skills_repo
     from agentmate.todos import repository as todos_repo
     from agentmate.working import repository as working_repo
 

@@ -53,7 +53,7 @@ CONSTRAINTS = constraints(
 )
 
 # The registry's tables (migrations/0060: the package tables from the shared template, artifacts, quality runs);
-# their SQL is in registry_repository.py and agentmate.packages.store.
+# their SQL is in the sub-packages' repository.py modules and agentmate.packages.store.
 REGISTRY_CONSTRAINTS = constraints(
     {
         "skill_sources_account_name_key": ("name", "a skill source with this name already exists"),
@@ -189,6 +189,20 @@ def active_version(conn: Conn, *, account_id: UUID, skill_name: str) -> dict[str
         f"SELECT {VERSION_COLUMNS} FROM skill_versions WHERE account_id = %s AND skill_name = %s AND is_active",
         (account_id, skill_name),
     ).fetchone()
+
+
+def active_version_ids(conn: Conn, *, account_id: UUID, skill_name: str | None, limit: int) -> list[UUID]:
+    params: dict[str, Any] = {"a": account_id, "lim": limit}
+    cond = ""
+    if skill_name:
+        cond = "AND skill_name = %(n)s"
+        params["n"] = skill_name
+    rows = conn.execute(
+        f"""SELECT id FROM skill_versions WHERE account_id = %(a)s AND is_active {cond}
+            ORDER BY skill_name, id LIMIT %(lim)s""",
+        params,
+    ).fetchall()
+    return [r["id"] for r in rows]
 
 
 def list_versions(

@@ -15,7 +15,7 @@ from uuid import UUID
 from agentmate.core.db import Conn
 from agentmate.core.errors import Conflict, invalid
 from agentmate.skills.compile import compiler
-from agentmate.skills.registry.repository import CURRENT
+from agentmate.skills.compile.repository import CURRENT
 
 
 @dataclass(frozen=True, slots=True)

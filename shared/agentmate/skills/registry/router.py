@@ -1,10 +1,10 @@
-"""Skills registry routes (spec/001 "Skills"): sources, snapshots, sync, compile, catalog, L1/L2 loads, index,
-search and quality runs. Mounted beside the skill-record routes in the skills function."""
+"""Skill sources and their ingest (spec/001 "Skills"): register, list, delete, revisions, snapshots, git sync.
+MCP face: ``agentmate.mcp.tools.skills.registry``."""
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import DbDep, PageDep, RetrievalDep, SkillsRead, SkillsWrite
@@ -12,42 +12,17 @@ from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.routing import LAMBDA_BODY_LIMIT, max_body
 from agentmate.core.lazy import lazy_module
 from agentmate.core.pagination import Page
-from agentmate.core.text import blank_to_none
 from agentmate.packages.schemas import Revision, Source, SourceInput
-from agentmate.skills.registry.schemas import (
-    SkillCatalogItem,
-    SkillCompileReport,
-    SkillCompileRequest,
-    SkillIndexReport,
-    SkillIndexRequest,
-    SkillIngestResult,
-    SkillInstructions,
-    SkillPackageFile,
-    SkillQualityRun,
-    SkillQualityRunRequest,
-    SkillQualityRunSummary,
-    SkillResource,
-    SkillResourceContent,
-    SkillSearchRequest,
-    SkillSearchResponse,
-    SkillSnapshotPush,
-    SkillSyncRequest,
-)
+from agentmate.skills.registry.schemas import SkillIngestResult, SkillSnapshotPush, SkillSyncRequest
 
 if TYPE_CHECKING:
     from agentmate.skills.registry import service as registry
-else:  # the use cases (compiler, quality checks, package ingest, retrieval) load on the first request that needs them
+else:  # the use cases load on the first request that needs them
     registry = lazy_module("agentmate.skills.registry.service")
 
 router = APIRouter(prefix="/api/skills", tags=["skills"], responses=PROBLEM_RESPONSES)
-
 Reader = SkillsRead
 Writer = SkillsWrite
-NO_STORE = {"Cache-Control": "private, no-store"}
-
-
-def _no_store(response: Response) -> None:
-    response.headers.update(NO_STORE)
 
 
 def _ingested(result: SkillIngestResult) -> JSONResponse:
@@ -114,109 +89,3 @@ def sync_source(
     """Resolve a ref of a git source to a commit and ingest the package at it (public GitHub/GitLab by default);
     a failure marks the source error and leaves no revision."""
     return _ingested(registry.sync_source(db, rt, principal, source_id, body or SkillSyncRequest()))
-
-
-def _report(report: SkillCompileReport | SkillIndexReport) -> JSONResponse:
-    return JSONResponse(report.model_dump(mode="json"), status_code=202 if report.job is not None else 200)
-
-
-QUEUED = "Too much for one request: queued as the job in `job` (GET /api/knowledge/jobs/{job.id})"
-
-
-@router.post(
-    "/compile",
-    response_model=SkillCompileReport,
-    responses={202: {"model": SkillCompileReport, "description": QUEUED}},
-)
-def compile_versions(principal: Writer, db: DbDep, body: SkillCompileRequest | None = None) -> JSONResponse:
-    """Compile one version (skill_version_id), or backfill every active version when it is omitted: inline up to
-    200 versions within 20 s, otherwise 202 with the job that compiles them all."""
-    return _report(registry.compile_versions(db, principal, body or SkillCompileRequest()))
-
-
-@router.get("/catalog", response_model=Page[SkillCatalogItem])
-def catalog(
-    principal: Reader,
-    db: DbDep,
-    page: PageDep,
-    query: Annotated[
-        str | None, Query(max_length=200, description="Substring of name or description")
-    ] = None,
-) -> Page[SkillCatalogItem]:
-    """Active skills' L0 cards ordered by skill name (stable pages); a basic card where no artifact exists."""
-    return registry.catalog(db, principal, page, blank_to_none(query))
-
-
-@router.get("/versions/{version_id}/instructions", response_model=SkillInstructions)
-def version_instructions(
-    version_id: UUID, principal: Reader, db: DbDep, response: Response
-) -> SkillInstructions:
-    """L1: the SKILL.md instructions of a version (Cache-Control: private, no-store)."""
-    _no_store(response)
-    return registry.instructions(db, principal, version_id)
-
-
-@router.get("/versions/{version_id}/resources", response_model=Page[SkillResource])
-def version_resources(version_id: UUID, principal: Reader, db: DbDep, page: PageDep) -> Page[SkillResource]:
-    """L2: the version's resource manifest (kind, MIME type, size, indexability, text availability), no content."""
-    return registry.resources(db, principal, version_id, page)
-
-
-@router.get("/versions/{version_id}/resources/{file_id}", response_model=SkillResourceContent)
-def version_resource(
-    version_id: UUID, file_id: UUID, principal: Reader, db: DbDep, response: Response
-) -> SkillResourceContent:
-    """One selected text resource with its content (Cache-Control: private, no-store)."""
-    _no_store(response)
-    return registry.resource(db, principal, version_id, file_id)
-
-
-@router.get("/versions/{version_id}/files", response_model=Page[SkillPackageFile])
-def version_files(version_id: UUID, principal: Reader, db: DbDep, page: PageDep) -> Page[SkillPackageFile]:
-    """Compatibility listing of the version's package file records (no content)."""
-    return registry.files(db, principal, version_id, page)
-
-
-@router.post(
-    "/index",
-    response_model=SkillIndexReport,
-    responses={202: {"model": SkillIndexReport, "description": QUEUED}},
-)
-def index_active(
-    principal: Writer, db: DbDep, rt: RetrievalDep, body: SkillIndexRequest | None = None
-) -> JSONResponse:
-    """Index active skills' L0 cards into skill search (cards only: instructions never enter the index): inline
-    up to 200 versions, otherwise 202 with the job that indexes them all."""
-    return _report(registry.index_active(db, rt, principal, body or SkillIndexRequest()))
-
-
-@router.post("/search", response_model=SkillSearchResponse)
-def search(
-    body: SkillSearchRequest, principal: Reader, db: DbDep, rt: RetrievalDep, response: Response
-) -> SkillSearchResponse:
-    """Hybrid search over indexed active cards; include_content=true loads each hit's L1 from Postgres."""
-    if body.include_content:
-        _no_store(response)
-    return registry.search(db, rt, principal, body)
-
-
-@router.post("/versions/{version_id}/quality-runs", status_code=201, response_model=SkillQualityRun)
-def run_quality(
-    version_id: UUID, principal: Writer, db: DbDep, body: SkillQualityRunRequest | None = None
-) -> SkillQualityRun:
-    """Run the offline deterministic quality checks (optional same-skill baseline_version_id); stores the report."""
-    return registry.run_quality(db, principal, version_id, body or SkillQualityRunRequest())
-
-
-@router.get("/versions/{version_id}/quality-runs", response_model=Page[SkillQualityRunSummary])
-def list_quality_runs(
-    version_id: UUID, principal: Reader, db: DbDep, page: PageDep
-) -> Page[SkillQualityRunSummary]:
-    """Quality run summaries of a version (no reports), newest first."""
-    return registry.list_quality_runs(db, principal, version_id, page)
-
-
-@router.get("/quality-runs/{run_id}", response_model=SkillQualityRun)
-def get_quality_run(run_id: UUID, principal: Reader, db: DbDep) -> SkillQualityRun:
-    """One quality run with its full report."""
-    return registry.get_quality_run(db, principal, run_id)

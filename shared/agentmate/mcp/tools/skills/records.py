@@ -1,6 +1,5 @@
-"""Skill tools (``/mcp/skills``, the spec's 16): execution records (logs, versions, stats, signals) over
-``agentmate.skills.service`` and the registry (sync, catalog, search, L1/L2 loads, compile, index, quality runs)
-over ``agentmate.skills.registry`` — the same services and scopes as the REST routes."""
+"""Skill execution records (logs, versions, stats, signals) over ``agentmate.skills.service``, the same service and
+scopes as the REST twin ``agentmate.skills.router``."""
 
 from __future__ import annotations
 
@@ -11,28 +10,12 @@ from pydantic import Field
 
 from agentmate.core.idempotency import check_key
 from agentmate.core.pagination import DEFAULT_LIMIT, Page, PageParams
-from agentmate.mcp.context import db, principal, retrieval
-from agentmate.mcp.registry import ToolSet
+from agentmate.core.text import blank_to_none
+from agentmate.mcp.context import db, principal
 from agentmate.mcp.schemas import IdempotencyKey, Limit, Offset
+from agentmate.mcp.tools.skills._toolset import tools
 from agentmate.skills import schemas as s
 from agentmate.skills import service
-from agentmate.skills.registry import service as registry
-from agentmate.skills.registry.schemas import (
-    SkillCatalogItem,
-    SkillCompileReport,
-    SkillCompileRequest,
-    SkillIndexReport,
-    SkillIndexRequest,
-    SkillIngestResult,
-    SkillInstructions,
-    SkillQualityRun,
-    SkillQualityRunRequest,
-    SkillResource,
-    SkillResourceContent,
-    SkillSearchRequest,
-    SkillSearchResponse,
-    SkillSyncRequest,
-)
 from agentmate.skills.schemas import (
     Outcome,
     SkillLog,
@@ -42,18 +25,6 @@ from agentmate.skills.schemas import (
     SkillVersion,
     SkillVersionCreate,
     VersionPublished,
-)
-
-tools = ToolSet(
-    "skills",
-    instructions=(
-        "Skill execution records of the account that owns the API key: log each run of a skill "
-        "(skill_log_add), publish SKILL.md versions and read the active one, and read per-skill stats and "
-        "improvement signals. Reading needs skills:r, writing skills:rw. outcome is one of success, failure, "
-        "partial, user_corrected. Bind a log to skill_version_id (from skill_version_get_active) so memory "
-        "attribution and quality telemetry can use it. To find and load a skill: skill_search (or "
-        "skill_catalog_list) → skill_version_instructions → skill_version_resources / skill_resource_get."
-    ),
 )
 
 SkillName = Annotated[s.SkillName, Field(description="Exact skill name, 1..200 characters")]
@@ -126,10 +97,10 @@ def skill_logs_list(
         db(),
         principal(),
         PageParams(limit=limit, offset=offset),
-        skill_name=_blank(skill_name),
+        skill_name=blank_to_none(skill_name),
         outcome=outcome,
-        agent_id=_blank(agent_id),
-        session_id=_blank(session_id),
+        agent_id=blank_to_none(agent_id),
+        session_id=blank_to_none(session_id),
         skill_version_id=skill_version_id,
     )
 
@@ -187,154 +158,3 @@ def skill_signals(
     """Recent failures, partial runs and user corrections of one skill, newest first: what to improve.
     Requires skills:r."""
     return service.signals(db(), principal(), skill_name, limit)
-
-
-# -- registry ----------------------------------------------------------------------------------------------------
-
-VersionId = Annotated[UUID, Field(description="A skill version id (from skill_search or skill_catalog_list)")]
-
-
-@tools.tool("skills:rw", rest="POST /api/skills/sources/{source_id}/sync", title="Sync a git skill source")
-def skill_source_sync(
-    source_id: Annotated[UUID, Field(description="A git skill source id")],
-    ref: Annotated[
-        str | None,
-        Field(
-            min_length=1,
-            max_length=255,
-            description="Branch, tag or commit (default: the source's default_ref, else HEAD)",
-        ),
-    ] = None,
-    activate: Annotated[bool, Field(description="Make the ingested version the active one")] = False,
-    index: Annotated[bool, Field(description="Also index the active card into skill search")] = False,
-) -> SkillIngestResult:
-    """Resolve a ref of a registered git skill source to an immutable commit and ingest the package at it.
-    Replaying an unchanged package returns the existing revision (created=false). A failure marks the source
-    error and leaves no revision. Requires skills:rw."""
-    return registry.sync_source(
-        db(), retrieval(), principal(), source_id, SkillSyncRequest(ref=ref, activate=activate, index=index)
-    )
-
-
-@tools.tool("skills:r", rest="POST /api/skills/search", title="Search skills")
-def skill_search(
-    query: Annotated[str, Field(min_length=1, max_length=1000, description="What the task needs")],
-    top_k: Annotated[int, Field(ge=1, le=50, description="Hits, 1..50 (default 5)")] = 5,
-    include_content: Annotated[bool, Field(description="Also load each hit's L1 instructions")] = False,
-    min_similarity: Annotated[
-        float | None,
-        Field(
-            ge=-1,
-            le=1,
-            description="Drop hits whose raw vector similarity is below this unless every query word matched",
-        ),
-    ] = None,
-) -> SkillSearchResponse:
-    """Semantic + lexical search over the indexed L0 cards of active skills. Returns {items: [{skill_version_id,
-    skill_name, version, score, channels, lexical_score, vector_score, lexical_matched, card, instructions}],
-    total, degraded}; instructions only with include_content=true. Requires skills:r."""
-    return registry.search(
-        db(),
-        retrieval(),
-        principal(),
-        SkillSearchRequest(
-            query=query, top_k=top_k, include_content=include_content, min_similarity=min_similarity
-        ),
-    )
-
-
-@tools.tool("skills:rw", rest="POST /api/skills/index", title="Index active skill cards")
-def skill_index_active(
-    skill_name: Annotated[
-        str | None, Field(min_length=1, max_length=200, description="Only this skill (default: all)")
-    ] = None,
-) -> SkillIndexReport:
-    """Index the L0 cards of active skill versions into skill search (cards only, never instructions).
-    Over 200 versions the run is queued instead: `job` is set (read it at GET /api/knowledge/jobs/{id}).
-    Requires skills:rw."""
-    return registry.index_active(db(), retrieval(), principal(), SkillIndexRequest(skill_name=skill_name))
-
-
-@tools.tool("skills:r", rest="GET /api/skills/catalog", title="List the skill catalog")
-def skill_catalog_list(
-    query: Annotated[
-        str | None, Field(max_length=200, description="Substring of name or description")
-    ] = None,
-    limit: Limit = DEFAULT_LIMIT,
-    offset: Offset = 0,
-) -> Page[SkillCatalogItem]:
-    """Active skills' L0 cards ordered by skill name: description, triggers, capabilities, constraints,
-    dependencies, resource counts. compiled=false marks a basic card (no artifact yet). Requires skills:r."""
-    return registry.catalog(db(), principal(), PageParams(limit=limit, offset=offset), _blank(query))
-
-
-@tools.tool("skills:rw", rest="POST /api/skills/compile", title="Compile skill versions")
-def skill_compile(
-    skill_version_id: Annotated[
-        UUID | None, Field(description="One version; omit to backfill every active version")
-    ] = None,
-) -> SkillCompileReport:
-    """Compile (or recompile) one version's L0 card, L1 instructions and L2 manifest, or backfill every active
-    version. Failures are reported per version with their problems. A backfill over 200 versions is queued
-    instead: `job` is set (read it at GET /api/knowledge/jobs/{id}). Requires skills:rw."""
-    return registry.compile_versions(
-        db(), principal(), SkillCompileRequest(skill_version_id=skill_version_id)
-    )
-
-
-@tools.tool(
-    "skills:r", rest="GET /api/skills/versions/{version_id}/instructions", title="Load skill instructions"
-)
-def skill_version_instructions(skill_version_id: VersionId) -> SkillInstructions:
-    """L1: the SKILL.md instructions of a version (the body after the frontmatter) plus its name,
-    description, allowed tools and knowledge contract. Requires skills:r."""
-    return registry.instructions(db(), principal(), skill_version_id)
-
-
-@tools.tool("skills:r", rest="GET /api/skills/versions/{version_id}/resources", title="List skill resources")
-def skill_version_resources(
-    skill_version_id: VersionId, limit: Limit = DEFAULT_LIMIT, offset: Offset = 0
-) -> Page[SkillResource]:
-    """L2: the version's resource manifest (file_id, path, kind, mime_type, size_bytes, indexable,
-    text_available), without content; load one with skill_resource_get. Requires skills:r."""
-    return registry.resources(db(), principal(), skill_version_id, PageParams(limit=limit, offset=offset))
-
-
-@tools.tool(
-    "skills:r",
-    rest="GET /api/skills/versions/{version_id}/resources/{file_id}",
-    title="Load one skill resource",
-)
-def skill_resource_get(
-    skill_version_id: VersionId,
-    file_id: Annotated[UUID, Field(description="A file_id from skill_version_resources")],
-) -> SkillResourceContent:
-    """One text resource of a version with its content (binary resources have no text). Requires skills:r."""
-    return registry.resource(db(), principal(), skill_version_id, file_id)
-
-
-@tools.tool(
-    "skills:rw", rest="POST /api/skills/versions/{version_id}/quality-runs", title="Run skill quality checks"
-)
-def skill_quality_run(
-    skill_version_id: VersionId,
-    baseline_version_id: Annotated[
-        UUID | None, Field(description="An earlier version of the same skill to compare against")
-    ] = None,
-) -> SkillQualityRun:
-    """Run the offline deterministic quality checks (lint, eval, optional baseline comparison, version-bound
-    telemetry) and store the report as an audit row. Each check has severity blocker, error or warning.
-    Requires skills:rw."""
-    return registry.run_quality(
-        db(), principal(), skill_version_id, SkillQualityRunRequest(baseline_version_id=baseline_version_id)
-    )
-
-
-@tools.tool("skills:r", rest="GET /api/skills/quality-runs/{run_id}", title="Get a skill quality report")
-def skill_quality_get(run_id: Annotated[UUID, Field(description="A quality run id")]) -> SkillQualityRun:
-    """One quality run with its full report. Requires skills:r."""
-    return registry.get_quality_run(db(), principal(), run_id)
-
-
-def _blank(value: str | None) -> str | None:
-    return (value or "").strip() or None
