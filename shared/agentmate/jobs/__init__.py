@@ -1,9 +1,15 @@
 """The job queue: Postgres lease rows, woken by SQS in Lambda and by an in-process poller locally.
 
-    job = jobs.enqueue(conn, account_id=..., kind="wiki_compile", subject_id=build_id, payload={...})
+A use case's ``jobs.py`` declares its kind (the rule is in ``agentmate/jobs/registry.py``), e.g.
+``skills/compile/jobs.py``::
+
+    COMPILE_KIND = "skills_compile_backfill"
+    jobs.register(COMPILE_KIND, _compile, timeout_seconds=batch.JOB_TIMEOUT_S)  # optional on_change=...
+
+and the use case enqueues it in its transaction, then wakes a worker after the commit::
+
+    job = jobs.enqueue(conn, account_id=..., kind=COMPILE_KIND, subject_id=..., payload={...})
     ...commit...; jobs.wake(job.id)
-    jobs.register("wiki_compile", runner, timeout_seconds=lambda: settings.compiler_timeout_seconds,
-                  on_change=mirror_build_status)
 
 ``runner(ctx)`` gets ``ctx.job``, ``ctx.remaining_seconds()``, ``ctx.lease_lost`` / ``ctx.shutdown`` (events),
 ``ctx.tenant()`` (a transaction under the job's account), ``ctx.add_usage(...)`` and ``ctx.finish(result)`` (the

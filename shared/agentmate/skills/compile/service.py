@@ -14,7 +14,6 @@ from agentmate.core.errors import NotFound
 from agentmate.skills.compile import compiler
 from agentmate.skills.compile import repository as crepo
 from agentmate.skills.compile.schemas import SkillCompileOutcome
-from agentmate.skills.quality import checks as quality
 
 TEXT_INDEXABLE = ("text/", "application/json", "application/yaml", "application/x-yaml", "application/toml")
 
@@ -23,8 +22,9 @@ def indexable(mime_type: str, is_text: bool) -> bool:
     return is_text and mime_type.startswith(TEXT_INDEXABLE)
 
 
-def file_in(row: dict[str, Any]) -> quality.QFile:
-    return quality.QFile(
+def file_in(row: dict[str, Any]) -> compiler.FileIn:
+    """A stored package file as the compiler sees it."""
+    return compiler.FileIn(
         id=str(row["id"]),
         path=row["path"],
         sha256=row["sha256"],
@@ -32,8 +32,6 @@ def file_in(row: dict[str, Any]) -> quality.QFile:
         mime_type=row["mime_type"],
         indexable=indexable(row["mime_type"], row["is_text"]),
         content=row["content"],
-        account_id=str(row["account_id"]),
-        revision_id=str(row["revision_id"]),
     )
 
 

@@ -4,6 +4,7 @@ an optional same-skill baseline), stored as an audit row. REST: ``router.py``; M
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 from uuid import UUID
 
@@ -19,10 +20,17 @@ from agentmate.skills.quality import repository as qrepo
 from agentmate.skills.quality.schemas import SkillQualityRun, SkillQualityRunRequest, SkillQualityRunSummary
 
 
+def _qfile(row: dict[str, Any]) -> quality.QFile:
+    """A stored package file as the checks see it: the compiler's view plus the tenancy ids the checks verify."""
+    return quality.QFile(
+        **asdict(file_in(row)), account_id=str(row["account_id"]), revision_id=str(row["revision_id"])
+    )
+
+
 def _qpackage(conn: Conn, account_id: UUID, ctx: dict[str, Any]) -> quality.QPackage:
     files = (
         [
-            file_in(r)
+            _qfile(r)
             for r in crepo.revision_files(conn, account_id=account_id, revision_id=ctx["source_revision_id"])
         ]
         if ctx["source_revision_id"]
@@ -68,9 +76,7 @@ def run_quality(
         if body.baseline_version_id is not None:
             if body.baseline_version_id == version_id:
                 raise invalid("baseline_version_id", "must be a different version than the one checked")
-            base_ctx = crepo.version_context(
-                conn, account_id=account, version_id=body.baseline_version_id
-            )
+            base_ctx = crepo.version_context(conn, account_id=account, version_id=body.baseline_version_id)
             if base_ctx is None:
                 raise invalid("baseline_version_id", "unknown skill version in this account")
             if base_ctx["skill_name"] != ctx["skill_name"]:
