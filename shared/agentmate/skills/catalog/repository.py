@@ -84,6 +84,6 @@ def list_revision_files(
 def revision_file(conn: Conn, *, account_id: UUID, revision_id: UUID, file_id: UUID) -> dict[str, Any] | None:
     return conn.execute(
         """SELECT id, revision_id, path, sha256, size_bytes, mime_type, is_text, content
-           FROM skill_revision_files WHERE account_id = %s AND revision_id = %s AND id = %s""",
-        (account_id, revision_id, file_id),
+           FROM skill_revision_files WHERE account_id = %(account_id)s AND revision_id = %(revision_id)s AND id = %(file_id)s""",
+        {"account_id": account_id, "revision_id": revision_id, "file_id": file_id},
     ).fetchone()

@@ -23,8 +23,8 @@ def version_context(conn: Conn, *, account_id: UUID, version_id: UUID) -> dict[s
     return conn.execute(
         f"""SELECT v.{VERSION_COLUMNS.replace(", ", ", v.")}, s.package_path, s.name AS source_name
             FROM skill_versions v LEFT JOIN skill_sources s ON s.account_id = v.account_id AND s.id = v.source_id
-            WHERE v.account_id = %s AND v.id = %s""",
-        (account_id, version_id),
+            WHERE v.account_id = %(account_id)s AND v.id = %(version_id)s""",
+        {"account_id": account_id, "version_id": version_id},
     ).fetchone()
 
 
@@ -32,8 +32,8 @@ def revision_files(conn: Conn, *, account_id: UUID, revision_id: UUID) -> list[d
     """Every file of a revision with its content (for compile and quality runs)."""
     return conn.execute(
         """SELECT id, account_id, revision_id, path, sha256, size_bytes, mime_type, is_text, content
-           FROM skill_revision_files WHERE account_id = %s AND revision_id = %s ORDER BY path""",
-        (account_id, revision_id),
+           FROM skill_revision_files WHERE account_id = %(account_id)s AND revision_id = %(revision_id)s ORDER BY path""",
+        {"account_id": account_id, "revision_id": revision_id},
     ).fetchall()
 
 
@@ -67,30 +67,35 @@ def upsert_artifact(conn: Conn, *, account_id: UUID, version_id: UUID, artifact:
         },
     )
     conn.execute(
-        "DELETE FROM skill_compile_failures WHERE account_id = %s AND skill_version_id = %s",
-        (account_id, version_id),
+        "DELETE FROM skill_compile_failures WHERE account_id = %(account_id)s AND skill_version_id = %(version_id)s",
+        {"account_id": account_id, "version_id": version_id},
     )
 
 
 def record_compile_failure(conn: Conn, *, account_id: UUID, version_id: UUID, problems: list[str]) -> None:
     """A failed compile leaves no artifact (the catalog shows a basic card) and records why."""
     conn.execute(
-        "DELETE FROM skill_compiled_artifacts WHERE account_id = %s AND skill_version_id = %s",
-        (account_id, version_id),
+        "DELETE FROM skill_compiled_artifacts WHERE account_id = %(account_id)s AND skill_version_id = %(version_id)s",
+        {"account_id": account_id, "version_id": version_id},
     )
     conn.execute(
         """INSERT INTO skill_compile_failures (skill_version_id, account_id, compiler_version, problems)
-           VALUES (%s, %s, %s, %s)
+           VALUES (%(version_id)s, %(account_id)s, %(compiler_version)s, %(problems)s)
            ON CONFLICT (skill_version_id) DO UPDATE SET compiler_version = EXCLUDED.compiler_version,
                problems = EXCLUDED.problems, failed_at = now()""",
-        (version_id, account_id, compiler.COMPILER_VERSION, Jsonb([p[:500] for p in problems[:50]])),
+        {
+            "version_id": version_id,
+            "account_id": account_id,
+            "compiler_version": compiler.COMPILER_VERSION,
+            "problems": Jsonb([p[:500] for p in problems[:50]]),
+        },
     )
 
 
 def artifact(conn: Conn, *, account_id: UUID, version_id: UUID) -> dict[str, Any] | None:
     return conn.execute(
-        f"SELECT {ARTIFACT_COLUMNS} FROM skill_compiled_artifacts WHERE account_id = %s AND skill_version_id = %s",
-        (account_id, version_id),
+        f"SELECT {ARTIFACT_COLUMNS} FROM skill_compiled_artifacts WHERE account_id = %(account_id)s AND skill_version_id = %(version_id)s",
+        {"account_id": account_id, "version_id": version_id},
     ).fetchone()
 
 

@@ -22,9 +22,9 @@ def telemetry_logs(
 ) -> list[dict[str, Any]]:
     return conn.execute(
         """SELECT id, skill_version_id, created_at, was_triggered, outcome FROM skill_logs
-           WHERE account_id = %s AND skill_version_id = %s AND created_at <= %s
-           ORDER BY created_at DESC, id DESC LIMIT %s""",
-        (account_id, version_id, cutoff, limit),
+           WHERE account_id = %(account_id)s AND skill_version_id = %(version_id)s AND created_at <= %(cutoff)s
+           ORDER BY created_at DESC, id DESC LIMIT %(limit)s""",
+        {"account_id": account_id, "version_id": version_id, "cutoff": cutoff, "limit": limit},
     ).fetchall()
 
 
@@ -69,6 +69,6 @@ def list_quality_runs(
 
 def get_quality_run(conn: Conn, *, account_id: UUID, run_id: UUID) -> dict[str, Any] | None:
     return conn.execute(
-        f"SELECT {RUN_SUMMARY_COLUMNS}, report FROM skill_quality_runs WHERE account_id = %s AND id = %s",
-        (account_id, run_id),
+        f"SELECT {RUN_SUMMARY_COLUMNS}, report FROM skill_quality_runs WHERE account_id = %(account_id)s AND id = %(run_id)s",
+        {"account_id": account_id, "run_id": run_id},
     ).fetchone()

@@ -15,8 +15,8 @@ STORE = PackageStore(PackageTables("skill_sources", "skill_source_revisions", "s
 
 def version_for_revision(conn: Conn, *, account_id: UUID, revision_id: UUID) -> dict[str, Any] | None:
     return conn.execute(
-        f"SELECT {VERSION_COLUMNS} FROM skill_versions WHERE account_id = %s AND source_revision_id = %s",
-        (account_id, revision_id),
+        f"SELECT {VERSION_COLUMNS} FROM skill_versions WHERE account_id = %(account_id)s AND source_revision_id = %(revision_id)s",
+        {"account_id": account_id, "revision_id": revision_id},
     ).fetchone()
 
 
