@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from psycopg.rows import class_row
+
 from agentmate.core.db import Conn
 from agentmate.core.sql import like_pattern, paged
 from agentmate.skills.compile import compiler
-from agentmate.skills.compile.repository import CURRENT
+from agentmate.skills.compile.repository import CURRENT, FileRow
 
 
 def catalog(
@@ -81,9 +83,13 @@ def list_revision_files(
     )
 
 
-def revision_file(conn: Conn, *, account_id: UUID, revision_id: UUID, file_id: UUID) -> dict[str, Any] | None:
-    return conn.execute(
-        """SELECT id, revision_id, path, sha256, size_bytes, mime_type, is_text, content
+def revision_file(conn: Conn, *, account_id: UUID, revision_id: UUID, file_id: UUID) -> FileRow | None:
+    return (
+        conn.cursor(row_factory=class_row(FileRow))
+        .execute(
+            """SELECT id, account_id, revision_id, path, sha256, size_bytes, mime_type, is_text, content
            FROM skill_revision_files WHERE account_id = %(account_id)s AND revision_id = %(revision_id)s AND id = %(file_id)s""",
-        {"account_id": account_id, "revision_id": revision_id, "file_id": file_id},
-    ).fetchone()
+            {"account_id": account_id, "revision_id": revision_id, "file_id": file_id},
+        )
+        .fetchone()
+    )

@@ -62,9 +62,13 @@ def instructions(db: Database, principal: Principal, version_id: UUID) -> SkillI
         art = current_artifact(
             crepo.artifact(conn, account_id=principal.account_id, version_id=version_id), ctx
         )
-    base = {"skill_version_id": version_id, "skill_name": ctx["skill_name"], "version": ctx["version"]}
+    base: dict[str, Any] = {
+        "skill_version_id": version_id,
+        "skill_name": ctx.skill_name,
+        "version": ctx.version,
+    }
     if art is not None:
-        f = art["frontmatter"]
+        f = art.frontmatter
         return SkillInstructions(
             **base,
             compiled=True,
@@ -74,9 +78,9 @@ def instructions(db: Database, principal: Principal, version_id: UUID) -> SkillI
             license=f["license"],
             metadata=f["metadata"],
             allowed_tools=f["allowed_tools"],
-            knowledge_contract=art["knowledge_contract"],
-            knowledge_contract_identity=art["knowledge_contract_identity"],
-            instructions=art["instructions"],
+            knowledge_contract=art.knowledge_contract,
+            knowledge_contract_identity=art.knowledge_contract_identity,
+            instructions=art.instructions,
         )
     # No current artifact (not compiled yet, or the frontmatter does not compile): the body as stored.
     return SkillInstructions(
@@ -90,17 +94,17 @@ def instructions(db: Database, principal: Principal, version_id: UUID) -> SkillI
         allowed_tools=[],
         knowledge_contract=None,
         knowledge_contract_identity=None,
-        instructions=frontmatter.body_of(ctx["content"]),
+        instructions=frontmatter.body_of(ctx.content),
     )
 
 
-def _manifest(conn: Conn, account_id: UUID, ctx: dict[str, Any]) -> list[dict[str, Any]]:
-    art = current_artifact(crepo.artifact(conn, account_id=account_id, version_id=ctx["id"]), ctx)
+def _manifest(conn: Conn, account_id: UUID, ctx: crepo.VersionContext) -> list[dict[str, Any]]:
+    art = current_artifact(crepo.artifact(conn, account_id=account_id, version_id=ctx.id), ctx)
     if art is not None:
-        return list(art["resource_manifest"])
-    if not ctx["source_revision_id"]:
+        return list(art.resource_manifest)
+    if not ctx.source_revision_id:
         return []
-    rows = crepo.revision_files(conn, account_id=account_id, revision_id=ctx["source_revision_id"])
+    rows = crepo.revision_files(conn, account_id=account_id, revision_id=ctx.source_revision_id)
     return compiler.manifest_of([file_in(r) for r in rows])
 
 
@@ -123,29 +127,29 @@ def resource(db: Database, principal: Principal, version_id: UUID, file_id: UUID
         ctx = version_context(conn, principal.account_id, version_id)
         row = (
             catrepo.revision_file(
-                conn, account_id=principal.account_id, revision_id=ctx["source_revision_id"], file_id=file_id
+                conn, account_id=principal.account_id, revision_id=ctx.source_revision_id, file_id=file_id
             )
-            if ctx["source_revision_id"]
+            if ctx.source_revision_id
             else None
         )
-    if row is None or row["path"] == compiler.ROOT_FILE:
+    if row is None or row.path == compiler.ROOT_FILE:
         raise NotFound(
             "skill resource",
             "skill resource not found in this version's package (SKILL.md "
             "itself is served as the instructions)",
         )
-    if row["content"] is None:
+    if row.content is None:
         raise invalid("file_id", "a binary resource has no text content; only its hash and size are stored")
     return SkillResourceContent(
-        file_id=row["id"],
-        path=row["path"],
-        kind=compiler.resource_kind(row["path"]),
-        mime_type=row["mime_type"],
-        size_bytes=row["size_bytes"],
-        sha256=row["sha256"],
-        indexable=indexable(row["mime_type"], True),
+        file_id=row.id,
+        path=row.path,
+        kind=compiler.resource_kind(row.path),
+        mime_type=row.mime_type,
+        size_bytes=row.size_bytes,
+        sha256=row.sha256,
+        indexable=indexable(row.mime_type, True),
         text_available=True,
-        content=row["content"],
+        content=row.content,
     )
 
 
@@ -156,11 +160,11 @@ def files(db: Database, principal: Principal, version_id: UUID, page: PageParams
             catrepo.list_revision_files(
                 conn,
                 account_id=principal.account_id,
-                revision_id=ctx["source_revision_id"],
+                revision_id=ctx.source_revision_id,
                 limit=page.limit,
                 offset=page.offset,
             )
-            if ctx["source_revision_id"]
+            if ctx.source_revision_id
             else ([], 0)
         )
     items = [

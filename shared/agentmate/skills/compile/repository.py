@@ -3,9 +3,12 @@ artifact or the recorded compile failure, and the rule that an artifact is curre
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from agentmate.core.db import Conn
@@ -18,23 +21,84 @@ ARTIFACT_COLUMNS = (
 )
 
 
-def version_context(conn: Conn, *, account_id: UUID, version_id: UUID) -> dict[str, Any] | None:
+@dataclass(frozen=True, slots=True)
+class VersionContext:
+    """A version with its body, and its source's package_path and name (None for direct publishes)."""
+
+    id: UUID
+    skill_name: str
+    version: str
+    content_hash: str
+    package_hash: str | None
+    source_id: UUID | None
+    source_revision_id: UUID | None
+    agent_id: str
+    change_summary: str
+    eval_pass_rate: float | None
+    is_active: bool
+    activated_at: datetime | None
+    published_at: datetime
+    content: str
+    package_path: str | None
+    source_name: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class FileRow:
+    """A package file of a revision with its text snapshot (None for binary)."""
+
+    id: UUID
+    account_id: UUID
+    revision_id: UUID
+    path: str
+    sha256: str
+    size_bytes: int
+    mime_type: str
+    is_text: bool
+    content: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactRow:
+    skill_version_id: UUID
+    compiler_name: str
+    compiler_version: str
+    input_package_hash: str
+    artifact_hash: str
+    card: dict[str, Any]
+    instructions: str
+    frontmatter: dict[str, Any]
+    resource_manifest: list[dict[str, Any]]
+    knowledge_contract: dict[str, Any] | None
+    knowledge_contract_identity: str | None
+    compiled_at: datetime
+
+
+def version_context(conn: Conn, *, account_id: UUID, version_id: UUID) -> VersionContext | None:
     """A version with its body and its source's package_path (None for direct publishes)."""
-    return conn.execute(
-        f"""SELECT v.{VERSION_COLUMNS.replace(", ", ", v.")}, s.package_path, s.name AS source_name
+    return (
+        conn.cursor(row_factory=class_row(VersionContext))
+        .execute(
+            f"""SELECT v.{VERSION_COLUMNS.replace(", ", ", v.")}, s.package_path, s.name AS source_name
             FROM skill_versions v LEFT JOIN skill_sources s ON s.account_id = v.account_id AND s.id = v.source_id
             WHERE v.account_id = %(account_id)s AND v.id = %(version_id)s""",
-        {"account_id": account_id, "version_id": version_id},
-    ).fetchone()
+            {"account_id": account_id, "version_id": version_id},
+        )
+        .fetchone()
+    )
 
 
-def revision_files(conn: Conn, *, account_id: UUID, revision_id: UUID) -> list[dict[str, Any]]:
+def revision_files(conn: Conn, *, account_id: UUID, revision_id: UUID) -> list[FileRow]:
     """Every file of a revision with its content (for compile and quality runs)."""
-    return conn.execute(
-        """SELECT id, account_id, revision_id, path, sha256, size_bytes, mime_type, is_text, content
+    return (
+        conn.cursor(row_factory=class_row(FileRow))
+        .execute(
+            """SELECT id, account_id, revision_id, path, sha256, size_bytes, mime_type, is_text, content
            FROM skill_revision_files WHERE account_id = %(account_id)s AND revision_id = %(revision_id)s ORDER BY path""",
-        {"account_id": account_id, "revision_id": revision_id},
-    ).fetchall()
+            {"account_id": account_id, "revision_id": revision_id},
+        )
+        .fetchall()
+    )
 
 
 def upsert_artifact(conn: Conn, *, account_id: UUID, version_id: UUID, artifact: compiler.Artifact) -> None:
@@ -92,11 +156,15 @@ def record_compile_failure(conn: Conn, *, account_id: UUID, version_id: UUID, pr
     )
 
 
-def artifact(conn: Conn, *, account_id: UUID, version_id: UUID) -> dict[str, Any] | None:
-    return conn.execute(
-        f"SELECT {ARTIFACT_COLUMNS} FROM skill_compiled_artifacts WHERE account_id = %(account_id)s AND skill_version_id = %(version_id)s",
-        {"account_id": account_id, "version_id": version_id},
-    ).fetchone()
+def artifact(conn: Conn, *, account_id: UUID, version_id: UUID) -> ArtifactRow | None:
+    return (
+        conn.cursor(row_factory=class_row(ArtifactRow))
+        .execute(
+            f"SELECT {ARTIFACT_COLUMNS} FROM skill_compiled_artifacts WHERE account_id = %(account_id)s AND skill_version_id = %(version_id)s",
+            {"account_id": account_id, "version_id": version_id},
+        )
+        .fetchone()
+    )
 
 
 # The artifact counts as current only for this compiler version and the version's own package identity.

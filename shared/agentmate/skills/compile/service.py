@@ -6,7 +6,6 @@ compile context and whether its stored artifact is current. REST: ``router.py``;
 
 from __future__ import annotations
 
-from typing import Any
 from uuid import UUID
 
 from agentmate.core.db import Conn, Database
@@ -22,35 +21,35 @@ def indexable(mime_type: str, is_text: bool) -> bool:
     return is_text and mime_type.startswith(TEXT_INDEXABLE)
 
 
-def file_in(row: dict[str, Any]) -> compiler.FileIn:
+def file_in(row: crepo.FileRow) -> compiler.FileIn:
     """A stored package file as the compiler sees it."""
     return compiler.FileIn(
-        id=str(row["id"]),
-        path=row["path"],
-        sha256=row["sha256"],
-        size_bytes=int(row["size_bytes"]),
-        mime_type=row["mime_type"],
-        indexable=indexable(row["mime_type"], row["is_text"]),
-        content=row["content"],
+        id=str(row.id),
+        path=row.path,
+        sha256=row.sha256,
+        size_bytes=int(row.size_bytes),
+        mime_type=row.mime_type,
+        indexable=indexable(row.mime_type, row.is_text),
+        content=row.content,
     )
 
 
-def identity(ctx: dict[str, Any]) -> str:
-    return str(ctx["package_hash"] or ctx["content_hash"])
+def identity(ctx: crepo.VersionContext) -> str:
+    return str(ctx.package_hash or ctx.content_hash)
 
 
-def version_context(conn: Conn, account_id: UUID, version_id: UUID) -> dict[str, Any]:
+def version_context(conn: Conn, account_id: UUID, version_id: UUID) -> crepo.VersionContext:
     ctx = crepo.version_context(conn, account_id=account_id, version_id=version_id)
     if ctx is None:
         raise NotFound("skill version")
     return ctx
 
 
-def current_artifact(art: dict[str, Any] | None, ctx: dict[str, Any]) -> dict[str, Any] | None:
+def current_artifact(art: crepo.ArtifactRow | None, ctx: crepo.VersionContext) -> crepo.ArtifactRow | None:
     if (
         art is None
-        or art["compiler_version"] != compiler.COMPILER_VERSION
-        or art["input_package_hash"] != identity(ctx)
+        or art.compiler_version != compiler.COMPILER_VERSION
+        or art.input_package_hash != identity(ctx)
     ):
         return None
     return art
@@ -65,18 +64,16 @@ def refresh_artifact(db: Database, account_id: UUID, version_id: UUID) -> SkillC
         files = (
             [
                 file_in(r)
-                for r in crepo.revision_files(
-                    conn, account_id=account_id, revision_id=ctx["source_revision_id"]
-                )
+                for r in crepo.revision_files(conn, account_id=account_id, revision_id=ctx.source_revision_id)
             ]
-            if ctx["source_revision_id"]
+            if ctx.source_revision_id
             else []
         )
         v = compiler.VersionIn(
-            id=str(ctx["id"]),
-            skill_name=ctx["skill_name"],
-            version=ctx["version"],
-            content=ctx["content"],
+            id=str(ctx.id),
+            skill_name=ctx.skill_name,
+            version=ctx.version,
+            content=ctx.content,
             package_hash=identity(ctx),
         )
         try:
@@ -87,14 +84,14 @@ def refresh_artifact(db: Database, account_id: UUID, version_id: UUID) -> SkillC
             )
             return SkillCompileOutcome(
                 skill_version_id=version_id,
-                skill_name=ctx["skill_name"],
+                skill_name=ctx.skill_name,
                 status="failed",
                 problems=exc.problems[:50],
             )
         crepo.upsert_artifact(conn, account_id=account_id, version_id=version_id, artifact=art)
     return SkillCompileOutcome(
         skill_version_id=version_id,
-        skill_name=ctx["skill_name"],
+        skill_name=ctx.skill_name,
         status="compiled",
         artifact_hash=art.artifact_hash,
     )

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from agentmate.core.db import Conn
@@ -17,15 +19,30 @@ RUN_SUMMARY_COLUMNS = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class TelemetryLog:
+    """A version-bound log as the telemetry check reads it (never its body)."""
+
+    id: UUID
+    skill_version_id: UUID
+    created_at: datetime
+    was_triggered: bool
+    outcome: str
+
+
 def telemetry_logs(
     conn: Conn, *, account_id: UUID, version_id: UUID, cutoff: datetime, limit: int
-) -> list[dict[str, Any]]:
-    return conn.execute(
-        """SELECT id, skill_version_id, created_at, was_triggered, outcome FROM skill_logs
+) -> list[TelemetryLog]:
+    return (
+        conn.cursor(row_factory=class_row(TelemetryLog))
+        .execute(
+            """SELECT id, skill_version_id, created_at, was_triggered, outcome FROM skill_logs
            WHERE account_id = %(account_id)s AND skill_version_id = %(version_id)s AND created_at <= %(cutoff)s
            ORDER BY created_at DESC, id DESC LIMIT %(limit)s""",
-        {"account_id": account_id, "version_id": version_id, "cutoff": cutoff, "limit": limit},
-    ).fetchall()
+            {"account_id": account_id, "version_id": version_id, "cutoff": cutoff, "limit": limit},
+        )
+        .fetchall()
+    )
 
 
 def insert_quality_run(

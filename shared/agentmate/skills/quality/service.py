@@ -5,7 +5,7 @@ an optional same-skill baseline), stored as an audit row. REST: ``router.py``; M
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import cast
 from uuid import UUID
 
 from agentmate.core.db import Conn, Database
@@ -20,45 +20,46 @@ from agentmate.skills.quality import repository as qrepo
 from agentmate.skills.quality.schemas import SkillQualityRun, SkillQualityRunRequest, SkillQualityRunSummary
 
 
-def _qfile(row: dict[str, Any]) -> quality.QFile:
+def _qfile(row: crepo.FileRow) -> quality.QFile:
     """A stored package file as the checks see it: the compiler's view plus the tenancy ids the checks verify."""
     return quality.QFile(
-        **asdict(file_in(row)), account_id=str(row["account_id"]), revision_id=str(row["revision_id"])
+        **asdict(file_in(row)), account_id=str(row.account_id), revision_id=str(row.revision_id)
     )
 
 
-def _qpackage(conn: Conn, account_id: UUID, ctx: dict[str, Any]) -> quality.QPackage:
+def _qpackage(conn: Conn, account_id: UUID, ctx: crepo.VersionContext) -> quality.QPackage:
     files = (
         [
             _qfile(r)
-            for r in crepo.revision_files(conn, account_id=account_id, revision_id=ctx["source_revision_id"])
+            for r in crepo.revision_files(conn, account_id=account_id, revision_id=ctx.source_revision_id)
         ]
-        if ctx["source_revision_id"]
+        if ctx.source_revision_id
         else []
     )
-    folder = (ctx["package_path"] or "").strip("/").rsplit("/", 1)[-1] if ctx["source_id"] else ""
+    folder = (ctx.package_path or "").strip("/").rsplit("/", 1)[-1] if ctx.source_id else ""
     version = quality.QVersion(
-        id=str(ctx["id"]),
+        id=str(ctx.id),
         account_id=str(account_id),
-        skill_name=ctx["skill_name"],
-        version=ctx["version"],
-        content=ctx["content"],
-        content_hash=ctx["content_hash"],
-        package_hash=ctx["package_hash"],
-        source_revision_id=str(ctx["source_revision_id"]) if ctx["source_revision_id"] else None,
-        expected_name=folder or (ctx["source_name"] if ctx["source_id"] else ctx["skill_name"]),
+        skill_name=ctx.skill_name,
+        version=ctx.version,
+        content=ctx.content,
+        content_hash=ctx.content_hash,
+        package_hash=ctx.package_hash,
+        source_revision_id=str(ctx.source_revision_id) if ctx.source_revision_id else None,
+        # A source-bound version always has its source (foreign key), so source_name is set there.
+        expected_name=folder or cast(str, ctx.source_name if ctx.source_id else ctx.skill_name),
     )
-    art = crepo.artifact(conn, account_id=account_id, version_id=ctx["id"])
+    art = crepo.artifact(conn, account_id=account_id, version_id=ctx.id)
     qart = (
         None
         if art is None
         else quality.QArtifact(
-            skill_version_id=str(art["skill_version_id"]),
-            compiler_name=art["compiler_name"],
-            compiler_version=art["compiler_version"],
-            input_package_hash=art["input_package_hash"],
-            artifact_hash=art["artifact_hash"],
-            resource_manifest=list(art["resource_manifest"]),
+            skill_version_id=str(art.skill_version_id),
+            compiler_name=art.compiler_name,
+            compiler_version=art.compiler_version,
+            input_package_hash=art.input_package_hash,
+            artifact_hash=art.artifact_hash,
+            resource_manifest=list(art.resource_manifest),
         )
     )
     return quality.QPackage(version=version, files=files, artifact=qart)
@@ -79,22 +80,22 @@ def run_quality(
             base_ctx = crepo.version_context(conn, account_id=account, version_id=body.baseline_version_id)
             if base_ctx is None:
                 raise invalid("baseline_version_id", "unknown skill version in this account")
-            if base_ctx["skill_name"] != ctx["skill_name"]:
+            if base_ctx.skill_name != ctx.skill_name:
                 raise invalid(
                     "baseline_version_id",
-                    f"belongs to skill {base_ctx['skill_name']!r}, not "
-                    f"{ctx['skill_name']!r} (a baseline is the same skill)",
+                    f"belongs to skill {base_ctx.skill_name!r}, not "
+                    f"{ctx.skill_name!r} (a baseline is the same skill)",
                 )
             baseline = _qpackage(conn, account, base_ctx)
         pkg = _qpackage(conn, account, ctx)
         cutoff = conn.execute("SELECT now() AS t").fetchone()["t"]  # type: ignore[index]
         logs = [
             quality.QLog(
-                id=str(r["id"]),
-                skill_version_id=str(r["skill_version_id"]),
-                created_at=r["created_at"],
-                was_triggered=r["was_triggered"],
-                outcome=r["outcome"],
+                id=str(r.id),
+                skill_version_id=str(r.skill_version_id),
+                created_at=r.created_at,
+                was_triggered=r.was_triggered,
+                outcome=r.outcome,
             )
             for r in qrepo.telemetry_logs(
                 conn,
@@ -114,7 +115,7 @@ def run_quality(
             data={
                 "skill_version_id": version_id,
                 "baseline_version_id": body.baseline_version_id,
-                "skill_name": ctx["skill_name"],
+                "skill_name": ctx.skill_name,
                 "engine_version": quality.ENGINE_VERSION,
                 "checkset_version": quality.CHECKSET_VERSION,
                 "input_package_hash": pkg.version.package_hash,
