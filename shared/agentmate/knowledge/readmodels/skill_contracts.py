@@ -1,5 +1,5 @@
 """Read model over the skills domain, for discovery and resolution runs: a skill version's compiled ``knowledge:``
-contract (``skills/knowledge_contract.py``) and its identity string.
+contract (``skills/compile/knowledge_contract.py``) and its identity string.
 
 Only a *current* artifact counts (this compiler version, the version's own package identity), the rule the skills
 registry serves instructions by: a stale contract would be discovered against and then recorded as something the
