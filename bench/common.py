@@ -300,7 +300,7 @@ def seed_knowledge(
     from agentmate.knowledge.search.schemas import KnowledgeIndexRequest
     from agentmate.knowledge.sources import service
     from agentmate.knowledge.sources.schemas import KnowledgeSnapshotPush
-    from agentmate.packages.models import FileInput, SourceInput
+    from agentmate.packages.schemas import FileInput, SourceInput
     from agentmate.packages.service import Actor
 
     actor = Actor(principal.account_id, principal.user_id)

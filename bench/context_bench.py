@@ -91,7 +91,7 @@ def steps() -> list[tuple[Any, str, str]]:
     from agentmate.notes import repository as notes_repo
     from agentmate.retrieval import repository as retrieval_repo
     from agentmate.retrieval.service import Retrieval
-    from agentmate.skills import registry_repository as skills_repo
+    from agentmate.skills.catalog import repository as skills_repo
     from agentmate.todos import repository as todos_repo
     from agentmate.working import repository as working_repo
 
@@ -255,12 +255,12 @@ def main(argv: list[str] | None = None) -> int:
     from agentmate.memory import repository as memory_repo
     from agentmate.memory.schemas import CheckpointCreate, EventCreate
     from agentmate.memory.service import checkpoints, events, projection
-    from agentmate.packages.models import FileInput, SourceInput
+    from agentmate.packages.schemas import FileInput, SourceInput
     from agentmate.retrieval import config
     from agentmate.retrieval import service as retrieval_service
     from agentmate.retrieval.embedded_index import EmbeddedIndex
-    from agentmate.skills import registry
-    from agentmate.skills.registry_schemas import SkillSnapshotPush
+    from agentmate.skills.registry import service as registry
+    from agentmate.skills.registry.schemas import SkillSnapshotPush
     from agentmate.working import service as working_service
     from agentmate.working.schemas import ItemIn, ItemsAppend, SessionCreate
     from functions.auth.app import handler as auth_handler

@@ -212,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     from agentmate.knowledge.sources import service
     from agentmate.knowledge.sources.schemas import KnowledgeSyncRequest
     from agentmate.packages.git import GitFetcher
-    from agentmate.packages.models import SourceInput
+    from agentmate.packages.schemas import SourceInput
     from agentmate.packages.service import Actor
     from agentmate.retrieval import config, lexical
     from agentmate.retrieval import service as retrieval_service

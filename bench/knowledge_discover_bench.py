@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     from agentmate.knowledge.readmodels.skill_contracts import compiled_contract
     from agentmate.knowledge.sources import service as kservice
     from agentmate.knowledge.sources.schemas import KnowledgeSnapshotPush
-    from agentmate.packages.models import FileInput, SourceInput
+    from agentmate.packages.schemas import FileInput, SourceInput
     from agentmate.packages.service import Actor
     from functions.auth.app import handler as auth_handler
     from functions.knowledge.app import handler as knowledge_handler

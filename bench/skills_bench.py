@@ -256,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     from agentmate.api import deps
     from agentmate.core.db import get_database
     from agentmate.retrieval import service as retrieval_module
-    from agentmate.skills import registry, registry_repository
+    from agentmate.skills.catalog import repository as registry_repository
+    from agentmate.skills.search import service as registry
 
     steps: dict[str, float] = {}  # wall ms of each step of the current search
     timed_steps = _StepTimers(steps)

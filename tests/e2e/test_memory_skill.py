@@ -18,7 +18,7 @@ from agentmate.core.principal import Principal
 from agentmate.mcp import registry
 from agentmate.mcp.app import build_servers
 from agentmate.mcp.context import acting_as
-from agentmate.skills import frontmatter
+from agentmate.skills.compile import frontmatter
 
 pytestmark = pytest.mark.anyio
 

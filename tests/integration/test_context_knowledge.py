@@ -16,7 +16,7 @@ from agentmate.knowledge.search import index
 from agentmate.knowledge.search.schemas import KnowledgeIndexRequest
 from agentmate.knowledge.sources import service
 from agentmate.knowledge.sources.schemas import KnowledgeSnapshotPush
-from agentmate.packages.models import SourceInput
+from agentmate.packages.schemas import SourceInput
 from agentmate.packages.service import Actor
 from agentmate.retrieval import repository as retrieval_repo
 from agentmate.retrieval.embedders import EmbeddingError

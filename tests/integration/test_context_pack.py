@@ -728,7 +728,7 @@ def test_without_a_pin_the_top_skill_search_hit_brings_its_instructions(client, 
 def test_a_top_hit_without_instructions_falls_back_to_its_card_in_fixed_section_order(
     client, account, monkeypatch
 ):
-    from agentmate.skills import registry
+    from agentmate.skills.search import service as registry
 
     h = account.headers("memory:r", "skills:rw")
     publish_skill(client, h)

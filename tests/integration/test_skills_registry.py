@@ -321,7 +321,7 @@ def test_quality_runs_are_append_only_for_the_application_role(client, account):
 def test_git_sync_through_the_route_ingests_compiles_and_replays(client, account, monkeypatch):
     # Given the packages tests' loopback git server with a skill package under skills/web
     from agentmate.packages.git import GitFetcher
-    from agentmate.skills import registry
+    from agentmate.skills.registry import service as registry
     from tests.integration.packages.gitserver import GitServer, commit_tree
     from tests.integration.packages.test_packages_git import SETTINGS, make_policy
 

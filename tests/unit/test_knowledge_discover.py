@@ -12,7 +12,7 @@ from agentmate.core.errors import NotImplementedYet, ValidationFailed
 from agentmate.knowledge.discovery import discover
 from agentmate.knowledge.discovery.discover import Card
 from agentmate.knowledge.readmodels.skill_contracts import SkillContract
-from agentmate.skills import knowledge_contract as kc
+from agentmate.skills.compile import knowledge_contract as kc
 
 
 def card(

@@ -21,7 +21,7 @@ from agentmate.packages.identity import (
     shown_name,
 )
 from agentmate.packages.limits import PackageLimits
-from agentmate.packages.models import FileInput
+from agentmate.packages.schemas import FileInput
 
 HELLO_SHA = "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"  # printf 'hello\n' | sha256sum
 X_SHA = "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"  # printf 'x' | sha256sum

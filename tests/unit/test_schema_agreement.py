@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from agentmate.auth.schemas import Credentials
 from agentmate.context.schemas import PackRequest
 from agentmate.expenses.schemas import ExpenseCreate
-from agentmate.skills.registry_schemas import SkillSearchRequest
+from agentmate.skills.search.schemas import SkillSearchRequest
 
 
 def test_integral_numbers_are_integers() -> None:

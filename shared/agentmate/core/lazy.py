@@ -7,7 +7,7 @@ when a request calls one: a Lambda environment serves a few routes of its group,
     if TYPE_CHECKING:
         from agentmate.skills import registry
     else:
-        registry = lazy_module("agentmate.skills.registry")
+        registry = lazy_module("agentmate.skills.registry.service")
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def lazy_module(name: str) -> Any:
 
 def lazy_exports(package: str, exports: dict[str, tuple[str, ...]]) -> Callable[[str], Any]:
     """A package's module ``__getattr__`` (PEP 562) that imports each exported name's submodule on first use, so
-    importing one submodule (``agentmate.jobs.models`` for a response model) does not load the package's whole
+    importing one submodule (``agentmate.jobs.schemas`` for a response model) does not load the package's whole
     API. ``exports`` maps a submodule to the names it provides; declare the same imports under ``TYPE_CHECKING``
     for type checkers:
 

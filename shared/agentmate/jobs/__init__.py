@@ -1,9 +1,15 @@
 """The job queue: Postgres lease rows, woken by SQS in Lambda and by an in-process poller locally.
 
-    job = jobs.enqueue(conn, account_id=..., kind="wiki_compile", subject_id=build_id, payload={...})
+A use case's ``jobs.py`` declares its kind (the rule is in ``agentmate/jobs/registry.py``), e.g.
+``skills/compile/jobs.py``::
+
+    COMPILE_KIND = "skills_compile_backfill"
+    jobs.register(COMPILE_KIND, _compile, timeout_seconds=batch.JOB_TIMEOUT_S)  # optional on_change=...
+
+and the use case enqueues it in its transaction, then wakes a worker after the commit::
+
+    job = jobs.enqueue(conn, account_id=..., kind=COMPILE_KIND, subject_id=..., payload={...})
     ...commit...; jobs.wake(job.id)
-    jobs.register("wiki_compile", runner, timeout_seconds=lambda: settings.compiler_timeout_seconds,
-                  on_change=mirror_build_status)
 
 ``runner(ctx)`` gets ``ctx.job``, ``ctx.remaining_seconds()``, ``ctx.lease_lost`` / ``ctx.shutdown`` (events),
 ``ctx.tenant()`` (a transaction under the job's account), ``ctx.add_usage(...)`` and ``ctx.finish(result)`` (the
@@ -17,17 +23,17 @@ from agentmate.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from agentmate.jobs.errors import LeaseLost, Permanent, Retryable, Yield
-    from agentmate.jobs.models import Job, JobStatus, JobUsage, JobView, KindStats, QueueStats
     from agentmate.jobs.registry import Kind, RunContext, kinds, register, unregister
+    from agentmate.jobs.schemas import Job, JobStatus, JobUsage, JobView, KindStats, QueueStats
     from agentmate.jobs.service import cancel, enqueue, get_job, list_jobs, queue_stats, read_job
     from agentmate.jobs.wakeup import wake
 
-# Loaded on first use (cold start): a response model that imports agentmate.jobs.models does not load the queue.
+# Loaded on first use (cold start): a response model that imports agentmate.jobs.schemas does not load the queue.
 __getattr__ = lazy_exports(
     __name__,
     {
         "errors": ("LeaseLost", "Permanent", "Retryable", "Yield"),
-        "models": ("Job", "JobStatus", "JobUsage", "JobView", "KindStats", "QueueStats"),
+        "schemas": ("Job", "JobStatus", "JobUsage", "JobView", "KindStats", "QueueStats"),
         "registry": ("Kind", "RunContext", "kinds", "register", "unregister"),
         "service": ("cancel", "enqueue", "get_job", "list_jobs", "queue_stats", "read_job"),
         "wakeup": ("wake",),

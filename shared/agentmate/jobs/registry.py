@@ -1,5 +1,13 @@
-"""Job kinds and their runners. A domain registers its kind once at import (``jobs.register``); the worker
-function and the local poller import the modules that register (functions/compile_worker/runners.py)."""
+"""Job kinds and their runners.
+
+The one convention for declaring a kind: a job kind is declared once, in a module named ``jobs.py`` inside the
+sub-package of its use case, by module-level ``jobs.register(...)`` calls (kind-name constants defined there
+too); nothing else registers kinds; the worker and the local poller discover kinds by importing the one list of
+job modules in ``functions/compile_worker/runners.py`` (the worker function imports it at cold start, the local
+runtime's poller in ``infra/local_app.py``). A ``jobs.py`` imports the use case its runner runs; the module
+that enqueues the kind imports ``jobs.py`` for the constant, so it is not the module the runner calls (e.g.
+``skills/compile/backfill.py`` enqueues, ``skills/compile/service.py`` runs), or the two would import each other.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentmate.jobs.errors import LeaseLost
-from agentmate.jobs.models import Job
+from agentmate.jobs.schemas import Job
 
 if TYPE_CHECKING:
     from agentmate.core.db import Conn, Database

@@ -11,7 +11,7 @@ from psycopg.types.json import Jsonb
 from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
 from agentmate.core.sql import paged
-from agentmate.jobs.models import Job
+from agentmate.jobs.schemas import Job
 
 CONSTRAINTS = constraints(
     {
@@ -85,7 +85,8 @@ def insert(
 def get(conn: Conn, *, account_id: UUID, job_id: UUID) -> Job | None:
     return _job(
         conn.execute(
-            f"SELECT {COLUMNS} FROM jobs WHERE account_id = %s AND id = %s", (account_id, job_id)
+            f"SELECT {COLUMNS} FROM jobs WHERE account_id = %(account_id)s AND id = %(job_id)s",
+            {"account_id": account_id, "job_id": job_id},
         ).fetchone()
     )
 
@@ -130,9 +131,9 @@ def stats(conn: Conn, *, account_id: UUID) -> list[dict[str, Any]]:
                   count(*) FILTER (WHERE status = 'running' AND lease_expires_at <= now()) AS stalled,
                   extract(epoch FROM now() - min(queued_at) FILTER (
                       WHERE status = 'queued' AND next_attempt_at <= now()))::float8 AS oldest_waiting_age_seconds
-           FROM jobs WHERE account_id = %s AND status IN ('queued', 'running')
+           FROM jobs WHERE account_id = %(account_id)s AND status IN ('queued', 'running')
            GROUP BY kind ORDER BY kind""",
-        (account_id,),
+        {"account_id": account_id},
     ).fetchall()
 
 
@@ -157,14 +158,14 @@ def claim(
     """The claim transaction's one statement (jobs_claim, migrations/0070); run in a transaction with no tenant."""
     return _job(
         conn.execute(
-            f"SELECT {COLUMNS} FROM jobs_claim(%s, %s, %s, %s)",
-            (owner, max(1, round(lease_seconds)), job_id, kinds),
+            f"SELECT {COLUMNS} FROM jobs_claim(%(owner)s, %(lease_seconds)s, %(job_id)s, %(kinds)s)",
+            {"owner": owner, "lease_seconds": max(1, round(lease_seconds)), "job_id": job_id, "kinds": kinds},
         ).fetchone()
     )
 
 
 def set_tenant(conn: Conn, account_id: UUID) -> None:
-    conn.execute("SELECT set_config('app.account_id', %s, true)", (str(account_id),))
+    conn.execute("SELECT set_config('app.account_id', %(account_id)s, true)", {"account_id": str(account_id)})
 
 
 def heartbeat(conn: Conn, *, job: Job, owner: str, lease_seconds: float) -> bool:
@@ -288,7 +289,8 @@ def due_for_wakeup(conn: Conn, *, grace_seconds: int, limit: int, kinds: list[st
     return [
         r["job_id"]
         for r in conn.execute(
-            "SELECT job_id FROM jobs_due_for_wakeup(%s, %s, %s)", (grace_seconds, limit, kinds)
+            "SELECT job_id FROM jobs_due_for_wakeup(%(grace_seconds)s, %(limit)s, %(kinds)s)",
+            {"grace_seconds": grace_seconds, "limit": limit, "kinds": kinds},
         ).fetchall()
     ]
 
@@ -298,6 +300,6 @@ def fail_unregistered(
 ) -> list[dict[str, Any]]:
     """Retire unfinished jobs of any kind outside ``kinds`` queued at least ``after_seconds`` ago (0072)."""
     return conn.execute(
-        "SELECT job_id, account_id, kind FROM jobs_fail_unregistered(%s, %s, %s)",
-        (kinds, after_seconds, limit),
+        "SELECT job_id, account_id, kind FROM jobs_fail_unregistered(%(kinds)s, %(after_seconds)s, %(limit)s)",
+        {"kinds": kinds, "after_seconds": after_seconds, "limit": limit},
     ).fetchall()

@@ -9,7 +9,7 @@ from agentmate.core.db import Conn, Database
 from agentmate.core.errors import NotFound
 from agentmate.core.pagination import Page, PageParams
 from agentmate.jobs import repository as repo
-from agentmate.jobs.models import Job, JobStatus, JobView, KindStats, QueueStats
+from agentmate.jobs.schemas import Job, JobStatus, JobView, KindStats, QueueStats
 
 
 def enqueue(

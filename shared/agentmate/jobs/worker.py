@@ -36,8 +36,8 @@ from agentmate.core.observability import count, logger
 from agentmate.jobs import repository as repo
 from agentmate.jobs import wakeup
 from agentmate.jobs.errors import LeaseLost, Permanent, Retryable, Yield
-from agentmate.jobs.models import Job
 from agentmate.jobs.registry import Kind, RunContext, Usage, kinds
+from agentmate.jobs.schemas import Job
 from agentmate.jobs.settings import MAX_WAKE_DELAY_S, JobSettings, get_job_settings
 
 if TYPE_CHECKING:

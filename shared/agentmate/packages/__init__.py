@@ -11,13 +11,13 @@ Data model (migrations/0050_package_tables.sql)
     so each table keeps the registry's name, its own RLS policy and composite account-scoped foreign keys, and may
     grow registry columns (nullable or defaulted) with ALTER TABLE.
 
-    * source   (models.Source)   name unique per account; type ``git`` (server pull) or ``local`` (client
+    * source   (schemas.Source)   name unique per account; type ``git`` (server pull) or ``local`` (client
       push); repository_url, package_path, derived ``domain`` (first segment of a ≥2-segment package_path, never
       from the client), default_ref, status ``pending|ready|error`` + last_error, last_commit_sha,
       active_revision_id (the revision the last successful ingest produced or replayed).
-    * revision (models.Revision) immutable; unique per (source, package_hash); origin ``git`` (ref, commit_sha)
+    * revision (schemas.Revision) immutable; unique per (source, package_hash); origin ``git`` (ref, commit_sha)
       or ``snapshot``; file_count, total_bytes.
-    * file     (models.FileMeta / FileRecord) path, sha256, size_bytes, mime_type, is_text; text files keep
+    * file     (schemas.FileMeta / FileRecord) path, sha256, size_bytes, mime_type, is_text; text files keep
       their content snapshot, binary files only hash and size.
 
 Identity (identity.py, prior-art §4.10)
@@ -82,7 +82,8 @@ if TYPE_CHECKING:
         PackageSettings,
         SyncLimits,
     )
-    from agentmate.packages.models import (
+    from agentmate.packages.policy import NetPolicy
+    from agentmate.packages.schemas import (
         FileInput,
         FileMeta,
         FileRecord,
@@ -94,15 +95,14 @@ if TYPE_CHECKING:
         SourceInput,
         Upserted,
     )
-    from agentmate.packages.policy import NetPolicy
     from agentmate.packages.store import PackageStore, PackageTables
 
-# Loaded on first use (cold start): a router that imports agentmate.packages.models loads nothing else.
+# Loaded on first use (cold start): a router that imports agentmate.packages.schemas loads nothing else.
 __getattr__ = lazy_exports(
     __name__,
     {
         "limits": ("GIT_LIMITS", "SNAPSHOT_LIMITS", "PackageLimits", "PackageSettings", "SyncLimits"),
-        "models": (
+        "schemas": (
             "FileInput",
             "FileMeta",
             "FileRecord",

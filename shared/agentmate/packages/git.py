@@ -32,9 +32,9 @@ from agentmate.core.errors import DomainError, FieldError, ServiceUnavailable, T
 from agentmate.packages.archive import tar_gz_members
 from agentmate.packages.identity import PackageRefused, entry_name, shown_name
 from agentmate.packages.limits import GIT_LIMITS, PackageLimits, PackageSettings, SyncLimits
-from agentmate.packages.models import Fetched
 from agentmate.packages.net import Deadline, SafeHttp, read_capped
 from agentmate.packages.policy import Exhausted, NetPolicy, OutOfTime, Refused, SyncTimedOut, Upstream
+from agentmate.packages.schemas import Fetched
 
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 _REF_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/+-]{0,254}$")

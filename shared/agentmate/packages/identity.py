@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 
 from agentmate.core.errors import ErrorCollector, FieldError, TooLarge, ValidationFailed, invalid
 from agentmate.packages.limits import PackageLimits
-from agentmate.packages.models import FileInput, Package, PackageFile
+from agentmate.packages.schemas import FileInput, Package, PackageFile
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _SEGMENT_RE = re.compile(r"^[A-Za-z0-9._-]+$")
@@ -276,71 +276,89 @@ def prepare_snapshot(
     files: list[PackageFile] = []
     seen: set[str] = set()
     for i, f in enumerate(inputs):
-        at = f"files[{i}]"
-        problem = file_path_problem(f.path, limits)
-        if problem:
-            errors.add(f"{at}.path", problem)
-            continue
-        if f.path in seen:
-            errors.add(f"{at}.path", "duplicate path in the package")
-            continue
-        seen.add(f.path)
-        given = [k for k in ("content", "content_base64") if getattr(f, k) is not None]
-        if len(given) > 1:
-            errors.add(at, "send either content or content_base64, not both")
-            continue
-        if not given:
-            # Metadata-only binary file: contributes its hash and size to identity, stores nothing.
-            if f.sha256 is None or f.size_bytes is None:
-                errors.add(at, "send content, content_base64, or (binary files) sha256 and size_bytes")
-                continue
-            if f.size_bytes > limits.max_file_bytes:
-                raise _too_big(f"{at}.size_bytes", f.path, f.size_bytes, limits)
-            files.append(
-                PackageFile(f.path, f.sha256, f.size_bytes, f.mime_type or guess_mime(f.path, False), None)
-            )
-            continue
-        text: str | None
-        if f.content is not None:
-            if "\0" in f.content:
-                errors.add(f"{at}.content", "contains a NUL character")
-                continue
-            try:
-                data = f.content.encode("utf-8")
-            except UnicodeEncodeError:
-                errors.add(f"{at}.content", "is not valid UTF-8 text (lone surrogate)")
-                continue
-            text = f.content
-        else:
-            try:
-                data = base64.b64decode(f.content_base64 or "", validate=True)
-            except (binascii.Error, ValueError):
-                errors.add(f"{at}.content_base64", "is not valid base64")
-                continue
-            text, problem = decode_text(f.path, data)
-            if problem:
-                errors.add(f"{at}.content_base64", f"{f.path} {problem}")
-                continue
-        if len(data) > limits.max_file_bytes:
-            raise _too_big(
-                f"{at}.content" if f.content is not None else f"{at}.content_base64",
-                f.path,
-                len(data),
-                limits,
-            )
-        digest = sha256_hex(data)
-        if f.sha256 is not None and f.sha256 != digest:
-            errors.add(f"{at}.sha256", f"does not match the content (content hashes to {digest})")
-        if f.size_bytes is not None and f.size_bytes != len(data):
-            errors.add(f"{at}.size_bytes", f"does not match the content ({len(data)} bytes)")
-        files.append(
-            PackageFile(f.path, digest, len(data), f.mime_type or guess_mime(f.path, text is not None), text)
-        )
+        file = _snapshot_file(f, f"files[{i}]", limits, errors, seen)
+        if file is not None:
+            files.append(file)
     errors.raise_if_any()
     package = _finish(files, limits, "files")
     if expected_hash is not None and expected_hash != package.package_hash:
         raise invalid("package_hash", f"does not match the files (they hash to {package.package_hash})")
     return package
+
+
+def _snapshot_file(
+    f: FileInput, at: str, limits: PackageLimits, errors: ErrorCollector, seen: set[str]
+) -> PackageFile | None:
+    """One pushed file, validated; None when it cannot enter the package (its problem is collected, so every
+    file is still checked). A size limit raises at once."""
+    problem = file_path_problem(f.path, limits)
+    if problem:
+        errors.add(f"{at}.path", problem)
+        return None
+    if f.path in seen:
+        errors.add(f"{at}.path", "duplicate path in the package")
+        return None
+    seen.add(f.path)
+    given = [k for k in ("content", "content_base64") if getattr(f, k) is not None]
+    if len(given) > 1:
+        errors.add(at, "send either content or content_base64, not both")
+        return None
+    if not given:
+        return _metadata_only_file(f, at, limits, errors)
+    decoded = _decoded_content(f, at, errors)
+    if decoded is None:
+        return None
+    data, text = decoded
+    if len(data) > limits.max_file_bytes:
+        raise _too_big(
+            f"{at}.content" if f.content is not None else f"{at}.content_base64",
+            f.path,
+            len(data),
+            limits,
+        )
+    digest = sha256_hex(data)
+    # Hash and size the client claimed must be the content's own.
+    if f.sha256 is not None and f.sha256 != digest:
+        errors.add(f"{at}.sha256", f"does not match the content (content hashes to {digest})")
+    if f.size_bytes is not None and f.size_bytes != len(data):
+        errors.add(f"{at}.size_bytes", f"does not match the content ({len(data)} bytes)")
+    return PackageFile(f.path, digest, len(data), f.mime_type or guess_mime(f.path, text is not None), text)
+
+
+def _metadata_only_file(
+    f: FileInput, at: str, limits: PackageLimits, errors: ErrorCollector
+) -> PackageFile | None:
+    """A binary file sent as metadata only: it contributes its hash and size to identity and stores nothing."""
+    if f.sha256 is None or f.size_bytes is None:
+        errors.add(at, "send content, content_base64, or (binary files) sha256 and size_bytes")
+        return None
+    if f.size_bytes > limits.max_file_bytes:
+        raise _too_big(f"{at}.size_bytes", f.path, f.size_bytes, limits)
+    return PackageFile(f.path, f.sha256, f.size_bytes, f.mime_type or guess_mime(f.path, False), None)
+
+
+def _decoded_content(f: FileInput, at: str, errors: ErrorCollector) -> tuple[bytes, str | None] | None:
+    """The file's bytes and its text (None for binary), from ``content`` or ``content_base64``; None when they
+    cannot be read (the problem is collected)."""
+    if f.content is not None:
+        if "\0" in f.content:
+            errors.add(f"{at}.content", "contains a NUL character")
+            return None
+        try:
+            return f.content.encode("utf-8"), f.content
+        except UnicodeEncodeError:
+            errors.add(f"{at}.content", "is not valid UTF-8 text (lone surrogate)")
+            return None
+    try:
+        data = base64.b64decode(f.content_base64 or "", validate=True)
+    except (binascii.Error, ValueError):
+        errors.add(f"{at}.content_base64", "is not valid base64")
+        return None
+    text, problem = decode_text(f.path, data)
+    if problem:
+        errors.add(f"{at}.content_base64", f"{f.path} {problem}")
+        return None
+    return data, text
 
 
 def prepare_raw(raw: Sequence[tuple[str, bytes]], limits: PackageLimits) -> Package:

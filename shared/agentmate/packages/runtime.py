@@ -11,8 +11,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from agentmate.packages.limits import PackageSettings
-from agentmate.packages.models import Fetched
 from agentmate.packages.policy import NetPolicy
+from agentmate.packages.schemas import Fetched
 
 if TYPE_CHECKING:  # pragma: no cover
     from agentmate.packages.service import Fetcher

@@ -27,7 +27,8 @@ from agentmate.packages.identity import (
     prepare_snapshot,
 )
 from agentmate.packages.limits import GIT_LIMITS, SNAPSHOT_LIMITS, PackageLimits
-from agentmate.packages.models import (
+from agentmate.packages.policy import NetPolicy
+from agentmate.packages.schemas import (
     Fetched,
     FileInput,
     Ingested,
@@ -37,7 +38,6 @@ from agentmate.packages.models import (
     SourceInput,
     Upserted,
 )
-from agentmate.packages.policy import NetPolicy
 from agentmate.packages.store import PackageStore
 
 log = logging.getLogger(__name__)

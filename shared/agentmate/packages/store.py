@@ -17,7 +17,7 @@ import psycopg
 from agentmate.core.db import Conn
 from agentmate.core.errors import Conflict
 from agentmate.core.sql import paged
-from agentmate.packages.models import FileMeta, FileRecord, Package, Revision, Source, SourceInput
+from agentmate.packages.schemas import FileMeta, FileRecord, Package, Revision, Source, SourceInput
 
 _IDENT = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
 
@@ -83,14 +83,14 @@ class PackageStore:
     def lock_name(self, conn: Conn, *, account_id: UUID, name: str) -> None:
         """Serialise registrations of one name (the unique constraint is the backstop)."""
         conn.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 7452050))",
-            (f"{self.tables.sources}:{account_id}:{name}",),
+            "SELECT pg_advisory_xact_lock(hashtextextended(%(lock_key)s, 7452050))",
+            {"lock_key": f"{self.tables.sources}:{account_id}:{name}"},
         )
 
     def source_by_name(self, conn: Conn, *, account_id: UUID, name: str) -> Source | None:
         row = conn.execute(
-            f"SELECT {SOURCE_COLUMNS} FROM {self.tables.sources} WHERE account_id = %s AND name = %s",
-            (account_id, name),
+            f"SELECT {SOURCE_COLUMNS} FROM {self.tables.sources} WHERE account_id = %(account_id)s AND name = %(name)s",
+            {"account_id": account_id, "name": name},
         ).fetchone()
         return Source.model_validate(row) if row else None
 
@@ -128,9 +128,9 @@ class PackageStore:
         self, conn: Conn, *, account_id: UUID, source_id: UUID, default_ref: str | None
     ) -> Source:
         row = conn.execute(
-            f"""UPDATE {self.tables.sources} SET default_ref = %s, updated_at = now()
-                WHERE account_id = %s AND id = %s RETURNING {SOURCE_COLUMNS}""",
-            (default_ref, account_id, source_id),
+            f"""UPDATE {self.tables.sources} SET default_ref = %(default_ref)s, updated_at = now()
+                WHERE account_id = %(account_id)s AND id = %(source_id)s RETURNING {SOURCE_COLUMNS}""",
+            {"default_ref": default_ref, "account_id": account_id, "source_id": source_id},
         ).fetchone()
         return Source.model_validate(row)
 
@@ -139,8 +139,8 @@ class PackageStore:
     ) -> Source | None:
         suffix = " FOR UPDATE" if lock else ""
         row = conn.execute(
-            f"SELECT {SOURCE_COLUMNS} FROM {self.tables.sources} WHERE account_id = %s AND id = %s{suffix}",
-            (account_id, source_id),
+            f"SELECT {SOURCE_COLUMNS} FROM {self.tables.sources} WHERE account_id = %(account_id)s AND id = %(source_id)s{suffix}",
+            {"account_id": account_id, "source_id": source_id},
         ).fetchone()
         return Source.model_validate(row) if row else None
 
@@ -176,25 +176,25 @@ class PackageStore:
     def _delete_source(self, conn: Conn, account_id: UUID, source_id: UUID) -> bool:
         return (
             conn.execute(
-                f"DELETE FROM {self.tables.sources} WHERE account_id = %s AND id = %s",
-                (account_id, source_id),
+                f"DELETE FROM {self.tables.sources} WHERE account_id = %(account_id)s AND id = %(source_id)s",
+                {"account_id": account_id, "source_id": source_id},
             ).rowcount
             > 0
         )
 
     def mark_error(self, conn: Conn, *, account_id: UUID, source_id: UUID, message: str) -> None:
         conn.execute(
-            f"""UPDATE {self.tables.sources} SET status = 'error', last_error = %s, updated_at = now()
-                WHERE account_id = %s AND id = %s""",
-            (message[:_MAX_ERROR_CHARS], account_id, source_id),
+            f"""UPDATE {self.tables.sources} SET status = 'error', last_error = %(message)s, updated_at = now()
+                WHERE account_id = %(account_id)s AND id = %(source_id)s""",
+            {"message": message[:_MAX_ERROR_CHARS], "account_id": account_id, "source_id": source_id},
         )
 
     def mark_pending(self, conn: Conn, *, account_id: UUID, source_id: UUID, message: str) -> None:
         """Work on the source continues elsewhere (a queued sync job): ``message`` says where."""
         conn.execute(
-            f"""UPDATE {self.tables.sources} SET status = 'pending', last_error = %s, updated_at = now()
-                WHERE account_id = %s AND id = %s""",
-            (message[:_MAX_ERROR_CHARS], account_id, source_id),
+            f"""UPDATE {self.tables.sources} SET status = 'pending', last_error = %(message)s, updated_at = now()
+                WHERE account_id = %(account_id)s AND id = %(source_id)s""",
+            {"message": message[:_MAX_ERROR_CHARS], "account_id": account_id, "source_id": source_id},
         )
 
     def mark_ready(
@@ -218,8 +218,8 @@ class PackageStore:
     ) -> Revision | None:
         row = conn.execute(
             f"""SELECT {REVISION_COLUMNS} FROM {self.tables.revisions}
-                WHERE account_id = %s AND source_id = %s AND package_hash = %s""",
-            (account_id, source_id, package_hash),
+                WHERE account_id = %(account_id)s AND source_id = %(source_id)s AND package_hash = %(package_hash)s""",
+            {"account_id": account_id, "source_id": source_id, "package_hash": package_hash},
         ).fetchone()
         return Revision.model_validate(row) if row else None
 
@@ -278,8 +278,8 @@ class PackageStore:
 
     def get_revision(self, conn: Conn, *, account_id: UUID, revision_id: UUID) -> Revision | None:
         row = conn.execute(
-            f"SELECT {REVISION_COLUMNS} FROM {self.tables.revisions} WHERE account_id = %s AND id = %s",
-            (account_id, revision_id),
+            f"SELECT {REVISION_COLUMNS} FROM {self.tables.revisions} WHERE account_id = %(account_id)s AND id = %(revision_id)s",
+            {"account_id": account_id, "revision_id": revision_id},
         ).fetchone()
         return Revision.model_validate(row) if row else None
 
@@ -320,8 +320,8 @@ class PackageStore:
     ) -> FileRecord | None:
         row = conn.execute(
             f"""SELECT {FILE_COLUMNS} FROM {self.tables.files}
-                WHERE account_id = %s AND revision_id = %s AND id = %s""",
-            (account_id, revision_id, file_id),
+                WHERE account_id = %(account_id)s AND revision_id = %(revision_id)s AND id = %(file_id)s""",
+            {"account_id": account_id, "revision_id": revision_id, "file_id": file_id},
         ).fetchone()
         return FileRecord.model_validate(row) if row else None
 
@@ -330,8 +330,8 @@ class PackageStore:
     ) -> FileRecord | None:
         row = conn.execute(
             f"""SELECT {FILE_COLUMNS} FROM {self.tables.files}
-                WHERE account_id = %s AND revision_id = %s AND path = %s""",
-            (account_id, revision_id, path),
+                WHERE account_id = %(account_id)s AND revision_id = %(revision_id)s AND path = %(path)s""",
+            {"account_id": account_id, "revision_id": revision_id, "path": path},
         ).fetchone()
         return FileRecord.model_validate(row) if row else None
 
@@ -341,8 +341,8 @@ class PackageStore:
         """Every file of a revision in path order (for compilers and indexers)."""
         cols = FILE_COLUMNS if content else FILE_META_COLUMNS
         rows: list[dict[str, Any]] = conn.execute(
-            f'SELECT {cols} FROM {self.tables.files} WHERE account_id = %s AND revision_id = %s ORDER BY path COLLATE "C"',
-            (account_id, revision_id),
+            f'SELECT {cols} FROM {self.tables.files} WHERE account_id = %(account_id)s AND revision_id = %(revision_id)s ORDER BY path COLLATE "C"',
+            {"account_id": account_id, "revision_id": revision_id},
         ).fetchall()
         model = FileRecord if content else FileMeta
         return [model.model_validate(r) for r in rows]

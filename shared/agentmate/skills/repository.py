@@ -53,7 +53,7 @@ CONSTRAINTS = constraints(
 )
 
 # The registry's tables (migrations/0060: the package tables from the shared template, artifacts, quality runs);
-# their SQL is in registry_repository.py and agentmate.packages.store.
+# their SQL is in the sub-packages' repository.py modules and agentmate.packages.store.
 REGISTRY_CONSTRAINTS = constraints(
     {
         "skill_sources_account_name_key": ("name", "a skill source with this name already exists"),
@@ -120,8 +120,8 @@ REGISTRY_CONSTRAINTS = constraints(
 def lock_skill(conn: Conn, *, account_id: UUID, skill_name: str) -> None:
     """Serialise publishes/activations of one skill (the one-active partial unique index is the backstop)."""
     conn.execute(
-        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 7452015))",
-        (f"skill-version:{account_id}:{skill_name}",),
+        "SELECT pg_advisory_xact_lock(hashtextextended(%(lock_key)s, 7452015))",
+        {"lock_key": f"skill-version:{account_id}:{skill_name}"},
     )
 
 
@@ -130,15 +130,16 @@ def get_version(
 ) -> dict[str, Any] | None:
     cols = VERSION_COLUMNS if content else SUMMARY_COLUMNS
     return conn.execute(
-        f"SELECT {cols} FROM skill_versions WHERE account_id = %s AND id = %s", (account_id, version_id)
+        f"SELECT {cols} FROM skill_versions WHERE account_id = %(account_id)s AND id = %(version_id)s",
+        {"account_id": account_id, "version_id": version_id},
     ).fetchone()
 
 
 def version_ref(conn: Conn, *, account_id: UUID, version_id: UUID) -> dict[str, Any] | None:
     """The identity of a version (for attribution checks), without its body."""
     return conn.execute(
-        "SELECT id, skill_name, version FROM skill_versions WHERE account_id = %s AND id = %s",
-        (account_id, version_id),
+        "SELECT id, skill_name, version FROM skill_versions WHERE account_id = %(account_id)s AND id = %(version_id)s",
+        {"account_id": account_id, "version_id": version_id},
     ).fetchone()
 
 
@@ -173,22 +174,36 @@ def activate(conn: Conn, *, account_id: UUID, version_id: UUID, skill_name: str)
     """Make one version the skill's only active version (caller holds the skill lock)."""
     conn.execute(
         """UPDATE skill_versions SET is_active = false
-           WHERE account_id = %s AND skill_name = %s AND is_active AND id <> %s""",
-        (account_id, skill_name, version_id),
+           WHERE account_id = %(account_id)s AND skill_name = %(skill_name)s AND is_active AND id <> %(version_id)s""",
+        {"account_id": account_id, "skill_name": skill_name, "version_id": version_id},
     )
     return conn.execute(
         f"""UPDATE skill_versions SET is_active = true,
                    activated_at = CASE WHEN is_active THEN activated_at ELSE now() END
-            WHERE account_id = %s AND id = %s RETURNING {VERSION_COLUMNS}""",
-        (account_id, version_id),
+            WHERE account_id = %(account_id)s AND id = %(version_id)s RETURNING {VERSION_COLUMNS}""",
+        {"account_id": account_id, "version_id": version_id},
     ).fetchone()
 
 
 def active_version(conn: Conn, *, account_id: UUID, skill_name: str) -> dict[str, Any] | None:
     return conn.execute(
-        f"SELECT {VERSION_COLUMNS} FROM skill_versions WHERE account_id = %s AND skill_name = %s AND is_active",
-        (account_id, skill_name),
+        f"SELECT {VERSION_COLUMNS} FROM skill_versions WHERE account_id = %(account_id)s AND skill_name = %(skill_name)s AND is_active",
+        {"account_id": account_id, "skill_name": skill_name},
     ).fetchone()
+
+
+def active_version_ids(conn: Conn, *, account_id: UUID, skill_name: str | None, limit: int) -> list[UUID]:
+    params: dict[str, Any] = {"a": account_id, "lim": limit}
+    cond = ""
+    if skill_name:
+        cond = "AND skill_name = %(n)s"
+        params["n"] = skill_name
+    rows = conn.execute(
+        f"""SELECT id FROM skill_versions WHERE account_id = %(a)s AND is_active {cond}
+            ORDER BY skill_name, id LIMIT %(lim)s""",
+        params,
+    ).fetchall()
+    return [r["id"] for r in rows]
 
 
 def list_versions(
@@ -266,8 +281,8 @@ def stats(conn: Conn, *, account_id: UUID, skill_name: str) -> dict[str, Any]:
                   count(*) FILTER (WHERE outcome = 'user_corrected') AS user_corrected,
                   avg(duration_ms)::double precision AS avg_duration_ms,
                   max(created_at) AS last_run_at
-           FROM skill_logs WHERE account_id = %s AND skill_name = %s""",
-        (account_id, skill_name),
+           FROM skill_logs WHERE account_id = %(account_id)s AND skill_name = %(skill_name)s""",
+        {"account_id": account_id, "skill_name": skill_name},
     ).fetchone()
     assert row is not None
     return row
@@ -277,8 +292,8 @@ def stats_by_version(conn: Conn, *, account_id: UUID, skill_name: str) -> list[d
     return conn.execute(
         """SELECT skill_version_id, skill_version, count(*) AS total_runs,
                   count(*) FILTER (WHERE outcome = 'success') AS success
-           FROM skill_logs WHERE account_id = %s AND skill_name = %s
+           FROM skill_logs WHERE account_id = %(account_id)s AND skill_name = %(skill_name)s
            GROUP BY skill_version_id, skill_version
            ORDER BY max(created_at) DESC, skill_version""",
-        (account_id, skill_name),
+        {"account_id": account_id, "skill_name": skill_name},
     ).fetchall()

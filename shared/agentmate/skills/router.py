@@ -1,3 +1,6 @@
+"""Skill execution records (spec/001 "Skills"): logs, published versions, activation, stats and signals, and the
+skills group's one router. MCP face: ``agentmate.mcp.tools.skills.records``."""
+
 from typing import Annotated
 from uuid import UUID
 
@@ -133,12 +136,18 @@ def skill_signals(
     return service.signals(db, principal, skill_name, limit)
 
 
-# The registry's routes (sources, packages, catalog, search, quality runs) live in registry_router.py; they are
-# served as part of this router so the skills group is one router (the function and the parity test read it).
-def _include_registry() -> None:
-    from agentmate.skills.registry_router import router as registry_router
+# The sub-domains' routes (registry: sources and ingest; compile; catalog; search; quality runs) live in their
+# sub-packages; they are served as part of this router, in this order, so the skills group is one router (the
+# function and the parity test read it).
+def _include_sub_domains() -> None:
+    from agentmate.skills.catalog.router import router as catalog_router
+    from agentmate.skills.compile.router import router as compile_router
+    from agentmate.skills.quality.router import router as quality_router
+    from agentmate.skills.registry.router import router as registry_router
+    from agentmate.skills.search.router import router as search_router
 
-    router.routes.extend(registry_router.routes)
+    for sub in (registry_router, compile_router, catalog_router, search_router, quality_router):
+        router.routes.extend(sub.routes)
 
 
-_include_registry()
+_include_sub_domains()

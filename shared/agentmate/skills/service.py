@@ -56,10 +56,10 @@ def resolve_version(
 def _refresh(db: TenantTransactions, principal: Principal, version_id: Any) -> None:
     """Refresh the compiled artifact after the version's transaction committed: a compiler failure is recorded
     by the registry and never undoes the publish or activation."""
-    from agentmate.skills import registry  # the registry builds on these records
+    from agentmate.skills.compile import service as compile_service  # compiling builds on these records
 
     try:
-        registry.refresh_artifact(db, principal.account_id, UUID(str(version_id)))
+        compile_service.refresh_artifact(db, principal.account_id, UUID(str(version_id)))
     except Exception:
         logger.exception("skill artifact refresh failed")
 

@@ -51,7 +51,7 @@ SCHEMA_MODELS: dict[str, str] = {
     "skill_log": "agentmate.skills.schemas:SkillLogCreate",
     "skill_version": "agentmate.skills.schemas:SkillVersionCreate",
     "context_pack": "agentmate.context.schemas:PackRequest",
-    "knowledge_source": "agentmate.packages.models:SourceInput",
+    "knowledge_source": "agentmate.packages.schemas:SourceInput",
     "knowledge_manifest": "agentmate.knowledge.manifest:KnowledgeManifest",  # the KNOWLEDGE.yaml of a package
     "knowledge_discover": "agentmate.knowledge.discovery.schemas:DiscoverRequest",
     "knowledge_resolution": "agentmate.knowledge.discovery.schemas:ResolutionCreate",

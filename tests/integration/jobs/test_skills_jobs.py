@@ -8,8 +8,9 @@ import uuid
 import pytest
 
 from agentmate.jobs.worker import Worker
-from agentmate.skills import jobs as skill_jobs
-from agentmate.skills import registry
+from agentmate.skills import batch
+from agentmate.skills.compile import jobs as skill_jobs
+from agentmate.skills.search import jobs as search_jobs
 
 SKILL = """---
 name: {name}
@@ -49,7 +50,7 @@ def three_skills(client, account, monkeypatch):
     names = [f"s{uuid.uuid4().hex[:8]}" for _ in range(3)]
     for name in names:
         _publish(client, h, name)
-    monkeypatch.setattr(registry, "MAX_INLINE_VERSIONS", 2)
+    monkeypatch.setattr(batch, "MAX_INLINE_VERSIONS", 2)
     return names
 
 
@@ -90,7 +91,7 @@ def test_an_index_run_too_large_for_a_request_is_a_job_and_search_finds_its_card
     r = client.post("/api/skills/index", json={}, headers=h)
     assert r.status_code == 202, r.text
     job = r.json()["job"]
-    assert job["kind"] == skill_jobs.INDEX_KIND
+    assert job["kind"] == search_jobs.INDEX_KIND
     assert Worker(db).run_one(job_id=job["id"]).outcome == "succeeded"
     done = client.get(f"/api/knowledge/jobs/{job['id']}", headers=h).json()
     assert done["result"] == {"indexed": 3, "failed": 0, "total": 3}

@@ -14,7 +14,7 @@ from agentmate.core.pagination import PageParams
 from agentmate.knowledge.sources import service
 from agentmate.knowledge.sources.schemas import KnowledgeSnapshotPush, KnowledgeSyncRequest
 from agentmate.packages.identity import package_hash, sha256_hex
-from agentmate.packages.models import FileInput, SourceInput
+from agentmate.packages.schemas import FileInput, SourceInput
 from agentmate.packages.service import Actor
 
 P = PageParams(limit=10)

@@ -20,7 +20,7 @@ from agentmate.knowledge.search import service as search
 from agentmate.knowledge.search.schemas import KnowledgeIndexRequest, KnowledgeSearchRequest
 from agentmate.knowledge.sources import service
 from agentmate.knowledge.sources.schemas import KnowledgeSnapshotPush
-from agentmate.packages.models import SourceInput
+from agentmate.packages.schemas import SourceInput
 from agentmate.packages.service import Actor
 from agentmate.retrieval import repository as retrieval_repo
 from agentmate.retrieval.embedders import EmbeddingError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentmate.packages.models import FileInput
+from agentmate.packages.schemas import FileInput
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "knowledge_corpus"
 BIG_PARAGRAPH = "Oversized section filler about quotas and limits. " * 19 + "end"  # 953 characters

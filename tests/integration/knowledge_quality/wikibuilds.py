@@ -11,7 +11,7 @@ from uuid import UUID
 from agentmate.core.db import get_database
 from agentmate.knowledge.sources import service
 from agentmate.knowledge.sources.schemas import KnowledgeSnapshotPush
-from agentmate.packages.models import FileInput, SourceInput
+from agentmate.packages.schemas import FileInput, SourceInput
 from agentmate.packages.service import Actor
 
 MANIFEST = "name: Quality corpus\ninclude: ['docs/**']\n"

@@ -323,7 +323,7 @@ def test_through_the_route_the_archive_problems_are_problem_json_400_and_413(
 ):
     # Given a skills git source on the loopback forge (the route the hostile host was reached by)
     from agentmate.packages.git import GitFetcher
-    from agentmate.skills import registry
+    from agentmate.skills.registry import service as registry
     from tests.integration.packages.test_packages_git import SETTINGS, make_policy
 
     policy = make_policy()

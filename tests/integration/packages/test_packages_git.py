@@ -15,9 +15,9 @@ from agentmate.packages import service
 from agentmate.packages.git import GitFetcher
 from agentmate.packages.identity import package_hash, sha256_hex
 from agentmate.packages.limits import PackageLimits, PackageSettings, SyncLimits
-from agentmate.packages.models import SourceInput
 from agentmate.packages.net import Deadline, SafeHttp
 from agentmate.packages.policy import NetPolicy, Refused
+from agentmate.packages.schemas import SourceInput
 from tests.integration.packages.conftest import TABLES
 from tests.integration.packages.gitserver import GitServer, commit_tree, make_tar
 

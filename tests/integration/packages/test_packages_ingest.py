@@ -11,8 +11,8 @@ from agentmate.core.errors import Conflict, NotFound, TooLarge, ValidationFailed
 from agentmate.packages import service
 from agentmate.packages.identity import package_hash, sha256_hex
 from agentmate.packages.limits import PackageLimits
-from agentmate.packages.models import FileInput, SourceInput
 from agentmate.packages.policy import NetPolicy
+from agentmate.packages.schemas import FileInput, SourceInput
 from tests.integration.packages.conftest import TABLES
 
 POLICY = NetPolicy()

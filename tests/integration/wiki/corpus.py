@@ -13,7 +13,7 @@ from agentmate.knowledge.wiki import service as wiki
 from agentmate.knowledge.wiki.compiler import CompileContext, compile_build
 from agentmate.knowledge.wiki.schemas import CompileRequest
 from agentmate.llm import ChatClient, ChatConfig
-from agentmate.packages.models import FileInput, SourceInput
+from agentmate.packages.schemas import FileInput, SourceInput
 from agentmate.packages.service import Actor
 
 MANIFEST = "name: Product FAQ\ndescription: Billing and accounts\ninclude: ['docs/**']\n"

@@ -107,7 +107,7 @@ def test_no_compiler_model_is_501_and_a_source_without_revision_is_409(actor, fa
             get_database(), actor, CompileRequest(source_id=src), settings=Settings(jwt_secret="x" * 40)
         )
     from agentmate.knowledge.sources import service as knowledge
-    from agentmate.packages.models import SourceInput
+    from agentmate.packages.schemas import SourceInput
 
     empty = knowledge.register_source(
         get_database(), actor, SourceInput(type="local", repository_url="file:///kb", package_path="kb/empty")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import replace
 
-from agentmate.skills import compiler, quality
+from agentmate.skills.compile import compiler
+from agentmate.skills.quality import checks as quality
 
 ACCOUNT = "acct-1"
 REVISION = "rev-1"

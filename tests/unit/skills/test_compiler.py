@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from agentmate.skills import compiler, frontmatter, knowledge_contract
+from agentmate.skills.compile import compiler, frontmatter, knowledge_contract
 from tests.unit.skills import pkg
 
 

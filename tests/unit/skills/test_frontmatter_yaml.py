@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentmate.skills import compiler, frontmatter, quality
+from agentmate.skills.compile import compiler, frontmatter
+from agentmate.skills.quality import checks as quality
 from tests.unit.skills import pkg
 
 HOSTILE = [

@@ -3,7 +3,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agentmate.skills import quality
+from agentmate.skills.quality import checks as quality
 from tests.unit.skills import pkg
 
 CUTOFF = datetime(2026, 6, 1, tzinfo=UTC)

@@ -13,9 +13,11 @@ from agentmate.context.layers.base import (
     TenantTransactions,
 )
 from agentmate.core.errors import NotFound
-from agentmate.skills import registry
 from agentmate.skills import service as skills
-from agentmate.skills.registry_schemas import SkillCard, SkillInstructions, SkillSearchRequest
+from agentmate.skills.catalog import service as catalog
+from agentmate.skills.catalog.schemas import SkillCard, SkillInstructions
+from agentmate.skills.search import service as skill_search
+from agentmate.skills.search.schemas import SkillSearchRequest
 
 SELECTION = (
     "selection is a pinned skill_name or the top skill search hit; K4 knowledge-contract discovery is not "
@@ -57,10 +59,10 @@ def provide(
         except NotFound:
             return Candidates(note=f"skill {req.skill_name!r} has no active version ({SELECTION})")
         return Candidates(
-            items=[_l1(registry.instructions(db, principal, version.id))],
+            items=[_l1(catalog.instructions(db, principal, version.id))],
             note=f"pinned skill_name: its active version's instructions ({SELECTION})",
         )
-    found = registry.search(
+    found = skill_search.search(
         db,
         retrieval,
         principal,

@@ -1,5 +1,5 @@
 """Read model over the skills domain, for discovery and resolution runs: a skill version's compiled ``knowledge:``
-contract (``skills/knowledge_contract.py``) and its identity string.
+contract (``skills/compile/knowledge_contract.py``) and its identity string.
 
 Only a *current* artifact counts (this compiler version, the version's own package identity), the rule the skills
 registry serves instructions by: a stale contract would be discovered against and then recorded as something the
@@ -14,8 +14,8 @@ from uuid import UUID
 
 from agentmate.core.db import Conn
 from agentmate.core.errors import Conflict, invalid
-from agentmate.skills import compiler
-from agentmate.skills.registry_repository import CURRENT
+from agentmate.skills.compile import compiler
+from agentmate.skills.compile.repository import CURRENT
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 
 from agentmate.core.inputs import Bool, Int, Number
 from agentmate.core.text import no_nul
-from agentmate.jobs.models import JobView
+from agentmate.jobs.schemas import JobView
 from agentmate.retrieval.schemas import LEXICAL_MATCHED, LEXICAL_SCORE, MIN_SIMILARITY, VECTOR_SCORE
 
 MAX_QUERY_CHARS = 500

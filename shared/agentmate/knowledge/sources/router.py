@@ -22,7 +22,7 @@ from agentmate.knowledge.sources.schemas import (
     KnowledgeSyncQueued,
     KnowledgeSyncRequest,
 )
-from agentmate.packages.models import Revision, Source, SourceInput
+from agentmate.packages.schemas import Revision, Source, SourceInput
 from agentmate.packages.service import Actor
 
 router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)

@@ -6,9 +6,9 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentmate.jobs.models import JobView
+from agentmate.jobs.schemas import JobView
 from agentmate.knowledge.manifest import KnowledgeManifest
-from agentmate.packages.models import FileInput, FileMeta, FileRecord, Revision, Source
+from agentmate.packages.schemas import FileInput, FileMeta, FileRecord, Revision, Source
 
 MAX_SNAPSHOT_FILES = 1000
 

@@ -35,8 +35,8 @@ from agentmate.knowledge.sources.schemas import (
 )
 from agentmate.packages import runtime
 from agentmate.packages import service as packages
-from agentmate.packages.models import Ingested, Package, Revision, Source, SourceInput, Upserted
 from agentmate.packages.policy import NetPolicy, SyncTimedOut
+from agentmate.packages.schemas import Ingested, Package, Revision, Source, SourceInput, Upserted
 from agentmate.packages.service import Actor, Fetcher
 
 SYNC_JOB_KIND = "knowledge_sync"

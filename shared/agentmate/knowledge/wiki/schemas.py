@@ -9,7 +9,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentmate.core.inputs import Bool
-from agentmate.jobs.models import JobView
+from agentmate.jobs.schemas import JobView
 from agentmate.knowledge.search.schemas import KnowledgeSearchRequest
 from agentmate.retrieval.schemas import HitLegs
 

@@ -20,7 +20,7 @@ from agentmate.knowledge.sources.schemas import (
 from agentmate.mcp.context import db, principal
 from agentmate.mcp.schemas import Limit, Offset
 from agentmate.mcp.tools.knowledge._toolset import tools
-from agentmate.packages.models import Source
+from agentmate.packages.schemas import Source
 from agentmate.packages.service import Actor
 
 RevisionId = Annotated[

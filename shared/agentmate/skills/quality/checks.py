@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from agentmate.skills import compiler, frontmatter, knowledge_contract
+from agentmate.skills.compile import compiler, frontmatter, knowledge_contract
 
 ENGINE_VERSION = "agentmate-skill-quality/1.0.0"
 CHECKSET_VERSION = "phase4-contracts/1.1.0"
@@ -127,7 +127,10 @@ def package_hash(files: list[QFile]) -> str:
     return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
 
 
-def _check(check_id: str, passed: bool, applicable: bool, evidence: dict[str, Any]) -> dict[str, Any]:
+Check = dict[str, Any]
+
+
+def _check(check_id: str, passed: bool, applicable: bool, evidence: dict[str, Any]) -> Check:
     return {
         "id": check_id,
         "severity": SEVERITIES[check_id],
@@ -163,28 +166,88 @@ def _duplicates(front: frontmatter.Frontmatter) -> list[str]:
     return sorted(out)
 
 
-def _lint(pkg: QPackage) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class _Front:
+    """SKILL.md's frontmatter as the lint rules read it, parsed once (leniently: problems are findings)."""
+
+    source: str | None
+    present: bool
+    front: frontmatter.Frontmatter | None
+    fm_problems: list[str]
+    kc_problems: list[str]
+
+    @property
+    def usable(self) -> bool:
+        """The routing rules apply only to a frontmatter that parsed without problems of its own."""
+        return self.front is not None and self.front.present and not self.fm_problems
+
+    @property
+    def fields(self) -> frontmatter.Frontmatter:
+        return self.front or frontmatter.Frontmatter(present=False)
+
+
+def _parse_front(content: str) -> _Front:
+    source: str | None = None
+    present = False
+    front: frontmatter.Frontmatter | None = None
+    problems: list[str] = []
+    try:
+        source, _ = frontmatter.split(content)
+        present = source is not None
+        front = frontmatter.parse(content, strict=False)
+        problems = front.problems
+    except frontmatter.FrontmatterError as exc:
+        present = True
+        problems = exc.problems
+    return _Front(
+        source=source,
+        present=present,
+        front=front,
+        fm_problems=[p[:500] for p in problems if not p.startswith("knowledge:")][:50],
+        kc_problems=[p[:500] for p in problems if p.startswith("knowledge:")][:50],
+    )
+
+
+def _lint(pkg: QPackage) -> list[Check]:
+    """The lint checks, one function per rule, in the report's order."""
     version = pkg.version
     files = sorted(pkg.files, key=lambda f: f.path)
+    front = _parse_front(version.content)
+    return [
+        _root_skill_content_exists(version, files),
+        _strict_account_version_files(version, files),
+        _canonical_package_hash_matches(version, files),
+        _text_snapshot_hash_size_matches(version, files),
+        _frontmatter_valid(front),
+        _knowledge_contract_valid(front),
+        *_knowledge_contract_rules(front),
+        _frontmatter_name_matches(version, front),
+        _description_present(front),
+        _routing_metadata_present(front),
+        _routing_metadata_no_duplicates(front),
+        _self_dependency_absent(version, front),
+        _compiled_artifact_current(version, files, pkg.artifact),
+        _resource_manifest_consistent(files, pkg.artifact),
+    ]
+
+
+def _root_skill_content_exists(version: QVersion, files: list[QFile]) -> Check:
     root = next((f for f in files if f.path == compiler.ROOT_FILE), None)
+    # A package (or a version bound to a revision) must carry SKILL.md as a file; a direct publish has none.
     requires_file = version.source_revision_id is not None or bool(files)
     content_present = bool(version.content.strip())
-    root_evidence: dict[str, Any] = {
+    evidence: dict[str, Any] = {
         "content_present": content_present,
         "file_record_required": requires_file,
         "file_record_present": root is not None,
     }
     if root is not None:
-        root_evidence.update(file_id=root.id, sha256=root.sha256)
-    checks = [
-        _check(
-            "root_skill_content_exists",
-            content_present and (not requires_file or root is not None),
-            True,
-            root_evidence,
-        )
-    ]
+        evidence.update(file_id=root.id, sha256=root.sha256)
+    passed = content_present and (not requires_file or root is not None)
+    return _check("root_skill_content_exists", passed, True, evidence)
 
+
+def _strict_account_version_files(version: QVersion, files: list[QFile]) -> Check:
     foreign = [
         f.path
         for f in files
@@ -192,30 +255,28 @@ def _lint(pkg: QPackage) -> list[dict[str, Any]]:
         or f.revision_id is None
         or f.revision_id != version.source_revision_id
     ]
-    checks.append(
-        _check(
-            "strict_account_version_files",
-            not foreign,
-            bool(files),
-            {"file_count": len(files), "foreign_paths": foreign[:50]},
-        )
-    )
+    evidence = {"file_count": len(files), "foreign_paths": foreign[:50]}
+    return _check("strict_account_version_files", not foreign, bool(files), evidence)
 
-    canonical: dict[str, Any] = {
+
+def _canonical_package_hash_matches(version: QVersion, files: list[QFile]) -> Check:
+    evidence: dict[str, Any] = {
         "stored_hash": version.package_hash,
         "stored_content_hash": version.content_hash,
     }
     if files:
         computed = package_hash(files)
         ok = computed == version.package_hash
-        canonical["identity_mode"] = "package_files"
+        evidence["identity_mode"] = "package_files"
     else:
         computed = sha256_text(version.content)
         ok = computed == version.content_hash == version.package_hash
-        canonical["identity_mode"] = "direct_body"
-    canonical["computed_hash"] = computed
-    checks.append(_check("canonical_package_hash_matches", ok, True, canonical))
+        evidence["identity_mode"] = "direct_body"
+    evidence["computed_hash"] = computed
+    return _check("canonical_package_hash_matches", ok, True, evidence)
 
+
+def _text_snapshot_hash_size_matches(version: QVersion, files: list[QFile]) -> Check:
     # Every text snapshot is hashed whole, whatever its size.
     mismatched: list[str] = []
     checked = 0
@@ -228,93 +289,78 @@ def _lint(pkg: QPackage) -> list[dict[str, Any]]:
             mismatched.append(f.path)
         elif f.path == compiler.ROOT_FILE and f.content != version.content:
             mismatched.append(f.path)
-    checks.append(
-        _check(
-            "text_snapshot_hash_size_matches",
-            not mismatched,
-            checked > 0,
-            {"checked_snapshots": checked, "mismatched_paths": mismatched[:50]},
-        )
-    )
+    evidence = {"checked_snapshots": checked, "mismatched_paths": mismatched[:50]}
+    return _check("text_snapshot_hash_size_matches", not mismatched, checked > 0, evidence)
 
-    source: str | None = None
-    present = False
-    front: frontmatter.Frontmatter | None = None
-    problems: list[str] = []
-    try:
-        source, _ = frontmatter.split(version.content)
-        present = source is not None
-        front = frontmatter.parse(version.content, strict=False)
-        problems = front.problems
-    except frontmatter.FrontmatterError as exc:
-        present = True
-        problems = exc.problems
-    fm_problems = [p[:500] for p in problems if not p.startswith("knowledge:")][:50]
-    kc_problems = [p[:500] for p in problems if p.startswith("knowledge:")][:50]
-    checks.append(
-        _check(
-            "frontmatter_valid",
-            not fm_problems,
-            present,
-            {"frontmatter_present": present, **({"problems": fm_problems} if fm_problems else {})},
-        )
-    )
-    contract_declared = present and "knowledge" in (_raw_keys(source) if source else set())
-    checks.append(
-        _check(
-            "knowledge_contract_valid",
-            not kc_problems,
-            contract_declared,
-            {"declared": contract_declared, **({"problems": kc_problems} if kc_problems else {})},
-        )
-    )
-    contract = front.knowledge if front is not None and not kc_problems else None
+
+def _frontmatter_valid(front: _Front) -> Check:
+    problems = front.fm_problems
+    evidence = {"frontmatter_present": front.present, **({"problems": problems} if problems else {})}
+    return _check("frontmatter_valid", not problems, front.present, evidence)
+
+
+def _contract_declared(front: _Front) -> bool:
+    return front.present and "knowledge" in (_raw_keys(front.source) if front.source else set())
+
+
+def _knowledge_contract_valid(front: _Front) -> Check:
+    declared = _contract_declared(front)
+    problems = front.kc_problems
+    evidence = {"declared": declared, **({"problems": problems} if problems else {})}
+    return _check("knowledge_contract_valid", not problems, declared, evidence)
+
+
+def _knowledge_contract_rules(front: _Front) -> list[Check]:
+    """The contract's own lint rules (``knowledge_contract.LINT_RULES``), over a contract that parsed."""
+    contract = front.front.knowledge if front.front is not None and not front.kc_problems else None
     findings = knowledge_contract.lint(contract)
-    for rule in knowledge_contract.LINT_RULES:
-        checks.append(_check(rule, not findings[rule], contract is not None, {"findings": findings[rule]}))
+    return [
+        _check(rule, not findings[rule], contract is not None, {"findings": findings[rule]})
+        for rule in knowledge_contract.LINT_RULES
+    ]
 
-    usable = front is not None and front.present and not fm_problems
-    f0 = front or frontmatter.Frontmatter(present=False)
-    checks.append(
-        _check(
-            "frontmatter_name_matches",
-            bool(f0.name) and f0.name == version.expected_name,
-            usable,
-            {"frontmatter_name": f0.name, "expected_name": version.expected_name},
-        )
+
+def _frontmatter_name_matches(version: QVersion, front: _Front) -> Check:
+    name = front.fields.name
+    evidence = {"frontmatter_name": name, "expected_name": version.expected_name}
+    return _check(
+        "frontmatter_name_matches", bool(name) and name == version.expected_name, front.usable, evidence
     )
-    checks.append(
-        _check(
-            "description_present",
-            bool(f0.description.strip()),
-            usable,
-            {"present": bool(f0.description.strip())},
-        )
-    )
-    checks.append(
-        _check(
-            "routing_metadata_present",
-            bool(f0.triggers or f0.capabilities),
-            usable,
-            {"trigger_count": len(f0.triggers), "capability_count": len(f0.capabilities)},
-        )
-    )
-    dups = _duplicates(f0)
-    checks.append(_check("routing_metadata_no_duplicates", not dups, usable, {"duplicates": dups}))
+
+
+def _description_present(front: _Front) -> Check:
+    present = bool(front.fields.description.strip())
+    return _check("description_present", present, front.usable, {"present": present})
+
+
+def _routing_metadata_present(front: _Front) -> Check:
+    f0 = front.fields
+    evidence = {"trigger_count": len(f0.triggers), "capability_count": len(f0.capabilities)}
+    return _check("routing_metadata_present", bool(f0.triggers or f0.capabilities), front.usable, evidence)
+
+
+def _routing_metadata_no_duplicates(front: _Front) -> Check:
+    dups = _duplicates(front.fields)
+    return _check("routing_metadata_no_duplicates", not dups, front.usable, {"duplicates": dups})
+
+
+def _self_dependency_absent(version: QVersion, front: _Front) -> Check:
+    f0 = front.fields
     own = {version.skill_name.strip().lower(), (f0.name or "").lower()} - {""}
     selfdeps = sorted(d for d in f0.dependencies if d.strip().lower() in own)
-    checks.append(_check("self_dependency_absent", not selfdeps, usable, {"matches": selfdeps}))
+    return _check("self_dependency_absent", not selfdeps, front.usable, {"matches": selfdeps})
 
-    art = pkg.artifact
+
+def _compiled_artifact_current(version: QVersion, files: list[QFile], art: QArtifact | None) -> Check:
     expected, _err = _compile(version, files)
-    art_evidence: dict[str, Any] = {
+    evidence: dict[str, Any] = {
         "artifact_present": art is not None,
         "expected_compiler": compiler.COMPILER_NAME,
         "expected_compiler_version": compiler.COMPILER_VERSION,
     }
     current = False
     if art is not None:
-        art_evidence.update(
+        evidence.update(
             actual_compiler=art.compiler_name,
             actual_compiler_version=art.compiler_version,
             input_package_hash=art.input_package_hash,
@@ -327,20 +373,17 @@ def _lint(pkg: QPackage) -> list[dict[str, Any]]:
             and art.input_package_hash == (version.package_hash or version.content_hash)
             and art.artifact_hash == expected.artifact_hash
         )
-    checks.append(_check("compiled_artifact_current", current, True, art_evidence))
+    return _check("compiled_artifact_current", current, True, evidence)
+
+
+def _resource_manifest_consistent(files: list[QFile], art: QArtifact | None) -> Check:
     expected_manifest = compiler.manifest_of(files)
-    checks.append(
-        _check(
-            "resource_manifest_consistent",
-            art is not None and art.resource_manifest == expected_manifest,
-            art is not None,
-            {
-                "expected_count": len(expected_manifest),
-                "actual_count": None if art is None else len(art.resource_manifest),
-            },
-        )
-    )
-    return checks
+    evidence = {
+        "expected_count": len(expected_manifest),
+        "actual_count": None if art is None else len(art.resource_manifest),
+    }
+    passed = art is not None and art.resource_manifest == expected_manifest
+    return _check("resource_manifest_consistent", passed, art is not None, evidence)
 
 
 def _raw_keys(source: str) -> set[str]:
@@ -362,32 +405,51 @@ def _embedded(body: str, encoded: str) -> bool:
     return text in encoded or json.dumps(text, ensure_ascii=False)[1:-1] in encoded
 
 
-def _eval(pkg: QPackage) -> list[dict[str, Any]]:
+def _eval(pkg: QPackage) -> list[Check]:
+    """The eval checks: the version compiled twice and with the file order reversed, then what the L0 card, the
+    manifest and the selected resources must satisfy."""
     version = pkg.version
     files = sorted(pkg.files, key=lambda f: f.path)
     first, err1 = _compile(version, files)
     second, err2 = _compile(version, files)
-    repeat_ev: dict[str, Any] = {"first_succeeded": err1 is None, "second_succeeded": err2 is None}
-    if err1:
-        repeat_ev["error"] = err1
-    same = (
-        first is not None
-        and second is not None
-        and (compiler.canonical_json(first.as_dict()) == compiler.canonical_json(second.as_dict()))
-    )
-    checks = [_check("compile_repeatability", same, True, repeat_ev)]
-
     reordered, err3 = _compile(version, list(reversed(files)))
-    order_ev: dict[str, Any] = {"file_count": len(files), "compile_succeeded": err3 is None}
-    if err3:
-        order_ev["error"] = err3
-    invariant = (
-        first is not None
-        and reordered is not None
-        and (compiler.canonical_json(first.as_dict()) == compiler.canonical_json(reordered.as_dict()))
-    )
-    checks.append(_check("file_order_invariance", invariant, True, order_ev))
+    expected_manifest = compiler.manifest_of(files)
+    return [
+        _compile_repeatability(first, err1, second, err2),
+        _file_order_invariance(first, reordered, err3, len(files)),
+        _l0_excludes_instruction_and_resource_body(first, files),
+        _resource_manifest_exact_and_stable(first, reordered, expected_manifest),
+        _selected_resource_isolation_and_bounds(files, expected_manifest),
+    ]
 
+
+def _same(a: compiler.Artifact | None, b: compiler.Artifact | None) -> bool:
+    return (
+        a is not None
+        and b is not None
+        and (compiler.canonical_json(a.as_dict()) == compiler.canonical_json(b.as_dict()))
+    )
+
+
+def _compile_repeatability(
+    first: compiler.Artifact | None, err1: str | None, second: compiler.Artifact | None, err2: str | None
+) -> Check:
+    evidence: dict[str, Any] = {"first_succeeded": err1 is None, "second_succeeded": err2 is None}
+    if err1:
+        evidence["error"] = err1
+    return _check("compile_repeatability", _same(first, second), True, evidence)
+
+
+def _file_order_invariance(
+    first: compiler.Artifact | None, reordered: compiler.Artifact | None, err: str | None, file_count: int
+) -> Check:
+    evidence: dict[str, Any] = {"file_count": file_count, "compile_succeeded": err is None}
+    if err:
+        evidence["error"] = err
+    return _check("file_order_invariance", _same(first, reordered), True, evidence)
+
+
+def _l0_excludes_instruction_and_resource_body(first: compiler.Artifact | None, files: list[QFile]) -> Check:
     l0_ok, l0_bytes = False, 0
     if first is not None:
         encoded = compiler.canonical_json(first.card)
@@ -405,28 +467,28 @@ def _eval(pkg: QPackage) -> list[dict[str, Any]]:
             and not leaks
             and l0_bytes <= compiler.MAX_CARD_BYTES
         )
-    checks.append(
-        _check(
-            "l0_excludes_instruction_and_resource_body",
-            l0_ok,
-            first is not None,
-            {"encoded_bytes": l0_bytes, "max_bytes": compiler.MAX_CARD_BYTES},
-        )
-    )
+    evidence = {"encoded_bytes": l0_bytes, "max_bytes": compiler.MAX_CARD_BYTES}
+    return _check("l0_excludes_instruction_and_resource_body", l0_ok, first is not None, evidence)
 
-    expected_manifest = compiler.manifest_of(files)
-    checks.append(
-        _check(
-            "resource_manifest_exact_and_stable",
-            first is not None
-            and first.resource_manifest == expected_manifest
-            and reordered is not None
-            and reordered.resource_manifest == expected_manifest,
-            first is not None,
-            {"resource_count": len(expected_manifest)},
-        )
-    )
 
+def _resource_manifest_exact_and_stable(
+    first: compiler.Artifact | None,
+    reordered: compiler.Artifact | None,
+    expected_manifest: list[dict[str, Any]],
+) -> Check:
+    passed = (
+        first is not None
+        and first.resource_manifest == expected_manifest
+        and reordered is not None
+        and reordered.resource_manifest == expected_manifest
+    )
+    evidence = {"resource_count": len(expected_manifest)}
+    return _check("resource_manifest_exact_and_stable", passed, first is not None, evidence)
+
+
+def _selected_resource_isolation_and_bounds(
+    files: list[QFile], expected_manifest: list[dict[str, Any]]
+) -> Check:
     by_id = {f.id: f for f in files}
     seen: set[str] = set()
     problems: list[str] = []
@@ -451,21 +513,19 @@ def _eval(pkg: QPackage) -> list[dict[str, Any]]:
                 over_limit.append(f.path)  # a finding, never skipped
             elif not data or hashlib.sha256(data).hexdigest() != f.sha256:
                 problems.append(f.path)
-    checks.append(
-        _check(
-            "selected_resource_isolation_and_bounds",
-            not problems and not over_limit,
-            bool(expected_manifest),
-            {
-                "resource_count": len(expected_manifest),
-                "text_available_count": text_count,
-                "max_selected_resource_bytes": MAX_SELECTED_RESOURCE_BYTES,
-                "failed_paths": problems[:50],
-                "over_limit_paths": over_limit[:50],
-            },
-        )
+    evidence = {
+        "resource_count": len(expected_manifest),
+        "text_available_count": text_count,
+        "max_selected_resource_bytes": MAX_SELECTED_RESOURCE_BYTES,
+        "failed_paths": problems[:50],
+        "over_limit_paths": over_limit[:50],
+    }
+    return _check(
+        "selected_resource_isolation_and_bounds",
+        not problems and not over_limit,
+        bool(expected_manifest),
+        evidence,
     )
-    return checks
 
 
 def _regressions(current: list[dict[str, Any]], baseline: list[dict[str, Any]]) -> list[str]:

@@ -136,6 +136,7 @@ def _list(value: Any, where: str, max_items: int, max_len: int, problems: list[s
 
 
 def _requirement(raw: Any, index: int, mode: str, problems: list[str]) -> dict[str, Any]:
+    """One requirement, normalised; its problems are appended in the order a reader meets the fields."""
     where = f"requirements[{index}]"
     data = _mapping(raw, where, REQUIREMENT_KEYS, problems)
     rid = _text(data.get("id"), f"{where}.id", MAX_REQUIREMENT_ID, problems)
@@ -152,63 +153,86 @@ def _requirement(raw: Any, index: int, mode: str, problems: list[str]) -> dict[s
         "id": rid,
         "purpose": _text(data.get("purpose"), f"{where}.purpose", MAX_PURPOSE, problems),
         "required": required,
-        "match": {
-            k: _list(match.get(k), f"{where}.match.{k}", MAX_MATCH_ITEMS, MAX_MATCH_VALUE, problems)
-            for k in MATCH_KEYS
-        },
-        "retrieval": {
-            "max_knowledge_bases": _int(
-                retrieval.get("max_knowledge_bases"),
-                f"{where}.retrieval.max_knowledge_bases",
-                DEFAULT_KNOWLEDGE_BASES,
-                MAX_KNOWLEDGE_BASES,
-                problems,
-            ),
-            "top_k_per_base": _int(
-                retrieval.get("top_k_per_base"),
-                f"{where}.retrieval.top_k_per_base",
-                DEFAULT_TOP_K_PER_BASE,
-                MAX_TOP_K_PER_BASE,
-                problems,
-            ),
-            "freshness": _choice(
-                retrieval.get("freshness"), f"{where}.retrieval.freshness", FRESHNESS, "active", problems
-            ),
-            "citations": _choice(
-                retrieval.get("citations"), f"{where}.retrieval.citations", CITATIONS, "required", problems
-            ),
-        },
-        "fallback": {
-            # A required need with nothing found stops and asks; an optional one carries on.
-            "on_no_match": _choice(
-                fallback.get("on_no_match"),
-                f"{where}.fallback.on_no_match",
-                ON_NO_MATCH,
-                "ask_user" if required else "proceed_without_knowledge",
-                problems,
-            ),
-            "on_ambiguous": _choice(
-                fallback.get("on_ambiguous"),
-                f"{where}.fallback.on_ambiguous",
-                ON_AMBIGUOUS,
-                "search_multiple",
-                problems,
-            ),
-        },
+        "match": _match(match, where, problems),
+        "retrieval": _retrieval(retrieval, where, problems),
+        "fallback": _fallback(fallback, where, required, problems),
         "pinned": [],
     }
     if required and req["fallback"]["on_no_match"] == "proceed_without_knowledge":
         problems.append(f"{where}: required but falls back to proceeding without knowledge")
-    pins = data.get("pinned")
+    req["pinned"] = _pins(data.get("pinned"), where, problems)
+    _check_mode(req, where, mode, problems)
+    return req
+
+
+def _match(match: dict[str, Any], where: str, problems: list[str]) -> dict[str, list[str]]:
+    return {
+        k: _list(match.get(k), f"{where}.match.{k}", MAX_MATCH_ITEMS, MAX_MATCH_VALUE, problems)
+        for k in MATCH_KEYS
+    }
+
+
+def _retrieval(retrieval: dict[str, Any], where: str, problems: list[str]) -> dict[str, Any]:
+    return {
+        "max_knowledge_bases": _int(
+            retrieval.get("max_knowledge_bases"),
+            f"{where}.retrieval.max_knowledge_bases",
+            DEFAULT_KNOWLEDGE_BASES,
+            MAX_KNOWLEDGE_BASES,
+            problems,
+        ),
+        "top_k_per_base": _int(
+            retrieval.get("top_k_per_base"),
+            f"{where}.retrieval.top_k_per_base",
+            DEFAULT_TOP_K_PER_BASE,
+            MAX_TOP_K_PER_BASE,
+            problems,
+        ),
+        "freshness": _choice(
+            retrieval.get("freshness"), f"{where}.retrieval.freshness", FRESHNESS, "active", problems
+        ),
+        "citations": _choice(
+            retrieval.get("citations"), f"{where}.retrieval.citations", CITATIONS, "required", problems
+        ),
+    }
+
+
+def _fallback(fallback: dict[str, Any], where: str, required: bool, problems: list[str]) -> dict[str, str]:
+    return {
+        # A required need with nothing found stops and asks; an optional one carries on.
+        "on_no_match": _choice(
+            fallback.get("on_no_match"),
+            f"{where}.fallback.on_no_match",
+            ON_NO_MATCH,
+            "ask_user" if required else "proceed_without_knowledge",
+            problems,
+        ),
+        "on_ambiguous": _choice(
+            fallback.get("on_ambiguous"),
+            f"{where}.fallback.on_ambiguous",
+            ON_AMBIGUOUS,
+            "search_multiple",
+            problems,
+        ),
+    }
+
+
+def _pins(pins: Any, where: str, problems: list[str]) -> list[dict[str, str]]:
     if pins is not None and not isinstance(pins, list):
         problems.append(f"{where}.pinned: must be a list")
         pins = []
+    out = []
     for p_index, pin in enumerate(pins or []):
         p = _mapping(pin, f"{where}.pinned[{p_index}]", PIN_KEYS, problems)
         entry = {k: _text(p.get(k), f"{where}.pinned[{p_index}].{k}", 200, problems) for k in PIN_KEYS}
         if not entry["source_name"] and not entry["source_id"]:
             problems.append(f"{where}.pinned[{p_index}]: names neither source_name nor source_id")
-        req["pinned"].append(entry)
+        out.append(entry)
+    return out
+
+
+def _check_mode(req: dict[str, Any], where: str, mode: str, problems: list[str]) -> None:
+    """Mode pinned names its knowledge bases; the other modes discover them by match and pin nothing."""
     if mode == "pinned":
         if not req["pinned"]:
             problems.append(f"{where}: mode pinned requires at least one pinned knowledge base")
@@ -219,7 +243,6 @@ def _requirement(raw: Any, index: int, mode: str, problems: list[str]) -> dict[s
             problems.append(f"{where}.pinned: pinning belongs to mode pinned, not {mode}")
         if not any(req["match"].values()):
             problems.append(f"{where}.match: needs at least one of capabilities, languages, domains")
-    return req
 
 
 def parse(raw: Any) -> dict[str, Any]:

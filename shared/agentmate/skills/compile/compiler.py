@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentmate.skills import frontmatter as fm
-from agentmate.skills import knowledge_contract as kc
+from agentmate.skills.compile import frontmatter as fm
+from agentmate.skills.compile import knowledge_contract as kc
 
 COMPILER_NAME = "agentmate-skill-compiler"
 COMPILER_VERSION = "1.0.0"

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentmate.core import safe_yaml
-from agentmate.skills import knowledge_contract as kc
+from agentmate.skills.compile import knowledge_contract as kc
 
 MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_YAML_DEPTH = 8

@@ -1,0 +1,1 @@
+"""Compiling a version's package into its artifact: SKILL.md frontmatter, the knowledge contract, the L0 card."""

@@ -1,0 +1,34 @@
+"""Wire models of compiling skill versions."""
+
+from typing import Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentmate.jobs.schemas import JobView
+
+
+class SkillCompileOutcome(BaseModel):
+    skill_version_id: UUID
+    skill_name: str
+    status: Literal["compiled", "failed"]
+    artifact_hash: str | None = None
+    problems: list[str] = Field(default_factory=list)
+
+
+class SkillCompileRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    skill_version_id: UUID | None = Field(
+        default=None, description="One version; omit to backfill every active version"
+    )
+
+
+class SkillCompileReport(BaseModel):
+    """Inline results; or, when the work is too large for a request (202), no items and the ``job`` that does it
+    (read it at GET /api/knowledge/jobs/{job.id}; its result carries the counts)."""
+
+    items: list[SkillCompileOutcome]
+    compiled: int
+    failed: int
+    total: int
+    job: JobView | None = None
