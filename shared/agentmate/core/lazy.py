@@ -5,7 +5,7 @@ when a request calls one: a Lambda environment serves a few routes of its group,
 (compilers, quality checks, git sync) are never paid for. Declare it so type checkers see the real module:
 
     if TYPE_CHECKING:
-        from agentmate.skills import registry
+        from agentmate.skills.registry import service as registry
     else:
         registry = lazy_module("agentmate.skills.registry.service")
 """
