@@ -29,6 +29,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from agentmate.core.db import get_database
 from agentmate.core.errors import Unauthorized
+from agentmate.core.mcp_modules import aggregate_instructions
 from agentmate.core.observability import logger
 from agentmate.core.settings import get_settings
 from agentmate.mcp import registry, session
@@ -40,11 +41,8 @@ from agentmate.mcp.server import AgentmateMCP, build_tools
 PREFIX = "/mcp"
 SESSION_HEADER = b"mcp-session-id"
 
-AGGREGATE_INSTRUCTIONS = (
-    "Agentmate: every tool the API key's scopes allow, across modules (todos, notes, reports, bookmarks, "
-    "expenses, memory, skills). Tools outside the key's scopes are not listed. Each module also has its "
-    "own endpoint, /mcp/<module>, with just its tools."
-)
+# Derived from the one table of MCP modules, so it names every module.
+AGGREGATE_INSTRUCTIONS = aggregate_instructions()
 
 
 def _split(value: str) -> list[str]:
