@@ -20,7 +20,9 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Iterable
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
+from uuid import UUID
 
 import anyio.to_thread
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -31,6 +33,7 @@ from agentmate.core.db import get_database
 from agentmate.core.errors import Unauthorized
 from agentmate.core.mcp_modules import aggregate_instructions
 from agentmate.core.observability import logger
+from agentmate.core.principal import Principal
 from agentmate.core.settings import get_settings
 from agentmate.mcp import registry, session
 from agentmate.mcp.auth import CHALLENGE, HOW, authenticate, header
@@ -180,6 +183,93 @@ def _is_initialize(body: bytes) -> bool:
     return isinstance(message, dict) and message.get("method") == "initialize"
 
 
+async def _read_body(scope: Scope, receive: Receive, send: Send) -> tuple[bytes | None, Receive] | None:
+    """Body limit: a POST's whole body (and a ``receive`` that replays it) or None after a 413; other methods
+    have no body to read."""
+    if scope["method"] != "POST":
+        return None, receive
+    limit = get_settings().max_request_body_bytes
+    body, receive = await _buffer_body(receive, limit)
+    if body is None:
+        await rpc_error(send, 413, TOO_LARGE, f"request body exceeds {limit} bytes", limit=limit)
+        return None
+    return body, receive
+
+
+async def _authenticated(scope: Scope, send: Send, request_id: Any) -> Principal | None:
+    """Authenticate the API key, before any MCP processing (``initialize`` included); None after a 401."""
+    try:
+        return await authenticate(scope)
+    except Unauthorized as exc:
+        await rpc_error(
+            send,
+            401,
+            UNAUTHORIZED,
+            f"{exc.detail} — {HOW}",
+            request_id=request_id,
+            reason=exc.detail,
+            header="X-Api-Key",
+            scheme="ApiKey",
+            headers=[(b"www-authenticate", CHALLENGE)],
+        )
+        return None
+
+
+async def _refuse_stream(send: Send) -> None:
+    # Stateless: no server-initiated stream to offer (the MCP spec's answer is 405).
+    await rpc_error(
+        send,
+        405,
+        INVALID_REQUEST,
+        "this MCP server sends no server-initiated messages: POST JSON-RPC requests",
+        headers=[(b"allow", b"POST, DELETE")],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Session:
+    new_session: str | None
+    """The id to issue with the answer (an ``initialize`` presenting none), else None."""
+
+
+async def _session(
+    scope: Scope, send: Send, body: bytes | None, key_id: UUID | None, request_id: Any
+) -> _Session | None:
+    """Session id: a presented one must be one this platform issued for this key (None after a 404, as for an
+    expired session); an ``initialize`` without one gets a fresh id."""
+    secret = get_settings().resolved_jwt_secret()
+    presented = header(scope, SESSION_HEADER)
+    if presented is not None and not session.verify(secret, presented, key_id):
+        await rpc_error(
+            send,
+            404,
+            INVALID_REQUEST,
+            "Session not found: initialize again (a session id only works with the API key it was issued to)",
+            request_id=request_id,
+        )
+        return None
+    if body is not None and presented is None and _is_initialize(body):
+        return _Session(session.mint(secret, key_id))
+    return _Session(None)
+
+
+def _with_headers(send: Send, new_session: str | None) -> Send:
+    """Headers: ``cache-control: private, no-store`` on every answer, and a new session id on a 200."""
+
+    async def send_with_headers(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", []))
+            names = {k.lower() for k, _ in headers}
+            if b"cache-control" not in names:
+                headers.append((b"cache-control", b"private, no-store"))
+            if new_session is not None and message["status"] == 200 and SESSION_HEADER not in names:
+                headers.append((SESSION_HEADER, new_session.encode()))
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return send_with_headers
+
+
 class McpApp:
     """ASGI app serving ``/mcp`` and ``/mcp/<module>`` (see the module docstring)."""
 
@@ -223,6 +313,30 @@ class McpApp:
             return
         if scope["type"] != "http":
             return
+        # Each step answers the refusal itself and returns None; the steps run in the module docstring's order.
+        manager = await self._manager(scope, send)
+        if manager is None:
+            return
+        read = await _read_body(scope, receive, send)
+        if read is None:
+            return
+        body, receive = read
+        request_id = _request_id(body)
+        caller = await _authenticated(scope, send, request_id)
+        if caller is None:
+            return
+        if scope["method"] == "GET":
+            await _refuse_stream(send)
+            return
+        checked = await _session(scope, send, body, caller.key_id, request_id)
+        if checked is None:
+            return
+        # The gateway's request id when there is one, as REST's correlation id is API Gateway's.
+        with acting_as(caller, header(scope, b"x-request-id") or header(scope, b"x-amzn-trace-id")):
+            await manager.handle_request(scope, receive, _with_headers(send, checked.new_session))
+
+    async def _manager(self, scope: Scope, send: Send) -> StreamableHTTPSessionManager | None:
+        """Route: the endpoint's session manager (404 for an unknown endpoint, 503 while none runs)."""
         path = scope["path"].rstrip("/") or "/"
         if path not in self.servers:
             await rpc_error(
@@ -232,75 +346,11 @@ class McpApp:
                 f"no such MCP endpoint: {scope['path']}; MCP endpoints: " + ", ".join(self.endpoints),
                 endpoints=self.endpoints,
             )
-            return
+            return None
         manager = self._managers.get(path)
         if manager is None:
             await rpc_error(send, 503, UNAVAILABLE, "the MCP server is starting or stopping: retry shortly")
-            return
-        body: bytes | None = None
-        if scope["method"] == "POST":
-            limit = get_settings().max_request_body_bytes
-            body, receive = await _buffer_body(receive, limit)
-            if body is None:
-                await rpc_error(send, 413, TOO_LARGE, f"request body exceeds {limit} bytes", limit=limit)
-                return
-        request_id = _request_id(body)
-        try:
-            caller = await authenticate(scope)
-        except Unauthorized as exc:
-            await rpc_error(
-                send,
-                401,
-                UNAUTHORIZED,
-                f"{exc.detail} — {HOW}",
-                request_id=request_id,
-                reason=exc.detail,
-                header="X-Api-Key",
-                scheme="ApiKey",
-                headers=[(b"www-authenticate", CHALLENGE)],
-            )
-            return
-        if scope["method"] == "GET":
-            # Stateless: no server-initiated stream to offer (the MCP spec's answer is 405).
-            await rpc_error(
-                send,
-                405,
-                INVALID_REQUEST,
-                "this MCP server sends no server-initiated messages: POST JSON-RPC requests",
-                headers=[(b"allow", b"POST, DELETE")],
-            )
-            return
-
-        secret = get_settings().resolved_jwt_secret()
-        presented = header(scope, SESSION_HEADER)
-        if presented is not None and not session.verify(secret, presented, caller.key_id):
-            await rpc_error(
-                send,
-                404,
-                INVALID_REQUEST,
-                "Session not found: initialize again (a session id only "
-                "works with the API key it was issued to)",
-                request_id=request_id,
-            )
-            return
-        new_session: str | None = None
-        if body is not None and presented is None and _is_initialize(body):
-            new_session = session.mint(secret, caller.key_id)
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                names = {k.lower() for k, _ in headers}
-                if b"cache-control" not in names:
-                    headers.append((b"cache-control", b"private, no-store"))
-                if new_session is not None and message["status"] == 200 and SESSION_HEADER not in names:
-                    headers.append((SESSION_HEADER, new_session.encode()))
-                message = {**message, "headers": headers}
-            await send(message)
-
-        # The gateway's request id when there is one, as REST's correlation id is API Gateway's.
-        with acting_as(caller, header(scope, b"x-request-id") or header(scope, b"x-amzn-trace-id")):
-            await manager.handle_request(scope, receive, send_with_headers)
+        return manager
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         await receive()  # lifespan.startup
