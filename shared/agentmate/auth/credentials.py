@@ -6,15 +6,17 @@ from uuid import UUID
 
 from agentmate.auth import repository as repo
 from agentmate.auth import security
+from agentmate.auth.settings import AuthSettings
 from agentmate.core.db import Database
 from agentmate.core.errors import Forbidden, Unauthorized
 from agentmate.core.principal import Principal
-from agentmate.core.settings import Settings
 
 SUSPENDED = "account suspended: its credentials are refused until an operator reactivates it"
 
 
-def authenticate(db: Database, settings: Settings, *, api_key: str | None, bearer: str | None) -> Principal:
+def authenticate(
+    db: Database, settings: AuthSettings, *, api_key: str | None, bearer: str | None
+) -> Principal:
     """Resolve the caller from an ``X-Api-Key`` value or an ``Authorization: Bearer`` token (JWT or ak_ key).
 
     Either way one statement checks the credential against the database: a key must exist and not be expired;
@@ -59,7 +61,7 @@ def authenticate(db: Database, settings: Settings, *, api_key: str | None, beare
     raise Unauthorized("missing credentials: send X-Api-Key or Authorization: Bearer <jwt|ak_…>")
 
 
-def _jwt_claims(token: str, settings: Settings) -> tuple[UUID, UUID, int]:
+def _jwt_claims(token: str, settings: AuthSettings) -> tuple[UUID, UUID, int]:
     import jwt as pyjwt
 
     try:

@@ -25,6 +25,7 @@ from agentmate.auth.schemas import (
     Registered,
     Token,
 )
+from agentmate.auth.settings import AuthSettings
 from agentmate.core import scopes as scope_rules
 from agentmate.core.db import Database
 from agentmate.core.errors import (
@@ -39,10 +40,9 @@ from agentmate.core.errors import (
 from agentmate.core.observability import count, logger
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
-from agentmate.core.settings import Settings
 
 
-def register(db: Database, settings: Settings, body: Credentials, client_address: str) -> Registered:
+def register(db: Database, settings: AuthSettings, body: Credentials, client_address: str) -> Registered:
     bucket = throttle.registration_bucket(settings, client_address)
     throttle.check(db, [bucket], "registrations")
     throttle.hit(db, settings, [bucket])  # every attempt counts, before the expensive hash
@@ -52,7 +52,7 @@ def register(db: Database, settings: Settings, body: Credentials, client_address
     return Registered(user_id=row["user_id"], account_id=row["account_id"], email=str(body.email).lower())
 
 
-def login(db: Database, settings: Settings, body: Credentials, client_address: str) -> Token:
+def login(db: Database, settings: AuthSettings, body: Credentials, client_address: str) -> Token:
     """An unknown email costs the same scrypt as a wrong password; failures count per (email, address) and per
     address, and a blocked bucket answers 429 before any password is checked."""
     buckets = throttle.login_buckets(settings, str(body.email), client_address)
@@ -69,7 +69,7 @@ def login(db: Database, settings: Settings, body: Credentials, client_address: s
     return _token(settings, row["user_id"], row["account_id"], row["credentials_epoch"])
 
 
-def _token(settings: Settings, user_id: UUID, account_id: UUID, epoch: int) -> Token:
+def _token(settings: AuthSettings, user_id: UUID, account_id: UUID, epoch: int) -> Token:
     token, expires = security.make_jwt(
         user_id=str(user_id),
         account_id=str(account_id),
@@ -81,7 +81,7 @@ def _token(settings: Settings, user_id: UUID, account_id: UUID, epoch: int) -> T
 
 
 def _verified_user(
-    db: Database, settings: Settings, principal: Principal, password: str, field: str, client_address: str
+    db: Database, settings: AuthSettings, principal: Principal, password: str, field: str, client_address: str
 ) -> dict[str, Any]:
     """The caller's user row, after the re-entered password matched (throttled like a login). The caller is a
     user session (api.deps.UserSession)."""
@@ -98,7 +98,7 @@ def _verified_user(
 
 
 def change_password(
-    db: Database, settings: Settings, principal: Principal, body: PasswordChange, client_address: str
+    db: Database, settings: AuthSettings, principal: Principal, body: PasswordChange, client_address: str
 ) -> Token:
     """Replace the password and move the credentials epoch on: every earlier JWT is refused from now on."""
     user = _verified_user(db, settings, principal, body.current_password, "current_password", client_address)
@@ -120,7 +120,7 @@ def logout_all(db: Database, principal: Principal) -> None:
 
 def delete_account(
     db: Database,
-    settings: Settings,
+    settings: AuthSettings,
     principal: Principal,
     body: AccountDeletion,
     client_address: str,

@@ -29,12 +29,13 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Message, Receive, Scope, Send
 
+from agentmate.auth.settings import AuthSettings, get_auth_settings
 from agentmate.core.db import get_database
 from agentmate.core.errors import Unauthorized
 from agentmate.core.mcp_modules import aggregate_instructions
 from agentmate.core.observability import logger
 from agentmate.core.principal import Principal
-from agentmate.core.settings import get_settings
+from agentmate.core.settings import HttpSettings, get_http_settings
 from agentmate.mcp import registry, session
 from agentmate.mcp.auth import CHALLENGE, HOW, authenticate, header
 from agentmate.mcp.context import acting_as
@@ -52,8 +53,7 @@ def _split(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
-def transport_security() -> TransportSecuritySettings:
-    settings = get_settings()
+def transport_security(settings: HttpSettings) -> TransportSecuritySettings:
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=_split(settings.mcp_allowed_hosts),
@@ -183,12 +183,13 @@ def _is_initialize(body: bytes) -> bool:
     return isinstance(message, dict) and message.get("method") == "initialize"
 
 
-async def _read_body(scope: Scope, receive: Receive, send: Send) -> tuple[bytes | None, Receive] | None:
+async def _read_body(
+    scope: Scope, receive: Receive, send: Send, limit: int
+) -> tuple[bytes | None, Receive] | None:
     """Body limit: a POST's whole body (and a ``receive`` that replays it) or None after a 413; other methods
     have no body to read."""
     if scope["method"] != "POST":
         return None, receive
-    limit = get_settings().max_request_body_bytes
     body, receive = await _buffer_body(receive, limit)
     if body is None:
         await rpc_error(send, 413, TOO_LARGE, f"request body exceeds {limit} bytes", limit=limit)
@@ -196,10 +197,12 @@ async def _read_body(scope: Scope, receive: Receive, send: Send) -> tuple[bytes 
     return body, receive
 
 
-async def _authenticated(scope: Scope, send: Send, request_id: Any) -> Principal | None:
+async def _authenticated(
+    scope: Scope, send: Send, request_id: Any, settings: AuthSettings
+) -> Principal | None:
     """Authenticate the API key, before any MCP processing (``initialize`` included); None after a 401."""
     try:
-        return await authenticate(scope)
+        return await authenticate(scope, settings)
     except Unauthorized as exc:
         await rpc_error(
             send,
@@ -233,11 +236,10 @@ class _Session:
 
 
 async def _session(
-    scope: Scope, send: Send, body: bytes | None, key_id: UUID | None, request_id: Any
+    scope: Scope, send: Send, body: bytes | None, key_id: UUID | None, request_id: Any, secret: str
 ) -> _Session | None:
     """Session id: a presented one must be one this platform issued for this key (None after a 404, as for an
     expired session); an ``initialize`` without one gets a fresh id."""
-    secret = get_settings().resolved_jwt_secret()
     presented = header(scope, SESSION_HEADER)
     if presented is not None and not session.verify(secret, presented, key_id):
         await rpc_error(
@@ -273,11 +275,28 @@ def _with_headers(send: Send, new_session: str | None) -> Send:
 class McpApp:
     """ASGI app serving ``/mcp`` and ``/mcp/<module>`` (see the module docstring)."""
 
-    def __init__(self, servers: dict[str, AgentmateMCP]) -> None:
+    def __init__(
+        self,
+        servers: dict[str, AgentmateMCP],
+        *,
+        http: HttpSettings | None = None,
+        auth: AuthSettings | None = None,
+    ) -> None:
         self.servers = servers
+        # Settings given, or the execution environment's (read on first use, as the tools read theirs).
+        self._http = http
+        self._auth = auth
         self.endpoints = sorted(servers)
         self._managers: dict[str, StreamableHTTPSessionManager] = {}
         self._running = False
+
+    @property
+    def http(self) -> HttpSettings:
+        return self._http or get_http_settings()
+
+    @property
+    def auth(self) -> AuthSettings:
+        return self._auth or get_auth_settings()
 
     @asynccontextmanager
     async def local_lifespan(self) -> AsyncIterator[None]:
@@ -286,7 +305,7 @@ class McpApp:
             raise RuntimeError("this MCP app is already running; build another with build_mcp_app()")
         self._running = True
         try:
-            security = transport_security()
+            security = transport_security(self.http)
             async with AsyncExitStack() as stack:
                 managers: dict[str, StreamableHTTPSessionManager] = {}
                 for path, server in self.servers.items():
@@ -317,18 +336,19 @@ class McpApp:
         manager = await self._manager(scope, send)
         if manager is None:
             return
-        read = await _read_body(scope, receive, send)
+        read = await _read_body(scope, receive, send, self.http.max_request_body_bytes)
         if read is None:
             return
         body, receive = read
         request_id = _request_id(body)
-        caller = await _authenticated(scope, send, request_id)
+        caller = await _authenticated(scope, send, request_id, self.auth)
         if caller is None:
             return
         if scope["method"] == "GET":
             await _refuse_stream(send)
             return
-        checked = await _session(scope, send, body, caller.key_id, request_id)
+        secret = self.auth.resolved_jwt_secret()
+        checked = await _session(scope, send, body, caller.key_id, request_id, secret)
         if checked is None:
             return
         # The gateway's request id when there is one, as REST's correlation id is API Gateway's.

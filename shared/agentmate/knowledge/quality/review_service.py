@@ -19,11 +19,11 @@ from agentmate import jobs, llm
 from agentmate.core.db import Conn, Database
 from agentmate.core.errors import Conflict, NotFound, NotImplementedYet
 from agentmate.core.principal import Principal
-from agentmate.core.settings import Settings, get_settings
 from agentmate.knowledge.quality import review
 from agentmate.knowledge.quality import review_repository as repo
 from agentmate.knowledge.quality.schemas import BuildReview, Review
 from agentmate.knowledge.quality.settings import ReviewSettings, get_review_settings
+from agentmate.llm.settings import ModelSettings, get_model_settings
 
 KIND = "wiki_review"
 # Time kept back from the invocation for the outcome transaction once the reviewer calls stop.
@@ -33,11 +33,11 @@ _MIN_CALL_S = 20.0
 ClientFactory = Callable[[llm.ChatConfig], Any]
 
 
-def _reviewer(settings: Settings) -> llm.ChatConfig | None:
+def _reviewer(settings: ModelSettings) -> llm.ChatConfig | None:
     return llm.config_from_settings("reviewer", settings)
 
 
-def _independence(settings: Settings, compiler_model: str) -> str:
+def _independence(settings: ModelSettings, compiler_model: str) -> str:
     """Independence of the configured reviewer from the model that compiled this build (its recorded model, not
     today's compiler setting: a re-review of an old build judges the build's own compiler)."""
     reviewer = _reviewer(settings)
@@ -51,7 +51,7 @@ def _independence(settings: Settings, compiler_model: str) -> str:
     return llm.independence(compiler, reviewer)
 
 
-def _refusal(settings: Settings, compiler_model: str) -> str | None:
+def _refusal(settings: ModelSettings, compiler_model: str) -> str | None:
     reviewer = _reviewer(settings)
     if reviewer is None:
         return None
@@ -72,7 +72,7 @@ def _enqueue(
     key_id: UUID | None,
     build: dict[str, Any],
     requested_by: str,
-    settings: Settings,
+    settings: ModelSettings,
     page_limit: int,
 ) -> Review:
     reviewer = _reviewer(settings)
@@ -102,12 +102,12 @@ def request_review(
     db: Database,
     principal: Principal,
     build_id: UUID,
-    settings: Settings | None = None,
+    settings: ModelSettings | None = None,
     review_settings: ReviewSettings | None = None,
 ) -> Review:
     """Queue a review of a succeeded build (202). An unfinished review of the build is handed back instead of a
     second one. 501 when no reviewer is configured; 409 for a build without pages or a same-model reviewer."""
-    settings = settings or get_settings()
+    settings = settings or get_model_settings()
     limit = (review_settings or get_review_settings()).wiki_review_max_pages
     a = principal.account_id
     with db.tenant(a) as conn:
@@ -145,13 +145,13 @@ def enqueue_after_activation(
     *,
     account_id: UUID,
     build_id: UUID,
-    settings: Settings | None = None,
+    settings: ModelSettings | None = None,
     review_settings: ReviewSettings | None = None,
 ) -> UUID | None:
     """Called in the transaction that activated a build: queue its first review (once per build). Without a
     reviewer, or with a same-model one, a skipped review says why instead. Returns the job id to wake after
     the commit, if one was queued."""
-    settings = settings or get_settings()
+    settings = settings or get_model_settings()
     limit = (review_settings or get_review_settings()).wiki_review_max_pages
     build = repo.build(conn, account_id=account_id, build_id=build_id)
     if (
@@ -251,12 +251,12 @@ def mirror_job(conn: Conn, job: jobs.Job) -> None:
 def run(
     ctx: jobs.RunContext,
     *,
-    settings: Settings | None = None,
+    settings: ModelSettings | None = None,
     review_settings: ReviewSettings | None = None,
     client_factory: ClientFactory | None = None,
 ) -> dict[str, Any]:
     """Review one build: each selected page against the raw text of the documents it cites."""
-    settings = settings or get_settings()
+    settings = settings or get_model_settings()
     rs = review_settings or get_review_settings()
     a, review_id = ctx.job.account_id, ctx.job.subject_id
     if review_id is None:
@@ -299,11 +299,13 @@ def run(
             if ctx.shutdown.is_set():
                 raise jobs.Yield("shutting down")
             left = min(ctx.remaining_seconds(), deadline - time.monotonic()) - _OUTCOME_MARGIN_S
-            call_timeout = min(rs.reviewer_timeout_seconds, left)
+            call_timeout = min(settings.reviewer_timeout_seconds, left)
             if call_timeout < _MIN_CALL_S:
                 break  # what was read so far is recorded; the note says the rest carries no verdict
             attempted += 1
-            got, spent, failure = _review_page(client, page, texts, rs.reviewer_max_tokens, call_timeout)
+            got, spent, failure = _review_page(
+                client, page, texts, settings.reviewer_max_tokens, call_timeout
+            )
             usage = llm.Usage(
                 usage.prompt_tokens + spent.prompt_tokens, usage.completion_tokens + spent.completion_tokens
             )
