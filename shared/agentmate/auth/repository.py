@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from uuid import UUID
+
+from psycopg.rows import class_row
 
 from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
@@ -21,29 +24,92 @@ CONSTRAINTS = constraints(
 )
 
 
-def register(conn: Conn, *, email: str, password_hash: str) -> dict[str, Any]:
-    row = conn.execute(
-        "SELECT user_id, account_id FROM auth_register(%(email)s, %(password_hash)s)",
-        {"email": email, "password_hash": password_hash},
-    ).fetchone()
+# Rows the service reads (frozen, built by ``class_row``); API-key rows go straight into the response models.
+
+
+@dataclass(frozen=True, slots=True)
+class NewUser:
+    user_id: UUID
+    account_id: UUID
+
+
+@dataclass(frozen=True, slots=True)
+class LoginUser:
+    user_id: UUID
+    account_id: UUID
+    password_hash: str
+    role: str
+    credentials_epoch: int
+    suspended: bool
+
+
+@dataclass(frozen=True, slots=True)
+class KeyCaller:
+    """An API key's caller; ``stale``: its last_used_at is older than a minute."""
+
+    key_id: UUID
+    account_id: UUID
+    user_id: UUID
+    scopes: list[str]
+    role: str
+    expired: bool
+    stale: bool
+    suspended: bool
+
+
+@dataclass(frozen=True, slots=True)
+class JwtUser:
+    role: str
+    credentials_epoch: int
+    suspended: bool
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    id: UUID
+    account_id: UUID
+    email: str
+    role: str
+    password_hash: str
+    credentials_epoch: int
+    created_at: datetime
+
+
+def register(conn: Conn, *, email: str, password_hash: str) -> NewUser:
+    row = (
+        conn.cursor(row_factory=class_row(NewUser))
+        .execute(
+            "SELECT user_id, account_id FROM auth_register(%(email)s, %(password_hash)s)",
+            {"email": email, "password_hash": password_hash},
+        )
+        .fetchone()
+    )
     assert row is not None
     return row
 
 
-def user_by_email(conn: Conn, email: str) -> dict[str, Any] | None:
-    return conn.execute(
-        "SELECT user_id, account_id, password_hash, role, credentials_epoch, suspended FROM auth_user_by_email(%(email)s)",
-        {"email": email},
-    ).fetchone()
+def user_by_email(conn: Conn, email: str) -> LoginUser | None:
+    return (
+        conn.cursor(row_factory=class_row(LoginUser))
+        .execute(
+            "SELECT user_id, account_id, password_hash, role, credentials_epoch, suspended FROM auth_user_by_email(%(email)s)",
+            {"email": email},
+        )
+        .fetchone()
+    )
 
 
-def api_key_by_hash(conn: Conn, key_hash: str) -> dict[str, Any] | None:
+def api_key_by_hash(conn: Conn, key_hash: str) -> KeyCaller | None:
     """The key's caller, whether it expired, whether its last_used_at is older than a minute (stale), and whether
     its account is suspended."""
-    return conn.execute(
-        "SELECT key_id, account_id, user_id, scopes, role, expired, stale, suspended FROM auth_api_key(%(key_hash)s)",
-        {"key_hash": key_hash},
-    ).fetchone()
+    return (
+        conn.cursor(row_factory=class_row(KeyCaller))
+        .execute(
+            "SELECT key_id, account_id, user_id, scopes, role, expired, stale, suspended FROM auth_api_key(%(key_hash)s)",
+            {"key_hash": key_hash},
+        )
+        .fetchone()
+    )
 
 
 def touch_api_key(conn: Conn, key_id: UUID) -> None:
@@ -51,18 +117,26 @@ def touch_api_key(conn: Conn, key_id: UUID) -> None:
     conn.execute("SELECT auth_touch_api_key(%(key_id)s)", {"key_id": key_id})
 
 
-def jwt_user(conn: Conn, *, user_id: UUID, account_id: UUID) -> dict[str, Any] | None:
-    return conn.execute(
-        "SELECT role, credentials_epoch, suspended FROM auth_jwt_user(%(user_id)s, %(account_id)s)",
-        {"user_id": user_id, "account_id": account_id},
-    ).fetchone()
+def jwt_user(conn: Conn, *, user_id: UUID, account_id: UUID) -> JwtUser | None:
+    return (
+        conn.cursor(row_factory=class_row(JwtUser))
+        .execute(
+            "SELECT role, credentials_epoch, suspended FROM auth_jwt_user(%(user_id)s, %(account_id)s)",
+            {"user_id": user_id, "account_id": account_id},
+        )
+        .fetchone()
+    )
 
 
-def get_user(conn: Conn, user_id: UUID) -> dict[str, Any] | None:
-    return conn.execute(
-        "SELECT id, account_id, email, role, password_hash, credentials_epoch, created_at FROM users WHERE id = %(user_id)s",
-        {"user_id": user_id},
-    ).fetchone()
+def get_user(conn: Conn, user_id: UUID) -> User | None:
+    return (
+        conn.cursor(row_factory=class_row(User))
+        .execute(
+            "SELECT id, account_id, email, role, password_hash, credentials_epoch, created_at FROM users WHERE id = %(user_id)s",
+            {"user_id": user_id},
+        )
+        .fetchone()
+    )
 
 
 def set_credentials(conn: Conn, user_id: UUID, *, expected_hash: str, password_hash: str) -> int | None:
