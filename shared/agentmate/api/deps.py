@@ -17,9 +17,9 @@ from agentmate.core.idempotency import KEY_PATTERN, MAX_KEY_LENGTH, check_key
 from agentmate.core.observability import logger
 from agentmate.core.pagination import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, PageParams
 from agentmate.core.principal import Principal
-from agentmate.llm.settings import ModelSettings, get_model_settings
 
 if TYPE_CHECKING:  # pragma: no cover
+    from agentmate.llm.settings import ModelSettings
     from agentmate.retrieval.service import Retrieval
 
 
@@ -30,6 +30,9 @@ async def _auth_settings() -> AuthSettings:
 
 
 async def _model_settings() -> ModelSettings:
+    """Imported here, on first use: only the wiki's routes read the language models (cold start)."""
+    from agentmate.llm.settings import get_model_settings
+
     return get_model_settings()
 
 
@@ -46,7 +49,7 @@ async def retrieval() -> Retrieval:
 
 
 AuthSettingsDep = Annotated[AuthSettings, Depends(_auth_settings)]
-ModelSettingsDep = Annotated[ModelSettings, Depends(_model_settings)]
+ModelSettingsDep = Annotated["ModelSettings", Depends(_model_settings)]
 DbDep = Annotated[Database, Depends(_database)]
 RetrievalDep = Annotated["Retrieval", Depends(retrieval)]
 
