@@ -251,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     from agentmate.core import db as core_db
     from agentmate.core.db import Database
     from agentmate.core.principal import Principal
-    from agentmate.core.settings import get_settings
+    from agentmate.core.settings import get_database_settings, get_retrieval_settings
     from agentmate.memory import repository as memory_repo
     from agentmate.memory.schemas import CheckpointCreate, EventCreate
     from agentmate.memory.service import checkpoints, events, projection
@@ -294,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     principal = Principal(account_id=account_id, user_id=user_id, via="jwt")
 
     # ---- seed every layer -----------------------------------------------------------------------------------------
-    timing = SummingEmbedder(config.build_embedder(get_settings()))
+    timing = SummingEmbedder(config.build_embedder(get_retrieval_settings()))
     retrieval = retrieval_service.Retrieval(embedder=timing, index_batch=256)
     # The environment's Retrieval and Database are this bench's (no dependency_overrides: FastAPI re-analyses an
     # overridden dependency's signature on every request, ~1 ms a pack that production does not pay).
@@ -455,7 +455,7 @@ def main(argv: list[str] | None = None) -> int:
             "render": True,
         }
 
-    database_url = get_settings().resolved_database_url()
+    database_url = get_database_settings().resolved_database_url()
 
     def use_pool(size: int) -> None:
         core_db._databases[database_url] = pools[size]

@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from agentmate.core.db import get_database
     from agentmate.core.principal import Principal
-    from agentmate.core.settings import get_settings
+    from agentmate.core.settings import get_retrieval_settings
     from agentmate.knowledge.search import index
     from agentmate.knowledge.search import service as search
     from agentmate.knowledge.search.schemas import KnowledgeIndexRequest, KnowledgeSearchRequest
@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     from tests.integration.packages.gitserver import GitServer, commit_tree
     from tests.integration.packages.test_packages_git import SETTINGS, make_policy
 
-    raw_embedder = config.build_embedder(get_settings())
+    raw_embedder = config.build_embedder(get_retrieval_settings())
     timing = TimingEmbedder(raw_embedder)
     legs: dict[str, float] = {}
 

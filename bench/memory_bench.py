@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     from agentmate.api import deps
     from agentmate.auth.security import hash_api_key
     from agentmate.core.db import get_database
-    from agentmate.core.settings import get_settings
+    from agentmate.core.settings import get_retrieval_settings
     from agentmate.memory import repository as memory_repo
     from agentmate.memory.service import projection
     from agentmate.retrieval import config
@@ -350,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     # ---- hybrid search at growing corpus sizes ----------------------------------------------------------------
-    timing = TimingEmbedder(config.build_embedder(get_settings()))
+    timing = TimingEmbedder(config.build_embedder(get_retrieval_settings()))
     # The runtime's retrieval, with the timed embedder, served to the memory function through its dependency;
     # bigger batches for seeding only (fewer transactions).
     retrieval = retrieval_service.Retrieval(embedder=timing, index_batch=256)

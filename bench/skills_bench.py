@@ -143,14 +143,14 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["DB_POOL_MAX_SIZE"] = "1"
     warnings.filterwarnings("ignore", "No application metrics")
 
-    from agentmate.core.settings import get_settings
+    from agentmate.core.settings import get_retrieval_settings
     from agentmate.retrieval import config
     from agentmate.retrieval import service as retrieval_service
     from functions.auth.app import handler as auth_handler
     from functions.skills.app import handler as skills_handler
     from tests.apigw import LambdaContext, http_event, parse_response
 
-    timing = TimingEmbedder(config.build_embedder(get_settings()))
+    timing = TimingEmbedder(config.build_embedder(get_retrieval_settings()))
     retrieval = retrieval_service.Retrieval(embedder=timing)
     # The execution environment's Retrieval, set directly: a dependency override would make FastAPI rebuild
     # every route dependant on every request (inspect.signature and all), a cost production never pays.

@@ -93,9 +93,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             conn.execute("SELECT pg_advisory_unlock(4242)")
     host = owner_base.split("@", 1)[1]
     os.environ["DATABASE_URL"] = f"postgresql://agentmate_app@{host}/{database}"
-    from agentmate.core.settings import get_settings
+    from agentmate.core.settings import get_database_settings
 
-    get_settings.cache_clear()  # in case collection read the settings before the database was known
+    get_database_settings.cache_clear()  # in case collection read the settings before the database was known
     session.config.stash[_OWNER_URL] = f"{owner_base}/{database}"
     session.config.stash[_OWNER_BASE] = owner_base
 
@@ -195,10 +195,10 @@ def other_account(client) -> Account:
 @pytest.fixture(scope="session")
 def offline_embedder() -> Any:
     """The embedder the test settings select (the bundled static model), loaded once per session."""
-    from agentmate.core.settings import get_settings
+    from agentmate.core.settings import get_retrieval_settings
     from agentmate.retrieval import config
 
-    return config.build_embedder(get_settings())
+    return config.build_embedder(get_retrieval_settings())
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ import yaml
 from fastapi.routing import APIRoute
 
 import agentmate
+from agentmate.core.mcp_modules import MCP_MODULES
 from agentmate.mcp import registry
-from agentmate.system.router import MCP_MODULES
 from functions.routes import API_FALLBACK, ROUTE_GROUPS
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -30,7 +30,7 @@ def fake() -> Iterator[FakeChatProvider]:
 @pytest.fixture
 def wiki_runtime(fake: FakeChatProvider) -> Iterator[str]:
     """The local runtime with its job poller, configured as an operator would: the compiler's environment."""
-    from agentmate.core.settings import get_settings
+    from agentmate.llm.settings import get_model_settings as get_settings
     from agentmate.mcp.app import build_mcp_app
     from infra.local_app import build_local_app
 

@@ -90,7 +90,7 @@ def test_patch_schemas_say_which_fields_take_null_and_that_one_field_is_needed(m
 def test_patch_defaults_and_clear_flags_never_clear_by_accident(client, account):
     from agentmate.mcp import registry
     from agentmate.mcp.server import build_tools
-    from agentmate.system.router import _schema
+    from agentmate.system.service import schema_document as _schema
 
     fields = _schema()["models"]["todo_update"]["fields"]
     assert fields["due_date"]["nullable"] is True and "default" not in fields["due_date"]

@@ -16,7 +16,7 @@ from apigw import LambdaContext, http_event, parse_response
 from starlette.testclient import TestClient
 
 from agentmate.auth import security, throttle
-from agentmate.core.settings import get_settings
+from agentmate.auth.settings import get_auth_settings as get_settings
 
 WRONG = "not the password at all"
 

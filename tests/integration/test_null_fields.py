@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentmate.system.router import _schema
+from agentmate.system.service import schema_document as _schema
 
 WRITE_BODIES = {
     "POST /api/memory/search": {"query": "x"},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentmate.core.settings import Settings
+from agentmate.core.settings import RetrievalSettings as Settings
 from agentmate.retrieval import config, qdrant_index
 from agentmate.retrieval.embedded_index import EmbeddedIndex
 from agentmate.retrieval.embedders import EmbeddingError, HashingEmbedder, OpenAIEmbedder, StaticModelEmbedder

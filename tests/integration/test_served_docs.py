@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from agentmate.system.router import GUIDE_FILE, MCP_MODULES
+from agentmate.core.mcp_modules import MCP_MODULES
+from agentmate.system.service import GUIDE_FILE
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -438,8 +438,8 @@ def seed_knowledge_quality(client, h, marker, secret):
     # A source with an active wiki build (written straight into the wiki's tables), a lint run, a reported
     # signal carrying the secret, a logged wiki search and a (skipped) review of the build
     from agentmate.core.db import get_database
-    from agentmate.core.settings import Settings
     from agentmate.knowledge.quality import review_service
+    from agentmate.llm.settings import ModelSettings as Settings
     from agentmate.retrieval.service import record_query
     from tests.integration.knowledge_quality.wikibuilds import Actor, PageSpec, make_build
 

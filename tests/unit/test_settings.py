@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from agentmate.core.settings import Settings
+from agentmate.auth.settings import AuthSettings as Settings
 
 STRONG = "s" * 32
 

@@ -10,22 +10,30 @@ from fastapi.dependencies.models import Dependant
 from fastapi.security import SecurityScopes
 
 from agentmate.auth import credentials
+from agentmate.auth.settings import AuthSettings, get_auth_settings
 from agentmate.core.db import Database, get_database
 from agentmate.core.errors import Forbidden, JwtRequired
 from agentmate.core.idempotency import KEY_PATTERN, MAX_KEY_LENGTH, check_key
 from agentmate.core.observability import logger
 from agentmate.core.pagination import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, PageParams
 from agentmate.core.principal import Principal
-from agentmate.core.settings import Settings, get_settings
 
 if TYPE_CHECKING:  # pragma: no cover
+    from agentmate.llm.settings import ModelSettings
     from agentmate.retrieval.service import Retrieval
 
 
 # Trivial dependencies are ``async def`` on purpose: a plain ``def`` dependency costs a worker-thread hop per
 # request, which dominated warm Lambda latency (bench/warm_invoke.py).
-async def _settings() -> Settings:
-    return get_settings()
+async def _auth_settings() -> AuthSettings:
+    return get_auth_settings()
+
+
+async def _model_settings() -> ModelSettings:
+    """Imported here, on first use: only the wiki's routes read the language models (cold start)."""
+    from agentmate.llm.settings import get_model_settings
+
+    return get_model_settings()
 
 
 async def _database() -> Database:
@@ -40,7 +48,8 @@ async def retrieval() -> Retrieval:
     return get_retrieval()
 
 
-SettingsDep = Annotated[Settings, Depends(_settings)]
+AuthSettingsDep = Annotated[AuthSettings, Depends(_auth_settings)]
+ModelSettingsDep = Annotated["ModelSettings", Depends(_model_settings)]
 DbDep = Annotated[Database, Depends(_database)]
 RetrievalDep = Annotated["Retrieval", Depends(retrieval)]
 
@@ -56,7 +65,7 @@ def _resolved(request: Request, principal: Principal) -> Principal:
     return principal
 
 
-def current_principal(request: Request, db: DbDep, settings: SettingsDep) -> Principal:
+def current_principal(request: Request, db: DbDep, settings: AuthSettingsDep) -> Principal:
     principal = credentials.authenticate(
         db, settings, api_key=request.headers.get("x-api-key"), bearer=_bearer(request)
     )
@@ -98,7 +107,7 @@ KnowledgeWrite = Annotated[Principal, Security(authorised, scopes=["knowledge:rw
 KeyManager = Annotated[Principal, Security(authorised, scopes=["manage_keys"])]
 
 
-def user_session(request: Request, db: DbDep, settings: SettingsDep) -> Principal:
+def user_session(request: Request, db: DbDep, settings: AuthSettingsDep) -> Principal:
     """The signed-in user's JWT, never an API key: for routes that change or end the user's own credentials.
 
     Only ``Authorization: Bearer`` counts here (an ``X-Api-Key`` beside it is ignored). Without a bearer token

@@ -30,7 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentmate.api.errors import send_problem
 from agentmate.core.records import NUL_MESSAGE
-from agentmate.core.settings import get_settings
+from agentmate.core.settings import get_http_settings
 from agentmate.core.validation import likely_meant
 
 BODY_LIMIT_KEY = "x-max-request-bytes"
@@ -175,7 +175,7 @@ class ContractMiddleware:
                 errors=unknown,
             )
             return
-        limit = template.limits.get(method, get_settings().max_request_body_bytes)
+        limit = template.limits.get(method, get_http_settings().max_request_body_bytes)
         declared = _content_length(scope)
         if declared is not None and declared > limit:
             await _too_large(send, limit)

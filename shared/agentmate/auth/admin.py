@@ -17,7 +17,10 @@ import psycopg
 
 def set_role(database_url: str, email: str, role: str) -> bool:
     with psycopg.connect(database_url) as conn:
-        cur = conn.execute("UPDATE users SET role = %s WHERE email = lower(%s)", (role, email.strip()))
+        cur = conn.execute(
+            "UPDATE users SET role = %(role)s WHERE email = lower(%(email)s)",
+            {"role": role, "email": email.strip()},
+        )
         return cur.rowcount == 1
 
 
@@ -25,9 +28,9 @@ def set_suspended(database_url: str, email: str, suspend: bool) -> bool:
     """Suspend (keeping the first suspended_at) or reactivate the account of the user with this email."""
     with psycopg.connect(database_url) as conn:
         cur = conn.execute(
-            """UPDATE accounts a SET suspended_at = CASE WHEN %s THEN coalesce(a.suspended_at, now()) END
-               FROM users u WHERE u.account_id = a.id AND u.email = lower(%s)""",
-            (suspend, email.strip()),
+            """UPDATE accounts a SET suspended_at = CASE WHEN %(suspend)s THEN coalesce(a.suspended_at, now()) END
+               FROM users u WHERE u.account_id = a.id AND u.email = lower(%(email)s)""",
+            {"suspend": suspend, "email": email.strip()},
         )
         return cur.rowcount == 1
 

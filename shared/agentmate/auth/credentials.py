@@ -6,15 +6,17 @@ from uuid import UUID
 
 from agentmate.auth import repository as repo
 from agentmate.auth import security
+from agentmate.auth.settings import AuthSettings
 from agentmate.core.db import Database
 from agentmate.core.errors import Forbidden, Unauthorized
 from agentmate.core.principal import Principal
-from agentmate.core.settings import Settings
 
 SUSPENDED = "account suspended: its credentials are refused until an operator reactivates it"
 
 
-def authenticate(db: Database, settings: Settings, *, api_key: str | None, bearer: str | None) -> Principal:
+def authenticate(
+    db: Database, settings: AuthSettings, *, api_key: str | None, bearer: str | None
+) -> Principal:
     """Resolve the caller from an ``X-Api-Key`` value or an ``Authorization: Bearer`` token (JWT or ak_ key).
 
     Either way one statement checks the credential against the database: a key must exist and not be expired;
@@ -27,23 +29,23 @@ def authenticate(db: Database, settings: Settings, *, api_key: str | None, beare
     if api_key:
         with db.single_statement() as conn:
             row = repo.api_key_by_hash(conn, security.hash_api_key(api_key.strip()))
-            if row is not None and row["stale"] and not (row["expired"] or row["suspended"]):
+            if row is not None and row.stale and not (row.expired or row.suspended):
                 repo.touch_api_key(
-                    conn, row["key_id"]
+                    conn, row.key_id
                 )  # at most once a minute per key: the usual request reads only
         if row is None:
             raise Unauthorized("invalid api key")
-        if row["suspended"]:
+        if row.suspended:
             raise Unauthorized(SUSPENDED)
-        if row["expired"]:
+        if row.expired:
             raise Unauthorized("api key expired: create a new one (POST /api/auth/apikeys)")
         return Principal(
-            account_id=row["account_id"],
-            user_id=row["user_id"],
+            account_id=row.account_id,
+            user_id=row.user_id,
             via="api_key",
-            key_id=row["key_id"],
-            scopes=tuple(row["scopes"]),
-            role=row["role"],
+            key_id=row.key_id,
+            scopes=tuple(row.scopes),
+            role=row.role,
         )
     if bearer:
         user_id, account_id, epoch = _jwt_claims(bearer, settings)
@@ -51,15 +53,15 @@ def authenticate(db: Database, settings: Settings, *, api_key: str | None, beare
             user = repo.jwt_user(conn, user_id=user_id, account_id=account_id)
         if user is None:
             raise Unauthorized("invalid token: its user no longer exists in its account")
-        if user["credentials_epoch"] != epoch:
+        if user.credentials_epoch != epoch:
             raise Unauthorized("token revoked (password changed or signed out everywhere): log in again")
-        if user["suspended"]:
+        if user.suspended:
             raise Unauthorized(SUSPENDED)
-        return Principal(account_id=account_id, user_id=user_id, via="jwt", role=user["role"])
+        return Principal(account_id=account_id, user_id=user_id, via="jwt", role=user.role)
     raise Unauthorized("missing credentials: send X-Api-Key or Authorization: Bearer <jwt|ak_…>")
 
 
-def _jwt_claims(token: str, settings: Settings) -> tuple[UUID, UUID, int]:
+def _jwt_claims(token: str, settings: AuthSettings) -> tuple[UUID, UUID, int]:
     import jwt as pyjwt
 
     try:

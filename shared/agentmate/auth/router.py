@@ -6,13 +6,13 @@ from uuid import UUID
 from fastapi import APIRouter, Response
 
 from agentmate.api.deps import (
+    AuthSettingsDep,
     ClientAddress,
     CurrentPrincipal,
     DbDep,
     KeyManager,
     PageDep,
     RetrievalDep,
-    SettingsDep,
     UserSession,
 )
 from agentmate.api.errors import PROBLEM_RESPONSES, Problem
@@ -45,7 +45,7 @@ THROTTLED: dict[int | str, dict[str, Any]] = {
 
 
 @router.post("/register", status_code=201, response_model=Registered, responses=THROTTLED)
-def register(body: Credentials, db: DbDep, settings: SettingsDep, client: ClientAddress) -> Registered:
+def register(body: Credentials, db: DbDep, settings: AuthSettingsDep, client: ClientAddress) -> Registered:
     """Register a user; each user gets its own account (tenant). Throttled per client address (429)."""
     out = service.register(db, settings, body, client)
     count("UserRegistered")
@@ -53,7 +53,7 @@ def register(body: Credentials, db: DbDep, settings: SettingsDep, client: Client
 
 
 @router.post("/login", response_model=Token, responses=THROTTLED)
-def login(body: Credentials, db: DbDep, settings: SettingsDep, client: ClientAddress) -> Token:
+def login(body: Credentials, db: DbDep, settings: AuthSettingsDep, client: ClientAddress) -> Token:
     """Exchange email + password for a JWT (HS256). Failed logins are throttled per (email, client address) and
     per client address: 429 with `Retry-After`."""
     return service.login(db, settings, body, client)
@@ -64,7 +64,7 @@ def change_password(
     body: PasswordChange,
     principal: UserSession,
     db: DbDep,
-    settings: SettingsDep,
+    settings: AuthSettingsDep,
     client: ClientAddress,
 ) -> Token:
     """Change the password (JWT only: 401 without `Authorization: Bearer <jwt>`, 403 for an API key sent as the
@@ -96,7 +96,7 @@ def delete_account(
     body: AccountDeletion,
     principal: UserSession,
     db: DbDep,
-    settings: SettingsDep,
+    settings: AuthSettingsDep,
     client: ClientAddress,
     retrieval: RetrievalDep,
 ) -> Response:

@@ -25,6 +25,7 @@ from agentmate.auth.schemas import (
     Registered,
     Token,
 )
+from agentmate.auth.settings import AuthSettings
 from agentmate.core import scopes as scope_rules
 from agentmate.core.db import Database
 from agentmate.core.errors import (
@@ -39,37 +40,36 @@ from agentmate.core.errors import (
 from agentmate.core.observability import count, logger
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
-from agentmate.core.settings import Settings
 
 
-def register(db: Database, settings: Settings, body: Credentials, client_address: str) -> Registered:
+def register(db: Database, settings: AuthSettings, body: Credentials, client_address: str) -> Registered:
     bucket = throttle.registration_bucket(settings, client_address)
     throttle.check(db, [bucket], "registrations")
     throttle.hit(db, settings, [bucket])  # every attempt counts, before the expensive hash
     password_hash = security.hash_password(body.password)
     with db.transaction() as conn:  # a taken email is a Conflict (users_email_key in the repository's table)
         row = repo.register(conn, email=str(body.email), password_hash=password_hash)
-    return Registered(user_id=row["user_id"], account_id=row["account_id"], email=str(body.email).lower())
+    return Registered(user_id=row.user_id, account_id=row.account_id, email=str(body.email).lower())
 
 
-def login(db: Database, settings: Settings, body: Credentials, client_address: str) -> Token:
+def login(db: Database, settings: AuthSettings, body: Credentials, client_address: str) -> Token:
     """An unknown email costs the same scrypt as a wrong password; failures count per (email, address) and per
     address, and a blocked bucket answers 429 before any password is checked."""
     buckets = throttle.login_buckets(settings, str(body.email), client_address)
     throttle.check(db, buckets, "failed logins")
     with db.single_statement() as conn:
         row = repo.user_by_email(conn, str(body.email))
-    stored = row["password_hash"] if row is not None else security.DUMMY_PASSWORD_HASH
+    stored = row.password_hash if row is not None else security.DUMMY_PASSWORD_HASH
     if not security.verify_password(body.password, stored) or row is None:
         throttle.hit(db, settings, buckets)
         raise Unauthorized("invalid email or password")
     throttle.clear(db, buckets[0])  # the address bucket keeps counting: it is not the user's to reset
-    if row["suspended"]:  # told only to who knows the password
+    if row.suspended:  # told only to who knows the password
         raise Unauthorized(SUSPENDED)
-    return _token(settings, row["user_id"], row["account_id"], row["credentials_epoch"])
+    return _token(settings, row.user_id, row.account_id, row.credentials_epoch)
 
 
-def _token(settings: Settings, user_id: UUID, account_id: UUID, epoch: int) -> Token:
+def _token(settings: AuthSettings, user_id: UUID, account_id: UUID, epoch: int) -> Token:
     token, expires = security.make_jwt(
         user_id=str(user_id),
         account_id=str(account_id),
@@ -81,31 +81,31 @@ def _token(settings: Settings, user_id: UUID, account_id: UUID, epoch: int) -> T
 
 
 def _verified_user(
-    db: Database, settings: Settings, principal: Principal, password: str, field: str, client_address: str
-) -> dict[str, Any]:
+    db: Database, settings: AuthSettings, principal: Principal, password: str, field: str, client_address: str
+) -> repo.User:
     """The caller's user row, after the re-entered password matched (throttled like a login). The caller is a
     user session (api.deps.UserSession)."""
     with db.tenant(principal.account_id) as conn:
         user = repo.get_user(conn, principal.user_id)
     if user is None:  # pragma: no cover - authenticate() found the user an instant ago
         raise Unauthorized("invalid token: its user no longer exists in its account")
-    buckets = throttle.login_buckets(settings, user["email"], client_address)
+    buckets = throttle.login_buckets(settings, user.email, client_address)
     throttle.check(db, buckets, "failed password checks")
-    if not security.verify_password(password, user["password_hash"]):
+    if not security.verify_password(password, user.password_hash):
         throttle.hit(db, settings, buckets)
         raise invalid(field, "does not match the account's password")
     return user
 
 
 def change_password(
-    db: Database, settings: Settings, principal: Principal, body: PasswordChange, client_address: str
+    db: Database, settings: AuthSettings, principal: Principal, body: PasswordChange, client_address: str
 ) -> Token:
     """Replace the password and move the credentials epoch on: every earlier JWT is refused from now on."""
     user = _verified_user(db, settings, principal, body.current_password, "current_password", client_address)
     new_hash = security.hash_password(body.new_password)
     with db.tenant(principal.account_id) as conn:
         epoch = repo.set_credentials(
-            conn, principal.user_id, expected_hash=user["password_hash"], password_hash=new_hash
+            conn, principal.user_id, expected_hash=user.password_hash, password_hash=new_hash
         )
     if epoch is None:
         raise Conflict("the password was changed by another request meanwhile: log in again")
@@ -120,7 +120,7 @@ def logout_all(db: Database, principal: Principal) -> None:
 
 def delete_account(
     db: Database,
-    settings: Settings,
+    settings: AuthSettings,
     principal: Principal,
     body: AccountDeletion,
     client_address: str,
@@ -170,10 +170,10 @@ def me(db: Database, principal: Principal) -> Me:
     if user is None:
         raise Unauthorized("user no longer exists")
     return Me(
-        user_id=user["id"],
-        account_id=user["account_id"],
-        email=user["email"],
-        role=user["role"],
+        user_id=user.id,
+        account_id=user.account_id,
+        email=user.email,
+        role=user.role,
         auth=principal.via,
         key_id=principal.key_id,
         scopes=list(principal.scopes),

@@ -13,9 +13,9 @@ import random
 from dataclasses import dataclass
 
 from agentmate.auth import repository as repo
+from agentmate.auth.settings import AuthSettings
 from agentmate.core.db import Database
 from agentmate.core.errors import RateLimited
-from agentmate.core.settings import Settings
 
 _CLEANUP_CHANCE = 0.01  # roughly one failure in a hundred also deletes long-expired buckets
 
@@ -31,7 +31,7 @@ def _bucket(kind: str, *parts: str) -> str:
     return f"{kind}:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
-def login_buckets(settings: Settings, email: str, address: str) -> list[Bucket]:
+def login_buckets(settings: AuthSettings, email: str, address: str) -> list[Bucket]:
     window = settings.login_failure_window_s
     return [
         Bucket(
@@ -43,7 +43,7 @@ def login_buckets(settings: Settings, email: str, address: str) -> list[Bucket]:
     ]
 
 
-def registration_bucket(settings: Settings, address: str) -> Bucket:
+def registration_bucket(settings: AuthSettings, address: str) -> Bucket:
     return Bucket(
         _bucket("register-address", address),
         settings.registrations_per_address,
@@ -61,7 +61,7 @@ def check(db: Database, buckets: list[Bucket], what: str) -> None:
         )
 
 
-def hit(db: Database, settings: Settings, buckets: list[Bucket]) -> None:
+def hit(db: Database, settings: AuthSettings, buckets: list[Bucket]) -> None:
     """Count one failure (or registration attempt) in every bucket, in one statement."""
     with db.single_statement() as conn:
         repo.throttle_hit(

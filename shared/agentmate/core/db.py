@@ -181,9 +181,9 @@ _db_lock = threading.Lock()
 
 def get_database() -> Database:
     """The execution environment's Database, built from settings on first use."""
-    from agentmate.core.settings import get_settings
+    from agentmate.core.settings import get_database_settings
 
-    settings = get_settings()
+    settings = get_database_settings()
     url = settings.resolved_database_url()
     with _db_lock:
         db = _databases.get(url)

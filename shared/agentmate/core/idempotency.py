@@ -10,9 +10,11 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 from uuid import UUID
 
+from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 from pydantic import BaseModel
 
@@ -26,6 +28,14 @@ MAX_KEY_LENGTH = 255
 # 1..255 printable ASCII characters, at least one of them visible (the OpenAPI states the same pattern).
 KEY_PATTERN = r"^[ -~]*[!-~][ -~]*$"
 _KEY = re.compile(KEY_PATTERN)
+
+
+@dataclass(frozen=True, slots=True)
+class _Stored:
+    """A reserved key's row: the request it was used with and the response (None while that request runs)."""
+
+    request_hash: str
+    response: Any
 
 
 def canonical_hash(value: Any) -> str:
@@ -62,23 +72,27 @@ def once(
         {"a": account_id, "r": route, "k": key, "h": request_hash},
     ).fetchone()
     if reserved is None:
-        row = conn.execute(
-            """SELECT request_hash, response FROM idempotency_keys
+        row = (
+            conn.cursor(row_factory=class_row(_Stored))
+            .execute(
+                """SELECT request_hash, response FROM idempotency_keys
                WHERE account_id = %(a)s AND route = %(r)s AND key = %(k)s""",
-            {"a": account_id, "r": route, "k": key},
-        ).fetchone()
-        if row is None or row["response"] is None:
+                {"a": account_id, "r": route, "k": key},
+            )
+            .fetchone()
+        )
+        if row is None or row.response is None:
             raise Conflict("a request with this Idempotency-Key is still in progress")
-        if row["request_hash"] != request_hash:
+        if row.request_hash != request_hash:
             # Worded for both transports: REST's Idempotency-Key header and MCP's idempotency_key argument.
-            created = row["response"].get("id") if isinstance(row["response"], dict) else None
+            created = row.response.get("id") if isinstance(row.response, dict) else None
             raise Conflict(
                 "this idempotency key was already used with a different request body"
                 + (f" (that request created {created})" if created else "")
                 + ": a retry must resend the same body, a new request needs a new key",
                 extra={"existing_id": str(created)} if created else None,
             )
-        return Created(model.model_validate(row["response"]), replay=True)
+        return Created(model.model_validate(row.response), replay=True)
     value = create()
     conn.execute(
         """UPDATE idempotency_keys SET response = %(b)s

@@ -56,7 +56,7 @@ def apply_all(database_url: str, directory: Path = DEFAULT_DIR) -> list[int]:
     """Apply every pending migration; returns the versions applied now."""
     applied_now: list[int] = []
     with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute("SELECT pg_advisory_lock(%s)", (_LOCK_ID,))
+        conn.execute("SELECT pg_advisory_lock(%(lock_id)s)", {"lock_id": _LOCK_ID})
         try:
             conn.execute(
                 """CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -74,12 +74,12 @@ def apply_all(database_url: str, directory: Path = DEFAULT_DIR) -> list[int]:
                 with conn.transaction():
                     conn.execute(mig.sql)
                     conn.execute(
-                        "INSERT INTO schema_migrations (version, name, checksum) VALUES (%s, %s, %s)",
-                        (mig.version, mig.name, mig.checksum),
+                        "INSERT INTO schema_migrations (version, name, checksum) VALUES (%(version)s, %(name)s, %(checksum)s)",
+                        {"version": mig.version, "name": mig.name, "checksum": mig.checksum},
                     )
                 applied_now.append(mig.version)
         finally:
-            conn.execute("SELECT pg_advisory_unlock(%s)", (_LOCK_ID,))
+            conn.execute("SELECT pg_advisory_unlock(%(lock_id)s)", {"lock_id": _LOCK_ID})
     return applied_now
 
 

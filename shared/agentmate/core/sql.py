@@ -51,8 +51,8 @@ def select_by_id(
     conn: Conn, *, table: str, columns: str, account_id: Any, record_id: Any
 ) -> dict[str, Any] | None:
     return conn.execute(
-        f"SELECT {columns} FROM {table} WHERE account_id = %(a)s AND id = %(record_id)s",
-        {"a": account_id, "record_id": record_id},
+        f"SELECT {columns} FROM {table} WHERE account_id = %(account_id)s AND id = %(id)s",
+        {"account_id": account_id, "id": record_id},
     ).fetchone()
 
 
@@ -80,8 +80,8 @@ def update_by_id(
 def delete_by_id(conn: Conn, *, table: str, account_id: Any, record_id: Any) -> bool:
     return (
         conn.execute(
-            f"DELETE FROM {table} WHERE account_id = %(a)s AND id = %(record_id)s",
-            {"a": account_id, "record_id": record_id},
+            f"DELETE FROM {table} WHERE account_id = %(account_id)s AND id = %(id)s",
+            {"account_id": account_id, "id": record_id},
         ).rowcount
         > 0
     )

@@ -168,6 +168,23 @@ def _owner() -> str:
     return f"{_HOST}/{os.getpid()}/{secrets.token_hex(6)}"
 
 
+class _Finish:
+    """``RunContext.finish``: records the success inside the runner's own transaction (``done`` keeps it)."""
+
+    def __init__(self, worker: Worker, kind: Kind, job: Job, owner: str) -> None:
+        self.worker, self.kind, self.job, self.owner = worker, kind, job, owner
+        self.ctx: RunContext | None = None
+        self.done: Job | None = None
+
+    def __call__(self, conn: Conn, result: dict[str, Any] | None) -> None:
+        assert self.ctx is not None  # set before the runner starts
+        done = repo.succeed(conn, job=self.job, owner=self.owner, usage=_usage(self.ctx.usage), result=result)
+        if done is None:
+            raise LeaseLost("another worker holds this job now")
+        self.worker._changed(conn, self.kind, done)
+        self.done = done
+
+
 class Worker:
     """Runs jobs of the registered kinds (or only of ``only_kinds``) on ``db``, whose pool must hold at least two
     connections: the runner's and the heartbeat's. ``shutdown`` is set by the host (the local poller on exit) to
@@ -255,15 +272,7 @@ class Worker:
         beat = Heartbeat(
             self.db, job, owner, lease_seconds, self.settings.wiki_worker_heartbeat_seconds, lease_lost
         )
-        outcome: dict[str, Job | None] = {}
-
-        def finish(conn: Conn, result: dict[str, Any] | None) -> None:
-            done = repo.succeed(conn, job=job, owner=owner, usage=_usage(ctx.usage), result=result)
-            if done is None:
-                raise LeaseLost("another worker holds this job now")
-            self._changed(conn, kind, done)
-            outcome["job"] = done
-
+        finish = _Finish(self, kind, job, owner)
         ctx = RunContext(
             job=job,
             remaining_seconds=remaining,
@@ -273,36 +282,46 @@ class Worker:
             _finish=finish,
             _stop_heartbeat=beat.stop,
         )
+        finish.ctx = ctx
         beat.start()
         try:
             result = kind.runner(ctx)
-        except Yield:
-            return self._yield(kind, job, owner, ctx.usage)
-        except LeaseLost:
-            return self._lost(job, ctx.usage)
-        except Retryable as exc:
-            if ctx.lease_lost.is_set():
-                return self._lost(job, ctx.usage)
-            if self.shutdown.is_set():
-                return self._yield(kind, job, owner, ctx.usage)
-            return self._retry(kind, job, owner, ctx.usage, exc)
-        except Permanent as exc:
-            if ctx.lease_lost.is_set():
-                return self._lost(job, ctx.usage)
-            return self._fail(kind, job, owner, ctx.usage, exc.reason)
         except Exception as exc:
-            if ctx.lease_lost.is_set():
-                return self._lost(job, ctx.usage)
-            if self.shutdown.is_set():
-                return self._yield(kind, job, owner, ctx.usage)
-            # Unknown errors are not retried (a run can be expensive); details go to the log, not to the tenant.
-            logger.exception("job runner failed", extra={"job_id": str(job.id), "kind": job.kind})
-            return self._fail(kind, job, owner, ctx.usage, f"unexpected error ({type(exc).__name__})")
+            return self._after_error(kind, job, owner, ctx, exc)
         finally:
             beat.stop()
+        return self._after_return(kind, job, owner, ctx, result, finish.done)
+
+    def _after_error(self, kind: Kind, job: Job, owner: str, ctx: RunContext, exc: Exception) -> RunReport:
+        """The outcome of a runner that raised: a lost lease wins over everything but a ``Yield``; a shutdown
+        turns a retryable or unknown error into a yield (the work was interrupted, not wrong)."""
+        if isinstance(exc, Yield):
+            return self._yield(kind, job, owner, ctx.usage)
+        if isinstance(exc, LeaseLost) or ctx.lease_lost.is_set():
+            return self._lost(job, ctx.usage)
+        if isinstance(exc, Permanent):
+            return self._fail(kind, job, owner, ctx.usage, exc.reason)
+        if self.shutdown.is_set():
+            return self._yield(kind, job, owner, ctx.usage)
+        if isinstance(exc, Retryable):
+            return self._retry(kind, job, owner, ctx.usage, exc)
+        # Unknown errors are not retried (a run can be expensive); details go to the log, not to the tenant.
+        logger.exception("job runner failed", extra={"job_id": str(job.id), "kind": job.kind})
+        return self._fail(kind, job, owner, ctx.usage, f"unexpected error ({type(exc).__name__})")
+
+    def _after_return(
+        self,
+        kind: Kind,
+        job: Job,
+        owner: str,
+        ctx: RunContext,
+        result: dict[str, Any] | None,
+        finished: Job | None,
+    ) -> RunReport:
+        """The outcome of a runner that returned: already recorded (``ctx.finish``), lost, or recorded now."""
         if ctx.finished:
             count("JobSucceeded")
-            return RunReport("succeeded", outcome.get("job"))
+            return RunReport("succeeded", finished)
         if ctx.lease_lost.is_set():
             return self._lost(job, ctx.usage)
         # A success that cannot be recorded (e.g. a result Postgres refuses) is an unknown error: not retried.

@@ -31,7 +31,7 @@ from agentmate.llm.cost import Prices, cost_micros
 if TYPE_CHECKING:  # pragma: no cover
     import httpx
 
-    from agentmate.core.settings import Settings
+    from agentmate.llm.settings import ModelSettings
 
 Role = Literal["compiler", "reviewer"]
 Independence = Literal["cross_provider", "same_provider", "same_model", "unavailable"]
@@ -146,7 +146,7 @@ class ChatConfig:
         return (urlsplit(self.base_url).hostname or "").lower()
 
 
-def config_from_settings(role: Role, settings: Settings) -> ChatConfig | None:
+def config_from_settings(role: Role, settings: ModelSettings) -> ChatConfig | None:
     """The role's configuration with spec/001's fall-backs, or None when no endpoint or model is set."""
     if role == "compiler":
         base = settings.compiler_base_url or settings.embedding_base_url
@@ -212,11 +212,11 @@ class ChatClient:
         self._auth = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
 
     @classmethod
-    def from_settings(cls, role: Role = "compiler", settings: Settings | None = None) -> ChatClient:
+    def from_settings(cls, role: Role = "compiler", settings: ModelSettings | None = None) -> ChatClient:
         if settings is None:
-            from agentmate.core.settings import get_settings
+            from agentmate.llm.settings import get_model_settings
 
-            settings = get_settings()
+            settings = get_model_settings()
         config = config_from_settings(role, settings)
         if config is None:
             raise NotConfigured(

@@ -20,17 +20,22 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Iterable
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
+from uuid import UUID
 
 import anyio.to_thread
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Message, Receive, Scope, Send
 
+from agentmate.auth.settings import AuthSettings, get_auth_settings
 from agentmate.core.db import get_database
 from agentmate.core.errors import Unauthorized
+from agentmate.core.mcp_modules import aggregate_instructions
 from agentmate.core.observability import logger
-from agentmate.core.settings import get_settings
+from agentmate.core.principal import Principal
+from agentmate.core.settings import HttpSettings, get_http_settings
 from agentmate.mcp import registry, session
 from agentmate.mcp.auth import CHALLENGE, HOW, authenticate, header
 from agentmate.mcp.context import acting_as
@@ -40,19 +45,15 @@ from agentmate.mcp.server import AgentmateMCP, build_tools
 PREFIX = "/mcp"
 SESSION_HEADER = b"mcp-session-id"
 
-AGGREGATE_INSTRUCTIONS = (
-    "Agentmate: every tool the API key's scopes allow, across modules (todos, notes, reports, bookmarks, "
-    "expenses, memory, skills). Tools outside the key's scopes are not listed. Each module also has its "
-    "own endpoint, /mcp/<module>, with just its tools."
-)
+# Derived from the one table of MCP modules, so it names every module.
+AGGREGATE_INSTRUCTIONS = aggregate_instructions()
 
 
 def _split(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
-def transport_security() -> TransportSecuritySettings:
-    settings = get_settings()
+def transport_security(settings: HttpSettings) -> TransportSecuritySettings:
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=_split(settings.mcp_allowed_hosts),
@@ -182,14 +183,120 @@ def _is_initialize(body: bytes) -> bool:
     return isinstance(message, dict) and message.get("method") == "initialize"
 
 
+async def _read_body(
+    scope: Scope, receive: Receive, send: Send, limit: int
+) -> tuple[bytes | None, Receive] | None:
+    """Body limit: a POST's whole body (and a ``receive`` that replays it) or None after a 413; other methods
+    have no body to read."""
+    if scope["method"] != "POST":
+        return None, receive
+    body, receive = await _buffer_body(receive, limit)
+    if body is None:
+        await rpc_error(send, 413, TOO_LARGE, f"request body exceeds {limit} bytes", limit=limit)
+        return None
+    return body, receive
+
+
+async def _authenticated(
+    scope: Scope, send: Send, request_id: Any, settings: AuthSettings
+) -> Principal | None:
+    """Authenticate the API key, before any MCP processing (``initialize`` included); None after a 401."""
+    try:
+        return await authenticate(scope, settings)
+    except Unauthorized as exc:
+        await rpc_error(
+            send,
+            401,
+            UNAUTHORIZED,
+            f"{exc.detail} — {HOW}",
+            request_id=request_id,
+            reason=exc.detail,
+            header="X-Api-Key",
+            scheme="ApiKey",
+            headers=[(b"www-authenticate", CHALLENGE)],
+        )
+        return None
+
+
+async def _refuse_stream(send: Send) -> None:
+    # Stateless: no server-initiated stream to offer (the MCP spec's answer is 405).
+    await rpc_error(
+        send,
+        405,
+        INVALID_REQUEST,
+        "this MCP server sends no server-initiated messages: POST JSON-RPC requests",
+        headers=[(b"allow", b"POST, DELETE")],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Session:
+    new_session: str | None
+    """The id to issue with the answer (an ``initialize`` presenting none), else None."""
+
+
+async def _session(
+    scope: Scope, send: Send, body: bytes | None, key_id: UUID | None, request_id: Any, secret: str
+) -> _Session | None:
+    """Session id: a presented one must be one this platform issued for this key (None after a 404, as for an
+    expired session); an ``initialize`` without one gets a fresh id."""
+    presented = header(scope, SESSION_HEADER)
+    if presented is not None and not session.verify(secret, presented, key_id):
+        await rpc_error(
+            send,
+            404,
+            INVALID_REQUEST,
+            "Session not found: initialize again (a session id only works with the API key it was issued to)",
+            request_id=request_id,
+        )
+        return None
+    if body is not None and presented is None and _is_initialize(body):
+        return _Session(session.mint(secret, key_id))
+    return _Session(None)
+
+
+def _with_headers(send: Send, new_session: str | None) -> Send:
+    """Headers: ``cache-control: private, no-store`` on every answer, and a new session id on a 200."""
+
+    async def send_with_headers(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", []))
+            names = {k.lower() for k, _ in headers}
+            if b"cache-control" not in names:
+                headers.append((b"cache-control", b"private, no-store"))
+            if new_session is not None and message["status"] == 200 and SESSION_HEADER not in names:
+                headers.append((SESSION_HEADER, new_session.encode()))
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return send_with_headers
+
+
 class McpApp:
     """ASGI app serving ``/mcp`` and ``/mcp/<module>`` (see the module docstring)."""
 
-    def __init__(self, servers: dict[str, AgentmateMCP]) -> None:
+    def __init__(
+        self,
+        servers: dict[str, AgentmateMCP],
+        *,
+        http: HttpSettings | None = None,
+        auth: AuthSettings | None = None,
+    ) -> None:
         self.servers = servers
+        # Settings given, or the execution environment's (read on first use, as the tools read theirs).
+        self._http = http
+        self._auth = auth
         self.endpoints = sorted(servers)
         self._managers: dict[str, StreamableHTTPSessionManager] = {}
         self._running = False
+
+    @property
+    def http(self) -> HttpSettings:
+        return self._http or get_http_settings()
+
+    @property
+    def auth(self) -> AuthSettings:
+        return self._auth or get_auth_settings()
 
     @asynccontextmanager
     async def local_lifespan(self) -> AsyncIterator[None]:
@@ -198,7 +305,7 @@ class McpApp:
             raise RuntimeError("this MCP app is already running; build another with build_mcp_app()")
         self._running = True
         try:
-            security = transport_security()
+            security = transport_security(self.http)
             async with AsyncExitStack() as stack:
                 managers: dict[str, StreamableHTTPSessionManager] = {}
                 for path, server in self.servers.items():
@@ -225,6 +332,31 @@ class McpApp:
             return
         if scope["type"] != "http":
             return
+        # Each step answers the refusal itself and returns None; the steps run in the module docstring's order.
+        manager = await self._manager(scope, send)
+        if manager is None:
+            return
+        read = await _read_body(scope, receive, send, self.http.max_request_body_bytes)
+        if read is None:
+            return
+        body, receive = read
+        request_id = _request_id(body)
+        caller = await _authenticated(scope, send, request_id, self.auth)
+        if caller is None:
+            return
+        if scope["method"] == "GET":
+            await _refuse_stream(send)
+            return
+        secret = self.auth.resolved_jwt_secret()
+        checked = await _session(scope, send, body, caller.key_id, request_id, secret)
+        if checked is None:
+            return
+        # The gateway's request id when there is one, as REST's correlation id is API Gateway's.
+        with acting_as(caller, header(scope, b"x-request-id") or header(scope, b"x-amzn-trace-id")):
+            await manager.handle_request(scope, receive, _with_headers(send, checked.new_session))
+
+    async def _manager(self, scope: Scope, send: Send) -> StreamableHTTPSessionManager | None:
+        """Route: the endpoint's session manager (404 for an unknown endpoint, 503 while none runs)."""
         path = scope["path"].rstrip("/") or "/"
         if path not in self.servers:
             await rpc_error(
@@ -234,75 +366,11 @@ class McpApp:
                 f"no such MCP endpoint: {scope['path']}; MCP endpoints: " + ", ".join(self.endpoints),
                 endpoints=self.endpoints,
             )
-            return
+            return None
         manager = self._managers.get(path)
         if manager is None:
             await rpc_error(send, 503, UNAVAILABLE, "the MCP server is starting or stopping: retry shortly")
-            return
-        body: bytes | None = None
-        if scope["method"] == "POST":
-            limit = get_settings().max_request_body_bytes
-            body, receive = await _buffer_body(receive, limit)
-            if body is None:
-                await rpc_error(send, 413, TOO_LARGE, f"request body exceeds {limit} bytes", limit=limit)
-                return
-        request_id = _request_id(body)
-        try:
-            caller = await authenticate(scope)
-        except Unauthorized as exc:
-            await rpc_error(
-                send,
-                401,
-                UNAUTHORIZED,
-                f"{exc.detail} — {HOW}",
-                request_id=request_id,
-                reason=exc.detail,
-                header="X-Api-Key",
-                scheme="ApiKey",
-                headers=[(b"www-authenticate", CHALLENGE)],
-            )
-            return
-        if scope["method"] == "GET":
-            # Stateless: no server-initiated stream to offer (the MCP spec's answer is 405).
-            await rpc_error(
-                send,
-                405,
-                INVALID_REQUEST,
-                "this MCP server sends no server-initiated messages: POST JSON-RPC requests",
-                headers=[(b"allow", b"POST, DELETE")],
-            )
-            return
-
-        secret = get_settings().resolved_jwt_secret()
-        presented = header(scope, SESSION_HEADER)
-        if presented is not None and not session.verify(secret, presented, caller.key_id):
-            await rpc_error(
-                send,
-                404,
-                INVALID_REQUEST,
-                "Session not found: initialize again (a session id only "
-                "works with the API key it was issued to)",
-                request_id=request_id,
-            )
-            return
-        new_session: str | None = None
-        if body is not None and presented is None and _is_initialize(body):
-            new_session = session.mint(secret, caller.key_id)
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                names = {k.lower() for k, _ in headers}
-                if b"cache-control" not in names:
-                    headers.append((b"cache-control", b"private, no-store"))
-                if new_session is not None and message["status"] == 200 and SESSION_HEADER not in names:
-                    headers.append((SESSION_HEADER, new_session.encode()))
-                message = {**message, "headers": headers}
-            await send(message)
-
-        # The gateway's request id when there is one, as REST's correlation id is API Gateway's.
-        with acting_as(caller, header(scope, b"x-request-id") or header(scope, b"x-amzn-trace-id")):
-            await manager.handle_request(scope, receive, send_with_headers)
+        return manager
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         await receive()  # lifespan.startup

@@ -15,10 +15,10 @@ from starlette.types import Scope
 
 from agentmate.auth import credentials
 from agentmate.auth.security import API_KEY_PREFIX
+from agentmate.auth.settings import AuthSettings
 from agentmate.core.db import get_database
 from agentmate.core.errors import Unauthorized
 from agentmate.core.principal import Principal
-from agentmate.core.settings import get_settings
 
 HOW = "send an API key in the X-Api-Key header (or Authorization: Bearer ak_…)"
 # The scheme MCP endpoints advertise: not Bearer, so spec-following clients do not start OAuth discovery.
@@ -59,14 +59,14 @@ def api_key_from(scope: Scope) -> str:
     return key
 
 
-async def authenticate(scope: Scope) -> Principal:
+async def authenticate(scope: Scope, settings: AuthSettings) -> Principal:
     """The request's caller; raises ``Unauthorized`` for a missing, malformed or unknown key."""
     key = api_key_from(scope)
     caller = await anyio.to_thread.run_sync(
         functools.partial(
             credentials.authenticate,
             get_database(),
-            get_settings(),
+            settings,
             api_key=key,
             bearer=None,
         )

@@ -1,6 +1,7 @@
 """Which MCP tools exist: the single place a module's tools are registered.
 
-Adding a module's tools is one line in ``MODULES`` (endpoint name → tool module). The tool module declares
+Adding a module's tools is one row in ``agentmate.core.mcp_modules.MODULE_TABLE`` (``MODULES`` here is
+derived from it: endpoint name → tool module). The tool module declares
 ``tools = ToolSet("<name>", instructions=...)`` and decorates each function with
 ``@tools.tool("<scope>", rest="<METHOD> <REST path>")``. Both the per-module endpoint (``/mcp/<name>``) and
 the aggregate endpoint (``/mcp``) are built from ``load()``; the scope of every tool is checked by the
@@ -18,22 +19,13 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from agentmate.core.mcp_modules import MODULE_TABLE
 from agentmate.core.scopes import SCOPES
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-# Endpoint name → tool module. Order is the order of the aggregate tool list.
-MODULES: dict[str, str] = {
-    "todos": "agentmate.mcp.tools.todos",
-    "notes": "agentmate.mcp.tools.notes",
-    "reports": "agentmate.mcp.tools.reports",
-    "bookmarks": "agentmate.mcp.tools.bookmarks",
-    "expenses": "agentmate.mcp.tools.expenses",
-    "memory": "agentmate.mcp.tools.memory",
-    "skills": "agentmate.mcp.tools.skills",
-    "context": "agentmate.mcp.tools.context",
-    "knowledge": "agentmate.mcp.tools.knowledge",
-}
+# Endpoint name → tool module, from the one table of MCP modules (its order is the aggregate tool list's).
+MODULES: dict[str, str] = {m.name: m.tools for m in MODULE_TABLE}
 
 _NAME = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
 _REST = re.compile(r"^(GET|POST|PUT|PATCH|DELETE) /api/\S+$")

@@ -31,7 +31,13 @@ from urllib.parse import quote, urlsplit
 from agentmate.core.errors import DomainError, FieldError, ServiceUnavailable, TooLarge, ValidationFailed
 from agentmate.packages.archive import tar_gz_members
 from agentmate.packages.identity import PackageRefused, entry_name, shown_name
-from agentmate.packages.limits import GIT_LIMITS, PackageLimits, PackageSettings, SyncLimits
+from agentmate.packages.limits import (
+    GIT_LIMITS,
+    PackageLimits,
+    PackageSettings,
+    SyncLimits,
+    get_package_settings,
+)
 from agentmate.packages.net import Deadline, SafeHttp, read_capped
 from agentmate.packages.policy import Exhausted, NetPolicy, OutOfTime, Refused, SyncTimedOut, Upstream
 from agentmate.packages.schemas import Fetched
@@ -75,7 +81,7 @@ class GitFetcher:
         ssl_context: ssl.SSLContext | None = None,
         clock: Callable[[], float] | None = None,
     ) -> None:
-        settings = settings or PackageSettings()
+        settings = settings or get_package_settings()
         self._clock = clock
         self.policy = policy
         self.providers = {k.lower(): v for k, v in settings.archive_providers.items()}

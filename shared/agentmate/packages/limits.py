@@ -11,6 +11,7 @@ time budget well under API Gateway's 30 s request timeout (the work runs inline 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -78,3 +79,9 @@ class PackageSettings(BaseSettings):
         return SyncLimits(
             self.max_download_bytes, self.max_archive_bytes, self.max_archive_members, self.sync_budget_s
         )
+
+
+@lru_cache(maxsize=1)
+def get_package_settings() -> PackageSettings:
+    """The execution environment's package settings, read once."""
+    return PackageSettings()

@@ -7,10 +7,9 @@ registry at the loopback git server."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from agentmate.packages.limits import PackageSettings
+from agentmate.packages.limits import get_package_settings
 from agentmate.packages.policy import NetPolicy
 from agentmate.packages.schemas import Fetched
 
@@ -18,13 +17,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from agentmate.packages.service import Fetcher
 
 
-@lru_cache(maxsize=1)
-def package_settings() -> PackageSettings:
-    return PackageSettings()
-
-
 def net_policy() -> NetPolicy:
-    return NetPolicy.from_settings(package_settings())
+    return NetPolicy.from_settings(get_package_settings())
 
 
 def git_fetcher(policy: NetPolicy | None = None, *, sync_budget_s: float | None = None) -> Fetcher:
@@ -33,7 +27,7 @@ def git_fetcher(policy: NetPolicy | None = None, *, sync_budget_s: float | None 
 
     from agentmate.packages.git import GitFetcher  # dulwich only where a sync runs
 
-    settings = package_settings()
+    settings = get_package_settings()
     limits = settings.sync_limits()
     if sync_budget_s is not None:
         limits = dataclasses.replace(limits, budget_s=sync_budget_s)

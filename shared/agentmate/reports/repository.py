@@ -110,8 +110,8 @@ def sources(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[l
         total = 0
     else:
         found = conn.execute(
-            "SELECT count(DISTINCT source) AS n FROM reports WHERE account_id = %s AND source IS NOT NULL",
-            (account_id,),
+            "SELECT count(DISTINCT source) AS n FROM reports WHERE account_id = %(account_id)s AND source IS NOT NULL",
+            {"account_id": account_id},
         ).fetchone()
         total = found["n"] if found else 0
     return [{"source": r["source"], "count": r["count"]} for r in rows], total

@@ -11,14 +11,14 @@ The implementations are imported here, on first use, never at module import (col
 
 from __future__ import annotations
 
-from agentmate.core.settings import Settings
+from agentmate.core.settings import RetrievalSettings
 from agentmate.retrieval.embedders import Embedder
 from agentmate.retrieval.vector_index import VectorIndex, VectorIndexError
 
 OFFLINE_HASHING_DIMENSIONS = 256
 
 
-def build_embedder(settings: Settings) -> Embedder:
+def build_embedder(settings: RetrievalSettings) -> Embedder:
     from agentmate.retrieval import embedders
 
     if settings.embedding_base_url:
@@ -33,7 +33,7 @@ def build_embedder(settings: Settings) -> Embedder:
     return embedders.default_offline_embedder()
 
 
-def build_vector_index(settings: Settings, dimensions: int) -> VectorIndex:
+def build_vector_index(settings: RetrievalSettings, dimensions: int) -> VectorIndex:
     index: VectorIndex
     if settings.qdrant_url:
         from agentmate.retrieval import qdrant_index

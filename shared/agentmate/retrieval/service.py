@@ -31,7 +31,7 @@ from uuid import UUID
 from agentmate.core.db import Conn, TenantTransactions, savepoint
 from agentmate.core.errors import Forbidden, ServiceUnavailable
 from agentmate.core.observability import logger
-from agentmate.core.settings import Settings, get_settings
+from agentmate.core.settings import RetrievalSettings, get_retrieval_settings
 from agentmate.retrieval import fusion, lexical
 from agentmate.retrieval import repository as repo
 
@@ -347,7 +347,7 @@ class Retrieval:
         *,
         embedder: Embedder | None = None,
         index: VectorIndex | None = None,
-        settings: Settings | None = None,
+        settings: RetrievalSettings | None = None,
         index_batch: int = INDEX_BATCH,
         vector_leg_timeout_s: float = VECTOR_LEG_TIMEOUT_S,
     ) -> None:
@@ -371,7 +371,7 @@ class Retrieval:
                 if self._embedder is None:
                     from agentmate.retrieval import config
 
-                    self._embedder = config.build_embedder(self._settings or get_settings())
+                    self._embedder = config.build_embedder(self._settings or get_retrieval_settings())
         return self._embedder
 
     def vector_index(self) -> VectorIndex:
@@ -382,7 +382,9 @@ class Retrieval:
                 if self._index is None:
                     from agentmate.retrieval import config
 
-                    self._index = config.build_vector_index(self._settings or get_settings(), dimensions)
+                    self._index = config.build_vector_index(
+                        self._settings or get_retrieval_settings(), dimensions
+                    )
                     self._built_index = True
         return self._index
 

@@ -1,218 +1,58 @@
 """Public discovery endpoints: health (with the MCP endpoints), the schema of allowed values, the OpenAPI document,
-the agent integration guide and an llms.txt index."""
+the agent integration guide and an llms.txt index. The documents are assembled in ``service``, imported on first
+use (the auth function serves these routes: its cold start does not load them)."""
 
 from __future__ import annotations
 
-import importlib
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
-from pydantic import BaseModel
 
 from agentmate.api.app import API_VERSION
-from agentmate.core.scopes import DESCRIPTIONS, SCOPES
+from agentmate.system.schemas import Health
 
 router = APIRouter(prefix="/api", tags=["system"])
 
-MCP_MODULES = (
-    "todos",
-    "notes",
-    "reports",
-    "bookmarks",
-    "expenses",
-    "memory",
-    "skills",
-    "context",
-    "knowledge",
-)
-
-# Write models an agent fills in, by name → "module:Class". Modules not present yet are skipped.
-SCHEMA_MODELS: dict[str, str] = {
-    "todo": "agentmate.todos.schemas:TodoCreate",
-    "todo_update": "agentmate.todos.schemas:TodoUpdate",
-    "note": "agentmate.notes.schemas:NoteCreate",
-    "note_update": "agentmate.notes.schemas:NoteUpdate",
-    "report": "agentmate.reports.schemas:ReportCreate",
-    "report_update": "agentmate.reports.schemas:ReportUpdate",
-    "bookmark": "agentmate.bookmarks.schemas:BookmarkCreate",
-    "bookmark_update": "agentmate.bookmarks.schemas:BookmarkUpdate",
-    "expense": "agentmate.expenses.schemas:ExpenseCreate",
-    "expense_update": "agentmate.expenses.schemas:ExpenseUpdate",
-    "memory_event": "agentmate.memory.schemas:EventCreate",
-    "memory_entry": "agentmate.memory.schemas:EntryCreate",
-    "memory_search": "agentmate.memory.schemas:SearchRequest",
-    "memory_feedback": "agentmate.memory.schemas:FeedbackCreate",
-    "memory_checkpoint": "agentmate.memory.schemas:CheckpointCreate",
-    "working_session": "agentmate.working.schemas:SessionCreate",
-    "working_session_update": "agentmate.working.schemas:SessionUpdate",
-    "working_item": "agentmate.working.schemas:ItemIn",
-    "skill_log": "agentmate.skills.schemas:SkillLogCreate",
-    "skill_version": "agentmate.skills.schemas:SkillVersionCreate",
-    "context_pack": "agentmate.context.schemas:PackRequest",
-    "knowledge_source": "agentmate.packages.schemas:SourceInput",
-    "knowledge_manifest": "agentmate.knowledge.manifest:KnowledgeManifest",  # the KNOWLEDGE.yaml of a package
-    "knowledge_discover": "agentmate.knowledge.discovery.schemas:DiscoverRequest",
-    "knowledge_resolution": "agentmate.knowledge.discovery.schemas:ResolutionCreate",
-}
-
-
-class Health(BaseModel):
-    status: str
-    service: str
-    version: str
-    schema_url: str
-    openapi: str
-    mcp_endpoints: list[str]
+MARKDOWN = "text/markdown; charset=utf-8"
 
 
 @router.get("/health", response_model=Health)
 def health() -> Health:
     """Liveness plus where to look next. Always JSON: HTML here means a wrong base URL."""
+    from agentmate.system import service
+
     return Health(
         status="ok",
         service="agentmate",
         version=API_VERSION,
         schema_url="/api/schema",
         openapi="/api/openapi.json",
-        mcp_endpoints=["/mcp", *(f"/mcp/{m}" for m in MCP_MODULES)],
+        mcp_endpoints=service.mcp_endpoints(),
     )
-
-
-def _fields(js: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    for name, prop in js.get("properties", {}).items():
-        info: dict[str, Any] = {}
-        options = prop.get("anyOf", [prop])
-        for opt in options:
-            if "$ref" in opt:
-                opt = defs.get(opt["$ref"].split("/")[-1], {})
-            for key in (
-                "type",
-                "enum",
-                "maxLength",
-                "minLength",
-                "maximum",
-                "minimum",
-                "exclusiveMinimum",
-                "format",
-            ):
-                if key in opt and key not in info:
-                    info[key] = opt[key]
-            if opt.get("type") == "array":
-                items = opt.get("items", {})
-                if "enum" in items:
-                    info["items_enum"] = items["enum"]
-                if "maxItems" in opt:
-                    info["maxItems"] = opt["maxItems"]
-                if "$ref" in items:  # an array of objects (e.g. evidence): the shape of one item
-                    item = defs.get(items["$ref"].split("/")[-1], {})
-                    info["items"] = {
-                        "required": item.get("required", []),
-                        "fields": _fields(item, defs),
-                        "unknown_fields": "rejected",
-                    }
-        if {"type": "null"} in options:  # on an update: null clears the field
-            info["nullable"] = True
-        if "default" in prop:
-            info["default"] = prop["default"]
-        if prop.get("description"):
-            info["description"] = prop["description"]
-        fields[name] = info
-    return fields
-
-
-def _describe(model: type[BaseModel]) -> dict[str, Any]:
-    js = model.model_json_schema()
-    return {
-        "required": js.get("required", []),
-        "fields": _fields(js, js.get("$defs", {})),
-        "unknown_fields": "rejected",
-    }
-
-
-# Scopes a key may hold although nothing uses them yet (their domain is not built).
-UNUSED_SCOPES: dict[str, str] = {}
-
-
-def _scope_entry(scope: str) -> dict[str, str]:
-    entry = {"scope": scope, "description": DESCRIPTIONS[scope]}
-    if scope in UNUSED_SCOPES:
-        entry["note"] = UNUSED_SCOPES[scope]
-    return entry
-
-
-@lru_cache(maxsize=1)
-def _schema() -> dict[str, Any]:
-    models: dict[str, Any] = {}
-    for name, target in SCHEMA_MODELS.items():
-        module_name, cls_name = target.split(":")
-        try:
-            model = getattr(importlib.import_module(module_name), cls_name)
-        except (ImportError, AttributeError):
-            continue
-        models[name] = _describe(model)
-    return {
-        "scopes": [_scope_entry(s) for s in SCOPES],
-        "models": models,
-        "pagination": {"limit": {"minimum": 1, "maximum": 100, "default": 20}, "offset": {"minimum": 0}},
-        "errors": "application/problem+json with errors[] of {field, message, allowed}",
-    }
-
-
-@lru_cache(maxsize=1)
-def _openapi_document() -> bytes:
-    return (Path(__file__).resolve().parents[1] / "api" / "openapi.json").read_bytes()
 
 
 @router.get("/openapi.json", response_class=Response, responses={200: {"content": {"application/json": {}}}})
 def openapi_document() -> Response:
     """The OpenAPI document of the whole REST API (every route group), as committed in docs/openapi.json."""
-    return Response(_openapi_document(), media_type="application/json")
+    from agentmate.system import service
+
+    return Response(service.openapi_document(), media_type="application/json")
 
 
 @router.get("/schema")
 def schema() -> dict[str, Any]:
     """Allowed values, required fields and scopes, so an agent can fill every field right the first time."""
-    return _schema()
+    from agentmate.system import service
 
-
-# -- the served guide and llms.txt ---------------------------------------------------------------------------------
-
-GUIDE_FILE = Path(__file__).resolve().parent / "agent-integration.md"  # a copy of docs/agent-integration.md
-MARKDOWN = "text/markdown; charset=utf-8"
-LLMS_MODULES = {  # every MCP module: what its tools are for
-    "todos": "todos",
-    "notes": "notes",
-    "reports": "reports",
-    "bookmarks": "bookmarks",
-    "expenses": "expenses",
-    "memory": (
-        "the memory journal, durable memories (search, retire, forget), checkpoints and resume by session "
-        "or scope, and working memory"
-    ),
-    "skills": (
-        "the skills registry (publish, sync, search, load instructions and resources, quality runs) and "
-        "skill execution logs"
-    ),
-    "context": "the context pack: one budgeted, cited context for a task from six layers",
-    "knowledge": (
-        "the knowledge registry: sources, documents, the catalog, chunk search with citations, discovery "
-        "for a skill, resolution runs, the compiled wiki and its quality checks"
-    ),
-}
-
-
-@lru_cache(maxsize=1)
-def _guide() -> bytes:
-    return GUIDE_FILE.read_bytes()
+    return service.schema_document()
 
 
 @router.get("/guide", response_class=Response, responses={200: {"content": {"text/markdown": {}}}})
 def guide() -> Response:
     """The agent integration guide (Markdown): connect, conventions, the memory loop, crash recovery, MCP."""
-    return Response(_guide(), media_type=MARKDOWN)
+    from agentmate.system import service
+
+    return Response(service.guide(), media_type=MARKDOWN)
 
 
 def _base(request: Request) -> str:
@@ -222,28 +62,6 @@ def _base(request: Request) -> str:
 @router.get("/llms.txt", response_class=Response, responses={200: {"content": {"text/plain": {}}}})
 def llms_txt(request: Request) -> Response:
     """An llms.txt index (https://llmstxt.org): the guide, the OpenAPI document and the MCP endpoints."""
-    base = _base(request)
-    mcp = "\n".join(f"- [/mcp/{m}]({base}/mcp/{m}): tools for {LLMS_MODULES[m]}" for m in MCP_MODULES)
-    text = f"""# Agentmate
+    from agentmate.system import service
 
-> A backend for AI agents: durable memory (journal events, evidence-backed memories, hybrid search,
-> checkpoints and resume), working memory, a skills registry, a knowledge registry with a compiled wiki,
-> the context pack, and todos, notes, reports, bookmarks and expenses, over REST and MCP. Every call needs an
-> API key in the X-Api-Key header.
-
-Read the agent integration guide first: every step has a check. Errors are application/problem+json naming
-each bad field and its allowed values; /api/schema lists the allowed values.
-
-## Docs
-
-- [Agent integration guide]({base}/api/guide): connect, conventions, the memory loop, finding your session after a crash, MCP, skills, knowledge (Markdown)
-- [OpenAPI document]({base}/api/openapi.json): every REST route, field and rule
-- [Allowed values]({base}/api/schema): enums, required fields and scopes of the write models
-- [Health]({base}/api/health): liveness and the MCP endpoints (no key needed)
-
-## MCP
-
-- [/mcp]({base}/mcp): every tool the key's scopes allow (Streamable HTTP)
-{mcp}
-"""
-    return Response(text, media_type="text/plain; charset=utf-8")
+    return Response(service.llms_txt(_base(request)), media_type="text/plain; charset=utf-8")

@@ -14,11 +14,11 @@ from agentmate import jobs
 from agentmate.core.db import Database, get_database
 from agentmate.core.errors import Conflict, NotFound, NotImplementedYet
 from agentmate.core.principal import Principal
-from agentmate.core.settings import Settings
 from agentmate.jobs.settings import JobSettings
 from agentmate.jobs.worker import Worker
 from agentmate.knowledge.quality import review_service
 from agentmate.knowledge.quality.settings import ReviewSettings
+from agentmate.llm.settings import ModelSettings as Settings
 from tests.fakes.reviewer import REVIEW_MARKER, FakeReviewer
 from tests.integration.knowledge_quality.wikibuilds import (
     COMPILER_MODEL,
@@ -362,7 +362,7 @@ def test_a_compile_that_activates_queues_its_review_which_the_worker_then_runs(
     from tests.integration.wiki import corpus
 
     settings = settings_for(reviewer)
-    monkeypatch.setattr(review_service, "get_settings", lambda: settings)
+    monkeypatch.setattr(review_service, "get_model_settings", lambda: settings)
     actor = actor_of(account)
     source = corpus.make_source(actor, "review-after-activation", corpus.documents(2))
     build = corpus.compile_now(actor, reviewer, source)

@@ -6,13 +6,13 @@ from __future__ import annotations
 from uuid import UUID
 
 from agentmate.core.db import get_database
-from agentmate.core.settings import Settings
 from agentmate.knowledge.sources import service as knowledge
 from agentmate.knowledge.sources.schemas import KnowledgeSnapshotPush
 from agentmate.knowledge.wiki import service as wiki
 from agentmate.knowledge.wiki.compiler import CompileContext, compile_build
 from agentmate.knowledge.wiki.schemas import CompileRequest
 from agentmate.llm import ChatClient, ChatConfig
+from agentmate.llm.settings import ModelSettings as Settings
 from agentmate.packages.schemas import FileInput, SourceInput
 from agentmate.packages.service import Actor
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from agentmate.core.settings import Settings
 from agentmate.llm import (
     ChatClient,
     ChatConfig,
@@ -16,6 +15,7 @@ from agentmate.llm import (
     config_from_settings,
     independence,
 )
+from agentmate.llm.settings import ModelSettings as Settings
 from tests.fakes.chat_provider import FakeChatProvider
 
 MESSAGES = [

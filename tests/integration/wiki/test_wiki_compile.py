@@ -8,9 +8,9 @@ import pytest
 from agentmate.core.db import get_database
 from agentmate.core.errors import Conflict, NotFound, NotImplementedYet
 from agentmate.core.pagination import PageParams
-from agentmate.core.settings import Settings
 from agentmate.knowledge.wiki import service as wiki
 from agentmate.knowledge.wiki.schemas import CompileRequest
+from agentmate.llm.settings import ModelSettings as Settings
 from tests.integration.wiki.corpus import compile_now, documents, enqueue, make_source, run
 
 ALL = PageParams(limit=100, offset=0)

@@ -19,17 +19,17 @@ def compiler_configured(app, fake):
     from fastapi import FastAPI
 
     from agentmate.api import deps
-    from agentmate.core.settings import get_settings
+    from agentmate.llm.settings import get_model_settings as get_settings
 
     patched = get_settings().model_copy(
         update={"compiler_base_url": fake.base_url, "compiler_model": "fake-compiler"}
     )
     apps = [a for a in dict.fromkeys(a for _, a in app.table) if isinstance(a, FastAPI)]
     for fastapi_app in apps:
-        fastapi_app.dependency_overrides[deps._settings] = lambda: patched
+        fastapi_app.dependency_overrides[deps._model_settings] = lambda: patched
     yield patched
     for fastapi_app in apps:
-        fastapi_app.dependency_overrides.pop(deps._settings, None)
+        fastapi_app.dependency_overrides.pop(deps._model_settings, None)
 
 
 def _source(http, h, name, n=3):

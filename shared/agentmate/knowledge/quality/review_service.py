@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
@@ -19,11 +20,11 @@ from agentmate import jobs, llm
 from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import Conflict, NotFound, NotImplementedYet
 from agentmate.core.principal import Principal
-from agentmate.core.settings import Settings, get_settings
 from agentmate.knowledge.quality import review
 from agentmate.knowledge.quality import review_repository as repo
 from agentmate.knowledge.quality.schemas import BuildReview, Review
 from agentmate.knowledge.quality.settings import ReviewSettings, get_review_settings
+from agentmate.llm.settings import ModelSettings, get_model_settings
 
 KIND = "wiki_review"
 # Time kept back from the invocation for the outcome transaction once the reviewer calls stop.
@@ -33,11 +34,11 @@ _MIN_CALL_S = 20.0
 ClientFactory = Callable[[llm.ChatConfig], Any]
 
 
-def _reviewer(settings: Settings) -> llm.ChatConfig | None:
+def _reviewer(settings: ModelSettings) -> llm.ChatConfig | None:
     return llm.config_from_settings("reviewer", settings)
 
 
-def _independence(settings: Settings, compiler_model: str) -> str:
+def _independence(settings: ModelSettings, compiler_model: str) -> str:
     """Independence of the configured reviewer from the model that compiled this build (its recorded model, not
     today's compiler setting: a re-review of an old build judges the build's own compiler)."""
     reviewer = _reviewer(settings)
@@ -51,7 +52,7 @@ def _independence(settings: Settings, compiler_model: str) -> str:
     return llm.independence(compiler, reviewer)
 
 
-def _refusal(settings: Settings, compiler_model: str) -> str | None:
+def _refusal(settings: ModelSettings, compiler_model: str) -> str | None:
     reviewer = _reviewer(settings)
     if reviewer is None:
         return None
@@ -72,7 +73,7 @@ def _enqueue(
     key_id: UUID | None,
     build: dict[str, Any],
     requested_by: str,
-    settings: Settings,
+    settings: ModelSettings,
     page_limit: int,
 ) -> Review:
     reviewer = _reviewer(settings)
@@ -102,12 +103,12 @@ def request_review(
     db: TenantTransactions,
     principal: Principal,
     build_id: UUID,
-    settings: Settings | None = None,
+    settings: ModelSettings | None = None,
     review_settings: ReviewSettings | None = None,
 ) -> Review:
     """Queue a review of a succeeded build (202). An unfinished review of the build is handed back instead of a
     second one. 501 when no reviewer is configured; 409 for a build without pages or a same-model reviewer."""
-    settings = settings or get_settings()
+    settings = settings or get_model_settings()
     limit = (review_settings or get_review_settings()).wiki_review_max_pages
     a = principal.account_id
     with db.tenant(a) as conn:
@@ -145,13 +146,13 @@ def enqueue_after_activation(
     *,
     account_id: UUID,
     build_id: UUID,
-    settings: Settings | None = None,
+    settings: ModelSettings | None = None,
     review_settings: ReviewSettings | None = None,
 ) -> UUID | None:
     """Called in the transaction that activated a build: queue its first review (once per build). Without a
     reviewer, or with a same-model one, a skipped review says why instead. Returns the job id to wake after
     the commit, if one was queued."""
-    settings = settings or get_settings()
+    settings = settings or get_model_settings()
     limit = (review_settings or get_review_settings()).wiki_review_max_pages
     build = repo.build(conn, account_id=account_id, build_id=build_id)
     if (
@@ -251,26 +252,14 @@ def mirror_job(conn: Conn, job: jobs.Job) -> None:
 def run(
     ctx: jobs.RunContext,
     *,
-    settings: Settings | None = None,
+    settings: ModelSettings | None = None,
     review_settings: ReviewSettings | None = None,
     client_factory: ClientFactory | None = None,
 ) -> dict[str, Any]:
     """Review one build: each selected page against the raw text of the documents it cites."""
-    settings = settings or get_settings()
+    settings = settings or get_model_settings()
     rs = review_settings or get_review_settings()
-    a, review_id = ctx.job.account_id, ctx.job.subject_id
-    if review_id is None:
-        raise jobs.Permanent("a review job needs the review row as its subject")
-    with ctx.tenant() as conn:
-        row = repo.get(conn, account_id=a, review_id=review_id)
-        if row is None:
-            raise jobs.Permanent("the review row is gone")
-        build = repo.build(conn, account_id=a, build_id=row.build_id)
-        if build is None:
-            raise jobs.Permanent("the build is gone")
-        pages = repo.pages_with_citations(conn, account_id=a, build_id=row.build_id)
-        cited = sorted({c.document_path for p in pages for c in p.citations})
-        texts = repo.revision_texts(conn, account_id=a, revision_id=build["source_revision_id"], paths=cited)
+    row, build, pages, texts = _inputs(ctx)
     config = _reviewer(settings)
     refused = _refusal(settings, build["model"])
     if config is None or refused:
@@ -286,66 +275,113 @@ def run(
             usage=llm.Usage(),
         )
     eligible, examined = review.select_pages(pages, row.page_limit)
+    tally = _Tally()
     client = (client_factory or llm.ChatClient)(config)
-    findings: list[review.Finding] = []
-    usage = llm.Usage()
-    failures: list[tuple[str, bool]] = []  # (reason, retryable)
-    attempted = 0
-    deadline = time.monotonic() + rs.wiki_review_budget_seconds
     try:
-        for page in examined:
-            if ctx.lease_lost.is_set():
-                raise jobs.LeaseLost("the review's lease was lost")
-            if ctx.shutdown.is_set():
-                raise jobs.Yield("shutting down")
-            left = min(ctx.remaining_seconds(), deadline - time.monotonic()) - _OUTCOME_MARGIN_S
-            call_timeout = min(rs.reviewer_timeout_seconds, left)
-            if call_timeout < _MIN_CALL_S:
-                break  # what was read so far is recorded; the note says the rest carries no verdict
-            attempted += 1
-            got, spent, failure = _review_page(client, page, texts, rs.reviewer_max_tokens, call_timeout)
-            usage = llm.Usage(
-                usage.prompt_tokens + spent.prompt_tokens, usage.completion_tokens + spent.completion_tokens
-            )
-            ctx.add_usage(
-                input_tokens=spent.prompt_tokens,
-                output_tokens=spent.completion_tokens,
-                cost_micros=spent.cost_micros(config.prices),
-            )
-            if failure:
-                failures.append(failure)
-            else:
-                findings.extend(got)
+        _review_pages(ctx, client, config, settings, examined, texts, tally, rs.wiki_review_budget_seconds)
     finally:
         close = getattr(client, "close", None)
         if close:
             close()
-    succeeded = attempted - len(failures)
-    if attempted and succeeded == 0 and all(retryable for _, retryable in failures):
-        raise jobs.Retryable(f"every reviewer call failed and may succeed later: {failures[0][0]}")
-    verdict = review.outcome(
-        eligible=len(eligible),
-        attempted=attempted,
-        succeeded=succeeded,
-        findings=len(findings),
-        first_failure=failures[0][0] if failures else None,
-    )
-    if attempted < len(examined):
-        verdict = review.Outcome(
-            verdict.status,
-            verdict.note + f"; the job ran out of time after {attempted} of {len(examined)} selected pages",
-        )
+    succeeded = tally.attempted - len(tally.failures)
+    if tally.attempted and succeeded == 0 and all(retryable for _, retryable in tally.failures):
+        raise jobs.Retryable(f"every reviewer call failed and may succeed later: {tally.failures[0][0]}")
     return _record(
         ctx,
         row,
-        verdict,
+        _verdict(tally, eligible=len(eligible), examined=len(examined)),
         reviewer_model=config.model,
         independence=_independence(settings, build["model"]),
-        totals=(len(eligible), succeeded, len(failures)),
-        findings=findings,
-        usage=usage,
-        cost=usage.cost_micros(config.prices),
+        totals=(len(eligible), succeeded, len(tally.failures)),
+        findings=tally.findings,
+        usage=tally.usage,
+        cost=tally.usage.cost_micros(config.prices),
     )
+
+
+def _inputs(
+    ctx: jobs.RunContext,
+) -> tuple[Review, dict[str, Any], list[review.ReviewPage], dict[str, str]]:
+    """The review row, its build, the build's pages with their citations and the cited documents' raw text,
+    read in one transaction (missing rows are permanent failures: nothing left to review)."""
+    a, review_id = ctx.job.account_id, ctx.job.subject_id
+    if review_id is None:
+        raise jobs.Permanent("a review job needs the review row as its subject")
+    with ctx.tenant() as conn:
+        row = repo.get(conn, account_id=a, review_id=review_id)
+        if row is None:
+            raise jobs.Permanent("the review row is gone")
+        build = repo.build(conn, account_id=a, build_id=row.build_id)
+        if build is None:
+            raise jobs.Permanent("the build is gone")
+        pages = repo.pages_with_citations(conn, account_id=a, build_id=row.build_id)
+        cited = sorted({c.document_path for p in pages for c in p.citations})
+        texts = repo.revision_texts(conn, account_id=a, revision_id=build["source_revision_id"], paths=cited)
+    return row, build, pages, texts
+
+
+@dataclass(slots=True)
+class _Tally:
+    """What the reviewer calls of one job produced so far."""
+
+    findings: list[review.Finding] = field(default_factory=list)
+    usage: llm.Usage = field(default_factory=llm.Usage)
+    failures: list[tuple[str, bool]] = field(default_factory=list)  # (reason, retryable)
+    attempted: int = 0
+
+
+def _review_pages(
+    ctx: jobs.RunContext,
+    client: Any,
+    config: llm.ChatConfig,
+    settings: ModelSettings,
+    examined: list[review.ReviewPage],
+    texts: dict[str, str],
+    tally: _Tally,
+    budget_seconds: float,
+) -> None:
+    """One reviewer call per page, until the pages, the job's budget or the invocation's time run out."""
+    deadline = time.monotonic() + budget_seconds
+    for page in examined:
+        if ctx.lease_lost.is_set():
+            raise jobs.LeaseLost("the review's lease was lost")
+        if ctx.shutdown.is_set():
+            raise jobs.Yield("shutting down")
+        left = min(ctx.remaining_seconds(), deadline - time.monotonic()) - _OUTCOME_MARGIN_S
+        call_timeout = min(settings.reviewer_timeout_seconds, left)
+        if call_timeout < _MIN_CALL_S:
+            break  # what was read so far is recorded; the note says the rest carries no verdict
+        tally.attempted += 1
+        got, spent, failure = _review_page(client, page, texts, settings.reviewer_max_tokens, call_timeout)
+        tally.usage = llm.Usage(
+            tally.usage.prompt_tokens + spent.prompt_tokens,
+            tally.usage.completion_tokens + spent.completion_tokens,
+        )
+        ctx.add_usage(
+            input_tokens=spent.prompt_tokens,
+            output_tokens=spent.completion_tokens,
+            cost_micros=spent.cost_micros(config.prices),
+        )
+        if failure:
+            tally.failures.append(failure)
+        else:
+            tally.findings.extend(got)
+
+
+def _verdict(tally: _Tally, *, eligible: int, examined: int) -> review.Outcome:
+    verdict = review.outcome(
+        eligible=eligible,
+        attempted=tally.attempted,
+        succeeded=tally.attempted - len(tally.failures),
+        findings=len(tally.findings),
+        first_failure=tally.failures[0][0] if tally.failures else None,
+    )
+    if tally.attempted < examined:
+        verdict = review.Outcome(
+            verdict.status,
+            verdict.note + f"; the job ran out of time after {tally.attempted} of {examined} selected pages",
+        )
+    return verdict
 
 
 def _review_page(

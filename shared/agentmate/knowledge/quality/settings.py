@@ -1,5 +1,6 @@
-"""Review settings (the reviewer endpoint and model are REVIEWER_* of core settings, spec/001 "Model
-configuration"). Validated once per execution environment."""
+"""Review settings: how much one wiki review covers. The reviewer's endpoint, model, call timeout and reply size
+are the language models' (``agentmate.llm.settings.ModelSettings``, REVIEWER_*). Validated once per execution
+environment."""
 
 from __future__ import annotations
 
@@ -17,9 +18,6 @@ class ReviewSettings(BaseSettings):
     # One review job's whole budget: it must fit one worker invocation with the queue's finish margin (900 s
     # Lambda - 60 s), so the job is never refused for time; what does not fit is reported as not reviewed.
     wiki_review_budget_seconds: float = Field(default=780, ge=60, le=3600)
-    # One reviewer call. A review reply is a short findings array, not an open-ended wiki.
-    reviewer_timeout_seconds: float = Field(default=180, ge=10, le=900)
-    reviewer_max_tokens: int = Field(default=4096, ge=256, le=200_000)
 
 
 @lru_cache(maxsize=1)

@@ -20,11 +20,11 @@ from typing import Any
 
 from agentmate import jobs
 from agentmate.core.db import Conn, get_database
-from agentmate.core.settings import get_settings
 from agentmate.knowledge.wiki import repository as repo
 from agentmate.knowledge.wiki.compiler import CompileContext, compile_build
 from agentmate.knowledge.wiki.reindex import INDEX_JOB_KIND, INDEX_TIMEOUT_S
 from agentmate.knowledge.wiki.service import JOB_KIND
+from agentmate.llm.settings import get_model_settings
 
 
 def run(ctx: jobs.RunContext) -> dict[str, Any] | None:
@@ -142,6 +142,6 @@ def run_index(ctx: jobs.RunContext) -> dict[str, Any]:
 
 
 jobs.register(
-    JOB_KIND, run, timeout_seconds=lambda: get_settings().compiler_timeout_seconds, on_change=on_change
+    JOB_KIND, run, timeout_seconds=lambda: get_model_settings().compiler_timeout_seconds, on_change=on_change
 )
 jobs.register(INDEX_JOB_KIND, run_index, timeout_seconds=INDEX_TIMEOUT_S)

@@ -10,7 +10,7 @@ from uuid import UUID
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 
-from agentmate.api.deps import DbDep, KnowledgeRead, KnowledgeWrite, PageDep, RetrievalDep, SettingsDep
+from agentmate.api.deps import DbDep, KnowledgeRead, KnowledgeWrite, ModelSettingsDep, PageDep, RetrievalDep
 from agentmate.api.errors import PROBLEM_RESPONSES, Problem
 from agentmate.core.pagination import Page
 from agentmate.knowledge.wiki import retrieval, service
@@ -43,7 +43,7 @@ router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLE
     },
 )
 def compile_source(
-    body: CompileRequest, principal: KnowledgeWrite, db: DbDep, settings: SettingsDep
+    body: CompileRequest, principal: KnowledgeWrite, db: DbDep, settings: ModelSettingsDep
 ) -> JSONResponse:
     """Queue a compilation of the source's active raw revision: 202 with the queued build (nothing is compiled
     yet; follow it with GET /api/knowledge/builds/{build_id}). 200 with the existing build when one already has the

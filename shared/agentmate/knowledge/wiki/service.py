@@ -16,7 +16,6 @@ from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import Conflict, NotFound, NotImplementedYet
 from agentmate.core.observability import logger
 from agentmate.core.pagination import Page, PageParams
-from agentmate.core.settings import Settings, get_settings
 from agentmate.knowledge.quality.review import standing_warning
 from agentmate.knowledge.quality.review_service import enqueue_after_activation as enqueue_review
 from agentmate.knowledge.wiki import reindex
@@ -40,6 +39,7 @@ from agentmate.knowledge.wiki.schemas import (
     WikiPage,
 )
 from agentmate.llm import config_from_settings, independence
+from agentmate.llm.settings import ModelSettings, get_model_settings
 from agentmate.retrieval.service import Retrieval
 
 JOB_KIND = "wiki_compile"
@@ -86,9 +86,9 @@ def warnings_for(independence_class: str) -> list[str]:
 
 
 def compile_source(
-    db: TenantTransactions, caller: Caller, req: CompileRequest, *, settings: Settings | None = None
+    db: TenantTransactions, caller: Caller, req: CompileRequest, *, settings: ModelSettings | None = None
 ) -> Compiled:
-    settings = settings or get_settings()
+    settings = settings or get_model_settings()
     compiler = config_from_settings("compiler", settings)
     if compiler is None:
         raise NotImplementedYet(
