@@ -1,9 +1,9 @@
 """The job queue: Postgres lease rows, woken by SQS in Lambda and by an in-process poller locally.
 
-A use case's ``jobs.py`` declares its kind (the rule is in ``agentmate/jobs/registry.py``), e.g.
+A use case's ``jobs.py`` registers its kind (the rule is in ``agentmate/jobs/registry.py``), e.g.
 ``skills/compile/jobs.py``::
 
-    COMPILE_KIND = "skills_compile_backfill"
+    from agentmate.skills.compile.backfill import COMPILE_KIND  # the constant lives with the code that enqueues
     jobs.register(COMPILE_KIND, _compile, timeout_seconds=batch.JOB_TIMEOUT_S)  # optional on_change=...
 
 and the use case enqueues it in its transaction, then wakes a worker after the commit::

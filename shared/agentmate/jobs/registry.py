@@ -1,12 +1,12 @@
 """Job kinds and their runners.
 
-The one convention for declaring a kind: a job kind is declared once, in a module named ``jobs.py`` inside the
-sub-package of its use case, by module-level ``jobs.register(...)`` calls (kind-name constants defined there
-too); nothing else registers kinds; the worker and the local poller discover kinds by importing the one list of
-job modules in ``functions/compile_worker/runners.py`` (the worker function imports it at cold start, the local
-runtime's poller in ``infra/local_app.py``). A ``jobs.py`` imports the use case its runner runs; the module
-that enqueues the kind imports ``jobs.py`` for the constant, so it is not the module the runner calls (e.g.
-``skills/compile/backfill.py`` enqueues, ``skills/compile/service.py`` runs), or the two would import each other.
+The one convention for declaring a kind: a job kind is registered once, in a module named ``jobs.py`` inside the
+sub-package of its use case, by module-level ``jobs.register(...)`` calls; nothing else registers kinds. The
+kind-name constant lives with the code that enqueues the kind, and ``jobs.py`` imports it together with the
+runner: the enqueuing code never imports ``jobs.py``, so no use case and its job module import each other (the
+``acyclic_siblings`` contract would refuse it). The worker and the local poller discover kinds by importing the
+one list of job modules, ``functions/compile_worker/runners.py`` (the worker function at cold start, the local
+runtime's poller in ``infra/local_app.py``); a request path never loads a ``jobs.py``.
 """
 
 from __future__ import annotations

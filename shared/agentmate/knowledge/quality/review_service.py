@@ -451,13 +451,3 @@ def _record(
             cost_micros=cost,
         )
     return result
-
-
-def register() -> None:
-    """Register the review job kind (functions/compile_worker/runners.py imports this module and calls it)."""
-    jobs.register(
-        KIND,
-        run,
-        timeout_seconds=lambda: get_review_settings().wiki_review_budget_seconds,
-        on_change=mirror_job,
-    )

@@ -9,9 +9,8 @@ a build still marked running (its last worker died) records ``attempt_abandoned`
 running build back to queued, a job that failed without the runner's say (attempts used up by
 workers that died, an unknown error) fails the build, a cancel cancels it. Finished builds are never touched.
 
-Kinds are declared here and only here (functions/compile_worker/runners.py imports this module); the kind-name
-constants live with the code that enqueues them (``service.JOB_KIND``, ``reindex.INDEX_JOB_KIND``), which this
-module imports: a constant imported from here would close an import cycle.
+Registered here and only here, as every kind (agentmate/jobs/registry.py): the kind-name constants live with
+the code that enqueues them (``service.JOB_KIND``, ``reindex.INDEX_JOB_KIND``); runners.py imports this module.
 """
 
 from __future__ import annotations

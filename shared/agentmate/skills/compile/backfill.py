@@ -11,6 +11,8 @@ from agentmate.skills import batch
 from agentmate.skills.compile.schemas import SkillCompileReport, SkillCompileRequest
 from agentmate.skills.compile.service import refresh_artifact
 
+COMPILE_KIND = "skills_compile_backfill"  # registered in compile/jobs.py
+
 
 def compile_versions(
     db: TenantTransactions, principal: Principal, body: SkillCompileRequest
@@ -20,8 +22,6 @@ def compile_versions(
     if body.skill_version_id is not None:
         items = [refresh_artifact(db, principal.account_id, body.skill_version_id)]
     else:
-        from agentmate.skills.compile.jobs import COMPILE_KIND  # the job module loads on the first backfill
-
         started = time.monotonic()
         items = []
         ids = batch.inline_ids(db, principal.account_id, None)

@@ -8,9 +8,8 @@ from typing import Any
 
 from agentmate import jobs
 from agentmate.skills import batch
+from agentmate.skills.compile.backfill import COMPILE_KIND
 from agentmate.skills.compile.service import refresh_artifact
-
-COMPILE_KIND = "skills_compile_backfill"
 
 
 def _compile(ctx: jobs.RunContext) -> dict[str, Any]:

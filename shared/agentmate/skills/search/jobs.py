@@ -10,8 +10,7 @@ from agentmate import jobs
 from agentmate.retrieval.service import get_retrieval
 from agentmate.skills import batch
 from agentmate.skills.search.index import index_versions
-
-INDEX_KIND = "skills_index"
+from agentmate.skills.search.service import INDEX_KIND
 
 
 def _index(ctx: jobs.RunContext) -> dict[str, Any]:

@@ -25,6 +25,8 @@ from agentmate.skills.search.schemas import (
     SkillSearchResponse,
 )
 
+INDEX_KIND = "skills_index"  # registered in search/jobs.py
+
 
 def index_active(
     db: TenantTransactions, rt: Retrieval, principal: Principal, body: SkillIndexRequest
@@ -32,8 +34,6 @@ def index_active(
     """Index inline up to MAX_INLINE_VERSIONS active versions, else queue the run as a job (202 with it)."""
     ids = batch.inline_ids(db, principal.account_id, body.skill_name)
     if ids is None:
-        from agentmate.skills.search.jobs import INDEX_KIND  # the job module loads on the first queued run
-
         job = batch.queue(db, principal.account_id, INDEX_KIND, body.skill_name)
         return SkillIndexReport(items=[], indexed=0, failed=0, total=0, job=job)
     items = index_versions(db, rt, principal.account_id, ids)
