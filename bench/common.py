@@ -292,7 +292,7 @@ def seed_knowledge(
     db: Any, retrieval: Any, principal: Any, *, chunks: int, paragraph: Any, name: str = "bench-handbook"
 ) -> dict[str, Any]:
     """A registered ``local`` knowledge source whose pushed package (KNOWLEDGE.yaml plus ⌈chunks / 50⌉ generated
-    Markdown documents of 50 sections) is indexed through ``knowledge.index.index_active``, the path the route
+    Markdown documents of 50 sections) is indexed through ``knowledge.search.index.index_active``, the path the route
     runs: chunking, links, embedding, vector upsert, chunk rows and index state; the request is repeated while
     it overruns the inline budget (the route's 202: the work done is kept, and the job it queues is left alone,
     no worker runs here). Returns the source, revision and counts."""

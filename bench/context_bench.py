@@ -8,7 +8,7 @@ Data (one account): ``--memories`` durable memories (SQL batch insert + the batc
 bench/memory_bench.py), ``--facts`` todos and as many notes, a working-memory session of ``--working`` items, and
 a journal with a checkpoint under the same session id (so TASK resumes it), ``--skills`` active, indexed
 skills (registry snapshots), and ``--knowledge`` knowledge chunks: a registered local knowledge source whose
-pushed package (generated Markdown, 50 sections a document) is indexed through ``knowledge.index``
+pushed package (generated Markdown, 50 sections a document) is indexed through ``knowledge.search.index``
 (``common.seed_knowledge``). The pack is built with every layer requested and ``render: true``.
 
 Postgres: a cluster of its own in .local/bench-context-pg (port $AGENTMATE_CONTEXT_BENCH_PG_PORT, default 26449),

@@ -7,8 +7,8 @@ the loopback git server, and knowledge search at 100k chunks in one account (exc
 Postgres: a cluster of its own in .local/bench-knowledge-pg (port $AGENTMATE_KNOWLEDGE_BENCH_PG_PORT, default
 26452), a fresh migrated database, the application connecting as ``agentmate_app`` (RLS applies) with
 DB_POOL_MAX_SIZE=1 as in Lambda. Embedding is the offline static embedder and the vector index the embedded one
-(the local runtime's defaults). The work runs in-process through the knowledge services (``knowledge.service``
-sync, ``knowledge.index``, ``knowledge.search``): the same code the routes call.
+(the local runtime's defaults). The work runs in-process through the knowledge services (``knowledge.sources.service``
+sync, ``knowledge.search.index``, ``knowledge.search.service``): the same code the routes call.
 
 The text is prose-like: words drawn with a Zipf distribution (weight 1/rank) from a vocabulary of 30,000 words
 whose most frequent ~3,000 are the real words of this repository's docs/*.md, README.md and the English test

@@ -126,5 +126,5 @@ def test_every_tool_module_is_registered_and_listed_by_health():
         f"mcp/tools modules not in mcp/registry.MODULES: {tool_files - registered}"
     )
     assert list(MCP_MODULES) == list(registry.MODULES), (
-        "GET /api/health lists MCP endpoints from system/router.MCP_MODULES; keep it equal to registry.MODULES"
+        "GET /api/health lists MCP endpoints from core/mcp_modules.MCP_MODULES; keep it equal to registry.MODULES"
     )

@@ -8,8 +8,8 @@ from pydantic_settings import BaseSettings
 from agentmate.auth.settings import AuthSettings
 from agentmate.core.settings import DatabaseSettings, HttpSettings, RetrievalSettings
 from agentmate.jobs.settings import JobSettings
-from agentmate.knowledge.index import IndexSettings
 from agentmate.knowledge.quality.settings import ReviewSettings
+from agentmate.knowledge.search.index import IndexSettings
 from agentmate.llm.settings import ModelSettings
 from agentmate.packages.limits import PackageSettings
 

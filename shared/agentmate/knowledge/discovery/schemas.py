@@ -1,4 +1,4 @@
-"""Wire models of K4 discovery and resolution runs (``knowledge/discover.py``, ``knowledge/resolutions.py``)."""
+"""Wire models of K4 discovery and resolution runs (``discover.py``, ``resolutions.py``)."""
 
 from __future__ import annotations
 
