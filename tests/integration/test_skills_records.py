@@ -9,7 +9,7 @@ import uuid
 import psycopg
 import pytest
 
-BODY = "---\nname: web-research\n---\n# Web research\nSearch, read, cite.\n"
+BODY = "---\nname: web-research\ndescription: Research a question on the web\n---\n# Web research\nSearch, read, cite.\n"
 
 
 def _publish(client, h, **over):

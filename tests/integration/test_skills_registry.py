@@ -3,6 +3,7 @@ quality runs and the delete rules (real Postgres, the embedded vector index, the
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import uuid
@@ -159,26 +160,165 @@ def test_a_package_without_skill_md_is_refused_and_writes_nothing(client, accoun
     assert client.get(f"/api/skills/sources/{source['id']}/revisions", headers=h).json()["total"] == 0
 
 
-def test_compiler_failure_keeps_the_package_and_the_catalog_shows_a_basic_card(client, account):
+def test_compiler_failure_keeps_the_package_refuses_activate_and_the_catalog_shows_a_basic_card(
+    client, account
+):
     h = account.headers("skills:rw")
     source = register(client, h)
     bad = "---\nname: Not_Valid\n---\nbody\n"
+    # When a package whose frontmatter does not compile is pushed with activate: true
     r = client.post(
         f"/api/skills/sources/{source['id']}/snapshots",
-        json={"files": [{"path": "SKILL.md", "content": bad}], "activate": True},
+        json={"files": [{"path": "SKILL.md", "content": bad}], "activate": True, "index": True},
         headers=h,
     )
+    # Then the package is kept (201) but the version is not activated, and the response says why
     assert r.status_code == 201, r.text
     out = r.json()
     assert out["compile"]["status"] == "failed" and "name:" in out["compile"]["problems"][0]
+    assert out["activated"] is False and out["version"]["is_active"] is False and out["index"] is None
+    assert "blocker" in out["not_activated_reason"] and "name:" in out["not_activated_reason"]
+    assert client.get("/api/skills/catalog", headers=h).json()["items"] == []
+    # And an explicit activation still activates it (package identity); the catalog then shows a basic card
+    vid = out["version"]["id"]
+    assert client.post(f"/api/skills/versions/{vid}/activate", headers=h).json()["is_active"] is True
     [item] = client.get("/api/skills/catalog", headers=h).json()["items"]
     assert item["compiled"] is False and item["card"]["compiled"] is False
     assert item["skill_name"] == "domain-web"  # the folder name, since the frontmatter name is unusable
     # Instructions still load (the stored body) and compile reports the failure again
-    r = client.get(f"/api/skills/versions/{out['version']['id']}/instructions", headers=h)
+    r = client.get(f"/api/skills/versions/{vid}/instructions", headers=h)
     assert r.json()["compiled"] is False and r.json()["instructions"] == "body"
     r = client.post("/api/skills/compile", json={}, headers=h)
     assert r.json()["failed"] == 1
+
+
+@pytest.mark.parametrize(
+    ("skill", "problem"),
+    [
+        ("# Instructions\nNo frontmatter at all.\n", "frontmatter: SKILL.md has none"),
+        ("---\ndescription: Plans trips\n---\n# Trips\n", "name: required"),
+        ("---\nname: domain-web\n---\n# Trips\n", "description: required"),
+    ],
+)
+def test_a_skill_md_without_name_and_description_is_a_blocker_and_is_not_activated(
+    client, account, skill, problem
+):
+    h = account.headers("skills:rw")
+    source = register(client, h)
+    # Given an active, compiled version of the skill
+    good = push(client, h, source["id"], activate=True)
+    assert good["activated"] is True and good["not_activated_reason"] is None
+    # When a package without the Agent Skills format's required fields is pushed with activate: true
+    r = client.post(
+        f"/api/skills/sources/{source['id']}/snapshots",
+        json={"files": [{"path": "SKILL.md", "content": skill}], "activate": True},
+        headers=h,
+    )
+    assert r.status_code == 201, r.text
+    out = r.json()
+    # Then its compile failed naming the field, it is not activated, and the previous version stays active
+    assert out["compile"]["status"] == "failed" and out["compile"]["problems"][0].startswith(problem)
+    assert out["activated"] is False and problem in out["not_activated_reason"]
+    active = client.get("/api/skills/versions/active", params={"skill_name": "domain-web"}, headers=h).json()
+    assert active["id"] == good["version"]["id"]
+
+
+def test_direct_publish_with_activate_activates_only_a_version_that_compiles(client, account):
+    h = account.headers("skills:rw")
+    ok = "---\nname: trip-planner\ndescription: Plan trips\n---\n# Trips\n"
+    # A compiling body is activated; the response carries the compile outcome
+    r = client.post(
+        "/api/skills/versions",
+        json={"skill_name": "trip-planner", "version": "1", "content": ok, "activate": True},
+        headers=h,
+    )
+    assert r.status_code == 201, r.text
+    first = r.json()
+    assert (first["activated"], first["is_active"], first["compile"]["status"]) == (True, True, "compiled")
+    # A body without frontmatter is published (201) but not activated, and says why
+    r = client.post(
+        "/api/skills/versions",
+        json={
+            "skill_name": "trip-planner",
+            "version": "2",
+            "content": "# Trips\nno frontmatter\n",
+            "activate": True,
+        },
+        headers=h,
+    )
+    assert r.status_code == 201, r.text
+    second = r.json()
+    assert (second["activated"], second["is_active"], second["compile"]["status"]) == (False, False, "failed")
+    assert second["not_activated_reason"].startswith("not activated: the compile produced a blocker")
+    active = client.get(
+        "/api/skills/versions/active", params={"skill_name": "trip-planner"}, headers=h
+    ).json()
+    assert active["id"] == first["id"]
+    # And a publish without activate says nothing about activation
+    r = client.post(
+        "/api/skills/versions",
+        json={"skill_name": "trip-planner", "version": "3", "content": ok + "v3\n"},
+        headers=h,
+    )
+    assert (r.json()["activated"], r.json()["not_activated_reason"]) == (False, None)
+
+
+def test_artifact_is_refreshed_after_direct_publish_and_after_activation(client, account, owner_url):
+    h = account.headers("skills:rw")
+    body = "---\nname: alpha-skill\ndescription: Summarise papers\n---\nDo it.\n"
+    # When a body is published (no compile call)
+    vid = client.post(
+        "/api/skills/versions", json={"skill_name": "alpha-skill", "version": "1", "content": body}, headers=h
+    ).json()["id"]
+    # Then its artifact exists: the instructions are the compiled ones
+    assert client.get(f"/api/skills/versions/{vid}/instructions", headers=h).json()["compiled"] is True
+    # Given the artifact is gone (e.g. written by an older compiler and removed)
+    with psycopg.connect(owner_url) as conn:
+        conn.execute("DELETE FROM skill_compiled_artifacts WHERE skill_version_id = %s", (vid,))
+    assert client.get(f"/api/skills/versions/{vid}/instructions", headers=h).json()["compiled"] is False
+    # When the version is activated, the artifact is compiled again after the commit
+    assert client.post(f"/api/skills/versions/{vid}/activate", headers=h).status_code == 200
+    [item] = client.get("/api/skills/catalog", headers=h).json()["items"]
+    assert item["compiled"] is True and item["card"]["description"] == "Summarise papers"
+
+
+def test_source_delete_is_refused_while_a_version_bound_log_references_its_version(client, account):
+    h = account.headers("skills:rw")
+    source = register(client, h)
+    vid = push(client, h, source["id"])["version"]["id"]
+    # Given a log bound to the version (and no quality run)
+    r = client.post(
+        "/api/skills/logs",
+        json={"skill_name": "domain-web", "skill_version_id": vid, "outcome": "success"},
+        headers=h,
+    )
+    assert r.status_code == 201, r.text
+    # When the source (with its versions) is deleted: 409, and nothing is deleted
+    r = client.delete(f"/api/skills/sources/{source['id']}", headers=h)
+    assert r.status_code == 409, r.text
+    assert "skill log" in r.json()["detail"]
+    assert client.get(f"/api/skills/versions/{vid}", headers=h).status_code == 200
+    # While an unbound log of the same skill does not hold a version
+    other = register(client, h, name="other-src", path="other/domain-web")
+    push(client, h, other["id"])
+    client.post("/api/skills/logs", json={"skill_name": "domain-web", "outcome": "success"}, headers=h)
+    assert client.delete(f"/api/skills/sources/{other['id']}", headers=h).status_code == 204
+
+
+def test_routing_metadata_present_names_the_fields_it_looks_for(client, account):
+    h = account.headers("skills:rw")
+    source = register(client, h)
+    plain = "---\nname: domain-web\ndescription: Build web services\n---\n# Web\n"
+    vid = client.post(
+        f"/api/skills/sources/{source['id']}/snapshots",
+        json={"files": [{"path": "SKILL.md", "content": plain}]},
+        headers=h,
+    ).json()["version"]["id"]
+    report = client.post(f"/api/skills/versions/{vid}/quality-runs", json={}, headers=h).json()["report"]
+    [check] = [c for c in report["lint"] if c["id"] == "routing_metadata_present"]
+    assert (check["passed"], check["severity"]) == (False, "warning")
+    assert check["evidence"]["fields"] == ["triggers", "capabilities"]
+    assert "triggers" in check["evidence"]["hint"] and "capabilities" in check["evidence"]["hint"]
 
 
 def test_compile_backfills_direct_publishes_and_catalog_filters_by_query(client, account):
@@ -412,3 +552,58 @@ def test_every_spec_skills_route_is_served_with_its_scope():
                     served[(method, re.sub(r"\{[^}]*\}", "{}", r.path))] = route_scopes(r.dependant)
     missing = {k: v for k, v in SPEC_SKILLS_ROUTES.items() if served.get(k) != [v]}
     assert not missing, f"spec routes not served with their scope: {missing}"
+
+
+class _WriteAfterFirstRead:
+    """The real database, except that right after the first transaction has begun (its snapshot taken by the
+    tenant setting) another connection commits ``write``: a run reading in one repeatable-read snapshot cannot see
+    it; a run reading with read committed, or across transactions, would."""
+
+    def __init__(self, db, write):
+        self.db, self.write, self.done = db, write, False
+
+    @contextlib.contextmanager
+    def tenant(self, account_id, *, snapshot=False, pipeline=False):
+        with self.db.tenant(account_id, snapshot=snapshot, pipeline=pipeline) as conn:
+            if not self.done:
+                self.done = True
+                self.write()
+            yield conn
+
+
+def test_a_quality_run_reads_its_inputs_in_one_repeatable_read_snapshot(client, account, owner_url):
+    from agentmate.core.db import Database
+    from agentmate.core.principal import Principal
+    from agentmate.skills.quality import service as quality
+    from agentmate.skills.quality.schemas import SkillQualityRunRequest
+
+    h = account.headers("skills:rw")
+    source = register(client, h)
+    vid = push(client, h, source["id"])["version"]["id"]
+
+    def artifact_deleted_meanwhile() -> None:
+        with psycopg.connect(owner_url) as conn:
+            conn.execute("DELETE FROM skill_compiled_artifacts WHERE skill_version_id = %s", (vid,))
+
+    db = Database(os.environ["DATABASE_URL"], max_size=2)
+    try:
+        principal = Principal(
+            account_id=uuid.UUID(account.account_id), user_id=uuid.UUID(account.user_id), via="jwt"
+        )
+        # When the version's artifact is deleted (committed) after the run's snapshot began
+        run = quality.run_quality(
+            _WriteAfterFirstRead(db, artifact_deleted_meanwhile),
+            principal,
+            uuid.UUID(vid),
+            SkillQualityRunRequest(),
+        )
+    finally:
+        db.close()
+    # Then the run read the artifact as its snapshot had it: present and current
+    [check] = [c for c in run.report["lint"] if c["id"] == "compiled_artifact_current"]
+    assert check["evidence"]["artifact_present"] is True and check["passed"] is True
+    with psycopg.connect(owner_url) as conn:
+        gone = conn.execute(
+            "SELECT count(*) FROM skill_compiled_artifacts WHERE skill_version_id = %s", (vid,)
+        )
+        assert gone.fetchone() == (0,)

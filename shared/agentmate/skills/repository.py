@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from psycopg import Cursor
+from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from agentmate.core.db import Conn
@@ -20,6 +24,60 @@ LOG_COLUMNS = (
     "id, skill_name, skill_version, skill_version_id, agent_id, session_id, trigger_text, was_triggered, outcome, "
     "failure_reason, user_correction, tool_calls, duration_ms, created_at"
 )
+
+
+@dataclass(frozen=True, slots=True)
+class VersionRef:
+    """The identity of a version (for attribution checks), without its body."""
+
+    id: UUID
+    skill_name: str
+    version: str
+
+
+@dataclass(frozen=True, slots=True)
+class VersionRow:
+    """A version as ``VERSION_COLUMNS`` reads it (the summary columns and the SKILL.md body)."""
+
+    id: UUID
+    skill_name: str
+    version: str
+    content_hash: str
+    package_hash: str | None
+    source_id: UUID | None
+    source_revision_id: UUID | None
+    agent_id: str
+    change_summary: str
+    eval_pass_rate: float | None
+    is_active: bool
+    activated_at: datetime | None
+    published_at: datetime
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class StatsRow:
+    """Execution counts of one skill over all its logs."""
+
+    total_runs: int
+    triggered_runs: int
+    success: int
+    failure: int
+    partial: int
+    user_corrected: int
+    avg_duration_ms: float | None
+    last_run_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class VersionStatsRow:
+    """Runs and successes of one version label (or version id) of a skill."""
+
+    skill_version_id: UUID | None
+    skill_version: str
+    total_runs: int
+    success: int
+
 
 # Constraint name → the request field it guards (core.dberrors reports violations by it).
 CONSTRAINTS = constraints(
@@ -125,71 +183,103 @@ def lock_skill(conn: Conn, *, account_id: UUID, skill_name: str) -> None:
     )
 
 
-def get_version(
-    conn: Conn, *, account_id: UUID, version_id: UUID, content: bool = True
-) -> dict[str, Any] | None:
-    cols = VERSION_COLUMNS if content else SUMMARY_COLUMNS
-    return conn.execute(
-        f"SELECT {cols} FROM skill_versions WHERE account_id = %(account_id)s AND id = %(version_id)s",
-        {"account_id": account_id, "version_id": version_id},
-    ).fetchone()
+def _versions(conn: Conn) -> Cursor[VersionRow]:
+    return conn.cursor(row_factory=class_row(VersionRow))
 
 
-def version_ref(conn: Conn, *, account_id: UUID, version_id: UUID) -> dict[str, Any] | None:
+def get_version(conn: Conn, *, account_id: UUID, version_id: UUID) -> VersionRow | None:
+    return (
+        _versions(conn)
+        .execute(
+            f"SELECT {VERSION_COLUMNS} FROM skill_versions WHERE account_id = %(account_id)s AND id = %(version_id)s",
+            {"account_id": account_id, "version_id": version_id},
+        )
+        .fetchone()
+    )
+
+
+def version_ref(conn: Conn, *, account_id: UUID, version_id: UUID) -> VersionRef | None:
     """The identity of a version (for attribution checks), without its body."""
-    return conn.execute(
-        "SELECT id, skill_name, version FROM skill_versions WHERE account_id = %(account_id)s AND id = %(version_id)s",
-        {"account_id": account_id, "version_id": version_id},
-    ).fetchone()
+    return (
+        conn.cursor(row_factory=class_row(VersionRef))
+        .execute(
+            "SELECT id, skill_name, version FROM skill_versions "
+            "WHERE account_id = %(account_id)s AND id = %(version_id)s",
+            {"account_id": account_id, "version_id": version_id},
+        )
+        .fetchone()
+    )
 
 
 def find_direct(
     conn: Conn, *, account_id: UUID, skill_name: str, version: str, content_hash: str
-) -> list[dict[str, Any]]:
+) -> list[VersionRow]:
     """Direct publishes of this skill that share the label or the body."""
-    return conn.execute(
-        f"""SELECT {VERSION_COLUMNS} FROM skill_versions
-            WHERE account_id = %(a)s AND skill_name = %(n)s AND source_id IS NULL
-              AND (version = %(v)s OR content_hash = %(h)s)""",
-        {"a": account_id, "n": skill_name, "v": version, "h": content_hash},
-    ).fetchall()
+    return (
+        _versions(conn)
+        .execute(
+            f"""SELECT {VERSION_COLUMNS} FROM skill_versions
+                WHERE account_id = %(account_id)s AND skill_name = %(skill_name)s AND source_id IS NULL
+                  AND (version = %(version)s OR content_hash = %(content_hash)s)""",
+            {
+                "account_id": account_id,
+                "skill_name": skill_name,
+                "version": version,
+                "content_hash": content_hash,
+            },
+        )
+        .fetchall()
+    )
 
 
 def insert_version(
     conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]
-) -> dict[str, Any]:
-    row = conn.execute(
-        f"""INSERT INTO skill_versions (account_id, user_id, key_id, skill_name, version, content, content_hash,
-                                        package_hash, agent_id, change_summary, eval_pass_rate)
-            VALUES (%(a)s, %(u)s, %(k)s, %(skill_name)s, %(version)s, %(content)s, %(content_hash)s,
-                    %(content_hash)s, %(agent_id)s, %(change_summary)s, %(eval_pass_rate)s)
-            RETURNING {VERSION_COLUMNS}""",
-        {**data, "a": account_id, "u": user_id, "k": key_id},
-    ).fetchone()
+) -> VersionRow:
+    row = (
+        _versions(conn)
+        .execute(
+            f"""INSERT INTO skill_versions (account_id, user_id, key_id, skill_name, version, content, content_hash,
+                                            package_hash, agent_id, change_summary, eval_pass_rate)
+                VALUES (%(a)s, %(u)s, %(k)s, %(skill_name)s, %(version)s, %(content)s, %(content_hash)s,
+                        %(content_hash)s, %(agent_id)s, %(change_summary)s, %(eval_pass_rate)s)
+                RETURNING {VERSION_COLUMNS}""",
+            {**data, "a": account_id, "u": user_id, "k": key_id},
+        )
+        .fetchone()
+    )
     assert row is not None
     return row
 
 
-def activate(conn: Conn, *, account_id: UUID, version_id: UUID, skill_name: str) -> dict[str, Any] | None:
+def activate(conn: Conn, *, account_id: UUID, version_id: UUID, skill_name: str) -> VersionRow | None:
     """Make one version the skill's only active version (caller holds the skill lock)."""
     conn.execute(
         """UPDATE skill_versions SET is_active = false
            WHERE account_id = %(account_id)s AND skill_name = %(skill_name)s AND is_active AND id <> %(version_id)s""",
         {"account_id": account_id, "skill_name": skill_name, "version_id": version_id},
     )
-    return conn.execute(
-        f"""UPDATE skill_versions SET is_active = true,
-                   activated_at = CASE WHEN is_active THEN activated_at ELSE now() END
-            WHERE account_id = %(account_id)s AND id = %(version_id)s RETURNING {VERSION_COLUMNS}""",
-        {"account_id": account_id, "version_id": version_id},
-    ).fetchone()
+    return (
+        _versions(conn)
+        .execute(
+            f"""UPDATE skill_versions SET is_active = true,
+                       activated_at = CASE WHEN is_active THEN activated_at ELSE now() END
+                WHERE account_id = %(account_id)s AND id = %(version_id)s RETURNING {VERSION_COLUMNS}""",
+            {"account_id": account_id, "version_id": version_id},
+        )
+        .fetchone()
+    )
 
 
-def active_version(conn: Conn, *, account_id: UUID, skill_name: str) -> dict[str, Any] | None:
-    return conn.execute(
-        f"SELECT {VERSION_COLUMNS} FROM skill_versions WHERE account_id = %(account_id)s AND skill_name = %(skill_name)s AND is_active",
-        {"account_id": account_id, "skill_name": skill_name},
-    ).fetchone()
+def active_version(conn: Conn, *, account_id: UUID, skill_name: str) -> VersionRow | None:
+    return (
+        _versions(conn)
+        .execute(
+            f"SELECT {VERSION_COLUMNS} FROM skill_versions "
+            "WHERE account_id = %(account_id)s AND skill_name = %(skill_name)s AND is_active",
+            {"account_id": account_id, "skill_name": skill_name},
+        )
+        .fetchone()
+    )
 
 
 def active_version_ids(conn: Conn, *, account_id: UUID, skill_name: str | None, limit: int) -> list[UUID]:
@@ -271,29 +361,37 @@ def list_logs(
     )
 
 
-def stats(conn: Conn, *, account_id: UUID, skill_name: str) -> dict[str, Any]:
-    row = conn.execute(
-        """SELECT count(*) AS total_runs,
-                  count(*) FILTER (WHERE was_triggered) AS triggered_runs,
-                  count(*) FILTER (WHERE outcome = 'success') AS success,
-                  count(*) FILTER (WHERE outcome = 'failure') AS failure,
-                  count(*) FILTER (WHERE outcome = 'partial') AS partial,
-                  count(*) FILTER (WHERE outcome = 'user_corrected') AS user_corrected,
-                  avg(duration_ms)::double precision AS avg_duration_ms,
-                  max(created_at) AS last_run_at
-           FROM skill_logs WHERE account_id = %(account_id)s AND skill_name = %(skill_name)s""",
-        {"account_id": account_id, "skill_name": skill_name},
-    ).fetchone()
+def stats(conn: Conn, *, account_id: UUID, skill_name: str) -> StatsRow:
+    row = (
+        conn.cursor(row_factory=class_row(StatsRow))
+        .execute(
+            """SELECT count(*) AS total_runs,
+                      count(*) FILTER (WHERE was_triggered) AS triggered_runs,
+                      count(*) FILTER (WHERE outcome = 'success') AS success,
+                      count(*) FILTER (WHERE outcome = 'failure') AS failure,
+                      count(*) FILTER (WHERE outcome = 'partial') AS partial,
+                      count(*) FILTER (WHERE outcome = 'user_corrected') AS user_corrected,
+                      avg(duration_ms)::double precision AS avg_duration_ms,
+                      max(created_at) AS last_run_at
+               FROM skill_logs WHERE account_id = %(account_id)s AND skill_name = %(skill_name)s""",
+            {"account_id": account_id, "skill_name": skill_name},
+        )
+        .fetchone()
+    )
     assert row is not None
     return row
 
 
-def stats_by_version(conn: Conn, *, account_id: UUID, skill_name: str) -> list[dict[str, Any]]:
-    return conn.execute(
-        """SELECT skill_version_id, skill_version, count(*) AS total_runs,
-                  count(*) FILTER (WHERE outcome = 'success') AS success
-           FROM skill_logs WHERE account_id = %(account_id)s AND skill_name = %(skill_name)s
-           GROUP BY skill_version_id, skill_version
-           ORDER BY max(created_at) DESC, skill_version""",
-        {"account_id": account_id, "skill_name": skill_name},
-    ).fetchall()
+def stats_by_version(conn: Conn, *, account_id: UUID, skill_name: str) -> list[VersionStatsRow]:
+    return (
+        conn.cursor(row_factory=class_row(VersionStatsRow))
+        .execute(
+            """SELECT skill_version_id, skill_version, count(*) AS total_runs,
+                      count(*) FILTER (WHERE outcome = 'success') AS success
+               FROM skill_logs WHERE account_id = %(account_id)s AND skill_name = %(skill_name)s
+               GROUP BY skill_version_id, skill_version
+               ORDER BY max(created_at) DESC, skill_version""",
+            {"account_id": account_id, "skill_name": skill_name},
+        )
+        .fetchall()
+    )

@@ -8,6 +8,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from agentmate.core.inputs import Bool, Int, Number
 from agentmate.core.schema_rules import NON_BLANK_TEXT
+from agentmate.skills.compile.schemas import NOT_ACTIVATED_REASON, SkillCompileOutcome
 
 Outcome = Literal["success", "failure", "partial", "user_corrected"]
 OUTCOMES: tuple[str, ...] = Outcome.__args__  # type: ignore[attr-defined]
@@ -98,7 +99,11 @@ class SkillVersionCreate(BaseModel):
     change_summary: str = Field(default="", max_length=5000)
     agent_id: Annotated[str, BeforeValidator(_strip)] = Field(default="", max_length=200)
     eval_pass_rate: Number | None = Field(default=None, ge=0, le=1)
-    activate: Bool = Field(default=False, description="Make this the skill's active version")
+    activate: Bool = Field(
+        default=False,
+        description="Make this the skill's active version once it compiles (a compile blocker, e.g. no "
+        "frontmatter name and description, leaves it inactive: see activated)",
+    )
 
 
 class SkillVersionSummary(BaseModel):
@@ -123,6 +128,15 @@ class SkillVersion(SkillVersionSummary):
 
 class VersionPublished(SkillVersion):
     created: bool = Field(description="false when this exact body was already published under this label")
+    compile: SkillCompileOutcome | None = Field(
+        default=None,
+        description="The artifact refresh after the commit (null if it could not run); a failure never undoes "
+        "the publish",
+    )
+    activated: bool = Field(
+        default=False, description="true when activate was requested and the version is now the active one"
+    )
+    not_activated_reason: str | None = Field(default=None, description=NOT_ACTIVATED_REASON)
 
 
 class OutcomeCounts(BaseModel):

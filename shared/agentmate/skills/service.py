@@ -13,7 +13,7 @@ from uuid import UUID
 from agentmate.core import idempotency
 from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import Conflict, NotFound, invalid
-from agentmate.core.observability import counted, logger, new_only
+from agentmate.core.observability import counted, new_only
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
 from agentmate.core.results import Created
@@ -42,7 +42,7 @@ def content_hash(content: str) -> str:
 
 def resolve_version(
     conn: Conn, *, account_id: UUID, version_id: UUID, field: str = "skill_version_id"
-) -> dict[str, Any]:
+) -> repo.VersionRef:
     """A version of this account by id, or a 400 naming ``field`` (used by memory attribution too)."""
     row = repo.version_ref(conn, account_id=account_id, version_id=version_id)
     if row is None:
@@ -50,18 +50,11 @@ def resolve_version(
     return row
 
 
+def _version(row: repo.VersionRow) -> SkillVersion:
+    return SkillVersion.model_validate(row, from_attributes=True)
+
+
 # -- versions ----------------------------------------------------------------------------------------------------
-
-
-def _refresh(db: TenantTransactions, principal: Principal, version_id: Any) -> None:
-    """Refresh the compiled artifact after the version's transaction committed: a compiler failure is recorded
-    by the registry and never undoes the publish or activation."""
-    from agentmate.skills.compile import service as compile_service  # compiling builds on these records
-
-    try:
-        compile_service.refresh_artifact(db, principal.account_id, UUID(str(version_id)))
-    except Exception:
-        logger.exception("skill artifact refresh failed")
 
 
 @counted("SkillVersionPublished", new_only)
@@ -69,15 +62,30 @@ def publish_version(
     db: TenantTransactions, principal: Principal, body: SkillVersionCreate
 ) -> Created[VersionPublished]:
     """Publish a body; re-publishing the same body under the same label returns the existing version (a
-    replay). The compiled artifact is refreshed after the commit."""
+    replay). The compiled artifact is refreshed after the commit; ``activate`` then activates the version only
+    when that compile produced no blocker (``activated``, ``not_activated_reason`` say which)."""
+    from agentmate.skills.compile import service as compile_service  # compiling builds on these records
+
     outcome = _publish_version(db, principal, body)
-    _refresh(db, principal, outcome.value.id)
-    return outcome
+    row = outcome.value
+    compiled = compile_service.try_refresh(db, principal.account_id, row.id)
+    extra: dict[str, Any] = {"compile": compiled}
+    if body.activate and row.is_active:
+        extra["activated"] = True
+    elif body.activate:
+        activation = compile_service.activate_if_compiled(db, principal.account_id, row.id, compiled)
+        extra["activated"] = activation.activated
+        extra["not_activated_reason"] = activation.not_activated_reason
+        if activation.version is not None:
+            row = _version(activation.version)
+    published = VersionPublished(**row.model_dump(), created=not outcome.replay, **extra)
+    return Created(published, replay=outcome.replay)
 
 
 def _publish_version(
     db: TenantTransactions, principal: Principal, body: SkillVersionCreate
-) -> Created[VersionPublished]:
+) -> Created[SkillVersion]:
+    """Write the version (or find its replay) in one transaction; activation comes after the compile."""
     digest = content_hash(body.content)
     if body.content_hash is not None and body.content_hash != digest:
         raise invalid("content_hash", "does not match sha256(content); omit it to let the server compute it")
@@ -93,28 +101,18 @@ def _publish_version(
             content_hash=digest,
         )
         for row in existing:
-            if row["version"] == body.version and row["content_hash"] == digest:
-                if body.activate and not row["is_active"]:
-                    row = (
-                        repo.activate(
-                            conn,
-                            account_id=principal.account_id,
-                            version_id=row["id"],
-                            skill_name=body.skill_name,
-                        )
-                        or row
-                    )
-                return Created(VersionPublished(**row, created=False), replay=True)
+            if row.version == body.version and row.content_hash == digest:
+                return Created(_version(row), replay=True)
         for row in existing:
-            if row["version"] == body.version:
+            if row.version == body.version:
                 raise Conflict(
                     f"version {body.version!r} of skill {body.skill_name!r} is already published with "
                     "different content; publish the new body under a new version label",
-                    extra={"existing_version_id": str(row["id"])},
+                    extra={"existing_version_id": str(row.id)},
                 )
             raise Conflict(
-                f"this body is already published as version {row['version']!r} of skill {body.skill_name!r}",
-                extra={"existing_version_id": str(row["id"])},
+                f"this body is already published as version {row.version!r} of skill {body.skill_name!r}",
+                extra={"existing_version_id": str(row.id)},
             )
         row = repo.insert_version(
             conn,
@@ -123,29 +121,26 @@ def _publish_version(
             key_id=principal.key_id,
             data=data,
         )
-        if body.activate:
-            row = (
-                repo.activate(
-                    conn, account_id=principal.account_id, version_id=row["id"], skill_name=body.skill_name
-                )
-                or row
-            )
-    return Created(VersionPublished(**row, created=True))
+    return Created(_version(row))
 
 
 def activate_version(db: TenantTransactions, principal: Principal, version_id: UUID) -> SkillVersion:
+    """Activate a version explicitly (also one whose compile failed: activation is package identity, and a
+    compiler failure never rolls that back); the artifact is refreshed after the commit."""
+    from agentmate.skills.compile import service as compile_service  # compiling builds on these records
+
     with db.tenant(principal.account_id) as conn:
         ref = repo.version_ref(conn, account_id=principal.account_id, version_id=version_id)
         if ref is None:
             raise NotFound("skill version")
-        repo.lock_skill(conn, account_id=principal.account_id, skill_name=ref["skill_name"])
+        repo.lock_skill(conn, account_id=principal.account_id, skill_name=ref.skill_name)
         row = repo.activate(
-            conn, account_id=principal.account_id, version_id=version_id, skill_name=ref["skill_name"]
+            conn, account_id=principal.account_id, version_id=version_id, skill_name=ref.skill_name
         )
     if row is None:
         raise NotFound("skill version")
-    _refresh(db, principal, version_id)
-    return SkillVersion(**row)
+    compile_service.try_refresh(db, principal.account_id, version_id)
+    return _version(row)
 
 
 def get_version(db: TenantTransactions, principal: Principal, version_id: UUID) -> SkillVersion:
@@ -153,7 +148,7 @@ def get_version(db: TenantTransactions, principal: Principal, version_id: UUID) 
         row = repo.get_version(conn, account_id=principal.account_id, version_id=version_id)
     if row is None:
         raise NotFound("skill version")
-    return SkillVersion(**row)
+    return _version(row)
 
 
 def active_version(db: TenantTransactions, principal: Principal, skill_name: str) -> SkillVersion:
@@ -164,7 +159,7 @@ def active_version(db: TenantTransactions, principal: Principal, skill_name: str
         row = repo.active_version(conn, account_id=principal.account_id, skill_name=name)
     if row is None:
         raise NotFound("active skill version", f"skill {name!r} has no active version")
-    return SkillVersion(**row)
+    return _version(row)
 
 
 def list_versions(
@@ -185,7 +180,10 @@ def list_versions(
             offset=page.offset,
         )
     return Page[SkillVersionSummary](
-        items=[SkillVersionSummary(**r) for r in rows], total=total, limit=page.limit, offset=page.offset
+        items=[SkillVersionSummary.model_validate(r) for r in rows],
+        total=total,
+        limit=page.limit,
+        offset=page.offset,
     )
 
 
@@ -202,11 +200,11 @@ def add_log(
         def insert() -> SkillLog:
             if body.skill_version_id is not None:
                 ref = resolve_version(conn, account_id=principal.account_id, version_id=body.skill_version_id)
-                if ref["skill_name"] != body.skill_name:
+                if ref.skill_name != body.skill_name:
                     raise invalid(
-                        "skill_version_id", f"belongs to skill {ref['skill_name']!r}, not {body.skill_name!r}"
+                        "skill_version_id", f"belongs to skill {ref.skill_name!r}, not {body.skill_name!r}"
                     )
-                data["skill_version"] = ref["version"]  # the canonical label of the bound version
+                data["skill_version"] = ref.version  # the canonical label of the bound version
             elif not data["skill_version"]:
                 data["skill_version"] = "unknown"
             row = repo.insert_log(
@@ -269,9 +267,11 @@ def stats(db: TenantTransactions, principal: Principal, skill_name: str) -> Skil
     with db.tenant(principal.account_id) as conn:
         row = repo.stats(conn, account_id=principal.account_id, skill_name=name)
         versions = repo.stats_by_version(conn, account_id=principal.account_id, skill_name=name)
-    total = int(row["total_runs"])
-    triggered = int(row["triggered_runs"])
-    outcomes = OutcomeCounts(**{o: int(row[o]) for o in OUTCOMES})
+    total = row.total_runs
+    triggered = row.triggered_runs
+    outcomes = OutcomeCounts(
+        success=row.success, failure=row.failure, partial=row.partial, user_corrected=row.user_corrected
+    )
     return SkillStats(
         skill_name=name,
         total_runs=total,
@@ -283,14 +283,14 @@ def stats(db: TenantTransactions, principal: Principal, skill_name: str) -> Skil
         failure_rate=_rate(outcomes.failure, total),
         partial_rate=_rate(outcomes.partial, total),
         correction_rate=_rate(outcomes.user_corrected, total),
-        avg_duration_ms=row["avg_duration_ms"],
-        last_run_at=row["last_run_at"],
+        avg_duration_ms=row.avg_duration_ms,
+        last_run_at=row.last_run_at,
         by_version=[
             VersionStats(
-                skill_version_id=v["skill_version_id"],
-                skill_version=v["skill_version"],
-                total_runs=int(v["total_runs"]),
-                success_rate=_rate(int(v["success"]), int(v["total_runs"])),
+                skill_version_id=v.skill_version_id,
+                skill_version=v.skill_version,
+                total_runs=v.total_runs,
+                success_rate=_rate(v.success, v.total_runs),
             )
             for v in versions
         ],

@@ -231,11 +231,14 @@ def test_baseline_identical_package_has_no_static_regression() -> None:
 
 
 def test_a_check_that_passed_on_the_baseline_and_fails_now_is_a_regression() -> None:
-    cur = replace_front("description: Build and review small web services\n", "")
+    # (a missing description is a compile blocker now, so the regression is the routing metadata)
+    cur = replace_front(
+        "triggers: [build a web service, add an http route]\ncapabilities: [fastapi, http-api]\n", ""
+    )
     v2 = replace(cur.version, id="ver-2")
     cur = quality.QPackage(v2, cur.files, pkg.compiled(v2, cur.files))
     cmp = run(cur, baseline=pkg.package())["comparison"]
-    assert cmp["lint_regressions"] == ["description_present"]
+    assert cmp["lint_regressions"] == ["routing_metadata_present"]
     assert cmp["status"] == "static_regression_detected"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
@@ -13,9 +14,24 @@ from agentmate.skills.compile import compiler
 from agentmate.skills.compile.repository import CURRENT, FileRow
 
 
+@dataclass(frozen=True, slots=True)
+class CardRow:
+    """A version with its current L0 card (None when no current artifact exists) and, when asked for, its L1
+    instructions and stored body."""
+
+    id: UUID
+    skill_name: str
+    version: str
+    source_id: UUID | None
+    package_hash: str | None
+    card: dict[str, Any] | None
+    instructions: str | None = None
+    content: str | None = None
+
+
 def catalog(
     conn: Conn, *, account_id: UUID, query: str | None, limit: int, offset: int
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[CardRow], int]:
     params: dict[str, Any] = {"a": account_id, "cv": compiler.COMPILER_VERSION}
     where = ["v.account_id = %(a)s", "v.is_active"]
     if query:
@@ -27,7 +43,7 @@ def catalog(
         f"skill_versions v LEFT JOIN skill_compiled_artifacts a ON a.account_id = v.account_id "
         f"AND a.skill_version_id = v.id AND {CURRENT}"
     )
-    return paged(
+    rows, total = paged(
         conn,
         columns="v.id, v.skill_name, v.version, v.source_id, v.package_hash, a.card",
         table=table,
@@ -37,6 +53,7 @@ def catalog(
         limit=limit,
         offset=offset,
     )
+    return [CardRow(**r) for r in rows], total
 
 
 def cards(
@@ -46,15 +63,17 @@ def cards(
     version_ids: list[UUID],
     with_instructions: bool,
     active_only: bool = True,
-) -> dict[UUID, dict[str, Any]]:
+) -> dict[UUID, CardRow]:
     """Versions (active only by default) with their current card and, optionally, L1 instructions.
 
     Driven by the id list (one primary-key lookup each, LATERAL ... LIMIT 1 so it is never flattened): the cost
     is the number of hits, whatever the account's version count and whether the statistics are fresh (a plan
     from stale statistics scanned every active version of the account)."""
     extra = ", a.instructions, v.content" if with_instructions else ""
-    rows = conn.execute(
-        f"""SELECT v.id, v.skill_name, v.version, v.source_id, v.package_hash, a.card{extra}
+    rows = (
+        conn.cursor(row_factory=class_row(CardRow))
+        .execute(
+            f"""SELECT v.id, v.skill_name, v.version, v.source_id, v.package_hash, a.card{extra}
             FROM unnest(%(ids)s::uuid[]) AS w(id)
             CROSS JOIN LATERAL (
                 SELECT v.id, v.account_id, v.skill_name, v.version, v.source_id, v.package_hash, v.content_hash,
@@ -63,9 +82,11 @@ def cards(
             LEFT JOIN skill_compiled_artifacts a ON a.account_id = v.account_id
                  AND a.skill_version_id = v.id AND {CURRENT}
             {"WHERE v.is_active" if active_only else ""}""",
-        {"a": account_id, "ids": version_ids, "cv": compiler.COMPILER_VERSION},
-    ).fetchall()
-    return {r["id"]: r for r in rows}
+            {"a": account_id, "ids": version_ids, "cv": compiler.COMPILER_VERSION},
+        )
+        .fetchall()
+    )
+    return {r.id: r for r in rows}
 
 
 def list_revision_files(

@@ -25,12 +25,12 @@ from agentmate.skills.compile import repository as crepo
 from agentmate.skills.compile.service import current_artifact, file_in, indexable, version_context
 
 
-def card_of(row: dict[str, Any]) -> SkillCard:
-    card = row.get("card") or compiler.basic_card(
-        version_id=str(row["id"]),
-        skill_name=row["skill_name"],
-        version=row["version"],
-        package_hash=row.get("package_hash"),
+def card_of(row: catrepo.CardRow) -> SkillCard:
+    card = row.card or compiler.basic_card(
+        version_id=str(row.id),
+        skill_name=row.skill_name,
+        version=row.version,
+        package_hash=row.package_hash,
     )
     return SkillCard.model_validate(card)
 
@@ -44,11 +44,11 @@ def catalog(
         )
     items = [
         SkillCatalogItem(
-            skill_version_id=r["id"],
-            skill_name=r["skill_name"],
-            version=r["version"],
-            source_id=r["source_id"],
-            compiled=r["card"] is not None,
+            skill_version_id=r.id,
+            skill_name=r.skill_name,
+            version=r.version,
+            source_id=r.source_id,
+            compiled=r.card is not None,
             card=card_of(r),
         )
         for r in rows

@@ -24,7 +24,7 @@ from agentmate.skills.compile import frontmatter as fm
 from agentmate.skills.compile import knowledge_contract as kc
 
 COMPILER_NAME = "agentmate-skill-compiler"
-COMPILER_VERSION = "1.0.0"
+COMPILER_VERSION = "1.1.0"
 ROOT_FILE = "SKILL.md"
 MAX_CARD_BYTES = 48 * 1024
 MAX_RESOURCE_PATH = 1024
@@ -147,12 +147,16 @@ def basic_card(*, version_id: str, skill_name: str, version: str, package_hash: 
 
 
 def compile_version(version: VersionIn, files: list[FileIn]) -> Artifact:
-    """Compile one version; raises CompileError listing every problem (the package identity is unaffected)."""
+    """Compile one version; raises CompileError listing every problem (the package identity is unaffected).
+    A SKILL.md without frontmatter, or without ``name`` and ``description``, does not compile: the Agent Skills
+    format requires both, and a failed compile is what keeps ``activate: true`` from activating a version."""
     problems: list[str] = []
     try:
         front = fm.parse(version.content)
     except fm.FrontmatterError as exc:
         raise CompileError(exc.problems) from None
+    if not front.present:
+        raise CompileError([fm.MISSING_FRONTMATTER])
     ordered = sorted(files, key=lambda f: f.path)
     if len({f.path for f in ordered}) != len(ordered):
         problems.append("files: duplicate paths")

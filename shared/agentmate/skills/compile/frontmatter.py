@@ -1,9 +1,11 @@
 """SKILL.md frontmatter: the public Agent Skills keys plus our optional extensions, parsed with a safe loader.
 
-Public keys (so a skill written for other agent hosts registers unchanged): ``name`` (≤ 64, lowercase letters,
-digits and single hyphens; it should equal the skill's folder — a mismatch is a lint finding, never a refusal),
-``description`` (≤ 1,024), ``compatibility`` (≤ 500), and optional ``license``, ``metadata`` (string → string)
-and ``allowed-tools``. Our extensions are further optional top-level keys: ``triggers``, ``capabilities``,
+Every field, with its type, values, default and limits, is a row of ``fields.FIELDS`` (the reference rendered
+into the agent guide); this module reads its limits and key sets from there. Public keys (so a skill written for
+other agent hosts registers unchanged): ``name`` (≤ 64, lowercase letters, digits and single hyphens; it should
+equal the skill's folder — a mismatch is a lint finding, never a refusal) and ``description`` (≤ 1,024), both
+required by the format (a missing one is a problem, and the compiler refuses a SKILL.md without frontmatter),
+``compatibility`` (≤ 500), and optional ``license``, ``metadata`` (string → string) and ``allowed-tools``. Our extensions are further optional top-level keys: ``triggers``, ``capabilities``,
 ``constraints``, ``dependencies`` (string lists used for routing) and ``knowledge`` (the knowledge contract,
 ``knowledge_contract.py``). Unknown top-level keys are kept out of the compiled artifact and reported.
 
@@ -20,27 +22,33 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentmate.core import safe_yaml
+from agentmate.skills.compile import fields as F
 from agentmate.skills.compile import knowledge_contract as kc
 
 MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_YAML_DEPTH = 8
-MAX_NAME = 64
-MAX_DESCRIPTION = 1024
-MAX_COMPATIBILITY = 500
-MAX_LICENSE = 500
-MAX_METADATA_ENTRIES = 64
+# Limits, key sets and required fields come from the reference table (``fields.py``, rendered into the guide).
+MAX_NAME = F.max_length("name")
+MAX_DESCRIPTION = F.max_length("description")
+MAX_COMPATIBILITY = F.max_length("compatibility")
+MAX_LICENSE = F.max_length("license")
+MAX_METADATA_ENTRIES = F.max_items("metadata")
 MAX_METADATA_KEY = 100
-MAX_METADATA_VALUE = 1000
-MAX_ALLOWED_TOOLS = 64
-MAX_TOOL_CHARS = 200
-MAX_LIST_ITEMS = 64
-MAX_LIST_ITEM = 500
+MAX_METADATA_VALUE = F.max_length("metadata")
+MAX_ALLOWED_TOOLS = F.max_items("allowed-tools")
+MAX_TOOL_CHARS = F.max_length("allowed-tools")
+MAX_LIST_ITEMS = F.max_items("triggers")
+MAX_LIST_ITEM = F.max_length("triggers")
 MAX_ROUTING_CHARS = 16_000
 
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-PUBLIC_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
-ROUTING_KEYS = ("triggers", "capabilities", "constraints", "dependencies")
-EXTENSION_KEYS = (*ROUTING_KEYS, "knowledge")
+PUBLIC_KEYS = tuple(f.key for f in F.FIELDS if f.origin == "Agent Skills" and "." not in f.key)
+ROUTING_KEYS = tuple(f.key for f in F.FIELDS if f.routing)
+EXTENSION_KEYS = tuple(k for k in F.children("") if k not in PUBLIC_KEYS)
+REQUIRED_KEYS = tuple(k for k in F.children("") if F.spec(k).required == "yes")
+MISSING_FRONTMATTER = (
+    "frontmatter: SKILL.md has none; the Agent Skills format requires a --- block with name and description"
+)
 
 
 class FrontmatterError(Exception):
@@ -193,6 +201,9 @@ def parse(content: str, *, strict: bool = True) -> Frontmatter:
     if name is not None and name and not NAME_PATTERN.match(name):
         problems.append("name: only lowercase letters, digits and single hyphens (not at the start or end)")
     description = _string(data, "description", MAX_DESCRIPTION, problems) or ""
+    for key, value in (("name", name), ("description", description)):
+        if key in REQUIRED_KEYS and not value and not any(p.startswith(f"{key}:") for p in problems):
+            problems.append(f"{key}: required (the Agent Skills format requires name and description)")
     routing = {k: _string_list(data, k, problems) for k in ROUTING_KEYS}
     if sum(len(v) for items in routing.values() for v in items) + len(description) > MAX_ROUTING_CHARS:
         problems.append(f"routing metadata: more than {MAX_ROUTING_CHARS} characters in total")

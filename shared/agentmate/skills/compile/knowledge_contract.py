@@ -27,31 +27,42 @@ from __future__ import annotations
 
 from typing import Any
 
-MODES = ("discover", "scoped_discover", "pinned")
-FRESHNESS = ("active", "any")
-CITATIONS = ("required", "optional")
-ON_NO_MATCH = ("ask_user", "proceed_without_knowledge", "fail")
-ON_AMBIGUOUS = ("search_multiple", "ask_user", "fail")
+from agentmate.skills.compile import fields as F
 
-MAX_REQUIREMENTS = 8
-MAX_KNOWLEDGE_BASES = 10
-MAX_TOP_K_PER_BASE = 50
-MAX_REQUIREMENT_ID = 64
-MAX_PURPOSE = 500
-MAX_MATCH_ITEMS = 16
-MAX_MATCH_VALUE = 100
-MAX_SCOPE_ITEMS = 16
-MAX_PINNED = 10
-DEFAULT_KNOWLEDGE_BASES = 3
-DEFAULT_TOP_K_PER_BASE = 8
+# Values, defaults, ceilings and key sets come from the reference table (``fields.py``, rendered into the guide).
+_R = "knowledge.requirements[]"
+MODES = F.spec("knowledge.mode").values
+FRESHNESS = F.spec(f"{_R}.retrieval.freshness").values
+CITATIONS = F.spec(f"{_R}.retrieval.citations").values
+ON_NO_MATCH = F.spec(f"{_R}.fallback.on_no_match").values
+ON_AMBIGUOUS = F.spec(f"{_R}.fallback.on_ambiguous").values
 
-CONTRACT_KEYS = ("mode", "purpose", "scope", "requirements")
-REQUIREMENT_KEYS = ("id", "purpose", "required", "match", "retrieval", "fallback", "pinned")
-MATCH_KEYS = ("capabilities", "languages", "domains")
-RETRIEVAL_KEYS = ("max_knowledge_bases", "top_k_per_base", "freshness", "citations")
-FALLBACK_KEYS = ("on_no_match", "on_ambiguous")
-SCOPE_KEYS = ("workspaces", "tags", "approved_only")
-PIN_KEYS = ("source_name", "source_id", "build_id")
+MAX_REQUIREMENTS = F.max_items("knowledge.requirements")
+DEFAULT_KNOWLEDGE_BASES, _, MAX_KNOWLEDGE_BASES = F.bounds(f"{_R}.retrieval.max_knowledge_bases")
+DEFAULT_TOP_K_PER_BASE, _, MAX_TOP_K_PER_BASE = F.bounds(f"{_R}.retrieval.top_k_per_base")
+MAX_REQUIREMENT_ID = F.max_length(f"{_R}.id")
+MAX_PURPOSE = F.max_length(f"{_R}.purpose")
+MAX_MATCH_ITEMS = F.max_items(f"{_R}.match.capabilities")
+MAX_MATCH_VALUE = F.max_length(f"{_R}.match.capabilities")
+MAX_SCOPE_ITEMS = F.max_items("knowledge.scope.tags")
+MAX_SCOPE_VALUE = F.max_length("knowledge.scope.tags")
+MAX_PINNED = F.max_items(f"{_R}.pinned")
+MAX_PIN_VALUE = F.max_length(f"{_R}.pinned[].source_name")
+
+CONTRACT_KEYS = F.children("knowledge")
+REQUIREMENT_KEYS = F.children(_R)
+MATCH_KEYS = F.children(f"{_R}.match")
+RETRIEVAL_KEYS = F.children(f"{_R}.retrieval")
+FALLBACK_KEYS = F.children(f"{_R}.fallback")
+SCOPE_KEYS = F.children("knowledge.scope")
+PIN_KEYS = F.children(f"{_R}.pinned[]")
+
+
+def _default(key: str) -> str:
+    value = F.spec(key).default
+    assert isinstance(value, str), key
+    return value
+
 
 # Lint rule ids (also the quality check ids of the advisory contract checks; all warnings).
 LINT_RULES = (
@@ -189,10 +200,18 @@ def _retrieval(retrieval: dict[str, Any], where: str, problems: list[str]) -> di
             problems,
         ),
         "freshness": _choice(
-            retrieval.get("freshness"), f"{where}.retrieval.freshness", FRESHNESS, "active", problems
+            retrieval.get("freshness"),
+            f"{where}.retrieval.freshness",
+            FRESHNESS,
+            _default(f"{_R}.retrieval.freshness"),
+            problems,
         ),
         "citations": _choice(
-            retrieval.get("citations"), f"{where}.retrieval.citations", CITATIONS, "required", problems
+            retrieval.get("citations"),
+            f"{where}.retrieval.citations",
+            CITATIONS,
+            _default(f"{_R}.retrieval.citations"),
+            problems,
         ),
     }
 
@@ -211,7 +230,7 @@ def _fallback(fallback: dict[str, Any], where: str, required: bool, problems: li
             fallback.get("on_ambiguous"),
             f"{where}.fallback.on_ambiguous",
             ON_AMBIGUOUS,
-            "search_multiple",
+            _default(f"{_R}.fallback.on_ambiguous"),
             problems,
         ),
     }
@@ -224,7 +243,9 @@ def _pins(pins: Any, where: str, problems: list[str]) -> list[dict[str, str]]:
     out = []
     for p_index, pin in enumerate(pins or []):
         p = _mapping(pin, f"{where}.pinned[{p_index}]", PIN_KEYS, problems)
-        entry = {k: _text(p.get(k), f"{where}.pinned[{p_index}].{k}", 200, problems) for k in PIN_KEYS}
+        entry = {
+            k: _text(p.get(k), f"{where}.pinned[{p_index}].{k}", MAX_PIN_VALUE, problems) for k in PIN_KEYS
+        }
         if not entry["source_name"] and not entry["source_id"]:
             problems.append(f"{where}.pinned[{p_index}]: names neither source_name nor source_id")
         out.append(entry)
@@ -251,7 +272,7 @@ def parse(raw: Any) -> dict[str, Any]:
     if raw is None:
         raise ContractError(["is empty; remove the key or declare requirements"])
     data = _mapping(raw, "knowledge", CONTRACT_KEYS, problems)
-    mode = _choice(data.get("mode"), "mode", MODES, "discover", problems)
+    mode = _choice(data.get("mode"), "mode", MODES, _default("knowledge.mode"), problems)
     requirements = data.get("requirements")
     if not isinstance(requirements, list) or not requirements:
         problems.append(
@@ -273,8 +294,10 @@ def parse(raw: Any) -> dict[str, Any]:
             problems.append("scope.approved_only: must be true or false")
             approved = False
         scope = {
-            "workspaces": _list(s.get("workspaces"), "scope.workspaces", MAX_SCOPE_ITEMS, 200, problems),
-            "tags": _list(s.get("tags"), "scope.tags", MAX_SCOPE_ITEMS, 200, problems),
+            "workspaces": _list(
+                s.get("workspaces"), "scope.workspaces", MAX_SCOPE_ITEMS, MAX_SCOPE_VALUE, problems
+            ),
+            "tags": _list(s.get("tags"), "scope.tags", MAX_SCOPE_ITEMS, MAX_SCOPE_VALUE, problems),
             "approved_only": approved,
         }
     if mode != "scoped_discover" and scope is not None:

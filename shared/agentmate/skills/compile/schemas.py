@@ -7,6 +7,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentmate.jobs.schemas import JobView
 
+NOT_ACTIVATED_REASON = (
+    "Why activate: true did not activate the version: its compile produced a blocker (compile.problems says "
+    "which; a SKILL.md needs frontmatter with name and description). null otherwise"
+)
+
 
 class SkillCompileOutcome(BaseModel):
     skill_version_id: UUID

@@ -6,10 +6,13 @@ compile context and whether its stored artifact is current. REST: ``router.py``;
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from uuid import UUID
 
 from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import NotFound
+from agentmate.core.observability import logger
+from agentmate.skills import repository as srepo
 from agentmate.skills.compile import compiler
 from agentmate.skills.compile import repository as crepo
 from agentmate.skills.compile.schemas import SkillCompileOutcome
@@ -95,3 +98,49 @@ def refresh_artifact(db: TenantTransactions, account_id: UUID, version_id: UUID)
         status="compiled",
         artifact_hash=art.artifact_hash,
     )
+
+
+def try_refresh(db: TenantTransactions, account_id: UUID, version_id: UUID) -> SkillCompileOutcome | None:
+    """``refresh_artifact`` after a commit that wrote package identity: an unexpected failure is logged and
+    answered None, never raised (it must not turn a committed publish into an error)."""
+    try:
+        return refresh_artifact(db, account_id, version_id)
+    except Exception:
+        logger.exception("skill artifact refresh failed")
+        return None
+
+
+@dataclass(frozen=True)
+class Activation:
+    """The outcome of ``activate: true``: the version row after it, and why it was not activated (if not)."""
+
+    version: srepo.VersionRow | None
+    activated: bool
+    not_activated_reason: str | None = None
+
+
+def _blocked(compiled: SkillCompileOutcome | None) -> str:
+    if compiled is None:
+        return (
+            "not activated: the compile did not complete; run POST /api/skills/compile with this "
+            "skill_version_id, then POST /api/skills/versions/{id}/activate"
+        )
+    shown = "; ".join(compiled.problems[:3]) + ("; …" if len(compiled.problems) > 3 else "")
+    return f"not activated: the compile produced a blocker ({shown}); fix SKILL.md and push or publish again"
+
+
+def activate_if_compiled(
+    db: TenantTransactions, account_id: UUID, version_id: UUID, compiled: SkillCompileOutcome | None
+) -> Activation:
+    """``activate: true`` on a push or publish (spec/001 ordering rule): the version is committed first and
+    compiled after that commit; it becomes the skill's active version only when the compile produced no blocker.
+    A refused activation leaves package identity (and any other active version) as it was."""
+    if compiled is None or compiled.status != "compiled":
+        return Activation(version=None, activated=False, not_activated_reason=_blocked(compiled))
+    with db.tenant(account_id) as conn:
+        ref = srepo.version_ref(conn, account_id=account_id, version_id=version_id)
+        if ref is None:
+            raise NotFound("skill version")
+        srepo.lock_skill(conn, account_id=account_id, skill_name=ref.skill_name)
+        row = srepo.activate(conn, account_id=account_id, version_id=version_id, skill_name=ref.skill_name)
+    return Activation(version=row, activated=row is not None and row.is_active)

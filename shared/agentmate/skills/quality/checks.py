@@ -60,6 +60,8 @@ SEVERITIES: dict[str, Severity] = {
     "resource_manifest_exact_and_stable": "error",
     "selected_resource_isolation_and_bounds": "error",
 }
+# The frontmatter fields ``routing_metadata_present`` looks for (either one passes it).
+ROUTING_METADATA_FIELDS = ("triggers", "capabilities")
 EVAL_CHECKS = (
     "compile_repeatability",
     "file_order_invariance",
@@ -329,14 +331,28 @@ def _frontmatter_name_matches(version: QVersion, front: _Front) -> Check:
 
 
 def _description_present(front: _Front) -> Check:
+    # Applies to every frontmatter that parsed: a missing description is also a frontmatter problem (required).
     present = bool(front.fields.description.strip())
-    return _check("description_present", present, front.usable, {"present": present})
+    return _check(
+        "description_present", present, front.front is not None and front.present, {"present": present}
+    )
 
 
 def _routing_metadata_present(front: _Front) -> Check:
     f0 = front.fields
-    evidence = {"trigger_count": len(f0.triggers), "capability_count": len(f0.capabilities)}
-    return _check("routing_metadata_present", bool(f0.triggers or f0.capabilities), front.usable, evidence)
+    passed = bool(f0.triggers or f0.capabilities)
+    evidence: dict[str, Any] = {
+        "fields": list(ROUTING_METADATA_FIELDS),
+        "trigger_count": len(f0.triggers),
+        "capability_count": len(f0.capabilities),
+    }
+    if not passed:
+        evidence["hint"] = (
+            "add `triggers` (phrases of the tasks the skill is for) or `capabilities` (what it can do) to the "
+            "SKILL.md frontmatter: lists of strings shown on the L0 card and indexed for skill search (the "
+            "frontmatter reference in the agent guide, §4.5.1)"
+        )
+    return _check("routing_metadata_present", passed, front.usable, evidence)
 
 
 def _routing_metadata_no_duplicates(front: _Front) -> Check:

@@ -6,31 +6,42 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from psycopg.rows import class_row
+
 from agentmate.core.db import Conn
 from agentmate.packages.store import PackageStore, PackageTables
-from agentmate.skills.repository import VERSION_COLUMNS
+from agentmate.skills.repository import VERSION_COLUMNS, VersionRow
 
 STORE = PackageStore(PackageTables("skill_sources", "skill_source_revisions", "skill_revision_files"))
 
 
-def version_for_revision(conn: Conn, *, account_id: UUID, revision_id: UUID) -> dict[str, Any] | None:
-    return conn.execute(
-        f"SELECT {VERSION_COLUMNS} FROM skill_versions WHERE account_id = %(account_id)s AND source_revision_id = %(revision_id)s",
-        {"account_id": account_id, "revision_id": revision_id},
-    ).fetchone()
+def version_for_revision(conn: Conn, *, account_id: UUID, revision_id: UUID) -> VersionRow | None:
+    return (
+        conn.cursor(row_factory=class_row(VersionRow))
+        .execute(
+            f"SELECT {VERSION_COLUMNS} FROM skill_versions "
+            "WHERE account_id = %(account_id)s AND source_revision_id = %(revision_id)s",
+            {"account_id": account_id, "revision_id": revision_id},
+        )
+        .fetchone()
+    )
 
 
 def insert_source_version(
     conn: Conn, *, account_id: UUID, user_id: UUID | None, key_id: UUID | None, data: dict[str, Any]
-) -> dict[str, Any]:
-    row = conn.execute(
-        f"""INSERT INTO skill_versions (account_id, user_id, key_id, source_id, source_revision_id, skill_name,
-                                        version, content, content_hash, package_hash, change_summary)
-            VALUES (%(a)s, %(u)s, %(k)s, %(source_id)s, %(revision_id)s, %(skill_name)s, %(version)s, %(content)s,
-                    %(content_hash)s, %(package_hash)s, %(change_summary)s)
-            RETURNING {VERSION_COLUMNS}""",
-        {**data, "a": account_id, "u": user_id, "k": key_id},
-    ).fetchone()
+) -> VersionRow:
+    row = (
+        conn.cursor(row_factory=class_row(VersionRow))
+        .execute(
+            f"""INSERT INTO skill_versions (account_id, user_id, key_id, source_id, source_revision_id, skill_name,
+                                            version, content, content_hash, package_hash, change_summary)
+                VALUES (%(a)s, %(u)s, %(k)s, %(source_id)s, %(revision_id)s, %(skill_name)s, %(version)s,
+                        %(content)s, %(content_hash)s, %(package_hash)s, %(change_summary)s)
+                RETURNING {VERSION_COLUMNS}""",
+            {**data, "a": account_id, "u": user_id, "k": key_id},
+        )
+        .fetchone()
+    )
     assert row is not None
     return row
 

@@ -5,11 +5,15 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentmate.packages.schemas import FileInput, Revision, Source
-from agentmate.skills.compile.schemas import SkillCompileOutcome
+from agentmate.skills.compile.schemas import NOT_ACTIVATED_REASON, SkillCompileOutcome
 from agentmate.skills.schemas import Sha256Hex, SkillVersionSummary
 from agentmate.skills.search.schemas import SkillIndexOutcome
 
 MAX_SNAPSHOT_FILES = 1000
+ACTIVATE = (
+    "Make the ingested version the skill's active one once it compiles; a compile blocker (e.g. SKILL.md "
+    "without frontmatter name and description) leaves it inactive (activated: false, not_activated_reason)"
+)
 
 
 class SkillSnapshotPush(BaseModel):
@@ -35,7 +39,7 @@ class SkillSnapshotPush(BaseModel):
         "'pkg-' + the first 12 characters of the package hash)",
     )
     change_summary: str = Field(default="", max_length=5000)
-    activate: bool = Field(default=False, description="Make the ingested version the skill's active one")
+    activate: bool = Field(default=False, description=ACTIVATE)
     index: bool = Field(default=False, description="Also index the active card into skill search")
 
 
@@ -47,8 +51,8 @@ class SkillSyncRequest(BaseModel):
         max_length=255,
         description="Branch, tag or commit (default: the source's default_ref, else HEAD)",
     )
-    activate: bool = False
-    index: bool = False
+    activate: bool = Field(default=False, description=ACTIVATE)
+    index: bool = Field(default=False, description="Also index the active card into skill search")
 
 
 class SkillIngestResult(BaseModel):
@@ -59,4 +63,8 @@ class SkillIngestResult(BaseModel):
     compile: SkillCompileOutcome | None = Field(
         description="The artifact refresh after the package commit; a failure never undoes the ingest"
     )
+    activated: bool = Field(
+        default=False, description="true when activate was requested and the version is now the active one"
+    )
+    not_activated_reason: str | None = Field(default=None, description=NOT_ACTIVATED_REASON)
     index: SkillIndexOutcome | None = None

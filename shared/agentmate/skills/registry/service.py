@@ -3,7 +3,9 @@ a snapshot, sync a git ref. REST: ``router.py``; MCP: ``agentmate.mcp.tools.skil
 
 Ordering rule (spec/001): ingest, direct publish and activation write package identity (revision + version) in
 one transaction; the compiled artifact is refreshed *after* that commit, in its own transaction
-(``skills.compile.service``), so a compiler failure never rolls back package identity. Git sync has the package
+(``skills.compile.service``), so a compiler failure never rolls back package identity. ``activate: true`` then
+activates the version in a third transaction, and only when the compile produced no blocker (the response says
+``activated: false`` and why otherwise). Git sync has the package
 ingest's time budget, and snapshot size limits are the ingest's.
 """
 
@@ -11,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
 from uuid import UUID
 
 from agentmate.core.db import Conn, TenantTransactions
@@ -26,7 +27,7 @@ from agentmate.packages.schemas import Ingested, Package, Revision, Source, Sour
 from agentmate.retrieval.service import Retrieval
 from agentmate.skills import repository as repo
 from agentmate.skills.compile import compiler, frontmatter
-from agentmate.skills.compile.service import refresh_artifact
+from agentmate.skills.compile.service import Activation, activate_if_compiled, try_refresh
 from agentmate.skills.registry import repository as rrepo
 from agentmate.skills.registry.schemas import SkillIngestResult, SkillSnapshotPush, SkillSyncRequest
 from agentmate.skills.schemas import SkillVersionSummary
@@ -112,14 +113,14 @@ def _label(content: str, package_hash: str, wanted: str | None) -> str:
 
 @dataclass(frozen=True)
 class _Bound:
-    version: dict[str, Any]
+    version: repo.VersionRow
 
 
 def _bind_version(
-    principal: Principal, *, label: str | None, change_summary: str, activate: bool
+    principal: Principal, *, label: str | None, change_summary: str
 ) -> packages.OnRevision[_Bound]:
     """The registry's rows for an ingested revision (inside the ingest transaction): its version, replayed when
-    the package hash replayed the revision."""
+    the package hash replayed the revision. Activation waits for the compile (``_after_commit``)."""
 
     def on_revision(conn: Conn, ingested: Ingested) -> _Bound:
         account = principal.account_id
@@ -146,12 +147,6 @@ def _bind_version(
                     "change_summary": change_summary,
                 },
             )
-        if activate and not row["is_active"]:
-            repo.lock_skill(conn, account_id=account, skill_name=row["skill_name"])
-            row = (
-                repo.activate(conn, account_id=account, version_id=row["id"], skill_name=row["skill_name"])
-                or row
-            )
         return _Bound(row)
 
     return on_revision
@@ -161,21 +156,30 @@ def _after_commit(
     db: TenantTransactions,
     principal: Principal,
     out: packages.IngestOutcome[_Bound],
-    index: bool,
+    flags: tuple[bool, bool],
     rt: Retrieval,
 ) -> SkillIngestResult:
+    """After the ingest committed: compile, then (``activate``) activate only when the compile produced no
+    blocker, then (``index``) index the card when the version is active."""
+    activate, index = flags
     assert out.extra is not None
     version = out.extra.version
-    compiled = refresh_artifact(db, principal.account_id, version["id"])
+    compiled = try_refresh(db, principal.account_id, version.id)
+    activation = Activation(version=None, activated=version.is_active)
+    if activate and not version.is_active:
+        activation = activate_if_compiled(db, principal.account_id, version.id, compiled)
+    version = activation.version or version
     indexed = None
-    if index and version["is_active"]:
-        indexed = index_versions(db, rt, principal.account_id, [version["id"]])[0]
+    if index and version.is_active:
+        indexed = index_versions(db, rt, principal.account_id, [version.id])[0]
     return SkillIngestResult(
         source=out.ingested.source,
         revision=out.ingested.revision,
-        version=SkillVersionSummary(**version),
+        version=SkillVersionSummary.model_validate(version, from_attributes=True),
         created=out.ingested.created,
         compile=compiled,
+        activated=activate and activation.activated,
+        not_activated_reason=activation.not_activated_reason,
         index=indexed,
     )
 
@@ -196,11 +200,9 @@ def push_snapshot(
         body.files,
         expected_hash=body.package_hash,
         select=_require_skill_md,
-        on_revision=_bind_version(
-            principal, label=body.version, change_summary=body.change_summary, activate=body.activate
-        ),
+        on_revision=_bind_version(principal, label=body.version, change_summary=body.change_summary),
     )
-    return _after_commit(db, principal, out, body.index, rt)
+    return _after_commit(db, principal, out, (body.activate, body.index), rt)
 
 
 @counted("SkillPackageIngested", _new_package)
@@ -220,6 +222,6 @@ def sync_source(
         git or runtime.LazyFetcher(lambda: fetcher()),
         ref=body.ref,
         select=_require_skill_md,
-        on_revision=_bind_version(principal, label=None, change_summary="", activate=body.activate),
+        on_revision=_bind_version(principal, label=None, change_summary=""),
     )
-    return _after_commit(db, principal, out, body.index, rt)
+    return _after_commit(db, principal, out, (body.activate, body.index), rt)

@@ -34,12 +34,12 @@ def index_versions(
             retrieval.DocumentIn(
                 namespace=NAMESPACE,
                 source_type=SOURCE_TYPE,
-                source_id=row["skill_name"],
+                source_id=row.skill_name,
                 title=title,
                 content=content,
                 metadata={
                     "skill_version_id": str(vid),
-                    "skill_name": row["skill_name"],
+                    "skill_name": row.skill_name,
                     "compiled": card["compiled"],
                 },
             )

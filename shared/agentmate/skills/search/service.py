@@ -71,15 +71,15 @@ def search(
             text = None
             if body.include_content:
                 text = (
-                    row["instructions"]
-                    if row["instructions"] is not None
-                    else frontmatter.body_of(row["content"])
+                    row.instructions
+                    if row.instructions is not None
+                    else frontmatter.body_of(row.content or "")
                 )
             items.append(
                 SkillSearchHit(
                     skill_version_id=vid,
-                    skill_name=row["skill_name"],
-                    version=row["version"],
+                    skill_name=row.skill_name,
+                    version=row.version,
                     score=hit.score,
                     card=card_of(row),
                     instructions=text,
