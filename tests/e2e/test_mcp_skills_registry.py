@@ -144,3 +144,12 @@ async def test_skill_compile_of_a_stored_hostile_version_reports_the_problem_not
             assert one["items"][0]["problems"][0].startswith("description: is not a valid YAML timestamp")
             backfill = await call(s, "skill_compile")
             assert backfill["failed"] == 1 and backfill["items"][0]["skill_name"] == "hostile"
+
+
+async def test_skill_search_names_what_an_unknown_argument_likely_meant(base_url, account):
+    with anyio.fail_after(60):
+        async with mcp_session(f"{base_url}/mcp/skills", {"X-Api-Key": account.key("skills:r")}) as s:
+            message = await refused(s, "skill_search", query="plan a trip", text="plan a trip")
+            assert "text" in message and "query" in message, message
+            message = await refused(s, "skill_search", query="plan a trip", k=3)
+            assert "k" in message and "top_k" in message, message

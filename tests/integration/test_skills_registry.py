@@ -607,3 +607,12 @@ def test_a_quality_run_reads_its_inputs_in_one_repeatable_read_snapshot(client, 
             "SELECT count(*) FROM skill_compiled_artifacts WHERE skill_version_id = %s", (vid,)
         )
         assert gone.fetchone() == (0,)
+
+
+@pytest.mark.parametrize(("sent", "meant"), [("text", "query"), ("k", "top_k")])
+def test_skill_search_names_what_an_unknown_field_likely_meant(client, account, sent, meant):
+    body = {"query": "plan a trip", sent: 3 if sent == "k" else "plan a trip"}
+    r = client.post("/api/skills/search", json=body, headers=account.headers("skills:r"))
+    assert r.status_code == 400, r.text
+    [error] = [e for e in r.json()["errors"] if e["field"] == sent]
+    assert meant in error["message"], error

@@ -44,7 +44,9 @@ class SkillSearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     field_hints: ClassVar[dict[str, str]] = {
         "q": "the search text is query",
+        "text": "the search text is query",
         "limit": "the number of hits is top_k",
+        "k": "the number of hits is top_k",
         "content": "set include_content=true to load L1 instructions",
     }
     query: str = Field(min_length=1, max_length=1000)

@@ -61,7 +61,7 @@ def skill_source_sync(
     )
 
 
-@tools.tool("skills:r", rest="POST /api/skills/search", title="Search skills")
+@tools.tool("skills:r", rest="POST /api/skills/search", title="Search skills", hints=SkillSearchRequest)
 def skill_search(
     query: Annotated[str, Field(min_length=1, max_length=1000, description="What the task needs")],
     top_k: Annotated[int, Field(ge=1, le=50, description="Hits, 1..50 (default 5)")] = 5,
