@@ -174,7 +174,7 @@ async def test_expense_tools_round_trip(base_url, account):
 
 
 async def test_skill_record_tools_round_trip(base_url, account):
-    body = "---\nname: summarise\n---\nSummarise the text.\n"
+    body = "---\nname: summarise\ndescription: Summarise a text\n---\nSummarise the text.\n"
     with anyio.fail_after(20):
         async with mcp_session(f"{base_url}/mcp/skills", {"X-Api-Key": account.key("skills:rw")}) as s:
             assert "no active version" in await refused(s, "skill_version_get_active", skill_name="summarise")

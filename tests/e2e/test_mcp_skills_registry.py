@@ -153,3 +153,25 @@ async def test_skill_search_names_what_an_unknown_argument_likely_meant(base_url
             assert "text" in message and "query" in message, message
             message = await refused(s, "skill_search", query="plan a trip", k=3)
             assert "k" in message and "top_k" in message, message
+
+
+async def test_publish_with_activate_over_mcp_says_why_a_version_that_does_not_compile_stays_inactive(
+    base_url, account
+):
+    with anyio.fail_after(60):
+        async with mcp_session(f"{base_url}/mcp/skills", {"X-Api-Key": account.key("skills:rw")}) as s:
+            out = await call(
+                s,
+                "skill_version_publish",
+                skill_name="notes",
+                version="1",
+                content="# Notes\n",
+                activate=True,
+            )
+            assert (out["activated"], out["is_active"], out["compile"]["status"]) == (False, False, "failed")
+            assert "frontmatter" in out["not_activated_reason"]
+            good = "---\nname: notes\ndescription: Take notes\n---\n# Notes\n"
+            out = await call(
+                s, "skill_version_publish", skill_name="notes", version="2", content=good, activate=True
+            )
+            assert (out["activated"], out["is_active"], out["not_activated_reason"]) == (True, True, None)

@@ -118,9 +118,13 @@ def skill_version_publish(
     change_summary: Annotated[str, Field(max_length=5000)] = "",
     agent_id: Annotated[Short, Field(description="Which agent published it")] = "",
     eval_pass_rate: Annotated[float | None, Field(ge=0, le=1, description="0..1")] = None,
-    activate: Annotated[bool, Field(description="Make this the skill's active version")] = False,
+    activate: Annotated[
+        bool, Field(description="Make this the skill's active version once it compiles (see activated)")
+    ] = False,
 ) -> VersionPublished:
-    """Publish a SKILL.md body as a version of a skill (activate=true also makes it the active one).
+    """Publish a SKILL.md body as a version of a skill. activate=true makes it the active one only when its
+    compile produced no blocker (frontmatter with name and description is required): otherwise activated=false
+    and not_activated_reason says why; the version is kept either way.
     Publishing the same body under the same label again returns the existing version with created=false;
     the same label with a different body is refused. Requires skills:rw."""
     body = SkillVersionCreate(
