@@ -351,7 +351,7 @@ expect '[i["event_type"] for i in d["items"]] == ["decision", "checkpoint", "act
 
 code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/skills/versions" -H "X-Api-Key: $KEY" \
   -H 'Content-Type: application/json' \
-  -d '{"skill_name": "deploy-runbook", "version": "1.0.0", "content": "# Deploy runbook\nMigrate, smoke-test, deploy.", "activate": true}')
+  -d '{"skill_name": "deploy-runbook", "version": "1.0.0", "content": "---\nname: deploy-runbook\ndescription: Deploy the shop safely\n---\n# Deploy runbook\nMigrate, smoke-test, deploy.", "activate": true}')
 check 201 "$code"
 VERSION_ID=$(json 'd["id"]')
 code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/skills/logs" -H "X-Api-Key: $KEY" \
