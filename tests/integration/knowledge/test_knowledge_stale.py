@@ -35,7 +35,9 @@ def indexed(client, account, make_retrieval, serve_retrieval) -> dict[str, Any]:
 
 
 def _search(client: Any, acc: Any, **body: Any) -> dict[str, Any]:
-    r = client.post(SEARCH, json={"query": QUERY, "include_content": True, **body}, headers=acc.headers("knowledge:r"))
+    r = client.post(
+        SEARCH, json={"query": QUERY, "include_content": True, **body}, headers=acc.headers("knowledge:r")
+    )
     assert r.status_code == 200, r.text
     return r.json()
 
@@ -70,7 +72,9 @@ def test_search_lists_a_source_pushed_since_its_index_run_as_stale(client, accou
     assert found["stale"] == [] and {h["revision_id"] for h in found["items"]} == {new_rev}
 
 
-def test_a_never_indexed_source_is_stale_with_no_indexed_revision(client, account, make_retrieval, serve_retrieval):
+def test_a_never_indexed_source_is_stale_with_no_indexed_revision(
+    client, account, make_retrieval, serve_retrieval
+):
     serve_retrieval(make_retrieval())
     ids = _seed(client, account)
     found = _search(client, account)
@@ -86,7 +90,10 @@ def test_push_with_index_true_indexes_the_new_revision(client, account, indexed)
     report = pushed.json()["index"]
     new_rev = pushed.json()["revision"]["id"]
     assert report["job"] is None and report["total"] == 1
-    assert (report["items"][0]["source_id"], report["items"][0]["revision_id"]) == (indexed["source_id"], new_rev)
+    assert (report["items"][0]["source_id"], report["items"][0]["revision_id"]) == (
+        indexed["source_id"],
+        new_rev,
+    )
     found = _search(client, account)
     assert found["stale"] == []
     assert any("phone support" in h["content"] for h in found["items"])

@@ -287,7 +287,9 @@ def index_sources(
     with db.tenant(account) as conn:
         if source_id is not None and not repo.source_exists(conn, account_id=account, source_id=source_id):
             raise NotFound("knowledge source")
-        sources = repo.active_sources(conn, account_id=account, source_id=source_id, limit=MAX_INLINE_SOURCES + 1)
+        sources = repo.active_sources(
+            conn, account_id=account, source_id=source_id, limit=MAX_INLINE_SOURCES + 1
+        )
     if source_id is not None and not sources:
         raise Conflict("the knowledge source has no active revision yet: sync it or push a snapshot first")
     if len(sources) > MAX_INLINE_SOURCES:

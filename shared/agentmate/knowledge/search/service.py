@@ -220,7 +220,9 @@ def _hit(
     )
 
 
-def _stale(conn: Conn, account: UUID, allowed: dict[UUID, SourceRow] | None) -> list[KnowledgeSourceIndexState]:
+def _stale(
+    conn: Conn, account: UUID, allowed: dict[UUID, SourceRow] | None
+) -> list[KnowledgeSourceIndexState]:
     """The searched sources whose chunk index does not reflect their active revision."""
     rows = repo.stale_sources(conn, account_id=account, source_ids=None if allowed is None else list(allowed))
     return [KnowledgeSourceIndexState.model_validate(r) for r in rows]
