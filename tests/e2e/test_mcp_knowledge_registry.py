@@ -156,7 +156,7 @@ async def test_sync_with_index_true_indexes_and_search_says_when_it_is_stale(
                 assert out["index"]["job"] is None
                 found = await call(s, "knowledge_search", query="refund")
                 assert found["stale"] == [] and found["items"]
-                tree = {**repository(), "product/faq/docs/new.md": "# New\n\nA refund policy change.\n"}
+                tree = {**repository(), "product/faq/docs/new.md": b"# New\n\nA refund policy change.\n"}
                 git.commit(tree)
                 plain = await call(s, "knowledge_source_sync", source_id=src["id"], ref="main")
                 assert plain["created"] and plain["index"] is None

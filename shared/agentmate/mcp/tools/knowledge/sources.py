@@ -9,6 +9,7 @@ from uuid import UUID
 
 from pydantic import Field
 
+from agentmate.core.inputs import Bool
 from agentmate.core.pagination import DEFAULT_LIMIT, Page, PageParams
 from agentmate.knowledge.sources import service
 from agentmate.knowledge.sources.schemas import (
@@ -57,7 +58,7 @@ def knowledge_source_sync(
             description="Branch, tag or commit (default: the source's default_ref, else HEAD)",
         ),
     ] = None,
-    index: Annotated[bool, Field(description=INDEX_FLAG)] = False,
+    index: Annotated[Bool, Field(description=INDEX_FLAG)] = False,
 ) -> KnowledgeIngestResult:
     """Resolve a ref of a registered git knowledge source to an immutable commit and ingest the package at it
     (KNOWLEDGE.yaml at its root selects the documents). An unchanged package replays the existing revision
