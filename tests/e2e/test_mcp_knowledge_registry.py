@@ -7,7 +7,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from tests.integration.knowledge.corpus import loopback_git, snapshot
+from tests.integration.knowledge.corpus import loopback_git, repository, snapshot
 
 from .conftest import mcp_session
 from .test_mcp_modules import call, refused
@@ -130,3 +130,39 @@ async def test_a_read_only_key_cannot_sync(base_url, client, account):
         async with mcp_session(f"{base_url}/mcp/knowledge", {"X-Api-Key": account.key("knowledge:r")}) as s:
             assert "knowledge:rw" in await refused(s, "knowledge_source_sync", source_id=ids["source_id"])
             assert (await call(s, "knowledge_catalog_list"))["total"] == 1
+
+
+async def test_sync_with_index_true_indexes_and_search_says_when_it_is_stale(
+    base_url, client, account, monkeypatch
+):
+    """Issue 23 item 2 over MCP: knowledge_source_sync(index=true) indexes the synced revision; a later sync
+    without it leaves knowledge_search listing the source in stale until it is indexed."""
+    with loopback_git(monkeypatch) as git:
+        src = client.post(
+            "/api/knowledge/sources",
+            json={
+                "type": "git",
+                "package_path": "product/faq",
+                "repository_url": git.url("git.test", "acme/kb"),
+            },
+            headers=account.headers("knowledge:rw"),
+        ).json()
+        with anyio.fail_after(60):
+            async with mcp_session(
+                f"{base_url}/mcp/knowledge", {"X-Api-Key": account.key("knowledge:rw")}
+            ) as s:
+                out = await call(s, "knowledge_source_sync", source_id=src["id"], ref="main", index=True)
+                assert out["index"]["items"][0]["revision_id"] == out["revision"]["id"]
+                assert out["index"]["job"] is None
+                found = await call(s, "knowledge_search", query="refund")
+                assert found["stale"] == [] and found["items"]
+                tree = {**repository(), "product/faq/docs/new.md": b"# New\n\nA refund policy change.\n"}
+                git.commit(tree)
+                plain = await call(s, "knowledge_source_sync", source_id=src["id"], ref="main")
+                assert plain["created"] and plain["index"] is None
+                found = await call(s, "knowledge_search", query="refund")
+                assert [
+                    (x["source_id"], x["active_revision_id"], x["indexed_revision_id"])
+                    for x in found["stale"]
+                ] == [(src["id"], plain["revision"]["id"], out["revision"]["id"])]
+                assert "index" in await refused(s, "knowledge_source_sync", source_id=src["id"], index="yes")

@@ -31,18 +31,27 @@ async def test_index_search_and_links_over_mcp(base_url, client, account, other_
                 headers=account.headers("knowledge:r"),
             ).json()
             assert [i["chunk_key"] for i in rest["items"]] == [i["chunk_key"] for i in found["items"]]
-            links = await call(s, "knowledge_document_links", doc_id=mine["docs"]["guide/billing.md"])
+            billing = mine["docs"]["guide/billing.md"]
+            links = await call(s, "knowledge_document_links", document_id=billing)
             assert (
                 links
                 == client.get(
-                    f"/api/knowledge/documents/{mine['docs']['guide/billing.md']}/links",
-                    headers=account.headers("knowledge:r"),
+                    f"/api/knowledge/documents/{billing}/links", headers=account.headers("knowledge:r")
                 ).json()
             )
+            # doc_id stays an alias of document_id (issue 23 item 7); both naming different documents, or
+            # neither, is refused naming the field
+            assert await call(s, "knowledge_document_links", doc_id=billing) == links
+            assert await call(s, "knowledge_document_links", document_id=billing, doc_id=billing) == links
+            other_doc = mine["docs"]["guide/setup.md"]
+            assert "doc_id" in await refused(
+                s, "knowledge_document_links", document_id=billing, doc_id=other_doc
+            )
+            assert "document_id" in await refused(s, "knowledge_document_links")
             # another account's ids: not found, nothing of theirs in the answer
             assert "not found" in await refused(s, "knowledge_index_active", source_id=theirs["source_id"])
             assert "not found" in await refused(
-                s, "knowledge_document_links", doc_id=theirs["docs"]["退款.md"]
+                s, "knowledge_document_links", document_id=theirs["docs"]["退款.md"]
             )
             other = await call(s, "knowledge_search", query="退款", source_ids=[theirs["source_id"]])
             assert other["items"] == []

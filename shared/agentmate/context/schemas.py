@@ -6,6 +6,7 @@ Limits follow prior-art §4.5: ``max_chars`` 500..200000 (0 or omitted = 12000),
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, ClassVar, Literal
 from uuid import UUID
 
@@ -182,6 +183,17 @@ class PackItem(BaseModel):
     )
 
 
+class PackStaleSource(BaseModel):
+    """A knowledge source whose chunk index does not reflect its active revision (POST /api/knowledge/index)."""
+
+    source_id: UUID
+    name: str
+    active_revision_id: UUID
+    indexed_revision_id: UUID | None = Field(description="null: never indexed")
+    indexed_at: datetime | None
+    stale: bool = True
+
+
 class PackLayer(BaseModel):
     layer: LayerName
     items: list[PackItem] = Field(
@@ -193,6 +205,12 @@ class PackLayer(BaseModel):
     truncated: bool = Field(description="An item was cut to fit")
     note: str | None = Field(
         default=None, description="Why the layer is empty or partial, or how it was built"
+    )
+    stale: list[PackStaleSource] | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="KNOWLEDGE only: searched sources whose chunk index lags their active revision (knowledge "
+        "search's stale); their items are older text. Absent when every source is current",
     )
 
 

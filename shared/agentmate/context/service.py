@@ -101,6 +101,7 @@ def _assemble(name: LayerName, budget: int, found: Candidates) -> PackLayer:
         dropped=fitted.dropped + found.unread,
         truncated=fitted.truncated,
         note=found.note,
+        stale=found.stale,
     )
 
 

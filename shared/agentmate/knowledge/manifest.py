@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails
 
 from agentmate.core import safe_yaml
 from agentmate.core.errors import FieldError, ValidationFailed
@@ -77,6 +78,20 @@ def _invalid(field: str, message: str) -> ValidationFailed:
     )
 
 
+KEYS = list(KnowledgeManifest.model_fields)
+"""The keys a KNOWLEDGE.yaml may have (an unknown key's error lists them)."""
+
+
+def _field_error(e: ErrorDetails) -> FieldError:
+    field = ".".join(str(p) for p in e["loc"])
+    if e["type"] == "extra_forbidden":
+        hint = KnowledgeManifest.field_hints.get(field)
+        message = "unknown key" + (f" ({hint})" if hint else "") + "; allowed keys: " + ", ".join(KEYS)
+        return FieldError(f"{MANIFEST_PATH}.{field}", message, KEYS)
+    allowed: list[Any] | None = ["required", "optional"] if field == "citation_policy" else None
+    return FieldError(f"{MANIFEST_PATH}.{field}", e["msg"], allowed)
+
+
 def parse_manifest(text: str | None) -> KnowledgeManifest:
     if text is None:
         raise _invalid("", "every knowledge package needs a root KNOWLEDGE.yaml (text)")
@@ -91,16 +106,7 @@ def parse_manifest(text: str | None) -> KnowledgeManifest:
     try:
         manifest = KnowledgeManifest.model_validate(data)
     except ValidationError as exc:
-        errors = []
-        for e in exc.errors():
-            field = ".".join(str(p) for p in e["loc"])
-            errors.append(
-                FieldError(
-                    f"{MANIFEST_PATH}.{field}",
-                    e["msg"],
-                    ["required", "optional"] if field == "citation_policy" else None,
-                )
-            )
+        errors = [_field_error(e) for e in exc.errors()]
         raise ValidationFailed(
             errors, f"{MANIFEST_PATH}: invalid fields: " + ", ".join(e.field for e in errors)
         ) from exc

@@ -174,3 +174,35 @@ def test_git_sync_from_the_loopback_server_ingests_the_manifest_selection(actor,
         assert "KNOWLEDGE.yaml" in error
     finally:
         server.stop()
+
+
+def test_an_unknown_manifest_key_names_the_allowed_keys(client, account):
+    """Issue 23 item 7: ``title`` in KNOWLEDGE.yaml is a 400 naming the key, the fix and every allowed key (not
+    pydantic's "Extra inputs are not permitted")."""
+    h = account.headers("knowledge:rw")
+    src = client.post(
+        "/api/knowledge/sources",
+        json={"type": "local", "repository_url": "file:///kb", "package_path": "kb/titled"},
+        headers=h,
+    ).json()
+    files = [
+        {"path": "KNOWLEDGE.yaml", "content": "name: FAQ\ntitle: The FAQ\n"},
+        {"path": "a.md", "content": "x"},
+    ]
+    r = client.post(f"/api/knowledge/sources/{src['id']}/snapshots", json={"files": files}, headers=h)
+    assert r.status_code == 400, r.text
+    (error,) = r.json()["errors"]
+    allowed = [
+        "name",
+        "description",
+        "profile",
+        "language",
+        "capabilities",
+        "languages",
+        "include",
+        "exclude",
+    ]
+    assert error["field"] == "KNOWLEDGE.yaml.title"
+    assert error["allowed"] == [*allowed, "citation_policy"]
+    assert error["message"].startswith("unknown key (the collection's name is name); allowed keys: name, ")
+    assert "Extra inputs" not in r.text

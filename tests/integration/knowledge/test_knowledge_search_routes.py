@@ -108,3 +108,46 @@ def test_each_route_refuses_another_accounts_ids(client, account, other_account,
     assert found["items"] == [] and "none of source_ids" in found["note"]
     assert client.post(SEARCH, json={"query": "pro plan"}, headers=h).json()["items"] == []
     assert client.post(INDEX, json={}, headers=h).json()["items"] == []
+
+
+def test_search_hits_carry_at_most_16_link_neighbours(client, account, make_retrieval, serve_retrieval):
+    """The 16-neighbour cap (issue 23 loose end): a hub linking to 20 documents lists its first 16 outgoing links
+    in link order; a target 20 documents link to lists its first 16 incoming links in linking path order."""
+    serve_retrieval(make_retrieval())
+    h = account.headers("knowledge:rw")
+    leaves = [f"d{i:02d}.md" for i in range(1, 21)]
+    package = {
+        "KNOWLEDGE.yaml": "name: Hub\n",
+        "hub.md": "# Hub\n\nhubword " + " ".join(f"[{p}]({p})" for p in leaves) + "\n",
+        "target.md": "# Target\n\ntargetword is linked from every leaf.\n",
+        **{p: f"# Leaf {p}\n\nleafword [target](target.md)\n" for p in leaves},
+    }
+    src = client.post(
+        "/api/knowledge/sources",
+        json={"type": "local", "repository_url": "file:///kb", "package_path": "kb/hub"},
+        headers=h,
+    ).json()
+    files = [{"path": p, "content": c} for p, c in package.items()]
+    assert (
+        client.post(
+            f"/api/knowledge/sources/{src['id']}/snapshots", json={"files": files}, headers=h
+        ).status_code
+        == 201
+    )
+    assert client.post(INDEX, json={"source_id": src["id"]}, headers=h).status_code == 200
+
+    def top(query: str) -> dict[str, Any]:
+        found = client.post(SEARCH, json={"query": query, "top_k": 1}, headers=h).json()
+        return found["items"][0]
+
+    hub = top("hubword")
+    assert hub["path"] == "hub.md"
+    assert [(n["direction"], n["path"]) for n in hub["links"]] == [("outgoing", p) for p in leaves[:16]]
+    target = top("targetword")
+    assert target["path"] == "target.md"
+    assert [(n["direction"], n["path"]) for n in target["links"]] == [("incoming", p) for p in leaves[:16]]
+    # the document links route is not capped: all 20 of each
+    links = client.get(
+        f"/api/knowledge/documents/{hub['document_id']}/links", headers=h, params={"limit": 100}
+    )
+    assert links.json()["total"] == 20

@@ -206,3 +206,27 @@ def test_wiki_search_ranks_through_the_new_leg_reports_the_leg_fields_and_fails_
     )
     assert down.items and all(h.channels == ["lexical"] for h in down.items)
     assert [d.leg for d in down.degraded] == ["vector"]
+
+
+def test_wiki_search_hits_name_the_build_a_carried_over_page_derives_from(actor, fake, rt):
+    """derived_from_build_id on wiki search hits (issue 23 loose end): after an incremental build, a page it carried
+    over names the full build whose model run wrote it; a page it rewrote names none."""
+    from tests.integration.wiki.corpus import push
+
+    p = _principal(actor)
+    src = make_source(actor, "wr-derived", documents(8))
+    full = compile_now(actor, fake, src)
+    changed = {"docs/topic-03.md": "# Topic 03\n\nTopic 03 now says billing rule three changed.\n"}
+    push(actor, src, documents(8, changed=changed))
+    build = compile_now(actor, fake, src, mode="incremental")
+    assert (build.status, build.is_active) == ("succeeded", True)
+    wr.index(get_database(), rt, p, WikiIndexRequest(source_id=src))
+    hits = {
+        h.path: h
+        for h in wr.search(
+            get_database(), rt, p, WikiSearchRequest(query="Topic billing rule", top_k=20, source_ids=[src])
+        ).items
+    }
+    assert hits["wiki/docs-topic-05.md"].build_id == build.id
+    assert hits["wiki/docs-topic-05.md"].derived_from_build_id == full.id
+    assert hits["wiki/docs-topic-03.md"].derived_from_build_id is None

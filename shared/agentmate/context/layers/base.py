@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agentmate.context.schemas import PackRequest
+from agentmate.context.schemas import PackRequest, PackStaleSource
 from agentmate.core.db import TenantTransactions
 from agentmate.core.errors import DomainError
 from agentmate.core.observability import logger
@@ -15,6 +15,7 @@ __all__ = [
     "Candidate",
     "Candidates",
     "PackRequest",
+    "PackStaleSource",
     "Principal",
     "Retrieval",
     "TenantTransactions",
@@ -44,6 +45,8 @@ class Candidates:
     """Candidates the provider did not read because they could not fit (counted as dropped)."""
     newest_first: bool = False
     """Items are newest first for fitting (oldest dropped first); the layer shows the kept ones oldest first."""
+    stale: list[PackStaleSource] | None = None
+    """KNOWLEDGE: sources whose index lags their active revision (the layer's ``stale``)."""
 
 
 def insufficient(scope: str) -> str:

@@ -1,7 +1,8 @@
 """KNOWLEDGE: knowledge search (top_k, ``knowledge_domain``, ``knowledge_source_ids``; the domain only narrows)
 with each chunk's body as evidence, cited ``path # heading_path`` (prior-art §4.5). A failed search leg is a
 note (echoed in warnings) beside the other leg's hits; nothing indexed or nothing matching is an empty layer with a
-note. (Each pack's search is logged in retrieval_queries like any other; its query_id is not in the pack, which
+note. A searched source whose chunk index lags its active revision (a push since the last index run) is listed in
+the layer's ``stale`` and named in a note echoed in warnings: the pack never serves older text silently. (Each pack's search is logged in retrieval_queries like any other; its query_id is not in the pack, which
 must pack the same state to the same bytes.)"""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from agentmate.context.layers.base import (
     Candidate,
     Candidates,
     PackRequest,
+    PackStaleSource,
     Principal,
     Retrieval,
     TenantTransactions,
@@ -43,6 +45,14 @@ def provide(
     parts = []
     if found.degraded:
         parts.append("search degraded: " + "; ".join(f"{d.leg} leg: {d.reason}" for d in found.degraded))
+    if found.stale:
+        names = ", ".join(s.name for s in found.stale)
+        parts.append(
+            f"stale: the chunk index of {names} does not reflect the active revision (POST /api/knowledge/index)"
+        )
     if not items:
         parts.append(found.note or "no indexed knowledge chunk matched the query")
-    return Candidates(items=items, note="; ".join(parts) or None, warn=bool(found.degraded))
+    stale = [PackStaleSource.model_validate(s.model_dump()) for s in found.stale] or None
+    return Candidates(
+        items=items, note="; ".join(parts) or None, warn=bool(found.degraded or stale), stale=stale
+    )

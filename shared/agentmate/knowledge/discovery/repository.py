@@ -101,8 +101,37 @@ def revisions_of(conn: Conn, *, account_id: UUID, pairs: list[tuple[UUID, UUID]]
     return {(r["source_id"], r["id"]) for r in rows}
 
 
+class SelectedRow(TypedDict):
+    """One verified selection of a resolution run, as stored in its ``selected`` JSON."""
+
+    source_id: str
+    source_name: str
+    revision_id: str | None
+    build_id: str | None
+
+
+class NewRun(TypedDict):
+    """The columns of a knowledge_resolution_runs row the service supplies (the evidence lists as JSON)."""
+
+    skill_version_id: UUID
+    session_id: str | None
+    requirement_id: str
+    contract_identity: str
+    discovery_fingerprint: str
+    discovery_status: str
+    fingerprint_current: bool
+    candidates: list[dict[str, Any]]
+    selected: list[SelectedRow]
+    retrieved: list[dict[str, Any]]
+    citations: list[dict[str, Any]]
+    selection_reason: str
+    confidence: float | None
+    idempotency_key: str | None
+    content_hash: str
+
+
 def insert_run(
-    conn: Conn, *, account_id: UUID, user_id: UUID | None, key_id: UUID | None, data: dict[str, Any]
+    conn: Conn, *, account_id: UUID, user_id: UUID | None, key_id: UUID | None, data: NewRun
 ) -> ResolutionRun:
     row = conn.execute(
         f"""INSERT INTO knowledge_resolution_runs (account_id, user_id, key_id, skill_version_id, session_id,

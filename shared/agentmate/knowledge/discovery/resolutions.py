@@ -33,6 +33,7 @@ from agentmate.core.principal import Principal
 from agentmate.core.results import Created
 from agentmate.knowledge.discovery import discover
 from agentmate.knowledge.discovery import repository as repo
+from agentmate.knowledge.discovery.repository import SelectedRow
 from agentmate.knowledge.discovery.schemas import (
     MAX_EVIDENCE_BYTES,
     ResolutionCreate,
@@ -51,7 +52,7 @@ def _key(body: ResolutionCreate, header: str | None) -> str | None:
     return body.idempotency_key or header
 
 
-def _selected(conn: Conn, account_id: UUID, body: ResolutionCreate) -> list[dict[str, Any]]:
+def _selected(conn: Conn, account_id: UUID, body: ResolutionCreate) -> list[SelectedRow]:
     """The selections verified against the account, with each one's revision filled in."""
     errors = ErrorCollector()
     ids = [s.source_id for s in body.selected]
@@ -61,7 +62,7 @@ def _selected(conn: Conn, account_id: UUID, body: ResolutionCreate) -> list[dict
     builds = wiki_builds.builds(
         conn, account_id=account_id, build_ids=[s.build_id for s in body.selected if s.build_id is not None]
     )
-    out: list[dict[str, Any]] = []
+    out: list[SelectedRow] = []
     for i, sel in enumerate(body.selected):
         at = f"selected[{i}]"
         source = found.get(sel.source_id)
@@ -168,7 +169,9 @@ def record(
                         conn, account, contract.identity, req["id"], body.discovery_fingerprint
                     ),
                     "selected": selected,
-                    **evidence,
+                    "candidates": evidence["candidates"],
+                    "retrieved": evidence["retrieved"],
+                    "citations": evidence["citations"],
                     "selection_reason": body.selection_reason,
                     "confidence": body.confidence,
                     "idempotency_key": key,

@@ -275,20 +275,25 @@ def index_active(
     db: TenantTransactions, rt: Retrieval, principal: Principal, body: KnowledgeIndexRequest
 ) -> KnowledgeIndexReport:
     """Index inline within the request's budget; what does not fit becomes a job (the report's ``job``: 202)."""
+    return index_sources(db, rt, principal.account_id, body.source_id)
+
+
+def index_sources(
+    db: TenantTransactions, rt: Retrieval, account: UUID, source_id: UUID | None
+) -> KnowledgeIndexReport:
+    """``index_active`` for an account: one source (``source_id``) or every source with an active revision. A
+    push with ``index=true`` (``knowledge.sources``) calls it after its commit."""
     started, since = time.monotonic(), datetime.now(UTC)
-    account = principal.account_id
     with db.tenant(account) as conn:
-        if body.source_id is not None and not repo.source_exists(
-            conn, account_id=account, source_id=body.source_id
-        ):
+        if source_id is not None and not repo.source_exists(conn, account_id=account, source_id=source_id):
             raise NotFound("knowledge source")
         sources = repo.active_sources(
-            conn, account_id=account, source_id=body.source_id, limit=MAX_INLINE_SOURCES + 1
+            conn, account_id=account, source_id=source_id, limit=MAX_INLINE_SOURCES + 1
         )
-    if body.source_id is not None and not sources:
+    if source_id is not None and not sources:
         raise Conflict("the knowledge source has no active revision yet: sync it or push a snapshot first")
     if len(sources) > MAX_INLINE_SOURCES:
-        return _report([], _queue(db, account, body.source_id, since))
+        return _report([], _queue(db, account, source_id, since))
     items: list[KnowledgeIndexOutcome] = []
     check = _Budget(started)
     try:
@@ -296,7 +301,7 @@ def index_active(
             check()
             items.append(_index_source(db, rt, account, source, check, check.deadline))
     except _OverBudget:
-        return _report(items, _queue(db, account, body.source_id, since))
+        return _report(items, _queue(db, account, source_id, since))
     return _report(items)
 
 

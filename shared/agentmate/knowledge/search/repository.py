@@ -88,6 +88,14 @@ class Neighbour(TypedDict):
     linked_document_id: UUID | None
 
 
+class SourceIndexRow(TypedDict):
+    source_id: UUID
+    name: str
+    active_revision_id: UUID
+    indexed_revision_id: UUID | None
+    indexed_at: datetime | None
+
+
 class DocumentRow(TypedDict):
     id: UUID
     path: str
@@ -246,6 +254,26 @@ def sources(
         {"a": account_id, "ids": source_ids, "d": domain},
     ).fetchall()
     return cast(list[SourceRow], rows)
+
+
+def stale_sources(conn: Conn, *, account_id: UUID, source_ids: list[UUID] | None) -> list[SourceIndexRow]:
+    """Sources (these, or all of the account) with an active revision that the chunk index does not reflect:
+    never indexed, or indexed at another revision (a push or sync since the last index run), in name order."""
+    rows = conn.execute(
+        """SELECT s.id AS source_id, s.name, s.active_revision_id, ix.revision_id AS indexed_revision_id,
+                  ix.indexed_at
+           FROM knowledge_sources s
+           LEFT JOIN LATERAL (
+               SELECT i.revision_id, i.indexed_at FROM knowledge_revision_index i
+               WHERE i.account_id = s.account_id AND i.source_id = s.id
+               ORDER BY i.indexed_at DESC LIMIT 1) ix ON true
+           WHERE s.account_id = %(account_id)s AND s.active_revision_id IS NOT NULL
+             AND (%(source_ids)s::uuid[] IS NULL OR s.id = ANY(%(source_ids)s))
+             AND ix.revision_id IS DISTINCT FROM s.active_revision_id
+           ORDER BY s.name COLLATE "C", s.id""",
+        {"account_id": account_id, "source_ids": source_ids},
+    ).fetchall()
+    return cast(list[SourceIndexRow], rows)
 
 
 def neighbours(

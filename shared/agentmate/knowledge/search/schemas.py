@@ -146,6 +146,24 @@ class KnowledgeDegraded(BaseModel):
     reason: str
 
 
+class KnowledgeSourceIndexState(BaseModel):
+    """A searched source whose chunk index does not reflect its active revision (the shape of wiki search's
+    ``stale``): its hits, if any, are the text of ``indexed_revision_id``, not of the active revision."""
+
+    source_id: UUID
+    name: str
+    active_revision_id: UUID
+    indexed_revision_id: UUID | None = Field(
+        description="The revision the chunk index reflects (null: never indexed, so no hit comes from it)"
+    )
+    indexed_at: datetime | None
+    stale: bool = Field(
+        default=True,
+        description="The index does not reflect the active revision: search serves the older text (or nothing) "
+        "for this source until POST /api/knowledge/index runs (or a push with index=true)",
+    )
+
+
 class KnowledgeSearchResult(BaseModel):
     query_id: UUID = Field(
         description="This search's retrieval_queries record (validation signals refer to it)"
@@ -154,6 +172,11 @@ class KnowledgeSearchResult(BaseModel):
     total: int
     degraded: list[KnowledgeDegraded] = Field(
         default_factory=list, description="Search legs that failed; the others still answered"
+    )
+    stale: list[KnowledgeSourceIndexState] = Field(
+        default_factory=list,
+        description="Searched sources whose chunk index lags their active revision (a push since the last "
+        "index run): their hits are older text, or none",
     )
     filtered_by_min_similarity: int | None = Field(
         default=None, exclude_if=_is_none, description="Hits dropped by min_similarity (absent when unsent)"

@@ -39,6 +39,7 @@ from agentmate.knowledge.search.schemas import (
     KnowledgeSearchHit,
     KnowledgeSearchRequest,
     KnowledgeSearchResult,
+    KnowledgeSourceIndexState,
 )
 from agentmate.retrieval import service as retrieval
 from agentmate.retrieval.service import Hit, Query, Retrieval, SearchResult
@@ -219,6 +220,14 @@ def _hit(
     )
 
 
+def _stale(
+    conn: Conn, account: UUID, allowed: dict[UUID, SourceRow] | None
+) -> list[KnowledgeSourceIndexState]:
+    """The searched sources whose chunk index does not reflect their active revision."""
+    rows = repo.stale_sources(conn, account_id=account, source_ids=None if allowed is None else list(allowed))
+    return [KnowledgeSourceIndexState.model_validate(r) for r in rows]
+
+
 @counted("KnowledgeSearch")
 def search(
     db: TenantTransactions, rt: Retrieval, principal: Principal, body: KnowledgeSearchRequest
@@ -253,6 +262,7 @@ def search(
             items=items,
             total=len(items),
             degraded=degraded,
+            stale=_stale(conn, account, allowed),
             filtered_by_min_similarity=filtered if body.min_similarity is not None else None,
         )
 

@@ -9,7 +9,7 @@ from uuid import UUID
 from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
 
-from agentmate.api.deps import DbDep, KnowledgeRead, KnowledgeWrite, PageDep
+from agentmate.api.deps import DbDep, KnowledgeRead, KnowledgeWrite, PageDep, RetrievalDep
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.routing import LAMBDA_BODY_LIMIT, max_body
 from agentmate.core.pagination import Page
@@ -81,14 +81,20 @@ def list_revisions(source_id: UUID, principal: KnowledgeRead, db: DbDep, page: P
     },
 )
 def sync_source(
-    source_id: UUID, principal: KnowledgeWrite, db: DbDep, body: KnowledgeSyncRequest | None = None
+    source_id: UUID,
+    principal: KnowledgeWrite,
+    db: DbDep,
+    rt: RetrievalDep,
+    body: KnowledgeSyncRequest | None = None,
 ) -> JSONResponse:
     """Resolve a ref of a git source to an immutable commit and ingest the package at it (public GitHub/GitLab by
     default). 201 for a new revision, 200 when the package hash replays one (the source is re-targeted to it);
     a failure marks the source error and leaves no revision (an unknown ref is a 400 naming ref). A sync that
     runs out of the request's time budget (20 s) answers 202 with a knowledge_sync job that repeats it with the
-    worker's budget (the source is pending meanwhile); a package over a size limit stays a 413."""
-    result = service.sync_or_queue(db, Actor.of(principal), source_id, body or KnowledgeSyncRequest())
+    worker's budget (the source is pending meanwhile); a package over a size limit stays a 413. With index=true
+    the source's active revision is also chunk-indexed after the commit (index: the run's report); without it
+    knowledge search keeps serving the previously indexed revision and lists the source in stale."""
+    result = service.sync_or_queue(db, Actor.of(principal), source_id, body or KnowledgeSyncRequest(), rt=rt)
     if isinstance(result, KnowledgeSyncQueued):
         return JSONResponse(result.model_dump(mode="json"), status_code=202)
     return _ingested(result)
@@ -102,13 +108,15 @@ def sync_source(
     openapi_extra=max_body(LAMBDA_BODY_LIMIT),
 )
 def push_snapshot(
-    source_id: UUID, body: KnowledgeSnapshotPush, principal: KnowledgeWrite, db: DbDep
+    source_id: UUID, body: KnowledgeSnapshotPush, principal: KnowledgeWrite, db: DbDep, rt: RetrievalDep
 ) -> JSONResponse:
     """Push a local package snapshot (KNOWLEDGE.yaml at the root; its include/exclude select the documents).
     201 for a new revision, 200 when the package hash replays one (the source is re-targeted to it). A missing
     or invalid manifest is a 400 naming KNOWLEDGE.yaml or KNOWLEDGE.yaml.<field>; each file sends content,
-    content_base64, or (binary) sha256 and size_bytes."""
-    return _ingested(service.push_snapshot(db, Actor.of(principal), source_id, body))
+    content_base64, or (binary) sha256 and size_bytes. With index=true the source's active revision is also
+    chunk-indexed after the commit (index: the run's report; past the inline budget its job); without it
+    knowledge search keeps serving the previously indexed revision and lists the source in stale."""
+    return _ingested(service.push_snapshot(db, Actor.of(principal), source_id, body, rt=rt))
 
 
 @router.get("/revisions/{revision_id}/documents", response_model=Page[KnowledgeDocument])

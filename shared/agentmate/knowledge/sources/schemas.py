@@ -6,11 +6,18 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentmate.core.inputs import Bool
 from agentmate.jobs.schemas import JobView
 from agentmate.knowledge.manifest import KnowledgeManifest
+from agentmate.knowledge.search.schemas import KnowledgeIndexReport
 from agentmate.packages.schemas import FileInput, FileMeta, FileRecord, Revision, Source
 
 MAX_SNAPSHOT_FILES = 1000
+INDEX_FLAG = (
+    "Also chunk-index the source's active revision into knowledge search after the push commits (as POST "
+    "/api/knowledge/index with this source_id); without it search serves the previously indexed revision and "
+    "reports the source in stale"
+)
 
 
 class KnowledgeSnapshotPush(BaseModel):
@@ -34,6 +41,7 @@ class KnowledgeSnapshotPush(BaseModel):
         description="Omit to let the server derive it; a supplied one must match "
         "(KNOWLEDGE.yaml plus the documents its rules select)",
     )
+    index: Bool = Field(default=False, description=INDEX_FLAG)
 
 
 class KnowledgeSyncRequest(BaseModel):
@@ -44,6 +52,7 @@ class KnowledgeSyncRequest(BaseModel):
         max_length=255,
         description="Branch, tag or commit (default: the source's default_ref, else HEAD)",
     )
+    index: Bool = Field(default=False, description=INDEX_FLAG)
 
 
 class KnowledgeIngestResult(BaseModel):
@@ -53,6 +62,11 @@ class KnowledgeIngestResult(BaseModel):
     created: bool = Field(
         description="false when the package hash replayed an existing revision (the source "
         "was re-targeted to it)"
+    )
+    index: KnowledgeIndexReport | None = Field(
+        default=None,
+        description="With index=true: the index run of the source's active revision (its job, when it did not "
+        "fit the request); null without index=true",
     )
 
 

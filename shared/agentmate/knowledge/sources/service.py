@@ -23,6 +23,7 @@ from agentmate.core.errors import DomainError, NotFound, ServiceUnavailable
 from agentmate.core.observability import counted
 from agentmate.core.pagination import Page, PageParams
 from agentmate.knowledge.manifest import MANIFEST_PATH, KnowledgeManifest, parse_manifest
+from agentmate.knowledge.search import index
 from agentmate.knowledge.sources import repository
 from agentmate.knowledge.sources.repository import STORE
 from agentmate.knowledge.sources.schemas import (
@@ -38,6 +39,7 @@ from agentmate.packages import service as packages
 from agentmate.packages.policy import NetPolicy, SyncTimedOut
 from agentmate.packages.schemas import Ingested, Package, Revision, Source, SourceInput, Upserted
 from agentmate.packages.service import Actor, Fetcher
+from agentmate.retrieval.service import Retrieval, get_retrieval
 
 SYNC_JOB_KIND = "knowledge_sync"
 SYNC_JOB_BUDGET_S = 600.0  # with the 60 s finish margin it fits the 900 s worker function
@@ -101,6 +103,17 @@ def _result(out: packages.IngestOutcome[KnowledgeManifest]) -> KnowledgeIngestRe
     return KnowledgeIngestResult(source=i.source, revision=i.revision, manifest=out.extra, created=i.created)
 
 
+def _indexed(
+    db: TenantTransactions, rt: Retrieval | None, actor: Actor, result: KnowledgeIngestResult, wanted: bool
+) -> KnowledgeIngestResult:
+    """With ``index=true``: index the source's active revision after the ingest committed (the ingest stands
+    whatever the index run does; a run past the inline budget continues as its ``knowledge_index`` job)."""
+    if not wanted:
+        return result
+    report = index.index_sources(db, rt or get_retrieval(), actor.account_id, result.source.id)
+    return result.model_copy(update={"index": report})
+
+
 def _new_package(result: KnowledgeIngestResult) -> float:
     return 1 if result.created else 0
 
@@ -142,7 +155,11 @@ def list_revisions(db: TenantTransactions, actor: Actor, source_id: UUID, page: 
 
 @counted("KnowledgePackageIngested", _new_package)
 def push_snapshot(
-    db: TenantTransactions, actor: Actor, source_id: UUID, body: KnowledgeSnapshotPush
+    db: TenantTransactions,
+    actor: Actor,
+    source_id: UUID,
+    body: KnowledgeSnapshotPush,
+    rt: Retrieval | None = None,
 ) -> KnowledgeIngestResult:
     sel, on_revision = _hooks(actor)
     out = packages.push_snapshot(
@@ -155,7 +172,7 @@ def push_snapshot(
         select=sel.select,
         on_revision=on_revision,
     )
-    return _result(out)
+    return _indexed(db, rt, actor, _result(out), body.index)
 
 
 @counted("KnowledgePackageIngested", _new_package)
@@ -165,6 +182,7 @@ def sync_source(
     source_id: UUID,
     body: KnowledgeSyncRequest,
     git: Fetcher | None = None,
+    rt: Retrieval | None = None,
 ) -> KnowledgeIngestResult:
     sel, on_revision = _hooks(actor)
     out = packages.sync_source(
@@ -177,15 +195,20 @@ def sync_source(
         select=sel.select,
         on_revision=on_revision,
     )
-    return _result(out)
+    return _indexed(db, rt, actor, _result(out), body.index)
 
 
 def sync_or_queue(
-    db: TenantTransactions, actor: Actor, source_id: UUID, body: KnowledgeSyncRequest
+    db: TenantTransactions,
+    actor: Actor,
+    source_id: UUID,
+    body: KnowledgeSyncRequest,
+    rt: Retrieval | None = None,
 ) -> KnowledgeIngestResult | KnowledgeSyncQueued:
-    """Sync inline; a sync that runs out of the request's time becomes a ``knowledge_sync`` job (202)."""
+    """Sync inline; a sync that runs out of the request's time becomes a ``knowledge_sync`` job (202) that also
+    indexes when ``index`` was asked for."""
     try:
-        return sync_source(db, actor, source_id, body)
+        return sync_source(db, actor, source_id, body, rt=rt)
     except SyncTimedOut as exc:
         with db.tenant(actor.account_id) as conn:
             job = jobs.enqueue(
@@ -193,7 +216,12 @@ def sync_or_queue(
                 account_id=actor.account_id,
                 kind=SYNC_JOB_KIND,
                 subject_id=source_id,
-                payload={"ref": body.ref, "user_id": _str(actor.user_id), "key_id": _str(actor.key_id)},
+                payload={
+                    "ref": body.ref,
+                    "index": body.index,
+                    "user_id": _str(actor.user_id),
+                    "key_id": _str(actor.key_id),
+                },
             )
             STORE.mark_pending(
                 conn,
@@ -224,16 +252,20 @@ def run_sync_job(ctx: jobs.RunContext) -> dict[str, object]:
         raise jobs.Permanent("a knowledge_sync job names its source as subject_id")
     actor = Actor(ctx.job.account_id, _uuid(p.get("user_id")), _uuid(p.get("key_id")))
     try:
-        out = sync_source(ctx.db, actor, source_id, KnowledgeSyncRequest(ref=p.get("ref")), git=job_fetcher())
+        request = KnowledgeSyncRequest(ref=p.get("ref"), index=bool(p.get("index")))
+        out = sync_source(ctx.db, actor, source_id, request, git=job_fetcher())
     except ServiceUnavailable as exc:
         raise jobs.Retryable(exc.detail) from exc
     except DomainError as exc:
         raise jobs.Permanent(exc.detail) from exc
-    return {
+    result: dict[str, object] = {
         "revision_id": str(out.revision.id),
         "commit_sha": out.revision.commit_sha,
         "created": out.created,
     }
+    if out.index is not None:
+        result["index"] = out.index.model_dump(mode="json", exclude={"items"})
+    return result
 
 
 # -- revisions and documents -------------------------------------------------------------------------------------

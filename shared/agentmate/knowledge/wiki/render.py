@@ -13,10 +13,13 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agentmate.knowledge.wiki.check import DraftPage
 from agentmate.knowledge.wiki.prompt import INDEX_PATH, LOG_PATH, RESERVED_PATHS, LinkIn
+
+if TYPE_CHECKING:
+    from agentmate.knowledge.wiki.repository import EventRow
 
 KIND_ORDER = ("overview", "summary", "concept", "entity", "synthesis")
 # Every ASCII punctuation character CommonMark gives a meaning somewhere (emphasis, code, links, images, HTML,
@@ -89,10 +92,11 @@ def index_page(pages: Sequence[DraftPage], kb_name: str) -> DraftPage:
     )
 
 
-def log_page(events: Iterable[dict[str, Any]]) -> DraftPage:
+def log_page(events: Iterable[EventRow]) -> DraftPage:
     lines = ["# Build log", ""]
     for e in events:
-        where = f" {inline(e['page_path'])}" if e.get("page_path") else ""
-        detail = f": {inline(e['detail'])}" if e.get("detail") else ""
+        page_path = e["page_path"]
+        where = f" {inline(page_path)}" if page_path else ""
+        detail = f": {inline(e['detail'])}" if e["detail"] else ""
         lines.append(f"{e['sequence_no']}. {e['event_type']}{where}{detail}")
     return DraftPage(path=LOG_PATH, kind="log", title="Build log", content="\n".join(lines) + "\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, Literal, TypedDict, cast
 from uuid import UUID
 
@@ -61,6 +62,103 @@ CONSTRAINTS = constraints(
     }
 )
 
+# -- rows (what the services read; the queries below name exactly these columns) ---------------------------------
+
+
+class WikiSourceRow(TypedDict):
+    id: UUID
+    name: str
+    active_revision_id: UUID | None
+    active_build_id: UUID | None
+    indexed_build_id: UUID | None
+    wiki_indexed_at: datetime | None
+    domain: str | None
+    package_hash: str | None  # of the active revision (NULL: none yet)
+    manifest: dict[str, Any] | None
+
+
+class WikiDocumentRow(TypedDict):
+    id: UUID
+    path: str
+    sha256: str
+    is_text: bool
+    content: str | None
+
+
+class BuildRow(TypedDict):
+    """A knowledge_builds row (migrations/0071), every column."""
+
+    id: UUID
+    account_id: UUID
+    user_id: UUID | None
+    key_id: UUID | None
+    source_id: UUID
+    source_revision_id: UUID
+    raw_package_hash: str
+    profile_version_id: UUID
+    compiler_version: str
+    prompt_version: str
+    model: str
+    reviewer_model: str | None
+    reviewer_independence: str
+    parent_build_id: UUID | None
+    mode: str
+    status: str
+    check_status: str
+    check_failures: list[dict[str, Any]]
+    review_status: str
+    activate_on_success: bool
+    forced: bool
+    job_id: UUID | None
+    attempts: int
+    attempt_usage: list[dict[str, Any]]
+    pages_written: int
+    pages_reused: int
+    input_tokens: int
+    output_tokens: int
+    cost_micros: int
+    cost_priced: bool
+    impact: dict[str, Any] | None
+    error: str | None
+    queued_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+class BuildView(BuildRow):
+    """A build with its profile's name and version and whether it is its source's active build."""
+
+    profile_name: str
+    profile_version: int
+    is_active: bool
+
+
+class EventRow(TypedDict):
+    sequence_no: int
+    event_type: str
+    page_path: str | None
+    detail: str
+    payload: dict[str, Any]
+    created_at: datetime
+
+
+class PageMetaRow(TypedDict):
+    path: str
+    kind: str
+    title: str
+    content_hash: str
+    chars: int
+    derived_from_build_id: UUID | None
+    citation_count: int
+    link_count: int
+
+
+class PageRow(PageMetaRow):
+    id: UUID
+    build_id: UUID
+    content: str
+
+
 # -- profiles ------------------------------------------------------------------------------------------------
 
 
@@ -108,8 +206,8 @@ def profile(conn: Conn, *, account_id: UUID, profile_version_id: UUID) -> Profil
 # -- sources and revisions -----------------------------------------------------------------------------------
 
 
-def source(conn: Conn, *, account_id: UUID, source_id: UUID, lock: bool = False) -> dict[str, Any] | None:
-    return conn.execute(
+def source(conn: Conn, *, account_id: UUID, source_id: UUID, lock: bool = False) -> WikiSourceRow | None:
+    row = conn.execute(
         f"""SELECT s.id, s.name, s.active_revision_id, s.active_build_id, s.indexed_build_id, s.wiki_indexed_at,
                    s.domain, r.package_hash, r.manifest
               FROM knowledge_sources s
@@ -117,15 +215,17 @@ def source(conn: Conn, *, account_id: UUID, source_id: UUID, lock: bool = False)
              WHERE s.account_id = %(account_id)s AND s.id = %(source_id)s{" FOR UPDATE OF s" if lock else ""}""",
         {"account_id": account_id, "source_id": source_id},
     ).fetchone()
+    return cast(WikiSourceRow | None, row)
 
 
 def documents(conn: Conn, *, account_id: UUID, revision_id: UUID) -> list[dict[str, Any]]:
     """Every document of a revision (not the manifest), in path order, with text content."""
-    return conn.execute(
+    rows = conn.execute(
         """SELECT id, path, sha256, is_text, content FROM knowledge_documents
             WHERE account_id = %(account_id)s AND revision_id = %(revision_id)s AND path <> %(manifest_path)s ORDER BY path COLLATE "C" """,
         {"account_id": account_id, "revision_id": revision_id, "manifest_path": MANIFEST_PATH},
     ).fetchall()
+    return rows  # WikiDocumentRow's columns; untyped while the compiler (its only reader) takes dict rows
 
 
 def revision_manifest(conn: Conn, *, account_id: UUID, revision_id: UUID) -> dict[str, Any] | None:
@@ -145,14 +245,16 @@ BUILD_FROM = """knowledge_builds b
                 JOIN knowledge_sources s ON s.id = b.source_id AND s.account_id = b.account_id"""
 
 
-def get_build(conn: Conn, *, account_id: UUID, build_id: UUID) -> dict[str, Any] | None:
-    return conn.execute(
+def get_build(conn: Conn, *, account_id: UUID, build_id: UUID) -> BuildView | None:
+    row = conn.execute(
         f"SELECT {BUILD_COLUMNS} FROM {BUILD_FROM} WHERE b.account_id = %(account_id)s AND b.id = %(build_id)s",
         {"account_id": account_id, "build_id": build_id},
     ).fetchone()
+    return cast(BuildView | None, row)
 
 
 def lock_build(conn: Conn, *, account_id: UUID, build_id: UUID) -> dict[str, Any] | None:
+    """A BuildRow, locked; untyped while the compiler (its only reader) takes dict rows."""
     return conn.execute(
         "SELECT * FROM knowledge_builds WHERE account_id = %(account_id)s AND id = %(build_id)s FOR UPDATE",
         {"account_id": account_id, "build_id": build_id},
@@ -161,11 +263,11 @@ def lock_build(conn: Conn, *, account_id: UUID, build_id: UUID) -> dict[str, Any
 
 def list_builds(
     conn: Conn, *, account_id: UUID, source_id: UUID | None, limit: int, offset: int
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[BuildView], int]:
     where, params = ["b.account_id = %(a)s"], {"a": account_id, "s": source_id}
     if source_id is not None:
         where.append("b.source_id = %(s)s")
-    return paged(
+    rows, total = paged(
         conn,
         columns=BUILD_COLUMNS,
         table=BUILD_FROM,
@@ -175,6 +277,7 @@ def list_builds(
         limit=limit,
         offset=offset,
     )
+    return cast(list[BuildView], rows), total
 
 
 def matching_build(
@@ -187,7 +290,7 @@ def matching_build(
     model: str,
     mode: str,
     parent_build_id: UUID | None,
-) -> dict[str, Any] | None:
+) -> BuildView | None:
     """A live or succeeded build with the same input identity (prior-art §4.8), newest first."""
     row = conn.execute(
         """SELECT id FROM knowledge_builds
@@ -220,9 +323,9 @@ def _versions() -> tuple[str, str]:
 
 def latest_succeeded(
     conn: Conn, *, account_id: UUID, source_id: UUID, before: UUID | None = None
-) -> dict[str, Any] | None:
+) -> BuildRow | None:
     """The newest succeeded build of a source (queued before ``before`` when given)."""
-    return conn.execute(
+    row = conn.execute(
         """SELECT * FROM knowledge_builds b
             WHERE account_id = %(a)s AND source_id = %(s)s AND status = 'succeeded'
               AND (%(before)s::uuid IS NULL OR (queued_at, id) < (SELECT queued_at, id FROM knowledge_builds
@@ -230,13 +333,15 @@ def latest_succeeded(
             ORDER BY queued_at DESC, id DESC LIMIT 1""",
         {"a": account_id, "s": source_id, "before": before},
     ).fetchone()
+    return cast(BuildRow | None, row)
 
 
-def build_row(conn: Conn, *, account_id: UUID, build_id: UUID) -> dict[str, Any] | None:
-    return conn.execute(
+def build_row(conn: Conn, *, account_id: UUID, build_id: UUID) -> BuildRow | None:
+    row = conn.execute(
         "SELECT * FROM knowledge_builds WHERE account_id = %(account_id)s AND id = %(build_id)s",
         {"account_id": account_id, "build_id": build_id},
     ).fetchone()
+    return cast(BuildRow | None, row)
 
 
 def page_count(conn: Conn, *, account_id: UUID, build_id: UUID) -> int:
@@ -336,7 +441,7 @@ def add_events(conn: Conn, *, account_id: UUID, build_id: UUID, events: Sequence
 
 def events(
     conn: Conn, *, account_id: UUID, build_id: UUID, limit: int | None = None, offset: int = 0
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[EventRow], int]:
     if limit is None:
         rows = conn.execute(
             "SELECT sequence_no, event_type, page_path, detail, payload, created_at "
@@ -344,8 +449,8 @@ def events(
             "ORDER BY sequence_no",
             {"account_id": account_id, "build_id": build_id},
         ).fetchall()
-        return rows, len(rows)
-    return paged(
+        return cast(list[EventRow], rows), len(rows)
+    rows, total = paged(
         conn,
         columns="sequence_no, event_type, page_path, detail, payload, created_at",
         table="knowledge_build_events",
@@ -355,6 +460,7 @@ def events(
         limit=limit,
         offset=offset,
     )
+    return cast(list[EventRow], rows), total
 
 
 # -- pages ---------------------------------------------------------------------------------------------------
@@ -438,8 +544,8 @@ PAGE_META = """pg.path, pg.kind, pg.title, pg.content_hash, char_length(pg.conte
 
 def list_pages(
     conn: Conn, *, account_id: UUID, build_id: UUID, limit: int, offset: int
-) -> tuple[list[dict[str, Any]], int]:
-    return paged(
+) -> tuple[list[PageMetaRow], int]:
+    rows, total = paged(
         conn,
         columns=PAGE_META,
         table="knowledge_pages pg",
@@ -449,6 +555,7 @@ def list_pages(
         limit=limit,
         offset=offset,
     )
+    return cast(list[PageMetaRow], rows), total
 
 
 def page_hashes(conn: Conn, *, account_id: UUID, build_id: UUID) -> dict[str, str]:
@@ -459,12 +566,13 @@ def page_hashes(conn: Conn, *, account_id: UUID, build_id: UUID) -> dict[str, st
     return {r["path"]: r["content_hash"] for r in rows}
 
 
-def get_page(conn: Conn, *, account_id: UUID, build_id: UUID, path: str) -> dict[str, Any] | None:
-    return conn.execute(
+def get_page(conn: Conn, *, account_id: UUID, build_id: UUID, path: str) -> PageRow | None:
+    row = conn.execute(
         f"SELECT pg.id, pg.build_id, pg.content, {PAGE_META} FROM knowledge_pages pg "
         "WHERE pg.account_id = %(account_id)s AND pg.build_id = %(build_id)s AND pg.path = %(path)s",
         {"account_id": account_id, "build_id": build_id, "path": path},
     ).fetchone()
+    return cast(PageRow | None, row)
 
 
 class PageCitationRow(TypedDict):
@@ -511,24 +619,45 @@ def page_links(conn: Conn, *, account_id: UUID, page_ids: Sequence[UUID]) -> lis
     return cast(list[PageLinkRow], rows)
 
 
+class PageLinkOut(TypedDict):
+    source_page_id: UUID
+    target_path: str
+    link_type: str
+
+
+class FullPageRow(TypedDict):
+    """A page of a parent build with its citations and outbound links (what an incremental build carries over)."""
+
+    id: UUID
+    path: str
+    kind: str
+    title: str
+    content: str
+    content_hash: str
+    derived_from_build_id: UUID | None
+    citations: list[PageCitationRow]
+    links: list[PageLinkOut]
+
+
 def build_pages_full(conn: Conn, *, account_id: UUID, build_id: UUID) -> list[dict[str, Any]]:
-    """Every page of a build with its citations and outbound links (the parent of an incremental build)."""
+    """Every page of a build with its citations and outbound links (the parent of an incremental build): a
+    FullPageRow each, untyped while the compiler (its only reader) takes dict rows."""
     pages = conn.execute(
         """SELECT id, path, kind, title, content, content_hash, derived_from_build_id FROM knowledge_pages
             WHERE account_id = %(account_id)s AND build_id = %(build_id)s ORDER BY path COLLATE "C" """,
         {"account_id": account_id, "build_id": build_id},
     ).fetchall()
     ids = [p["id"] for p in pages]
-    cites: dict[Any, list[PageCitationRow]] = {}
+    cites: dict[UUID, list[PageCitationRow]] = {}
     for c in page_citations(conn, account_id=account_id, page_ids=ids):
         cites.setdefault(c["page_id"], []).append(c)
-    links: dict[Any, list[dict[str, Any]]] = {}
+    links: dict[UUID, list[PageLinkOut]] = {}
     for link in conn.execute(
         """SELECT source_page_id, target_path, link_type FROM knowledge_page_links
                 WHERE account_id = %(account_id)s AND build_id = %(build_id)s ORDER BY source_page_id, ordinal""",
         {"account_id": account_id, "build_id": build_id},
     ).fetchall():
-        links.setdefault(link["source_page_id"], []).append(link)
+        links.setdefault(link["source_page_id"], []).append(cast(PageLinkOut, link))
     for p in pages:
         p["citations"] = cites.get(p["id"], [])
         p["links"] = links.get(p["id"], [])

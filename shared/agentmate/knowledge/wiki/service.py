@@ -23,6 +23,7 @@ from agentmate.knowledge.wiki import repository as repo
 from agentmate.knowledge.wiki.compiler import DEFAULT_MAX_ATTEMPTS
 from agentmate.knowledge.wiki.profiles import DEFAULT_PROFILE, settings_for
 from agentmate.knowledge.wiki.prompt import COMPILER_VERSION, PROMPT_VERSION
+from agentmate.knowledge.wiki.repository import BuildRow, BuildView, WikiSourceRow
 from agentmate.knowledge.wiki.schemas import (
     ActivateResult,
     BuildDiff,
@@ -63,7 +64,7 @@ class Compiled:
     queued: bool
 
 
-def to_build(row: dict[str, Any]) -> WikiBuild:
+def to_build(row: BuildView) -> WikiBuild:
     return WikiBuild.model_validate(
         {
             **row,
@@ -127,7 +128,7 @@ def compile_source(
     return Compiled(CompileResult(build=to_build(row), queued=True, warnings=warnings), True)
 
 
-def _compilable_source(conn: Conn, account_id: UUID, source_id: UUID) -> dict[str, Any]:
+def _compilable_source(conn: Conn, account_id: UUID, source_id: UUID) -> WikiSourceRow:
     """The source, locked for the compile's transaction; it must have an active revision."""
     src = repo.source(conn, account_id=account_id, source_id=source_id, lock=True)
     if src is None:
@@ -144,11 +145,11 @@ def _reused(
     conn: Conn,
     account_id: UUID,
     req: CompileRequest,
-    src: dict[str, Any],
-    parent: dict[str, Any] | None,
+    src: WikiSourceRow,
+    parent: BuildRow | None,
     profile_version_id: UUID,
     model: str,
-) -> tuple[dict[str, Any], str] | None:
+) -> tuple[BuildView, str] | None:
     """A build that answers the request without queueing (with the warning that says why), or None: the parent
     of an incremental compile when the sources have not changed, else a build of the same input identity
     (unless ``force``)."""
@@ -161,6 +162,7 @@ def _reused(
             )
     if req.force:
         return None
+    assert src["active_revision_id"] is not None  # _compilable_source refused a source without one
     match = repo.matching_build(
         conn,
         account_id=account_id,
@@ -181,7 +183,7 @@ def _reused(
 
 def _queue_build(
     conn: Conn, caller: Caller, req: CompileRequest, identity: dict[str, Any]
-) -> tuple[jobs.Job, dict[str, Any]]:
+) -> tuple[jobs.Job, BuildView]:
     """Insert the queued build (its input identity plus the request's options), its first event and its
     ``wiki_compile`` job, in the caller's transaction; the caller wakes the job after the commit."""
     a = caller.account_id
@@ -232,7 +234,7 @@ def _queue_build(
     return job, row
 
 
-def _parent(conn: Conn, account_id: UUID, src: dict[str, Any]) -> dict[str, Any] | None:
+def _parent(conn: Conn, account_id: UUID, src: WikiSourceRow) -> BuildRow | None:
     """The build a new one diffs against: the serving build when it succeeded, else the newest succeeded one."""
     if src["active_build_id"] is not None:
         active = repo.build_row(conn, account_id=account_id, build_id=src["active_build_id"])
@@ -241,7 +243,7 @@ def _parent(conn: Conn, account_id: UUID, src: dict[str, Any]) -> dict[str, Any]
     return repo.latest_succeeded(conn, account_id=account_id, source_id=src["id"])
 
 
-def _refuse_incremental(parent: dict[str, Any] | None, profile_id: UUID, model: str) -> None:
+def _refuse_incremental(parent: BuildRow | None, profile_id: UUID, model: str) -> None:
     if parent is None:
         raise Conflict(
             "incremental compile refused: the source has no previous succeeded build to diff against; "
@@ -267,7 +269,7 @@ def _refuse_incremental(parent: dict[str, Any] | None, profile_id: UUID, model: 
         )
 
 
-def _build(conn: Conn, account_id: UUID, build_id: UUID) -> dict[str, Any]:
+def _build(conn: Conn, account_id: UUID, build_id: UUID) -> BuildView:
     row = repo.get_build(conn, account_id=account_id, build_id=build_id)
     if row is None:
         raise NotFound("build")

@@ -10,6 +10,7 @@ from uuid import UUID
 
 from pydantic import Field
 
+from agentmate.core.errors import invalid
 from agentmate.core.pagination import DEFAULT_LIMIT, PageParams
 from agentmate.knowledge.search import index
 from agentmate.knowledge.search import service as search
@@ -88,12 +89,24 @@ def knowledge_index_active(
     "knowledge:r", rest="GET /api/knowledge/documents/{doc_id}/links", title="Knowledge document links"
 )
 def knowledge_document_links(
-    doc_id: Annotated[
-        UUID, Field(description="A knowledge document id (from knowledge_search or knowledge_documents_list)")
-    ],
+    document_id: Annotated[
+        UUID | None,
+        Field(description="A knowledge document id (a knowledge_search hit's or knowledge_documents_list's)"),
+    ] = None,
     limit: Limit = DEFAULT_LIMIT,
     offset: Offset = 0,
+    doc_id: Annotated[UUID | None, Field(description="Alias of document_id (the REST path's name)")] = None,
 ) -> KnowledgeDocumentLinks:
     """Both directions of one document's package-internal links: outgoing (target path, document_id null when
-    dangling) first, then incoming (the linking document's path). Requires knowledge:r."""
-    return search.document_links(db(), principal(), doc_id, PageParams(limit=limit, offset=offset))
+    dangling) first, then incoming (the linking document's path). Name the document with document_id (doc_id is
+    accepted as its alias). Requires knowledge:r."""
+    if document_id is not None and doc_id is not None and document_id != doc_id:
+        raise invalid(
+            "doc_id", "doc_id is an alias of document_id: send one of them (or the same id in both)"
+        )
+    target = document_id or doc_id
+    if target is None:
+        raise invalid(
+            "document_id", "field required (a knowledge document id; doc_id is accepted as its alias)"
+        )
+    return search.document_links(db(), principal(), target, PageParams(limit=limit, offset=offset))

@@ -9,15 +9,17 @@ from uuid import UUID
 
 from pydantic import Field
 
+from agentmate.core.inputs import Bool
 from agentmate.core.pagination import DEFAULT_LIMIT, Page, PageParams
 from agentmate.knowledge.sources import service
 from agentmate.knowledge.sources.schemas import (
+    INDEX_FLAG,
     KnowledgeDocument,
     KnowledgeDocumentContent,
     KnowledgeIngestResult,
     KnowledgeSyncRequest,
 )
-from agentmate.mcp.context import db, principal
+from agentmate.mcp.context import db, principal, retrieval
 from agentmate.mcp.schemas import Limit, Offset
 from agentmate.mcp.tools.knowledge._toolset import tools
 from agentmate.packages.schemas import Source
@@ -56,12 +58,15 @@ def knowledge_source_sync(
             description="Branch, tag or commit (default: the source's default_ref, else HEAD)",
         ),
     ] = None,
+    index: Annotated[Bool, Field(description=INDEX_FLAG)] = False,
 ) -> KnowledgeIngestResult:
     """Resolve a ref of a registered git knowledge source to an immutable commit and ingest the package at it
     (KNOWLEDGE.yaml at its root selects the documents). An unchanged package replays the existing revision
     (created=false) and re-targets the source to it. A failure marks the source error and leaves no revision.
-    Requires knowledge:rw."""
-    return service.sync_source(db(), _actor(), source_id, KnowledgeSyncRequest(ref=ref))
+    index=true also chunk-indexes the new active revision (the result's index); without it knowledge_search
+    keeps serving the previously indexed revision and lists the source in stale. Requires knowledge:rw."""
+    request = KnowledgeSyncRequest(ref=ref, index=index)
+    return service.sync_source(db(), _actor(), source_id, request, rt=retrieval() if index else None)
 
 
 @tools.tool(
