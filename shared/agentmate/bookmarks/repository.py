@@ -11,7 +11,8 @@ from uuid import UUID
 
 from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
-from agentmate.core.sql import delete_by_id, like_pattern, paged, select_by_id, update_by_id
+from agentmate.core.sql import TagCountRow, delete_by_id, like_pattern, paged, select_by_id, update_by_id
+from agentmate.core.sql import tag_counts as sql_tag_counts
 
 SUMMARY_COLUMNS = "id, url, title, summary, tags, source, is_read, read_at, created_at, updated_at"
 COLUMNS = SUMMARY_COLUMNS + ", content"
@@ -111,3 +112,8 @@ def search(
         limit=limit,
         offset=offset,
     )
+
+
+def tag_counts(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[list[TagCountRow], int]:
+    """The account's bookmarks tags with their record counts, most used first (``core.sql.tag_counts``)."""
+    return sql_tag_counts(conn, table="bookmarks", account_id=account_id, limit=limit, offset=offset)

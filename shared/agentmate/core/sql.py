@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from agentmate.core.db import Conn
 
@@ -114,3 +114,35 @@ def containing_any(
             LIMIT %(limit)s""",
         {"account_id": account_id, "patterns": [like_pattern(s) for s in substrings], "limit": limit},
     ).fetchall()
+
+
+class TagCountRow(TypedDict):
+    tag: str
+    count: int
+
+
+def tag_counts(
+    conn: Conn, *, table: str, account_id: Any, limit: int, offset: int
+) -> tuple[list[TagCountRow], int]:
+    """One page of a record table's tag roster: each tag with the number of records carrying it, most used first,
+    then by tag; plus the number of distinct tags. ``table`` is the repository's constant, never user input."""
+    params = {"account_id": account_id, "limit": limit, "offset": offset}
+    rows = conn.execute(
+        f"""SELECT tag, count(DISTINCT r.id) AS count, count(*) OVER () AS _total
+            FROM {table} r CROSS JOIN LATERAL unnest(r.tags) AS tag
+            WHERE r.account_id = %(account_id)s
+            GROUP BY tag ORDER BY count(DISTINCT r.id) DESC, tag LIMIT %(limit)s OFFSET %(offset)s""",
+        params,
+    ).fetchall()
+    if rows:
+        total = rows[0]["_total"]
+    elif offset == 0:
+        total = 0
+    else:
+        found = conn.execute(
+            f"""SELECT count(DISTINCT tag) AS n FROM {table} r CROSS JOIN LATERAL unnest(r.tags) AS tag
+                WHERE r.account_id = %(account_id)s""",
+            params,
+        ).fetchone()
+        total = found["n"] if found else 0
+    return [TagCountRow(tag=r["tag"], count=r["count"]) for r in rows], total
