@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from agentmate.core import sql
 from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
-from agentmate.core.sql import TagCountRow, delete_by_id, like_pattern, paged, select_by_id, update_by_id
-from agentmate.core.sql import tag_counts as sql_tag_counts
+from agentmate.core.sql import delete_by_id, like_pattern, paged, select_by_id, update_by_id
 
 SUMMARY_COLUMNS = "id, url, title, summary, tags, source, is_read, read_at, created_at, updated_at"
 COLUMNS = SUMMARY_COLUMNS + ", content"
@@ -114,6 +114,6 @@ def search(
     )
 
 
-def tag_counts(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[list[TagCountRow], int]:
-    """The account's bookmarks tags with their record counts, most used first (``core.sql.tag_counts``)."""
-    return sql_tag_counts(conn, table="bookmarks", account_id=account_id, limit=limit, offset=offset)
+def tag_counts(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[list[sql.TagCountRow], int]:
+    """Each tag of the account's bookmarks with how many bookmarks carry it, most used first (``core.sql.tag_counts``)."""
+    return sql.tag_counts(conn, table="bookmarks", account_id=account_id, limit=limit, offset=offset)

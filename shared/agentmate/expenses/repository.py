@@ -8,10 +8,10 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from agentmate.core import sql
 from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
-from agentmate.core.sql import TagCountRow, delete_by_id, like_pattern, paged, select_by_id, update_by_id
-from agentmate.core.sql import tag_counts as sql_tag_counts
+from agentmate.core.sql import delete_by_id, like_pattern, paged, select_by_id, update_by_id
 
 COLUMNS = "id, amount, currency, description, tags, source, happened_at, created_at, updated_at"
 UPDATABLE = ("amount", "currency", "description", "tags", "source", "happened_at")
@@ -136,6 +136,6 @@ def summary(conn: Conn, *, account_id: UUID, filters: Filters) -> list[dict[str,
     ).fetchall()
 
 
-def tag_counts(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[list[TagCountRow], int]:
-    """The account's expenses tags with their record counts, most used first (``core.sql.tag_counts``)."""
-    return sql_tag_counts(conn, table="expenses", account_id=account_id, limit=limit, offset=offset)
+def tag_counts(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[list[sql.TagCountRow], int]:
+    """Each tag of the account's expenses with how many expenses carry it, most used first (``core.sql.tag_counts``)."""
+    return sql.tag_counts(conn, table="expenses", account_id=account_id, limit=limit, offset=offset)

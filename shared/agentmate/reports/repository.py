@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from agentmate.core import sql
 from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
-from agentmate.core.sql import TagCountRow, delete_by_id, like_pattern, paged, select_by_id, update_by_id
-from agentmate.core.sql import tag_counts as sql_tag_counts
+from agentmate.core.sql import delete_by_id, like_pattern, paged, select_by_id, update_by_id
 
 SUMMARY_COLUMNS = "id, title, format, tags, source, source_key_id, created_at, updated_at"
 COLUMNS = SUMMARY_COLUMNS + ", content"
@@ -118,6 +118,6 @@ def sources(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[l
     return [{"source": r["source"], "count": r["count"]} for r in rows], total
 
 
-def tag_counts(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[list[TagCountRow], int]:
-    """The account's reports tags with their record counts, most used first (``core.sql.tag_counts``)."""
-    return sql_tag_counts(conn, table="reports", account_id=account_id, limit=limit, offset=offset)
+def tag_counts(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[list[sql.TagCountRow], int]:
+    """Each tag of the account's reports with how many reports carry it, most used first (``core.sql.tag_counts``)."""
+    return sql.tag_counts(conn, table="reports", account_id=account_id, limit=limit, offset=offset)

@@ -6,18 +6,10 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from agentmate.core import sql
 from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
-from agentmate.core.sql import (
-    TagCountRow,
-    containing_any,
-    delete_by_id,
-    like_pattern,
-    paged,
-    select_by_id,
-    update_by_id,
-)
-from agentmate.core.sql import tag_counts as sql_tag_counts
+from agentmate.core.sql import containing_any, delete_by_id, like_pattern, paged, select_by_id, update_by_id
 
 COLUMNS = "id, title, description, status, priority, due_date, tags, created_at, updated_at"
 UPDATABLE = ("title", "description", "status", "priority", "due_date", "tags")
@@ -115,6 +107,6 @@ def containing_any_of(
     )
 
 
-def tag_counts(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[list[TagCountRow], int]:
-    """The account's todos tags with their record counts, most used first (``core.sql.tag_counts``)."""
-    return sql_tag_counts(conn, table="todos", account_id=account_id, limit=limit, offset=offset)
+def tag_counts(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[list[sql.TagCountRow], int]:
+    """Each tag of the account's todos with how many todos carry it, most used first (``core.sql.tag_counts``)."""
+    return sql.tag_counts(conn, table="todos", account_id=account_id, limit=limit, offset=offset)
