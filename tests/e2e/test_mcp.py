@@ -202,11 +202,12 @@ async def test_the_aggregate_lists_only_tools_within_the_keys_scopes(base_url, a
             refused_read = await s.call_tool("todo_list", {})
         async with mcp_session(f"{base_url}/mcp/todos", {"X-Api-Key": account.key("manage_keys")}) as s:
             module_list = {t.name for t in (await s.list_tools()).tools}
-    assert read_only == {"todo_get", "todo_list", "todo_search"}
+    assert read_only == {"todo_get", "todo_list", "todo_search", "todos_tags"}
     assert refused.is_error and "todos:rw" in text(refused)
     assert nothing == []
     assert refused_read.is_error and "todos:r " in text(refused_read)
-    assert module_list == set(SPEC_TOOLS["todos"])  # module endpoints list their whole surface
+    # module endpoints list their whole surface: spec/001's tools and the tag roster (todos_tags)
+    assert module_list == {*SPEC_TOOLS["todos"], "todos_tags"}
 
 
 async def test_another_accounts_todo_is_not_found_through_mcp(base_url, account, other_account):
@@ -330,7 +331,9 @@ async def test_the_spec_curl_handshake_works_statelessly(base_url, account):
         )
     assert notified.status_code == 202
     assert listed.status_code == 200, listed.text
-    assert sorted(t["name"] for t in listed.json()["result"]["tools"]) == sorted(SPEC_TOOLS["todos"])
+    assert sorted(t["name"] for t in listed.json()["result"]["tools"]) == sorted(
+        [*SPEC_TOOLS["todos"], "todos_tags"]
+    )
     assert listed.headers["cache-control"] == "private, no-store"
     assert other_endpoint.status_code == 200
 
@@ -346,7 +349,7 @@ async def test_any_replica_honours_a_session_id_another_one_issued(base_url, rep
             json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         )
         ended = await http.delete(f"{replica_url}/mcp/todos", headers=headers)
-    assert listed.status_code == 200 and len(listed.json()["result"]["tools"]) == len(SPEC_TOOLS["todos"])
+    assert listed.status_code == 200 and len(listed.json()["result"]["tools"]) == len(SPEC_TOOLS["todos"]) + 1
     assert ended.status_code == 405  # stateless: there is no server-side session to terminate
 
 

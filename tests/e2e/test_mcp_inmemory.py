@@ -33,6 +33,7 @@ async def test_the_aggregate_lists_tools_by_the_callers_scopes_and_rw_implies_r(
         "expense_get",
         "expense_list",
         "expense_summary",
+        "expenses_tags",
     }
 
 

@@ -261,3 +261,49 @@ async def test_unknown_ids_are_not_found_for_every_id_tool(base_url, account):
                     change = {"description": "x"} if kind in ("todo", "expense") else {"title": "x"}
                     args = {"id": missing, **(change if verb == "update" else {})}
                     assert await refused(s, f"{kind}_{verb}", **args) == f"{kind} not found"
+
+
+TAGGED = {  # record module → a create body carrying tags
+    "todos": {"title": "t"},
+    "notes": {"title": "n"},
+    "reports": {"title": "r"},
+    "bookmarks": {"url": "https://example.com/tagged"},
+    "expenses": {"amount": "1.00", "currency": "EUR"},
+}
+
+
+async def test_each_record_module_has_a_tag_roster_tool_under_its_read_scope(
+    base_url, account, other_account
+):
+    # Given records with tags in every record module, and another account's records with tags of its own
+    for acct, tags in ((account, (["Work", "home"], ["work"])), (other_account, (["work", "theirs"],))):
+        for module, body in TAGGED.items():
+            for record_tags in tags:
+                r = acct.client.post(
+                    f"/api/{module}", json={**body, "tags": record_tags}, headers=acct.headers()
+                )
+                assert r.status_code == 201, r.text
+    with anyio.fail_after(30):
+        # When each module's <module>_tags tool is called with that module's read scope only
+        for module in TAGGED:
+            async with mcp_session(
+                f"{base_url}/mcp/{module}", {"X-Api-Key": account.key(f"{module}:r")}
+            ) as s:
+                roster = await call(s, f"{module}_tags")
+                second = await call(s, f"{module}_tags", limit=1, offset=1)
+                bad = await refused(s, f"{module}_tags", limit=0)
+            # Then it lists this account's tags, most used first, paged like REST, the other account's never
+            assert roster == {
+                "items": [{"tag": "work", "count": 2}, {"tag": "home", "count": 1}],
+                "total": 2,
+                "limit": 20,
+                "offset": 0,
+            }, module
+            assert second["items"] == [{"tag": "home", "count": 1}] and second["total"] == 2
+            assert "limit" in bad
+        # And without the module's read scope the tool is refused, naming the scope
+        async with mcp_session(f"{base_url}/mcp", {"X-Api-Key": account.key("notes:r")}) as s:
+            names = {t.name for t in (await s.list_tools()).tools}
+            denied = await refused(s, "todos_tags")
+    assert "notes_tags" in names and "todos_tags" not in names
+    assert "todos:r" in denied

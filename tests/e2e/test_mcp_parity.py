@@ -36,6 +36,12 @@ def rest_routes() -> dict[str, set[str]]:
     for path, route in _api_routes(routes):  # through included routers (a group of several routers)
         for method in route.methods:
             table[f"{method} {path}"] = set(route_scopes(route.dependant))
+            # a scope that depends on a query value (GET /api/tags?module=todos needs todos:r)
+            for extension, by_value in (route.openapi_extra or {}).items():
+                if extension.startswith("x-required-scopes-by-"):
+                    name = extension.removeprefix("x-required-scopes-by-")
+                    for value, scopes in by_value.items():
+                        table[f"{method} {path}?{name}={value}"] = set(scopes)
     return table
 
 

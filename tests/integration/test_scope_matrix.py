@@ -213,9 +213,23 @@ EXTENSIONS: dict[tuple[str, str], str | tuple[str, ...]] = {
     ("GET", "/api/knowledge/validation/summary"): "knowledge:r",
     ("POST", "/api/knowledge/validation/sweep"): "knowledge:rw",
     ("GET", "/api/knowledge/validation/skill-patterns"): "knowledge:r",
+    # the tag roster (issue 23; prior-art §2's GET /api/tags): any credential; module=all lists the modules the key
+    # may read and names the scope of the others; one module needs that module's read scope (below)
+    ("GET", "/api/tags"): AUTHENTICATED,
 }
 
-EXPECTED = {**SPEC, **EXTENSIONS}
+# Routes whose scope depends on a query parameter's value (the operation declares them as
+# ``x-required-scopes-by-<parameter>``): each value is checked as a route of its own, and is the REST twin of an
+# MCP tool (``GET /api/tags?module=todos`` of ``todos_tags``).
+BY_QUERY: dict[tuple[str, str], str | tuple[str, ...]] = {
+    ("GET", "/api/tags?module=todos"): "todos:r",
+    ("GET", "/api/tags?module=notes"): "notes:r",
+    ("GET", "/api/tags?module=reports"): "reports:r",
+    ("GET", "/api/tags?module=bookmarks"): "bookmarks:r",
+    ("GET", "/api/tags?module=expenses"): "expenses:r",
+}
+
+EXPECTED = {**SPEC, **EXTENSIONS, **BY_QUERY}
 ALL_SCOPES = [
     f"{d}:{m}"
     for d in ("todos", "notes", "reports", "bookmarks", "expenses", "memory", "skills", "knowledge")
@@ -239,14 +253,16 @@ class Route:
     path: str  # as served, e.g. /api/todos/{todo_id}
     group: str
     parameters: tuple[tuple[str, str, str | None], ...]  # (name, type, format) of the path parameters
+    query: str = ""  # "module=todos": a route whose scope depends on this query value (BY_QUERY)
+    declared: tuple[str, ...] = ()  # the scopes the operation declares for that value
 
     @property
     def key(self) -> tuple[str, str]:
-        return (self.method, template(self.path))
+        return (self.method, template(self.path) + (f"?{self.query}" if self.query else ""))
 
     @property
     def id(self) -> str:
-        return f"{self.method} {self.path}"
+        return f"{self.method} {self.path}" + (f"?{self.query}" if self.query else "")
 
     def url(self) -> str:
         path = self.path
@@ -257,7 +273,7 @@ class Route:
                 else ("1" if typ in ("integer", "number") else "placeholder")
             )
             path = re.sub(r"\{" + re.escape(name) + r"(:[^}]*)?\}", value, path)
-        return path
+        return path + (f"?{self.query}" if self.query else "")
 
 
 def _param_type(schema: dict[str, Any]) -> tuple[str, str | None]:
@@ -285,7 +301,28 @@ def rest_routes() -> list[Route]:
                     if p.get("in") == "path"
                 )
                 routes.append(Route(method.upper(), path, module, params))
-    return sorted(routes, key=lambda r: (r.path, r.method))
+                routes += _by_query(routes[-1], operation)
+    return sorted(routes, key=lambda r: (r.path, r.method, r.query))
+
+
+def _by_query(route: Route, operation: dict[str, Any]) -> list[Route]:
+    """One Route per query value the operation declares its own scopes for (``x-required-scopes-by-<name>``)."""
+    out = []
+    for extension, by_value in operation.items():
+        if extension.startswith("x-required-scopes-by-"):
+            name = extension.removeprefix("x-required-scopes-by-")
+            for value, scopes in by_value.items():
+                out.append(
+                    Route(
+                        route.method,
+                        route.path,
+                        route.group,
+                        route.parameters,
+                        f"{name}={value}",
+                        tuple(scopes),
+                    )
+                )
+    return out
 
 
 ROUTES = rest_routes()
@@ -302,6 +339,13 @@ def test_every_rest_route_has_an_expected_scope():
     )
 
 
+def test_every_query_dependent_scope_in_the_table_is_declared_by_its_route():
+    declared = {r.key for r in ROUTES if r.query}
+    assert set(BY_QUERY) == declared, (
+        f"only in BY_QUERY {sorted(set(BY_QUERY) - declared)}, only declared {sorted(declared - set(BY_QUERY))}"
+    )
+
+
 def test_the_route_groups_serve_rest_routes():
     assert len(ROUTES) >= 20
     assert {r.group for r in ROUTES} >= {"functions.auth.app", "functions.todos.app"}
@@ -314,7 +358,7 @@ def test_the_scopes_declared_by_the_routes_match_the_table():
     doc = openapi.build()
     wrong = []
     for r in ROUTES:
-        declared = doc["paths"][r.path][r.method.lower()].get("x-required-scopes")
+        declared = r.declared or doc["paths"][r.path][r.method.lower()].get("x-required-scopes")
         expected = EXPECTED.get(r.key)
         if declared and expected not in (PUBLIC, AUTHENTICATED, ADMIN, USER_SESSION, None):
             want = [expected] if isinstance(expected, str) else list(expected)

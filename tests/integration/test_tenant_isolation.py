@@ -567,6 +567,31 @@ def rows_wiki(v):
     ]
 
 
+TAGGED = {  # the record modules of the tag roster → a create body (its tags added by seed_tags)
+    "todos": {"title": "tagged"},
+    "notes": {"title": "tagged"},
+    "reports": {"title": "tagged"},
+    "bookmarks": {"url": "https://example.com/tagged"},
+    "expenses": {"amount": "1.00", "currency": "EUR"},
+}
+
+
+def seed_tags(client, h, marker, secret):
+    """One record in each record module tagged with the marker and the secret: the secret tag must never be
+    counted in another account's roster (``tag`` is the caller's own, which its roster must list)."""
+    ids = {
+        f"{module[:-1]}_id": _ok(
+            client.post(f"/api/{module}", json={**body, "tags": [marker, secret]}, headers=h)
+        )["id"]
+        for module, body in TAGGED.items()
+    }
+    return {**ids, "tag": secret}
+
+
+def _tagged_rows(v: dict[str, Any]) -> list[tuple[str, tuple[Any, ...]]]:
+    return [(f"SELECT to_jsonb(t) FROM {m} t WHERE id = %s", (v[f"{m[:-1]}_id"],)) for m in TAGGED]
+
+
 def seed_apikeys(client, h, marker, secret):
     return {
         "id": _ok(
@@ -1114,6 +1139,17 @@ DOMAINS: list[Domain] = [
             Probe("POST", "/api/knowledge/validation/sweep", {"idle_days": 1}),
         ],
         owner_read="/api/knowledge/builds/{v.build_id}/review",
+    ),
+    Domain(
+        "tags",
+        "/api/tags",
+        tuple(f"{m}:rw" for m in TAGGED),
+        seed_tags,
+        _tagged_rows,
+        listings=[
+            Probe("GET", "/api/tags", own_visible="tag"),
+            *(Probe("GET", "/api/tags", params={"module": m}, own_visible="tag") for m in TAGGED),
+        ],
     ),
     Domain(
         "apikeys",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from agentmate.core import sql
 from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
 from agentmate.core.sql import delete_by_id, like_pattern, paged, select_by_id, update_by_id
@@ -111,3 +112,8 @@ def search(
         limit=limit,
         offset=offset,
     )
+
+
+def tag_counts(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[list[sql.TagCountRow], int]:
+    """Each tag of the account's bookmarks with how many bookmarks carry it, most used first (``core.sql.tag_counts``)."""
+    return sql.tag_counts(conn, table="bookmarks", account_id=account_id, limit=limit, offset=offset)

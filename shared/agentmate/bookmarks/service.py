@@ -15,6 +15,7 @@ create = _records.create
 get = _records.get
 update = _records.update
 delete = _records.delete
+tags = _records.tags  # the tag roster: GET /api/tags?module=bookmarks, the bookmarks_tags tool
 
 
 def search(

@@ -2,7 +2,8 @@
 
 ``RecordService`` gives a domain its create / get / update / delete, each in one tenant transaction, from its
 repository and response model; the domain's service module keeps only what is particular to it (search,
-summaries, note append) and uses ``one`` and ``filters`` for those.
+summaries, note append) and uses ``one`` and ``filters`` for those. ``tags`` is each domain's tag roster
+(``GET /api/tags``, the ``<module>_tags`` MCP tools) over its repository's ``tag_counts``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pydantic import BaseModel
 from agentmate.core import idempotency, observability
 from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import ErrorCollector, NotFound
+from agentmate.core.pagination import Page, PageParams
 from agentmate.core.patch import PatchModel
 from agentmate.core.principal import Principal
 from agentmate.core.results import Created
@@ -102,10 +104,18 @@ def filters(tags: list[str] | None = None, **texts: str | None) -> tuple[list[st
     return wanted, cleaned
 
 
+class TagCount(BaseModel):
+    """One tag of a record domain and how many of the account's records carry it."""
+
+    tag: str
+    count: int
+
+
 @dataclass(frozen=True)
 class RecordService(Generic[M]):
-    """create / get / update / delete of one record table. ``repo`` has ``insert``, ``get``, ``update`` and
-    ``delete`` functions taking ``account_id=`` and the record id as ``<id_field>=``."""
+    """create / get / update / delete of one record table, and its tag roster. ``repo`` has ``insert``, ``get``,
+    ``update`` and ``delete`` functions taking ``account_id=`` and the record id as ``<id_field>=``, and
+    ``tag_counts(conn, *, account_id, limit, offset)``."""
 
     resource: str  # "note": names the record in 404s
     model: type[M]
@@ -162,4 +172,14 @@ class RecordService(Generic[M]):
             lambda conn, account_id: self.repo.delete(
                 conn, account_id=account_id, **{self.id_field: record_id}
             ),
+        )
+
+    def tags(self, db: TenantTransactions, principal: Principal, page: PageParams) -> Page[TagCount]:
+        """The tags of the account's records with how many records carry each, most used first, then by tag."""
+        with db.tenant(principal.account_id) as conn:
+            rows, total = self.repo.tag_counts(
+                conn, account_id=principal.account_id, limit=page.limit, offset=page.offset
+            )
+        return Page[TagCount](
+            items=[TagCount(**r) for r in rows], total=total, limit=page.limit, offset=page.offset
         )

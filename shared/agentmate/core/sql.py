@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from agentmate.core.db import Conn
 
@@ -31,16 +31,25 @@ def paged(
             ORDER BY {order_by} LIMIT %(_limit)s OFFSET %(_offset)s""",
         params,
     ).fetchall()
-    if rows:
-        total = rows[0]["_total"]
-    elif offset == 0:
-        total = 0
-    else:
-        found = conn.execute(f"SELECT count(*) AS n FROM {table} WHERE {cond}", params).fetchone()
-        total = found["n"] if found else 0
+    total = window_total(
+        conn, rows, offset=offset, count=f"SELECT count(*) AS n FROM {table} WHERE {cond}", params=params
+    )
     for r in rows:
         r.pop("_total", None)
     return rows, total
+
+
+def window_total(
+    conn: Conn, rows: list[dict[str, Any]], *, offset: int, count: str, params: dict[str, Any]
+) -> int:
+    """The total of a page whose rows carry a window count (``_total``); ``count`` (selecting ``n``) runs only for a
+    page past the end, which has no row to carry it."""
+    if rows:
+        return int(rows[0]["_total"])
+    if offset == 0:
+        return 0
+    found = conn.execute(count, params).fetchone()
+    return int(found["n"]) if found else 0
 
 
 # One record by id, for the record domains. ``table``/``columns``/``updatable`` are the repository's constants,
@@ -114,3 +123,32 @@ def containing_any(
             LIMIT %(limit)s""",
         {"account_id": account_id, "patterns": [like_pattern(s) for s in substrings], "limit": limit},
     ).fetchall()
+
+
+class TagCountRow(TypedDict):
+    tag: str
+    count: int
+
+
+def tag_counts(
+    conn: Conn, *, table: str, account_id: Any, limit: int, offset: int
+) -> tuple[list[TagCountRow], int]:
+    """One page of a record table's tag roster: each tag with the number of records carrying it, most used first,
+    then by tag; plus the number of distinct tags. ``table`` is the repository's constant, never user input."""
+    params = {"account_id": account_id, "limit": limit, "offset": offset}
+    rows = conn.execute(
+        f"""SELECT tag, count(DISTINCT r.id) AS count, count(*) OVER () AS _total
+            FROM {table} r CROSS JOIN LATERAL unnest(r.tags) AS tag
+            WHERE r.account_id = %(account_id)s
+            GROUP BY tag ORDER BY count(DISTINCT r.id) DESC, tag LIMIT %(limit)s OFFSET %(offset)s""",
+        params,
+    ).fetchall()
+    total = window_total(
+        conn,
+        rows,
+        offset=offset,
+        count=f"""SELECT count(DISTINCT tag) AS n FROM {table} r CROSS JOIN LATERAL unnest(r.tags) AS tag
+                  WHERE r.account_id = %(account_id)s""",
+        params=params,
+    )
+    return [TagCountRow(tag=r["tag"], count=r["count"]) for r in rows], total

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from agentmate.core import sql
 from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
 from agentmate.core.sql import delete_by_id, like_pattern, paged, select_by_id, update_by_id
@@ -133,3 +134,8 @@ def summary(conn: Conn, *, account_id: UUID, filters: Filters) -> list[dict[str,
             ORDER BY currency, level, total DESC, tag""",
         params,
     ).fetchall()
+
+
+def tag_counts(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[list[sql.TagCountRow], int]:
+    """Each tag of the account's expenses with how many expenses carry it, most used first (``core.sql.tag_counts``)."""
+    return sql.tag_counts(conn, table="expenses", account_id=account_id, limit=limit, offset=offset)

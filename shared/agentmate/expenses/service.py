@@ -29,6 +29,7 @@ create = _records.create
 get = _records.get
 update = _records.update
 delete = _records.delete
+tags = _records.tags  # the tag roster: GET /api/tags?module=expenses, the expenses_tags tool
 
 
 def _filters(

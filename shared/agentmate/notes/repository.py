@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from agentmate.core import sql
 from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
 from agentmate.core.sql import containing_any, delete_by_id, like_pattern, paged, select_by_id, update_by_id
@@ -102,3 +103,8 @@ def containing_any_of(
         substrings=substrings,
         limit=limit,
     )
+
+
+def tag_counts(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[list[sql.TagCountRow], int]:
+    """Each tag of the account's notes with how many notes carry it, most used first (``core.sql.tag_counts``)."""
+    return sql.tag_counts(conn, table="notes", account_id=account_id, limit=limit, offset=offset)

@@ -17,6 +17,7 @@ create = _records.create
 get = _records.get
 update = _records.update
 delete = _records.delete
+tags = _records.tags  # the tag roster: GET /api/tags?module=notes, the notes_tags tool
 
 
 def append(db: TenantTransactions, principal: Principal, note_id: UUID, body: NoteAppend) -> Note:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from agentmate.core import sql
 from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
 from agentmate.core.sql import delete_by_id, like_pattern, paged, select_by_id, update_by_id
@@ -115,3 +116,8 @@ def sources(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[l
         ).fetchone()
         total = found["n"] if found else 0
     return [{"source": r["source"], "count": r["count"]} for r in rows], total
+
+
+def tag_counts(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[list[sql.TagCountRow], int]:
+    """Each tag of the account's reports with how many reports carry it, most used first (``core.sql.tag_counts``)."""
+    return sql.tag_counts(conn, table="reports", account_id=account_id, limit=limit, offset=offset)

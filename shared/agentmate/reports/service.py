@@ -19,6 +19,7 @@ create = _records.create
 get = _records.get
 update = _records.update
 delete = _records.delete
+tags = _records.tags  # the tag roster: GET /api/tags?module=reports, the reports_tags tool
 
 
 def search(

@@ -12,6 +12,7 @@ from agentmate.bookmarks import service
 from agentmate.bookmarks.schemas import Bookmark, BookmarkCreate, BookmarkSummary, BookmarkUpdate
 from agentmate.core.idempotency import check_key
 from agentmate.core.pagination import DEFAULT_LIMIT, Page, PageParams
+from agentmate.core.records import TagCount
 from agentmate.core.text import Content as StoredContent
 from agentmate.mcp.context import db, principal
 from agentmate.mcp.registry import ToolSet
@@ -151,3 +152,11 @@ def bookmark_delete(id: BookmarkId) -> Deleted:
     Requires bookmarks:rw."""
     service.delete(db(), principal(), id)
     return Deleted(id=id)
+
+
+@tools.tool("bookmarks:r", rest="GET /api/tags?module=bookmarks", title="List bookmark tags")
+def bookmarks_tags(limit: Limit = DEFAULT_LIMIT, offset: Offset = 0) -> Page[TagCount]:
+    """Which tags the account's bookmarks carry, with how many bookmarks carry each, most used first, then by tag: ask
+    before filtering bookmark_list by a tag. Returns {items: [{tag, count}], total, limit, offset}; page with limit
+    (1..100) and offset. Requires bookmarks:r."""
+    return service.tags(db(), principal(), PageParams(limit=limit, offset=offset))

@@ -9,6 +9,7 @@ from pydantic import AwareDatetime, Field
 
 from agentmate.core.idempotency import check_key
 from agentmate.core.pagination import DEFAULT_LIMIT, Page, PageParams
+from agentmate.core.records import TagCount
 from agentmate.expenses import schemas as s
 from agentmate.expenses import service
 from agentmate.expenses.schemas import Expense, ExpenseCreate, ExpenseSummary, ExpenseUpdate
@@ -188,3 +189,11 @@ def expense_delete(id: ExpenseId) -> Deleted:
     expenses:rw."""
     service.delete(db(), principal(), id)
     return Deleted(id=id)
+
+
+@tools.tool("expenses:r", rest="GET /api/tags?module=expenses", title="List expense tags")
+def expenses_tags(limit: Limit = DEFAULT_LIMIT, offset: Offset = 0) -> Page[TagCount]:
+    """Which tags the account's expenses carry, with how many expenses carry each, most used first, then by tag: ask
+    before filtering expense_list by a tag. Returns {items: [{tag, count}], total, limit, offset}; page with limit
+    (1..100) and offset. Requires expenses:r."""
+    return service.tags(db(), principal(), PageParams(limit=limit, offset=offset))

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from agentmate.core.idempotency import check_key
 from agentmate.core.pagination import DEFAULT_LIMIT, Page, PageParams
+from agentmate.core.records import TagCount
 from agentmate.core.text import Content as StoredContent
 from agentmate.mcp.context import db, principal
 from agentmate.mcp.registry import ToolSet
@@ -118,3 +119,11 @@ def note_delete(id: NoteId) -> Deleted:
     notes:rw."""
     service.delete(db(), principal(), id)
     return Deleted(id=id)
+
+
+@tools.tool("notes:r", rest="GET /api/tags?module=notes", title="List note tags")
+def notes_tags(limit: Limit = DEFAULT_LIMIT, offset: Offset = 0) -> Page[TagCount]:
+    """Which tags the account's notes carry, with how many notes carry each, most used first, then by tag: ask
+    before filtering note_list by a tag. Returns {items: [{tag, count}], total, limit, offset}; page with limit
+    (1..100) and offset. Requires notes:r."""
+    return service.tags(db(), principal(), PageParams(limit=limit, offset=offset))

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from agentmate.core.idempotency import check_key
 from agentmate.core.pagination import DEFAULT_LIMIT, Page, PageParams
+from agentmate.core.records import TagCount
 from agentmate.core.text import Content as StoredContent
 from agentmate.mcp.context import db, principal
 from agentmate.mcp.registry import ToolSet
@@ -136,3 +137,11 @@ def report_delete(id: ReportId) -> Deleted:
     reports:rw."""
     service.delete(db(), principal(), id)
     return Deleted(id=id)
+
+
+@tools.tool("reports:r", rest="GET /api/tags?module=reports", title="List report tags")
+def reports_tags(limit: Limit = DEFAULT_LIMIT, offset: Offset = 0) -> Page[TagCount]:
+    """Which tags the account's reports carry, with how many reports carry each, most used first, then by tag: ask
+    before filtering report_list by a tag. Returns {items: [{tag, count}], total, limit, offset}; page with limit
+    (1..100) and offset. Requires reports:r."""
+    return service.tags(db(), principal(), PageParams(limit=limit, offset=offset))

@@ -11,6 +11,7 @@ from pydantic import Field
 from agentmate.core.errors import invalid
 from agentmate.core.idempotency import check_key
 from agentmate.core.pagination import DEFAULT_LIMIT, Page, PageParams
+from agentmate.core.records import TagCount
 from agentmate.core.text import normalise_tags
 from agentmate.mcp.context import db, principal
 from agentmate.mcp.registry import ToolSet
@@ -134,6 +135,14 @@ def todo_delete(id: TodoId) -> Deleted:
     todos:rw."""
     service.delete(db(), principal(), id)
     return Deleted(id=id)
+
+
+@tools.tool("todos:r", rest="GET /api/tags?module=todos", title="List todo tags")
+def todos_tags(limit: Limit = DEFAULT_LIMIT, offset: Offset = 0) -> Page[TagCount]:
+    """Which tags the account's todos carry, with how many todos carry each, most used first, then by tag: ask
+    before filtering todo_list by a tag. Returns {items: [{tag, count}], total, limit, offset}; page with limit
+    (1..100) and offset. Requires todos:r."""
+    return service.tags(db(), principal(), PageParams(limit=limit, offset=offset))
 
 
 def _tags(tags: list[str] | None) -> list[str]:
