@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from agentmate.llm import same_model
 from agentmate.knowledge.quality.review import (
     PageCitation,
     ReplyRejected,
@@ -12,7 +13,6 @@ from agentmate.knowledge.quality.review import (
     cited_documents,
     outcome,
     parse_reply,
-    same_model,
     select_pages,
     standing_warning,
     user_prompt,
