@@ -24,7 +24,10 @@ def _refused(actor, fake, src) -> Conflict:
 
 @pytest.mark.parametrize(
     ("constant", "field", "value"),
-    [("PROMPT_VERSION", "prompt_version", "wiki-prompt-next"), ("COMPILER_VERSION", "compiler_version", "wiki-compiler-next")],
+    [
+        ("PROMPT_VERSION", "prompt_version", "wiki-prompt-next"),
+        ("COMPILER_VERSION", "compiler_version", "wiki-compiler-next"),
+    ],
 )
 def test_incremental_over_a_parent_from_another_prompt_or_compiler_is_refused(
     actor, fake, monkeypatch, constant, field, value

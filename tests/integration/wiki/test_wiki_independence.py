@@ -82,10 +82,14 @@ def test_a_compile_warns_when_reviewer_independence_is_not_cross_provider(
 ):
     # Given a reviewer of each independence class
     url = fake.base_url.replace("/v1", "/other") if reviewer_url is None else reviewer_url
-    settings = _settings(fake, compiler_model="fake-compiler", reviewer_url=url, reviewer_model=reviewer_model)
+    settings = _settings(
+        fake, compiler_model="fake-compiler", reviewer_url=url, reviewer_model=reviewer_model
+    )
     src = make_source(actor, f"indep-{expected}", documents(1))
     # When a compile is requested
-    result = wiki.compile_source(get_database(), actor, CompileRequest(source_id=src), settings=settings).result
+    result = wiki.compile_source(
+        get_database(), actor, CompileRequest(source_id=src), settings=settings
+    ).result
     # Then the build records the class; the review warning is always there, and a second warning names the
     # class and the fix unless the reviewer is cross_provider
     assert result.build.reviewer_independence == expected

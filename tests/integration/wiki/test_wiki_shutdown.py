@@ -26,7 +26,9 @@ PRICES = Prices(input_micros_per_1k=1000, output_micros_per_1k=2000)
 
 
 def _client(fake, model: str) -> ChatClient:
-    return ChatClient(ChatConfig(base_url=fake.base_url, api_key="k", model=model, timeout_s=30, prices=PRICES))
+    return ChatClient(
+        ChatConfig(base_url=fake.base_url, api_key="k", model=model, timeout_s=30, prices=PRICES)
+    )
 
 
 @pytest.fixture
@@ -103,7 +105,9 @@ def test_a_shutdown_during_the_model_call_abandons_it_and_yields_the_build_with_
     assert len(fake.requests) == 3
 
 
-def test_a_shutdown_before_the_model_call_yields_without_calling_the_model(actor, fake, owner_url, monkeypatch):
+def test_a_shutdown_before_the_model_call_yields_without_calling_the_model(
+    actor, fake, owner_url, monkeypatch
+):
     # Given a worker whose host shuts down after it claimed the build, before the model is called
     src = make_source(actor, "shutdown-before", documents(2))
     build = enqueue(actor, fake, src).result.build
@@ -136,11 +140,15 @@ def test_a_shutdown_before_the_claimed_compile_starts_yields_it_untouched(actor,
         worker.shutdown.set()
         return wiki_jobs.run(ctx)
 
-    jobs.register(wiki.JOB_KIND, shut_then_run, timeout_seconds=kind.timeout_seconds, on_change=kind.on_change)
+    jobs.register(
+        wiki.JOB_KIND, shut_then_run, timeout_seconds=kind.timeout_seconds, on_change=kind.on_change
+    )
     try:
         report = worker.run_one(job_id=build.job_id)
     finally:
-        jobs.register(wiki.JOB_KIND, kind.runner, timeout_seconds=kind.timeout_seconds, on_change=kind.on_change)
+        jobs.register(
+            wiki.JOB_KIND, kind.runner, timeout_seconds=kind.timeout_seconds, on_change=kind.on_change
+        )
     # Then the job is yielded before the build was started: nothing called, nothing spent
     assert report.outcome == "yielded" and fake.requests == []
     done = wiki.get_build(get_database(), actor, build.id)

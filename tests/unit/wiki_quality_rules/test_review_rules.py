@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from agentmate.llm import same_model
 from agentmate.knowledge.quality.review import (
     PageCitation,
     ReplyRejected,
@@ -17,6 +16,7 @@ from agentmate.knowledge.quality.review import (
     standing_warning,
     user_prompt,
 )
+from agentmate.llm import same_model
 
 
 def page(path: str, n: int, kind: str = "concept") -> ReviewPage:
