@@ -290,6 +290,33 @@ def _guarded(conn: Conn, ctx: CompileContext) -> bool:
     return ctx.owns_lease is None or ctx.owns_lease(conn)
 
 
+def _requeue(
+    db: TenantTransactions,
+    build_id: UUID,
+    ctx: CompileContext,
+    inputs: _Inputs,
+    changes: dict[str, Any],
+    event: dict[str, Any],
+) -> CompileOutcome | None:
+    """Put the build back to queued with ``changes`` and ``event``, only while this attempt still owns it; the
+    ``lease_lost`` outcome when it does not (nothing written)."""
+    a = ctx.account_id
+    with db.tenant(a) as conn:
+        if not _guarded(conn, ctx):
+            return CompileOutcome(build_id, "lease_lost", "the lease was lost")
+        if not repo.update_build(
+            conn,
+            account_id=a,
+            build_id=build_id,
+            expect_status="running",
+            expect_attempts=inputs.attempt,
+            changes={**changes, "status": "queued"},
+        ):
+            return CompileOutcome(build_id, "lease_lost", "another attempt owns the build")
+        repo.add_events(conn, account_id=a, build_id=build_id, events=[event])
+    return None
+
+
 def _failed_call(
     db: TenantTransactions,
     build_id: UUID,
@@ -304,31 +331,20 @@ def _failed_call(
     if not retry:
         reason = exc.reason if not exc.retryable else f"gave up after {attempt} attempts: {exc.reason}"
         return _finish_failed(db, build_id, ctx, inputs, exc.usage, prices, reason, exc.kind, entry=entry)
-    a = ctx.account_id
-    with db.tenant(a) as conn:
-        if not _guarded(conn, ctx):
-            return CompileOutcome(build_id, "lease_lost", "the lease was lost")
-        if not repo.update_build(
-            conn,
-            account_id=a,
-            build_id=build_id,
-            expect_status="running",
-            expect_attempts=inputs.attempt,
-            changes={**_spend(inputs, entry, prices), "status": "queued", "error": exc.reason},
-        ):
-            return CompileOutcome(build_id, "lease_lost", "another attempt owns the build")
-        repo.add_events(
-            conn,
-            account_id=a,
-            build_id=build_id,
-            events=[
-                {
-                    "event_type": "attempt_failed",
-                    "detail": exc.reason,
-                    "payload": {"attempt": attempt, "class": exc.kind, "retryable": True},
-                }
-            ],
-        )
+    lost = _requeue(
+        db,
+        build_id,
+        ctx,
+        inputs,
+        {**_spend(inputs, entry, prices), "error": exc.reason},
+        {
+            "event_type": "attempt_failed",
+            "detail": exc.reason,
+            "payload": {"attempt": attempt, "class": exc.kind, "retryable": True},
+        },
+    )
+    if lost is not None:
+        return lost
     retry_after = exc.retry_after if isinstance(exc, HttpStatusError) else None
     logger.info("wiki compile attempt failed, retrying", extra={"build_id": str(build_id), "class": exc.kind})
     return CompileOutcome(
@@ -343,31 +359,20 @@ def _yielded(
     the build's failure, and must not spend its retry budget); what the attempt spent is recorded all the same."""
     reason = "the worker shut down during the model call; the call was abandoned and the attempt refunded"
     entry = _usage_entry(inputs, ctx, usage, prices, "yielded", reason)
-    a = ctx.account_id
-    with db.tenant(a) as conn:
-        if not _guarded(conn, ctx):
-            return CompileOutcome(build_id, "lease_lost", "the lease was lost")
-        if not repo.update_build(
-            conn,
-            account_id=a,
-            build_id=build_id,
-            expect_status="running",
-            expect_attempts=inputs.attempt,
-            changes={**_spend(inputs, entry, prices), "status": "queued", "attempts": inputs.attempt - 1},
-        ):
-            return CompileOutcome(build_id, "lease_lost", "another attempt owns the build")
-        repo.add_events(
-            conn,
-            account_id=a,
-            build_id=build_id,
-            events=[
-                {
-                    "event_type": "attempt_yielded",
-                    "detail": reason,
-                    "payload": {"attempt": entry["attempt"], "refunded": True},
-                }
-            ],
-        )
+    lost = _requeue(
+        db,
+        build_id,
+        ctx,
+        inputs,
+        {**_spend(inputs, entry, prices), "attempts": inputs.attempt - 1},
+        {
+            "event_type": "attempt_yielded",
+            "detail": reason,
+            "payload": {"attempt": entry["attempt"], "refunded": True},
+        },
+    )
+    if lost is not None:
+        return lost
     logger.info("wiki compile yielded on shutdown", extra={"build_id": str(build_id)})
     return CompileOutcome(build_id, "yielded", reason, usage=usage, cost_micros=entry["cost_micros"])
 
