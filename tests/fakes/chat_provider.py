@@ -13,7 +13,9 @@ entries appended as given), ``reserved_path``,
 ``missing_citation``, ``outside_link``, ``collide`` (two titles slugged onto one path), ``bad_kind``,
 ``bad_link_type``, ``empty_page``, ``uncited``, ``oversize`` (chars), ``few_pages`` (keep n), ``no_pages``,
 ``delete_existing`` (incremental: delete every existing page), ``skip_rewrite`` / ``rewrite_extra``
-(incremental: omit a scheduled page / rewrite one outside the plan).
+(incremental: omit a scheduled page / rewrite one outside the plan), ``hold`` (keep the reply back: ``held`` is set
+when the request arrives; the reply, a compile, goes out once ``release`` is set; if the client closes the
+connection first, ``hung_up`` is set and nothing is sent).
 
 Hostile replies (issue 20): ``status`` takes any ``retry_after`` header text and an optional raw ``body``; any
 compiling behaviour takes ``usage`` (fields replacing the counted usage, any JSON value); ``huge`` streams a 200
@@ -29,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import select
 import socket
 import threading
 import time
@@ -198,6 +201,9 @@ class FakeChatProvider:
         self.requests: list[dict[str, Any]] = []
         self.usage: list[dict[str, Any]] = []
         self.huge_sent: list[int] = []
+        self.held = threading.Event()
+        self.release = threading.Event()
+        self.hung_up = threading.Event()
         self._lock = threading.Lock()
         provider = self
 
@@ -256,6 +262,8 @@ class FakeChatProvider:
             )
         if kind == "slow":
             time.sleep(float(spec.get("seconds", 1.0)))
+        if kind == "hold" and not self._hold(handler.connection):
+            return
         if kind == "drop":
             handler.close_connection = True
             handler.connection.shutdown(socket.SHUT_RDWR)
@@ -300,6 +308,20 @@ class FakeChatProvider:
             },
         )
 
+    def _hold(self, conn: socket.socket) -> bool:
+        """Keep the reply back until ``release`` (True) or until the client hangs up (False, ``hung_up`` set)."""
+        self.held.set()
+        while not self.release.is_set():
+            readable, _, _ = select.select([conn], [], [], 0.05)
+            try:
+                gone = bool(readable) and conn.recv(1, socket.MSG_PEEK) == b""
+            except OSError:  # reset by the client
+                gone = True
+            if gone:
+                self.hung_up.set()
+                return False
+        return True
+
     def _huge(self, handler: Any, size: int, chunked: bool) -> None:
         """A 200 whose body (the start of a chat completion, then padding) is ``size`` bytes, written 64 KiB at a
         time until done or until the client hangs up."""
@@ -330,6 +352,7 @@ class FakeChatProvider:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.release.set()
         self._server.shutdown()
         self._server.server_close()
 

@@ -7,6 +7,11 @@ max_tokens (the same budget truncates the same way; a retry only doubles the bil
 size cap (the provider ignored max_tokens). The tokens a failed call spent travel on the error (``usage``), so cost
 is recorded per attempt.
 
+A call can be abandoned (``complete(..., abandon=...)``): while it runs, a watcher asks ``abandon()`` every
+``ABANDON_POLL_S``; once it says yes (the worker is shutting down, or lost its lease), the call's connections are
+shut down, which wakes the read blocked on them, and the call raises ``Abandoned``. A client that owns its httpx
+client keeps no idle connections, so every call opens its own and can be cut off alone.
+
 A provider's reply is data, never trusted (issue 20): the body is read incrementally and abandoned past
 ``reply_cap_bytes``; ``Retry-After`` is parsed as RFC 9110 says (delay-seconds or an HTTP-date, anything else
 ignored) and clamped; token counts are non-negative integers clamped to ``MAX_TOKENS_PER_CALL`` (so the costs
@@ -17,7 +22,10 @@ from __future__ import annotations
 
 import json
 import math
+import socket
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from urllib.parse import urlsplit
@@ -48,6 +56,8 @@ MAX_TOKENS_PER_CALL = 100_000_000
 # ignored max_tokens; reading on would only cost memory (a 150 MB reply once added ~390 MiB RSS).
 _CAP_BYTES_PER_TOKEN = 64
 _CAP_ENVELOPE_BYTES = 1024 * 1024
+# How often an abandonable call asks whether to give up (a shutdown is noticed within this).
+ABANDON_POLL_S = 0.05
 
 
 def reply_cap_bytes(max_tokens: int) -> int:
@@ -126,6 +136,14 @@ class ReplyTooLarge(ChatError):
     kind = "reply_too_large"
 
 
+class Abandoned(ChatError):
+    """The caller gave the call up (shutdown, lost lease) and its connection was closed: no verdict on the
+    provider. Retryable: the same call may well succeed when it is made again."""
+
+    retryable = True
+    kind = "abandoned"
+
+
 class NotConfigured(Exception):
     """No base URL or model for the role: an operator gap (501), not a failed call."""
 
@@ -186,11 +204,19 @@ def config_from_settings(role: Role, settings: ModelSettings) -> ChatConfig | No
     )
 
 
+def same_model(compiler_model: str | None, reviewer_model: str | None) -> bool:
+    """The one comparison of model names (independence and the self-review refusal both use it): names are
+    compared without case and surrounding blanks, as providers treat them (``Qwen-Max`` is ``qwen-max``)."""
+    if compiler_model is None or reviewer_model is None:
+        return False
+    return compiler_model.strip().casefold() == reviewer_model.strip().casefold()
+
+
 def independence(compiler: ChatConfig | None, reviewer: ChatConfig | None) -> Independence:
     """How independent the reviewer is of the compiler (stored on every build)."""
     if compiler is None or reviewer is None:
         return "unavailable"
-    if reviewer.model == compiler.model:
+    if same_model(compiler.model, reviewer.model):
         return "same_model"
     if reviewer.provider == compiler.provider:
         return "same_provider"
@@ -208,7 +234,10 @@ class ChatClient:
         self.config = config
         self._url = config.base_url.rstrip("/") + "/chat/completions"
         self._owns_client = client is None
-        self._client = client or httpx.Client(headers={"Content-Type": "application/json"})
+        # No idle connections: each call opens its own, so abandoning one call closes that call's connection only.
+        self._client = client or httpx.Client(
+            headers={"Content-Type": "application/json"}, limits=httpx.Limits(max_keepalive_connections=0)
+        )
         self._auth = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
 
     @classmethod
@@ -239,6 +268,31 @@ class ChatClient:
         response_format_json: bool = True,
         timeout: float | None = None,
         max_tokens: int | None = None,
+        abandon: Callable[[], bool] | None = None,
+    ) -> ChatReply:
+        """One call. ``abandon``: asked while the call runs; when it answers yes the call's connection is closed
+        and ``Abandoned`` raised (a reply that already arrived in full is returned all the same)."""
+        if abandon is None:
+            return self._complete(messages, response_format_json, timeout, max_tokens, None)
+        if abandon():
+            raise Abandoned("the call was abandoned before it started")
+        cut = _CutOff()
+        done = threading.Event()
+        watcher = threading.Thread(target=cut.watch, args=(abandon, done), name="chat-abandon", daemon=True)
+        watcher.start()
+        try:
+            return self._complete(messages, response_format_json, timeout, max_tokens, cut)
+        finally:
+            done.set()
+            watcher.join()
+
+    def _complete(
+        self,
+        messages: list[dict[str, str]],
+        response_format_json: bool,
+        timeout: float | None,
+        max_tokens: int | None,
+        cut: _CutOff | None,
     ) -> ChatReply:
         body: dict[str, Any] = {
             "model": self.config.model,
@@ -261,6 +315,7 @@ class ChatClient:
                 json=body,
                 headers=self._auth,
                 timeout=httpx.Timeout(limit, connect=min(10.0, limit)),
+                extensions={"trace": cut.trace} if cut is not None else None,
             ) as response:
                 if response.status_code != 200:
                     head = _read(response, _ERROR_BODY_BYTES, deadline, limit, truncate=True)
@@ -273,7 +328,13 @@ class ChatClient:
         except httpx.TimeoutException as exc:
             raise TransportError(f"timed out after {limit:g} s ({type(exc).__name__})") from None
         except httpx.HTTPError as exc:
+            if cut is not None and cut.fired:
+                raise Abandoned("the call was abandoned and its connection closed") from None
             raise TransportError(f"transport failure: {type(exc).__name__}") from None
+        except TransportError:
+            if cut is not None and cut.fired:
+                raise Abandoned("the call was abandoned and its connection closed") from None
+            raise
         elapsed = (time.perf_counter() - started) * 1000
         return parse_reply(raw, model=self.config.model, max_tokens=body["max_tokens"], elapsed_ms=elapsed)
 
@@ -284,6 +345,46 @@ class ChatClient:
         if self.config.api_key:
             text = text.replace(self.config.api_key, "***")
         return f"HTTP {status} from the chat endpoint: {' '.join(text.split())}".rstrip(": ")
+
+
+class _CutOff:
+    """The connections one call opened (httpcore's ``trace`` extension reports each new connection's stream),
+    so that another thread can shut them down: ``shutdown`` wakes a read blocked on the socket, ``close`` would not."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._streams: list[Any] = []
+        self.fired = False
+
+    def trace(self, event: str, info: dict[str, Any]) -> None:
+        if event not in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            return
+        stream = info.get("return_value")
+        if stream is None:
+            return
+        with self._lock:
+            self._streams.append(stream)
+            late = self.fired
+        if late:  # the call was abandoned while this connection was being made
+            _shut(stream)
+
+    def watch(self, abandon: Callable[[], bool], done: threading.Event) -> None:
+        while not done.wait(ABANDON_POLL_S):
+            if abandon():
+                with self._lock:
+                    self.fired = True
+                    streams = list(self._streams)
+                for stream in streams:
+                    _shut(stream)
+                return
+
+
+def _shut(stream: Any) -> None:
+    sock = stream.get_extra_info("socket")
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except (OSError, AttributeError):  # already closed, or a TLS stream whose raw socket was handed over
+        pass
 
 
 def _read(response: httpx.Response, cap: int, deadline: float, limit: float, *, truncate: bool) -> bytes:

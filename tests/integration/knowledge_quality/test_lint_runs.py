@@ -173,7 +173,14 @@ def test_a_clean_wiki_has_no_findings_and_a_second_run_is_a_second_record(accoun
     runs = [lint_service.lint_active_wiki(db, principal, source) for _ in range(2)]
     assert [r.findings for r in runs] == [[], []]
     assert runs[0].run.id != runs[1].run.id
-    assert lint_service.list_runs(db, principal, PageParams(limit=10), source).total == 2
+    listed = lint_service.list_runs(db, principal, PageParams(limit=10), source)
+    assert listed.total == 2
+    # A run finishes no earlier than it starts (issue 23: finished_at was the transaction's start), as stored,
+    # listed and read back
+    assert [r.run.started_at <= r.run.finished_at for r in runs] == [True, True]
+    assert [r.started_at <= r.finished_at for r in listed.items] == [True, True]
+    again = lint_service.get_run(db, principal, runs[0].run.id).run
+    assert (again.started_at, again.finished_at) == (runs[0].run.started_at, runs[0].run.finished_at)
 
 
 def test_lint_needs_an_active_build_and_a_known_source(account, principal):

@@ -12,11 +12,11 @@ from agentmate.knowledge.quality.review import (
     cited_documents,
     outcome,
     parse_reply,
-    same_model,
     select_pages,
     standing_warning,
     user_prompt,
 )
+from agentmate.llm import same_model
 
 
 def page(path: str, n: int, kind: str = "concept") -> ReviewPage:

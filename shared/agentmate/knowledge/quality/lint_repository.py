@@ -103,12 +103,14 @@ def insert_run(
     documents_examined: int,
     findings: list[lint.Finding],
     started_at: datetime,
+    finished_at: datetime,
 ) -> LintRun:
     row = conn.execute(
         f"""INSERT INTO knowledge_lint_runs (account_id, user_id, key_id, source_id, build_id, revision_id,
-                pages_examined, documents_examined, findings_total, findings_warning, findings_info, started_at)
+                pages_examined, documents_examined, findings_total, findings_warning, findings_info, started_at,
+                finished_at)
             VALUES (%(a)s, %(u)s, %(k)s, %(source_id)s, %(b)s, %(r)s, %(p)s, %(d)s, %(findings_total)s,
-                    %(findings_warning)s, %(findings_info)s, %(s)s)
+                    %(findings_warning)s, %(findings_info)s, %(started_at)s, %(finished_at)s)
             RETURNING {RUN_COLUMNS}""",
         {
             "a": account_id,
@@ -119,7 +121,8 @@ def insert_run(
             "r": revision_id,
             "p": pages_examined,
             "d": documents_examined,
-            "s": started_at,
+            "started_at": started_at,
+            "finished_at": finished_at,
             **lint.counts(findings),
         },
     ).fetchone()

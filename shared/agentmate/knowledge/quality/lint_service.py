@@ -49,6 +49,9 @@ def lint_active_wiki(db: TenantTransactions, principal: Principal, source_id: UU
             documents_examined=len(documents),
             findings=findings,
             started_at=started,
+            # Read on the same clock as started_at (the column's default, now(), is the transaction's start:
+            # earlier than started_at).
+            finished_at=max(datetime.now(UTC), started),
         )
     return LintRunDetail(
         run=run,

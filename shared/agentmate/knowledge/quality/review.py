@@ -192,12 +192,6 @@ def outcome(
     return Outcome("clean", f"all {eligible} pages examined, no findings")
 
 
-def same_model(compiler_model: str | None, reviewer_model: str) -> bool:
-    """The guarantee is the model comparison against the build's own recorded compiler, not the configured
-    independence: the same model behind two endpoints classifies as cross_provider."""
-    return compiler_model is not None and compiler_model.strip().lower() == reviewer_model.strip().lower()
-
-
 def standing_warning(review: Mapping[str, Any] | None) -> str:
     """The unconditional warning every compile and build carries, worded for what this build received.
 

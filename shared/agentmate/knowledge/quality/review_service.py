@@ -40,12 +40,14 @@ def _reviewer(settings: ModelSettings) -> llm.ChatConfig | None:
 
 def _independence(settings: ModelSettings, compiler_model: str) -> str:
     """Independence of the configured reviewer from the model that compiled this build (its recorded model, not
-    today's compiler setting: a re-review of an old build judges the build's own compiler)."""
+    today's compiler setting: a re-review of an old build judges the build's own compiler). The model names are
+    compared by ``llm.same_model``, the one comparison the compile's label and the self-review refusal share, so a
+    build labelled ``cross_provider`` is never refused as same-model."""
     reviewer = _reviewer(settings)
     compiler = llm.config_from_settings("compiler", settings)
     if reviewer is None:
         return "unavailable"
-    if review.same_model(compiler_model, reviewer.model):
+    if llm.same_model(compiler_model, reviewer.model):
         return "same_model"
     if compiler is None:
         return "unavailable"
@@ -56,7 +58,7 @@ def _refusal(settings: ModelSettings, compiler_model: str) -> str | None:
     reviewer = _reviewer(settings)
     if reviewer is None:
         return None
-    if review.same_model(compiler_model, reviewer.model):
+    if llm.same_model(compiler_model, reviewer.model):
         return (
             f"the reviewer model {reviewer.model} is the model that compiled this build; a model cannot find "
             "the mistakes its own priors produced, so self-review is refused rather than run (set "

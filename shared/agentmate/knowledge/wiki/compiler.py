@@ -14,6 +14,12 @@
 Chat errors are classified by ``agentmate.llm``: a retryable one with attempts left puts the build back to
 queued (the queue schedules the retry with backoff); anything else fails the build. Usage and cost are recorded
 per attempt and accumulated, so a build that failed twice before succeeding shows all three calls.
+
+Graceful shutdown (spec/001: "graceful shutdown yields its builds and refunds the attempt"): the model call is
+abandoned as soon as the worker shuts down (or loses its lease): its connection is closed, the build goes back to
+queued with its attempt refunded, the attempt's usage is still recorded (outcome ``yielded``), and the runner
+hands the job back (``jobs.Yield``, which refunds the job's attempt too). A reply that arrived in full before
+the shutdown was noticed is recorded as usual: the work is done, and throwing it away would only cost a second call.
 """
 
 from __future__ import annotations
@@ -51,7 +57,7 @@ from agentmate.knowledge.wiki.prompt import (
     parse_reply,
 )
 from agentmate.knowledge.wiki.render import content_hash, index_page, log_page
-from agentmate.llm import ChatClient, ChatError, ChatReply, HttpStatusError, Prices, Usage
+from agentmate.llm import Abandoned, ChatClient, ChatError, ChatReply, HttpStatusError, Prices, Usage
 
 DEFAULT_MAX_ATTEMPTS = 3
 _TIMEOUT_MARGIN_S = 15.0
@@ -67,6 +73,8 @@ class CompileContext:
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
     remaining_seconds: Callable[[], float] | None = None
     lease_lost: threading.Event | None = None
+    # Set when the worker's host is going away: the model call in flight is abandoned and the build yielded.
+    shutdown: threading.Event | None = None
     owns_lease: Callable[[Conn], bool] | None = None  # checked inside the outcome transaction
     # The success transaction (the queue's lease-guarded ``ctx.finish``): the pages commit with the job's success.
     success_tx: Callable[[], AbstractContextManager[Conn]] | None = None
@@ -77,7 +85,7 @@ class CompileContext:
 @dataclass(frozen=True)
 class CompileOutcome:
     build_id: UUID
-    status: Literal["succeeded", "failed", "retry", "skipped", "lease_lost"]
+    status: Literal["succeeded", "failed", "retry", "skipped", "lease_lost", "yielded"]
     reason: str | None = None
     retry_after: float | None = None
     failures: tuple[Failure, ...] = ()
@@ -221,11 +229,13 @@ def _run(
         if ctx.remaining_seconds is not None:
             timeout = max(1.0, min(timeout, ctx.remaining_seconds() - _TIMEOUT_MARGIN_S))
         try:
-            reply = chat.complete(messages, timeout=timeout)
+            reply = chat.complete(messages, timeout=timeout, abandon=lambda: _stopping(ctx))
         except ChatError as exc:
             _report(ctx, exc.usage, chat.config.prices)
             if ctx.lease_lost is not None and ctx.lease_lost.is_set():
                 return CompileOutcome(build_id, "lease_lost", "the lease was lost during the model call")
+            if _shutting_down(ctx) and (exc.retryable or isinstance(exc, Abandoned)):
+                return _yielded(db, build_id, ctx, inputs, exc.usage, chat.config.prices)
             return _failed_call(db, build_id, ctx, inputs, exc, chat.config.prices)
     usage = reply.usage if reply else Usage()
     _report(ctx, usage, chat.config.prices)
@@ -236,6 +246,15 @@ def _run(
     except InvalidReply as exc:
         return _finish_failed(db, build_id, ctx, inputs, usage, chat.config.prices, str(exc), "invalid_reply")
     return _outcome(db, build_id, ctx, inputs, parsed, usage, chat.config.prices)
+
+
+def _shutting_down(ctx: CompileContext) -> bool:
+    return ctx.shutdown is not None and ctx.shutdown.is_set()
+
+
+def _stopping(ctx: CompileContext) -> bool:
+    """Give the model call up: the host is shutting down, or another worker owns the build now."""
+    return _shutting_down(ctx) or (ctx.lease_lost is not None and ctx.lease_lost.is_set())
 
 
 def _report(ctx: CompileContext, usage: Usage, prices: Prices) -> None:
@@ -271,6 +290,33 @@ def _guarded(conn: Conn, ctx: CompileContext) -> bool:
     return ctx.owns_lease is None or ctx.owns_lease(conn)
 
 
+def _requeue(
+    db: TenantTransactions,
+    build_id: UUID,
+    ctx: CompileContext,
+    inputs: _Inputs,
+    changes: dict[str, Any],
+    event: dict[str, Any],
+) -> CompileOutcome | None:
+    """Put the build back to queued with ``changes`` and ``event``, only while this attempt still owns it; the
+    ``lease_lost`` outcome when it does not (nothing written)."""
+    a = ctx.account_id
+    with db.tenant(a) as conn:
+        if not _guarded(conn, ctx):
+            return CompileOutcome(build_id, "lease_lost", "the lease was lost")
+        if not repo.update_build(
+            conn,
+            account_id=a,
+            build_id=build_id,
+            expect_status="running",
+            expect_attempts=inputs.attempt,
+            changes={**changes, "status": "queued"},
+        ):
+            return CompileOutcome(build_id, "lease_lost", "another attempt owns the build")
+        repo.add_events(conn, account_id=a, build_id=build_id, events=[event])
+    return None
+
+
 def _failed_call(
     db: TenantTransactions,
     build_id: UUID,
@@ -285,36 +331,50 @@ def _failed_call(
     if not retry:
         reason = exc.reason if not exc.retryable else f"gave up after {attempt} attempts: {exc.reason}"
         return _finish_failed(db, build_id, ctx, inputs, exc.usage, prices, reason, exc.kind, entry=entry)
-    a = ctx.account_id
-    with db.tenant(a) as conn:
-        if not _guarded(conn, ctx):
-            return CompileOutcome(build_id, "lease_lost", "the lease was lost")
-        if not repo.update_build(
-            conn,
-            account_id=a,
-            build_id=build_id,
-            expect_status="running",
-            expect_attempts=inputs.attempt,
-            changes={**_spend(inputs, entry, prices), "status": "queued", "error": exc.reason},
-        ):
-            return CompileOutcome(build_id, "lease_lost", "another attempt owns the build")
-        repo.add_events(
-            conn,
-            account_id=a,
-            build_id=build_id,
-            events=[
-                {
-                    "event_type": "attempt_failed",
-                    "detail": exc.reason,
-                    "payload": {"attempt": attempt, "class": exc.kind, "retryable": True},
-                }
-            ],
-        )
+    lost = _requeue(
+        db,
+        build_id,
+        ctx,
+        inputs,
+        {**_spend(inputs, entry, prices), "error": exc.reason},
+        {
+            "event_type": "attempt_failed",
+            "detail": exc.reason,
+            "payload": {"attempt": attempt, "class": exc.kind, "retryable": True},
+        },
+    )
+    if lost is not None:
+        return lost
     retry_after = exc.retry_after if isinstance(exc, HttpStatusError) else None
     logger.info("wiki compile attempt failed, retrying", extra={"build_id": str(build_id), "class": exc.kind})
     return CompileOutcome(
         build_id, "retry", exc.reason, retry_after, usage=exc.usage, cost_micros=entry["cost_micros"]
     )
+
+
+def _yielded(
+    db: TenantTransactions, build_id: UUID, ctx: CompileContext, inputs: _Inputs, usage: Usage, prices: Prices
+) -> CompileOutcome:
+    """The worker is shutting down: the build goes back to queued with this attempt refunded (a shutdown is not
+    the build's failure, and must not spend its retry budget); what the attempt spent is recorded all the same."""
+    reason = "the worker shut down during the model call; the call was abandoned and the attempt refunded"
+    entry = _usage_entry(inputs, ctx, usage, prices, "yielded", reason)
+    lost = _requeue(
+        db,
+        build_id,
+        ctx,
+        inputs,
+        {**_spend(inputs, entry, prices), "attempts": inputs.attempt - 1},
+        {
+            "event_type": "attempt_yielded",
+            "detail": reason,
+            "payload": {"attempt": entry["attempt"], "refunded": True},
+        },
+    )
+    if lost is not None:
+        return lost
+    logger.info("wiki compile yielded on shutdown", extra={"build_id": str(build_id)})
+    return CompileOutcome(build_id, "yielded", reason, usage=usage, cost_micros=entry["cost_micros"])
 
 
 def _finish_failed(

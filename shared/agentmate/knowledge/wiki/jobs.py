@@ -2,7 +2,8 @@
 ``wiki_index`` re-indexes a source's active build after an activation (``reindex``).
 
 The build row is what users see; the job row is the queue's lease. The runner maps a compile outcome onto the
-queue's vocabulary (retry → ``Retryable`` with the provider's Retry-After, failure → ``Permanent``), commits a
+queue's vocabulary (retry → ``Retryable`` with the provider's Retry-After, failure → ``Permanent``, a shutdown
+during the model call → ``Yield``: the call abandoned, build and job attempts refunded), commits a
 success inside the queue's lease-guarded ``ctx.finish`` transaction, and reports each attempt's tokens.
 ``on_change`` mirrors the job transitions the runner does not write itself, in the same transaction: a claim of
 a build still marked running (its last worker died) records ``attempt_abandoned``, a requeue or a yield puts a
@@ -42,6 +43,7 @@ def run(ctx: jobs.RunContext) -> dict[str, Any] | None:
             max_attempts=job.max_attempts,
             remaining_seconds=ctx.remaining_seconds,
             lease_lost=ctx.lease_lost,
+            shutdown=ctx.shutdown,
             owns_lease=lambda _conn: not ctx.lease_lost.is_set(),
             success_tx=lambda: ctx.finish({"build_id": str(build_id)}),
             report_usage=lambda usage, cost: ctx.add_usage(
@@ -55,6 +57,8 @@ def run(ctx: jobs.RunContext) -> dict[str, Any] | None:
         raise jobs.Permanent(outcome.reason or "the build failed")
     if outcome.status == "lease_lost":
         raise jobs.LeaseLost(outcome.reason or "the lease was lost")
+    if outcome.status == "yielded":  # the build is queued again with its attempt refunded; the job's is too
+        raise jobs.Yield(outcome.reason or "shutting down")
     return {"build_id": str(build_id), "status": outcome.status}
 
 
