@@ -847,7 +847,7 @@ def test_at_3000_task_keeps_the_goal_and_the_whole_checkpoint_without_a_warning(
     assert len(GOAL) == 66
     out = pack(client, resumable["h"], task=GOAL, session_id=resumable["session"], max_chars=3000)
     task = layer(out, "TASK")
-    # 3000 × 25/135 = 555 (prior-art's share 5 gave 130: the checkpoint was dropped, silently)
+    # 3000 * 25/135 = 555 (prior-art's share 5 gave 130: the checkpoint was dropped, silently)
     assert task["char_budget"] == 555
     assert [i["source"] for i in task["items"]] == ["task", "checkpoint", "journal"]
     assert task["items"][0]["content"] == GOAL
@@ -867,7 +867,7 @@ def test_at_1200_task_keeps_the_goal_and_cuts_the_checkpoint_after_its_next_step
 ):
     out = pack(client, resumable["h"], task=GOAL, session_id=resumable["session"], max_chars=1200)
     task = layer(out, "TASK")
-    assert task["char_budget"] == 222  # 1200 × 25/135 (prior-art's 52 dropped the 66-character goal)
+    assert task["char_budget"] == 222  # 1200 * 25/135 (prior-art's 52 dropped the 66-character goal)
     assert task["items"][0]["content"] == GOAL and task["items"][0]["truncated"] is False
     checkpoint = task["items"][1]
     # 156 characters remain: cut at the last line break (Done is what goes), at least half of them kept
@@ -888,7 +888,7 @@ def test_at_1200_task_keeps_the_goal_and_cuts_the_checkpoint_after_its_next_step
 def test_when_task_drops_the_checkpoint_it_warns_and_never_says_it_resumed_from_it(client, resumable):
     out = pack(client, resumable["h"], task=GOAL, session_id=resumable["session"], max_chars=500)
     task = layer(out, "TASK")
-    # 500 × 25/135 = 92: the goal fits, 26 characters remain (< 80): the checkpoint and what follows are dropped
+    # 500 * 25/135 = 92: the goal fits, 26 characters remain (< 80): the checkpoint and what follows are dropped
     assert task["char_budget"] == 92
     assert [i["source"] for i in task["items"]] == ["task"] and task["dropped"] == 2
     assert task["note"] == (
@@ -903,7 +903,7 @@ def test_a_goal_too_long_for_task_is_cut_at_a_boundary_never_dropped_and_warned(
     goal = "Migrate the billing database. " * 10  # 300 characters, sentences of 30
     out = pack(client, account.headers("memory:r"), task=goal, max_chars=500)
     task = layer(out, "TASK")
-    assert task["char_budget"] == 104  # 500 × 25/120 (no session: five layers)
+    assert task["char_budget"] == 104  # 500 * 25/120 (no session: five layers)
     # 104 characters: the last sentence end in them keeps 90, trimmed to 89
     assert (
         task["items"][0]["content"] == "Migrate the billing database. " * 2 + "Migrate the billing database."

@@ -3,17 +3,17 @@ cross-account ones (claim, due-for-wakeup) are SECURITY DEFINER functions that e
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any
 from uuid import UUID
 
 from psycopg import Cursor
-from psycopg.rows import class_row, kwargs_row
+from psycopg.rows import kwargs_row
 from psycopg.types.json import Jsonb
 
 from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
 from agentmate.core.sql import paged
-from agentmate.jobs.schemas import Job
+from agentmate.jobs.schemas import Job, KindStats
 
 CONSTRAINTS = constraints(
     {
@@ -47,17 +47,6 @@ _MINE = "account_id = %(account_id)s AND id = %(id)s AND lease_owner = %(owner)s
 def _jobs(conn: Conn) -> Cursor[Job]:
     """A cursor whose rows are ``Job`` models (for statements that return ``COLUMNS``)."""
     return conn.cursor(row_factory=kwargs_row(Job))
-
-
-class KindStatsRow(TypedDict):
-    """One kind's unfinished jobs by what they wait on (``stats``)."""
-
-    kind: str
-    waiting: int
-    running: int
-    backing_off: int
-    stalled: int
-    oldest_waiting_age_seconds: float | None
 
 
 def insert(
@@ -144,10 +133,10 @@ def list_jobs(
     return [Job.model_validate(r) for r in rows], total
 
 
-def stats(conn: Conn, *, account_id: UUID) -> list[KindStatsRow]:
+def stats(conn: Conn, *, account_id: UUID) -> list[KindStats]:
     """Per kind: unfinished jobs split by what they are waiting on (one scan of the account's unfinished rows)."""
     return (
-        conn.cursor(row_factory=class_row(KindStatsRow))
+        conn.cursor(row_factory=kwargs_row(KindStats))
         .execute(
             """SELECT kind,
                   count(*) FILTER (WHERE status = 'queued' AND next_attempt_at <= now()) AS waiting,

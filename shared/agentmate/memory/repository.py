@@ -69,8 +69,8 @@ class ScopeUsageRow(TypedDict):
     last_activity_at: datetime | None
 
 
-class _CountedScopeUsageRow(ScopeUsageRow):
-    _total: int
+class _CountedScopeUsageRow(ScopeUsageRow, total=False):
+    _total: int  # the page's total, popped before the rows go out
 
 
 class ScopeKeyRow(TypedDict):
@@ -326,7 +326,7 @@ def scopes(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[li
         .fetchall()
     )
     if rows:
-        total = rows[0]["_total"]
+        total = rows[0].get("_total", 0)
     elif offset == 0:
         total = 0
     else:
@@ -337,16 +337,9 @@ def scopes(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[li
             {"a": account_id},
         ).fetchone()
         total = found["n"] if found else 0
-    items = [
-        ScopeUsageRow(
-            scope_type=r["scope_type"],
-            scope_key=r["scope_key"],
-            entry_count=r["entry_count"],
-            event_count=r["event_count"],
-            last_activity_at=r["last_activity_at"],
-        )
-        for r in rows
-    ]
+    for r in rows:
+        r.pop("_total", None)
+    items: list[ScopeUsageRow] = list(rows)
     return items, total
 
 
@@ -379,7 +372,7 @@ def journal_sessions(
         params,
     ).fetchall()
     if rows:
-        total = rows[0]["_total"]
+        total = rows[0].get("_total", 0)
     elif offset == 0:
         total = 0
     else:
