@@ -51,6 +51,8 @@ async def test_context_pack_matches_the_rest_twin_and_authorises_each_layer(base
             message = await refused(s, "context_pack", task="x", layers=["nope"])
             too_small = await refused(s, "context_pack", task="x", max_chars=10)
             misnamed = await refused(s, "context_pack", task="x", max_tokens=100)
+            goal = await refused(s, "context_pack", task="x", goal="ship it")
+            big = await refused(s, "context_pack", task="x", max_chars="big")
         async with mcp_session(f"{base_url}/mcp", {"X-Api-Key": account.key("todos:r")}) as s:
             scope_refusal = await refused(s, "context_pack", task="x")
     # Same service, same answer: REST and MCP return the same pack
@@ -64,6 +66,9 @@ async def test_context_pack_matches_the_rest_twin_and_authorises_each_layer(base
     assert message.startswith(
         "Validation failed: layers[0]: must be one of the allowed values (allowed: SKILL, "
     )
-    assert "max_chars: must be 500..200000" in too_small
+    assert "max_chars: must be an integer 500..200000 (0 or omitted = 12000)" in too_small
+    # issue 23 item 7: one error naming the field with the fix, over MCP as over REST
+    assert "goal: unknown argument (use task: the task is the TASK layer's goal)" in goal
+    assert "max_chars: must be an integer 500..200000 (0 or omitted = 12000)" in big
     assert "max_tokens: unknown argument (use max_chars: budgets are in characters, not tokens)" in misnamed
     assert scope_refusal.startswith("insufficient scope: context_pack requires memory:r")

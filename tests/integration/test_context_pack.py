@@ -167,6 +167,43 @@ def test_invalid_bodies_are_a_400_naming_the_field(client, account, body, field)
     assert field in [e["field"] for e in r.json()["errors"]]
 
 
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        # issue 23 item 7: one error per field that says the fix (was "unknown field", and for "big" two errors
+        # named max_chars.literal[0] and max_chars.constrained-int with no range)
+        (
+            {"task": "x", "goal": "ship"},
+            {"field": "goal", "message": "unknown field (use task: the task is the TASK layer's goal)"},
+        ),
+        (
+            {"task": "x", "max_chars": "big"},
+            {"field": "max_chars", "message": "must be an integer 500..200000 (0 or omitted = 12000)"},
+        ),
+        (
+            {"task": "x", "max_chars": 12.5},
+            {"field": "max_chars", "message": "must be an integer 500..200000 (0 or omitted = 12000)"},
+        ),
+        (
+            {"task": "x", "max_chars": True},
+            {"field": "max_chars", "message": "must be an integer 500..200000 (0 or omitted = 12000)"},
+        ),
+        (
+            {"task": "x", "top_k": "big"},
+            {"field": "top_k", "message": "must be an integer 1..20 (0 or omitted = 5)"},
+        ),
+        (
+            {"task": "x", "top_k": 21},
+            {"field": "top_k", "message": "must be an integer 1..20 (0 or omitted = 5)"},
+        ),
+    ],
+)
+def test_a_misnamed_field_or_a_wrong_budget_is_one_error_that_says_the_fix(client, account, body, error):
+    r = client.post(PACK, json=body, headers=account.headers("memory:r"))
+    assert r.status_code == 400, r.text
+    assert r.json()["errors"] == [error]
+
+
 def test_an_unknown_layer_names_the_allowed_values(client, account):
     r = client.post(PACK, json={"task": "x", "layers": ["SKILLS"]}, headers=account.headers("memory:r"))
     assert r.status_code == 400
@@ -188,8 +225,8 @@ def test_zero_means_the_default_for_max_chars_and_top_k(client, account):
 def test_layers_are_case_insensitive_deduplicated_and_come_out_in_canonical_order(client, account):
     out = pack(client, account.headers("memory:r"), task="x", layers=["task", "Memory", "SKILL", "memory"])
     assert [item["layer"] for item in out["layers"]] == ["SKILL", "MEMORY", "TASK"]
-    # prior-art's second example: SKILL + MEMORY + TASK of 12000
-    assert [item["char_budget"] for item in out["layers"]] == [6547, 4363, 1090]
+    # SKILL + MEMORY + TASK of 12000: 30/20/25 of 75 (prior-art's 6547/4363/1090 had TASK at 5)
+    assert [item["char_budget"] for item in out["layers"]] == [4800, 3200, 4000]
 
 
 def test_the_route_needs_memory_r_and_the_response_is_private(client, account):
@@ -205,26 +242,26 @@ def test_the_route_needs_memory_r_and_the_response_is_private(client, account):
 # -- budgets ------------------------------------------------------------------------------------------------------
 
 
-def test_a_pack_without_a_session_budgets_as_prior_art_and_leaves_out_working(client, account):
+def test_a_pack_without_a_session_splits_over_five_shares_and_leaves_out_working(client, account):
     out = pack(client, account.headers("memory:r"), task="x")
     assert {item["layer"]: item["char_budget"] for item in out["layers"]} == {
-        "SKILL": 3600,
-        "KNOWLEDGE": 4200,
-        "MEMORY": 2400,
-        "FACTS": 1200,
-        "TASK": 600,
+        "SKILL": 3000,
+        "KNOWLEDGE": 3500,
+        "MEMORY": 2000,
+        "FACTS": 1000,
+        "TASK": 2500,
     }
 
 
 def test_a_pack_with_a_session_renormalises_over_the_six_shares(client, account):
     out = pack(client, account.headers("memory:r"), task="x", session_id=str(uuid.uuid4()))
     assert {item["layer"]: item["char_budget"] for item in out["layers"]} == {
-        "SKILL": 3130,
-        "KNOWLEDGE": 3655,
-        "MEMORY": 2086,
-        "FACTS": 1043,
-        "WORKING": 1565,
-        "TASK": 521,
+        "SKILL": 2666,
+        "KNOWLEDGE": 3114,
+        "MEMORY": 1777,
+        "FACTS": 888,
+        "WORKING": 1333,
+        "TASK": 2222,
     }
     assert sum(item["char_budget"] for item in out["layers"]) == 12000
 
@@ -273,15 +310,15 @@ def test_every_layer_provider_with_data(client, populated):
     ]
     assert facts["items"][0]["content"] == "[pending/high] deploy billing v2\nafter the migration"
     assert facts["items"][1]["content"] == "1. migrate\n2. switch traffic"
-    # TASK: goal, checkpoint in fixed section order, then what happened after it (observations left out)
+    # TASK: goal, checkpoint in fixed section order (ahead before behind), then what happened after it (observations left out)
     task = layer(out, "TASK")
     assert [i["source"] for i in task["items"]] == ["task", "checkpoint", "journal"]
     assert task["items"][0]["content"] == "deploy billing"
     assert task["items"][1]["ref"] == f"memory_event:{populated['checkpoint']['event_id']}"
     assert task["items"][1]["title"] == "ship billing v2"  # the label, else the goal's first line
     assert task["items"][1]["content"] == (
-        "Goal: ship billing v2\nDone:\n- migration written\nNext:\n"
-        "- deploy billing\nOpen:\n- rollback plan?\nNotes: staging is green"
+        "Goal: ship billing v2\nNext:\n- deploy billing\nOpen:\n- rollback plan?\n"
+        "Done:\n- migration written\nNotes: staging is green"
     )
     assert task["items"][2]["title"] == "since checkpoint"
     assert task["items"][2]["content"].endswith("decision: deploy on Tuesday")
@@ -774,3 +811,120 @@ def test_facts_find_a_note_word_by_word(client, account):
     assert refs[0] == f"todo:{r.json()['id']}"
     assert f"note:{runbook['id']}" in refs
     assert f"note:{unrelated['id']}" not in refs
+
+
+# -- TASK at ordinary budgets (issue 23 item 3) ------------------------------------------------------------------
+
+GOAL = "Roll out billing v2 to the EU shop without any downtime for buyers"  # 66 characters, as in the issue
+
+
+@pytest.fixture
+def resumable(client: Any, account: Any) -> dict[str, Any]:
+    """A journal session with a checkpoint (goal, three next steps, two done) and a decision after it."""
+    h = account.headers("memory:rw")
+    session = "rollout-" + uuid.uuid4().hex[:6]
+    r = client.post(
+        "/api/memory/checkpoints",
+        json={
+            "session_id": session,
+            "goal": "billing v2 live in the EU shop",
+            "done": ["migration 0042 applied in staging", "blue/green stack deployed and green"],
+            "next": ["switch 10% of EU traffic", "watch error rates for an hour", "switch the rest"],
+            "open": ["who approves the rollback?"],
+        },
+        headers=h,
+    )
+    assert r.status_code == 201, r.text
+    event(client, h, session, "decision", "deploy on Tuesday morning")
+    return {"h": h, "session": session, "checkpoint": r.json()["checkpoint"]["event_id"]}
+
+
+def task_warnings(out: dict[str, Any]) -> list[str]:
+    return [w for w in out["warnings"] if w.startswith("TASK: ")]
+
+
+def test_at_3000_task_keeps_the_goal_and_the_whole_checkpoint_without_a_warning(client, resumable):
+    assert len(GOAL) == 66
+    out = pack(client, resumable["h"], task=GOAL, session_id=resumable["session"], max_chars=3000)
+    task = layer(out, "TASK")
+    # 3000 * 25/135 = 555 (prior-art's share 5 gave 130: the checkpoint was dropped, silently)
+    assert task["char_budget"] == 555
+    assert [i["source"] for i in task["items"]] == ["task", "checkpoint", "journal"]
+    assert task["items"][0]["content"] == GOAL
+    # the forward-looking sections first, so a cut keeps the goal and next steps
+    assert task["items"][1]["content"] == (
+        "Goal: billing v2 live in the EU shop\nNext:\n- switch 10% of EU traffic\n"
+        "- watch error rates for an hour\n- switch the rest\nOpen:\n- who approves the rollback?\n"
+        "Done:\n- migration 0042 applied in staging\n- blue/green stack deployed and green"
+    )
+    assert (task["dropped"], task["truncated"]) == (0, False)
+    assert task["note"].startswith(f"resumed from checkpoint {resumable['checkpoint']}")
+    assert task_warnings(out) == []
+
+
+def test_at_1200_task_keeps_the_goal_and_cuts_the_checkpoint_after_its_next_steps_and_warns(
+    client, resumable
+):
+    out = pack(client, resumable["h"], task=GOAL, session_id=resumable["session"], max_chars=1200)
+    task = layer(out, "TASK")
+    assert task["char_budget"] == 222  # 1200 * 25/135 (prior-art's 52 dropped the 66-character goal)
+    assert task["items"][0]["content"] == GOAL and task["items"][0]["truncated"] is False
+    checkpoint = task["items"][1]
+    # 156 characters remain: cut at the last line break (Done is what goes), at least half of them kept
+    assert checkpoint["truncated"] is True
+    assert checkpoint["content"] == (
+        "Goal: billing v2 live in the EU shop\nNext:\n- switch 10% of EU traffic\n"
+        "- watch error rates for an hour\n- switch the rest\nOpen:\n- who approves the rollback?"
+    )
+    assert (task["dropped"], task["truncated"]) == (1, True)  # the decision after the checkpoint
+    cut = (
+        f"checkpoint {resumable['checkpoint']} truncated to 154 of 234 characters: TASK's budget is 222 "
+        "characters (raise max_chars or request fewer layers)"
+    )
+    assert task["note"].startswith(f"{cut}; resumed from checkpoint {resumable['checkpoint']}")
+    assert task_warnings(out) == [f"TASK: {task['note']}"]
+
+
+def test_when_task_drops_the_checkpoint_it_warns_and_never_says_it_resumed_from_it(client, resumable):
+    out = pack(client, resumable["h"], task=GOAL, session_id=resumable["session"], max_chars=500)
+    task = layer(out, "TASK")
+    # 500 * 25/135 = 92: the goal fits, 26 characters remain (< 80): the checkpoint and what follows are dropped
+    assert task["char_budget"] == 92
+    assert [i["source"] for i in task["items"]] == ["task"] and task["dropped"] == 2
+    assert task["note"] == (
+        f"checkpoint {resumable['checkpoint']} dropped, not resumed: TASK's budget is 92 characters "
+        "(raise max_chars or request fewer layers)"
+    )
+    assert "resumed from" not in task["note"]
+    assert task_warnings(out) == [f"TASK: {task['note']}"]
+
+
+def test_a_goal_too_long_for_task_is_cut_at_a_boundary_never_dropped_and_warned(client, account):
+    goal = "Migrate the billing database. " * 10  # 300 characters, sentences of 30
+    out = pack(client, account.headers("memory:r"), task=goal, max_chars=500)
+    task = layer(out, "TASK")
+    assert task["char_budget"] == 104  # 500 * 25/120 (no session: five layers)
+    # 104 characters: the last sentence end in them keeps 90, trimmed to 89
+    assert (
+        task["items"][0]["content"] == "Migrate the billing database. " * 2 + "Migrate the billing database."
+    )
+    assert task["items"][0]["truncated"] is True
+    assert task["note"] == (
+        "goal truncated to 89 of 299 characters: TASK's budget is 104 characters (raise max_chars or request "
+        "fewer layers)"
+    )
+    assert task_warnings(out) == [f"TASK: {task['note']}"]
+
+
+def test_at_a_large_budget_task_keeps_everything_and_warns_nothing(client, resumable):
+    out = pack(client, resumable["h"], task=GOAL * 20, session_id=resumable["session"], max_chars=50_000)
+    task = layer(out, "TASK")
+    assert [(i["source"], i["truncated"]) for i in task["items"]] == [
+        ("task", False),
+        ("checkpoint", False),
+        ("journal", False),
+    ]
+    assert task["items"][0]["content"] == (GOAL * 20).strip()
+    assert task["items"][2]["content"].endswith("decision: deploy on Tuesday morning")
+    assert (task["dropped"], task["truncated"]) == (0, False)
+    assert task_warnings(out) == []

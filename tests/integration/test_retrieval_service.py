@@ -234,3 +234,39 @@ def test_a_hashing_embedder_can_replace_the_default(account, make_retrieval):
     assert retrieval.index_document(db, acc, _doc(str(uuid4()), "Hashing works offline.")).status == "indexed"
     assert _search(retrieval, acc, "hashing offline").hits[0].channels == ("lexical", "vector")
     assert retrieval.vector_index().count(str(acc), NS) == 1
+
+
+def test_the_query_log_reads_back_as_a_typed_row_and_only_in_its_own_account(account, other_account):
+    # Given a logged query (what knowledge search records)
+    db, acc, other = get_database(), UUID(account.account_id), UUID(other_account.account_id)
+    hit = {"document_id": str(uuid4()), "score": 0.5}
+    degraded = [{"leg": "vector", "reason": "embedder down"}]
+    with db.tenant(acc) as conn:
+        query_id = repo.record_query(
+            conn,
+            account_id=acc,
+            user_id=None,
+            key_id=None,
+            namespace="knowledge",
+            query="deploy order",
+            filters={"domain": "ops"},
+            top_k=5,
+            hits=[hit],
+            degraded=degraded,
+        )
+        # When it is read back, Then every column is there as written (hit_count derived)
+        row = repo.get_query(conn, account_id=acc, query_id=query_id)
+    assert row is not None
+    assert {k: v for k, v in row.items() if k != "created_at"} == {
+        "id": query_id,
+        "namespace": "knowledge",
+        "query": "deploy order",
+        "filters": {"domain": "ops"},
+        "top_k": 5,
+        "hits": [hit],
+        "hit_count": 1,
+        "degraded": degraded,
+    }
+    # and another account cannot read it
+    with db.tenant(other) as conn:
+        assert repo.get_query(conn, account_id=other, query_id=query_id) is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentmate.context.budget import SHARES, budgets, derived_title, fit, truncate_at_boundary
+from agentmate.context.budget import MIN_TRUNCATE, SHARES, budgets, derived_title, fit, truncate_at_boundary
 
 FIVE = ["SKILL", "KNOWLEDGE", "MEMORY", "FACTS", "TASK"]
 SIX = ["SKILL", "KNOWLEDGE", "MEMORY", "FACTS", "WORKING", "TASK"]
@@ -13,35 +13,42 @@ SIX = ["SKILL", "KNOWLEDGE", "MEMORY", "FACTS", "WORKING", "TASK"]
 # -- budgets -------------------------------------------------------------------------------------------------------
 
 
-def test_a_pack_without_a_session_budgets_exactly_as_prior_art_all_five_layers():
+def test_a_pack_without_a_session_splits_over_the_five_shares():
     assert budgets(12000, FIVE) == {
-        "SKILL": 3600,
-        "KNOWLEDGE": 4200,
-        "MEMORY": 2400,
-        "FACTS": 1200,
-        "TASK": 600,
+        "SKILL": 3000,
+        "KNOWLEDGE": 3500,
+        "MEMORY": 2000,
+        "FACTS": 1000,
+        "TASK": 2500,
     }
 
 
-def test_prior_art_example_skill_memory_task_gets_the_remainder_on_skill():
-    # 12000*30//55 = 6545, 12000*20//55 = 4363, 12000*5//55 = 1090: the 2 left over go to SKILL (largest share)
-    assert budgets(12000, ["SKILL", "MEMORY", "TASK"]) == {"SKILL": 6547, "MEMORY": 4363, "TASK": 1090}
+def test_skill_memory_task_gets_the_remainder_on_skill():
+    # 10000*30//75 = 4000, 10000*20//75 = 2666, 10000*25//75 = 3333: the 1 left over goes to SKILL (largest share)
+    assert budgets(10000, ["SKILL", "MEMORY", "TASK"]) == {"SKILL": 4001, "MEMORY": 2666, "TASK": 3333}
 
 
-def test_a_pack_with_a_session_renormalises_over_115_the_worked_example_of_the_docs():
-    # 30/35/20/10/15/5 of 115: floors 3130, 3652, 2086, 1043, 1565, 521 = 11997; +3 to KNOWLEDGE (largest share)
+def test_a_pack_with_a_session_renormalises_over_135_the_worked_example_of_the_docs():
+    # 30/35/20/10/15/25 of 135: floors 2666, 3111, 1777, 888, 1333, 2222 = 11997; +3 to KNOWLEDGE (largest share)
     assert budgets(12000, SIX) == {
-        "SKILL": 3130,
-        "KNOWLEDGE": 3655,
-        "MEMORY": 2086,
-        "FACTS": 1043,
-        "WORKING": 1565,
-        "TASK": 521,
+        "SKILL": 2666,
+        "KNOWLEDGE": 3114,
+        "MEMORY": 1777,
+        "FACTS": 888,
+        "WORKING": 1333,
+        "TASK": 2222,
     }
 
 
-def test_working_share_sits_beside_the_five_shares_which_keep_their_values():
-    assert SHARES == {"SKILL": 30, "KNOWLEDGE": 35, "MEMORY": 20, "FACTS": 10, "WORKING": 15, "TASK": 5}
+def test_prior_art_shares_keep_their_values_but_task_is_sized_for_the_goal_and_the_checkpoint():
+    assert SHARES == {"SKILL": 30, "KNOWLEDGE": 35, "MEMORY": 20, "FACTS": 10, "WORKING": 15, "TASK": 25}
+
+
+@pytest.mark.parametrize("layers", [FIVE, SIX, ["SKILL", "KNOWLEDGE", "TASK"], ["TASK"]])
+def test_task_gets_enough_to_cut_the_goal_at_the_smallest_pack_and_500_from_2700(layers):
+    # the two sizing rules of TASK's share (docs/context-pack.md), whatever other layers are requested
+    assert budgets(500, layers)["TASK"] >= MIN_TRUNCATE
+    assert budgets(2700, layers)["TASK"] >= 500
 
 
 @pytest.mark.parametrize("max_chars", [500, 501, 777, 12000, 99_999, 200_000])
@@ -56,8 +63,8 @@ def test_budgets_sum_exactly_to_max_chars(max_chars, layers):
 
 
 def test_the_remainder_goes_to_the_requested_layer_with_the_largest_share():
-    # MEMORY (20) + FACTS (10) + TASK (5) of 35: 1000*20//35 = 571, 285, 142 → 998; +2 to MEMORY
-    assert budgets(1000, ["MEMORY", "FACTS", "TASK"]) == {"MEMORY": 573, "FACTS": 285, "TASK": 142}
+    # MEMORY (20) + FACTS (10) + WORKING (15) of 45: 1000*20//45 = 444, 222, 333 → 999; +1 to MEMORY
+    assert budgets(1000, ["MEMORY", "FACTS", "WORKING"]) == {"MEMORY": 445, "FACTS": 222, "WORKING": 333}
 
 
 # -- truncation at boundaries -------------------------------------------------------------------------------------

@@ -1,10 +1,10 @@
 """Budgets, ``fit`` and boundary truncation (prior-art §4.5), as pure functions.
 
-Shares are integers (percent) so the split is exact: a layer's budget is
+Shares are integers so the split is exact: a layer's budget is
 ``max_chars * share // Σ shares of the requested layers``, and the integer remainder goes to the requested
-layer with the largest share. WORKING's 15 sits beside prior-art's five shares, which keep their values: a pack
-without a session budgets exactly as prior-art's examples (12000 → 3600/4200/2400/1200/600), one with a session
-renormalises over 115.
+layer with the largest share. SKILL, KNOWLEDGE, MEMORY and FACTS keep prior-art's values; WORKING's 15 sits
+beside them; TASK's is 25, not prior-art's 5 (docs/decisions.md D-context-2): sized so that the goal and the
+latest checkpoint's goal and next steps fit at ordinary budgets (``TASK_SHARE``).
 
 All lengths are Unicode code points (Python ``len``), the unit of ``max_chars``.
 """
@@ -14,9 +14,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-SHARES: dict[str, int] = {"SKILL": 30, "KNOWLEDGE": 35, "MEMORY": 20, "FACTS": 10, "WORKING": 15, "TASK": 5}
 MIN_TRUNCATE = 80
 """An item that does not fit is cut only when at least this many characters remain; otherwise it is dropped."""
+TASK_SHARE = 25
+"""The smallest round share that meets both of TASK's sizing rules with all six layers requested (Σ 135):
+(1) at the smallest pack (500 characters) TASK gets at least ``MIN_TRUNCATE`` (92), so a goal too long for it is
+cut at a boundary, never dropped; (2) from 2700 characters on it gets at least 500: a goal of 200 characters
+plus a checkpoint's goal line and three next steps. Prior-art's 5 gave 130 at 3000 and 52 at 1200."""
+SHARES: dict[str, int] = {
+    "SKILL": 30,
+    "KNOWLEDGE": 35,
+    "MEMORY": 20,
+    "FACTS": 10,
+    "WORKING": 15,
+    "TASK": TASK_SHARE,
+}
 SEPARATORS = ("\n\n", "。", ". ", "\n", " ")
 """Boundaries tried in order: paragraph, CJK full stop, sentence, line, word."""
 TITLE_MAX = 80

@@ -51,19 +51,31 @@ def _dedup(values: list[str] | None) -> list[str] | None:
     return None if values is None else list(dict.fromkeys(values))
 
 
-def _max_chars_range(value: object) -> object:
-    # One clear message instead of the union's two (const 0 / range) errors; strict like Int (no true/false).
-    if isinstance(value, bool):
-        raise ValueError("must be an integer")
+MAX_CHARS_RULE = f"must be an integer {MIN_MAX_CHARS}..{MAX_MAX_CHARS} (0 or omitted = {DEFAULT_MAX_CHARS})"
+TOP_K_RULE = f"must be an integer 1..{MAX_TOP_K} (0 or omitted = {DEFAULT_TOP_K})"
+
+
+def _integer(value: object, rule: str) -> int:
+    """Strict like ``Int`` (17 or 17.0; not "17", 17.5 or true), with the field's whole rule as the message."""
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    if (
-        isinstance(value, int)
-        and not isinstance(value, bool)
-        and value != 0
-        and not MIN_MAX_CHARS <= value <= MAX_MAX_CHARS
-    ):
-        raise ValueError(f"must be {MIN_MAX_CHARS}..{MAX_MAX_CHARS} (0 or omitted = {DEFAULT_MAX_CHARS})")
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError(rule)
+    return value
+
+
+def check_max_chars(value: object) -> object:
+    # One clear message instead of the union's two errors (``max_chars.literal[0]``, ``max_chars.constrained-int``)
+    value = _integer(value, MAX_CHARS_RULE)
+    if value != 0 and not MIN_MAX_CHARS <= value <= MAX_MAX_CHARS:
+        raise ValueError(MAX_CHARS_RULE)
+    return value
+
+
+def check_top_k(value: object) -> object:
+    value = _integer(value, TOP_K_RULE)
+    if not 0 <= value <= MAX_TOP_K:
+        raise ValueError(TOP_K_RULE)
     return value
 
 
@@ -78,7 +90,7 @@ def _top_k_default(value: int) -> int:
 Optional = Annotated[str | None, BeforeValidator(_blank_to_none)]
 MaxChars = Annotated[
     Literal[0] | Annotated[int, Field(ge=MIN_MAX_CHARS, le=MAX_MAX_CHARS)],
-    BeforeValidator(_max_chars_range),
+    BeforeValidator(check_max_chars),
     AfterValidator(_max_chars_default),
 ]
 
@@ -101,6 +113,17 @@ class PackRequest(BaseModel):
         "scope_key": "use memory_scope_key",
         "domain": "use knowledge_domain",
         "source_ids": "use knowledge_source_ids",
+        "goal": "use task: the task is the TASK layer's goal",
+        "objective": "use task: the task is the TASK layer's goal",
+        "prompt": "use task (what you are about to do) and, to search with other words, query",
+        "question": "use query (what to retrieve with) or task",
+        "text": "use task (what you are about to do) or query (what to retrieve with)",
+        "tokens": "use max_chars: budgets are in characters, not tokens",
+        "k": "use top_k",
+        "skill": "use skill_name",
+        "session": "use session_id",
+        "knowledge_domain_id": "use knowledge_domain (a domain name) or knowledge_source_ids",
+        "scope": "use memory_scope_type plus memory_scope_key",
     }
 
     task: Annotated[str, BeforeValidator(_strip), AfterValidator(no_nul)] = Field(
@@ -144,7 +167,7 @@ class PackRequest(BaseModel):
         description=f"The whole pack's budget in characters (Unicode code points): {MIN_MAX_CHARS}..{MAX_MAX_CHARS};"
         f" 0 or omitted = {DEFAULT_MAX_CHARS}",
     )
-    top_k: Annotated[Int, AfterValidator(_top_k_default)] = Field(
+    top_k: Annotated[Int, BeforeValidator(check_top_k), AfterValidator(_top_k_default)] = Field(
         default=DEFAULT_TOP_K,
         ge=0,
         le=MAX_TOP_K,

@@ -6,12 +6,14 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from psycopg import Cursor
+from psycopg.rows import kwargs_row
 from psycopg.types.json import Jsonb
 
 from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
 from agentmate.core.sql import paged
-from agentmate.jobs.schemas import Job
+from agentmate.jobs.schemas import Job, KindStats
 
 CONSTRAINTS = constraints(
     {
@@ -42,8 +44,9 @@ _LEASE_CLEARED = "lease_owner = NULL, lease_expires_at = NULL, updated_at = now(
 _MINE = "account_id = %(account_id)s AND id = %(id)s AND lease_owner = %(owner)s AND status = 'running'"
 
 
-def _job(row: dict[str, Any] | None) -> Job | None:
-    return Job.model_validate(row) if row else None
+def _jobs(conn: Conn) -> Cursor[Job]:
+    """A cursor whose rows are ``Job`` models (for statements that return ``COLUMNS``)."""
+    return conn.cursor(row_factory=kwargs_row(Job))
 
 
 def insert(
@@ -63,31 +66,40 @@ def insert(
         "payload": Jsonb(payload),
         "max_attempts": max_attempts,
     }
-    row = conn.execute(
-        f"""INSERT INTO jobs (account_id, kind, subject_id, payload, max_attempts)
+    job = (
+        _jobs(conn)
+        .execute(
+            f"""INSERT INTO jobs (account_id, kind, subject_id, payload, max_attempts)
             VALUES (%(account_id)s, %(kind)s, %(subject_id)s, %(payload)s, %(max_attempts)s)
             ON CONFLICT (account_id, kind, subject_id)
                 WHERE status IN ('queued', 'running') AND subject_id IS NOT NULL DO NOTHING
             RETURNING {COLUMNS}""",
-        params,
-    ).fetchone()
-    if row is None:
-        row = conn.execute(
-            f"""SELECT {COLUMNS} FROM jobs WHERE account_id = %(account_id)s AND kind = %(kind)s
-                AND subject_id = %(subject_id)s AND status IN ('queued', 'running')""",
             params,
-        ).fetchone()
-    job = _job(row)
+        )
+        .fetchone()
+    )
+    if job is None:
+        job = (
+            _jobs(conn)
+            .execute(
+                f"""SELECT {COLUMNS} FROM jobs WHERE account_id = %(account_id)s AND kind = %(kind)s
+                    AND subject_id = %(subject_id)s AND status IN ('queued', 'running')""",
+                params,
+            )
+            .fetchone()
+        )
     assert job is not None
     return job
 
 
 def get(conn: Conn, *, account_id: UUID, job_id: UUID) -> Job | None:
-    return _job(
-        conn.execute(
+    return (
+        _jobs(conn)
+        .execute(
             f"SELECT {COLUMNS} FROM jobs WHERE account_id = %(account_id)s AND id = %(job_id)s",
             {"account_id": account_id, "job_id": job_id},
-        ).fetchone()
+        )
+        .fetchone()
     )
 
 
@@ -121,10 +133,12 @@ def list_jobs(
     return [Job.model_validate(r) for r in rows], total
 
 
-def stats(conn: Conn, *, account_id: UUID) -> list[dict[str, Any]]:
+def stats(conn: Conn, *, account_id: UUID) -> list[KindStats]:
     """Per kind: unfinished jobs split by what they are waiting on (one scan of the account's unfinished rows)."""
-    return conn.execute(
-        """SELECT kind,
+    return (
+        conn.cursor(row_factory=kwargs_row(KindStats))
+        .execute(
+            """SELECT kind,
                   count(*) FILTER (WHERE status = 'queued' AND next_attempt_at <= now()) AS waiting,
                   count(*) FILTER (WHERE status = 'running' AND lease_expires_at > now()) AS running,
                   count(*) FILTER (WHERE status = 'queued' AND next_attempt_at > now()) AS backing_off,
@@ -133,19 +147,23 @@ def stats(conn: Conn, *, account_id: UUID) -> list[dict[str, Any]]:
                       WHERE status = 'queued' AND next_attempt_at <= now()))::float8 AS oldest_waiting_age_seconds
            FROM jobs WHERE account_id = %(account_id)s AND status IN ('queued', 'running')
            GROUP BY kind ORDER BY kind""",
-        {"account_id": account_id},
-    ).fetchall()
+            {"account_id": account_id},
+        )
+        .fetchall()
+    )
 
 
 def cancel(conn: Conn, *, account_id: UUID, job_id: UUID, reason: str) -> Job | None:
     """Cancel an unfinished job; a running worker sees it at its next heartbeat (lease lost) and writes nothing."""
-    return _job(
-        conn.execute(
+    return (
+        _jobs(conn)
+        .execute(
             f"""UPDATE jobs SET status = 'cancelled', last_error = %(reason)s, finished_at = now(), {_LEASE_CLEARED}
             WHERE account_id = %(account_id)s AND id = %(id)s AND status IN ('queued', 'running')
             RETURNING {COLUMNS}""",
             {"account_id": account_id, "id": job_id, "reason": reason},
-        ).fetchone()
+        )
+        .fetchone()
     )
 
 
@@ -156,11 +174,13 @@ def claim(
     conn: Conn, *, owner: str, lease_seconds: float, job_id: UUID | None, kinds: list[str]
 ) -> Job | None:
     """The claim transaction's one statement (jobs_claim, migrations/0070); run in a transaction with no tenant."""
-    return _job(
-        conn.execute(
+    return (
+        _jobs(conn)
+        .execute(
             f"SELECT {COLUMNS} FROM jobs_claim(%(owner)s, %(lease_seconds)s, %(job_id)s, %(kinds)s)",
             {"owner": owner, "lease_seconds": max(1, round(lease_seconds)), "job_id": job_id, "kinds": kinds},
-        ).fetchone()
+        )
+        .fetchone()
     )
 
 
@@ -181,11 +201,13 @@ def heartbeat(conn: Conn, *, job: Job, owner: str, lease_seconds: float) -> bool
 def _outcome(
     conn: Conn, sets: str, *, job: Job, owner: str, usage: dict[str, int], **params: Any
 ) -> Job | None:
-    return _job(
-        conn.execute(
+    return (
+        _jobs(conn)
+        .execute(
             f"UPDATE jobs SET {sets}, {_USAGE}, {_LEASE_CLEARED} WHERE {_MINE} RETURNING {COLUMNS}",
             {"account_id": job.account_id, "id": job.id, "owner": owner, **usage, **params},
-        ).fetchone()
+        )
+        .fetchone()
     )
 
 
@@ -249,8 +271,9 @@ def release(
     else:
         sets = """status = 'queued', last_error = %(error)s, next_attempt_at = now() + make_interval(secs => %(delay)s),
                   woken_at = CASE WHEN %(scheduled)s THEN now() + make_interval(secs => %(delay)s) ELSE woken_at END"""
-    return _job(
-        conn.execute(
+    return (
+        _jobs(conn)
+        .execute(
             f"UPDATE jobs SET {sets}, {_LEASE_CLEARED} WHERE {_MINE} RETURNING {COLUMNS}",
             {
                 "account_id": job.account_id,
@@ -260,7 +283,8 @@ def release(
                 "delay": delay_seconds,
                 "scheduled": wake_scheduled,
             },
-        ).fetchone()
+        )
+        .fetchone()
     )
 
 

@@ -9,7 +9,7 @@ from agentmate.core.db import Conn, Database
 from agentmate.core.errors import NotFound
 from agentmate.core.pagination import Page, PageParams
 from agentmate.jobs import repository as repo
-from agentmate.jobs.schemas import Job, JobStatus, JobView, KindStats, QueueStats
+from agentmate.jobs.schemas import Job, JobStatus, JobView, QueueStats
 
 
 def enqueue(
@@ -81,8 +81,7 @@ def cancel(conn: Conn, *, account_id: UUID, job_id: UUID, reason: str = "cancell
 def queue_stats(db: Database, account_id: UUID) -> QueueStats:
     """The account's unfinished jobs: waiting, running, backing off, stalled, and the oldest waiting age."""
     with db.tenant(account_id) as conn:
-        rows = repo.stats(conn, account_id=account_id)
-    per_kind = [KindStats.model_validate(r) for r in rows]
+        per_kind = repo.stats(conn, account_id=account_id)
     ages = [k.oldest_waiting_age_seconds for k in per_kind if k.oldest_waiting_age_seconds is not None]
     return QueueStats(
         waiting=sum(k.waiting for k in per_kind),

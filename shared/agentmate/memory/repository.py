@@ -7,7 +7,7 @@ filters keep the (account_id, …) indexes in use.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 from uuid import UUID
 
 from psycopg.rows import class_row
@@ -18,7 +18,7 @@ from agentmate.core.dberrors import constraints
 from agentmate.core.sql import paged
 
 if TYPE_CHECKING:  # pragma: no cover
-    from agentmate.memory.schemas import EntryStatus, ExtractionMethod, MemoryType, ScopeType
+    from agentmate.memory.schemas import EntryStatus, ExtractionMethod, MemoryType, ScopeType, StoredEventType
 
 EVENT_COLUMNS = (
     "id, scope_type, scope_key, session_id, sequence_no, event_type, payload, source_type, source_id, occurred_at, "
@@ -38,6 +38,62 @@ EVIDENCE_COLUMNS = "id, memory_id, source_type, source_id, excerpt, metadata, cr
 FEEDBACK_COLUMNS = (
     "id, memory_id, signal, reason, session_id, skill_version_id, metadata, observed_at, created_at"
 )
+
+
+class EventRow(TypedDict):
+    """A ``memory_events`` row (``EVENT_COLUMNS``)."""
+
+    id: UUID
+    scope_type: ScopeType
+    scope_key: str
+    session_id: str
+    sequence_no: int | None
+    event_type: StoredEventType
+    payload: dict[str, Any]
+    source_type: str
+    source_id: str
+    occurred_at: datetime
+    idempotency_key: str
+    content_hash: str
+    skill_version_id: UUID | None
+    created_at: datetime
+
+
+class ScopeUsageRow(TypedDict):
+    """A scope in use with its counts (``scopes``)."""
+
+    scope_type: ScopeType
+    scope_key: str
+    entry_count: int
+    event_count: int
+    last_activity_at: datetime | None
+
+
+class _CountedScopeUsageRow(ScopeUsageRow, total=False):
+    _total: int  # the page's total, popped before the rows go out
+
+
+class ScopeKeyRow(TypedDict):
+    """A keyed scope of the account and when it was last active (``scope_keys``)."""
+
+    scope_type: ScopeType
+    scope_key: str
+    last_at: datetime
+
+
+class RelinkRow(TypedDict):
+    """An entry the deleted one had superseded, now pointing at the deleted one's successor."""
+
+    entry_id: UUID
+    superseded_by: UUID | None
+
+
+class DeletedEntry(TypedDict):
+    """What deleting an entry removed (evidence and feedback counts) and relinked."""
+
+    evidence: int
+    feedback: int
+    relinked: list[RelinkRow]
 
 
 class EntryRow(TypedDict):
@@ -165,13 +221,13 @@ CONSTRAINTS = constraints(
 
 def insert_event(
     conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]
-) -> dict[str, Any] | None:
-    """Append an event; None when the idempotency key is already taken (the caller then compares hashes). The
-    row carries ``new_scope`` (see ``_NEW_SCOPE``).
+) -> tuple[EventRow, bool] | None:
+    """Append an event: (the row, whether it opened a new scope: ``_NEW_SCOPE``); None when the idempotency key
+    is already taken (the caller then compares hashes).
 
     A concurrent insert of the same key waits on the unique index and then sees the committed row.
     """
-    return conn.execute(
+    row = conn.execute(
         f"""INSERT INTO memory_events (account_id, user_id, key_id, scope_type, scope_key, session_id, sequence_no,
                                        event_type, payload, source_type, source_id, occurred_at, idempotency_key,
                                        content_hash, skill_version_id)
@@ -182,21 +238,33 @@ def insert_event(
             RETURNING {EVENT_COLUMNS}{_NEW_SCOPE}""",
         {**data, "payload": Jsonb(data["payload"]), "a": account_id, "u": user_id, "k": key_id},
     ).fetchone()
+    if row is None:
+        return None
+    new_scope = bool(row.pop("new_scope"))
+    return cast(EventRow, row), new_scope  # EVENT_COLUMNS once new_scope is popped
 
 
-def event_by_key(conn: Conn, *, account_id: UUID, idempotency_key: str) -> dict[str, Any] | None:
-    return conn.execute(
-        f"""SELECT {EVENT_COLUMNS} FROM memory_events
-            WHERE account_id = %(a)s AND idempotency_key = %(idempotency_key)s""",
-        {"a": account_id, "idempotency_key": idempotency_key},
-    ).fetchone()
+def event_by_key(conn: Conn, *, account_id: UUID, idempotency_key: str) -> EventRow | None:
+    return (
+        conn.cursor(row_factory=class_row(EventRow))
+        .execute(
+            f"""SELECT {EVENT_COLUMNS} FROM memory_events
+                WHERE account_id = %(a)s AND idempotency_key = %(idempotency_key)s""",
+            {"a": account_id, "idempotency_key": idempotency_key},
+        )
+        .fetchone()
+    )
 
 
-def get_event(conn: Conn, *, account_id: UUID, event_id: UUID) -> dict[str, Any] | None:
-    return conn.execute(
-        f"SELECT {EVENT_COLUMNS} FROM memory_events WHERE account_id = %(a)s AND id = %(event_id)s",
-        {"a": account_id, "event_id": event_id},
-    ).fetchone()
+def get_event(conn: Conn, *, account_id: UUID, event_id: UUID) -> EventRow | None:
+    return (
+        conn.cursor(row_factory=class_row(EventRow))
+        .execute(
+            f"SELECT {EVENT_COLUMNS} FROM memory_events WHERE account_id = %(a)s AND id = %(event_id)s",
+            {"a": account_id, "event_id": event_id},
+        )
+        .fetchone()
+    )
 
 
 def list_events(
@@ -221,20 +289,26 @@ def list_events(
     )
 
 
-def latest_checkpoint(conn: Conn, *, account_id: UUID, session_id: str) -> dict[str, Any] | None:
-    return conn.execute(
-        f"""SELECT {EVENT_COLUMNS} FROM memory_events
-            WHERE account_id = %(a)s AND session_id = %(session_id)s AND event_type = 'checkpoint'
-            ORDER BY occurred_at DESC, sequence_no DESC NULLS LAST, created_at DESC, id DESC
-            LIMIT 1""",
-        {"a": account_id, "session_id": session_id},
-    ).fetchone()
+def latest_checkpoint(conn: Conn, *, account_id: UUID, session_id: str) -> EventRow | None:
+    return (
+        conn.cursor(row_factory=class_row(EventRow))
+        .execute(
+            f"""SELECT {EVENT_COLUMNS} FROM memory_events
+                WHERE account_id = %(a)s AND session_id = %(session_id)s AND event_type = 'checkpoint'
+                ORDER BY occurred_at DESC, sequence_no DESC NULLS LAST, created_at DESC, id DESC
+                LIMIT 1""",
+            {"a": account_id, "session_id": session_id},
+        )
+        .fetchone()
+    )
 
 
-def scopes(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+def scopes(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[list[ScopeUsageRow], int]:
     """Every (scope_type, scope_key) in use, with entry and event counts, most recently active first."""
-    rows = conn.execute(
-        """WITH e AS (
+    rows = (
+        conn.cursor(row_factory=class_row(_CountedScopeUsageRow))
+        .execute(
+            """WITH e AS (
                SELECT scope_type, scope_key, count(*) AS n, max(occurred_at) AS last_at
                FROM memory_events WHERE account_id = %(a)s GROUP BY scope_type, scope_key
            ), m AS (
@@ -247,10 +321,12 @@ def scopes(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[li
            FROM m FULL OUTER JOIN e ON e.scope_type = m.scope_type AND e.scope_key = m.scope_key
            ORDER BY last_activity_at DESC NULLS LAST, scope_type, scope_key
            LIMIT %(limit)s OFFSET %(offset)s""",
-        {"a": account_id, "limit": limit, "offset": offset},
-    ).fetchall()
+            {"a": account_id, "limit": limit, "offset": offset},
+        )
+        .fetchall()
+    )
     if rows:
-        total = rows[0]["_total"]
+        total = rows[0].get("_total", 0)
     elif offset == 0:
         total = 0
     else:
@@ -263,7 +339,8 @@ def scopes(conn: Conn, *, account_id: UUID, limit: int, offset: int) -> tuple[li
         total = found["n"] if found else 0
     for r in rows:
         r.pop("_total", None)
-    return rows, total
+    items: list[ScopeUsageRow] = list(rows)
+    return items, total
 
 
 def journal_sessions(
@@ -295,7 +372,7 @@ def journal_sessions(
         params,
     ).fetchall()
     if rows:
-        total = rows[0]["_total"]
+        total = rows[0].get("_total", 0)
     elif offset == 0:
         total = 0
     else:
@@ -323,17 +400,21 @@ def latest_session_in_scope(conn: Conn, *, account_id: UUID, scope_type: str, sc
     return row["session_id"] if row else None
 
 
-def scope_keys(conn: Conn, *, account_id: UUID) -> list[dict[str, Any]]:
+def scope_keys(conn: Conn, *, account_id: UUID) -> list[ScopeKeyRow]:
     """Every (scope_type, scope_key) of the account with a key, most recently active first."""
-    return conn.execute(
-        """SELECT scope_type, scope_key, max(at) AS last_at FROM (
+    return (
+        conn.cursor(row_factory=class_row(ScopeKeyRow))
+        .execute(
+            """SELECT scope_type, scope_key, max(at) AS last_at FROM (
                SELECT scope_type, scope_key, occurred_at AS at FROM memory_events
                WHERE account_id = %(a)s AND scope_key <> ''
                UNION ALL
                SELECT scope_type, scope_key, updated_at FROM memory_entries WHERE account_id = %(a)s AND scope_key <> ''
            ) s GROUP BY scope_type, scope_key ORDER BY last_at DESC, scope_type, scope_key LIMIT 5000""",
-        {"a": account_id},
-    ).fetchall()
+            {"a": account_id},
+        )
+        .fetchall()
+    )
 
 
 # -- entries -----------------------------------------------------------------------------------------------------
@@ -583,7 +664,7 @@ def retire_entry(conn: Conn, *, account_id: UUID, entry_id: UUID, status: str, r
     return row
 
 
-def delete_entry(conn: Conn, *, account_id: UUID, entry: EntryRow) -> dict[str, Any]:
+def delete_entry(conn: Conn, *, account_id: UUID, entry: EntryRow) -> DeletedEntry:
     """Delete an entry for good (evidence and feedback cascade). Entries it superseded now point at its own
     successor (or nothing) and remember the deleted link in superseded_by_deleted. Returns counts and links."""
     counts = conn.execute(
@@ -592,17 +673,21 @@ def delete_entry(conn: Conn, *, account_id: UUID, entry: EntryRow) -> dict[str, 
         {"a": account_id, "id": entry["id"]},
     ).fetchone()
     assert counts is not None
-    relinked = conn.execute(
-        """UPDATE memory_entries SET superseded_by = %(next)s, superseded_by_deleted = %(id)s, updated_at = now()
+    relinked = (
+        conn.cursor(row_factory=class_row(RelinkRow))
+        .execute(
+            """UPDATE memory_entries SET superseded_by = %(next)s, superseded_by_deleted = %(id)s, updated_at = now()
            WHERE account_id = %(a)s AND superseded_by = %(id)s
            RETURNING id AS entry_id, superseded_by""",
-        {"a": account_id, "id": entry["id"], "next": entry["superseded_by"]},
-    ).fetchall()
+            {"a": account_id, "id": entry["id"], "next": entry["superseded_by"]},
+        )
+        .fetchall()
+    )
     conn.execute(
         "DELETE FROM memory_entries WHERE account_id = %(a)s AND id = %(id)s",
         {"a": account_id, "id": entry["id"]},
     )
-    return {"evidence": counts["evidence"], "feedback": counts["feedback"], "relinked": relinked}
+    return DeletedEntry(evidence=counts["evidence"], feedback=counts["feedback"], relinked=relinked)
 
 
 def entries_in_scope(conn: Conn, *, account_id: UUID, scope_type: str, scope_key: str) -> list[EntryRow]:

@@ -454,9 +454,27 @@ def record_query(
     return UUID(str(row["id"]))
 
 
-def get_query(conn: Conn, *, account_id: UUID, query_id: UUID) -> dict[str, Any] | None:
-    return conn.execute(
-        """SELECT id, namespace, query, filters, top_k, hits, hit_count, degraded, created_at
-           FROM retrieval_queries WHERE account_id = %(a)s AND id = %(id)s""",
-        {"a": account_id, "id": query_id},
-    ).fetchone()
+class QueryRow(TypedDict):
+    """A ``retrieval_queries`` row as ``get_query`` reads it (what ``record_query`` wrote)."""
+
+    id: UUID
+    namespace: str
+    query: str
+    filters: dict[str, Any]
+    top_k: int
+    hits: list[dict[str, Any]]
+    hit_count: int
+    degraded: list[dict[str, Any]]
+    created_at: datetime
+
+
+def get_query(conn: Conn, *, account_id: UUID, query_id: UUID) -> QueryRow | None:
+    return (
+        conn.cursor(row_factory=class_row(QueryRow))
+        .execute(
+            """SELECT id, namespace, query, filters, top_k, hits, hit_count, degraded, created_at
+               FROM retrieval_queries WHERE account_id = %(a)s AND id = %(id)s""",
+            {"a": account_id, "id": query_id},
+        )
+        .fetchone()
+    )

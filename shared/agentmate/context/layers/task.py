@@ -1,6 +1,10 @@
 """TASK: the goal (needs no scope), then, with a session_id and memory:r, the session slice: the latest
 checkpoint rendered in a fixed section order plus what was recorded after it, or, when the session has no
-checkpoint, a replay of its recent journal. The note says which was used."""
+checkpoint, a replay of its recent journal. The note says which was used.
+
+TASK fits like every layer (``budget.fit``: provider order, cut at a boundary), but what it cuts is never
+silent: when the goal or the checkpoint is truncated or dropped, the note says so (it never claims a resume
+from a checkpoint that was dropped) and the pack's ``warnings`` repeat it."""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from agentmate.context.budget import first_line
+from agentmate.context.budget import first_line, fit
 from agentmate.context.layers.base import (
     Candidate,
     Candidates,
@@ -26,6 +30,7 @@ ACTIVITY_EVENTS = ("goal", "decision", "outcome", "correction", "issue", "checkp
 """Journal events worth a line in TASK (with skill runs); observations, actions and notes are left to MEMORY."""
 ACTIVITY_LINES = 12
 LINE_MAX = 300
+RESUMED = "resumed from"
 TEXT_KEYS = ("text", "summary", "content", "message", "goal", "decision", "outcome", "reason", "note")
 
 
@@ -59,9 +64,10 @@ def activity_line(item: TimelineItem) -> str | None:
 
 
 def render_checkpoint(cp: Checkpoint) -> str:
-    """Goal, Done, Next, Open, Notes: always this order (prior-art's map iteration made it random)."""
+    """Goal, Next, Open, Done, Notes: always this order (prior-art's map iteration made it random), what is
+    ahead before what is behind, so a checkpoint cut to TASK's budget keeps its goal and next steps."""
     lines = [f"Goal: {cp.goal}"]
-    for label, values in (("Done", cp.done), ("Next", cp.next), ("Open", cp.open)):
+    for label, values in (("Next", cp.next), ("Open", cp.open), ("Done", cp.done)):
         if values:
             lines.append(f"{label}:")
             lines += [f"- {v}" for v in values]
@@ -95,7 +101,7 @@ def _slice(resumed: Resume) -> tuple[list[Candidate], str]:
                 )
             )
         note = (
-            f"resumed from checkpoint {cp.event_id} of {_when(cp.occurred_at)}; journal entries since "
+            f"{RESUMED} checkpoint {cp.event_id} of {_when(cp.occurred_at)}; journal entries since "
             f"then: {len(resumed.since_checkpoint)}"
         )
         return items, note
@@ -116,16 +122,43 @@ def _slice(resumed: Resume) -> tuple[list[Candidate], str]:
     )
 
 
+def _cut(items: list[Candidate], budget: int) -> list[str]:
+    """What fitting ``items`` to ``budget`` does to the goal and the checkpoint, as note phrases."""
+    fitted = fit([c.content for c in items], budget)
+    kept = dict(fitted.kept)
+    cuts = []
+    for index, item in enumerate(items):
+        what = {"task": "goal", "checkpoint": f"checkpoint {item.ref.partition(':')[2]}"}.get(item.source)
+        if what is None:
+            continue
+        if index not in kept:
+            cuts.append(f"{what} dropped" + (", not resumed" if item.source == "checkpoint" else ""))
+        elif kept[index].truncated:
+            cuts.append(f"{what} truncated to {len(kept[index].content)} of {len(item.content)} characters")
+    return cuts
+
+
+def _budgeted(items: list[Candidate], note: str | None, warn: bool, budget: int) -> Candidates:
+    """The candidates with a note that says what TASK's budget cut from the goal or the checkpoint (warned)."""
+    cuts = _cut(items, budget)
+    if not cuts:
+        return Candidates(items=items, note=note, warn=warn)
+    if note and note.startswith(RESUMED) and any(c.endswith("not resumed") for c in cuts):
+        note = None  # the checkpoint did not go out: never say it was resumed from
+    cut = f"{'; '.join(cuts)}: TASK's budget is {budget} characters (raise max_chars or request fewer layers)"
+    return Candidates(items=items, note=f"{cut}; {note}" if note else cut, warn=True)
+
+
 def provide(
     db: TenantTransactions, retrieval: Retrieval, principal: Principal, req: PackRequest, budget: int
 ) -> Candidates:
     goal = Candidate(source="task", ref="task", title="goal", content=req.task)
     if req.session_id is None:
-        return Candidates(items=[goal])
+        return _budgeted([goal], None, False, budget)
     if not principal.can("memory:r"):
-        return Candidates(items=[goal], note=f"session slice omitted: {insufficient('memory:r')}", warn=True)
+        return _budgeted([goal], f"session slice omitted: {insufficient('memory:r')}", True, budget)
     try:
         items, note = _slice(checkpoints.resume(db, principal, req.session_id))
     except Exception as exc:  # the goal still goes out
-        return Candidates(items=[goal], note=f"session slice {failure_note('TASK', exc)}", warn=True)
-    return Candidates(items=[goal, *items], note=note)
+        return _budgeted([goal], f"session slice {failure_note('TASK', exc)}", True, budget)
+    return _budgeted([goal, *items], note, False, budget)

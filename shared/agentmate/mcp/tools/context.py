@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 from uuid import UUID
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from agentmate.context import schemas as c
 from agentmate.context import service
@@ -61,13 +61,16 @@ def context_pack(
     ] = None,
     max_chars: Annotated[
         int,
+        BeforeValidator(c.check_max_chars),  # one error with the range (not pydantic's "valid integer")
         Field(
             description=f"Budget in characters: {c.MIN_MAX_CHARS}..{c.MAX_MAX_CHARS}; 0 "
             f"= {c.DEFAULT_MAX_CHARS}"
         ),
     ] = c.DEFAULT_MAX_CHARS,
     top_k: Annotated[
-        int, Field(description=f"Candidates per retrieval layer, 1..{c.MAX_TOP_K}; 0 = {c.DEFAULT_TOP_K}")
+        int,
+        BeforeValidator(c.check_top_k),
+        Field(description=f"Candidates per retrieval layer, 1..{c.MAX_TOP_K}; 0 = {c.DEFAULT_TOP_K}"),
     ] = c.DEFAULT_TOP_K,
     layers: Annotated[
         list[str] | None,

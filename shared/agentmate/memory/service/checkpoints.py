@@ -14,6 +14,7 @@ from agentmate.core.principal import Principal
 from agentmate.core.results import Created
 from agentmate.memory import repository as repo
 from agentmate.memory.readmodels import skill_executions
+from agentmate.memory.repository import EventRow
 from agentmate.memory.schemas import (
     CHECKPOINT_FIELDS,
     CHECKPOINT_LIST_FIELDS,
@@ -55,7 +56,7 @@ def default_checkpoint_key(session_id: str, payload: dict[str, Any]) -> str:
     return f"checkpoint:{session_id}:{canonical_hash(payload)}"
 
 
-def decode_checkpoint(row: dict[str, Any]) -> Checkpoint:
+def decode_checkpoint(row: EventRow) -> Checkpoint:
     """Read a checkpoint event field by field; wrong types degrade with a warning instead of failing."""
     payload = row["payload"] if isinstance(row["payload"], dict) else {}
     problems: list[str] = []
@@ -110,7 +111,7 @@ def save_checkpoint(
     data = event_data(event)
     warning = None
     with db.tenant(principal.account_id) as conn:
-        row, created = record_in(conn, principal, data)
+        row, created, scope_warning = record_in(conn, principal, data)
         if not created:
             latest = repo.latest_checkpoint(conn, account_id=principal.account_id, session_id=body.session_id)
             if latest is not None and latest["id"] != row["id"]:
@@ -123,7 +124,7 @@ def save_checkpoint(
         checkpoint=decode_checkpoint(row),
         created=created,
         warning=warning,
-        scope_warning=row.get("scope_warning"),
+        scope_warning=scope_warning,
     )
     return Created(out, replay=not created)
 
@@ -218,7 +219,7 @@ UNKNOWN_SESSION_NOTE = (
 
 
 def _other_scope_note(
-    cp: dict[str, Any] | None, selected_by: str, scope_type: str | None, scope_key: str | None
+    cp: EventRow | None, selected_by: str, scope_type: str | None, scope_key: str | None
 ) -> str | None:
     """A session is resumed whole, so a scope's resume can return a checkpoint saved elsewhere: say so."""
     if cp is None or selected_by != "scope":

@@ -114,7 +114,9 @@ def _insert(
     )
     if row is None:
         return _deduplicated(conn, principal, data, evidence)
-    scope_warning = scopes.new_scope_warning(conn, principal.account_id, row)
+    scope_warning = scopes.new_scope_warning(
+        conn, principal.account_id, row["scope_type"], row["scope_key"], row.pop("new_scope", False)
+    )
     ev = repo.insert_evidence(
         conn,
         account_id=principal.account_id,

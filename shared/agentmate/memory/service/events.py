@@ -18,6 +18,7 @@ from agentmate.core.principal import Principal
 from agentmate.core.results import Created
 from agentmate.memory import repository as repo
 from agentmate.memory.readmodels import skill_executions
+from agentmate.memory.repository import EventRow
 from agentmate.memory.schemas import (
     CHECKPOINT_FIELDS,
     CHECKPOINT_LIST_FIELDS,
@@ -107,29 +108,32 @@ def event_data(body: EventCreate) -> dict[str, Any]:
     return data
 
 
-def recorded(row: dict[str, Any], created: bool) -> EventRecorded:
+def recorded(row: EventRow, created: bool, scope_warning: str | None) -> EventRecorded:
     warning = EMPTY_PAYLOAD_WARNING if not row["payload"] else None
-    return EventRecorded(**row, created=created, warning=warning)
+    return EventRecorded(**row, created=created, warning=warning, scope_warning=scope_warning)
 
 
-def record_in(conn: Conn, principal: Principal, data: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    """Append (or replay) one event inside the caller's transaction: (row, created)."""
+def record_in(conn: Conn, principal: Principal, data: dict[str, Any]) -> tuple[EventRow, bool, str | None]:
+    """Append (or replay) one event inside the caller's transaction: (row, created, scope warning)."""
     if data["skill_version_id"] is not None:
         skill_executions.require_version(
             conn, account_id=principal.account_id, version_id=data["skill_version_id"]
         )
     # A broken constraint (a sequence_no taken in the session, a vanished skill version) is reported by its
     # name through the repository's CONSTRAINTS table, naming the field that broke it.
-    row = repo.insert_event(
+    inserted = repo.insert_event(
         conn,
         account_id=principal.account_id,
         user_id=principal.user_id,
         key_id=principal.key_id,
         data=data,
     )
-    if row is not None:
-        row["scope_warning"] = scopes.new_scope_warning(conn, principal.account_id, row)
-        return row, True
+    if inserted is not None:
+        row, new_scope = inserted
+        warning = scopes.new_scope_warning(
+            conn, principal.account_id, row["scope_type"], row["scope_key"], new_scope
+        )
+        return row, True, warning
     existing = repo.event_by_key(
         conn, account_id=principal.account_id, idempotency_key=data["idempotency_key"]
     )
@@ -143,7 +147,7 @@ def record_in(conn: Conn, principal: Principal, data: dict[str, Any]) -> tuple[d
             "event needs a new key",
             extra={"existing_event_id": str(existing["id"]), "differing_fields": differing},
         )
-    return existing, False
+    return existing, False, None
 
 
 HASHED_FIELDS = (
@@ -160,7 +164,7 @@ HASHED_FIELDS = (
 )
 
 
-def _differing_fields(existing: dict[str, Any], data: dict[str, Any]) -> list[str]:
+def _differing_fields(existing: EventRow, data: dict[str, Any]) -> list[str]:
     """The hashed fields of a retry that differ from the stored event (occurred_at only when the retry sent it)."""
     out = []
     for name in HASHED_FIELDS:
@@ -177,8 +181,8 @@ def record_event(db: TenantTransactions, principal: Principal, body: EventCreate
     """A new event, or a replay (same key, same content); a Conflict for the same key with different content."""
     data = event_data(body)
     with db.tenant(principal.account_id) as conn:
-        row, created = record_in(conn, principal, data)
-    return Created(recorded(row, created), replay=not created)
+        row, created, scope_warning = record_in(conn, principal, data)
+    return Created(recorded(row, created, scope_warning), replay=not created)
 
 
 def get_event(db: TenantTransactions, principal: Principal, event_id: UUID) -> EventDetail:
@@ -229,7 +233,7 @@ def record_system_event(
     payload: dict[str, Any],
     scope_type: str = "global",
     scope_key: str = "",
-) -> dict[str, Any]:
+) -> EventRow:
     """Append an event the service writes itself (memory_retired, memory_forgotten) in the caller's transaction;
     an existing event under the same key is returned as it is."""
     data: dict[str, Any] = {
@@ -246,9 +250,10 @@ def record_system_event(
         "skill_version_id": None,
     }
     data["content_hash"] = event_content_hash(data)
-    row = repo.insert_event(
+    inserted = repo.insert_event(
         conn, account_id=principal.account_id, user_id=principal.user_id, key_id=principal.key_id, data=data
     )
+    row = inserted[0] if inserted is not None else None
     if row is None:
         row = repo.event_by_key(conn, account_id=principal.account_id, idempotency_key=idempotency_key)
     assert row is not None

@@ -12,14 +12,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 from uuid import UUID
 
 from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import Conflict, ErrorCollector, NotFound, invalid
 from agentmate.core.principal import Principal
 from agentmate.memory import repository as repo
-from agentmate.memory.repository import EntryRow
+from agentmate.memory.repository import DeletedEntry, EntryRow
 from agentmate.memory.schemas import (
     DeletedLink,
     Entry,
@@ -84,7 +83,7 @@ def retire(
     )
 
 
-def _delete_in(conn: Conn, principal: Principal, entry: EntryRow) -> tuple[dict[str, Any], list[UUID], UUID]:
+def _delete_in(conn: Conn, principal: Principal, entry: EntryRow) -> tuple[DeletedEntry, list[UUID], UUID]:
     """Delete one locked entry inside the caller's transaction: (counts and links, vector point ids, tombstone)."""
     point_ids = remove_projection(conn, principal.account_id, entry["id"])
     result = repo.delete_entry(conn, account_id=principal.account_id, entry=entry)

@@ -7,7 +7,6 @@ that reads as "nothing remembered".
 
 from __future__ import annotations
 
-from typing import Any
 from uuid import UUID
 
 from agentmate.core.db import Conn, TenantTransactions
@@ -65,12 +64,13 @@ def nearest(conn: Conn, account_id: UUID, scope_type: str, scope_key: str) -> li
     return ordered[:MAX_NEAREST]
 
 
-def new_scope_warning(conn: Conn, account_id: UUID, row: dict[str, Any]) -> str | None:
-    """For a row just written (its ``new_scope`` popped): when it opened a scope whose key differs from an existing
+def new_scope_warning(
+    conn: Conn, account_id: UUID, scope_type: str, scope_key: str, new_scope: bool
+) -> str | None:
+    """For a row just written that opened a scope (``new_scope``): when the scope's key differs from an existing
     one only in case, slashes or spaces, say so, before memories of one thing are split between two keys."""
-    if not row.pop("new_scope", False):
+    if not new_scope:
         return None
-    scope_type, scope_key = row["scope_type"], row["scope_key"]
     twins = [
         f"{r.scope_type}:{r.scope_key}"
         for r in nearest(conn, account_id, scope_type, scope_key)
