@@ -15,20 +15,13 @@ from uuid import UUID
 import pytest
 
 from agentmate import jobs
-from agentmate.core.db import Database, get_database
+from agentmate.core.db import get_database
 from agentmate.core.principal import Principal
 from agentmate.jobs.settings import JobSettings
 from agentmate.jobs.worker import Worker
 from agentmate.knowledge.quality import review_service
 from agentmate.llm.settings import ModelSettings
-from tests.integration.knowledge_quality.wikibuilds import (
-    COMPILER_MODEL,
-    PageSpec,
-    actor_of,
-    make_build,
-    make_source,
-    push,
-)
+from tests.integration.knowledge_quality import wikibuilds as wb
 
 ROOT = Path(__file__).resolve().parents[3]
 DOCS = {"docs/billing.md": "# Billing\n\nInvoices are sent monthly.\n"}
@@ -59,37 +52,28 @@ def provider_url(request) -> Iterator[str]:
     yield from _serve(request.param)
 
 
-@pytest.fixture
-def db() -> Iterator[Database]:
-    database = Database(os.environ["DATABASE_URL"], max_size=4)
-    try:
-        yield database
-    finally:
-        database.close()
-
-
-def test_the_command_line_fake_answers_a_review_job_as_the_reviewer(account, provider_url, db):
+def test_the_command_line_fake_answers_a_review_job_as_the_reviewer(account, provider_url):
     # Given a succeeded build with one faithful and one unsupported page, and the README's settings
-    actor = actor_of(account)
-    source = make_source(actor, "cli-review")
-    revision = push(actor, source, DOCS)
-    build = make_build(
+    actor = wb.actor_of(account)
+    source = wb.make_source(actor, "cli-review")
+    revision = wb.push(actor, source, DOCS)
+    build = wb.make_build(
         actor,
         source,
         revision,
         [
-            PageSpec("wiki/index.md", "index", "# Index\n"),
-            PageSpec(
+            wb.PageSpec("wiki/index.md", "index", "# Index\n"),
+            wb.PageSpec(
                 "wiki/a.md", "concept", "# A\n\nInvoices are sent monthly.\n", cites=["docs/billing.md"]
             ),
-            PageSpec(
+            wb.PageSpec(
                 "wiki/b.md", "concept", "# B\n\nThe company was founded in 1999.\n", cites=["docs/billing.md"]
             ),
         ],
     )
     settings = ModelSettings(
         compiler_base_url=provider_url,
-        compiler_model=COMPILER_MODEL,
+        compiler_model=wb.COMPILER_MODEL,
         reviewer_base_url=provider_url,
         reviewer_model="fake-reviewer",
     )
@@ -104,7 +88,9 @@ def test_the_command_line_fake_answers_a_review_job_as_the_reviewer(account, pro
         on_change=review_service.mirror_job,
     )
     try:
-        worker = Worker(db, settings=JobSettings(wiki_worker_heartbeat_seconds=0.05), wake=lambda *a: True)
+        worker = Worker(
+            get_database(), settings=JobSettings(wiki_worker_heartbeat_seconds=0.05), wake=lambda *a: True
+        )
         outcome = worker.run_one(job_id=queued.job_id).outcome
     finally:
         jobs.unregister(review_service.KIND)
