@@ -21,8 +21,9 @@ format:
 openapi:
 	PYTHONPATH=shared:. .venv/bin/python -m infra.openapi --write
 
-guide:  # the served copy of the agent guide (GET /api/guide; package data, so it ships in the Lambda layer)
+guide:  # the served copies of the agent guide and the docs it links (GET /api/guide, /api/docs/<name>; package data, so they ship in the Lambda layer)
 	cp docs/agent-integration.md shared/agentmate/system/agent-integration.md
+	cp docs/context-pack.md docs/knowledge-wiki.md docs/decisions.md shared/agentmate/system/docs/
 
 openapi-check:
 	PYTHONPATH=shared:. .venv/bin/python -m infra.openapi --check

@@ -94,6 +94,7 @@ def test_public_and_authenticated_operations_declare_their_security():
         "GET /api/openapi.json",
         "GET /api/guide",
         "GET /api/llms.txt",
+        "GET /api/docs/{name}",
     }
     todo = doc["paths"]["/api/todos"]
     assert todo["get"]["x-required-scopes"] == ["todos:r"] and todo["post"]["x-required-scopes"] == [

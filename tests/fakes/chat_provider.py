@@ -23,7 +23,9 @@ of ``bytes`` bytes (``chunked``: without Content-Length) and records in ``huge_s
 to write before the client hung up.
 
 Run standalone for the local runtime: ``python -m tests.fakes.chat_provider --port 26035`` and set
-``COMPILER_BASE_URL=http://127.0.0.1:26035/v1``.
+``COMPILER_BASE_URL=http://127.0.0.1:26035/v1`` (and ``REVIEWER_BASE_URL``, ``REVIEWER_MODEL``: the command line
+serves ``tests.fakes.reviewer.FakeReviewer``, which answers a review request as the reviewer and every other
+request as this compiler; ``python -m tests.fakes.reviewer`` is the same server).
 """
 
 from __future__ import annotations
@@ -357,16 +359,28 @@ class FakeChatProvider:
         self._server.server_close()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def serve(provider_class: type[FakeChatProvider], description: str) -> None:
+    """Run ``provider_class`` on ``--port`` until interrupted (the command line of both fakes)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--port", type=int, default=26035)
     args = parser.parse_args()
-    with FakeChatProvider(port=args.port) as fake:
-        print(f"fake chat provider on {fake.base_url} (COMPILER_BASE_URL={fake.base_url})", flush=True)
+    with provider_class(port=args.port) as fake:
+        print(
+            f"fake chat provider (compiler and reviewer) on {fake.base_url} "
+            f"(COMPILER_BASE_URL={fake.base_url}, REVIEWER_BASE_URL={fake.base_url})",
+            flush=True,
+        )
         try:
             threading.Event().wait()
         except KeyboardInterrupt:
             pass
+
+
+def main() -> None:
+    """The command line answers both roles: the reviewer fake compiles like this one and also reviews."""
+    from tests.fakes.reviewer import FakeReviewer
+
+    serve(FakeReviewer, __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

@@ -12,6 +12,10 @@ judged deterministically against the source text in the prompt, sentence by sent
 So a finding appears only when the reviewer really received the raw document text (not the compiler's excerpt).
 Other requests fall through to the compiler behaviours; ``push({"kind": "review_reply", "text": ...})`` answers
 the next call with that text verbatim, and the provider's ``status``/``drop``/``truncate`` behaviours apply too.
+
+Run standalone (one server plays both roles, so review can be tried locally):
+``python -m tests.fakes.reviewer --port 26035`` (or ``python -m tests.fakes.chat_provider``, the same server), then
+``COMPILER_BASE_URL=http://127.0.0.1:26035/v1 REVIEWER_BASE_URL=http://127.0.0.1:26035/v1 REVIEWER_MODEL=fake-reviewer``.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import json
 import re
 from typing import Any
 
-from tests.fakes.chat_provider import FakeChatProvider
+from tests.fakes.chat_provider import FakeChatProvider, serve
 
 REVIEW_MARKER = "You verify whether a wiki page is faithful"
 _PAGE = re.compile(r"# Wiki page under review\n.*?\n---\n(.*?)\n---\n", re.DOTALL)
@@ -121,3 +125,11 @@ class FakeReviewer(FakeChatProvider):
                 "usage": usage,
             },
         )
+
+
+def main() -> None:
+    serve(FakeReviewer, __doc__.splitlines()[0])
+
+
+if __name__ == "__main__":
+    main()

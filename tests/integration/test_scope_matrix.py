@@ -148,6 +148,7 @@ EXTENSIONS: dict[tuple[str, str], str | tuple[str, ...]] = {
     ("GET", "/api/openapi.json"): PUBLIC,
     ("GET", "/api/guide"): PUBLIC,  # the agent integration guide (issue 10)
     ("GET", "/api/llms.txt"): PUBLIC,
+    ("GET", "/api/docs/{}"): PUBLIC,  # the docs the guide links (issue 23)
     # the user's own credentials (issue 8): password change, sign-out everywhere, account deletion
     ("POST", "/api/auth/password"): USER_SESSION,
     ("POST", "/api/auth/logout-all"): USER_SESSION,

@@ -1,13 +1,15 @@
-"""A self-contained deployment: GET /api/guide serves the agent guide, GET /api/llms.txt indexes it, the OpenAPI
-and the MCP endpoints; /api/schema gives the item shape of array fields and says which scopes grant nothing yet."""
+"""A self-contained deployment: GET /api/guide serves the agent guide, GET /api/docs/<name> every doc it links,
+GET /api/llms.txt indexes them, the OpenAPI and the MCP endpoints; /api/schema gives the item shape of array fields,
+says which scopes grant nothing yet and describes every write model the guide's flows fill in."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 from agentmate.core.mcp_modules import MCP_MODULES
-from agentmate.system.service import GUIDE_FILE
+from agentmate.system.service import DOCS_DIR, GUIDE_FILE, SCHEMA_MODELS, SERVED_DOCS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -17,6 +19,82 @@ def test_the_served_guide_is_the_repository_guide():
     assert GUIDE_FILE.read_bytes() == (ROOT / "docs" / "agent-integration.md").read_bytes(), (
         "run `make guide`"
     )
+
+
+def test_the_served_docs_are_the_repository_docs():
+    for name in SERVED_DOCS:
+        assert (DOCS_DIR / name).read_bytes() == (ROOT / "docs" / name).read_bytes(), (
+            f"{name}: run `make guide`"
+        )
+    # the copies are exactly the served ones (nothing else ships in the layer)
+    assert sorted(p.name for p in DOCS_DIR.iterdir()) == sorted(SERVED_DOCS)
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert all(f"docs/{name}" in makefile for name in SERVED_DOCS), "add the doc to `make guide`"
+
+
+MD_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def _links(markdown: str) -> list[str]:
+    """Every Markdown link target outside fenced code blocks."""
+    prose = re.sub(r"^```.*?^```", "", markdown, flags=re.MULTILINE | re.DOTALL)
+    return MD_LINK.findall(prose)
+
+
+def test_every_link_in_the_served_guide_resolves_on_the_deployment(client):
+    # An agent reads the guide at /api/guide: a relative link resolves against that URL, an absolute path against
+    # the deployment; both must answer 200 (issue 23 item 1: context-pack.md and knowledge-wiki.md were 404).
+    guide = client.get("/api/guide").text
+    checked = []
+    for target in _links(guide):
+        if target.startswith(("http://", "https://", "mailto:")):
+            continue
+        path = target.split("#", 1)[0]
+        if not path:  # an anchor inside the guide: a heading must make it
+            continue
+        url = path if path.startswith("/") else "/api/" + path
+        assert client.get(url).status_code == 200, f"the guide links {target} → GET {url}"
+        checked.append(url)
+    assert {f"/api/docs/{name}" for name in SERVED_DOCS} <= set(checked)
+    # and the guide names no repository doc it does not link to a served path
+    prose = re.sub(r"^```.*?^```", "", guide, flags=re.M | re.S)
+    repository_docs = {p.name for p in (ROOT / "docs").glob("*.md")} - {"agent-integration.md"}
+    for mention in set(re.findall(r"docs/([a-z-]+\.md)", prose)) & repository_docs:
+        assert mention in SERVED_DOCS, (
+            f"the guide mentions docs/{mention}, which the deployment does not serve"
+        )
+
+
+def test_every_public_address_in_the_bootstrap_prompt_answers_without_a_key(client):
+    block = (ROOT / "docs" / "agent-bootstrap.md").read_text(encoding="utf-8").split("```text", 1)[1]
+    paths = set(re.findall(r"GET \{base\}(/api/[a-z./]+[a-z])", block))
+    assert {"/api/health", "/api/guide", "/api/schema", "/api/llms.txt"} <= paths
+    for path in paths:
+        assert client.get(path).status_code == 200, path
+
+
+def test_a_served_doc_is_markdown_without_a_key_and_an_unknown_one_names_the_served(client):
+    for name in SERVED_DOCS:
+        r = client.get(f"/api/docs/{name}")
+        assert r.status_code == 200 and r.headers["content-type"] == "text/markdown; charset=utf-8"
+        assert r.text == (ROOT / "docs" / name).read_text(encoding="utf-8")
+    for name in ("deploy.md", "context-pack", "agent-integration.md"):
+        r = client.get(f"/api/docs/{name}")
+        assert r.status_code == 404 and r.headers["content-type"] == "application/problem+json", name
+        assert r.json()["errors"] == [
+            {"field": "name", "message": "not a served document", "allowed": sorted(SERVED_DOCS)}
+        ]
+    # a path out of the served directory is no document either (no file is read by a client-given path)
+    for path in ("/api/docs/..%2Fagent-integration.md", "/api/docs/%2e%2e", "/api/docs/.."):
+        assert client.get(path).status_code == 404, path
+
+
+def test_the_knowledge_wiki_doc_no_longer_calls_review_and_lint_unbuilt():
+    text = (DOCS_DIR / "knowledge-wiki.md").read_text(encoding="utf-8")
+    assert "issue 15" not in text and "not done yet" not in text.split("## Not done yet", 1)[-1].lower()
+    not_done = text.split("## Not done yet", 1)[-1]
+    assert "Review" not in not_done and "lint" not in not_done
+    assert "POST /api/knowledge/wiki/lint" in text and "POST /api/knowledge/builds/{id}/review" in text
 
 
 def test_the_guide_is_served_as_markdown_without_a_key(client):
@@ -36,6 +114,8 @@ def test_llms_txt_lists_the_guide_the_openapi_and_every_mcp_endpoint(client):
     links = dict(re.findall(r"^- \[([^\]]+)\]\(([^)]+)\)", text, flags=re.MULTILINE))
     base = "http://127.0.0.1:26001"
     assert links["Agent integration guide"] == f"{base}/api/guide"
+    for name in SERVED_DOCS:
+        assert links[name] == f"{base}/api/docs/{name}"
     assert links["OpenAPI document"] == f"{base}/api/openapi.json"
     assert links["/mcp"] == f"{base}/mcp"
     for module in MCP_MODULES:
@@ -57,3 +137,45 @@ def test_the_schema_gives_the_evidence_item_shape_and_calls_no_scope_unused(clie
     notes = {s["scope"]: s.get("note") for s in body["scopes"]}
     assert notes["knowledge:r"] is None and notes["knowledge:rw"] is None  # the knowledge registry uses them
     assert notes["memory:r"] is None
+
+
+def _body_models(doc: dict) -> set[tuple[str, str]]:
+    """(route, schema name) of every JSON request body an API key can send (auth and admin take a JWT)."""
+    out = set()
+    for path, item in doc["paths"].items():
+        if path.startswith(("/api/auth", "/api/admin")):
+            continue
+        for method, op in item.items():
+            body = (
+                op.get("requestBody", {}).get("content", {}).get("application/json")
+                if isinstance(op, dict)
+                else None
+            )
+            if body:
+                for ref in re.findall(r'"\$ref": "#/components/schemas/([^"]+)"', json.dumps(body["schema"])):
+                    out.add((f"{method.upper()} {path}", ref))
+    return out
+
+
+def test_the_schema_describes_every_write_model_an_api_key_sends(client):
+    # The bootstrap says /api/schema lists every allowed value: every request body of a key's routes is there
+    # (issue 23 item 9: skill sources, snapshots, compile, signals and lint were missing).
+    described = {target.split(":")[1] for target in SCHEMA_MODELS.values()}
+    missing = sorted(
+        f"{route} {name}"
+        for route, name in _body_models(client.get("/api/openapi.json").json())
+        if name not in described
+    )
+    assert not missing, missing
+    models = client.get("/api/schema").json()["models"]
+    assert set(SCHEMA_MODELS) <= set(models)
+    snapshot = models["skill_snapshot"]["fields"]["files"]
+    assert snapshot["type"] == "array" and set(snapshot["items"]["fields"]) >= {"path", "content"}
+    assert models["knowledge_signal"]["required"] and "enum" in models["knowledge_signal"]["fields"]["signal"]
+    assert models["knowledge_compile"]["fields"]["mode"]["enum"] == ["full", "incremental"]
+
+
+def test_the_guide_lists_every_schema_model():
+    guide = (ROOT / "docs" / "agent-integration.md").read_text(encoding="utf-8")
+    listing = guide.split("\nModels: ", 1)[1].split("Each says", 1)[0]
+    assert re.findall(r"`([a-z_]+)`", listing) == list(SCHEMA_MODELS)

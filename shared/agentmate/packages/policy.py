@@ -113,7 +113,12 @@ class NetPolicy:
                 or (not entry_port and effective == _DEFAULT_PORTS[scheme])
             ):
                 return None
-        return f"host {host}:{effective} is not in the allow-list"
+        return f"host {host}:{effective} is not in the allow-list ({self.allowed_hosts_text()})"
+
+    def allowed_hosts_text(self) -> str:
+        """The allow-list as a refusal names it: an entry without a port allows the scheme's default port."""
+        listed = ", ".join(self.allowed_hosts) or "none"
+        return f"allowed hosts: {listed}; an operator adds hosts with PACKAGES_ALLOWED_HOSTS"
 
     def check_url(self, url: str) -> None:
         problem = self.url_problem(url)

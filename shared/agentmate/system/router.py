@@ -1,5 +1,5 @@
 """Public discovery endpoints: health (with the MCP endpoints), the schema of allowed values, the OpenAPI document,
-the agent integration guide and an llms.txt index. The documents are assembled in ``service``, imported on first
+the agent integration guide, the docs it links (``/api/docs/<name>``) and an llms.txt index. The documents are assembled in ``service``, imported on first
 use (the auth function serves these routes: its cold start does not load them)."""
 
 from __future__ import annotations
@@ -53,6 +53,18 @@ def guide() -> Response:
     from agentmate.system import service
 
     return Response(service.guide(), media_type=MARKDOWN)
+
+
+@router.get(
+    "/docs/{name}",
+    response_class=Response,
+    responses={200: {"content": {"text/markdown": {}}}, 404: {"description": "Not a served document"}},
+)
+def served_doc(name: str) -> Response:
+    """A doc the guide links (Markdown), e.g. ``context-pack.md``; ``/api/llms.txt`` lists every one."""
+    from agentmate.system import service
+
+    return Response(service.doc(name), media_type=MARKDOWN)
 
 
 def _base(request: Request) -> str:

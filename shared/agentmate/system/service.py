@@ -1,5 +1,5 @@
 """The system domain's documents: the schema of allowed values, the committed OpenAPI document, the agent
-integration guide and the llms.txt index (``router`` serves them). The MCP endpoints they list come from the one
+integration guide, the docs it links (``/api/docs/<name>``) and the llms.txt index (``router`` serves them). The MCP endpoints they list come from the one
 table of MCP modules (``agentmate.core.mcp_modules``)."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agentmate.core.errors import FieldError, NotFound
 from agentmate.core.mcp_modules import MCP_MODULES, MODULE_TABLE
 from agentmate.core.scopes import DESCRIPTIONS, SCOPES
 
@@ -20,6 +21,7 @@ SCHEMA_MODELS: dict[str, str] = {
     "todo_update": "agentmate.todos.schemas:TodoUpdate",
     "note": "agentmate.notes.schemas:NoteCreate",
     "note_update": "agentmate.notes.schemas:NoteUpdate",
+    "note_append": "agentmate.notes.schemas:NoteAppend",
     "report": "agentmate.reports.schemas:ReportCreate",
     "report_update": "agentmate.reports.schemas:ReportUpdate",
     "bookmark": "agentmate.bookmarks.schemas:BookmarkCreate",
@@ -31,16 +33,36 @@ SCHEMA_MODELS: dict[str, str] = {
     "memory_search": "agentmate.memory.schemas:SearchRequest",
     "memory_feedback": "agentmate.memory.schemas:FeedbackCreate",
     "memory_checkpoint": "agentmate.memory.schemas:CheckpointCreate",
+    "memory_entry_retire": "agentmate.memory.schemas:EntryRetire",
+    "memory_supersede": "agentmate.memory.schemas:SupersedeRequest",
     "working_session": "agentmate.working.schemas:SessionCreate",
     "working_session_update": "agentmate.working.schemas:SessionUpdate",
     "working_item": "agentmate.working.schemas:ItemIn",
+    "working_items": "agentmate.working.schemas:ItemsAppend",
     "skill_log": "agentmate.skills.schemas:SkillLogCreate",
     "skill_version": "agentmate.skills.schemas:SkillVersionCreate",
+    "skill_source": "agentmate.packages.schemas:SourceInput",
+    "skill_snapshot": "agentmate.skills.registry.schemas:SkillSnapshotPush",
+    "skill_sync": "agentmate.skills.registry.schemas:SkillSyncRequest",
+    "skill_compile": "agentmate.skills.compile.schemas:SkillCompileRequest",
+    "skill_index": "agentmate.skills.search.schemas:SkillIndexRequest",
+    "skill_search": "agentmate.skills.search.schemas:SkillSearchRequest",
+    "skill_quality_run": "agentmate.skills.quality.schemas:SkillQualityRunRequest",
     "context_pack": "agentmate.context.schemas:PackRequest",
     "knowledge_source": "agentmate.packages.schemas:SourceInput",
     "knowledge_manifest": "agentmate.knowledge.manifest:KnowledgeManifest",  # the KNOWLEDGE.yaml of a package
     "knowledge_discover": "agentmate.knowledge.discovery.schemas:DiscoverRequest",
     "knowledge_resolution": "agentmate.knowledge.discovery.schemas:ResolutionCreate",
+    "knowledge_snapshot": "agentmate.knowledge.sources.schemas:KnowledgeSnapshotPush",
+    "knowledge_sync": "agentmate.knowledge.sources.schemas:KnowledgeSyncRequest",
+    "knowledge_index": "agentmate.knowledge.search.schemas:KnowledgeIndexRequest",
+    "knowledge_search": "agentmate.knowledge.search.schemas:KnowledgeSearchRequest",
+    "knowledge_compile": "agentmate.knowledge.wiki.schemas:CompileRequest",
+    "knowledge_wiki_index": "agentmate.knowledge.wiki.schemas:WikiIndexRequest",
+    "knowledge_wiki_search": "agentmate.knowledge.wiki.schemas:WikiSearchRequest",
+    "knowledge_wiki_lint": "agentmate.knowledge.quality.schemas:LintRequest",
+    "knowledge_signal": "agentmate.knowledge.quality.schemas:SignalReport",
+    "knowledge_validation_sweep": "agentmate.knowledge.quality.schemas:SweepRequest",
 }
 
 
@@ -140,9 +162,36 @@ def guide() -> bytes:
     return GUIDE_FILE.read_bytes()
 
 
+# The docs the guide links, served at /api/docs/<name> and listed in llms.txt: copies of docs/<name> shipped as
+# package data (`make guide` refreshes them; test_served_docs keeps them equal). Only these: the layer stays small.
+SERVED_DOCS: dict[str, str] = {
+    "context-pack.md": "the context pack: layers, budgets with a worked example, truncation, scopes",
+    "knowledge-wiki.md": "the wiki compiler: compile, builds, activate and roll back, wiki search, lint, review",
+    "decisions.md": "why things are the way they are (the D-numbers the guide cites)",
+}
+DOCS_DIR = Path(__file__).resolve().parent / "docs"
+
+
+def doc(name: str) -> bytes:
+    """One served doc; an unknown name is a 404 naming the served ones."""
+    if name not in SERVED_DOCS:
+        missing = NotFound("document", f"no served document {name!r}: /api/llms.txt lists the served docs")
+        missing.errors = [FieldError("name", "not a served document", sorted(SERVED_DOCS))]
+        raise missing
+    return _doc_bytes(name)
+
+
+@lru_cache(maxsize=len(SERVED_DOCS))
+def _doc_bytes(name: str) -> bytes:
+    return (DOCS_DIR / name).read_bytes()
+
+
 def llms_txt(base: str) -> str:
     """The llms.txt text for a deployment reached at ``base``."""
     mcp = "\n".join(f"- [/mcp/{m.name}]({base}/mcp/{m.name}): tools for {m.purpose}" for m in MODULE_TABLE)
+    docs = "\n".join(
+        f"- [{name}]({base}/api/docs/{name}): {what} (Markdown)" for name, what in SERVED_DOCS.items()
+    )
     return f"""# Agentmate
 
 > A backend for AI agents: durable memory (journal events, evidence-backed memories, hybrid search,
@@ -156,6 +205,7 @@ each bad field and its allowed values; /api/schema lists the allowed values.
 ## Docs
 
 - [Agent integration guide]({base}/api/guide): connect, conventions, the memory loop, finding your session after a crash, MCP, skills, knowledge (Markdown)
+{docs}
 - [OpenAPI document]({base}/api/openapi.json): every REST route, field and rule
 - [Allowed values]({base}/api/schema): enums, required fields and scopes of the write models
 - [Health]({base}/api/health): liveness and the MCP endpoints (no key needed)
