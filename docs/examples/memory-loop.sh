@@ -448,7 +448,7 @@ code=$(curl -s -o "$R" -w '%{http_code}' -X POST $BASE/mcp/todos \
   -d '{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}')
 check 200 "$code"
 json '[t["name"] for t in d["result"]["tools"]]'
-expect '[t["name"] for t in d["result"]["tools"]] == ["todo_create", "todo_get", "todo_list", "todo_search", "todo_update", "todo_delete"]'  # verify
+expect '[t["name"] for t in d["result"]["tools"]] == ["todo_create", "todo_get", "todo_list", "todo_search", "todo_update", "todo_delete", "todos_tags"]'  # verify
 case "$SID" in ????????????????????????????????.????????????????????????????????) ;; *) echo "bad SID $SID" >&2; false ;; esac  # verify
 
 code=$(curl -s -o "$R" -w '%{http_code}' -X POST $BASE/mcp/todos \

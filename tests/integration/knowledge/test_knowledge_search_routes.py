@@ -136,15 +136,16 @@ def test_search_hits_carry_at_most_16_link_neighbours(client, account, make_retr
     )
     assert client.post(INDEX, json={"source_id": src["id"]}, headers=h).status_code == 200
 
-    def top(query: str) -> dict[str, Any]:
-        found = client.post(SEARCH, json={"query": query, "top_k": 1}, headers=h).json()
-        return found["items"][0]
+    def hit(query: str, path: str) -> dict[str, Any]:
+        """The hit for ``path`` (the cap is under test here, not the ranking: take it wherever it ranks)."""
+        found = client.post(SEARCH, json={"query": query, "top_k": 5}, headers=h).json()
+        by_path = {i["path"]: i for i in found["items"]}
+        assert path in by_path, found
+        return by_path[path]
 
-    hub = top("hubword")
-    assert hub["path"] == "hub.md"
+    hub = hit("hubword", "hub.md")
     assert [(n["direction"], n["path"]) for n in hub["links"]] == [("outgoing", p) for p in leaves[:16]]
-    target = top("targetword")
-    assert target["path"] == "target.md"
+    target = hit("targetword", "target.md")
     assert [(n["direction"], n["path"]) for n in target["links"]] == [("incoming", p) for p in leaves[:16]]
     # the document links route is not capped: all 20 of each
     links = client.get(
