@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from psycopg.rows import class_row
@@ -27,14 +26,12 @@ CONSTRAINTS = constraints(
 # Rows the service reads (frozen, built by ``class_row``); API-key rows go straight into the response models.
 
 
-@dataclass(frozen=True, slots=True)
-class NewUser:
+class NewUser(NamedTuple):
     user_id: UUID
     account_id: UUID
 
 
-@dataclass(frozen=True, slots=True)
-class LoginUser:
+class LoginUser(NamedTuple):
     user_id: UUID
     account_id: UUID
     password_hash: str
@@ -43,8 +40,7 @@ class LoginUser:
     suspended: bool
 
 
-@dataclass(frozen=True, slots=True)
-class KeyCaller:
+class KeyCaller(NamedTuple):
     """An API key's caller; ``stale``: its last_used_at is older than a minute."""
 
     key_id: UUID
@@ -57,15 +53,13 @@ class KeyCaller:
     suspended: bool
 
 
-@dataclass(frozen=True, slots=True)
-class JwtUser:
+class JwtUser(NamedTuple):
     role: str
     credentials_epoch: int
     suspended: bool
 
 
-@dataclass(frozen=True, slots=True)
-class User:
+class User(NamedTuple):
     id: UUID
     account_id: UUID
     email: str

@@ -10,8 +10,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 from uuid import UUID
 
 from psycopg.rows import class_row
@@ -30,8 +29,7 @@ KEY_PATTERN = r"^[ -~]*[!-~][ -~]*$"
 _KEY = re.compile(KEY_PATTERN)
 
 
-@dataclass(frozen=True, slots=True)
-class _Stored:
+class _Stored(NamedTuple):
     """A reserved key's row: the request it was used with and the response (None while that request runs)."""
 
     request_hash: str

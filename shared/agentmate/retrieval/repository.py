@@ -7,9 +7,8 @@ Statements run inside the caller's tenant transaction; RLS scopes them to its ac
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import Any, NamedTuple, TypedDict
 from uuid import UUID
 
 from psycopg.rows import class_row
@@ -55,8 +54,7 @@ class PreparedDocument(TypedDict):
     lexical_text: str
 
 
-@dataclass(frozen=True, slots=True)
-class StoredDocument:
+class StoredDocument(NamedTuple):
     """A ``retrieval_documents`` row as indexing reads it back (``COLUMNS``)."""
 
     id: UUID

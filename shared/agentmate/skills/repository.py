@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from psycopg import Cursor
@@ -26,8 +26,7 @@ LOG_COLUMNS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class VersionRef:
+class VersionRef(NamedTuple):
     """The identity of a version (for attribution checks), without its body."""
 
     id: UUID
@@ -55,8 +54,7 @@ class VersionRow:
     content: str
 
 
-@dataclass(frozen=True, slots=True)
-class StatsRow:
+class StatsRow(NamedTuple):
     """Execution counts of one skill over all its logs."""
 
     total_runs: int
@@ -69,8 +67,7 @@ class StatsRow:
     last_run_at: datetime | None
 
 
-@dataclass(frozen=True, slots=True)
-class VersionStatsRow:
+class VersionStatsRow(NamedTuple):
     """Runs and successes of one version label (or version id) of a skill."""
 
     skill_version_id: UUID | None

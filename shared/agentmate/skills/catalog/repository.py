@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from psycopg.rows import class_row
@@ -14,8 +13,7 @@ from agentmate.skills.compile import compiler
 from agentmate.skills.compile.repository import CURRENT, FileRow
 
 
-@dataclass(frozen=True, slots=True)
-class CardRow:
+class CardRow(NamedTuple):
     """A version with its current L0 card (None when no current artifact exists) and, when asked for, its L1
     instructions and stored body."""
 

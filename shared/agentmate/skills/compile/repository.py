@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from psycopg.rows import class_row
@@ -29,8 +29,7 @@ class VersionContext(VersionRow):
     source_name: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class FileRow:
+class FileRow(NamedTuple):
     """A package file of a revision with its text snapshot (None for binary)."""
 
     id: UUID
@@ -44,8 +43,7 @@ class FileRow:
     content: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class ArtifactRow:
+class ArtifactRow(NamedTuple):
     skill_version_id: UUID
     compiler_name: str
     compiler_version: str

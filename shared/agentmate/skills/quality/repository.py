@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from psycopg.rows import class_row
@@ -19,8 +18,7 @@ RUN_SUMMARY_COLUMNS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class TelemetryLog:
+class TelemetryLog(NamedTuple):
     """A version-bound log as the telemetry check reads it (never its body)."""
 
     id: UUID
