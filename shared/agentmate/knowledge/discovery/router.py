@@ -4,7 +4,7 @@ MCP twin: ``agentmate.mcp.tools.knowledge.discovery``."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from uuid import UUID
 
 from fastapi import APIRouter, Path, Query, Response
@@ -19,9 +19,9 @@ from agentmate.api.deps import (
 )
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
+from agentmate.core.lazy import lazy_module
 from agentmate.core.pagination import Page
 from agentmate.core.text import blank_to_none
-from agentmate.knowledge.discovery import discover, resolutions
 from agentmate.knowledge.discovery.schemas import (
     DiscoverRequest,
     DiscoverResponse,
@@ -29,6 +29,14 @@ from agentmate.knowledge.discovery.schemas import (
     ResolutionRun,
     ResolutionSummary,
 )
+
+# The use cases load on the first discover or resolution call: discovery reads the skills domain's compiler and
+# tables (readmodels/skill_contracts), which no other knowledge route needs at cold start.
+if TYPE_CHECKING:
+    from agentmate.knowledge.discovery import discover, resolutions
+else:
+    discover = lazy_module("agentmate.knowledge.discovery.discover")
+    resolutions = lazy_module("agentmate.knowledge.discovery.resolutions")
 
 router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
 RunId = Annotated[UUID, Path(description="A resolution run id")]

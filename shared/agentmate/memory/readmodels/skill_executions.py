@@ -7,17 +7,25 @@ This is the only memory module that reads the skills domain (its service and its
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from agentmate.core.db import Conn
-from agentmate.skills import repository as skills_repo
-from agentmate.skills.service import resolve_version
+from agentmate.core.lazy import lazy_module
+
+# Loaded on the first attribution check, not at the memory function's cold start: the skills service brings the
+# skills schemas (and through them the compile and job models) along.
+if TYPE_CHECKING:
+    from agentmate.skills import repository as skills_repo
+    from agentmate.skills import service as skills_service
+else:
+    skills_repo = lazy_module("agentmate.skills.repository")
+    skills_service = lazy_module("agentmate.skills.service")
 
 
 def require_version(conn: Conn, *, account_id: UUID, version_id: UUID) -> None:
     """A 400 naming skill_version_id unless the version exists in this account."""
-    resolve_version(conn, account_id=account_id, version_id=version_id)
+    skills_service.resolve_version(conn, account_id=account_id, version_id=version_id)
 
 
 def version_exists(conn: Conn, *, account_id: UUID, version_id: UUID) -> bool:
