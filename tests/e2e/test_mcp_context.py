@@ -65,5 +65,5 @@ async def test_context_pack_matches_the_rest_twin_and_authorises_each_layer(base
         "Validation failed: layers[0]: must be one of the allowed values (allowed: SKILL, "
     )
     assert "max_chars: must be 500..200000" in too_small
-    assert "max_tokens: unknown argument (use max_chars: budgets are in characters, not tokens)" in misnamed
+    assert "max_tokens: unknown field (use max_chars: budgets are in characters, not tokens)" in misnamed
     assert scope_refusal.startswith("insufficient scope: context_pack requires memory:r")

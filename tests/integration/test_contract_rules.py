@@ -104,7 +104,12 @@ def test_patch_defaults_and_clear_flags_never_clear_by_accident(client, account)
     h = account.headers("todos:rw")
     r = client.patch(f"/api/todos/{_create(client, h, 'todos')}", json={"clear_due_date": True}, headers=h)
     assert r.status_code == 400 and r.json()["errors"] == [
-        {"field": "clear_due_date", "message": "unknown field (send due_date: null to clear it)"}
+        {
+            "field": "clear_due_date",
+            "message": "unknown field (send due_date: null to clear it)",
+            "allowed": ["description", "due_date", "priority", "status", "tags", "title"],
+            "likely_meant": "due_date",
+        }
     ]
 
 

@@ -33,7 +33,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agentmate.api.errors import endpoint_not_found, send_problem
 from agentmate.core.records import NUL_MESSAGE
 from agentmate.core.settings import get_http_settings
-from agentmate.core.validation import likely_meant
+from agentmate.core.validation import likely_meant, suggestions
 
 BODY_LIMIT_KEY = "x-max-request-bytes"
 
@@ -235,6 +235,8 @@ def _unknown_query(query: bytes, declared: frozenset[str]) -> list[dict[str, Any
         error: dict[str, Any] = {"field": name, "message": message}
         if declared:
             error["allowed"] = sorted(declared)
+        if meant:
+            error["likely_meant"] = suggestions(name, declared)[0]
         errors.append(error)
     return errors
 
