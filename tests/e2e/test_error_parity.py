@@ -41,7 +41,16 @@ class Case:
 
 TODO_FIELDS = ["description", "due_date", "priority", "status", "tags", "title"]
 PACK_FIELDS = declared_fields(PackRequest)
-RETRIEVED_FIELDS = ["chunk_id", "document_id", "heading_path", "path", "query_id", "revision_id", "score", "source_id"]
+RETRIEVED_FIELDS = [
+    "chunk_id",
+    "document_id",
+    "heading_path",
+    "path",
+    "query_id",
+    "revision_id",
+    "score",
+    "source_id",
+]
 
 
 CASES = [

@@ -283,9 +283,7 @@ async def test_list_tools_name_the_argument_meant_as_the_rest_query_does(base_ur
                 "Validation failed: session: unknown field (did you mean session_id?) (allowed: "
             )
             r = await s.call_tool("memory_journal_sessions", {"repo": "octo/widgets"})
-            assert (
-                "repo: unknown field (use scope_type=repository&scope_key=owner/repo)" in r.content[0].text
-            )
+            assert "repo: unknown field (use scope_type=repository&scope_key=owner/repo)" in r.content[0].text
             r = await s.call_tool("memory_search", {"query": "x", "status": "invalidated"})
             assert (
                 r.is_error

@@ -101,7 +101,10 @@ def test_a_snapshot_file_sent_with_name_and_body_is_pointed_at_path_and_content(
             "likely_meant": "path",
         }
         assert errors["files[0].body"]["likely_meant"] == "content"
-        assert errors["files[0].body"]["message"] == "unknown field (use content (UTF-8 text; content_base64 for bytes))"
+        assert (
+            errors["files[0].body"]["message"]
+            == "unknown field (use content (UTF-8 text; content_base64 for bytes))"
+        )
 
 
 def test_an_unknown_field_without_a_hint_asks_did_you_mean(client, account):
@@ -123,14 +126,21 @@ def test_a_union_value_that_fits_no_member_is_one_error_with_the_allowed_range(c
         "/api/context/pack", json={"task": "t", "max_chars": "big"}, headers=account.headers("memory:r")
     )
     assert r.json()["errors"] == [
-        {"field": "max_chars", "message": "must be 0 or an integer 500..200000", "allowed": [0, "500..200000"]}
+        {
+            "field": "max_chars",
+            "message": "must be 0 or an integer 500..200000",
+            "allowed": [0, "500..200000"],
+        }
     ]
 
 
 def test_an_unknown_query_parameter_carries_the_parameter_meant(client, account):
     r = client.get("/api/memory/events", params={"session": "s"}, headers=account.headers("memory:r"))
     error = _errors(r)["session"]
-    assert error["likely_meant"] == "session_id" and error["message"] == "unknown query parameter (use session_id)"
+    assert (
+        error["likely_meant"] == "session_id"
+        and error["message"] == "unknown query parameter (use session_id)"
+    )
 
 
 def test_the_problem_schema_documents_likely_meant(client):

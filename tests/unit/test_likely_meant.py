@@ -73,7 +73,9 @@ def test_every_misspelt_field_of_every_write_model_names_the_field_meant(model):
         assert error.allowed == declared_fields(model)
 
 
-@pytest.mark.parametrize("model", [m for m in MODELS if getattr(m, "field_hints", None)], ids=lambda m: m.__qualname__)
+@pytest.mark.parametrize(
+    "model", [m for m in MODELS if getattr(m, "field_hints", None)], ids=lambda m: m.__qualname__
+)
 def test_every_hint_is_the_message_and_names_a_declared_field_or_none(model):
     for name, hint in model.field_hints.items():
         if name in declared_fields(model):

@@ -150,9 +150,7 @@ class ContractMiddleware:
 
     def empty_parameter(self, path: str, method: str) -> bool:
         """Whether ``path`` is a template of ``method`` with its last path parameters empty."""
-        return any(
-            method in t.methods and t.lax.match(path) is not None for t in self.table if not t.static
-        )
+        return any(method in t.methods and t.lax.match(path) is not None for t in self.table if not t.static)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -325,7 +325,9 @@ def _unknown(err: Mapping[str, Any], model: type[BaseModel] | None, *, suggest: 
     return unknown_field(field_name(loc), str(loc[-1]), declared_fields(owner), hints, suggest=suggest)
 
 
-def _one(err: Mapping[str, Any], model: type[BaseModel] | None, params: Mapping[str, Any] | None) -> FieldError:
+def _one(
+    err: Mapping[str, Any], model: type[BaseModel] | None, params: Mapping[str, Any] | None
+) -> FieldError:
     loc = tuple(err.get("loc", ()))
     field = field_name(loc)
     kind = err.get("type", "")

@@ -42,7 +42,9 @@ def validation_error_text(
     errors = pydantic_errors(located, model)
     if model is not None and arguments is not None:
         errors = _as_rest_reports(errors, model, arguments)
-    return fields_text(FieldError("arguments", e.message, e.allowed) if e.field == "body" else e for e in errors)
+    return fields_text(
+        FieldError("arguments", e.message, e.allowed) if e.field == "body" else e for e in errors
+    )
 
 
 def _top(field: str) -> str:
