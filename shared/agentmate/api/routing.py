@@ -230,7 +230,8 @@ def _unknown_query(query: bytes, declared: frozenset[str]) -> list[dict[str, Any
             message = "unknown query parameter"
         else:
             message = "unknown query parameter: this operation takes none"
-        error: dict[str, Any] = {"field": name, "message": message}
+        # Named as the NUL rule names fields: U+0000 escaped (the Problem schema's strings never hold it)
+        error: dict[str, Any] = {"field": name.replace("\x00", "\\u0000"), "message": message}
         if declared:
             error["allowed"] = sorted(declared)
         if meant:
