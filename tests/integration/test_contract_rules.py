@@ -432,9 +432,7 @@ def test_a_list_page_is_bounded_by_bytes_as_well_as_count(client, account):
 def test_an_unknown_query_parameter_named_with_nul_is_named_without_it(client, account):
     # schemathesis at 30 examples (issue 23 item 8): the name was echoed with U+0000 in field and detail, which
     # the Problem schema forbids (and Postgres-backed clients cannot store)
-    r = client.get(
-        "/api/memory/export?a%00b=1&scope_type=global", headers=account.headers("memory:r")
-    )
+    r = client.get("/api/memory/export?a%00b=1&scope_type=global", headers=account.headers("memory:r"))
     assert r.status_code == 400, r.text
     body = r.json()
     assert "\x00" not in body["detail"] and all("\x00" not in e["field"] for e in body["errors"])

@@ -120,6 +120,10 @@ def test_a_hostile_unknown_name_costs_a_bounded_search():
     errors = _unknown_errors(_strict_models_todo(), body)
     guessed = [e for e in errors.values() if e.likely_meant is not None]
     assert len(guessed) == MAX_SUGGESTIONS and len(errors) == MAX_SUGGESTIONS + 5
+    # and the rest carry neither a guess nor the field list (the answer does not grow with the hints)
+    assert [e.as_dict() for e in errors.values()][MAX_SUGGESTIONS:] == [
+        {"field": f"titl{i}", "message": "unknown field"} for i in range(MAX_SUGGESTIONS, MAX_SUGGESTIONS + 5)
+    ]
 
 
 def _strict_models_todo() -> type[BaseModel]:

@@ -12,8 +12,8 @@ Every unknown field (``extra_forbidden``) also carries ``likely_meant``, the dec
 stands for: the first declared name its ``field_hints`` entry mentions, else the closest declared name (a known
 rename, the same name in another case or spelling, a name containing it, or ``difflib``'s closest spelling), and
 without a hint the message asks "did you mean …?"; ``allowed`` lists the fields the model takes. The search is
-bounded: names over ``MAX_SUGGESTED_NAME`` characters and unknown fields past ``MAX_SUGGESTIONS`` per request get
-no suggestion. A value that fits none of a union's members (``max_chars: "big"`` on ``0 | 500..200000``) is one
+bounded: names over ``MAX_SUGGESTED_NAME`` characters get no suggestion, and unknown fields past
+``MAX_SUGGESTIONS`` per request neither a suggestion nor ``allowed``. A value that fits none of a union's members (``max_chars: "big"`` on ``0 | 500..200000``) is one
 error naming the field and what each member allows, not one error per member.
 """
 
@@ -160,13 +160,17 @@ def unknown_field(
     field: str, name: str, declared: Iterable[str], hints: Mapping[str, str], *, suggest: bool = True
 ) -> FieldError:
     """The error for an unknown field ``name`` (reported as ``field``) of a strict model or tool that takes
-    ``declared``: the model's hint for that name, else "did you mean …?" with the closest declared name."""
+    ``declared``: the model's hint for that name, else "did you mean …?" with the closest declared name, and
+    the declared names as ``allowed``. With ``suggest=False`` (past ``MAX_SUGGESTIONS`` in one request) only
+    "unknown field", so the answer to a body of many unknown keys is no larger than before the hints."""
+    if not suggest:  # past MAX_SUGGESTIONS: a hostile body of many unknown keys gets no longer an answer
+        return FieldError(field, "unknown field")
     names = sorted(declared)
     hint = hints.get(name)
     if hint:
         meant = next((w for w in _WORD.findall(hint) if w in names and w != name), None)
         return FieldError(field, f"unknown field ({hint})", names or None, meant)
-    close = suggestions(name, names) if suggest else []
+    close = suggestions(name, names)
     if not close:
         return FieldError(field, "unknown field", names or None)
     target, fix = _RENAMES.get(name, ("", ""))
