@@ -60,7 +60,8 @@ def _as_rest_reports(
         return errors
     except ValidationError as exc:
         own: dict[str, list[FieldError]] = {}
-        for e in pydantic_errors(exc.errors(), model):
+        located = [{**err, "loc": ("body", *err.get("loc", ()))} for err in exc.errors()]  # as above
+        for e in pydantic_errors(located, model):
             own.setdefault(_top(e.field), []).append(e)
     out: list[FieldError] = []
     replaced: set[str] = set()
