@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import pytest
 from mcp import Client
 
+from agentmate.context.schemas import PackRequest
 from agentmate.core.principal import Principal
+from agentmate.core.validation import declared_fields
 from agentmate.mcp import registry
 from agentmate.mcp.app import build_servers
 from agentmate.mcp.context import acting_as
@@ -32,6 +34,23 @@ class Case:
     fields: dict[str, str]  # field → message, as both transports must report it
     query: dict[str, Any] | None = None
     body: dict[str, Any] | None = None
+    allowed: dict[str, list[Any]] = field(default_factory=dict)  # field → allowed, in both transports
+    meant: dict[str, str] = field(default_factory=dict)  # field → likely_meant (REST's member; MCP's message)
+    mcp_allowed: dict[str, list[Any]] | None = None  # where the tool's arguments differ from the REST body's
+
+
+TODO_FIELDS = ["description", "due_date", "priority", "status", "tags", "title"]
+PACK_FIELDS = declared_fields(PackRequest)
+RETRIEVED_FIELDS = [
+    "chunk_id",
+    "document_id",
+    "heading_path",
+    "path",
+    "query_id",
+    "revision_id",
+    "score",
+    "source_id",
+]
 
 
 CASES = [
@@ -144,6 +163,52 @@ CASES = [
             "never bodies)"
         },
         body={**RUN, "retrieved": [{"path": "a.md", "content": "text"}]},
+        allowed={"retrieved[0].content": RETRIEVED_FIELDS},
+    ),
+    # Issue 23 item 7: every unknown field names the field it most likely stands for, in the same words.
+    Case(
+        "a misspelt todo field",
+        "POST",
+        "/api/todos",
+        "todo_create",
+        {"title": "t", "titel": "t"},
+        {"titel": "unknown field (did you mean title?)"},
+        body={"title": "t", "titel": "t"},
+        allowed={"titel": TODO_FIELDS},
+        meant={"titel": "title"},
+        mcp_allowed={"titel": sorted([*TODO_FIELDS, "idempotency_key"])},
+    ),
+    Case(
+        "a pack budget in camel case",
+        "POST",
+        "/api/context/pack",
+        "context_pack",
+        {"task": "t", "maxChars": 2000},
+        {"maxChars": "unknown field (did you mean max_chars?)"},
+        body={"task": "t", "maxChars": 2000},
+        allowed={"maxChars": PACK_FIELDS},
+        meant={"maxChars": "max_chars"},
+    ),
+    Case(
+        "a hinted pack field names the field meant",
+        "POST",
+        "/api/context/pack",
+        "context_pack",
+        {"task": "t", "max_tokens": 2000},
+        {"max_tokens": "unknown field (use max_chars: budgets are in characters, not tokens)"},
+        body={"task": "t", "max_tokens": 2000},
+        allowed={"max_tokens": PACK_FIELDS},
+        meant={"max_tokens": "max_chars"},
+    ),
+    Case(
+        "a pack budget that is neither 0 nor in range",
+        "POST",
+        "/api/context/pack",
+        "context_pack",
+        {"task": "t", "max_chars": "big"},
+        {"max_chars": "must be 0 or an integer 500..200000"},
+        body={"task": "t", "max_chars": "big"},
+        allowed={"max_chars": [0, "500..200000"]},
     ),
 ]
 
@@ -154,8 +219,12 @@ def _fill(value: Any, version: str) -> Any:
     return version if value == "{version}" else value
 
 
-def _mcp_text(fields: dict[str, str]) -> str:
-    return "Validation failed: " + "; ".join(f"{f}: {m}" for f, m in fields.items())
+def _mcp_text(case: Case) -> str:
+    allowed = case.allowed if case.mcp_allowed is None else case.mcp_allowed
+    return "Validation failed: " + "; ".join(
+        f"{f}: {m}" + (" (allowed: " + ", ".join(map(str, allowed[f])) + ")" if f in allowed else "")
+        for f, m in case.fields.items()
+    )
 
 
 async def _call_tool(principal: Principal, tool: str, arguments: dict[str, Any]) -> Any:
@@ -182,6 +251,9 @@ def test_rest_and_mcp_report_the_same_fields_and_messages(client, account, case:
     assert r.headers["content-type"] == "application/problem+json"
     rest = {e["field"]: e["message"] for e in r.json()["errors"]}
     assert rest == case.fields
+    for e in r.json()["errors"]:
+        assert e.get("allowed") == case.allowed.get(e["field"]), e
+        assert e.get("likely_meant") == case.meant.get(e["field"]), e
 
     principal = Principal(
         account_id=uuid.UUID(account.account_id), user_id=uuid.UUID(account.user_id), via="jwt"
@@ -192,4 +264,4 @@ def test_rest_and_mcp_report_the_same_fields_and_messages(client, account, case:
             anyio.run, _call_tool, principal, case.tool, _fill(case.arguments, version)
         ).result()
     assert result.is_error
-    assert result.content[0].text == _mcp_text(case.fields)
+    assert result.content[0].text == _mcp_text(case)

@@ -174,7 +174,7 @@ async def test_unknown_arguments_are_refused_not_dropped(base_url, account):
         async with mcp_session(f"{base_url}/mcp/todos", {"X-Api-Key": account.key("todos:rw")}) as s:
             result = await s.call_tool("todo_create", {"title": "x", "colour": "red"})
             count = (await s.call_tool("todo_list", {})).structured_content["total"]
-    assert result.is_error and "colour: unknown argument (allowed: description, due_date" in text(result)
+    assert result.is_error and "colour: unknown field (allowed: description, due_date" in text(result)
     assert count == 0  # nothing was created with the argument silently dropped
 
 

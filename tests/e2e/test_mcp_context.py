@@ -68,7 +68,7 @@ async def test_context_pack_matches_the_rest_twin_and_authorises_each_layer(base
     )
     assert "max_chars: must be an integer 500..200000 (0 or omitted = 12000)" in too_small
     # issue 23 item 7: one error naming the field with the fix, over MCP as over REST
-    assert "goal: unknown argument (use task: the task is the TASK layer's goal)" in goal
+    assert "goal: unknown field (use task: the task is the TASK layer's goal)" in goal
     assert "max_chars: must be an integer 500..200000 (0 or omitted = 12000)" in big
-    assert "max_tokens: unknown argument (use max_chars: budgets are in characters, not tokens)" in misnamed
+    assert "max_tokens: unknown field (use max_chars: budgets are in characters, not tokens)" in misnamed
     assert scope_refusal.startswith("insufficient scope: context_pack requires memory:r")

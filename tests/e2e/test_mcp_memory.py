@@ -58,7 +58,7 @@ async def test_journal_durable_memory_search_feedback_and_supersede(base_url, ac
             misplaced = await refused(
                 s, "memory_record", event_type="note", idempotency_key="e-2", content="x"
             )
-            assert "content: unknown argument (event content belongs inside payload)" in misplaced
+            assert "content: unknown field (event content belongs inside payload)" in misplaced
             assert "event_type" in await refused(
                 s, "memory_record", event_type="thought", idempotency_key="e-3"
             )
@@ -280,12 +280,10 @@ async def test_list_tools_name_the_argument_meant_as_the_rest_query_does(base_ur
         async with mcp_session(f"{base_url}/mcp/memory", {"X-Api-Key": account.key()}) as s:
             r = await s.call_tool("memory_events_list", {"session": "s-1"})
             assert r.is_error and r.content[0].text.startswith(
-                "Validation failed: session: unknown argument (use session_id) (allowed: "
+                "Validation failed: session: unknown field (did you mean session_id?) (allowed: "
             )
             r = await s.call_tool("memory_journal_sessions", {"repo": "octo/widgets"})
-            assert (
-                "repo: unknown argument (use scope_type=repository&scope_key=owner/repo)" in r.content[0].text
-            )
+            assert "repo: unknown field (use scope_type=repository&scope_key=owner/repo)" in r.content[0].text
             r = await s.call_tool("memory_search", {"query": "x", "status": "invalidated"})
             assert (
                 r.is_error

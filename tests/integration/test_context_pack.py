@@ -167,6 +167,22 @@ def test_invalid_bodies_are_a_400_naming_the_field(client, account, body, field)
     assert field in [e["field"] for e in r.json()["errors"]]
 
 
+PACK_FIELDS = [
+    "knowledge_domain",
+    "knowledge_source_ids",
+    "layers",
+    "max_chars",
+    "memory_scope_key",
+    "memory_scope_type",
+    "query",
+    "render",
+    "session_id",
+    "skill_name",
+    "task",
+    "top_k",
+]
+
+
 @pytest.mark.parametrize(
     ("body", "error"),
     [
@@ -174,7 +190,12 @@ def test_invalid_bodies_are_a_400_naming_the_field(client, account, body, field)
         # named max_chars.literal[0] and max_chars.constrained-int with no range)
         (
             {"task": "x", "goal": "ship"},
-            {"field": "goal", "message": "unknown field (use task: the task is the TASK layer's goal)"},
+            {
+                "field": "goal",
+                "message": "unknown field (use task: the task is the TASK layer's goal)",
+                "allowed": PACK_FIELDS,
+                "likely_meant": "task",
+            },
         ),
         (
             {"task": "x", "max_chars": "big"},

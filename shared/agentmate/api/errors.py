@@ -15,7 +15,7 @@ from fastapi import FastAPI, Request
 from fastapi.dependencies.utils import get_flat_params
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -46,9 +46,17 @@ STATUS: dict[ErrorKind, tuple[int, str]] = {
 
 
 class ProblemField(BaseModel):
-    field: str
-    message: str
-    allowed: list[Any] | None = None
+    field: str = Field(description="The invalid field: a body path (items[0].title), query or path parameter")
+    message: str = Field(description="What is wrong and, where known, the fix")
+    allowed: list[Any] | None = Field(
+        default=None,
+        description="The allowed values, range or (for an unknown field) the field names the operation takes",
+    )
+    likely_meant: str | None = Field(
+        default=None,
+        description="For an unknown field: the allowed field it most likely stands for (the message says "
+        '"did you mean …?" or the model\'s hint); absent when nothing is close',
+    )
 
 
 class Problem(BaseModel):

@@ -1,6 +1,8 @@
 """HTTP rules applied before FastAPI routes a request, so they hold on every path of a route group.
 
 1. **Trailing slash**: ``/api/todos/`` is served as ``/api/todos`` (no 307 with an empty body; docs/decisions.md).
+   A trailing slash that leaves a path parameter empty is a 404 problem, not a 405 of the shorter path:
+   ``DELETE /api/knowledge/sources/`` is ``DELETE /api/knowledge/sources/{source_id}`` with no id (issue 23).
 2. **Methods**: a path whose template exists but not for the method answers 405 problem+json with an ``Allow``
    listing every method of that template (Starlette lists only the first route it tried). A static path such as
    ``/api/todos/search`` is never taken for ``/api/todos/{todo_id}``: ``PATCH /api/todos/search`` is a 405, not
@@ -28,10 +30,10 @@ from fastapi.dependencies.utils import get_flat_params
 from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agentmate.api.errors import send_problem
+from agentmate.api.errors import endpoint_not_found, send_problem
 from agentmate.core.records import NUL_MESSAGE
 from agentmate.core.settings import get_http_settings
-from agentmate.core.validation import likely_meant
+from agentmate.core.validation import likely_meant, suggestions
 
 BODY_LIMIT_KEY = "x-max-request-bytes"
 
@@ -58,6 +60,11 @@ class Template:
     limits: dict[str, int]  # method -> body limit override
     queries: dict[str, frozenset[str]]  # method -> the query parameters it declares
 
+    @property
+    def lax(self) -> re.Pattern[str]:
+        """The template with empty path parameters allowed (``/api/x/`` for ``/api/x/{id}``)."""
+        return _regex(self.path, "[^/]*")
+
 
 class _Route(Protocol):
     """What the templates read of a route: an ``APIRoute``, or FastAPI's ``RouteContext`` wrapping one."""
@@ -81,8 +88,8 @@ def _routes(app: FastAPI) -> Iterable[_Route]:
             yield cast(_Route, route)
 
 
-def _regex(path: str) -> re.Pattern[str]:
-    segments = ("[^/]+" if seg.startswith("{") else re.escape(seg) for seg in path.split("/"))
+def _regex(path: str, parameter: str = "[^/]+") -> re.Pattern[str]:
+    segments = (parameter if seg.startswith("{") else re.escape(seg) for seg in path.split("/"))
     return re.compile("^" + "/".join(segments) + "$")
 
 
@@ -141,11 +148,16 @@ class ContractMiddleware:
                 return template
         return None
 
+    def empty_parameter(self, path: str, method: str) -> bool:
+        """Whether ``path`` is a template of ``method`` with its last path parameters empty."""
+        return any(method in t.methods and t.lax.match(path) is not None for t in self.table if not t.static)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         path: str = scope["path"]
+        sent = path
         if len(path) > 1 and path.endswith("/"):
             path = path.rstrip("/") or "/"
             scope = {**scope, "path": path, "raw_path": path.encode()}
@@ -155,6 +167,10 @@ class ContractMiddleware:
             await self.app(scope, receive, send)
             return
         if method not in template.methods:
+            if sent != path and self.empty_parameter(sent, method):
+                status, title, detail, extra = endpoint_not_found(method, sent)
+                await send_problem(send, status, title, detail + " (an empty path parameter)", **extra)
+                return
             allow = ", ".join(sorted(template.methods))
             await send_problem(
                 send,
@@ -214,9 +230,12 @@ def _unknown_query(query: bytes, declared: frozenset[str]) -> list[dict[str, Any
             message = "unknown query parameter"
         else:
             message = "unknown query parameter: this operation takes none"
-        error: dict[str, Any] = {"field": name, "message": message}
+        # Named as the NUL rule names fields: U+0000 escaped (the Problem schema's strings never hold it)
+        error: dict[str, Any] = {"field": name.replace("\x00", "\\u0000"), "message": message}
         if declared:
             error["allowed"] = sorted(declared)
+        if meant:
+            error["likely_meant"] = suggestions(name, declared)[0]
         errors.append(error)
     return errors
 

@@ -25,11 +25,15 @@ class FieldError:
     field: str
     message: str
     allowed: list[Any] | None = None
+    likely_meant: str | None = None
+    """For an unknown field: the allowed field name it most likely stands for (the message says the fix)."""
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"field": self.field, "message": self.message}
         if self.allowed is not None:
             out["allowed"] = self.allowed
+        if self.likely_meant is not None:
+            out["likely_meant"] = self.likely_meant
         return out
 
 

@@ -136,7 +136,8 @@ class AgentmateMCP(MCPServer):
             if isinstance(cause, DomainError):
                 raise ToolError(domain_error_text(cause)) from None
             if isinstance(cause, ValidationError):
-                raise ToolError(validation_error_text(cause, spec.hints if spec else None)) from None
+                hints = spec.hints if spec else None
+                raise ToolError(validation_error_text(cause, hints, arguments or {})) from None
             if cause is not None:  # unexpected: logged with its traceback, answered without internals
                 logger.error("unhandled error in MCP tool", exc_info=cause, extra={"tool": name})
                 raise ToolError(UNEXPECTED_TEXT) from None

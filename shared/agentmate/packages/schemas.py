@@ -60,6 +60,9 @@ class FileInput(BaseModel):
         "data": "bytes go in content_base64",
         "size": "the byte size is size_bytes",
         "hash": "the SHA-256 hex digest is sha256",
+        "name": "use path (the file's relative path inside the package)",
+        "filename": "use path (the file's relative path inside the package)",
+        "body": "use content (UTF-8 text; content_base64 for bytes)",
     }
 
     path: str = Field(min_length=1, max_length=512, description="Relative POSIX path inside the package.")
