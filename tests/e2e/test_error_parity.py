@@ -206,7 +206,7 @@ CASES = [
         "/api/context/pack",
         "context_pack",
         {"task": "t", "max_chars": "big"},
-        {"max_chars": "must be 0 or an integer 500..200000"},
+        {"max_chars": "must be an integer 500..200000 (0 or omitted = 12000)"},
         body={"task": "t", "max_chars": "big"},
         allowed={"max_chars": [0, "500..200000"]},
     ),

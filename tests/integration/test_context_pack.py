@@ -199,23 +199,43 @@ PACK_FIELDS = [
         ),
         (
             {"task": "x", "max_chars": "big"},
-            {"field": "max_chars", "message": "must be an integer 500..200000 (0 or omitted = 12000)"},
+            {
+                "field": "max_chars",
+                "message": "must be an integer 500..200000 (0 or omitted = 12000)",
+                "allowed": [0, "500..200000"],
+            },
         ),
         (
             {"task": "x", "max_chars": 12.5},
-            {"field": "max_chars", "message": "must be an integer 500..200000 (0 or omitted = 12000)"},
+            {
+                "field": "max_chars",
+                "message": "must be an integer 500..200000 (0 or omitted = 12000)",
+                "allowed": [0, "500..200000"],
+            },
         ),
         (
             {"task": "x", "max_chars": True},
-            {"field": "max_chars", "message": "must be an integer 500..200000 (0 or omitted = 12000)"},
+            {
+                "field": "max_chars",
+                "message": "must be an integer 500..200000 (0 or omitted = 12000)",
+                "allowed": [0, "500..200000"],
+            },
         ),
         (
             {"task": "x", "top_k": "big"},
-            {"field": "top_k", "message": "must be an integer 1..20 (0 or omitted = 5)"},
+            {
+                "field": "top_k",
+                "message": "must be an integer 1..20 (0 or omitted = 5)",
+                "allowed": [0, "1..20"],
+            },
         ),
         (
             {"task": "x", "top_k": 21},
-            {"field": "top_k", "message": "must be an integer 1..20 (0 or omitted = 5)"},
+            {
+                "field": "top_k",
+                "message": "must be an integer 1..20 (0 or omitted = 5)",
+                "allowed": [0, "1..20"],
+            },
         ),
     ],
 )

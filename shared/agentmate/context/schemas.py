@@ -7,10 +7,11 @@ Limits follow prior-art §4.5: ``max_chars`` 500..200000 (0 or omitted = 12000),
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 from uuid import UUID
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
 from agentmate.core.inputs import Bool, Int
 from agentmate.core.schema_rules import requires, rules
@@ -55,27 +56,36 @@ MAX_CHARS_RULE = f"must be an integer {MIN_MAX_CHARS}..{MAX_MAX_CHARS} (0 or omi
 TOP_K_RULE = f"must be an integer 1..{MAX_TOP_K} (0 or omitted = {DEFAULT_TOP_K})"
 
 
-def _integer(value: object, rule: str) -> int:
+MAX_CHARS_ALLOWED: list[Any] = [0, f"{MIN_MAX_CHARS}..{MAX_MAX_CHARS}"]
+TOP_K_ALLOWED: list[Any] = [0, f"1..{MAX_TOP_K}"]
+
+
+def _refuse(rule: str, allowed: list[Any]) -> PydanticCustomError:
+    # ``value_rule``: agentmate.core.validation reports the rule as the message and ``allowed`` beside it
+    return PydanticCustomError("value_rule", rule, {"allowed": allowed})
+
+
+def _integer(value: object, rule: str, allowed: list[Any]) -> int:
     """Strict like ``Int`` (17 or 17.0; not "17", 17.5 or true), with the field's whole rule as the message."""
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if not isinstance(value, int) or isinstance(value, bool):
-        raise ValueError(rule)
+        raise _refuse(rule, allowed)
     return value
 
 
 def check_max_chars(value: object) -> object:
     # One clear message instead of the union's two errors (``max_chars.literal[0]``, ``max_chars.constrained-int``)
-    value = _integer(value, MAX_CHARS_RULE)
+    value = _integer(value, MAX_CHARS_RULE, MAX_CHARS_ALLOWED)
     if value != 0 and not MIN_MAX_CHARS <= value <= MAX_MAX_CHARS:
-        raise ValueError(MAX_CHARS_RULE)
+        raise _refuse(MAX_CHARS_RULE, MAX_CHARS_ALLOWED)
     return value
 
 
 def check_top_k(value: object) -> object:
-    value = _integer(value, TOP_K_RULE)
+    value = _integer(value, TOP_K_RULE, TOP_K_ALLOWED)
     if not 0 <= value <= MAX_TOP_K:
-        raise ValueError(TOP_K_RULE)
+        raise _refuse(TOP_K_RULE, TOP_K_ALLOWED)
     return value
 
 

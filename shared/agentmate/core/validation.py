@@ -342,7 +342,8 @@ def _one(
     if kind in ("literal_error", "enum"):
         allowed = _QUOTED.findall(str(ctx.get("expected", ""))) or None
         message = "must be one of the allowed values"
-    elif kind in ("empty_patch", "not_nullable"):  # agentmate.core.patch: updatable fields / enum values
+    elif kind in ("empty_patch", "not_nullable", "value_rule"):
+        # agentmate.core.patch: updatable fields / enum values; value_rule: a field's own rule with its values
         allowed = list(ctx.get("allowed", [])) or None
     elif kind == "missing":
         message = "field required"
