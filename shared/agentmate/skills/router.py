@@ -6,7 +6,7 @@ from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
 
-from agentmate.api.deps import DbDep, IdempotencyKey, PageDep, SkillsRead, SkillsWrite
+from agentmate.api.deps import DbDep, IdempotencyKey, PageDep, RetrievalDep, SkillsRead, SkillsWrite
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.api.routing import CONTENT_BODY_LIMIT, max_body
@@ -78,12 +78,16 @@ def list_logs(
     },
     openapi_extra=max_body(CONTENT_BODY_LIMIT),
 )
-def publish_version(body: SkillVersionCreate, principal: SkillsWrite, db: DbDep) -> Response:
+def publish_version(
+    body: SkillVersionCreate, principal: SkillsWrite, db: DbDep, rt: RetrievalDep
+) -> Response:
     """Publish a SKILL.md body as a version (201); the same body under the same label again is a 200 no-op.
 
     ``content_hash``, when given, must equal the hex sha256 of ``content`` (UTF-8, any case): a mismatch is a 400
-    naming content_hash. Omit it to let the server compute it."""
-    result = service.publish_version(db, principal, body)
+    naming content_hash. Omit it to let the server compute it. ``activate: true`` activates the version once it
+    compiles; ``index: true`` then indexes its card into skill search (reported in ``index``, or
+    ``not_indexed_reason`` says why not)."""
+    result = service.publish_version(db, rt, principal, body)
     return created(result, replay_status=200)
 
 

@@ -1,14 +1,15 @@
 """Skill execution records: published SKILL.md versions and execution logs (the anchors of memory attribution)."""
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 from uuid import UUID
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from agentmate.core.inputs import Bool, Int, Number
 from agentmate.core.schema_rules import NON_BLANK_TEXT
-from agentmate.skills.compile.schemas import NOT_ACTIVATED_REASON, SkillCompileOutcome
+from agentmate.skills.compile.schemas import NOT_ACTIVATED_REASON, NOT_INDEXED_REASON, SkillCompileOutcome
+from agentmate.skills.search.schemas import SkillIndexOutcome
 
 Outcome = Literal["success", "failure", "partial", "user_corrected"]
 OUTCOMES: tuple[str, ...] = Outcome.__args__  # type: ignore[attr-defined]
@@ -90,6 +91,10 @@ class SkillVersionCreate(BaseModel):
     supplied value that does not match is refused."""
 
     model_config = ConfigDict(extra="forbid")
+    field_hints: ClassVar[dict[str, str]] = {
+        "body": "the SKILL.md text is content",
+        "skill_md": "the SKILL.md text is content",
+    }
     skill_name: SkillName
     version: Annotated[str, BeforeValidator(_strip)] = Field(min_length=1, max_length=MAX_VERSION_LABEL)
     content: str = Field(
@@ -103,6 +108,11 @@ class SkillVersionCreate(BaseModel):
         default=False,
         description="Make this the skill's active version once it compiles (a compile blocker, e.g. no "
         "frontmatter name and description, leaves it inactive: see activated)",
+    )
+    index: Bool = Field(
+        default=False,
+        description="Also index the card into skill search after the commit (only an active version is "
+        "indexed: combine with activate; see index and not_indexed_reason)",
     )
 
 
@@ -137,6 +147,10 @@ class VersionPublished(SkillVersion):
         default=False, description="true when activate was requested and the version is now the active one"
     )
     not_activated_reason: str | None = Field(default=None, description=NOT_ACTIVATED_REASON)
+    index: SkillIndexOutcome | None = Field(
+        default=None, description="The card's indexing into skill search (index: true on an active version)"
+    )
+    not_indexed_reason: str | None = Field(default=None, description=NOT_INDEXED_REASON)
 
 
 class OutcomeCounts(BaseModel):

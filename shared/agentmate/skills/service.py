@@ -7,7 +7,7 @@ and opens one tenant transaction.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from agentmate.core import idempotency
@@ -32,6 +32,9 @@ from agentmate.skills.schemas import (
     VersionPublished,
     VersionStats,
 )
+
+if TYPE_CHECKING:  # the retrieval stack loads only when a publish asks to index
+    from agentmate.retrieval.service import Retrieval
 
 MAX_SIGNALS = 50
 
@@ -59,12 +62,14 @@ def _version(row: repo.VersionRow) -> SkillVersion:
 
 @counted("SkillVersionPublished", new_only)
 def publish_version(
-    db: TenantTransactions, principal: Principal, body: SkillVersionCreate
+    db: TenantTransactions, rt: Retrieval, principal: Principal, body: SkillVersionCreate
 ) -> Created[VersionPublished]:
     """Publish a body; re-publishing the same body under the same label returns the existing version (a
     replay). The compiled artifact is refreshed after the commit; ``activate`` then activates the version only
-    when that compile produced no blocker (``activated``, ``not_activated_reason`` say which)."""
+    when that compile produced no blocker (``activated``, ``not_activated_reason`` say which), and ``index``
+    indexes the card of an active version into skill search (``index``, ``not_indexed_reason``)."""
     from agentmate.skills.compile import service as compile_service  # compiling builds on these records
+    from agentmate.skills.search.index import index_if_active  # as the snapshot push does
 
     outcome = _publish_version(db, principal, body)
     row = outcome.value
@@ -78,6 +83,11 @@ def publish_version(
         extra["not_activated_reason"] = activation.not_activated_reason
         if activation.version is not None:
             row = _version(activation.version)
+    if body.index:
+        ok = compiled is not None and compiled.status == "compiled"
+        extra["index"], extra["not_indexed_reason"] = index_if_active(
+            db, rt, principal.account_id, row.id, active=row.is_active, compiled=ok
+        )
     published = VersionPublished(**row.model_dump(), created=not outcome.replay, **extra)
     return Created(published, replay=outcome.replay)
 
@@ -89,7 +99,7 @@ def _publish_version(
     digest = content_hash(body.content)
     if body.content_hash is not None and body.content_hash != digest:
         raise invalid("content_hash", "does not match sha256(content); omit it to let the server compute it")
-    data = body.model_dump(exclude={"activate"})
+    data = body.model_dump(exclude={"activate", "index"})
     data["content_hash"] = digest
     with db.tenant(principal.account_id) as conn:
         repo.lock_skill(conn, account_id=principal.account_id, skill_name=body.skill_name)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentmate.core import safe_yaml
+from agentmate.core.validation import suggestions
 from agentmate.skills.compile import fields as F
 from agentmate.skills.compile import knowledge_contract as kc
 
@@ -40,6 +41,7 @@ MAX_TOOL_CHARS = F.max_length("allowed-tools")
 MAX_LIST_ITEMS = F.max_items("triggers")
 MAX_LIST_ITEM = F.max_length("triggers")
 MAX_ROUTING_CHARS = 16_000
+MAX_WARNINGS = 20
 
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 PUBLIC_KEYS = tuple(f.key for f in F.FIELDS if f.origin == "Agent Skills" and "." not in f.key)
@@ -234,3 +236,25 @@ def parse(content: str, *, strict: bool = True) -> Frontmatter:
 def public_only(fm: Frontmatter) -> bool:
     """True when the frontmatter uses only the public Agent Skills keys (installable in any host as is)."""
     return not fm.unknown_keys and not any(getattr(fm, k) for k in ROUTING_KEYS) and fm.knowledge is None
+
+
+def unknown_key_warnings(unknown_keys: list[str]) -> list[str]:
+    """One compile warning per unknown top-level key (at most ``MAX_WARNINGS``), with the declared key it most
+    likely meant (``trigers`` → ``triggers``) when one is close."""
+    known = PUBLIC_KEYS + EXTENSION_KEYS
+    out = []
+    for key in unknown_keys[:MAX_WARNINGS]:
+        close = suggestions(key, known)
+        meant = f"; did you mean {' or '.join(close)}?" if close else ""
+        out.append(f"frontmatter: unknown key {key[:100]!r} is ignored (kept out of the artifact){meant}")
+    if len(unknown_keys) > MAX_WARNINGS:
+        out.append(f"frontmatter: {len(unknown_keys) - MAX_WARNINGS} more unknown keys")
+    return out
+
+
+def warnings_of(content: str) -> list[str]:
+    """The compile warnings of a SKILL.md's frontmatter (unknown keys); none when it cannot be read at all."""
+    try:
+        return unknown_key_warnings(parse(content, strict=False).unknown_keys)
+    except FrontmatterError:
+        return []

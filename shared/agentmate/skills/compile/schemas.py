@@ -11,6 +11,10 @@ NOT_ACTIVATED_REASON = (
     "Why activate: true did not activate the version: its compile produced a blocker (compile.problems says "
     "which; a SKILL.md needs frontmatter with name and description). null otherwise"
 )
+NOT_INDEXED_REASON = (
+    "Why index: true did not index the card into skill search: search indexes active versions only, and this "
+    "one is not active (its compile failed, or activate was not requested). null otherwise"
+)
 
 
 class SkillCompileOutcome(BaseModel):
@@ -19,6 +23,11 @@ class SkillCompileOutcome(BaseModel):
     status: Literal["compiled", "failed"]
     artifact_hash: str | None = None
     problems: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="Findings that do not block the compile, e.g. an unknown frontmatter key with the key it "
+        "likely meant (frontmatter: unknown key 'trigers' … did you mean triggers?)",
+    )
 
 
 class SkillCompileRequest(BaseModel):

@@ -13,7 +13,7 @@ from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import NotFound
 from agentmate.core.observability import logger
 from agentmate.skills import repository as srepo
-from agentmate.skills.compile import compiler
+from agentmate.skills.compile import compiler, frontmatter
 from agentmate.skills.compile import repository as crepo
 from agentmate.skills.compile.schemas import SkillCompileOutcome
 
@@ -90,6 +90,7 @@ def refresh_artifact(db: TenantTransactions, account_id: UUID, version_id: UUID)
                 skill_name=ctx.skill_name,
                 status="failed",
                 problems=exc.problems[:50],
+                warnings=frontmatter.warnings_of(ctx.content),
             )
         crepo.upsert_artifact(conn, account_id=account_id, version_id=version_id, artifact=art)
     return SkillCompileOutcome(
@@ -97,6 +98,7 @@ def refresh_artifact(db: TenantTransactions, account_id: UUID, version_id: UUID)
         skill_name=ctx.skill_name,
         status="compiled",
         artifact_hash=art.artifact_hash,
+        warnings=frontmatter.unknown_key_warnings(art.frontmatter.get("unknown_keys") or []),
     )
 
 

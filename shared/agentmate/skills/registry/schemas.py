@@ -5,7 +5,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentmate.packages.schemas import FileInput, Revision, Source
-from agentmate.skills.compile.schemas import NOT_ACTIVATED_REASON, SkillCompileOutcome
+from agentmate.skills.compile.schemas import NOT_ACTIVATED_REASON, NOT_INDEXED_REASON, SkillCompileOutcome
 from agentmate.skills.schemas import Sha256Hex, SkillVersionSummary
 from agentmate.skills.search.schemas import SkillIndexOutcome
 
@@ -67,4 +67,7 @@ class SkillIngestResult(BaseModel):
         default=False, description="true when activate was requested and the version is now the active one"
     )
     not_activated_reason: str | None = Field(default=None, description=NOT_ACTIVATED_REASON)
-    index: SkillIndexOutcome | None = None
+    index: SkillIndexOutcome | None = Field(
+        default=None, description="The card's indexing into skill search (index: true on an active version)"
+    )
+    not_indexed_reason: str | None = Field(default=None, description=NOT_INDEXED_REASON)

@@ -31,7 +31,7 @@ from agentmate.skills.compile.service import Activation, activate_if_compiled, t
 from agentmate.skills.registry import repository as rrepo
 from agentmate.skills.registry.schemas import SkillIngestResult, SkillSnapshotPush, SkillSyncRequest
 from agentmate.skills.schemas import SkillVersionSummary
-from agentmate.skills.search.index import index_versions
+from agentmate.skills.search.index import index_if_active
 
 STORE = rrepo.STORE
 
@@ -169,9 +169,12 @@ def _after_commit(
     if activate and not version.is_active:
         activation = activate_if_compiled(db, principal.account_id, version.id, compiled)
     version = activation.version or version
-    indexed = None
-    if index and version.is_active:
-        indexed = index_versions(db, rt, principal.account_id, [version.id])[0]
+    indexed, not_indexed = None, None
+    if index:
+        ok = compiled is not None and compiled.status == "compiled"
+        indexed, not_indexed = index_if_active(
+            db, rt, principal.account_id, version.id, active=version.is_active, compiled=ok
+        )
     return SkillIngestResult(
         source=out.ingested.source,
         revision=out.ingested.revision,
@@ -181,6 +184,7 @@ def _after_commit(
         activated=activate and activation.activated,
         not_activated_reason=activation.not_activated_reason,
         index=indexed,
+        not_indexed_reason=not_indexed,
     )
 
 

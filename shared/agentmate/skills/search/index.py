@@ -50,3 +50,22 @@ def index_versions(
         SkillIndexOutcome(skill_version_id=vid, status=r.status, error=r.error)
         for vid, r in zip(order, results, strict=True)
     ]
+
+
+def index_if_active(
+    db: TenantTransactions, rt: Retrieval, account_id: UUID, version_id: UUID, *, active: bool, compiled: bool
+) -> tuple[SkillIndexOutcome | None, str | None]:
+    """``index: true`` on a push, sync or publish, after the commit: index the version's card when it is the
+    active one. Answers the outcome, or None and why it was not indexed (``not_indexed_reason``)."""
+    if not active:
+        why = (
+            "its compile failed (see compile.problems), so it was not activated"
+            if not compiled
+            else "it is not active; pass activate: true, or activate it (POST /api/skills/versions/{id}/activate)"
+            " and run POST /api/skills/index"
+        )
+        return None, f"not indexed: skill search indexes active versions only, and {why}"
+    done = index_versions(db, rt, account_id, [version_id])
+    if not done:
+        return None, "not indexed: the version has no card to index; run POST /api/skills/index to retry"
+    return done[0], None

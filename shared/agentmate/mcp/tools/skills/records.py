@@ -11,7 +11,7 @@ from pydantic import Field
 from agentmate.core.idempotency import check_key
 from agentmate.core.pagination import DEFAULT_LIMIT, Page, PageParams
 from agentmate.core.text import blank_to_none
-from agentmate.mcp.context import db, principal
+from agentmate.mcp.context import db, principal, retrieval
 from agentmate.mcp.schemas import IdempotencyKey, Limit, Offset
 from agentmate.mcp.tools.skills._toolset import tools
 from agentmate.skills import schemas as s
@@ -105,7 +105,9 @@ def skill_logs_list(
     )
 
 
-@tools.tool("skills:rw", rest="POST /api/skills/versions", title="Publish a skill version")
+@tools.tool(
+    "skills:rw", rest="POST /api/skills/versions", title="Publish a skill version", hints=SkillVersionCreate
+)
 def skill_version_publish(
     skill_name: SkillName,
     version: Annotated[str, Field(min_length=1, max_length=100, description="Version label, e.g. 1.2.0")],
@@ -121,12 +123,20 @@ def skill_version_publish(
     activate: Annotated[
         bool, Field(description="Make this the skill's active version once it compiles (see activated)")
     ] = False,
+    index: Annotated[
+        bool,
+        Field(
+            description="Also index the card into skill search after the commit (an active version only: "
+            "combine with activate; see index and not_indexed_reason)"
+        ),
+    ] = False,
 ) -> VersionPublished:
     """Publish a SKILL.md body as a version of a skill. activate=true makes it the active one only when its
     compile produced no blocker (frontmatter with name and description is required): otherwise activated=false
     and not_activated_reason says why; the version is kept either way.
     Publishing the same body under the same label again returns the existing version with created=false;
-    the same label with a different body is refused. Requires skills:rw."""
+    the same label with a different body is refused. index=true (with activate=true) also makes it findable by
+    skill_search at once; unknown frontmatter keys come back as compile.warnings. Requires skills:rw."""
     body = SkillVersionCreate(
         skill_name=skill_name,
         version=version,
@@ -136,8 +146,9 @@ def skill_version_publish(
         agent_id=agent_id,
         eval_pass_rate=eval_pass_rate,
         activate=activate,
+        index=index,
     )
-    return service.publish_version(db(), principal(), body).value
+    return service.publish_version(db(), retrieval(), principal(), body).value
 
 
 @tools.tool("skills:r", rest="GET /api/skills/versions/active", title="Get the active skill version")
