@@ -591,10 +591,12 @@ expect 'd["job"] is None and d["total"] == 1'  # verify (one source: indexed inl
 # == 4.7 Discover knowledge for a skill, then record what it used ==================================================
 code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/skills/versions" -H "X-Api-Key: $KEY" \
   -H 'Content-Type: application/json' -d '{"skill_name": "refund-helper", "version": "1.0.0", "activate": true,
-  "content": "---\nname: refund-helper\ndescription: Answer refund questions\nknowledge:\n  requirements:\n    - id: refund-policy\n      purpose: The refund rules to cite\n      required: true\n      match: {capabilities: [refunds], languages: [en]}\n      retrieval: {max_knowledge_bases: 1, top_k_per_base: 5}\n---\n# Refunds\nCite the refund policy.\n"}')
+  "index": true, "content": "---\nname: refund-helper\ndescription: Answer refund questions\nknowledge:\n  requirements:\n    - id: refund-policy\n      purpose: The refund rules to cite\n      required: true\n      match: {capabilities: [refunds], languages: [en]}\n      retrieval: {max_knowledge_bases: 1, top_k_per_base: 5}\n---\n# Refunds\nCite the refund policy.\n"}')
 check 201 "$code"
 KVID=$(json 'd["id"]')
+json 'd["activated"], d["index"]["status"], d["compile"]["warnings"]'   # True indexed []
 expect 'd["skill_name"] == "refund-helper"'  # verify
+expect 'd["index"]["status"] == "indexed" and d["compile"]["warnings"] == []'  # verify
 code=$(curl -s -o "$R" -w '%{http_code}' -X POST "$BASE/api/knowledge/discover" -H "X-Api-Key: $KKEY" \
   -H 'Content-Type: application/json' -d "{\"skill_version_id\": \"$KVID\"}")
 check 200 "$code"
