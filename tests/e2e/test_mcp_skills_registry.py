@@ -179,26 +179,19 @@ async def test_publish_with_activate_over_mcp_says_why_a_version_that_does_not_c
 
 async def test_publish_with_index_over_mcp_is_searchable_warns_and_hints_body(base_url, account):
     typo = "---\nname: packer\ndescription: Pack luggage for a trip\ntrigers: [pack a bag]\n---\n# Pack\n"
+    first = {"skill_name": "packer", "version": "1", "content": typo, "activate": True, "index": True}
+    headers = {"X-Api-Key": account.key("skills:rw")}
     with anyio.fail_after(60):
-        async with mcp_session(f"{base_url}/mcp/skills", {"X-Api-Key": account.key("skills:rw")}) as s:
-            out = await call(
-                s,
-                "skill_version_publish",
-                skill_name="packer",
-                version="1",
-                content=typo,
-                activate=True,
-                index=True,
-            )
+        async with mcp_session(f"{base_url}/mcp/skills", headers) as s:
+            # activate + index: indexed at once, and the misspelt key is a warning with the key it likely meant
+            out = await call(s, "skill_version_publish", **first)
             assert out["index"]["status"] == "indexed" and out["not_indexed_reason"] is None, out
             assert any("did you mean triggers?" in w for w in out["compile"]["warnings"]), out
             hits = await call(s, "skill_search", query="pack luggage for a trip")
             assert [h["skill_name"] for h in hits["items"]] == ["packer"]
-            out = await call(
-                s, "skill_version_publish", skill_name="packer", version="2", content="# P\n", index=True
-            )
+            # index without a compiling, active version: not indexed, and why
+            out = await call(s, "skill_version_publish", **{**first, "version": "2", "content": "# P\n"})
             assert out["index"] is None and "compile" in out["not_indexed_reason"], out
-            message = await refused(
-                s, "skill_version_publish", skill_name="packer", version="3", content=typo, body=typo
-            )
+            # body instead of content: the hint names content
+            message = await refused(s, "skill_version_publish", **{**first, "version": "3", "body": typo})
             assert "body" in message and "the SKILL.md text is content" in message, message
