@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from urllib.parse import urljoin
 
 from agentmate.core.mcp_modules import MCP_MODULES
 from agentmate.system.service import DOCS_DIR, GUIDE_FILE, SCHEMA_MODELS, SERVED_DOCS
@@ -63,6 +64,75 @@ def test_every_link_in_the_served_guide_resolves_on_the_deployment(client):
         assert mention in SERVED_DOCS, (
             f"the guide mentions docs/{mention}, which the deployment does not serve"
         )
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _anchors(markdown: str) -> set[str]:
+    prose = re.sub(r"^```.*?^```", "", markdown, flags=re.MULTILINE | re.DOTALL)
+    return {_slug(h) for h in re.findall(r"^#{1,6} (.+)$", prose, flags=re.MULTILINE)}
+
+
+def test_every_link_in_every_served_doc_resolves_on_the_deployment(client):
+    # A served doc is read at /api/docs/<name>: a relative link resolves against that URL (so `benchmarks.md` from
+    # context-pack.md meant /api/docs/benchmarks.md, a 404: issue 23's first-time-agent trial), an absolute path
+    # against the deployment, an anchor against the doc's own headings.
+    broken = []
+    for name in SERVED_DOCS:
+        here = f"/api/docs/{name}"
+        text = client.get(here).text
+        for target in _links(text):
+            if target.startswith(("http://", "https://", "mailto:")):
+                continue
+            path, _, fragment = target.partition("#")
+            if not path:
+                if fragment not in _anchors(text):
+                    broken.append(f"{name}: #{fragment} names no heading")
+                continue
+            url = urljoin(f"http://deployment{here}", path).removeprefix("http://deployment")
+            if client.get(url).status_code != 200:
+                broken.append(f"{name} links {target} → GET {url}")
+    assert not broken, broken
+
+
+def test_the_readme_names_exactly_the_served_docs():
+    # The README tells a reader which docs a deployment serves (agent-bootstrap.md and deploy.md were tried at
+    # /api/docs/ and were 404); the list is SERVED_DOCS, and the others are named as repository docs.
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    served = readme.split("A deployment serves the docs an agent needs", 1)[1].split("plus the guide", 1)[0]
+    assert sorted(re.findall(r"`([a-z-]+\.md)`", served)) == sorted(SERVED_DOCS)
+    repository = readme.split("plus the guide", 1)[1].split("read them in this repository", 1)[0]
+    unserved = {p.name for p in (ROOT / "docs").glob("*.md")} - set(SERVED_DOCS) - {"agent-integration.md"}
+    assert set(re.findall(r"`([a-z-]+\.md)`", repository)) == unserved
+
+
+def test_the_readme_says_what_each_202_returns(client):
+    # "answers 202 with a job" was not what POST /api/knowledge/compile returns ({build: {job_id…}, queued: true}):
+    # every route with a 202 in the OpenAPI has a row naming each top-level field of its 202 body.
+    doc = client.get("/api/openapi.json").json()
+    schemas = doc["components"]["schemas"]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme.split("### What a 202 returns", 1)[1].split("\n\n", 3)[2]
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `(POST [^`]+)`[^|]*\|([^|]+)\|", table, re.M)}
+    routes = []
+    for path, item in doc["paths"].items():
+        for method, op in item.items():
+            response = op.get("responses", {}).get("202") if isinstance(op, dict) else None
+            if not response:
+                continue
+            route = f"{method.upper()} {path}".replace("{build_id}", "{id}").replace("{source_id}", "{id}")
+            routes.append(route)
+            assert route in rows, f"the README's 202 table has no row for {route}"
+            ref = response["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+            named = set(re.findall(r'"?([a-z_]+)"?(?=[:,}\]]|$)', rows[route].replace(" ", "")))
+            missing = set(schemas[ref]["properties"]) - named
+            if ref == "Review":  # the review itself: its key fields, the rest as "…"
+                missing &= {"id", "status", "job_id", "build_id"}
+            assert not missing, f"{route}: the README's 202 body does not name {sorted(missing)}"
+    assert len(routes) == len(rows), sorted(set(rows) - set(routes))
 
 
 def test_every_public_address_in_the_bootstrap_prompt_answers_without_a_key(client):
