@@ -167,6 +167,23 @@ def test_the_knowledge_wiki_doc_no_longer_calls_review_and_lint_unbuilt():
     assert "POST /api/knowledge/wiki/lint" in text and "POST /api/knowledge/builds/{id}/review" in text
 
 
+def test_the_knowledge_wiki_doc_spells_out_rollback_and_the_review_read(client):
+    # issue 23 trial: rollback (activate an older build) had no exact request, and the review read during a
+    # re-review was undocumented; the documented request and fields are the OpenAPI's.
+    text = (DOCS_DIR / "knowledge-wiki.md").read_text(encoding="utf-8")
+    block = text.split("**Activate and roll back.**", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    assert 'curl -s -X POST "$BASE/api/knowledge/builds/$PREVIOUS_BUILD_ID/activate" -H "X-Api-Key: $KEY"' in block
+    doc = client.get("/api/openapi.json").json()
+    activate = doc["paths"]["/api/knowledge/builds/{build_id}/activate"]["post"]
+    assert "requestBody" not in activate  # "no body", as the doc says
+    result = doc["components"]["schemas"]["ActivateResult"]["properties"]
+    assert set(re.findall(r'"([a-z_]+)":', block)) == set(result)
+    review = doc["components"]["schemas"]["BuildReview"]["properties"]
+    read = text.split("`GET /api/knowledge/builds/{id}/review` returns `{", 1)[1].split("}`", 1)[0]
+    assert {f.strip() for f in read.split(",")} == set(review)
+    assert "the read shows the\nprevious verdict and its findings" in text
+
+
 def test_the_guide_is_served_as_markdown_without_a_key(client):
     r = client.get("/api/guide")
     assert r.status_code == 200

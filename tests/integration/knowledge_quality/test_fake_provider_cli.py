@@ -151,3 +151,35 @@ def test_the_fake_compilers_own_wiki_reviews_clean_against_the_command_line_fake
     # Then every claim is found in a cited source (a sentence under a sub-heading too) and the review is clean
     assert outcome == "succeeded", got.review
     assert got.findings == [] and (got.review.status, got.review.pages_examined) == ("clean", 3)
+
+
+def test_while_a_new_review_waits_the_read_shows_the_previous_verdict_next_to_it(account, provider_url):
+    # Given a build reviewed once (flagged) through the command-line fake
+    actor = wb.actor_of(account)
+    source = wb.make_source(actor, "cli-rereview")
+    revision = wb.push(actor, source, DOCS)
+    build = wb.make_build(
+        actor,
+        source,
+        revision,
+        [wb.PageSpec("wiki/b.md", "concept", "# B\n\nFounded in 1999.\n", cites=["docs/billing.md"])],
+    )
+    settings = ModelSettings(
+        compiler_base_url=provider_url,
+        compiler_model=wb.COMPILER_MODEL,
+        reviewer_base_url=provider_url,
+        reviewer_model="fake-reviewer",
+    )
+    principal = Principal(UUID(account.account_id), UUID(account.user_id), "jwt")
+    _, first = _run_review(principal, build, settings)
+    assert (first.review_status, len(first.findings)) == ("flagged", 1)
+
+    # When a second review is requested and has not run yet
+    again = review_service.request_review(get_database(), principal, build, settings=settings)
+    got = review_service.get_build_review(get_database(), principal, build)
+
+    # Then (as docs/knowledge-wiki.md says) the read shows the new review and its warning next to the previous
+    # verdict and findings
+    assert got.review is not None and (got.review.id, got.review.status) == (again.id, "queued")
+    assert got.warning.endswith("Review is queued: nothing has been reviewed yet.")
+    assert (got.review_status, [f.claim for f in got.findings]) == ("flagged", ["Founded in 1999."])
