@@ -172,7 +172,10 @@ def test_the_knowledge_wiki_doc_spells_out_rollback_and_the_review_read(client):
     # re-review was undocumented; the documented request and fields are the OpenAPI's.
     text = (DOCS_DIR / "knowledge-wiki.md").read_text(encoding="utf-8")
     block = text.split("**Activate and roll back.**", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
-    assert 'curl -s -X POST "$BASE/api/knowledge/builds/$PREVIOUS_BUILD_ID/activate" -H "X-Api-Key: $KEY"' in block
+    assert (
+        'curl -s -X POST "$BASE/api/knowledge/builds/$PREVIOUS_BUILD_ID/activate" -H "X-Api-Key: $KEY"'
+        in block
+    )
     doc = client.get("/api/openapi.json").json()
     activate = doc["paths"]["/api/knowledge/builds/{build_id}/activate"]["post"]
     assert "requestBody" not in activate  # "no body", as the doc says
