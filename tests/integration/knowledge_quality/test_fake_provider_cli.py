@@ -48,6 +48,20 @@ def _serve(module: str) -> Iterator[str]:
         proc.wait()
 
 
+def _readme_settings(provider_url: str) -> ModelSettings:
+    """The README's local settings: the one fake server as compiler and as reviewer."""
+    return ModelSettings(
+        compiler_base_url=provider_url,
+        compiler_model=wb.COMPILER_MODEL,
+        reviewer_base_url=provider_url,
+        reviewer_model="fake-reviewer",
+    )
+
+
+def _principal(account) -> Principal:
+    return Principal(UUID(account.account_id), UUID(account.user_id), "jwt")
+
+
 def _run_review(principal: Principal, build: UUID, settings: ModelSettings) -> tuple[str, Any]:
     """Request a review of ``build`` and run its job with a real worker: (job outcome, the review read)."""
     queued = review_service.request_review(get_database(), principal, build, settings=settings)
@@ -91,13 +105,7 @@ def test_the_command_line_fake_answers_a_review_job_as_the_reviewer(account, pro
             ),
         ],
     )
-    settings = ModelSettings(
-        compiler_base_url=provider_url,
-        compiler_model=wb.COMPILER_MODEL,
-        reviewer_base_url=provider_url,
-        reviewer_model="fake-reviewer",
-    )
-    principal = Principal(UUID(account.account_id), UUID(account.user_id), "jwt")
+    settings, principal = _readme_settings(provider_url), _principal(account)
 
     # When a review is requested and its job runs against the command-line fake
     outcome, got = _run_review(principal, build, settings)
@@ -137,13 +145,7 @@ def test_the_fake_compilers_own_wiki_reviews_clean_against_the_command_line_fake
     build = wb.make_build(
         actor, source, revision, [wb.PageSpec("wiki/index.md", "index", "# Index\n"), *pages]
     )
-    settings = ModelSettings(
-        compiler_base_url=provider_url,
-        compiler_model=wb.COMPILER_MODEL,
-        reviewer_base_url=provider_url,
-        reviewer_model="fake-reviewer",
-    )
-    principal = Principal(UUID(account.account_id), UUID(account.user_id), "jwt")
+    settings, principal = _readme_settings(provider_url), _principal(account)
 
     # When its review runs against the command-line fake, exactly as the README starts it
     outcome, got = _run_review(principal, build, settings)
@@ -164,13 +166,7 @@ def test_while_a_new_review_waits_the_read_shows_the_previous_verdict_next_to_it
         revision,
         [wb.PageSpec("wiki/b.md", "concept", "# B\n\nFounded in 1999.\n", cites=["docs/billing.md"])],
     )
-    settings = ModelSettings(
-        compiler_base_url=provider_url,
-        compiler_model=wb.COMPILER_MODEL,
-        reviewer_base_url=provider_url,
-        reviewer_model="fake-reviewer",
-    )
-    principal = Principal(UUID(account.account_id), UUID(account.user_id), "jwt")
+    settings, principal = _readme_settings(provider_url), _principal(account)
     _, first = _run_review(principal, build, settings)
     assert (first.review_status, len(first.findings)) == ("flagged", 1)
 
