@@ -62,6 +62,13 @@ def _principal(account) -> Principal:
     return Principal(UUID(account.account_id), UUID(account.user_id), "jwt")
 
 
+def _build(account, name: str, docs: dict[str, str], pages: list[wb.PageSpec]) -> UUID:
+    """A succeeded, active build of ``pages`` over ``docs`` pushed to a fresh source."""
+    actor = wb.actor_of(account)
+    source = wb.make_source(actor, name)
+    return wb.make_build(actor, source, wb.push(actor, source, docs), pages)
+
+
 def _run_review(principal: Principal, build: UUID, settings: ModelSettings) -> tuple[str, Any]:
     """Request a review of ``build`` and run its job with a real worker: (job outcome, the review read)."""
     queued = review_service.request_review(get_database(), principal, build, settings=settings)
@@ -88,13 +95,10 @@ def provider_url(request) -> Iterator[str]:
 
 def test_the_command_line_fake_answers_a_review_job_as_the_reviewer(account, provider_url):
     # Given a succeeded build with one faithful and one unsupported page, and the README's settings
-    actor = wb.actor_of(account)
-    source = wb.make_source(actor, "cli-review")
-    revision = wb.push(actor, source, DOCS)
-    build = wb.make_build(
-        actor,
-        source,
-        revision,
+    build = _build(
+        account,
+        "cli-review",
+        DOCS,
         [
             wb.PageSpec("wiki/index.md", "index", "# Index\n"),
             wb.PageSpec(
@@ -135,15 +139,12 @@ def test_the_fake_compilers_own_wiki_reviews_clean_against_the_command_line_fake
         "wiki/docs-billing.md",
         "wiki/overview.md",
     }
-    actor = wb.actor_of(account)
-    source = wb.make_source(actor, "cli-clean")
-    revision = wb.push(actor, source, README_DOCS)
     pages = [
         wb.PageSpec(p["path"], p["kind"], p["content"], cites=[c["path"] for c in p["citations"]])
         for p in compiled
     ]
-    build = wb.make_build(
-        actor, source, revision, [wb.PageSpec("wiki/index.md", "index", "# Index\n"), *pages]
+    build = _build(
+        account, "cli-clean", README_DOCS, [wb.PageSpec("wiki/index.md", "index", "# Index\n"), *pages]
     )
     settings, principal = _readme_settings(provider_url), _principal(account)
 
@@ -157,13 +158,10 @@ def test_the_fake_compilers_own_wiki_reviews_clean_against_the_command_line_fake
 
 def test_while_a_new_review_waits_the_read_shows_the_previous_verdict_next_to_it(account, provider_url):
     # Given a build reviewed once (flagged) through the command-line fake
-    actor = wb.actor_of(account)
-    source = wb.make_source(actor, "cli-rereview")
-    revision = wb.push(actor, source, DOCS)
-    build = wb.make_build(
-        actor,
-        source,
-        revision,
+    build = _build(
+        account,
+        "cli-rereview",
+        DOCS,
         [wb.PageSpec("wiki/b.md", "concept", "# B\n\nFounded in 1999.\n", cites=["docs/billing.md"])],
     )
     settings, principal = _readme_settings(provider_url), _principal(account)
