@@ -23,7 +23,7 @@ openapi:
 
 guide:  # the served copies of the agent guide and the docs it links (GET /api/guide, /api/docs/<name>; package data, so they ship in the Lambda layer)
 	cp docs/agent-integration.md shared/agentmate/system/agent-integration.md
-	cp docs/context-pack.md docs/knowledge-wiki.md docs/decisions.md shared/agentmate/system/docs/
+	cp docs/context-pack.md docs/knowledge-wiki.md docs/decisions.md docs/agent-bootstrap.md shared/agentmate/system/docs/
 
 openapi-check:
 	PYTHONPATH=shared:. .venv/bin/python -m infra.openapi --check

@@ -3,7 +3,9 @@
 A request whose system message is the review prompt (``agentmate.knowledge.quality.review.SYSTEM_PROMPT``) is
 judged deterministically against the source text in the prompt, sentence by sentence:
 
-- a sentence found (whitespace- and case-insensitively) in a cited source's text is supported;
+- a sentence found (whitespace- and case-insensitively) in a cited source's text is supported, and so is the
+  fake compiler's generated overview sentence ("This wiki has 2 topic pages."), so the fake compiler's own wiki
+  reviews ``clean``;
 - one with "always"/"never" whose hedged form ("usually"/"rarely") is in a source is ``overstated``;
 - one with "because" that no source states is ``fabricated_causality``;
 - one joined by " and " whose halves come from two different sources is ``conflated``;
@@ -24,11 +26,16 @@ import json
 import re
 from typing import Any
 
-from tests.fakes.chat_provider import FakeChatProvider, serve
+from tests.fakes.chat_provider import OVERVIEW_SENTENCE, FakeChatProvider, serve
 
 REVIEW_MARKER = "You verify whether a wiki page is faithful"
 _PAGE = re.compile(r"# Wiki page under review\n.*?\n---\n(.*?)\n---\n", re.DOTALL)
-_SOURCE = re.compile(r"^## (\S+)\n\n(.*?)(?=\n\n## |\n\n# Claims|\Z)", re.DOTALL | re.MULTILINE)
+# A source is "## <path>" then its text, up to the next source or the claims. A path has a "/" or a "." and no space,
+# so a document's own "## Card payments" sub-heading stays inside its text (it used to cut the text short).
+_SOURCE_PATH = r"[^\s/]*[/.]\S*"
+_SOURCE = re.compile(
+    rf"^## ({_SOURCE_PATH})\n\n(.*?)(?=\n\n## {_SOURCE_PATH}\n\n|\n\n# Claims|\Z)", re.DOTALL | re.MULTILINE
+)
 
 
 def _norm(text: str) -> str:
@@ -53,7 +60,7 @@ def judge(prompt: str) -> dict[str, Any]:
     findings = []
     for sentence in _sentences(page.group(1) if page else ""):
         s = _norm(sentence)
-        if any(s in text for text in sources.values()):
+        if any(s in text for text in sources.values()) or OVERVIEW_SENTENCE.fullmatch(sentence):
             continue
         hedged = s.replace("always", "usually").replace("never", "rarely")
         if hedged != s and any(hedged in text for text in sources.values()):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from urllib.parse import urljoin
 
 from agentmate.core.mcp_modules import MCP_MODULES
 from agentmate.system.service import DOCS_DIR, GUIDE_FILE, SCHEMA_MODELS, SERVED_DOCS
@@ -65,6 +66,75 @@ def test_every_link_in_the_served_guide_resolves_on_the_deployment(client):
         )
 
 
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _anchors(markdown: str) -> set[str]:
+    prose = re.sub(r"^```.*?^```", "", markdown, flags=re.MULTILINE | re.DOTALL)
+    return {_slug(h) for h in re.findall(r"^#{1,6} (.+)$", prose, flags=re.MULTILINE)}
+
+
+def test_every_link_in_every_served_doc_resolves_on_the_deployment(client):
+    # A served doc is read at /api/docs/<name>: a relative link resolves against that URL (so `benchmarks.md` from
+    # context-pack.md meant /api/docs/benchmarks.md, a 404: issue 23's first-time-agent trial), an absolute path
+    # against the deployment, an anchor against the doc's own headings.
+    broken = []
+    for name in SERVED_DOCS:
+        here = f"/api/docs/{name}"
+        text = client.get(here).text
+        for target in _links(text):
+            if target.startswith(("http://", "https://", "mailto:")):
+                continue
+            path, _, fragment = target.partition("#")
+            if not path:
+                if fragment not in _anchors(text):
+                    broken.append(f"{name}: #{fragment} names no heading")
+                continue
+            url = urljoin(f"http://deployment{here}", path).removeprefix("http://deployment")
+            if client.get(url).status_code != 200:
+                broken.append(f"{name} links {target} → GET {url}")
+    assert not broken, broken
+
+
+def test_the_readme_names_exactly_the_served_docs():
+    # The README tells a reader which docs a deployment serves (agent-bootstrap.md and deploy.md were tried at
+    # /api/docs/ and were 404); the list is SERVED_DOCS, and the others are named as repository docs.
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    served = readme.split("A deployment serves the docs an agent needs", 1)[1].split("plus the guide", 1)[0]
+    assert sorted(re.findall(r"`([a-z-]+\.md)`", served)) == sorted(SERVED_DOCS)
+    repository = readme.split("plus the guide", 1)[1].split("read them in this repository", 1)[0]
+    unserved = {p.name for p in (ROOT / "docs").glob("*.md")} - set(SERVED_DOCS) - {"agent-integration.md"}
+    assert set(re.findall(r"`([a-z-]+\.md)`", repository)) == unserved
+
+
+def test_the_readme_says_what_each_202_returns(client):
+    # "answers 202 with a job" was not what POST /api/knowledge/compile returns ({build: {job_id…}, queued: true}):
+    # every route with a 202 in the OpenAPI has a row naming each top-level field of its 202 body.
+    doc = client.get("/api/openapi.json").json()
+    schemas = doc["components"]["schemas"]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme.split("### What a 202 returns", 1)[1].split("\n\n", 3)[2]
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `(POST [^`]+)`[^|]*\|([^|]+)\|", table, re.M)}
+    routes = []
+    for path, item in doc["paths"].items():
+        for method, op in item.items():
+            response = op.get("responses", {}).get("202") if isinstance(op, dict) else None
+            if not response:
+                continue
+            route = f"{method.upper()} {path}".replace("{build_id}", "{id}").replace("{source_id}", "{id}")
+            routes.append(route)
+            assert route in rows, f"the README's 202 table has no row for {route}"
+            ref = response["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+            named = set(re.findall(r'"?([a-z_]+)"?(?=[:,}\]]|$)', rows[route].replace(" ", "")))
+            missing = set(schemas[ref]["properties"]) - named
+            if ref == "Review":  # the review itself: its key fields, the rest as "…"
+                missing &= {"id", "status", "job_id", "build_id"}
+            assert not missing, f"{route}: the README's 202 body does not name {sorted(missing)}"
+    assert len(routes) == len(rows), sorted(set(rows) - set(routes))
+
+
 def test_every_public_address_in_the_bootstrap_prompt_answers_without_a_key(client):
     block = (ROOT / "docs" / "agent-bootstrap.md").read_text(encoding="utf-8").split("```text", 1)[1]
     paths = set(re.findall(r"GET \{base\}(/api/[a-z./]+[a-z])", block))
@@ -95,6 +165,26 @@ def test_the_knowledge_wiki_doc_no_longer_calls_review_and_lint_unbuilt():
     not_done = text.split("## Not done yet", 1)[-1]
     assert "Review" not in not_done and "lint" not in not_done
     assert "POST /api/knowledge/wiki/lint" in text and "POST /api/knowledge/builds/{id}/review" in text
+
+
+def test_the_knowledge_wiki_doc_spells_out_rollback_and_the_review_read(client):
+    # issue 23 trial: rollback (activate an older build) had no exact request, and the review read during a
+    # re-review was undocumented; the documented request and fields are the OpenAPI's.
+    text = (DOCS_DIR / "knowledge-wiki.md").read_text(encoding="utf-8")
+    block = text.split("**Activate and roll back.**", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    assert (
+        'curl -s -X POST "$BASE/api/knowledge/builds/$PREVIOUS_BUILD_ID/activate" -H "X-Api-Key: $KEY"'
+        in block
+    )
+    doc = client.get("/api/openapi.json").json()
+    activate = doc["paths"]["/api/knowledge/builds/{build_id}/activate"]["post"]
+    assert "requestBody" not in activate  # "no body", as the doc says
+    result = doc["components"]["schemas"]["ActivateResult"]["properties"]
+    assert set(re.findall(r'"([a-z_]+)":', block)) == set(result)
+    review = doc["components"]["schemas"]["BuildReview"]["properties"]
+    read = text.split("`GET /api/knowledge/builds/{id}/review` returns `{", 1)[1].split("}`", 1)[0]
+    assert {f.strip() for f in read.split(",")} == set(review)
+    assert "the read shows the\nprevious verdict and its findings" in text
 
 
 def test_the_guide_is_served_as_markdown_without_a_key(client):

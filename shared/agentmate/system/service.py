@@ -163,11 +163,13 @@ def guide() -> bytes:
 
 
 # The docs the guide links, served at /api/docs/<name> and listed in llms.txt: copies of docs/<name> shipped as
-# package data (`make guide` refreshes them; test_served_docs keeps them equal). Only these: the layer stays small.
+# package data (`make guide` refreshes them; test_served_docs keeps them equal and every link in them resolving).
+# Only the docs an agent reads: operators' and developers' docs (deploy, benchmarks, security) stay in the repository.
 SERVED_DOCS: dict[str, str] = {
     "context-pack.md": "the context pack: layers, budgets with a worked example, truncation, scopes",
     "knowledge-wiki.md": "the wiki compiler: compile, builds, activate and roll back, wiki search, lint, review",
     "decisions.md": "why things are the way they are (the D-numbers the guide cites)",
+    "agent-bootstrap.md": "the block to paste into a new agent's instructions (what the README points agents to)",
 }
 DOCS_DIR = Path(__file__).resolve().parent / "docs"
 
