@@ -918,11 +918,43 @@ def test_at_1200_task_keeps_the_goal_and_cuts_the_checkpoint_after_its_next_step
         "- watch error rates for an hour\n- switch the rest\nOpen:\n- who approves the rollback?"
     )
     assert (task["dropped"], task["truncated"]) == (1, True)  # the decision after the checkpoint
+    # every dropped item is named, the journal since the checkpoint too: nothing is cut silently
     cut = (
-        f"checkpoint {resumable['checkpoint']} truncated to 154 of 234 characters: TASK's budget is 222 "
-        "characters (raise max_chars or request fewer layers)"
+        f"checkpoint {resumable['checkpoint']} truncated to 154 of 234 characters; journal (since checkpoint) "
+        "dropped: TASK's budget is 222 characters (raise max_chars or request fewer layers)"
     )
     assert task["note"].startswith(f"{cut}; resumed from checkpoint {resumable['checkpoint']}")
+    assert task_warnings(out) == [f"TASK: {task['note']}"]
+
+
+def test_a_cut_checkpoint_never_ends_on_a_section_header_whose_first_line_was_cut(client, account):
+    h = account.headers("memory:rw")
+    session = "rollout-" + uuid.uuid4().hex[:6]
+    r = client.post(
+        "/api/memory/checkpoints",
+        json={
+            "session_id": session,
+            "goal": "billing v2 live in the EU shop",
+            "next": ["switch 10% of EU traffic", "watch error rates for an hour", "switch the rest"],
+            "open": ["who approves the rollback of the EU shop when the error rates rise after the switch?"],
+        },
+        headers=h,
+    )
+    assert r.status_code == 201, r.text
+    out = pack(client, h, task=GOAL, session_id=session, max_chars=1200)
+    task = layer(out, "TASK")
+    checkpoint = task["items"][1]
+    # 156 characters remain: the last line break in them falls after "Open:", whose question is cut: the
+    # header goes with it (fit alone kept "...\nOpen:")
+    assert checkpoint["truncated"] is True and task["truncated"] is True
+    assert checkpoint["content"] == (
+        "Goal: billing v2 live in the EU shop\nNext:\n- switch 10% of EU traffic\n"
+        "- watch error rates for an hour\n- switch the rest"
+    )
+    assert task["chars_used"] == len(GOAL) + len(checkpoint["content"])
+    assert task["note"].startswith(
+        f"checkpoint {r.json()['checkpoint']['event_id']} truncated to {len(checkpoint['content'])} of "
+    )
     assert task_warnings(out) == [f"TASK: {task['note']}"]
 
 
@@ -933,8 +965,8 @@ def test_when_task_drops_the_checkpoint_it_warns_and_never_says_it_resumed_from_
     assert task["char_budget"] == 92
     assert [i["source"] for i in task["items"]] == ["task"] and task["dropped"] == 2
     assert task["note"] == (
-        f"checkpoint {resumable['checkpoint']} dropped, not resumed: TASK's budget is 92 characters "
-        "(raise max_chars or request fewer layers)"
+        f"checkpoint {resumable['checkpoint']} dropped, not resumed; journal (since checkpoint) dropped: "
+        "TASK's budget is 92 characters (raise max_chars or request fewer layers)"
     )
     assert "resumed from" not in task["note"]
     assert task_warnings(out) == [f"TASK: {task['note']}"]
