@@ -197,6 +197,16 @@ PACK_FIELDS = [
                 "likely_meant": "task",
             },
         ),
+        (  # issue 23 trial: a checkpoint sent on the pack; TASK resumes the session's latest checkpoint itself
+            {"task": "x", "checkpoint": "cp-1"},
+            {
+                "field": "checkpoint",
+                "message": "unknown field (send session_id: TASK resumes that journal session's latest "
+                "checkpoint; record one with POST /api/memory/checkpoints or memory_checkpoint_save)",
+                "allowed": PACK_FIELDS,
+                "likely_meant": "session_id",
+            },
+        ),
         (
             {"task": "x", "max_chars": "big"},
             {
