@@ -869,23 +869,30 @@ def test_facts_find_a_note_word_by_word(client, account):
 GOAL = "Roll out billing v2 to the EU shop without any downtime for buyers"  # 66 characters, as in the issue
 
 
+def rollout_checkpoint(client: Any, h: dict[str, str], **sections: list[str]) -> tuple[str, Any]:
+    """A new journal session and its checkpoint (goal, three next steps, and ``sections``)."""
+    session = "rollout-" + uuid.uuid4().hex[:6]
+    body = {
+        "session_id": session,
+        "goal": "billing v2 live in the EU shop",
+        "next": ["switch 10% of EU traffic", "watch error rates for an hour", "switch the rest"],
+        **sections,
+    }
+    r = client.post("/api/memory/checkpoints", json=body, headers=h)
+    assert r.status_code == 201, r.text
+    return session, r
+
+
 @pytest.fixture
 def resumable(client: Any, account: Any) -> dict[str, Any]:
     """A journal session with a checkpoint (goal, three next steps, two done) and a decision after it."""
     h = account.headers("memory:rw")
-    session = "rollout-" + uuid.uuid4().hex[:6]
-    r = client.post(
-        "/api/memory/checkpoints",
-        json={
-            "session_id": session,
-            "goal": "billing v2 live in the EU shop",
-            "done": ["migration 0042 applied in staging", "blue/green stack deployed and green"],
-            "next": ["switch 10% of EU traffic", "watch error rates for an hour", "switch the rest"],
-            "open": ["who approves the rollback?"],
-        },
-        headers=h,
+    session, r = rollout_checkpoint(
+        client,
+        h,
+        done=["migration 0042 applied in staging", "blue/green stack deployed and green"],
+        open=["who approves the rollback?"],
     )
-    assert r.status_code == 201, r.text
     event(client, h, session, "decision", "deploy on Tuesday morning")
     return {"h": h, "session": session, "checkpoint": r.json()["checkpoint"]["event_id"]}
 
@@ -939,18 +946,11 @@ def test_at_1200_task_keeps_the_goal_and_cuts_the_checkpoint_after_its_next_step
 
 def test_a_cut_checkpoint_never_ends_on_a_section_header_whose_first_line_was_cut(client, account):
     h = account.headers("memory:rw")
-    session = "rollout-" + uuid.uuid4().hex[:6]
-    r = client.post(
-        "/api/memory/checkpoints",
-        json={
-            "session_id": session,
-            "goal": "billing v2 live in the EU shop",
-            "next": ["switch 10% of EU traffic", "watch error rates for an hour", "switch the rest"],
-            "open": ["who approves the rollback of the EU shop when the error rates rise after the switch?"],
-        },
-        headers=h,
+    session, r = rollout_checkpoint(
+        client,
+        h,
+        open=["who approves the rollback of the EU shop when the error rates rise after the switch?"],
     )
-    assert r.status_code == 201, r.text
     out = pack(client, h, task=GOAL, session_id=session, max_chars=1200)
     task = layer(out, "TASK")
     checkpoint = task["items"][1]
