@@ -210,6 +210,31 @@ CASES = [
         body={"task": "t", "max_chars": "big"},
         allowed={"max_chars": [0, "500..200000"]},
     ),
+    # Issue 23 trial: the MCP tool explains an unknown argument with the REST body model's hint.
+    Case(
+        "a build_id on wiki lint",
+        "POST",
+        "/api/knowledge/wiki/lint",
+        "knowledge_wiki_lint",
+        LINT := {"source_id": str(uuid.UUID(int=7)), "build_id": str(uuid.UUID(int=8))},
+        {"build_id": "unknown field (lint always runs over the source's active build; send source_id)"},
+        body=LINT,
+        allowed={"build_id": ["source_id"]},
+        meant={"build_id": "source_id"},
+    ),
+    Case(
+        "a source_id on knowledge search",
+        "POST",
+        "/api/knowledge/search",
+        "knowledge_search",
+        SEARCH := {"query": "refund", "source_id": str(uuid.UUID(int=7))},
+        {"source_id": "unknown field (use source_ids (a list of at most 16))"},
+        body=SEARCH,
+        allowed={
+            "source_id": ["domain", "include_content", "min_similarity", "query", "source_ids", "top_k"]
+        },
+        meant={"source_id": "source_ids"},
+    ),
 ]
 
 

@@ -165,4 +165,9 @@ async def test_sync_with_index_true_indexes_and_search_says_when_it_is_stale(
                     (x["source_id"], x["active_revision_id"], x["indexed_revision_id"])
                     for x in found["stale"]
                 ] == [(src["id"], plain["revision"]["id"], out["revision"]["id"])]
+                # what to do about it names the MCP tool, not only the REST route
+                tool = next(t for t in (await s.list_tools()).tools if t.name == "knowledge_search")
+                assert "stale lists" in (tool.description or "")
+                assert "knowledge_index_active" in (tool.description or "")
+                assert "knowledge_index_active" in str(tool.output_schema)
                 assert "index" in await refused(s, "knowledge_source_sync", source_id=src["id"], index="yes")

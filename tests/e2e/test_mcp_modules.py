@@ -307,3 +307,38 @@ async def test_each_record_module_has_a_tag_roster_tool_under_its_read_scope(
             denied = await refused(s, "todos_tags")
     assert "notes_tags" in names and "todos_tags" not in names
     assert "todos:r" in denied
+
+
+LIST_TOOLS = {  # record module → its list tool (each has a tag filter)
+    "todos": "todo_list",
+    "notes": "note_list",
+    "reports": "report_list",
+    "bookmarks": "bookmark_list",
+    "expenses": "expense_list",
+}
+
+
+async def test_list_tools_take_tag_like_rest_and_a_string_tags_is_told_to_send_a_list(base_url, account):
+    """Issue 23 trial: REST filters with ?tag=work; todo_list {"tag": "work"} was refused ("did you mean
+    tags?") and {"tags": "work"} got "Input should be a valid list" with no fix."""
+    for module, body in TAGGED.items():
+        for record_tags in (["Work", "home"], ["home"]):
+            r = account.client.post(
+                f"/api/{module}", json={**body, "tags": record_tags}, headers=account.headers()
+            )
+            assert r.status_code == 201, r.text
+    with anyio.fail_after(30):
+        async with mcp_session(f"{base_url}/mcp", {"X-Api-Key": account.key()}) as s:
+            for module, tool in LIST_TOOLS.items():
+                rest = account.client.get(f"/api/{module}", params={"tag": "work"}, headers=account.headers())
+                assert rest.status_code == 200 and rest.json()["total"] == 1, rest.text
+                one = await call(s, tool, tag="WORK")
+                assert [i["id"] for i in one["items"]] == [i["id"] for i in rest.json()["items"]], module
+                # tag and tags together: all must match, as REST's tag= and tags=
+                assert (await call(s, tool, tag="home", tags=["work"]))["total"] == 1, module
+                assert (await call(s, tool, tags=["home"]))["total"] == 2, module
+                bad = await refused(s, tool, tags="work")
+                assert bad == (
+                    'Validation failed: tags: must be a list of tags, e.g. ["work"]; for one tag, tag: "work" '
+                    "also works"
+                ), module

@@ -197,6 +197,16 @@ PACK_FIELDS = [
                 "likely_meant": "task",
             },
         ),
+        (  # issue 23 trial: a checkpoint sent on the pack; TASK resumes the session's latest checkpoint itself
+            {"task": "x", "checkpoint": "cp-1"},
+            {
+                "field": "checkpoint",
+                "message": "unknown field (send session_id: TASK resumes that journal session's latest "
+                "checkpoint; record one with POST /api/memory/checkpoints or memory_checkpoint_save)",
+                "allowed": PACK_FIELDS,
+                "likely_meant": "session_id",
+            },
+        ),
         (
             {"task": "x", "max_chars": "big"},
             {
@@ -859,23 +869,30 @@ def test_facts_find_a_note_word_by_word(client, account):
 GOAL = "Roll out billing v2 to the EU shop without any downtime for buyers"  # 66 characters, as in the issue
 
 
+def rollout_checkpoint(client: Any, h: dict[str, str], **sections: list[str]) -> tuple[str, Any]:
+    """A new journal session and its checkpoint (goal, three next steps, and ``sections``)."""
+    session = "rollout-" + uuid.uuid4().hex[:6]
+    body = {
+        "session_id": session,
+        "goal": "billing v2 live in the EU shop",
+        "next": ["switch 10% of EU traffic", "watch error rates for an hour", "switch the rest"],
+        **sections,
+    }
+    r = client.post("/api/memory/checkpoints", json=body, headers=h)
+    assert r.status_code == 201, r.text
+    return session, r
+
+
 @pytest.fixture
 def resumable(client: Any, account: Any) -> dict[str, Any]:
     """A journal session with a checkpoint (goal, three next steps, two done) and a decision after it."""
     h = account.headers("memory:rw")
-    session = "rollout-" + uuid.uuid4().hex[:6]
-    r = client.post(
-        "/api/memory/checkpoints",
-        json={
-            "session_id": session,
-            "goal": "billing v2 live in the EU shop",
-            "done": ["migration 0042 applied in staging", "blue/green stack deployed and green"],
-            "next": ["switch 10% of EU traffic", "watch error rates for an hour", "switch the rest"],
-            "open": ["who approves the rollback?"],
-        },
-        headers=h,
+    session, r = rollout_checkpoint(
+        client,
+        h,
+        done=["migration 0042 applied in staging", "blue/green stack deployed and green"],
+        open=["who approves the rollback?"],
     )
-    assert r.status_code == 201, r.text
     event(client, h, session, "decision", "deploy on Tuesday morning")
     return {"h": h, "session": session, "checkpoint": r.json()["checkpoint"]["event_id"]}
 
@@ -918,11 +935,36 @@ def test_at_1200_task_keeps_the_goal_and_cuts_the_checkpoint_after_its_next_step
         "- watch error rates for an hour\n- switch the rest\nOpen:\n- who approves the rollback?"
     )
     assert (task["dropped"], task["truncated"]) == (1, True)  # the decision after the checkpoint
+    # every dropped item is named, the journal since the checkpoint too: nothing is cut silently
     cut = (
-        f"checkpoint {resumable['checkpoint']} truncated to 154 of 234 characters: TASK's budget is 222 "
-        "characters (raise max_chars or request fewer layers)"
+        f"checkpoint {resumable['checkpoint']} truncated to 154 of 234 characters; journal (since checkpoint) "
+        "dropped: TASK's budget is 222 characters (raise max_chars or request fewer layers)"
     )
     assert task["note"].startswith(f"{cut}; resumed from checkpoint {resumable['checkpoint']}")
+    assert task_warnings(out) == [f"TASK: {task['note']}"]
+
+
+def test_a_cut_checkpoint_never_ends_on_a_section_header_whose_first_line_was_cut(client, account):
+    h = account.headers("memory:rw")
+    session, r = rollout_checkpoint(
+        client,
+        h,
+        open=["who approves the rollback of the EU shop when the error rates rise after the switch?"],
+    )
+    out = pack(client, h, task=GOAL, session_id=session, max_chars=1200)
+    task = layer(out, "TASK")
+    checkpoint = task["items"][1]
+    # 156 characters remain: the last line break in them falls after "Open:", whose question is cut: the
+    # header goes with it (fit alone kept "...\nOpen:")
+    assert checkpoint["truncated"] is True and task["truncated"] is True
+    assert checkpoint["content"] == (
+        "Goal: billing v2 live in the EU shop\nNext:\n- switch 10% of EU traffic\n"
+        "- watch error rates for an hour\n- switch the rest"
+    )
+    assert task["chars_used"] == len(GOAL) + len(checkpoint["content"])
+    assert task["note"].startswith(
+        f"checkpoint {r.json()['checkpoint']['event_id']} truncated to {len(checkpoint['content'])} of "
+    )
     assert task_warnings(out) == [f"TASK: {task['note']}"]
 
 
@@ -933,8 +975,8 @@ def test_when_task_drops_the_checkpoint_it_warns_and_never_says_it_resumed_from_
     assert task["char_budget"] == 92
     assert [i["source"] for i in task["items"]] == ["task"] and task["dropped"] == 2
     assert task["note"] == (
-        f"checkpoint {resumable['checkpoint']} dropped, not resumed: TASK's budget is 92 characters "
-        "(raise max_chars or request fewer layers)"
+        f"checkpoint {resumable['checkpoint']} dropped, not resumed; journal (since checkpoint) dropped: "
+        "TASK's budget is 92 characters (raise max_chars or request fewer layers)"
     )
     assert "resumed from" not in task["note"]
     assert task_warnings(out) == [f"TASK: {task['note']}"]

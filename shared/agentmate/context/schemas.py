@@ -132,6 +132,9 @@ class PackRequest(BaseModel):
         "k": "use top_k",
         "skill": "use skill_name",
         "session": "use session_id",
+        "checkpoint": "send session_id: TASK resumes that journal session's latest checkpoint; record one with "
+        "POST /api/memory/checkpoints or memory_checkpoint_save",
+        "checkpoint_id": "send session_id: TASK resumes that journal session's latest checkpoint",
         "knowledge_domain_id": "use knowledge_domain (a domain name) or knowledge_source_ids",
         "scope": "use memory_scope_type plus memory_scope_key",
     }

@@ -88,7 +88,7 @@ def _assemble(name: LayerName, budget: int, found: Candidates) -> PackLayer:
                 content=kept.content,
                 citation=c.citation,
                 score=c.score,
-                truncated=kept.truncated,
+                truncated=kept.truncated or c.truncated,
             )
         )
     if found.newest_first:
@@ -99,7 +99,7 @@ def _assemble(name: LayerName, budget: int, found: Candidates) -> PackLayer:
         char_budget=budget,
         chars_used=fitted.chars_used,
         dropped=fitted.dropped + found.unread,
-        truncated=fitted.truncated,
+        truncated=any(item.truncated for item in items),
         note=found.note,
         stale=found.stale,
     )

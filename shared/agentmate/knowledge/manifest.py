@@ -18,6 +18,7 @@ from pydantic_core import ErrorDetails
 
 from agentmate.core import safe_yaml
 from agentmate.core.errors import FieldError, ValidationFailed
+from agentmate.core.validation import unknown_field
 from agentmate.packages.globs import GlobSet
 
 MANIFEST_PATH = "KNOWLEDGE.yaml"
@@ -87,7 +88,9 @@ def _field_error(e: ErrorDetails) -> FieldError:
     if e["type"] == "extra_forbidden":
         hint = KnowledgeManifest.field_hints.get(field)
         message = "unknown key" + (f" ({hint})" if hint else "") + "; allowed keys: " + ", ".join(KEYS)
-        return FieldError(f"{MANIFEST_PATH}.{field}", message, KEYS)
+        # likely_meant as for every unknown field of a write model: the key the hint names, else the closest
+        meant = unknown_field(field, str(e["loc"][-1]), KEYS, KnowledgeManifest.field_hints).likely_meant
+        return FieldError(f"{MANIFEST_PATH}.{field}", message, KEYS, meant)
     allowed: list[Any] | None = ["required", "optional"] if field == "citation_policy" else None
     return FieldError(f"{MANIFEST_PATH}.{field}", e["msg"], allowed)
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 from uuid import UUID
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
+from pydantic_core import PydanticCustomError
 
 from agentmate.core.errors import invalid
 from agentmate.core.idempotency import KEY_PATTERN
@@ -16,10 +17,36 @@ Limit = Annotated[
     int, Field(ge=1, le=MAX_LIMIT, description=f"Page size, 1..{MAX_LIMIT} (default {DEFAULT_LIMIT})")
 ]
 Offset = Annotated[int, Field(ge=0, le=MAX_OFFSET, description="Items to skip (default 0)")]
+
+
+def _a_list_of_tags(value: Any) -> Any:
+    """A string ``tags`` (``"work"``) is refused with the fix, not pydantic's "Input should be a valid list"."""
+    if isinstance(value, str):
+        raise PydanticCustomError(
+            "tags_not_a_list", 'must be a list of tags, e.g. ["work"]; for one tag, tag: "work" also works'
+        )
+    return value
+
+
 TagList = Annotated[
     list[str] | None,
-    Field(description="Tags; all must match. Trimmed and lowercased, as they are on write"),
+    BeforeValidator(_a_list_of_tags),
+    Field(
+        description='Tags, a list (["work"]); all must match. Trimmed and lowercased, as they are on write'
+    ),
 ]
+Tag = Annotated[
+    str | None,
+    Field(max_length=200, description="One tag (as REST's ?tag=); with tags, all must match"),
+]
+
+
+def with_tag(tag: str | None, tags: list[str] | None) -> list[str] | None:
+    """A list tool's ``tag`` and ``tags`` as one filter (REST's ``tag=`` and ``tags=``); None when neither."""
+    merged = ([tag] if tag is not None and tag.strip() else []) + list(tags or [])
+    return merged or None
+
+
 IdempotencyKey = Annotated[
     str | None,
     Field(

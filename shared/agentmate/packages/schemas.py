@@ -21,6 +21,8 @@ class SourceInput(BaseModel):
         "url": "the repository address is repository_url",
         "path": "the folder inside the repository is package_path",
         "ref": "the default branch, tag or commit is default_ref",
+        "kind": "the source kind is type: git or local",
+        "source_type": "the source kind is type: git or local",
     }
 
     name: str | None = Field(

@@ -205,4 +205,17 @@ def test_an_unknown_manifest_key_names_the_allowed_keys(client, account):
     assert error["field"] == "KNOWLEDGE.yaml.title"
     assert error["allowed"] == [*allowed, "citation_policy"]
     assert error["message"].startswith("unknown key (the collection's name is name); allowed keys: name, ")
+    assert error["likely_meant"] == "name"  # as for every unknown field of a write model
     assert "Extra inputs" not in r.text
+
+
+def test_kind_for_type_on_a_knowledge_source_gets_the_fix(client, account):
+    r = client.post(
+        "/api/knowledge/sources",
+        json={"kind": "local", "repository_url": "file:///kb", "package_path": "kb/kind"},
+        headers=account.headers("knowledge:rw"),
+    )
+    assert r.status_code == 400, r.text
+    errors = {e["field"]: e for e in r.json()["errors"]}
+    assert errors["kind"]["likely_meant"] == "type"
+    assert errors["kind"]["message"] == "unknown field (the source kind is type: git or local)"

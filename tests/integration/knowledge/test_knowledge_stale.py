@@ -129,6 +129,8 @@ def test_pack_knowledge_layer_reports_stale_sources(client, account, indexed):
         (indexed["source_id"], pushed.json()["revision"]["id"], indexed["revision_id"])
     ]
     assert layer["items"] and "stale: the chunk index of product-guide" in layer["note"]
+    # the fix for both transports (an MCP caller has no REST route to call)
+    assert "POST /api/knowledge/index, MCP knowledge_index_active" in layer["note"]
     assert any(w.startswith("KNOWLEDGE: ") and "stale" in w for w in out["warnings"])
     # once indexed: no stale block at all, no warning
     client.post(INDEX, json={"source_id": indexed["source_id"]}, headers=account.headers("knowledge:rw"))

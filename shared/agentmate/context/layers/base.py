@@ -32,6 +32,8 @@ class Candidate:
     content: str
     citation: str | None = None
     score: float | None = None
+    truncated: bool = False
+    """The provider already cut ``content`` to its budget (TASK fits its own items: see ``layers.task``)."""
 
 
 @dataclass

@@ -48,7 +48,8 @@ def provide(
     if found.stale:
         names = ", ".join(s.name for s in found.stale)
         parts.append(
-            f"stale: the chunk index of {names} does not reflect the active revision (POST /api/knowledge/index)"
+            f"stale: the chunk index of {names} does not reflect the active revision (index it: "
+            "POST /api/knowledge/index, MCP knowledge_index_active)"
         )
     if not items:
         parts.append(found.note or "no indexed knowledge chunk matched the query")

@@ -2,13 +2,15 @@
 checkpoint rendered in a fixed section order plus what was recorded after it, or, when the session has no
 checkpoint, a replay of its recent journal. The note says which was used.
 
-TASK fits like every layer (``budget.fit``: provider order, cut at a boundary), but what it cuts is never
-silent: when the goal or the checkpoint is truncated or dropped, the note says so (it never claims a resume
-from a checkpoint that was dropped) and the pack's ``warnings`` repeat it."""
+TASK fits like every layer (``budget.fit``: provider order, cut at a boundary), but fits its own items so that
+what it cuts is never silent and never dangles: when the goal, the checkpoint or the journal is truncated or
+dropped, the note says so (it never claims a resume from a checkpoint that was dropped) and the pack's
+``warnings`` repeat it; a cut checkpoint never ends on a section header whose first line was cut."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -122,31 +124,59 @@ def _slice(resumed: Resume) -> tuple[list[Candidate], str]:
     )
 
 
-def _cut(items: list[Candidate], budget: int) -> list[str]:
-    """What fitting ``items`` to ``budget`` does to the goal and the checkpoint, as note phrases."""
+SECTION_HEADERS = frozenset(("Next:", "Open:", "Done:"))
+"""The checkpoint's list headers: a cut never ends on one (its first line went with the cut)."""
+
+
+def _what(item: Candidate) -> str:
+    """How a note names a TASK item."""
+    if item.source == "task":
+        return "goal"
+    if item.source == "checkpoint":
+        return f"checkpoint {item.ref.partition(':')[2]}"
+    return f"journal ({item.title})"
+
+
+def _without_dangling_header(content: str) -> str:
+    """A cut checkpoint without the section headers it ends on: a header whose first line was cut says
+    nothing."""
+    lines = content.split("\n")
+    while len(lines) > 1 and lines[-1].strip() in SECTION_HEADERS:
+        lines.pop()
+    return "\n".join(lines).rstrip(" \n")
+
+
+def _fitted(items: list[Candidate], budget: int) -> tuple[list[Candidate], int, list[str]]:
+    """TASK fits its own items (``budget.fit``, then a cut checkpoint loses a dangling header): the kept items,
+    already cut (``truncated``), how many were dropped, and what was cut or dropped as note phrases: every
+    item, none silently."""
     fitted = fit([c.content for c in items], budget)
     kept = dict(fitted.kept)
+    out: list[Candidate] = []
     cuts = []
     for index, item in enumerate(items):
-        what = {"task": "goal", "checkpoint": f"checkpoint {item.ref.partition(':')[2]}"}.get(item.source)
-        if what is None:
-            continue
         if index not in kept:
-            cuts.append(f"{what} dropped" + (", not resumed" if item.source == "checkpoint" else ""))
-        elif kept[index].truncated:
-            cuts.append(f"{what} truncated to {len(kept[index].content)} of {len(item.content)} characters")
-    return cuts
+            cuts.append(f"{_what(item)} dropped" + (", not resumed" if item.source == "checkpoint" else ""))
+            continue
+        content = kept[index].content
+        if kept[index].truncated:
+            if item.source == "checkpoint":
+                content = _without_dangling_header(content)
+            cuts.append(f"{_what(item)} truncated to {len(content)} of {len(item.content)} characters")
+        out.append(replace(item, content=content, truncated=kept[index].truncated))
+    return out, fitted.dropped, cuts
 
 
 def _budgeted(items: list[Candidate], note: str | None, warn: bool, budget: int) -> Candidates:
-    """The candidates with a note that says what TASK's budget cut from the goal or the checkpoint (warned)."""
-    cuts = _cut(items, budget)
+    """The candidates fitted to TASK's budget, with a note that says what the budget cut or dropped
+    (warned)."""
+    kept, dropped, cuts = _fitted(items, budget)
     if not cuts:
-        return Candidates(items=items, note=note, warn=warn)
+        return Candidates(items=kept, note=note, warn=warn)
     if note and note.startswith(RESUMED) and any(c.endswith("not resumed") for c in cuts):
         note = None  # the checkpoint did not go out: never say it was resumed from
     cut = f"{'; '.join(cuts)}: TASK's budget is {budget} characters (raise max_chars or request fewer layers)"
-    return Candidates(items=items, note=f"{cut}; {note}" if note else cut, warn=True)
+    return Candidates(items=kept, note=f"{cut}; {note}" if note else cut, warn=True, unread=dropped)
 
 
 def provide(

@@ -160,7 +160,8 @@ class KnowledgeSourceIndexState(BaseModel):
     stale: bool = Field(
         default=True,
         description="The index does not reflect the active revision: search serves the older text (or nothing) "
-        "for this source until POST /api/knowledge/index runs (or a push with index=true)",
+        "for this source until it is indexed: POST /api/knowledge/index, over MCP knowledge_index_active (or a push "
+        "or sync with index=true)",
     )
 
 
@@ -176,7 +177,8 @@ class KnowledgeSearchResult(BaseModel):
     stale: list[KnowledgeSourceIndexState] = Field(
         default_factory=list,
         description="Searched sources whose chunk index lags their active revision (a push since the last "
-        "index run): their hits are older text, or none",
+        "index run): their hits are older text, or none, until POST /api/knowledge/index (MCP: "
+        "knowledge_index_active) indexes them",
     )
     filtered_by_min_similarity: int | None = Field(
         default=None, exclude_if=_is_none, description="Hits dropped by min_similarity (absent when unsent)"

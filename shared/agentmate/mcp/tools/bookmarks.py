@@ -22,9 +22,11 @@ from agentmate.mcp.schemas import (
     IdempotencyKey,
     Limit,
     Offset,
+    Tag,
     TagList,
     apply_clear_source,
     given,
+    with_tag,
 )
 
 tools = ToolSet(
@@ -84,6 +86,7 @@ def bookmark_get(id: BookmarkId) -> Bookmark:
 @tools.tool("bookmarks:r", rest="GET /api/bookmarks", title="List bookmarks")
 def bookmark_list(
     tags: TagList = None,
+    tag: Tag = None,
     is_read: Annotated[
         bool | None, Field(description="true = read only, false = unread only; omit for both")
     ] = None,
@@ -93,13 +96,13 @@ def bookmark_list(
     offset: Offset = 0,
 ) -> Page[BookmarkSummary]:
     """List bookmarks newest first WITHOUT their saved content (use bookmark_get), optionally filtered by
-    tags (all must match), is_read (true|false), exact source and text q (title, summary, url). Returns
+    tags (a list, all must match; tag for one), is_read (true|false), exact source and text q (title, summary, url). Returns
     {items, total, limit, offset}. Requires bookmarks:r."""
     return service.search(
         db(),
         principal(),
         PageParams(limit=limit, offset=offset),
-        tags=tags,
+        tags=with_tag(tag, tags),
         is_read=is_read,
         source=source,
         q=q,

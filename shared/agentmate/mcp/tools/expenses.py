@@ -21,9 +21,11 @@ from agentmate.mcp.schemas import (
     IdempotencyKey,
     Limit,
     Offset,
+    Tag,
     TagList,
     apply_clear_source,
     given,
+    with_tag,
 )
 
 tools = ToolSet(
@@ -101,6 +103,7 @@ def expense_get(id: ExpenseId) -> Expense:
 @tools.tool("expenses:r", rest="GET /api/expenses", title="List expenses")
 def expense_list(
     tags: TagList = None,
+    tag: Tag = None,
     q: Q = None,
     source: SourceFilter = None,
     currency: CurrencyFilter = None,
@@ -109,14 +112,14 @@ def expense_list(
     limit: Limit = DEFAULT_LIMIT,
     offset: Offset = 0,
 ) -> Page[Expense]:
-    """List expenses, most recent happened_at first, optionally filtered by tags (all must match), text q
+    """List expenses, most recent happened_at first, optionally filtered by tags (a list, all must match; tag for one), text q
     (description), exact source, currency, and a time window start (inclusive) .. end (exclusive), both
     RFC 3339 with offset. Returns {items, total, limit, offset}. Requires expenses:r."""
     return service.search(
         db(),
         principal(),
         PageParams(limit=limit, offset=offset),
-        tags=tags,
+        tags=with_tag(tag, tags),
         q=q,
         source=source,
         currency=currency,

@@ -13,7 +13,7 @@ from agentmate.core.records import TagCount
 from agentmate.core.text import Content as StoredContent
 from agentmate.mcp.context import db, principal
 from agentmate.mcp.registry import ToolSet
-from agentmate.mcp.schemas import Deleted, IdempotencyKey, Limit, Offset, TagList, given
+from agentmate.mcp.schemas import Deleted, IdempotencyKey, Limit, Offset, Tag, TagList, given, with_tag
 from agentmate.notes import schemas as s
 from agentmate.notes import service
 from agentmate.notes.schemas import Note, NoteAppend, NoteCreate, NoteUpdate
@@ -59,13 +59,16 @@ def note_get(id: NoteId) -> Note:
 @tools.tool("notes:r", rest="GET /api/notes", title="List notes")
 def note_list(
     tags: TagList = None,
+    tag: Tag = None,
     q: Annotated[str | None, Field(description="Case-insensitive substring of title or content")] = None,
     limit: Limit = DEFAULT_LIMIT,
     offset: Offset = 0,
 ) -> Page[Note]:
-    """List notes newest first, optionally filtered by tags (all must match) and a text fragment q.
+    """List notes newest first, optionally filtered by tags (a list, all must match; tag for one) and a text fragment q.
     Returns {items, total, limit, offset}; items include full content. Requires notes:r."""
-    return service.search(db(), principal(), PageParams(limit=limit, offset=offset), tags=tags, q=q)
+    return service.search(
+        db(), principal(), PageParams(limit=limit, offset=offset), tags=with_tag(tag, tags), q=q
+    )
 
 
 @tools.tool("notes:r", rest="GET /api/notes/search", title="Search notes")

@@ -19,9 +19,11 @@ from agentmate.mcp.schemas import (
     IdempotencyKey,
     Limit,
     Offset,
+    Tag,
     TagList,
     apply_clear_source,
     given,
+    with_tag,
 )
 from agentmate.reports import schemas as s
 from agentmate.reports import service
@@ -80,16 +82,22 @@ def report_get(id: ReportId) -> Report:
 @tools.tool("reports:r", rest="GET /api/reports", title="List reports")
 def report_list(
     tags: TagList = None,
+    tag: Tag = None,
     source: Annotated[str | None, Field(description="Exact source label (see report_list_sources)")] = None,
     q: Annotated[str | None, Field(description="Case-insensitive substring of title or content")] = None,
     limit: Limit = DEFAULT_LIMIT,
     offset: Offset = 0,
 ) -> Page[ReportSummary]:
     """List reports newest first WITHOUT their content (use report_get for it), optionally filtered by tags
-    (all must match), exact source label and text q. Returns {items, total, limit, offset}. Requires
+    (a list, all must match; tag for one), exact source label and text q. Returns {items, total, limit, offset}. Requires
     reports:r."""
     return service.search(
-        db(), principal(), PageParams(limit=limit, offset=offset), tags=tags, source=source, q=q
+        db(),
+        principal(),
+        PageParams(limit=limit, offset=offset),
+        tags=with_tag(tag, tags),
+        source=source,
+        q=q,
     )
 
 

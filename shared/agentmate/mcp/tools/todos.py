@@ -15,7 +15,7 @@ from agentmate.core.records import TagCount
 from agentmate.core.text import normalise_tags
 from agentmate.mcp.context import db, principal
 from agentmate.mcp.registry import ToolSet
-from agentmate.mcp.schemas import Deleted, IdempotencyKey, Limit, Offset, TagList, given
+from agentmate.mcp.schemas import Deleted, IdempotencyKey, Limit, Offset, Tag, TagList, given, with_tag
 from agentmate.todos import service
 from agentmate.todos.schemas import Todo, TodoCreate, TodoPriority, TodoStatus, TodoUpdate
 
@@ -75,19 +75,20 @@ def todo_list(
         TodoStatus | None, Field(description="Only this status: pending, in_progress, done, cancelled")
     ] = None,
     tags: TagList = None,
+    tag: Tag = None,
     q: Annotated[str | None, Field(description="Case-insensitive substring of title or description")] = None,
     limit: Limit = DEFAULT_LIMIT,
     offset: Offset = 0,
 ) -> Page[Todo]:
     """List todos, newest first, optionally filtered by status (pending | in_progress | done | cancelled),
-    tags (all must match) and a text fragment q. Returns {items, total, limit, offset}; page with
+    tags (a list, all must match; tag for one) and a text fragment q. Returns {items, total, limit, offset}; page with
     limit (1..100) and offset. Requires todos:r."""
     return service.search(
         db(),
         principal(),
         PageParams(limit=limit, offset=offset),
         status=status,
-        tags=_tags(tags),
+        tags=_tags(with_tag(tag, tags)),
         q=(q or "").strip() or None,
     )
 

@@ -14,6 +14,7 @@ from agentmate.knowledge.quality import lint_service, review_service, validation
 from agentmate.knowledge.quality.attribution import Cause, Direction, Origin
 from agentmate.knowledge.quality.schemas import (
     BuildReview,
+    LintRequest,
     LintRun,
     LintRunDetail,
     ReportableSignal,
@@ -33,7 +34,12 @@ SourceId = Annotated[
 BuildId = Annotated[UUID, Field(description="The wiki build's id")]
 
 
-@tools.tool("knowledge:rw", rest="POST /api/knowledge/wiki/lint", title="Lint a source's active wiki")
+@tools.tool(
+    "knowledge:rw",
+    rest="POST /api/knowledge/wiki/lint",
+    title="Lint a source's active wiki",
+    hints=LintRequest,
+)
 def knowledge_wiki_lint(source_id: SourceId) -> LintRunDetail:
     """Run advisory lint over the source's active wiki build against its current documents and store the run:
     orphan_page, stale_citation (cited document removed or rewritten since the build), stale_cascade (pages

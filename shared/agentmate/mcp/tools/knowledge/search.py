@@ -30,7 +30,9 @@ from agentmate.mcp.schemas import Limit, Offset
 from agentmate.mcp.tools.knowledge._toolset import tools
 
 
-@tools.tool("knowledge:r", rest="POST /api/knowledge/search", title="Search knowledge")
+@tools.tool(
+    "knowledge:r", rest="POST /api/knowledge/search", title="Search knowledge", hints=KnowledgeSearchRequest
+)
 def knowledge_search(
     query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look up")],
     top_k: Annotated[
@@ -55,8 +57,9 @@ def knowledge_search(
 ) -> KnowledgeSearchResult:
     """Hybrid lexical + semantic search over indexed knowledge chunks. Each hit carries source/revision/document
     provenance, path, heading_path, a citation ('path # heading path'), a 240-character snippet and up to 16 one-hop
-    link neighbours; the body only with include_content=true. degraded lists a failed search leg; query_id is the
-    logged search. Requires knowledge:r."""
+    link neighbours; the body only with include_content=true. degraded lists a failed search leg; stale lists
+    searched sources whose index lags their active revision (their hits are older text): run
+    knowledge_index_active. query_id is the logged search. Requires knowledge:r."""
     return search.search(
         db(),
         retrieval(),
@@ -72,7 +75,12 @@ def knowledge_search(
     )
 
 
-@tools.tool("knowledge:rw", rest="POST /api/knowledge/index", title="Index active knowledge revisions")
+@tools.tool(
+    "knowledge:rw",
+    rest="POST /api/knowledge/index",
+    title="Index active knowledge revisions",
+    hints=KnowledgeIndexRequest,
+)
 def knowledge_index_active(
     source_id: Annotated[
         UUID | None, Field(description="Only this source (default: every source with an active revision)")
