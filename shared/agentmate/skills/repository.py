@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 from uuid import UUID
@@ -34,8 +33,7 @@ class VersionRef(NamedTuple):
     version: str
 
 
-@dataclass(frozen=True, slots=True)
-class VersionRow:
+class VersionRow(NamedTuple):
     """A version as ``VERSION_COLUMNS`` reads it (the summary columns and the SKILL.md body)."""
 
     id: UUID
