@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 from uuid import UUID
@@ -33,7 +34,8 @@ class VersionRef(NamedTuple):
     version: str
 
 
-class VersionRow(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class VersionRow:
     """A version as ``VERSION_COLUMNS`` reads it (the summary columns and the SKILL.md body)."""
 
     id: UUID

@@ -3,6 +3,7 @@ artifact or the recorded compile failure, and the rule that an artifact is curre
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 from uuid import UUID
@@ -12,7 +13,7 @@ from psycopg.types.json import Jsonb
 
 from agentmate.core.db import Conn
 from agentmate.skills.compile import compiler
-from agentmate.skills.repository import VERSION_COLUMNS
+from agentmate.skills.repository import VERSION_COLUMNS, VersionRow
 
 ARTIFACT_COLUMNS = (
     "skill_version_id, compiler_name, compiler_version, input_package_hash, artifact_hash, card, instructions, "
@@ -20,24 +21,10 @@ ARTIFACT_COLUMNS = (
 )
 
 
-class VersionContext(NamedTuple):
-    """A version with its body (``VersionRow``'s columns, which a NamedTuple cannot inherit), and its source's
-    package_path and name (None for direct publishes)."""
+@dataclass(frozen=True, slots=True)
+class VersionContext(VersionRow):
+    """A version with its body, and its source's package_path and name (None for direct publishes)."""
 
-    id: UUID
-    skill_name: str
-    version: str
-    content_hash: str
-    package_hash: str | None
-    source_id: UUID | None
-    source_revision_id: UUID | None
-    agent_id: str
-    change_summary: str
-    eval_pass_rate: float | None
-    is_active: bool
-    activated_at: datetime | None
-    published_at: datetime
-    content: str
     package_path: str | None
     source_name: str | None
 
