@@ -129,7 +129,8 @@ async def _authorize(request: Request, db: Database, settings: AuthSettings) -> 
     return _with_iss(await AuthorizationHandler(_provider(db, settings)).handle(request), issuer)
 
 
-_Q = Query(None, description="See the authorization request (RFC 6749 §4.1.1, RFC 7636, RFC 8707)")
+def _q(description: str) -> Any:
+    return Query(None, description=description)
 
 
 @router.get("/api/oauth/authorize", status_code=302, response_class=Response, responses=REDIRECT)
@@ -137,14 +138,14 @@ async def authorize(
     request: Request,
     db: DbDep,
     settings: AuthSettingsDep,
-    client_id: str | None = _Q,
-    response_type: str | None = _Q,
-    redirect_uri: str | None = _Q,
-    code_challenge: str | None = _Q,
-    code_challenge_method: str | None = _Q,
-    state: str | None = _Q,
-    scope: str | None = _Q,
-    resource: str | None = _Q,
+    client_id: str | None = _q("The client's id"),
+    response_type: str | None = _q("code"),
+    redirect_uri: str | None = _q("One of the client's redirect URIs, exactly"),
+    code_challenge: str | None = _q("PKCE: BASE64URL(SHA-256(code_verifier)), S256 only"),
+    code_challenge_method: str | None = _q("S256"),
+    state: str | None = _q("Returned unchanged with the code or the error"),
+    scope: str | None = _q("Space-separated scopes; none = every scope the resource offers"),
+    resource: str | None = _q("RFC 8707: the resource the token is for, e.g. {issuer}/mcp"),
 ) -> Response:
     """Start an authorization (code flow with PKCE S256 only): the client is checked (metadata document or
     registration), the redirect URI matched exactly, the resource (RFC 8707) must be one of this server's and the
