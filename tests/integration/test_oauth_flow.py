@@ -99,7 +99,11 @@ def test_the_metadata_names_the_endpoints_scopes_and_grants(client, oauth_on):
     assert doc["client_id_metadata_document_supported"] is True
     assert doc["scopes_supported"] == list(SCOPES)
     assert "urn:ietf:params:oauth:grant-type:device_code" in doc["grant_types_supported"]
-    assert doc["token_endpoint_auth_methods_supported"] == ["none", "client_secret_post", "client_secret_basic"]
+    assert doc["token_endpoint_auth_methods_supported"] == [
+        "none",
+        "client_secret_post",
+        "client_secret_basic",
+    ]
 
 
 def test_with_no_issuer_configured_oauth_is_off(client):
@@ -346,7 +350,9 @@ def test_a_suspended_account_or_deleted_user_refuses_the_tokens(client, oauth_on
     assert client.get("/api/todos", headers=bearer(body["access_token"])).status_code == 200
     with psycopg.connect(owner_url) as conn:
         conn.execute("DELETE FROM users WHERE id = %s", (account.user_id,))
-    assert _refused(client.get("/api/todos", headers=bearer(body["access_token"])), "user or account was deleted")
+    assert _refused(
+        client.get("/api/todos", headers=bearer(body["access_token"])), "user or account was deleted"
+    )
 
 
 def test_an_oauth_token_is_never_an_admin_credential(client, oauth_on, owner_url):

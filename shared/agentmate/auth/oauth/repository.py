@@ -1,7 +1,7 @@
 """SQL for the authorization server: pending requests, codes, grants and tokens (migrations/0090_oauth.sql).
 
-Requests and codes are not tenant rows (no user, or no tenant transaction, exists when they are looked up);
-grants and tokens are. A token is found before its tenant through ``auth_oauth_token`` (SECURITY DEFINER), in
+Requests are not tenant rows (no user is known when they are made); codes, grants and tokens are, and a code is
+found before its tenant through ``auth_oauth_code`` (SECURITY DEFINER). A token is found before its tenant through ``auth_oauth_token`` (SECURITY DEFINER), in
 ``auth.repository`` beside the API-key lookup: request authentication reads it there on every request.
 """
 
@@ -167,9 +167,10 @@ _CODE_COLUMNS = (
 
 
 def code_by_hash(conn: Conn, code_hash: str) -> CodeRow | None:
+    """The code, before its tenant is known."""
     return (
         conn.cursor(row_factory=class_row(CodeRow))
-        .execute(f"SELECT {_CODE_COLUMNS} FROM oauth_codes WHERE code_hash = %(h)s", {"h": code_hash})
+        .execute(f"SELECT {', '.join(CodeRow._fields)} FROM auth_oauth_code(%(h)s)", {"h": code_hash})
         .fetchone()
     )
 

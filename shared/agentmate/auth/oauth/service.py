@@ -226,7 +226,7 @@ def approve_request(
     """The user consented to ``scopes`` (a non-empty subset of what was asked): mint a code and return the
     client's redirect URL with ``code``, ``state`` and ``iss``. NotFound when the request expired or was used."""
     chosen = list(dict.fromkeys(scopes))
-    with db.transaction() as conn:
+    with db.tenant(account_id) as conn:  # the code is the user's tenant row
         row = repo.pending_request(conn, request_id)
         if row is None:
             raise NotFound("authorization request (expired or already answered: start again from the client)")
