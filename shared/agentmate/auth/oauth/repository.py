@@ -45,6 +45,18 @@ class CodeRow(NamedTuple):
     grant_id: UUID | None
 
 
+class NewGrant(NamedTuple):
+    """A grant about to be issued: who authorised which client, for what."""
+
+    account_id: UUID
+    user_id: UUID
+    client_id: str
+    client_name: str | None
+    client_uri: str | None
+    scopes: list[str]
+    resource: str
+
+
 class GrantRow(NamedTuple):
     id: UUID
     client_id: str
@@ -206,34 +218,14 @@ def user_epoch(conn: Conn, user_id: UUID) -> int | None:
     return row["credentials_epoch"] if row else None
 
 
-def insert_grant(
-    conn: Conn,
-    *,
-    account_id: UUID,
-    user_id: UUID,
-    client_id: str,
-    client_name: str | None,
-    client_uri: str | None,
-    scopes: list[str],
-    resource: str,
-    credentials_epoch: int,
-) -> UUID:
+def insert_grant(conn: Conn, grant: NewGrant, *, credentials_epoch: int) -> UUID:
     row = conn.execute(
         """INSERT INTO oauth_grants (account_id, user_id, client_id, client_name, client_uri, scopes, resource,
                                      credentials_epoch)
            VALUES (%(account_id)s, %(user_id)s, %(client_id)s, %(client_name)s, %(client_uri)s, %(scopes)s,
                    %(resource)s, %(credentials_epoch)s)
            RETURNING id""",
-        {
-            "account_id": account_id,
-            "user_id": user_id,
-            "client_id": client_id,
-            "client_name": client_name,
-            "client_uri": client_uri,
-            "scopes": scopes,
-            "resource": resource,
-            "credentials_epoch": credentials_epoch,
-        },
+        {**grant._asdict(), "credentials_epoch": credentials_epoch},
     ).fetchone()
     assert row is not None
     return UUID(str(row["id"]))

@@ -99,51 +99,21 @@ def issue_grant(
 ) -> TokenSet:
     """A new grant (token family) with an access and a refresh token. Refused (Unauthorized) when the user no
     longer exists or its account is suspended."""
+    grant = repo.NewGrant(account_id, user_id, client_id, client_name, client_uri, list(scopes), resource)
     with db.tenant(account_id) as conn:
-        _, token_set = _new_grant(
-            conn,
-            oauth,
-            account_id=account_id,
-            user_id=user_id,
-            client_id=client_id,
-            client_name=client_name,
-            client_uri=client_uri,
-            scopes=list(scopes),
-            resource=resource,
-        )
+        _, token_set = _new_grant(conn, oauth, grant)
     count("OAuthGrantIssued")
     return token_set
 
 
-def _new_grant(
-    conn: Conn,
-    oauth: OAuthSettings,
-    *,
-    account_id: UUID,
-    user_id: UUID,
-    client_id: str,
-    client_name: str | None,
-    client_uri: str | None,
-    scopes: list[str],
-    resource: str,
-) -> tuple[UUID, TokenSet]:
-    if not scopes:
+def _new_grant(conn: Conn, oauth: OAuthSettings, grant: repo.NewGrant) -> tuple[UUID, TokenSet]:
+    if not grant.scopes:
         raise invalid("scopes", "at least one scope must be granted")
-    epoch = repo.user_epoch(conn, user_id)
+    epoch = repo.user_epoch(conn, grant.user_id)
     if epoch is None:
         raise Unauthorized("the user no longer exists or its account is suspended")
-    grant_id = repo.insert_grant(
-        conn,
-        account_id=account_id,
-        user_id=user_id,
-        client_id=client_id,
-        client_name=client_name,
-        client_uri=client_uri,
-        scopes=scopes,
-        resource=resource,
-        credentials_epoch=epoch,
-    )
-    return grant_id, _mint(conn, oauth, grant_id, account_id, tuple(scopes))
+    grant_id = repo.insert_grant(conn, grant, credentials_epoch=epoch)
+    return grant_id, _mint(conn, oauth, grant_id, grant.account_id, tuple(grant.scopes))
 
 
 def _mint(
@@ -296,17 +266,16 @@ def exchange_code(db: Database, oauth: OAuthSettings, code: str, client_id: str)
         if row is None or row.used or row.expires_at <= datetime.now(UTC):
             row = None
         else:
-            grant_id, token_set = _new_grant(
-                conn,
-                oauth,
-                account_id=row.account_id,
-                user_id=row.user_id,
-                client_id=row.client_id,
-                client_name=row.client_name,
-                client_uri=row.client_uri,
-                scopes=list(row.scopes),
-                resource=row.resource,
+            grant = repo.NewGrant(
+                row.account_id,
+                row.user_id,
+                row.client_id,
+                row.client_name,
+                row.client_uri,
+                list(row.scopes),
+                row.resource,
             )
+            grant_id, token_set = _new_grant(conn, oauth, grant)
             repo.mark_code_used(conn, code_hash, grant_id)
     if row is None:  # a concurrent exchange won: this one is a replay
         load_code(db, code)
