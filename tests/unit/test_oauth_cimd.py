@@ -85,7 +85,9 @@ def test_redirect_uris_must_be_a_short_list_of_absolute_https_or_loopback_urls(u
 def test_name_and_uri_are_bounded_strings():
     assert "client_name must be a string of at most 200" in _refusal(_doc(client_name="x" * 201))
     assert "client_name must be a string" in _refusal(_doc(client_name=["x"]))
-    assert "client_uri must be a string of at most 2048" in _refusal(_doc(client_uri="https://a.example/" + "x" * 2048))
+    assert "client_uri must be a string of at most 2048" in _refusal(
+        _doc(client_uri="https://a.example/" + "x" * 2048)
+    )
     assert "client_uri must be an http(s) URL" in _refusal(_doc(client_uri="javascript:alert(1)"))
 
 
@@ -225,7 +227,9 @@ def _any_host(*networks: str) -> NetPolicy:
 def test_any_host_mode_skips_the_allow_list_but_keeps_the_scheme():
     policy = _any_host()
     assert policy.url_problem("https://anything.example:8443/c.json") is None
-    assert (policy.url_problem("http://anything.example/c.json") or "").startswith("scheme 'http' is not allowed")
+    assert (policy.url_problem("http://anything.example/c.json") or "").startswith(
+        "scheme 'http' is not allowed"
+    )
     assert "credentials" in (policy.url_problem("https://u:p@anything.example/c.json") or "")
     # git ingest's default policy still holds to its allow-list
     assert "not in the allow-list" in (NetPolicy().url_problem("https://anything.example/c.json") or "")

@@ -181,7 +181,9 @@ class SafeHttp:
             if response.status_code in (301, 302, 303, 307, 308) and "location" in response.headers:
                 response.close()
                 if max_redirects == 0:
-                    raise Upstream(f"{urlsplit(url).hostname} answered with a redirect, which is not followed")
+                    raise Upstream(
+                        f"{urlsplit(url).hostname} answered with a redirect, which is not followed"
+                    )
                 if method != "GET":
                     raise Upstream(f"{urlsplit(url).hostname} redirected a {method} request")
                 url = urljoin(url, response.headers["location"])

@@ -153,7 +153,9 @@ def validate_document(url: str, body: bytes) -> OAuthClientInformationFull:
         return OAuthClientInformationFull.model_validate({**doc, "token_endpoint_auth_method": "none"})
     except ValidationError as exc:
         fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors()})
-        raise DocumentRefused(f"the document's fields are not valid client metadata: {', '.join(fields)}") from None
+        raise DocumentRefused(
+            f"the document's fields are not valid client metadata: {', '.join(fields)}"
+        ) from None
 
 
 def max_age(cache_control: str | None) -> int | None:
@@ -194,7 +196,9 @@ class DocumentCache:
                 return None
             return entry
 
-    def put(self, url: str, ttl_s: float, client: OAuthClientInformationFull | None, reason: str = "") -> None:
+    def put(
+        self, url: str, ttl_s: float, client: OAuthClientInformationFull | None, reason: str = ""
+    ) -> None:
         if ttl_s <= 0:
             return
         with self._lock:
@@ -270,7 +274,9 @@ def _check_response(response: Any) -> None:
         raise DocumentRefused(f"the document's URL answered HTTP {response.status_code}")
     media_type = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if media_type != "application/json" and not media_type.endswith("+json"):
-        raise DocumentRefused(f"the document is served as {media_type or 'no content type'}, not application/json")
+        raise DocumentRefused(
+            f"the document is served as {media_type or 'no content type'}, not application/json"
+        )
 
 
 def _networks(setting: str) -> tuple[str, ...]:
