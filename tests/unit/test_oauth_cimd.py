@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentmate.auth.oauth import cimd
@@ -115,6 +115,7 @@ _JSON = st.recursive(
 _FIELDS = [*_doc(), "scope", "grant_types", "logo_uri", "token_endpoint_auth_method", "jwks"]
 
 
+@settings(max_examples=300, deadline=None)  # no timing threshold: the first example imports the SDK
 @given(
     st.dictionaries(st.sampled_from(_FIELDS) | st.text(max_size=8), _JSON, max_size=8),
     st.booleans(),
