@@ -24,7 +24,7 @@ from agentmate.auth.oauth import device_repository as repo
 from agentmate.auth.oauth.settings import OAuthSettings
 from agentmate.auth.settings import AuthSettings, get_auth_settings
 from agentmate.core.db import Database
-from agentmate.core.errors import NotFound, invalid
+from agentmate.core.errors import NotFound, Unauthorized, invalid
 from agentmate.core.scopes import SCOPES
 
 GRANT_TYPE = "urn:ietf:params:oauth:grant-type:device_code"
@@ -310,18 +310,20 @@ def exchange_device_code(db: Database, oauth: OAuthSettings, *, client_id: str, 
     if row.outcome != "approved":
         return _error(row.outcome, row.interval_s)
     assert row.account_id and row.user_id and row.scopes and row.resource  # the approval check constraint
-    from agentmate.auth.oauth import service  # type: ignore[attr-defined, unused-ignore]
+    from agentmate.auth.oauth import service
 
-    tokens_issued = service.issue_grant(
-        db,
-        oauth,
-        account_id=row.account_id,
-        user_id=row.user_id,
-        client_id=client_id,
-        client_name=row.client_name,
-        client_uri=row.client_uri,
-        scopes=row.scopes,
-        resource=row.resource,
-    )
-    response: dict[str, object] = tokens_issued.response()
-    return response
+    try:
+        issued = service.issue_grant(
+            db,
+            oauth,
+            account_id=row.account_id,
+            user_id=row.user_id,
+            client_id=client_id,
+            client_name=row.client_name,
+            client_uri=row.client_uri,
+            scopes=row.scopes,
+            resource=row.resource,
+        )
+    except Unauthorized:  # the approving user was deleted or its account suspended since
+        return _error("invalid_grant")
+    return issued.response()
