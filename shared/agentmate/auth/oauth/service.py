@@ -274,7 +274,7 @@ def deny_request(db: Database, auth: AuthSettings, request_id: UUID) -> str:
 def load_code(db: Database, code: str) -> repo.CodeRow | None:
     """An unused code; a used one is a replay: the grant its first exchange created is revoked and None is
     returned (so is it for an unknown code)."""
-    if not code.startswith(tokens.CODE_PREFIX):
+    if not code.startswith(tokens.CODE_PREFIX) or "\x00" in code:
         return None
     with db.single_statement() as conn:
         row = repo.code_by_hash(conn, tokens.hash_token(code))
@@ -317,7 +317,7 @@ def exchange_code(db: Database, oauth: OAuthSettings, code: str, client_id: str)
 
 def load_token(db: Database, token: str) -> auth_repo.OAuthTokenRow | None:
     """An access or refresh token with its grant (whatever its state), or None."""
-    if not token.startswith((tokens.ACCESS_PREFIX, tokens.REFRESH_PREFIX)):
+    if not token.startswith((tokens.ACCESS_PREFIX, tokens.REFRESH_PREFIX)) or "\x00" in token:
         return None
     with db.single_statement() as conn:
         return auth_repo.oauth_token_by_hash(conn, tokens.hash_token(token))
