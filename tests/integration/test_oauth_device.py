@@ -80,22 +80,15 @@ def oauth(monkeypatch) -> Iterator[None]:
     get_oauth_settings.cache_clear()
 
 
-@pytest.fixture(scope="module")
-def device_app():
-    from agentmate.api.app import build_app
-    from agentmate.auth.oauth.device_router import router
-
-    return build_app([router])
-
-
 def _address() -> str:
     return f"10.{random.randint(0, 255)}.{random.randint(0, 255)}.{random.randint(1, 254)}"
 
 
 @pytest.fixture
-def http(device_app, oauth) -> TestClient:
-    """The device routes, from a client address of this test's own (the user-code throttle counts per address)."""
-    return TestClient(device_app, base_url=ISSUER, client=(_address(), 40000))
+def http(app, oauth) -> TestClient:
+    """The local runtime (the auth group serves the device routes and the token endpoint), from a client address
+    of this test's own (the user-code throttle counts per address)."""
+    return TestClient(app, base_url=ISSUER, client=(_address(), 40000))
 
 
 def _authorize(http: TestClient, client_id: str = PUBLIC, **fields: str) -> dict[str, Any]:
@@ -104,10 +97,24 @@ def _authorize(http: TestClient, client_id: str = PUBLIC, **fields: str) -> dict
     return r.json()
 
 
-def _poll(device_code: str, client_id: str = PUBLIC) -> dict[str, object]:
-    return device.exchange_device_code(
-        get_database(), get_oauth_settings(), client_id=client_id, device_code=device_code
+def _poll(device_code: str, client_id: str = PUBLIC) -> dict[str, Any]:
+    """One poll of the token endpoint (§3.4): 200 with the token set, else 400 with the error (§3.5)."""
+    r = TestClient(_APP[0], base_url=ISSUER).post(
+        "/api/oauth/token", data={"grant_type": GRANT, "client_id": client_id, "device_code": device_code}
     )
+    assert r.status_code == (200 if "access_token" in r.json() else 400), r.text
+    assert r.headers["cache-control"] == "no-store"
+    body: dict[str, Any] = r.json()
+    return body
+
+
+GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+_APP: list[Any] = []
+
+
+@pytest.fixture(autouse=True)
+def _remember_app(app) -> None:
+    _APP[:] = [app]
 
 
 def _approve(http: TestClient, account: Account, user_code: str, scopes: list[str] | None = None) -> Any:
@@ -145,7 +152,9 @@ def test_user_codes_are_eight_consonants_shown_in_two_groups_and_entered_either_
 # --- §3.1/§3.2 the device authorization endpoint -------------------------------------------------------------
 
 
-def test_device_authorization_answers_every_field_of_section_3_2_and_stores_only_the_codes_hash(http, owner_url):
+def test_device_authorization_answers_every_field_of_section_3_2_and_stores_only_the_codes_hash(
+    http, owner_url
+):
     r = http.post("/api/oauth/device_authorization", data={"client_id": PUBLIC, "scope": "todos:r"})
     assert r.status_code == 200, r.text
     assert r.headers["cache-control"] == "no-store"
@@ -168,7 +177,9 @@ def test_device_authorization_answers_every_field_of_section_3_2_and_stores_only
         "SELECT device_code_hash, user_code, scopes, resource, status FROM oauth_device_codes WHERE user_code = %s",
         body["user_code"].replace("-", ""),
     )
-    assert rows == [(hash_token(body["device_code"]), body["user_code"].replace("-", ""), ["todos:r"], ISSUER, "pending")]
+    assert rows == [
+        (hash_token(body["device_code"]), body["user_code"].replace("-", ""), ["todos:r"], ISSUER, "pending")
+    ]
 
 
 def test_scopes_default_to_the_resources_and_to_what_the_client_registered(http, owner_url):
@@ -234,15 +245,17 @@ _FORM = {"content-type": "application/x-www-form-urlencoded"}
 
 def test_a_confidential_client_authenticates_with_its_secret_in_the_form_or_by_basic(http):
     _authorize(http, CONFIDENTIAL, client_secret=SECRET)
-    r = http.post("/api/oauth/device_authorization", data={"client_id": CONFIDENTIAL}, auth=(CONFIDENTIAL, SECRET))
+    r = http.post(
+        "/api/oauth/device_authorization", data={"client_id": CONFIDENTIAL}, auth=(CONFIDENTIAL, SECRET)
+    )
     assert r.status_code == 200, r.text
 
 
-def test_the_device_routes_are_404_while_oauth_is_off(device_app, account, monkeypatch):
+def test_the_device_routes_are_404_while_oauth_is_off(app, account, monkeypatch):
     monkeypatch.setenv("OAUTH_ISSUER_URL", "")
     get_auth_settings.cache_clear()
     try:
-        http = TestClient(device_app, base_url=ISSUER)
+        http = TestClient(app, base_url=ISSUER)
         assert http.post("/api/oauth/device_authorization", data={"client_id": PUBLIC}).status_code == 404
         assert _approve(http, account, "WDJB-MJHT").status_code == 404
     finally:
@@ -267,7 +280,8 @@ def test_the_whole_flow_approve_narrowed_then_tokens_once_then_a_rest_call(http,
     assert str(tokens["access_token"]).startswith("oat_") and str(tokens["refresh_token"]).startswith("ort_")
     # And the grant is the approving user's, for the client that asked
     grants = _sql(
-        owner_url, "SELECT account_id::text, user_id::text, client_id, scopes FROM oauth_grants WHERE user_id = %s",
+        owner_url,
+        "SELECT account_id::text, user_id::text, client_id, scopes FROM oauth_grants WHERE user_id = %s",
         uuid.UUID(account.user_id),
     )
     assert grants == [(account.account_id, account.user_id, PUBLIC, ["todos:r"])]
@@ -277,7 +291,9 @@ def test_the_whole_flow_approve_narrowed_then_tokens_once_then_a_rest_call(http,
     assert client.post("/api/todos", json={"title": "x"}, headers=bearer).status_code == 403
     # And a second poll with the same device code is refused: one grant per code
     assert _poll(auth["device_code"])["error"] == "invalid_grant"
-    assert len(_sql(owner_url, "SELECT 1 FROM oauth_grants WHERE user_id = %s", uuid.UUID(account.user_id))) == 1
+    assert (
+        len(_sql(owner_url, "SELECT 1 FROM oauth_grants WHERE user_id = %s", uuid.UUID(account.user_id))) == 1
+    )
     # And the user code is spent
     assert _approve(http, account, auth["user_code"]).status_code == 404
 
@@ -324,7 +340,9 @@ def test_denial_answers_access_denied(http, account):
 def test_a_denial_carries_no_scopes(http, account):
     auth = _authorize(http)
     r = http.post(
-        "/api/oauth/device/deny", json={"user_code": auth["user_code"], "scopes": ["todos:r"]}, headers=account.jwt_headers
+        "/api/oauth/device/deny",
+        json={"user_code": auth["user_code"], "scopes": ["todos:r"]},
+        headers=account.jwt_headers,
     )
     assert r.status_code == 400 and r.json()["errors"][0]["field"] == "scopes"
 
@@ -358,7 +376,9 @@ def test_polling_faster_than_the_interval_is_slow_down_and_the_interval_grows_by
     # polled again at once (well within the 5 s interval): slow_down, and the interval is now 10 s (§3.5)
     answer = _poll(auth["device_code"])
     assert answer["error"] == "slow_down" and "10 s" in str(answer["error_description"])
-    assert _sql(owner_url, "SELECT interval_s FROM oauth_device_codes WHERE device_code_hash = %s", key) == [(10,)]
+    assert _sql(owner_url, "SELECT interval_s FROM oauth_device_codes WHERE device_code_hash = %s", key) == [
+        (10,)
+    ]
     # once the (longer) interval has passed, polling is pending again, and the interval stays 10 s
     _sql(
         owner_url,
@@ -366,10 +386,12 @@ def test_polling_faster_than_the_interval_is_slow_down_and_the_interval_grows_by
         key,
     )
     assert _poll(auth["device_code"])["error"] == "authorization_pending"
-    assert _sql(owner_url, "SELECT interval_s FROM oauth_device_codes WHERE device_code_hash = %s", key) == [(10,)]
+    assert _sql(owner_url, "SELECT interval_s FROM oauth_device_codes WHERE device_code_hash = %s", key) == [
+        (10,)
+    ]
 
 
-@pytest.mark.parametrize("which", ["another client", "unknown", "not a device code", "empty"])
+@pytest.mark.parametrize("which", ["another client", "unknown", "not a device code"])
 def test_unknown_or_another_clients_device_code_is_invalid_grant(http, account, which):
     auth = _authorize(http)
     assert _approve(http, account, auth["user_code"]).status_code == 204
@@ -377,11 +399,18 @@ def test_unknown_or_another_clients_device_code_is_invalid_grant(http, account, 
         "another client": (auth["device_code"], OTHER),
         "unknown": ("odc_" + uuid.uuid4().hex, PUBLIC),
         "not a device code": ("oac_" + uuid.uuid4().hex, PUBLIC),
-        "empty": ("", PUBLIC),
     }[which]
     assert _poll(code, client_id)["error"] == "invalid_grant"
     # and the rightful client still gets its tokens afterwards
     assert "access_token" in _poll(auth["device_code"])
+
+
+def test_the_exchange_itself_refuses_an_empty_or_foreign_device_code():
+    for code in ("", "ort_x", "odc_" + "z" * 5000):
+        answer = device.exchange_device_code(
+            get_database(), get_oauth_settings(), client_id=PUBLIC, device_code=code
+        )
+        assert answer["error"] == "invalid_grant"
 
 
 # --- the verification calls: who may call them, and guessing ----------------------------------------------------
@@ -393,7 +422,10 @@ def test_approve_and_deny_need_the_signed_in_users_jwt(http, account):
     for path in ("/api/oauth/device/approve", "/api/oauth/device/deny"):
         r = http.post(path, json=body)
         assert r.status_code == 401 and r.headers["content-type"].startswith("application/problem+json")
-        assert http.post(path, json=body, headers={"Authorization": f"Bearer {account.key()}"}).status_code == 403
+        assert (
+            http.post(path, json=body, headers={"Authorization": f"Bearer {account.key()}"}).status_code
+            == 403
+        )
     assert _poll(auth["device_code"])["error"] == "authorization_pending"
 
 
@@ -406,10 +438,10 @@ def test_a_malformed_user_code_is_400_naming_the_field(http, account):
     assert r.status_code == 400 and r.json()["errors"][0]["field"] == "user_code"
 
 
-def test_guessing_user_codes_is_throttled_per_address(device_app, oauth, account, monkeypatch):
+def test_guessing_user_codes_is_throttled_per_address(app, oauth, account, monkeypatch):
     monkeypatch.setenv("OAUTH_USER_CODE_FAILURES_PER_ADDRESS", "3")
     get_oauth_settings.cache_clear()
-    guesser = TestClient(device_app, base_url=ISSUER, client=(_address(), 40000))
+    guesser = TestClient(app, base_url=ISSUER, client=(_address(), 40000))
     auth = _authorize(guesser)
     # Given three wrong guesses from one address
     for _ in range(3):
@@ -422,7 +454,7 @@ def test_guessing_user_codes_is_throttled_per_address(device_app, oauth, account
     assert int(r.headers["retry-after"]) >= 1
     assert _deny(guesser, account, auth["user_code"]).status_code == 429
     # While another address approves it
-    other = TestClient(device_app, base_url=ISSUER, client=(_address(), 40000))
+    other = TestClient(app, base_url=ISSUER, client=(_address(), 40000))
     assert _approve(other, account, auth["user_code"]).status_code == 204
 
 
@@ -443,7 +475,9 @@ def test_pending_by_user_code_shows_the_request_to_the_verification_page(http):
 # --- tenants ---------------------------------------------------------------------------------------------------
 
 
-def test_a_code_approved_by_another_accounts_user_serves_only_that_account(http, client, account, other_account):
+def test_a_code_approved_by_another_accounts_user_serves_only_that_account(
+    http, client, account, other_account
+):
     # Given a todo in each account
     for acct, title in ((account, "mine"), (other_account, "theirs")):
         r = client.post("/api/todos", json={"title": title}, headers=acct.headers())
@@ -466,7 +500,9 @@ def test_approved_codes_are_tenant_rows_pending_ones_are_seen_by_no_tenant(http,
     approved = _authorize(http)
     assert _approve(http, account, approved["user_code"]).status_code == 204
     with get_database().tenant(uuid.UUID(account.account_id)) as conn:
-        mine = {r["device_code_hash"] for r in conn.execute("SELECT device_code_hash FROM oauth_device_codes")}
+        mine = {
+            r["device_code_hash"] for r in conn.execute("SELECT device_code_hash FROM oauth_device_codes")
+        }
     with get_database().tenant(uuid.UUID(other_account.account_id)) as conn:
         theirs = conn.execute("SELECT count(*) AS n FROM oauth_device_codes").fetchone()
     assert mine == {hash_token(approved["device_code"])}

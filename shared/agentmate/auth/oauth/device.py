@@ -27,7 +27,6 @@ from agentmate.core.db import Database
 from agentmate.core.errors import NotFound, Unauthorized, invalid
 from agentmate.core.scopes import SCOPES
 
-GRANT_TYPE = "urn:ietf:params:oauth:grant-type:device_code"
 # RFC 8628 §6.1: consonants only (no vowels, so no words; no I/O/U, so no 1/0/V look-alikes), 8 characters:
 # 20^8 ≈ 2^34.6 codes against at most ``oauth_user_code_failures_per_address`` guesses per window.
 USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ"
@@ -131,7 +130,9 @@ def requested_resource(issuer: str, resource: str | None) -> str:
     return wanted
 
 
-def requested_scopes(issuer: str, resource: str, scope: str | None, client_scope: str | None) -> tuple[str, ...]:
+def requested_scopes(
+    issuer: str, resource: str, scope: str | None, client_scope: str | None
+) -> tuple[str, ...]:
     """The scopes asked for: the resource's (narrowed to the client's registered ``scope``) when ``scope`` is
     absent; otherwise the named ones, each one of the 17, kept where the resource offers them."""
     offered = tuple(audience.scopes_for_resource(issuer, resource))  # type: ignore[attr-defined, unused-ignore]
@@ -145,7 +146,9 @@ def requested_scopes(issuer: str, resource: str, scope: str | None, client_scope
             )
         if registered is not None and not set(asked) <= registered:
             extra = " ".join(s for s in asked if s not in registered)
-            raise DeviceAuthorizationError("invalid_scope", f"scope(s) {extra} not registered for this client")
+            raise DeviceAuthorizationError(
+                "invalid_scope", f"scope(s) {extra} not registered for this client"
+            )
     candidates = asked if asked is not None else [s for s in offered if registered is None or s in registered]
     granted = tuple(s for s in candidates if s in offered)
     if not granted:
@@ -213,7 +216,9 @@ def _bucket(oauth: OAuthSettings, client_address: str) -> throttle.Bucket:
     )
 
 
-def pending_by_user_code(db: Database, oauth: OAuthSettings, user_code: str, client_address: str) -> DeviceRequest:
+def pending_by_user_code(
+    db: Database, oauth: OAuthSettings, user_code: str, client_address: str
+) -> DeviceRequest:
     """The pending request a user code names. ``RateLimited`` while this address has guessed wrong too often;
     ``ValidationFailed`` (field ``user_code``) for a malformed code; ``NotFound`` for an unknown, expired or
     already decided one (which counts as a wrong guess)."""
@@ -298,14 +303,19 @@ def _error(error: str, interval: int | None = None) -> dict[str, object]:
     return {"error": error, "error_description": _ERRORS[error].format(interval=interval)}
 
 
-def exchange_device_code(db: Database, oauth: OAuthSettings, *, client_id: str, device_code: str) -> dict[str, object]:
+def exchange_device_code(
+    db: Database, oauth: OAuthSettings, *, client_id: str, device_code: str
+) -> dict[str, object]:
     """The token endpoint's answer to ``grant_type=urn:ietf:params:oauth:grant-type:device_code``: the token set
     once the user approved (a new grant, issued once), else an error body the route sends with 400."""
     if not device_code.startswith(tokens.DEVICE_CODE_PREFIX):
         return _error("invalid_grant")
     with db.single_statement() as conn:
         row = repo.poll(
-            conn, device_code_hash=tokens.hash_token(device_code), client_id=client_id, slow_down_s=SLOW_DOWN_S
+            conn,
+            device_code_hash=tokens.hash_token(device_code),
+            client_id=client_id,
+            slow_down_s=SLOW_DOWN_S,
         )
     if row.outcome != "approved":
         return _error(row.outcome, row.interval_s)

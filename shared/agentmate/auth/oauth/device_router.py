@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from agentmate.api.deps import AuthSettingsDep, ClientAddress, DbDep, UserSession
 from agentmate.api.errors import PROBLEM_RESPONSES, Problem
+from agentmate.auth.oauth.schemas import OAuthError
 from agentmate.auth.settings import AuthSettings
 from agentmate.core.errors import NotFound
 from agentmate.core.scopes import SCOPES
@@ -41,16 +42,6 @@ class DeviceAuthorizationResponse(BaseModel):
     verification_uri_complete: str = Field(description="The verification page with the user code filled in")
     expires_in: int = Field(description="Seconds until the device code and user code expire")
     interval: int = Field(description="Seconds to wait between polls of the token endpoint")
-
-
-class DeviceFlowError(BaseModel):
-    """An OAuth error (RFC 6749 §5.2)."""
-
-    error: str = Field(
-        description="invalid_request, invalid_client, invalid_scope or invalid_target",
-        examples=["invalid_scope"],
-    )
-    error_description: str
 
 
 ScopeName = Annotated[str, WithJsonSchema({"type": "string", "enum": list(SCOPES)})]
@@ -134,7 +125,9 @@ def _oauth_error(error: str, description: str, status: int = 400) -> JSONRespons
     headers = dict(NO_STORE)
     if status == 401:
         headers["WWW-Authenticate"] = 'Basic realm="oauth"'
-    return JSONResponse({"error": error, "error_description": description}, status_code=status, headers=headers)
+    return JSONResponse(
+        {"error": error, "error_description": description}, status_code=status, headers=headers
+    )
 
 
 def _parse_form(content_type: str, body: bytes | None) -> dict[str, str] | JSONResponse:
@@ -150,6 +143,9 @@ def _parse_form(content_type: str, body: bytes | None) -> dict[str, str] | JSONR
     if repeated:  # RFC 6749 §3.1: parameters must not be repeated
         return _oauth_error("invalid_request", f"parameter sent more than once: {', '.join(repeated)}")
     form = {name: values[0] for name, values in fields.items() if name in FORM_FIELDS}
+    bad = [name for name, value in form.items() if "\x00" in value]
+    if bad:
+        return _oauth_error("invalid_request", f"{bad[0]}: must not contain U+0000")
     if not form.get("client_id"):
         return _oauth_error("invalid_request", "client_id is required")
     return form
@@ -180,8 +176,8 @@ def _client_authenticated(request: Request, form: dict[str, str], client: Any) -
     "/device_authorization",
     response_model=DeviceAuthorizationResponse,
     responses={
-        400: {"model": DeviceFlowError, "description": "invalid_request, invalid_scope or invalid_target"},
-        401: {"model": DeviceFlowError, "description": "invalid_client: unknown client or wrong secret"},
+        400: {"model": OAuthError, "description": "invalid_request, invalid_scope or invalid_target"},
+        401: {"model": OAuthError, "description": "invalid_client: unknown client or wrong secret"},
         404: {"model": Problem, "description": "OAuth is not enabled on this deployment"},
     },
     openapi_extra=FORM_BODY,
@@ -195,7 +191,10 @@ def device_authorization(request: Request, body: FormBody, db: DbDep, settings: 
     form = _parse_form(request.headers.get("content-type", ""), body)
     if isinstance(form, JSONResponse):
         return form
-    from agentmate.auth.oauth import clients, device  # type: ignore[attr-defined, unused-ignore]
+    from agentmate.auth.oauth import (  # type: ignore[attr-defined, unused-ignore]  # clients: until merged
+        clients,
+        device,
+    )
     from agentmate.auth.oauth.settings import get_oauth_settings
 
     oauth = get_oauth_settings()
