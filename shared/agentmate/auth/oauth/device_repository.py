@@ -13,6 +13,19 @@ from uuid import UUID
 from psycopg.rows import class_row
 
 from agentmate.core.db import Conn
+from agentmate.core.dberrors import constraints
+
+# Constraint name → the request field it guards. The service checks each before the SQL runs; these name the
+# field should one ever be reached.
+CONSTRAINTS = constraints(
+    {
+        "oauth_device_codes_status_check": ("status", "must be one of pending, approved, denied, consumed"),
+        "oauth_device_codes_scopes_check": ("scope", "must name at least one scope"),
+        "oauth_device_codes_interval_check": ("interval", "must be a positive number of seconds"),
+        "oauth_device_codes_approval_check": ("scopes", "an approval grants at least one scope"),
+        "oauth_device_codes_user_code_key": ("user_code", "collides with a pending request's; ask again"),
+    }
+)
 
 
 class PendingRow(NamedTuple):

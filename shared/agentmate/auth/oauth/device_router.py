@@ -72,6 +72,12 @@ THROTTLED: dict[int | str, dict[str, Any]] = {
         },
     }
 }
+# The approve and deny routes: 204, or problem+json (the user's own session, like every other REST route).
+DECISION_ROUTE: dict[str, Any] = {
+    "status_code": 204,
+    "response_class": Response,
+    "responses": {**PROBLEM_RESPONSES, **THROTTLED},
+}
 FORM_BODY: dict[str, Any] = {
     "requestBody": {
         "required": True,
@@ -218,12 +224,7 @@ def device_authorization(request: Request, body: FormBody, db: DbDep, settings: 
     return JSONResponse(out.response(), headers=NO_STORE)
 
 
-@router.post(
-    "/device/approve",
-    status_code=204,
-    response_class=Response,
-    responses={**PROBLEM_RESPONSES, **THROTTLED},
-)
+@router.post("/device/approve", **DECISION_ROUTE)
 def approve_device(
     principal: UserSession, body: DeviceDecision, db: DbDep, settings: AuthSettingsDep, client: ClientAddress
 ) -> Response:
@@ -246,12 +247,7 @@ def approve_device(
     return Response(status_code=204)
 
 
-@router.post(
-    "/device/deny",
-    status_code=204,
-    response_class=Response,
-    responses={**PROBLEM_RESPONSES, **THROTTLED},
-)
+@router.post("/device/deny", **DECISION_ROUTE)
 def deny_device(
     principal: UserSession, body: DeviceDecision, db: DbDep, settings: AuthSettingsDep, client: ClientAddress
 ) -> Response:
