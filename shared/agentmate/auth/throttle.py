@@ -2,8 +2,9 @@
 
 Failed logins count in two buckets: (email, client address) and the client address alone — never the email
 alone, which would let anyone lock a known user out from their own address. Registrations count per client
-address, as do wrong user codes of the OAuth device grant. Buckets are hashed before they are stored (``auth_throttle`` holds no email or address in clear) and
-are not tenant rows: nobody is authenticated yet when they are read.
+address, as do wrong user codes of the OAuth device grant. Buckets are hashed before they are stored
+(``auth_throttle`` holds no email or address in clear) and are not tenant rows: nobody is authenticated yet when
+they are read.
 """
 
 from __future__ import annotations

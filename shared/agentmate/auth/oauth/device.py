@@ -120,7 +120,10 @@ def requested_resource(issuer: str, resource: str | None) -> str:
     """The resource the tokens will serve (RFC 8707): one of this server's, the issuer itself when absent."""
     if resource is None or not resource.strip():
         return audience.canonical(issuer)
-    wanted = audience.canonical(resource)
+    try:
+        wanted = audience.canonical(resource)
+    except ValueError:  # not a URL at all (e.g. an unclosed IPv6 bracket)
+        wanted = ""
     if "#" in resource or wanted not in audience.known_resources(issuer):
         raise DeviceAuthorizationError(
             "invalid_target",
