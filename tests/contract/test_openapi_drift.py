@@ -102,6 +102,7 @@ def test_public_and_authenticated_operations_declare_their_security():
         "POST /api/oauth/token",
         "POST /api/oauth/revoke",
         "POST /api/oauth/register",
+        "POST /api/oauth/device_authorization",  # RFC 8628 §3.1: the client authenticates in the form, if at all
     }
     todo = doc["paths"]["/api/todos"]
     assert todo["get"]["x-required-scopes"] == ["todos:r"] and todo["post"]["x-required-scopes"] == [
