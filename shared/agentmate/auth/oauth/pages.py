@@ -483,6 +483,8 @@ def _lookup(db: Database, user_code: str, client_address: str) -> Any:
         return device.pending_by_user_code(db, _oauth(), user_code, client_address)
     except RateLimited as exc:
         return _throttled(exc)
+    except ValidationFailed as exc:
+        return _code_page(user_code, 400, [(e.field, e.message) for e in exc.errors])
     except NotFound:
         errors = [("user_code", "unknown or expired code: check it, or start again on the device")]
         return _code_page(user_code, 400, errors)
@@ -527,6 +529,18 @@ DEVICE_DONE = "Done: your device is connected. You can close this page and retur
 DEVICE_DENIED = "Denied: the device was not connected. You can close this page."
 
 
+def _deny_device(db: Database, user_code: str, address: str) -> Rendered:
+    from agentmate.auth.oauth import device
+
+    try:
+        device.deny(db, _oauth(), user_code, client_address=address)
+    except NotFound:
+        return _code_page("", 400, [("user_code", "this code has expired or was already used")])
+    except RateLimited as exc:
+        return _throttled(exc)
+    return _plain(200, "Device not connected", DEVICE_DENIED)
+
+
 def _decide_device(db: Database, auth: AuthSettings, form: Form, address: str, nonce: str) -> Rendered:
     from agentmate.auth.oauth import device
 
@@ -535,8 +549,7 @@ def _decide_device(db: Database, auth: AuthSettings, form: Form, address: str, n
         return found
     errors = _action_error(form)
     if not errors and form.fields["action"] == "deny":
-        device.deny(db, _oauth(), found.user_code, client_address=address)
-        return _plain(200, "Device not connected", DEVICE_DENIED)
+        return _deny_device(db, found.user_code, address)
     errors += _credential_errors(form) + _scope_errors(form.scopes, found.scopes)
     view = _device_view(auth, found, nonce, checked=set(form.scopes), email=form.fields.get("email", ""))
     if errors:
