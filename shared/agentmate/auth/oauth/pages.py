@@ -50,8 +50,14 @@ START_AGAIN = (
 _HTML = {"content": {"text/html": {"schema": {"type": "string"}}}}
 
 
-def _html(description: str) -> dict[str, Any]:
-    return {"description": description, **_HTML}
+_PROBLEM = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+
+
+def _html(description: str, problem: bool = False) -> dict[str, Any]:
+    """An HTML page response; ``problem``: the route group's own 400/413 (an undeclared query parameter, a body
+    over the limit) may answer problem+json too."""
+    content = {**_HTML["content"], **(_PROBLEM if problem else {})}
+    return {"description": description, "content": content}
 
 
 _FORM_FIELDS: dict[str, Any] = {
@@ -82,10 +88,13 @@ def _form_body(required: Sequence[str], extra: dict[str, Any]) -> dict[str, Any]
 
 _FORM_RESPONSES: dict[int | str, dict[str, Any]] = {
     303: {"description": "Decided: on to the client's redirect URI (code, state and iss, or error)"},
-    400: _html("A missing or invalid field, or an unknown, expired or used request: the page says which"),
+    400: _html(
+        "A missing or invalid field, or an unknown, expired or used request: the page says which", True
+    ),
     401: _html("Wrong email or password: the page again, nothing approved"),
     403: _html("CSRF token missing or wrong, or the form was sent from another origin"),
     404: _html("OAuth is not enabled on this server"),
+    413: {"description": "The form is over its size limit", "content": _PROBLEM},
     415: _html("The form takes application/x-www-form-urlencoded only"),
     429: _html("Too many failed sign-ins or codes from this address: wait Retry-After"),
 }
@@ -361,7 +370,7 @@ def _show_consent(db: Database, auth: AuthSettings, request_id: str | None, nonc
     response_class=HTMLResponse,
     responses={
         200: _html("The login and consent page"),
-        400: _html("An unknown, expired or used request: start again from the application"),
+        400: _html("An unknown, expired or used request: start again from the application", True),
         404: _html("OAuth is not enabled on this server"),
     },
 )
@@ -504,7 +513,7 @@ def _show_device(
     response_class=HTMLResponse,
     responses={
         200: _html("The code entry page, or (with a known `user_code`) the login and consent page"),
-        400: _html("An unknown or expired code: the code entry page with the error"),
+        400: _html("An unknown or expired code: the code entry page with the error", True),
         404: _html("OAuth is not enabled on this server"),
         429: _html("Too many wrong codes from this address: wait Retry-After"),
     },
