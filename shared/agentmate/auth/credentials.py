@@ -76,8 +76,8 @@ def _jwt_claims(token: str, settings: AuthSettings) -> tuple[UUID, UUID, int]:
 
 def require_admin(db: Database, principal: Principal) -> None:
     """Admin routes act across accounts: they need an admin user's JWT or full-access (empty-scope) key,
-    never a narrowly scoped key that merely belongs to an admin."""
-    if principal.via == "api_key" and principal.scopes:
+    never a narrowly scoped key or an OAuth token that merely belongs to an admin."""
+    if principal.via == "oauth" or (principal.via == "api_key" and principal.scopes):
         raise Forbidden("admin access requires a JWT or a full-access API key")
     with db.tenant(principal.account_id) as conn:
         role = repo.user_role(conn, principal.user_id)
