@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from agentmate.auth import audience, security, tokens
 from agentmate.auth import repository as repo
-from agentmate.auth import security
 from agentmate.auth.settings import AuthSettings
 from agentmate.core.db import Database
 from agentmate.core.errors import Forbidden, Unauthorized
@@ -15,17 +15,28 @@ SUSPENDED = "account suspended: its credentials are refused until an operator re
 
 
 def authenticate(
-    db: Database, settings: AuthSettings, *, api_key: str | None, bearer: str | None
+    db: Database,
+    settings: AuthSettings,
+    *,
+    api_key: str | None,
+    bearer: str | None,
+    resource: str | None = None,
 ) -> Principal:
-    """Resolve the caller from an ``X-Api-Key`` value or an ``Authorization: Bearer`` token (JWT or ak_ key).
+    """Resolve the caller from an ``X-Api-Key`` value or an ``Authorization: Bearer`` token (JWT, ak_ key or
+    OAuth access token).
 
     Either way one statement checks the credential against the database: a key must exist and not be expired;
     a JWT's user must exist in the token's account and still be at the token's credentials epoch; and the
     account must not be suspended. A key whose
     last_used_at is over a minute old is stamped with a second statement (at most once a minute per key).
+
+    An OAuth access token (``oat_``) is checked the same way (``_oauth``); ``resource`` is the request's canonical
+    resource (``audience.resource_for_path``), which the token's audience must cover.
     """
     if bearer and bearer.startswith(security.API_KEY_PREFIX) and not api_key:
         api_key = bearer
+    if bearer and not api_key and bearer.startswith(_OAUTH_PREFIXES):
+        return _oauth(db, bearer.strip(), resource)
     if api_key:
         with db.single_statement() as conn:
             row = repo.api_key_by_hash(conn, security.hash_api_key(api_key.strip()))
@@ -61,6 +72,55 @@ def authenticate(
     raise Unauthorized("missing credentials: send X-Api-Key or Authorization: Bearer <jwt|ak_…>")
 
 
+_OAUTH_PREFIXES = (
+    tokens.ACCESS_PREFIX,
+    tokens.REFRESH_PREFIX,
+    tokens.CODE_PREFIX,
+    tokens.DEVICE_CODE_PREFIX,
+    tokens.CLIENT_ID_PREFIX,
+    tokens.CLIENT_SECRET_PREFIX,
+)
+
+
+def _oauth(db: Database, bearer: str, resource: str | None) -> Principal:
+    """An OAuth access token: one statement finds it with its grant and every reason to refuse it; the grant's
+    last_used_at is stamped at most once a minute."""
+    if not tokens.is_access_token(bearer):
+        raise Unauthorized("not an access token: send the access_token the token endpoint answered")
+    with db.single_statement() as conn:
+        row = repo.oauth_token_by_hash(conn, tokens.hash_token(bearer))
+        refusal = _oauth_refusal(row, resource)
+        if row is not None and refusal is None and row.stale:
+            repo.touch_oauth_grant(conn, row.grant_id)
+    if refusal is not None or row is None:
+        raise Unauthorized(refusal or "invalid access token")
+    return Principal(
+        account_id=row.account_id,
+        user_id=row.user_id,
+        via="oauth",
+        scopes=tuple(row.scopes),
+        role=row.role,
+        grant_id=row.grant_id,
+        client_id=row.client_id,
+    )
+
+
+def _oauth_refusal(row: repo.OAuthTokenRow | None, resource: str | None) -> str | None:
+    if row is None or row.kind != "access":
+        return "invalid access token (unknown, or its grant, user or account was deleted): authorize again"
+    if row.suspended:
+        return SUSPENDED
+    if row.revoked:
+        return "access token revoked (its grant was revoked): authorize again"
+    if row.epoch_moved:
+        return "access token revoked (password changed or signed out everywhere): authorize again"
+    if row.expired:
+        return "access token expired: use the refresh token at the token endpoint"
+    if resource is not None and not audience.covers(row.resource, audience.canonical(resource)):
+        return f"access token issued for another resource ({row.resource}); this is {audience.canonical(resource)}"
+    return None
+
+
 def _jwt_claims(token: str, settings: AuthSettings) -> tuple[UUID, UUID, int]:
     import jwt as pyjwt
 
@@ -76,7 +136,7 @@ def _jwt_claims(token: str, settings: AuthSettings) -> tuple[UUID, UUID, int]:
 
 def require_admin(db: Database, principal: Principal) -> None:
     """Admin routes act across accounts: they need an admin user's JWT or full-access (empty-scope) key,
-    never a narrowly scoped key or an OAuth token that merely belongs to an admin."""
+    never a narrowly scoped key that merely belongs to an admin."""
     if principal.via == "oauth" or (principal.via == "api_key" and principal.scopes):
         raise Forbidden("admin access requires a JWT or a full-access API key")
     with db.tenant(principal.account_id) as conn:

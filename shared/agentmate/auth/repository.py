@@ -59,6 +59,26 @@ class JwtUser(NamedTuple):
     suspended: bool
 
 
+class OAuthTokenRow(NamedTuple):
+    """An access or refresh token with its grant, and every reason it may be refused (one statement)."""
+
+    kind: str
+    grant_id: UUID
+    account_id: UUID
+    user_id: UUID
+    client_id: str
+    scopes: list[str]
+    resource: str
+    role: str
+    expires_at: datetime
+    expired: bool
+    used: bool
+    revoked: bool
+    epoch_moved: bool
+    suspended: bool
+    stale: bool
+
+
 class User(NamedTuple):
     id: UUID
     account_id: UUID
@@ -218,6 +238,26 @@ def admin_set_suspended(
 def user_role(conn: Conn, user_id: UUID) -> str | None:
     row = conn.execute("SELECT role FROM users WHERE id = %(user_id)s", {"user_id": user_id}).fetchone()
     return row["role"] if row else None
+
+
+# -- OAuth tokens (migrations/0090_oauth.sql) ---------------------------------------------------------------------------
+
+_TOKEN_COLUMNS = (
+    "kind, grant_id, account_id, user_id, client_id, scopes, resource, role, expires_at, expired, used, revoked,"
+    " epoch_moved, suspended, stale"
+)
+
+
+def oauth_token_by_hash(conn: Conn, token_hash: str) -> OAuthTokenRow | None:
+    return (
+        conn.cursor(row_factory=class_row(OAuthTokenRow))
+        .execute(f"SELECT {_TOKEN_COLUMNS} FROM auth_oauth_token(%(token_hash)s)", {"token_hash": token_hash})
+        .fetchone()
+    )
+
+
+def touch_oauth_grant(conn: Conn, grant_id: UUID) -> None:
+    conn.execute("SELECT auth_oauth_touch_grant(%(grant_id)s)", {"grant_id": grant_id})
 
 
 # -- throttling (auth_throttle: not tenant rows, see migrations/0030_credentials.sql) ---------------------------

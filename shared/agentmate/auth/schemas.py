@@ -99,3 +99,16 @@ class ApiKey(BaseModel):
 
 class ApiKeyCreated(ApiKey):
     key: str = Field(description="The plaintext key. Shown once; only its hash is stored.")
+
+
+class Grant(BaseModel):
+    """A client the user authorised through OAuth (a grant: its access and refresh tokens)."""
+
+    id: UUID
+    client_id: str = Field(description="The client's id (an https URL for a client ID metadata document)")
+    client_name: str | None = None
+    client_uri: str | None = None
+    scopes: list[str] = Field(description="What the grant's tokens may do (never empty)")
+    resource: str = Field(description="The resource its tokens serve (RFC 8707), e.g. `{base}/mcp`")
+    created_at: datetime
+    last_used_at: datetime | None = Field(None, description="Stamped at most once a minute")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from agentmate.auth import repository as repo
@@ -52,21 +52,44 @@ def register(db: Database, settings: AuthSettings, body: Credentials, client_add
     return Registered(user_id=row.user_id, account_id=row.account_id, email=str(body.email).lower())
 
 
+class LoginUser(NamedTuple):
+    """Who logged in (``verify_password_login``)."""
+
+    user_id: UUID
+    account_id: UUID
+
+
 def login(db: Database, settings: AuthSettings, body: Credentials, client_address: str) -> Token:
     """An unknown email costs the same scrypt as a wrong password; failures count per (email, address) and per
     address, and a blocked bucket answers 429 before any password is checked."""
-    buckets = throttle.login_buckets(settings, str(body.email), client_address)
+    row = _checked_login(db, settings, str(body.email), body.password, client_address)
+    return _token(settings, row.user_id, row.account_id, row.credentials_epoch)
+
+
+def verify_password_login(
+    db: Database, settings: AuthSettings, email: str, password: str, client_address: str
+) -> LoginUser:
+    """The login route's checks and throttle without minting a JWT (the OAuth consent and device pages log the
+    user in for one answer). Raises Unauthorized or RateLimited as login does."""
+    row = _checked_login(db, settings, email, password, client_address)
+    return LoginUser(row.user_id, row.account_id)
+
+
+def _checked_login(
+    db: Database, settings: AuthSettings, email: str, password: str, client_address: str
+) -> repo.LoginUser:
+    buckets = throttle.login_buckets(settings, email, client_address)
     throttle.check(db, buckets, "failed logins")
     with db.single_statement() as conn:
-        row = repo.user_by_email(conn, str(body.email))
+        row = repo.user_by_email(conn, email)
     stored = row.password_hash if row is not None else security.DUMMY_PASSWORD_HASH
-    if not security.verify_password(body.password, stored) or row is None:
+    if not security.verify_password(password, stored) or row is None:
         throttle.hit(db, settings, buckets)
         raise Unauthorized("invalid email or password")
     throttle.clear(db, buckets[0])  # the address bucket keeps counting: it is not the user's to reset
     if row.suspended:  # told only to who knows the password
         raise Unauthorized(SUSPENDED)
-    return _token(settings, row.user_id, row.account_id, row.credentials_epoch)
+    return row
 
 
 def _token(settings: AuthSettings, user_id: UUID, account_id: UUID, epoch: int) -> Token:
@@ -237,4 +260,5 @@ __all__ = [
     "register",
     "require_admin",
     "set_account_suspended",
+    "verify_password_login",
 ]
