@@ -10,7 +10,7 @@ from fastapi.dependencies.models import Dependant
 from fastapi.security import SecurityScopes
 
 from agentmate.api.errors import CHALLENGE_STATE
-from agentmate.auth import audience, credentials
+from agentmate.auth import audience, credentials, tokens
 from agentmate.auth.oauth.challenge import INSUFFICIENT_SCOPE, INVALID_TOKEN, bearer_challenge
 from agentmate.auth.settings import AuthSettings, get_auth_settings
 from agentmate.core.db import Database, get_database
@@ -89,6 +89,8 @@ def _authenticate(request: Request, db: Database, settings: AuthSettings, api_ke
     ``Bearer`` challenge naming the resource's metadata and the scopes needed (RFC 9728 §5.1, RFC 6750 §3)."""
     bearer = _bearer(request)
     resource = _resource(request, settings)
+    if resource is None and bearer and tokens.is_access_token(bearer) and not api_key:
+        raise Unauthorized("OAuth is not enabled on this server: send an API key (X-Api-Key)")
     try:
         return credentials.authenticate(db, settings, api_key=api_key, bearer=bearer, resource=resource)
     except Unauthorized:

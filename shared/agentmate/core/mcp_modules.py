@@ -22,7 +22,7 @@ class McpModule:
     scopes: tuple[str, ...]
     """Every scope its tools require (``core.scopes`` order): what an OAuth token for ``/mcp/<name>`` may carry
     (``auth.audience.scopes_for_resource``). Declared here so the auth function need not import the tools;
-    ``tests/unit/test_mcp_module_scopes.py`` keeps it equal to the registry's."""
+    ``tests/unit/test_oauth_resource_scopes.py`` keeps it equal to the registry's."""
 
 
 # Order is the order of the aggregate tool list and of every listing of the endpoints.

@@ -106,5 +106,5 @@ async def mcp_metadata(settings: SettingsDep) -> JSONResponse:
 async def mcp_module_metadata(module: str, settings: SettingsDep) -> JSONResponse:
     """Protected-resource metadata for one MCP module's endpoint (``{issuer}/mcp/<module>``)."""
     if module not in MCP_MODULES:
-        raise NotFound(detail=f"no such MCP module: {module}; modules: {', '.join(MCP_MODULES)}")
+        raise NotFound(detail="no such MCP module; modules: " + ", ".join(MCP_MODULES))
     return _document(settings, f"/mcp/{module}", f"Agentmate MCP: {module}")
