@@ -33,6 +33,7 @@ OAUTH_HOW = (
 CHALLENGE = b'ApiKey header="X-Api-Key"'
 JWT_REFUSED = "MCP endpoints accept API keys only, not JWTs"
 JWT_REFUSED_OAUTH = "MCP endpoints accept API keys and OAuth access tokens, not JWTs"
+OAUTH_OFF = "OAuth is not enabled on this server: send an API key"
 # Bearer values that are OAuth token material: an access token is looked up; the others are refused by
 # ``credentials.authenticate`` as "not an access token".
 _OAUTH_PREFIXES = (tokens.ACCESS_PREFIX, tokens.REFRESH_PREFIX, tokens.CODE_PREFIX, tokens.DEVICE_CODE_PREFIX)
@@ -70,7 +71,9 @@ def credential_from(scope: Scope, *, oauth: bool) -> tuple[str | None, str | Non
         if bearer is not None:
             if bearer.startswith(API_KEY_PREFIX):
                 key = bearer
-            elif oauth and bearer.startswith(_OAUTH_PREFIXES):
+            elif bearer.startswith(_OAUTH_PREFIXES):
+                if not oauth:
+                    raise Unauthorized(OAUTH_OFF)
                 return None, bearer
             else:
                 raise Unauthorized(JWT_REFUSED_OAUTH if oauth else JWT_REFUSED)
