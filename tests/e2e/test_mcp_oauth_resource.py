@@ -6,13 +6,13 @@ the aggregate, ``{issuer}/mcp/todos`` only that module, ``{issuer}/api`` no MCP 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from uuid import UUID
 
 import anyio
 import httpx
 import pytest
 
 from agentmate.core.scopes import SCOPES
+from tests.integration.test_oauth_resource import grant
 
 from .conftest import mcp_session
 from .test_mcp import INIT, MCP_HEADERS
@@ -38,26 +38,6 @@ def issuer(base_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     yield base_url
     monkeypatch.delenv("OAUTH_ISSUER_URL")
     _clear_settings()
-
-
-def grant(account, resource: str, *scopes: str) -> dict[str, str]:
-    """An access token of ``account``'s user for ``resource`` (core's ``issue_grant``, as consent would)."""
-    from agentmate.auth.oauth.service import issue_grant
-    from agentmate.auth.oauth.settings import get_oauth_settings
-    from agentmate.core.db import get_database
-
-    tokens = issue_grant(
-        get_database(),
-        get_oauth_settings(),
-        account_id=UUID(account.account_id),
-        user_id=UUID(account.user_id),
-        client_id="https://client.example/metadata.json",
-        client_name="resource tests",
-        client_uri=None,
-        scopes=scopes,
-        resource=resource,
-    )
-    return {"Authorization": f"Bearer {tokens.access_token}"}
 
 
 async def _refusal(url: str, headers: dict[str, str]):
