@@ -149,6 +149,12 @@ EXTENSIONS: dict[tuple[str, str], str | tuple[str, ...]] = {
     ("GET", "/api/guide"): PUBLIC,  # the agent integration guide (issue 10)
     ("GET", "/api/llms.txt"): PUBLIC,
     ("GET", "/api/docs/{}"): PUBLIC,  # the docs the guide links (issue 23)
+    # OAuth discovery (issue 24): RFC 9728 protected-resource metadata, RFC 8414 authorization-server metadata
+    ("GET", "/.well-known/oauth-protected-resource"): PUBLIC,
+    ("GET", "/.well-known/oauth-protected-resource/api"): PUBLIC,
+    ("GET", "/.well-known/oauth-protected-resource/mcp"): PUBLIC,
+    ("GET", "/.well-known/oauth-protected-resource/mcp/{}"): PUBLIC,
+    ("GET", "/.well-known/oauth-authorization-server"): PUBLIC,
     # the user's own credentials (issue 8): password change, sign-out everywhere, account deletion
     ("POST", "/api/auth/password"): USER_SESSION,
     ("POST", "/api/auth/logout-all"): USER_SESSION,
@@ -304,7 +310,7 @@ def rest_routes() -> list[Route]:
         if not callable(getattr(app, "openapi", None)):
             continue  # not a REST app (e.g. a non-FastAPI MCP server)
         for path, item in app.openapi().get("paths", {}).items():
-            if not path.startswith("/api/"):
+            if not path.startswith(("/api/", "/.well-known/")):
                 continue
             for method, operation in item.items():
                 if method not in HTTP_METHODS:

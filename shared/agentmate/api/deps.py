@@ -9,10 +9,12 @@ from fastapi import Depends, Header, Query, Request, Security
 from fastapi.dependencies.models import Dependant
 from fastapi.security import SecurityScopes
 
-from agentmate.auth import credentials
+from agentmate.api.errors import CHALLENGE_STATE
+from agentmate.auth import audience, credentials, tokens
+from agentmate.auth.oauth.challenge import INSUFFICIENT_SCOPE, INVALID_TOKEN, bearer_challenge
 from agentmate.auth.settings import AuthSettings, get_auth_settings
 from agentmate.core.db import Database, get_database
-from agentmate.core.errors import Forbidden, JwtRequired
+from agentmate.core.errors import Forbidden, JwtRequired, Unauthorized
 from agentmate.core.idempotency import KEY_PATTERN, MAX_KEY_LENGTH, check_key
 from agentmate.core.observability import logger
 from agentmate.core.pagination import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, PageParams
@@ -65,25 +67,84 @@ def _resolved(request: Request, principal: Principal) -> Principal:
     return principal
 
 
+REALM = "agentmate"
+
+
+def _resource(request: Request, settings: AuthSettings) -> str | None:
+    """The request's canonical resource (RFC 8707) while OAuth is on, else None."""
+    issuer = settings.oauth_issuer_url
+    return audience.resource_for_path(issuer, request.url.path) if issuer else None
+
+
+def _needed_scopes(request: Request, resource: str, issuer: str) -> list[str]:
+    """What a token must carry for this request: the route's declared scopes, else (a route any credential may
+    call) every scope of its resource."""
+    dependant = getattr(request.scope.get("route"), "dependant", None)
+    declared = route_scopes(dependant) if dependant is not None else []
+    return declared or list(audience.scopes_for_resource(issuer, resource))
+
+
+def _authenticate(request: Request, db: Database, settings: AuthSettings, api_key: str | None) -> Principal:
+    """``credentials.authenticate`` for this request's resource. While OAuth is on, a refusal leaves the
+    ``Bearer`` challenge naming the resource's metadata and the scopes needed (RFC 9728 §5.1, RFC 6750 §3)."""
+    bearer = _bearer(request)
+    resource = _resource(request, settings)
+    if resource is None and bearer and tokens.is_access_token(bearer) and not api_key:
+        raise Unauthorized("OAuth is not enabled on this server: send an API key (X-Api-Key)")
+    try:
+        return credentials.authenticate(db, settings, api_key=api_key, bearer=bearer, resource=resource)
+    except Unauthorized:
+        if resource is not None:
+            issuer = settings.oauth_issuer_url
+            challenge = bearer_challenge(
+                issuer,
+                resource,
+                _needed_scopes(request, resource, issuer),
+                error=INVALID_TOKEN if bearer else None,
+                realm=REALM,
+            )
+            setattr(request.state, CHALLENGE_STATE, challenge)
+        raise
+
+
 def current_principal(request: Request, db: DbDep, settings: AuthSettingsDep) -> Principal:
-    principal = credentials.authenticate(
-        db, settings, api_key=request.headers.get("x-api-key"), bearer=_bearer(request)
-    )
+    principal = _authenticate(request, db, settings, request.headers.get("x-api-key"))
     return _resolved(request, principal)
 
 
 CurrentPrincipal = Annotated[Principal, Depends(current_principal)]
 
 
-async def authorised(security_scopes: SecurityScopes, principal: CurrentPrincipal) -> Principal:
+async def authorised(
+    security_scopes: SecurityScopes, principal: CurrentPrincipal, request: Request, settings: AuthSettingsDep
+) -> Principal:
     """The caller, after checking every scope its route declares with ``Security(authorised, scopes=[...])``.
 
     Routes declare their scopes statically (the aliases below), so the OpenAPI's ``x-required-scopes`` is read
-    from the dependency itself (``route_scopes``). JWT callers and empty-scope keys pass every check.
+    from the dependency itself (``route_scopes``). JWT callers and empty-scope keys pass every check. A refusal
+    is a 403 ``insufficient_scope`` naming every scope the route needs (``required_scopes``; RFC 6750 §3.1), and
+    while OAuth is on its ``Bearer`` challenge names them too, so an OAuth client can ask for them (step-up).
     """
-    for scope in security_scopes.scopes:
-        principal.require(scope)
-    return principal
+    needed = list(security_scopes.scopes)
+    missing = [scope for scope in needed if not principal.can(scope)]
+    if not missing:
+        return principal
+    resource = _resource(request, settings)
+    if resource is not None:
+        challenge = bearer_challenge(
+            settings.oauth_issuer_url,
+            resource,
+            needed,
+            error=INSUFFICIENT_SCOPE,
+            description="this route needs " + " and ".join(needed),
+            realm=REALM,
+        )
+        setattr(request.state, CHALLENGE_STATE, challenge)
+    needs = f" (this route needs {' and '.join(needed)})" if len(needed) > 1 else ""
+    raise Forbidden(
+        f"insufficient scope: {', '.join(missing)}{needs}",
+        extra={"error": INSUFFICIENT_SCOPE, "required_scope": missing[0], "required_scopes": needed},
+    )
 
 
 # One alias per scope a route can require; the scope strings are core.scopes.SCOPES.
@@ -120,9 +181,14 @@ def user_session(request: Request, db: DbDep, settings: AuthSettingsDep) -> Prin
             "this route needs the signed-in user's JWT: send Authorization: Bearer <jwt> "
             "(POST /api/auth/login); API keys are not accepted here"
         )
-    principal = credentials.authenticate(db, settings, api_key=None, bearer=bearer)
+    principal = credentials.authenticate(
+        db, settings, api_key=None, bearer=bearer, resource=_resource(request, settings)
+    )
     if principal.via != "jwt":
-        raise Forbidden("this route needs the signed-in user's JWT (POST /api/auth/login), not an API key")
+        raise Forbidden(
+            "this route needs the signed-in user's JWT (POST /api/auth/login), not an API key"
+            + (" or OAuth token" if principal.via == "oauth" else "")
+        )
     return _resolved(request, principal)
 
 

@@ -28,8 +28,12 @@ NOT_FOUND_HINT = (
     "GET /api/openapi.json lists every endpoint, GET /api/schema the allowed values, "
     "GET /api/health the MCP endpoints"
 )
-_CHALLENGE = 'Bearer realm="agentmate", ApiKey realm="agentmate" header="X-Api-Key"'
+_APIKEY_CHALLENGE = 'ApiKey realm="agentmate" header="X-Api-Key"'
+_CHALLENGE = f'Bearer realm="agentmate", {_APIKEY_CHALLENGE}'
 _JWT_CHALLENGE = 'Bearer realm="agentmate"'
+# The ``request.state`` attribute where the auth dependencies (``api.deps``) leave the OAuth ``Bearer`` challenge of
+# a refusal while OAuth is on; the DomainError handler sends it.
+CHALLENGE_STATE = "www_authenticate"
 
 # The single kind → (status, title) map.
 STATUS: dict[ErrorKind, tuple[int, str]] = {
@@ -125,18 +129,36 @@ def status_of(exc: DomainError) -> int:
     return STATUS[exc.kind][0]
 
 
-def error_headers(exc: DomainError) -> dict[str, str] | None:
+def error_headers(exc: DomainError, bearer_challenge: str | None = None) -> dict[str, str] | None:
+    """``bearer_challenge``: the OAuth ``Bearer`` challenge the auth dependencies left for this request (OAuth on):
+    on a 401 it replaces the bare ``Bearer`` one, and the ``ApiKey`` challenge still tells a key's client how to
+    send it; on an ``insufficient_scope`` 403 it is the only challenge (RFC 6750 §3.1)."""
     if exc.kind is ErrorKind.UNAUTHORIZED:
-        return {"WWW-Authenticate": _JWT_CHALLENGE if isinstance(exc, JwtRequired) else _CHALLENGE}
+        if isinstance(exc, JwtRequired):
+            return {"WWW-Authenticate": _JWT_CHALLENGE}
+        if bearer_challenge:
+            return {"WWW-Authenticate": f"{bearer_challenge}, {_APIKEY_CHALLENGE}"}
+        return {"WWW-Authenticate": _CHALLENGE}
+    if (
+        exc.kind is ErrorKind.FORBIDDEN
+        and bearer_challenge
+        and exc.extra.get("error") == "insufficient_scope"
+    ):
+        return {"WWW-Authenticate": bearer_challenge}
     if isinstance(exc, RateLimited):
         return {"Retry-After": str(exc.retry_after)}
     return None
 
 
-def domain_problem(exc: DomainError) -> JSONResponse:
+def domain_problem(exc: DomainError, bearer_challenge: str | None = None) -> JSONResponse:
     status, title = STATUS[exc.kind]
     return problem(
-        status, title, exc.detail, [e.as_dict() for e in exc.errors], exc.extra, error_headers(exc)
+        status,
+        title,
+        exc.detail,
+        [e.as_dict() for e in exc.errors],
+        exc.extra,
+        error_headers(exc, bearer_challenge),
     )
 
 
@@ -217,8 +239,8 @@ class CatchAllMiddleware:
 
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(DomainError)
-    async def _domain(_: Request, exc: DomainError) -> JSONResponse:
-        return domain_problem(exc)
+    async def _domain(request: Request, exc: DomainError) -> JSONResponse:
+        return domain_problem(exc, getattr(request.state, CHALLENGE_STATE, None))
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:

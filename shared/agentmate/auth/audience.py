@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit, urlunsplit
 
-from agentmate.core.mcp_modules import MCP_MODULES
+from agentmate.core.mcp_modules import MCP_MODULES, MODULE_TABLE
+from agentmate.core.scopes import SCOPES
 
 
 def canonical(url: str) -> str:
@@ -41,3 +42,20 @@ def known_resources(issuer: str) -> tuple[str, ...]:
 def covers(granted: str, requested: str) -> bool:
     """True when a token issued for ``granted`` may be used at ``requested`` (both canonical)."""
     return requested == granted or requested.startswith(granted + "/")
+
+
+def scopes_for_resource(issuer: str, resource: str) -> tuple[str, ...]:
+    """The scopes a token for ``resource`` may carry, in ``core.scopes`` order: all of them for the issuer itself
+    and ``{issuer}/api``; for ``{issuer}/mcp/<module>`` the scopes that module's tools require; for
+    ``{issuer}/mcp`` the union of every module's. Empty for a resource this server does not have."""
+    base = canonical(issuer)
+    target = canonical(resource)
+    if target in (base, f"{base}/api"):
+        return SCOPES
+    wanted = {
+        scope
+        for module in MODULE_TABLE
+        if target in (f"{base}/mcp", f"{base}/mcp/{module.name}")
+        for scope in module.scopes
+    }
+    return tuple(s for s in SCOPES if s in wanted)

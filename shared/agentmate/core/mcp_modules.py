@@ -19,37 +19,45 @@ class McpModule:
     """The tool module (it declares ``tools = ToolSet(name, ...)``)."""
     purpose: str
     """What its tools are for, in a few words (llms.txt: "tools for <purpose>")."""
+    scopes: tuple[str, ...]
+    """Every scope its tools require (``core.scopes`` order): what an OAuth token for ``/mcp/<name>`` may carry
+    (``auth.audience.scopes_for_resource``). Declared here so the auth function need not import the tools;
+    ``tests/unit/test_oauth_resource_scopes.py`` keeps it equal to the registry's."""
 
 
 # Order is the order of the aggregate tool list and of every listing of the endpoints.
 MODULE_TABLE: tuple[McpModule, ...] = (
-    McpModule("todos", "agentmate.mcp.tools.todos", "todos"),
-    McpModule("notes", "agentmate.mcp.tools.notes", "notes"),
-    McpModule("reports", "agentmate.mcp.tools.reports", "reports"),
-    McpModule("bookmarks", "agentmate.mcp.tools.bookmarks", "bookmarks"),
-    McpModule("expenses", "agentmate.mcp.tools.expenses", "expenses"),
+    McpModule("todos", "agentmate.mcp.tools.todos", "todos", ("todos:r", "todos:rw")),
+    McpModule("notes", "agentmate.mcp.tools.notes", "notes", ("notes:r", "notes:rw")),
+    McpModule("reports", "agentmate.mcp.tools.reports", "reports", ("reports:r", "reports:rw")),
+    McpModule("bookmarks", "agentmate.mcp.tools.bookmarks", "bookmarks", ("bookmarks:r", "bookmarks:rw")),
+    McpModule("expenses", "agentmate.mcp.tools.expenses", "expenses", ("expenses:r", "expenses:rw")),
     McpModule(
         "memory",
         "agentmate.mcp.tools.memory",
         "the memory journal, durable memories (search, retire, forget), checkpoints and resume by session "
         "or scope, and working memory",
+        ("memory:r", "memory:rw"),
     ),
     McpModule(
         "skills",
         "agentmate.mcp.tools.skills",
         "the skills registry (publish, sync, search, load instructions and resources, quality runs) and "
         "skill execution logs",
+        ("skills:r", "skills:rw"),
     ),
     McpModule(
         "context",
         "agentmate.mcp.tools.context",
         "the context pack: one budgeted, cited context for a task from six layers",
+        ("memory:r",),
     ),
     McpModule(
         "knowledge",
         "agentmate.mcp.tools.knowledge",
         "the knowledge registry: sources, documents, the catalog, chunk search with citations, discovery "
         "for a skill, resolution runs, the compiled wiki and its quality checks",
+        ("skills:r", "knowledge:r", "knowledge:rw"),
     ),
 )
 

@@ -3,13 +3,17 @@
 Request path, in order:
 1. Route: ``/mcp`` or ``/mcp/<module>``, with or without a trailing slash (no redirect); anything else
    under ``/mcp`` is a 404 listing the endpoints.
-2. Authenticate the API key (401 before any MCP processing, ``initialize`` included) and bind the
-   ``Principal`` for the tools (``agentmate.mcp.context``). Every refusal at this level (unknown endpoint, 401,
+2. Authenticate the API key or OAuth access token (401 before any MCP processing, ``initialize`` included;
+   ``agentmate.mcp.auth``) and bind the ``Principal`` for the tools (``agentmate.mcp.context``). Every refusal at this level (unknown endpoint, 401,
    413, 404 session) is a JSON-RPC error object as ``application/json`` (``rpc_error``): MCP clients show
    those to their user, while a problem+json body reaches them as a generic "server returned an error".
-3. Session id: a presented ``Mcp-Session-Id`` must be one this platform issued for this key (else 404, as
-   for an expired session); an ``initialize`` answer carries a fresh one (``agentmate.mcp.session``).
-4. The SDK's session manager (stateless, JSON responses, Host/Origin allowlist from settings).
+3. Session id: a presented ``Mcp-Session-Id`` must be one this platform issued for this key or OAuth grant
+   (else 404, as for an expired session); an ``initialize`` answer carries a fresh one (``agentmate.mcp.session``).
+4. Step-up: a ``tools/call`` by an OAuth token that lacks the tool's scopes is an HTTP 403 with
+   ``WWW-Authenticate: Bearer error="insufficient_scope", scope="<the tool's scopes>"`` (MCP authorization,
+   2026-07-28: only the scopes this operation needs), so the client can authorize again for them. An API key
+   cannot step up: its refusal stays a tool error (``agentmate.mcp.server``).
+5. The SDK's session manager (stateless, JSON responses, Host/Origin allowlist from settings).
 
 The servers' session managers run in the app's lifespan. Under uvicorn the app receives the ASGI lifespan
 itself; mounted in the local runtime's dispatcher it is entered through ``local_lifespan``.
@@ -29,6 +33,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Message, Receive, Scope, Send
 
+from agentmate.auth.oauth.challenge import INSUFFICIENT_SCOPE, bearer_challenge
 from agentmate.auth.settings import AuthSettings, get_auth_settings
 from agentmate.core.db import get_database
 from agentmate.core.errors import Unauthorized
@@ -37,7 +42,7 @@ from agentmate.core.observability import logger
 from agentmate.core.principal import Principal
 from agentmate.core.settings import HttpSettings, get_http_settings
 from agentmate.mcp import registry, session
-from agentmate.mcp.auth import CHALLENGE, HOW, authenticate, header
+from agentmate.mcp.auth import HOW, OAUTH_HOW, authenticate, challenges, header, resource_of
 from agentmate.mcp.context import acting_as
 from agentmate.mcp.registry import ToolSet
 from agentmate.mcp.server import AgentmateMCP, build_tools
@@ -107,6 +112,7 @@ async def _respond(
 
 # JSON-RPC codes for refusals at the HTTP level (the implementation-defined server-error range).
 UNAUTHORIZED = -32001
+FORBIDDEN = -32043
 NOT_FOUND = -32004
 TOO_LARGE = -32013
 UNAVAILABLE = -32003
@@ -200,22 +206,78 @@ async def _read_body(
 async def _authenticated(
     scope: Scope, send: Send, request_id: Any, settings: AuthSettings
 ) -> Principal | None:
-    """Authenticate the API key, before any MCP processing (``initialize`` included); None after a 401."""
+    """Authenticate the API key or OAuth token, before any MCP processing (``initialize`` included); None after
+    a 401."""
     try:
         return await authenticate(scope, settings)
     except Unauthorized as exc:
+        oauth = bool(settings.oauth_issuer_url)
         await rpc_error(
             send,
             401,
             UNAUTHORIZED,
-            f"{exc.detail} — {HOW}",
+            f"{exc.detail} — {OAUTH_HOW if oauth else HOW}",
             request_id=request_id,
             reason=exc.detail,
             header="X-Api-Key",
             scheme="ApiKey",
-            headers=[(b"www-authenticate", CHALLENGE)],
+            headers=challenges(scope, settings),
         )
         return None
+
+
+def _tool_called(body: bytes | None) -> str | None:
+    """The tool a single ``tools/call`` request names (None for anything else)."""
+    if not body or b"tools/call" not in body:
+        return None
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
+    params = message.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    return name if isinstance(name, str) else None
+
+
+async def _step_up(
+    scope: Scope,
+    send: Send,
+    server: AgentmateMCP,
+    body: bytes | None,
+    caller: Principal,
+    request_id: Any,
+    settings: AuthSettings,
+) -> bool:
+    """True after answering 403 ``insufficient_scope`` to an OAuth caller's ``tools/call`` of a tool whose scopes
+    its grant lacks; the challenge names the scopes that tool needs."""
+    resource = resource_of(scope, settings)
+    if caller.via != "oauth" or resource is None:
+        return False
+    spec = server.specs.get(_tool_called(body) or "")
+    if spec is None or all(caller.can(s) for s in spec.scopes):
+        return False
+    needs = " and ".join(spec.scopes)
+    challenge = bearer_challenge(
+        settings.oauth_issuer_url,
+        resource,
+        spec.scopes,
+        error=INSUFFICIENT_SCOPE,
+        description=f"{spec.name} requires {needs}",
+    )
+    await rpc_error(
+        send,
+        403,
+        FORBIDDEN,
+        f"insufficient_scope: {spec.name} requires {needs} (this token has: {', '.join(caller.scopes)}); "
+        "authorize again asking for these scopes",
+        request_id=request_id,
+        error=INSUFFICIENT_SCOPE,
+        required_scopes=list(spec.scopes),
+        headers=[(b"www-authenticate", challenge.encode())],
+    )
+    return True
 
 
 async def _refuse_stream(send: Send) -> None:
@@ -238,15 +300,16 @@ class _Session:
 async def _session(
     scope: Scope, send: Send, body: bytes | None, key_id: UUID | None, request_id: Any, secret: str
 ) -> _Session | None:
-    """Session id: a presented one must be one this platform issued for this key (None after a 404, as for an
-    expired session); an ``initialize`` without one gets a fresh id."""
+    """Session id: a presented one must be one this platform issued for this key or OAuth grant (None after a
+    404, as for an expired session); an ``initialize`` without one gets a fresh id."""
     presented = header(scope, SESSION_HEADER)
     if presented is not None and not session.verify(secret, presented, key_id):
         await rpc_error(
             send,
             404,
             INVALID_REQUEST,
-            "Session not found: initialize again (a session id only works with the API key it was issued to)",
+            "Session not found: initialize again (a session id only works with the API key or OAuth grant it "
+            "was issued to)",
             request_id=request_id,
         )
         return None
@@ -348,8 +411,13 @@ class McpApp:
             await _refuse_stream(send)
             return
         secret = self.auth.resolved_jwt_secret()
-        checked = await _session(scope, send, body, caller.key_id, request_id, secret)
+        # Bound to the key, or for an OAuth caller to its grant (which outlives each access token's refresh).
+        bound_to = caller.grant_id if caller.via == "oauth" else caller.key_id
+        checked = await _session(scope, send, body, bound_to, request_id, secret)
         if checked is None:
+            return
+        server = self.servers[scope["path"].rstrip("/") or "/"]
+        if await _step_up(scope, send, server, body, caller, request_id, self.auth):
             return
         # The gateway's request id when there is one, as REST's correlation id is API Gateway's.
         with acting_as(caller, header(scope, b"x-request-id") or header(scope, b"x-amzn-trace-id")):
