@@ -142,3 +142,38 @@ def tokens_for(
 
 def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
+
+
+def store_client(
+    client_id: str,
+    *,
+    scope: str | None = None,
+    secret: str | None = None,
+    redirect_uris: tuple[str, ...] = (REDIRECT_URI,),
+    client_name: str = "Test Agent",
+    client_uri: str = "https://client.example/",
+) -> str:
+    """A client stored as dynamic registration stores it (``oauth_clients``: metadata, the secret's hash), under a
+    fixed ``ocl_`` id so tests can name it; stored once per database (clients are global rows)."""
+    from psycopg.types.json import Jsonb
+
+    from agentmate.auth.tokens import hash_token
+    from agentmate.core.db import get_database
+
+    metadata: dict[str, Any] = {
+        "redirect_uris": list(redirect_uris),
+        "token_endpoint_auth_method": "client_secret_post" if secret else "none",
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "client_name": client_name,
+        "client_uri": client_uri,
+    }
+    if scope is not None:
+        metadata["scope"] = scope
+    with get_database().single_statement() as conn:
+        conn.execute(
+            """INSERT INTO oauth_clients (client_id, client_secret_hash, metadata)
+               VALUES (%(id)s, %(hash)s, %(metadata)s) ON CONFLICT (client_id) DO NOTHING""",
+            {"id": client_id, "hash": hash_token(secret) if secret else None, "metadata": Jsonb(metadata)},
+        )
+    return client_id

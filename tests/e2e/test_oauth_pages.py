@@ -79,19 +79,6 @@ def code_scopes(owner_url: str, request_id: UUID) -> list[list[str]]:
     return [list(r[0]) for r in rows]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _scopes_for_resource() -> Any:
-    """A stand-in for resource's ``audience.scopes_for_resource`` (device's service calls it) until that branch is
-    merged: every one of the 17 scopes. Does nothing once the real one exists."""
-    from agentmate.auth import audience
-    from agentmate.core.scopes import SCOPES
-
-    with pytest.MonkeyPatch.context() as mp:
-        if not hasattr(audience, "scopes_for_resource"):
-            mp.setattr(audience, "scopes_for_resource", lambda issuer, resource: SCOPES, raising=False)
-        yield
-
-
 @pytest.fixture
 def user(client: Any) -> Account:
     return make_account(client)

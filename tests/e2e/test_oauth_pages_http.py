@@ -15,9 +15,8 @@ import pytest
 
 from agentmate.auth.oauth import csrf
 from tests.conftest import Account, make_account
-from tests.e2e.test_oauth_pages import (  # noqa: F401  (_scopes_for_resource: an autouse fixture)
+from tests.e2e.test_oauth_pages import (
     ASKED,
-    _scopes_for_resource,
     code_scopes,
     is_pending,
     new_device,

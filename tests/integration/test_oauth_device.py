@@ -4,16 +4,13 @@ whole flow (device authorization → a signed-in user approves → the poll gets
 narrowed scopes, denial, expiry, another client's code, a second poll after success, user-code brute force
 (429) and tenant isolation of the grant a code turns into.
 
-Stand-ins (until the sibling branches merge): ``clients.get_client`` answers from a small table in this file, and
-``audience.scopes_for_resource`` (resource's) is stood in when absent. The token endpoint is core's route; here
-the poll calls ``device.exchange_device_code`` itself, which is what that route sends back.
+The clients are stored as dynamic registration stores them (``oauth_helpers.store_client``); polls go through the
+token endpoint.
 """
 
 from __future__ import annotations
 
 import random
-import sys
-import types
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -21,58 +18,34 @@ from typing import Any
 import psycopg
 import pytest
 from conftest import Account
+from oauth_helpers import store_client
 from starlette.testclient import TestClient
 
-from agentmate.auth import audience
 from agentmate.auth.oauth import device
 from agentmate.auth.oauth.settings import get_oauth_settings
 from agentmate.auth.settings import get_auth_settings
 from agentmate.auth.tokens import hash_token
 from agentmate.core.db import get_database
-from agentmate.core.scopes import DOMAINS, SCOPES
+from agentmate.core.scopes import SCOPES
 
 ISSUER = "http://127.0.0.1:26001"
-PUBLIC = "ocl_device_public"
-OTHER = "ocl_device_other"
-NARROW = "ocl_device_narrow"  # registered for todos only
-CONFIDENTIAL = "ocl_device_confidential"
+PUBLIC = "ocl_device_public_client"
+OTHER = "ocl_device_other_client"
+NARROW = "ocl_device_narrow_client"  # registered for todos only
+CONFIDENTIAL = "ocl_device_confidential_client"
 SECRET = "ocs_the-confidential-secret"
-
-
-def _client(client_id: str, scope: str | None = None, secret: str | None = None) -> Any:
-    return types.SimpleNamespace(
-        client_id=client_id,
-        client_name=f"Agent {client_id[-6:]}",
-        client_uri="https://agent.example/",
-        scope=scope,
-        client_secret=secret,
-    )
-
-
-CLIENTS = {
-    PUBLIC: _client(PUBLIC),
-    OTHER: _client(OTHER),
-    NARROW: _client(NARROW, scope="todos:r todos:rw"),
-    CONFIDENTIAL: _client(CONFIDENTIAL, secret=SECRET),
-}
-
-
-def _scopes_for_resource(issuer: str, resource: str) -> tuple[str, ...]:
-    """Stand-in for resource's ``audience.scopes_for_resource`` (a module's own scopes under /mcp/<module>)."""
-    module = resource.removeprefix(audience.canonical(issuer) + "/mcp/")
-    return (f"{module}:r", f"{module}:rw") if module in DOMAINS else SCOPES
 
 
 @pytest.fixture
 def oauth(monkeypatch) -> Iterator[None]:
-    """OAuth on (the issuer set), the stand-in client registry, and settings read afresh."""
+    """OAuth on (the issuer set), the test's clients registered, and settings read afresh."""
     monkeypatch.setenv("OAUTH_ISSUER_URL", ISSUER)
-    stand_in = types.ModuleType("agentmate.auth.oauth.clients")
-    stand_in.get_client = lambda db, oauth, client_id: CLIENTS.get(client_id)  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "agentmate.auth.oauth.clients", stand_in)
-    monkeypatch.setattr(sys.modules["agentmate.auth.oauth"], "clients", stand_in, raising=False)
-    if not hasattr(audience, "scopes_for_resource"):
-        monkeypatch.setattr(audience, "scopes_for_resource", _scopes_for_resource, raising=False)
+    for client_id in (PUBLIC, OTHER):
+        store_client(client_id, client_name=f"Agent {client_id}", client_uri="https://agent.example/")
+    store_client(
+        NARROW, scope="todos:r todos:rw", client_name="Agent narrow", client_uri="https://agent.example/"
+    )
+    store_client(CONFIDENTIAL, secret=SECRET, client_name="Agent confid", client_uri="https://agent.example/")
     get_auth_settings.cache_clear()
     get_oauth_settings.cache_clear()
     yield
@@ -467,7 +440,7 @@ def test_pending_by_user_code_shows_the_request_to_the_verification_page(http):
     assert request.user_code == auth["user_code"]
     assert (request.client_id, request.client_name, request.client_uri) == (
         PUBLIC,
-        CLIENTS[PUBLIC].client_name,
+        f"Agent {PUBLIC}",
         "https://agent.example/",
     )
     assert request.scopes == ("todos:r",) and request.resource == f"{ISSUER}/api"

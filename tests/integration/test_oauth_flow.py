@@ -3,13 +3,10 @@
 URI mismatch, an expired code, refresh rotation and replay, revocation, another resource, scope escalation, a
 token across tenants, a changed password, a deleted user, a suspended account — and a user's grants.
 
-The clients module (client ID metadata documents, dynamic registration) is another helper's; until it is merged
-the tests install a stand-in of its three functions here (``clients``)."""
+The client is stored as dynamic registration stores it (``oauth_helpers.store_client``)."""
 
 from __future__ import annotations
 
-import sys
-import types
 import uuid
 from typing import Any
 from uuid import UUID
@@ -28,6 +25,7 @@ from oauth_helpers import (
     query,
     refresh,
     request_id,
+    store_client,
     tokens_for,
 )
 
@@ -38,32 +36,13 @@ from agentmate.core.db import get_database
 from agentmate.core.errors import NotFound, Unauthorized, ValidationFailed
 from agentmate.core.scopes import SCOPES
 
-CLIENT_ID = "https://client.example/oauth/metadata.json"
+CLIENT_ID = "ocl_flow_test_client_public"
 
 
 @pytest.fixture
-def clients(monkeypatch) -> dict[str, Any]:
-    """A stand-in for ``auth.oauth.clients`` (the clients helper's module): an in-memory registry."""
-    from mcp.shared.auth import OAuthClientInformationFull
-
-    import agentmate.auth.oauth as oauth_package
-
-    registry: dict[str, Any] = {
-        CLIENT_ID: OAuthClientInformationFull(
-            client_id=CLIENT_ID,
-            redirect_uris=[REDIRECT_URI],
-            token_endpoint_auth_method="none",
-            client_name="Test Agent",
-            client_uri="https://client.example/",
-        )
-    }
-    module = types.ModuleType("agentmate.auth.oauth.clients")
-    module.get_client = lambda db, oauth, client_id: registry.get(client_id)  # type: ignore[attr-defined]
-    module.save_registered_client = lambda db, info: registry.__setitem__(info.client_id, info)  # type: ignore[attr-defined]
-    module.check_registration_allowed = lambda db, oauth, address: None  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "agentmate.auth.oauth.clients", module)
-    monkeypatch.setattr(oauth_package, "clients", module, raising=False)
-    return registry
+def clients() -> str:
+    """The test's public client, registered (real ``oauth_clients`` row)."""
+    return store_client(CLIENT_ID)
 
 
 @pytest.fixture
@@ -406,11 +385,50 @@ def test_dynamic_registration_then_the_code_flow(client, oauth_on, account, clie
     )
     assert r.status_code == 201, r.text
     client_id = r.json()["client_id"]
-    assert client_id in clients
+    assert client_id.startswith("ocl_") and client_id != clients
     body = tokens_for(client, account, client_id, scope="notes:r")
     assert body["scope"] == "notes:r"
     bad = client.post("/api/oauth/register", json={"redirect_uris": ["not a url"]})
     assert bad.status_code == 400 and bad.json()["error"] == "invalid_client_metadata"
+
+
+def test_a_confidential_client_proves_its_secret_at_the_token_and_revocation_endpoints(
+    client, oauth_on, account
+):
+    # Given a client registered for client_secret_basic (the server keeps only the secret's hash)
+    r = client.post(
+        "/api/oauth/register",
+        json={"redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "client_secret_basic"},
+    )
+    assert r.status_code == 201, r.text
+    client_id, secret = r.json()["client_id"], r.json()["client_secret"]
+    assert secret.startswith("ocs_")
+    verifier, challenge = pkce_pair()
+    back = approve(account, request_id(authorize(client, client_id, challenge).headers["location"]))
+    code = query(back)["code"]
+    form = {
+        "grant_type": "authorization_code",
+        "client_id": client_id,
+        "code": code,
+        "code_verifier": verifier,
+        "redirect_uri": REDIRECT_URI,
+    }
+    # When it exchanges the code without its secret, or with a wrong one, it is refused (the code stays unused)
+    assert client.post("/api/oauth/token", data=form).status_code == 401
+    wrong = client.post("/api/oauth/token", data=form, auth=(client_id, secret + "x"))
+    assert wrong.status_code == 401 and wrong.json()["error"] == "invalid_client"
+    # Then with the secret in HTTP Basic it gets its tokens
+    ok = client.post("/api/oauth/token", data=form, auth=(client_id, secret))
+    assert ok.status_code == 200, ok.text
+    # And revoking needs the secret too: without it the token stays valid
+    token = ok.json()["access_token"]
+    assert client.post("/api/oauth/revoke", data={"token": token, "client_id": client_id}).status_code == 401
+    assert client.get("/api/todos", headers=bearer(token)).status_code == 200
+    revoked = client.post(
+        "/api/oauth/revoke", data={"token": token, "client_id": client_id}, auth=(client_id, secret)
+    )
+    assert revoked.status_code == 200
+    assert client.get("/api/todos", headers=bearer(token)).status_code == 401
 
 
 def test_malformed_token_requests_are_oauth_errors_never_500(client, oauth_on):

@@ -116,7 +116,9 @@ def _oauth_refusal(row: repo.OAuthTokenRow | None, resource: str | None) -> str 
         return "access token revoked (password changed or signed out everywhere): authorize again"
     if row.expired:
         return "access token expired: use the refresh token at the token endpoint"
-    if resource is not None and not audience.covers(row.resource, audience.canonical(resource)):
+    if resource is None:  # a caller that cannot say which resource it serves never accepts an access token
+        return "OAuth access tokens are not accepted here (OAuth is not enabled on this deployment)"
+    if not audience.covers(row.resource, audience.canonical(resource)):
         return f"access token issued for another resource ({row.resource}); this is {audience.canonical(resource)}"
     return None
 

@@ -16,11 +16,14 @@ A client that declares no ``scope`` may ask for any of the product's scopes (``c
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hmac
 import json
 import logging
 import secrets
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote_plus
 
 from agentmate.auth import throttle
 from agentmate.auth.oauth import cimd
@@ -76,6 +79,33 @@ def get_client(db: Database, oauth: OAuthSettings, client_id: str) -> OAuthClien
     return _with_default_scope(
         OAuthClientInformationFull.model_validate({**row.metadata, "client_id": row.client_id})
     )
+
+
+def presented_secret(authorization: str, form_client_id: str, form_secret: object) -> str | None:
+    """The secret a client sent: HTTP Basic for its own id (``client_secret_basic``, RFC 6749 §2.3.1: both parts
+    form-url-encoded), else the form's ``client_secret`` (``client_secret_post``); None when it sent neither."""
+    if authorization[:6].lower() == "basic ":
+        try:
+            decoded = base64.b64decode(authorization[6:].strip(), validate=True).decode()
+        except (binascii.Error, UnicodeDecodeError):
+            return None
+        basic_id, sep, secret = decoded.partition(":")
+        return unquote_plus(secret) if sep and unquote_plus(basic_id) == form_client_id else None
+    return form_secret if isinstance(form_secret, str) and form_secret else None
+
+
+def authenticate_client(
+    db: Database, oauth: OAuthSettings, client_id: str, secret: str | None
+) -> OAuthClientInformationFull | None:
+    """The client, once it proved who it is: a public client (``token_endpoint_auth_method`` "none", every
+    metadata-document client) by its id; a confidential one by its secret, checked against the stored hash. None
+    for an unknown client, or a confidential one whose secret is missing or wrong."""
+    client = get_client(db, oauth, client_id)
+    if client is None:
+        return None
+    if client.token_endpoint_auth_method in (None, "none"):
+        return client
+    return client if secret is not None and verify_client_secret(db, client_id, secret) else None
 
 
 def verify_client_secret(db: Database, client_id: str, client_secret: str) -> bool:

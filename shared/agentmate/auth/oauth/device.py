@@ -138,7 +138,7 @@ def requested_scopes(
 ) -> tuple[str, ...]:
     """The scopes asked for: the resource's (narrowed to the client's registered ``scope``) when ``scope`` is
     absent; otherwise the named ones, each one of the 17, kept where the resource offers them."""
-    offered = tuple(audience.scopes_for_resource(issuer, resource))  # type: ignore[attr-defined, unused-ignore]
+    offered = tuple(audience.scopes_for_resource(issuer, resource))
     registered = set(client_scope.split()) if client_scope else None
     asked = list(dict.fromkeys(scope.split())) if scope and scope.strip() else None
     if asked is not None:

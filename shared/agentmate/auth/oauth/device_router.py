@@ -8,11 +8,8 @@ Imported at the auth function's start (cold start): FastAPI, pydantic and light 
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hmac
 from typing import Annotated, Any
-from urllib.parse import parse_qs, unquote
+from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
@@ -157,27 +154,6 @@ def _parse_form(content_type: str, body: bytes | None) -> dict[str, str] | JSONR
     return form
 
 
-def _basic_credentials(request: Request) -> tuple[str, str] | None:
-    header = request.headers.get("authorization", "")
-    if header[:6].lower() != "basic ":
-        return None
-    try:
-        client_id, _, secret = base64.b64decode(header[6:].strip(), validate=True).decode().partition(":")
-    except (binascii.Error, UnicodeDecodeError):
-        return None
-    return unquote(client_id), unquote(secret)
-
-
-def _client_authenticated(request: Request, form: dict[str, str], client: Any) -> bool:
-    """A public client needs nothing more; a confidential one its secret (post or HTTP Basic, RFC 6749 §2.3.1)."""
-    expected = getattr(client, "client_secret", None)
-    if not expected:
-        return True
-    basic = _basic_credentials(request)
-    sent = basic[1] if basic and basic[0] == form["client_id"] else form.get("client_secret", "")
-    return hmac.compare_digest(sent.encode(), str(expected).encode())
-
-
 @router.post(
     "/device_authorization",
     response_model=DeviceAuthorizationResponse,
@@ -197,15 +173,18 @@ def device_authorization(request: Request, body: FormBody, db: DbDep, settings: 
     form = _parse_form(request.headers.get("content-type", ""), body)
     if isinstance(form, JSONResponse):
         return form
-    from agentmate.auth.oauth import (  # type: ignore[attr-defined, unused-ignore]  # clients: until merged
+    from agentmate.auth.oauth import (
         clients,
         device,
     )
     from agentmate.auth.oauth.settings import get_oauth_settings
 
     oauth = get_oauth_settings()
-    client = clients.get_client(db, oauth, form["client_id"])
-    if client is None or not _client_authenticated(request, form, client):
+    secret = clients.presented_secret(
+        request.headers.get("authorization", ""), form["client_id"], form.get("client_secret")
+    )
+    client = clients.authenticate_client(db, oauth, form["client_id"], secret)
+    if client is None:
         return _oauth_error("invalid_client", "unknown client_id, or the client's secret is wrong", 401)
     try:
         out = device.start_authorization(

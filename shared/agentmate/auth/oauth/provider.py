@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import anyio.to_thread
+from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
 from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
@@ -23,6 +24,7 @@ from mcp.server.auth.provider import (
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl
+from starlette.requests import Request
 
 from agentmate.auth import audience
 from agentmate.auth.oauth import service
@@ -38,24 +40,16 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def find_client(db: Database, oauth: OAuthSettings, client_id: str) -> OAuthClientInformationFull | None:
     """The client: its metadata document (an https client_id) or its dynamic registration (clients helper)."""
-    from agentmate.auth.oauth import clients  # type: ignore[attr-defined, unused-ignore]
+    from agentmate.auth.oauth import clients
 
     found: OAuthClientInformationFull | None = clients.get_client(db, oauth, client_id)
     return found
 
 
 def save_client(db: Database, info: OAuthClientInformationFull) -> None:
-    from agentmate.auth.oauth import clients  # type: ignore[attr-defined, unused-ignore]
+    from agentmate.auth.oauth import clients
 
     clients.save_registered_client(db, info)
-
-
-def scopes_for_resource(issuer: str, resource: str) -> tuple[str, ...]:
-    """The scopes a resource offers (the resource helper's ``audience.scopes_for_resource``, once merged)."""
-    offered = getattr(audience, "scopes_for_resource", None)
-    if offered is not None:
-        return tuple(offered(issuer, resource))
-    return tuple(scope_rules.SCOPES)  # fallback until audience.scopes_for_resource is merged: every scope
 
 
 def bound_resource(issuer: str, requested: str | None) -> str:
@@ -68,7 +62,7 @@ def bound_resource(issuer: str, requested: str | None) -> str:
 
 def requested_scopes(issuer: str, resource: str, asked: list[str] | None) -> list[str]:
     """What a client asked for, intersected with what the resource offers; nothing asked = all it offers."""
-    offered = scopes_for_resource(issuer, resource)
+    offered = audience.scopes_for_resource(issuer, resource)
     if not asked:
         return list(offered)
     unknown = [s for s in asked if s not in scope_rules.SCOPES]
@@ -78,6 +72,35 @@ def requested_scopes(issuer: str, resource: str, asked: list[str] | None) -> lis
     if not chosen:
         raise AuthorizeError("invalid_scope", f"none of the scopes asked for is offered by {resource}")
     return chosen
+
+
+class HashedSecretAuthenticator(ClientAuthenticator):
+    """Client authentication at the token and revocation endpoints. The SDK's compares a stored plaintext secret;
+    we store only its hash (``clients.authenticate_client``), so a confidential client's secret is checked here."""
+
+    def __init__(self, provider: Provider) -> None:
+        super().__init__(provider)
+        self.db = provider.db
+        self.oauth = provider.oauth
+
+    async def authenticate_request(self, request: Request) -> OAuthClientInformationFull:
+        from agentmate.auth.oauth import clients
+
+        form = await request.form()
+        client_id = form.get("client_id")
+        if not isinstance(client_id, str) or not client_id:
+            raise AuthenticationError("Missing client_id")
+        secret = clients.presented_secret(
+            request.headers.get("authorization", ""), client_id, form.get("client_secret")
+        )
+        client = await anyio.to_thread.run_sync(
+            clients.authenticate_client, self.db, self.oauth, client_id, secret
+        )
+        if client is None:
+            raise AuthenticationError("unknown client_id, or the client's secret is missing or wrong")
+        if client.scope is None:
+            client = client.model_copy(update={"scope": " ".join(scope_rules.SCOPES)})
+        return client
 
 
 class Provider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshToken, AccessToken]):

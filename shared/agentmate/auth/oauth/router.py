@@ -177,24 +177,33 @@ async def token(request: Request, db: DbDep, settings: AuthSettingsDep) -> Respo
         return refused
     form = await request.form()
     if form.get("grant_type") == metadata.DEVICE_GRANT:
-        return await _device_token(db, form.get("client_id"), form.get("device_code"))
+        return await _device_token(request, db, settings, form.get("device_code"))
     from mcp.server.auth.handlers.token import TokenHandler
-    from mcp.server.auth.middleware.client_auth import ClientAuthenticator
+
+    from agentmate.auth.oauth.provider import HashedSecretAuthenticator
 
     provider = _provider(db, settings)
-    response: Response = await TokenHandler(provider, ClientAuthenticator(provider)).handle(request)
+    response: Response = await TokenHandler(provider, HashedSecretAuthenticator(provider)).handle(request)
     return response
 
 
-async def _device_token(db: Database, client_id: object, device_code: object) -> Response:
+async def _device_token(
+    request: Request, db: Database, settings: AuthSettings, device_code: object
+) -> Response:
+    """RFC 8628 §3.4: the client authenticates as at any token request (a public client by its id)."""
     import anyio.to_thread
+    from mcp.server.auth.middleware.client_auth import AuthenticationError
 
-    from agentmate.auth.oauth import device  # type: ignore[attr-defined, unused-ignore]
+    from agentmate.auth.oauth import device
+    from agentmate.auth.oauth.provider import HashedSecretAuthenticator
 
-    if not isinstance(client_id, str) or not client_id:
-        return oauth_error("invalid_request", "client_id is required")
     if not isinstance(device_code, str) or not device_code:
         return oauth_error("invalid_request", "device_code is required")
+    try:
+        client = await HashedSecretAuthenticator(_provider(db, settings)).authenticate_request(request)
+    except AuthenticationError as exc:
+        return oauth_error("invalid_client", exc.message, 401)
+    client_id = client.client_id or ""
     oauth = get_oauth_settings()
     body: dict[str, object] = await anyio.to_thread.run_sync(
         lambda: device.exchange_device_code(db, oauth, client_id=client_id, device_code=device_code)
@@ -220,12 +229,13 @@ async def revoke(request: Request, db: DbDep, settings: AuthSettingsDep) -> Resp
     if not isinstance(token_value, str) or not token_value:
         return oauth_error("invalid_request", "token is required")
     import anyio.to_thread
-    from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
+    from mcp.server.auth.middleware.client_auth import AuthenticationError
 
     from agentmate.auth.oauth import service
+    from agentmate.auth.oauth.provider import HashedSecretAuthenticator
 
     try:
-        client = await ClientAuthenticator(_provider(db, settings)).authenticate_request(request)
+        client = await HashedSecretAuthenticator(_provider(db, settings)).authenticate_request(request)
     except AuthenticationError as exc:
         return oauth_error("invalid_client", exc.message, 401)
     row = await anyio.to_thread.run_sync(service.load_token, db, token_value)
@@ -258,7 +268,7 @@ async def register(
     from mcp.server.auth.handlers.register import RegistrationHandler
     from mcp.server.auth.settings import ClientRegistrationOptions
 
-    from agentmate.auth.oauth import clients  # type: ignore[attr-defined, unused-ignore]
+    from agentmate.auth.oauth import clients
     from agentmate.core.scopes import SCOPES
 
     oauth = get_oauth_settings()
