@@ -6,7 +6,15 @@ functions/<group>/app.py of each group, and the MCP registry with the /api/healt
 """
 
 ROUTE_GROUPS: dict[str, tuple[str, ...]] = {
-    "functions.auth.app": ("/api/auth", "/api/health", "/api/schema", "/api/tags"),
+    "functions.auth.app": (
+        "/api/auth",
+        "/api/oauth",
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/oauth-protected-resource",
+        "/api/health",
+        "/api/schema",
+        "/api/tags",
+    ),
     "functions.todos.app": ("/api/todos",),
     "functions.notes.app": ("/api/notes",),
     "functions.reports.app": ("/api/reports",),

@@ -83,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     started = False
     try:
         started = prepare_environment()
+        # The OAuth issuer is this server's own base URL unless one is given (e.g. behind a tunnel).
+        os.environ.setdefault("OAUTH_ISSUER_URL", f"http://{args.host}:{args.port}")
 
         import uvicorn
 

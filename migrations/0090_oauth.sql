@@ -44,8 +44,9 @@ CREATE TABLE oauth_grants (
 CREATE INDEX oauth_grants_account_idx ON oauth_grants (account_id, created_at DESC);
 SELECT enable_tenant_rls('oauth_grants');
 
--- An authorization code. Not a tenant row: the token endpoint looks it up by hash before any tenant is known.
--- grant_id is set at the exchange; a second exchange of the same code revokes that grant (RFC 6749 §4.1.2).
+-- An authorization code: a tenant row (the consenting user's), which the token endpoint finds by hash before it
+-- knows the tenant through auth_oauth_code (SECURITY DEFINER). grant_id is set at the exchange; a second exchange
+-- of the same code revokes that grant (RFC 6749 §4.1.2).
 CREATE TABLE oauth_codes (
     code_hash text PRIMARY KEY,
     request_id uuid NOT NULL,
@@ -67,7 +68,7 @@ CREATE TABLE oauth_codes (
     CONSTRAINT oauth_codes_scopes_check CHECK (cardinality(scopes) > 0)
 );
 CREATE INDEX oauth_codes_expires_idx ON oauth_codes (expires_at);
-GRANT SELECT, INSERT, UPDATE, DELETE ON oauth_codes TO agentmate_app;
+SELECT enable_tenant_rls('oauth_codes');
 
 -- Access and refresh tokens of a grant. A refresh token's used_at records its rotation: a second use is a replay
 -- and revokes the whole grant.
@@ -112,6 +113,19 @@ BEGIN
 END
 $$;
 
+-- The token endpoint's lookup of a code before the tenant is known (the exchange then locks it in the tenant's
+-- transaction).
+CREATE FUNCTION auth_oauth_code(p_code_hash text)
+    RETURNS TABLE (code_hash text, account_id uuid, user_id uuid, client_id text, client_name text,
+                   client_uri text, redirect_uri text, code_challenge text, scopes text[], resource text,
+                   expires_at timestamptz, used boolean, grant_id uuid)
+    LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp
+AS $$
+    SELECT c.code_hash, c.account_id, c.user_id, c.client_id, c.client_name, c.client_uri, c.redirect_uri,
+           c.code_challenge, c.scopes, c.resource, c.expires_at, c.used_at IS NOT NULL, c.grant_id
+    FROM oauth_codes c WHERE c.code_hash = p_code_hash
+$$;
+
 -- Stamp a grant's last_used_at at most once a minute (the condition is on the row, as auth_touch_api_key's).
 CREATE FUNCTION auth_oauth_touch_grant(p_grant_id uuid)
     RETURNS void
@@ -121,5 +135,6 @@ AS $$
     WHERE id = p_grant_id AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
 $$;
 
-REVOKE EXECUTE ON FUNCTION auth_oauth_token(text), auth_oauth_touch_grant(uuid) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION auth_oauth_token(text), auth_oauth_touch_grant(uuid) TO agentmate_app;
+REVOKE EXECUTE ON FUNCTION auth_oauth_token(text), auth_oauth_code(text), auth_oauth_touch_grant(uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION auth_oauth_token(text), auth_oauth_code(text), auth_oauth_touch_grant(uuid)
+    TO agentmate_app;

@@ -1,10 +1,12 @@
-"""Auth route group: register, login, me, API keys; the public health and schema endpoints; the tag roster."""
+"""Auth route group: register, login, me, API keys, OAuth grants; the OAuth authorization server (metadata,
+authorize, token, revoke, register); the public health and schema endpoints; the tag roster."""
 
 from agentmate.api.app import build_app
 from agentmate.api.lambda_handler import make_handler
+from agentmate.auth.oauth.router import router as oauth_router
 from agentmate.auth.router import router as auth_router
 from agentmate.system.router import router as system_router
 from agentmate.tags.router import router as tags_router
 
-app = build_app([auth_router, system_router, tags_router])
+app = build_app([auth_router, oauth_router, system_router, tags_router])
 handler = make_handler(app)

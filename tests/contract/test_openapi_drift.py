@@ -95,6 +95,13 @@ def test_public_and_authenticated_operations_declare_their_security():
         "GET /api/guide",
         "GET /api/llms.txt",
         "GET /api/docs/{name}",
+        # OAuth (issue 24): clients authenticate the OAuth way (client_id, PKCE, a client secret in the form)
+        "GET /.well-known/oauth-authorization-server",
+        "GET /api/oauth/authorize",
+        "POST /api/oauth/authorize",
+        "POST /api/oauth/token",
+        "POST /api/oauth/revoke",
+        "POST /api/oauth/register",
     }
     todo = doc["paths"]["/api/todos"]
     assert todo["get"]["x-required-scopes"] == ["todos:r"] and todo["post"]["x-required-scopes"] == [

@@ -223,6 +223,15 @@ EXTENSIONS: dict[tuple[str, str], str | tuple[str, ...]] = {
     # the tag roster (issue 23; prior-art §2's GET /api/tags): any credential; module=all lists the modules the key
     # may read and names the scope of the others; one module needs that module's read scope (below)
     ("GET", "/api/tags"): AUTHENTICATED,
+    # OAuth (issue 24): the authorization server's endpoints authenticate clients their own way (OAuth's), and a
+    # user's grants are managed like API keys
+    ("GET", "/api/oauth/authorize"): PUBLIC,
+    ("POST", "/api/oauth/authorize"): PUBLIC,
+    ("POST", "/api/oauth/token"): PUBLIC,
+    ("POST", "/api/oauth/revoke"): PUBLIC,
+    ("POST", "/api/oauth/register"): PUBLIC,
+    ("GET", "/api/auth/grants"): "manage_keys",
+    ("DELETE", "/api/auth/grants/{}"): "manage_keys",
 }
 
 # Routes whose scope depends on a query parameter's value (the operation declares them as

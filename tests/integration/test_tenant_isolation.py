@@ -602,6 +602,31 @@ def seed_apikeys(client, h, marker, secret):
     }
 
 
+def seed_grants(client, h, marker, secret):
+    """An OAuth grant of the account's user (issued by the service, as the token endpoint does)."""
+    from uuid import UUID
+
+    from agentmate.auth.oauth import service
+    from agentmate.auth.oauth.settings import get_oauth_settings
+    from agentmate.core.db import get_database
+
+    me = _ok(client.get("/api/auth/me", headers=h))
+    db = get_database()
+    service.issue_grant(
+        db,
+        get_oauth_settings(),
+        account_id=UUID(me["account_id"]),
+        user_id=UUID(me["user_id"]),
+        client_id=f"https://{marker}.example/client.json",
+        client_name=f"{marker} {secret}",
+        client_uri=None,
+        scopes=["todos:r"],
+        resource="http://127.0.0.1:26001/api",
+    )
+    page = _ok(client.get("/api/auth/grants", headers=h))
+    return {"id": next(g["id"] for g in page["items"] if g["client_name"] == f"{marker} {secret}")}
+
+
 def seed_resolutions(client, h, marker, secret):
     """K4: a knowledge package, a skill whose contract matches it, a discovery and a recorded run (one key
     holds every scope these need)."""
@@ -1160,10 +1185,27 @@ DOMAINS: list[Domain] = [
         writes=[Probe("DELETE", "/api/auth/apikeys/{v.id}")],
         listings=[Probe("GET", "/api/auth/apikeys", own_visible=True)],
     ),
+    Domain(
+        "oauth grants",
+        "/api/auth",
+        "manage_keys",
+        seed_grants,
+        _row("oauth_grants"),
+        writes=[Probe("DELETE", "/api/auth/grants/{v.id}")],
+        listings=[Probe("GET", "/api/auth/grants", own_visible=True)],
+    ),
 ]
 
 # Route groups that own no tenant rows of their own (public discovery, operator repair).
-NO_TENANT_ROWS = {"/api/health", "/api/schema", "/api/admin"}
+NO_TENANT_ROWS = {
+    "/api/health",
+    "/api/schema",
+    "/api/admin",
+    # the OAuth endpoints act on a client's tokens and codes, found by their hash (tests/integration/test_oauth_*)
+    "/api/oauth",
+    "/.well-known/oauth-authorization-server",
+    "/.well-known/oauth-protected-resource",
+}
 # Routes whose path parameter names a public document, not a tenant row.
 PUBLIC_DOCUMENTS = {"GET /api/docs/{name}"}
 

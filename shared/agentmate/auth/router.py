@@ -23,6 +23,7 @@ from agentmate.auth.schemas import (
     ApiKeyCreate,
     ApiKeyCreated,
     Credentials,
+    Grant,
     Me,
     PasswordChange,
     Registered,
@@ -131,4 +132,23 @@ def list_api_keys(principal: KeyManager, db: DbDep, page: PageDep) -> Page[ApiKe
 def delete_api_key(key_id: UUID, principal: KeyManager, db: DbDep) -> Response:
     """Delete an API key; 404 if it does not exist in this account."""
     service.delete_api_key(db, principal, key_id)
+    return Response(status_code=204)
+
+
+@router.get("/grants", response_model=Page[Grant])
+def list_grants(principal: KeyManager, db: DbDep, page: PageDep) -> Page[Grant]:
+    """The OAuth clients the caller authorised (its live grants), newest first. API-key callers need
+    `manage_keys`."""
+    from agentmate.auth.oauth import service as oauth_service
+
+    return oauth_service.list_grants(db, principal, page)
+
+
+@router.delete("/grants/{grant_id}", status_code=204, response_class=Response)
+def revoke_grant(grant_id: UUID, principal: KeyManager, db: DbDep) -> Response:
+    """Revoke an OAuth grant: every access and refresh token of it is refused at once; 404 if it is not one of
+    the caller's."""
+    from agentmate.auth.oauth import service as oauth_service
+
+    oauth_service.revoke_grant(db, principal, grant_id)
     return Response(status_code=204)

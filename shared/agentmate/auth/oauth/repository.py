@@ -1,7 +1,7 @@
 """SQL for the authorization server: pending requests, codes, grants and tokens (migrations/0090_oauth.sql).
 
-Requests and codes are not tenant rows (no user, or no tenant transaction, exists when they are looked up);
-grants and tokens are. A token is found before its tenant through ``auth_oauth_token`` (SECURITY DEFINER), in
+Requests are not tenant rows (no user is known when they are made); codes, grants and tokens are, and a code is
+found before its tenant through ``auth_oauth_code`` (SECURITY DEFINER). A token is found before its tenant through ``auth_oauth_token`` (SECURITY DEFINER), in
 ``auth.repository`` beside the API-key lookup: request authentication reads it there on every request.
 """
 
@@ -43,6 +43,18 @@ class CodeRow(NamedTuple):
     expires_at: datetime
     used: bool
     grant_id: UUID | None
+
+
+class NewGrant(NamedTuple):
+    """A grant about to be issued: who authorised which client, for what."""
+
+    account_id: UUID
+    user_id: UUID
+    client_id: str
+    client_name: str | None
+    client_uri: str | None
+    scopes: list[str]
+    resource: str
 
 
 class GrantRow(NamedTuple):
@@ -167,9 +179,10 @@ _CODE_COLUMNS = (
 
 
 def code_by_hash(conn: Conn, code_hash: str) -> CodeRow | None:
+    """The code, before its tenant is known."""
     return (
         conn.cursor(row_factory=class_row(CodeRow))
-        .execute(f"SELECT {_CODE_COLUMNS} FROM oauth_codes WHERE code_hash = %(h)s", {"h": code_hash})
+        .execute(f"SELECT {', '.join(CodeRow._fields)} FROM auth_oauth_code(%(h)s)", {"h": code_hash})
         .fetchone()
     )
 
@@ -205,34 +218,14 @@ def user_epoch(conn: Conn, user_id: UUID) -> int | None:
     return row["credentials_epoch"] if row else None
 
 
-def insert_grant(
-    conn: Conn,
-    *,
-    account_id: UUID,
-    user_id: UUID,
-    client_id: str,
-    client_name: str | None,
-    client_uri: str | None,
-    scopes: list[str],
-    resource: str,
-    credentials_epoch: int,
-) -> UUID:
+def insert_grant(conn: Conn, grant: NewGrant, *, credentials_epoch: int) -> UUID:
     row = conn.execute(
         """INSERT INTO oauth_grants (account_id, user_id, client_id, client_name, client_uri, scopes, resource,
                                      credentials_epoch)
            VALUES (%(account_id)s, %(user_id)s, %(client_id)s, %(client_name)s, %(client_uri)s, %(scopes)s,
                    %(resource)s, %(credentials_epoch)s)
            RETURNING id""",
-        {
-            "account_id": account_id,
-            "user_id": user_id,
-            "client_id": client_id,
-            "client_name": client_name,
-            "client_uri": client_uri,
-            "scopes": scopes,
-            "resource": resource,
-            "credentials_epoch": credentials_epoch,
-        },
+        {**grant._asdict(), "credentials_epoch": credentials_epoch},
     ).fetchone()
     assert row is not None
     return UUID(str(row["id"]))

@@ -99,51 +99,21 @@ def issue_grant(
 ) -> TokenSet:
     """A new grant (token family) with an access and a refresh token. Refused (Unauthorized) when the user no
     longer exists or its account is suspended."""
+    grant = repo.NewGrant(account_id, user_id, client_id, client_name, client_uri, list(scopes), resource)
     with db.tenant(account_id) as conn:
-        _, token_set = _new_grant(
-            conn,
-            oauth,
-            account_id=account_id,
-            user_id=user_id,
-            client_id=client_id,
-            client_name=client_name,
-            client_uri=client_uri,
-            scopes=list(scopes),
-            resource=resource,
-        )
+        _, token_set = _new_grant(conn, oauth, grant)
     count("OAuthGrantIssued")
     return token_set
 
 
-def _new_grant(
-    conn: Conn,
-    oauth: OAuthSettings,
-    *,
-    account_id: UUID,
-    user_id: UUID,
-    client_id: str,
-    client_name: str | None,
-    client_uri: str | None,
-    scopes: list[str],
-    resource: str,
-) -> tuple[UUID, TokenSet]:
-    if not scopes:
+def _new_grant(conn: Conn, oauth: OAuthSettings, grant: repo.NewGrant) -> tuple[UUID, TokenSet]:
+    if not grant.scopes:
         raise invalid("scopes", "at least one scope must be granted")
-    epoch = repo.user_epoch(conn, user_id)
+    epoch = repo.user_epoch(conn, grant.user_id)
     if epoch is None:
         raise Unauthorized("the user no longer exists or its account is suspended")
-    grant_id = repo.insert_grant(
-        conn,
-        account_id=account_id,
-        user_id=user_id,
-        client_id=client_id,
-        client_name=client_name,
-        client_uri=client_uri,
-        scopes=scopes,
-        resource=resource,
-        credentials_epoch=epoch,
-    )
-    return grant_id, _mint(conn, oauth, grant_id, account_id, tuple(scopes))
+    grant_id = repo.insert_grant(conn, grant, credentials_epoch=epoch)
+    return grant_id, _mint(conn, oauth, grant_id, grant.account_id, tuple(grant.scopes))
 
 
 def _mint(
@@ -226,7 +196,7 @@ def approve_request(
     """The user consented to ``scopes`` (a non-empty subset of what was asked): mint a code and return the
     client's redirect URL with ``code``, ``state`` and ``iss``. NotFound when the request expired or was used."""
     chosen = list(dict.fromkeys(scopes))
-    with db.transaction() as conn:
+    with db.tenant(account_id) as conn:  # the code is the user's tenant row
         row = repo.pending_request(conn, request_id)
         if row is None:
             raise NotFound("authorization request (expired or already answered: start again from the client)")
@@ -274,7 +244,7 @@ def deny_request(db: Database, auth: AuthSettings, request_id: UUID) -> str:
 def load_code(db: Database, code: str) -> repo.CodeRow | None:
     """An unused code; a used one is a replay: the grant its first exchange created is revoked and None is
     returned (so is it for an unknown code)."""
-    if not code.startswith(tokens.CODE_PREFIX):
+    if not code.startswith(tokens.CODE_PREFIX) or "\x00" in code:
         return None
     with db.single_statement() as conn:
         row = repo.code_by_hash(conn, tokens.hash_token(code))
@@ -296,17 +266,16 @@ def exchange_code(db: Database, oauth: OAuthSettings, code: str, client_id: str)
         if row is None or row.used or row.expires_at <= datetime.now(UTC):
             row = None
         else:
-            grant_id, token_set = _new_grant(
-                conn,
-                oauth,
-                account_id=row.account_id,
-                user_id=row.user_id,
-                client_id=row.client_id,
-                client_name=row.client_name,
-                client_uri=row.client_uri,
-                scopes=list(row.scopes),
-                resource=row.resource,
+            grant = repo.NewGrant(
+                row.account_id,
+                row.user_id,
+                row.client_id,
+                row.client_name,
+                row.client_uri,
+                list(row.scopes),
+                row.resource,
             )
+            grant_id, token_set = _new_grant(conn, oauth, grant)
             repo.mark_code_used(conn, code_hash, grant_id)
     if row is None:  # a concurrent exchange won: this one is a replay
         load_code(db, code)
@@ -317,7 +286,7 @@ def exchange_code(db: Database, oauth: OAuthSettings, code: str, client_id: str)
 
 def load_token(db: Database, token: str) -> auth_repo.OAuthTokenRow | None:
     """An access or refresh token with its grant (whatever its state), or None."""
-    if not token.startswith((tokens.ACCESS_PREFIX, tokens.REFRESH_PREFIX)):
+    if not token.startswith((tokens.ACCESS_PREFIX, tokens.REFRESH_PREFIX)) or "\x00" in token:
         return None
     with db.single_statement() as conn:
         return auth_repo.oauth_token_by_hash(conn, tokens.hash_token(token))
