@@ -97,6 +97,10 @@ def test_public_and_authenticated_operations_declare_their_security():
         "GET /api/docs/{name}",
         # OAuth (issue 24): clients authenticate the OAuth way (client_id, PKCE, a client secret in the form)
         "GET /.well-known/oauth-authorization-server",
+        "GET /.well-known/oauth-protected-resource",
+        "GET /.well-known/oauth-protected-resource/api",
+        "GET /.well-known/oauth-protected-resource/mcp",
+        "GET /.well-known/oauth-protected-resource/mcp/{module}",
         "GET /api/oauth/authorize",
         "POST /api/oauth/authorize",
         "POST /api/oauth/token",
