@@ -86,27 +86,31 @@ def test_public_and_authenticated_operations_declare_their_security():
         for m, op in item.items()
         if m in openapi.HTTP_METHODS and op["security"] == []
     }
-    assert public == {
-        "POST /api/auth/register",
-        "POST /api/auth/login",
-        "GET /api/health",
-        "GET /api/schema",
-        "GET /api/openapi.json",
-        "GET /api/guide",
-        "GET /api/llms.txt",
-        "GET /api/docs/{name}",
-        # OAuth (issue 24): clients authenticate the OAuth way (client_id, PKCE, a client secret in the form)
-        "GET /.well-known/oauth-authorization-server",
-        "GET /.well-known/oauth-protected-resource",
-        "GET /.well-known/oauth-protected-resource/api",
-        "GET /.well-known/oauth-protected-resource/mcp",
-        "GET /.well-known/oauth-protected-resource/mcp/{module}",
-        "GET /api/oauth/authorize",
-        "POST /api/oauth/authorize",
-        "POST /api/oauth/token",
-        "POST /api/oauth/revoke",
-        "POST /api/oauth/register",
-    }
+    assert (
+        public
+        == {
+            "POST /api/auth/register",
+            "POST /api/auth/login",
+            "GET /api/health",
+            "GET /api/schema",
+            "GET /api/openapi.json",
+            "GET /api/guide",
+            "GET /api/llms.txt",
+            "GET /api/docs/{name}",
+            # OAuth (issue 24): clients authenticate the OAuth way (client_id, PKCE, a client secret in the form)
+            "GET /.well-known/oauth-authorization-server",
+            "GET /.well-known/oauth-protected-resource",
+            "GET /.well-known/oauth-protected-resource/api",
+            "GET /.well-known/oauth-protected-resource/mcp",
+            "GET /.well-known/oauth-protected-resource/mcp/{module}",
+            "GET /api/oauth/authorize",
+            "POST /api/oauth/authorize",
+            "POST /api/oauth/token",
+            "POST /api/oauth/revoke",
+            "POST /api/oauth/register",
+            "POST /api/oauth/device_authorization",  # RFC 8628 §3.1: the client authenticates in the form, if at all
+        }
+    )
     todo = doc["paths"]["/api/todos"]
     assert todo["get"]["x-required-scopes"] == ["todos:r"] and todo["post"]["x-required-scopes"] == [
         "todos:rw"

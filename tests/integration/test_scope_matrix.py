@@ -159,6 +159,10 @@ EXTENSIONS: dict[tuple[str, str], str | tuple[str, ...]] = {
     ("POST", "/api/auth/password"): USER_SESSION,
     ("POST", "/api/auth/logout-all"): USER_SESSION,
     ("DELETE", "/api/auth/account"): USER_SESSION,
+    # the OAuth device grant (issue 24, RFC 8628): a client asks without credentials; the signed-in user decides
+    ("POST", "/api/oauth/device_authorization"): PUBLIC,
+    ("POST", "/api/oauth/device/approve"): USER_SESSION,
+    ("POST", "/api/oauth/device/deny"): USER_SESSION,
     ("PATCH", "/api/notes/{}/append"): "notes:rw",  # note_append
     # reports / bookmarks / expenses: CRUD like todos (MCP report_*, bookmark_*, expense_* tools)
     ("POST", "/api/reports"): "reports:rw",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic_settings import BaseSettings
 
+from agentmate.auth.oauth.settings import OAuthSettings
 from agentmate.auth.settings import AuthSettings
 from agentmate.core.settings import DatabaseSettings, HttpSettings, RetrievalSettings
 from agentmate.jobs.settings import JobSettings
@@ -18,6 +19,7 @@ GROUPS: tuple[type[BaseSettings], ...] = (
     RetrievalSettings,
     HttpSettings,
     AuthSettings,
+    OAuthSettings,
     ModelSettings,
     JobSettings,
     PackageSettings,
@@ -100,6 +102,28 @@ BEFORE = {
 }
 
 
+# Read since, each by the issue that added it.
+ADDED = {
+    # issue 24: OAuth
+    "OAUTH_ISSUER_URL",
+    "OAUTH_ACCESS_TOKEN_TTL_S",
+    "OAUTH_REFRESH_TOKEN_TTL_S",
+    "OAUTH_CODE_TTL_S",
+    "OAUTH_REQUEST_TTL_S",
+    "OAUTH_DEVICE_CODE_TTL_S",
+    "OAUTH_DEVICE_INTERVAL_S",
+    "OAUTH_USER_CODE_FAILURES_PER_ADDRESS",
+    "OAUTH_USER_CODE_WINDOW_S",
+    "OAUTH_REGISTRATIONS_PER_ADDRESS",
+    "OAUTH_REGISTRATION_WINDOW_S",
+    "OAUTH_CIMD_ALLOWED_PRIVATE_NETWORKS",
+    "OAUTH_CIMD_CA_BUNDLE",
+    "OAUTH_CIMD_MAX_BYTES",
+    "OAUTH_CIMD_TIMEOUT_S",
+    "OAUTH_CIMD_CACHE_S",
+}
+
+
 def _env_names(group: type[BaseSettings]) -> set[str]:
     prefix = group.model_config.get("env_prefix", "")
     names = set()
@@ -114,9 +138,9 @@ def test_every_environment_variable_read_before_the_regrouping_is_still_read():
     assert BEFORE - read == set()
 
 
-def test_no_group_reads_a_new_environment_variable():
+def test_no_group_reads_an_environment_variable_nobody_listed():
     read = set().union(*(_env_names(g) for g in GROUPS))
-    assert read - BEFORE == set()
+    assert read - BEFORE == ADDED
 
 
 def test_the_compiler_and_the_reviewer_are_configured_in_one_group():

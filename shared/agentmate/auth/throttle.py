@@ -2,8 +2,9 @@
 
 Failed logins count in two buckets: (email, client address) and the client address alone — never the email
 alone, which would let anyone lock a known user out from their own address. Registrations count per client
-address. Buckets are hashed before they are stored (``auth_throttle`` holds no email or address in clear) and
-are not tenant rows: nobody is authenticated yet when they are read.
+address, and so do dynamic OAuth client registrations and wrong user codes of the OAuth device grant. Buckets
+are hashed before they are stored (``auth_throttle`` holds no email or address in clear) and are not tenant rows:
+nobody is authenticated yet when they are read.
 """
 
 from __future__ import annotations
@@ -49,6 +50,17 @@ def registration_bucket(settings: AuthSettings, address: str) -> Bucket:
         settings.registrations_per_address,
         settings.registration_window_s,
     )
+
+
+def oauth_registration_bucket(address: str, limit: int, window_s: int) -> Bucket:
+    """Dynamic OAuth client registrations (RFC 7591) per client address (``auth.oauth.clients``)."""
+    return Bucket(_bucket("oauth-register-address", address), limit, window_s)
+
+
+def user_code_bucket(address: str, *, limit: int, window_s: int) -> Bucket:
+    """Wrong user codes of the OAuth device grant (RFC 8628 §5.1) per client address; the limit and window are
+    the OAuth settings', which the device grant passes in."""
+    return Bucket(_bucket("user-code-address", address), limit, window_s)
 
 
 def check(db: Database, buckets: list[Bucket], what: str) -> None:

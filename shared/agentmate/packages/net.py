@@ -163,10 +163,12 @@ class SafeHttp:
         headers: dict[str, str] | None = None,
         content: bytes | Iterable[bytes] | None = None,
         auth: Callable[[str], dict[str, str]] | None = None,
+        max_redirects: int = _MAX_REDIRECTS,
     ) -> tuple[httpx.Response, str]:
-        """Send, following up to 5 redirects (GET only), each hop checked; returns the streaming final response
-        and its URL. ``auth(url)`` gives the credential headers for a URL (only called for a token's host)."""
-        for _ in range(_MAX_REDIRECTS + 1):
+        """Send, following up to ``max_redirects`` redirects (GET only), each hop checked; returns the streaming
+        final response and its URL. ``auth(url)`` gives the credential headers for a URL (only called for a
+        token's host)."""
+        for _ in range(max_redirects + 1):
             self.policy.check_url(url)
             hop_headers = dict(headers or {})
             if auth and self.token_for(url):
@@ -178,12 +180,16 @@ class SafeHttp:
             response = self._client.send(request, stream=True)
             if response.status_code in (301, 302, 303, 307, 308) and "location" in response.headers:
                 response.close()
+                if max_redirects == 0:
+                    raise Upstream(
+                        f"{urlsplit(url).hostname} answered with a redirect, which is not followed"
+                    )
                 if method != "GET":
                     raise Upstream(f"{urlsplit(url).hostname} redirected a {method} request")
                 url = urljoin(url, response.headers["location"])
                 continue
             return response, url
-        raise Upstream(f"more than {_MAX_REDIRECTS} redirects")
+        raise Upstream(f"more than {max_redirects} redirects")
 
 
 def read_capped(response: httpx.Response, cap: int, deadline: Deadline, what: str) -> Iterator[bytes]:

@@ -1,6 +1,8 @@
 """Where git sync may connect (SSRF policy); pure checks, no HTTP imported (registration uses it).
 
-URLs: an allowed scheme (https by default), no credentials, an allow-listed host and port. Addresses: every
+URLs: an allowed scheme (https by default), no credentials, an allow-listed host and port (or, with ``any_host``,
+any host and port: the OAuth client-metadata fetcher, which must reach whatever public host a client names; the
+address checks below then carry the whole defence). Addresses: every
 address a host resolves to must be public, unless it lies in a network the operator opted in
 (``allowed_private_networks``, e.g. a self-hosted GitLab's 10.1.0.0/16); link-local and cloud-metadata addresses
 are refused whatever the configuration says. ``resolve`` returns the single
@@ -65,12 +67,14 @@ def system_resolver(host: str, port: int) -> list[str]:
 @dataclass(frozen=True)
 class NetPolicy:
     """Where sync may connect. ``allowed_hosts`` entries: ``host`` (the scheme's default port only),
-    ``host:port`` or ``host:*``."""
+    ``host:port`` or ``host:*``. ``any_host`` skips the allow-list (any host, any port); the scheme and address
+    checks still apply."""
 
     allowed_hosts: tuple[str, ...] = ("github.com", "codeload.github.com", "gitlab.com")
     allowed_schemes: tuple[str, ...] = ("https",)
     allowed_private_networks: tuple[str, ...] = ()
     resolver: Resolver = field(default=system_resolver, compare=False)
+    any_host: bool = False
 
     @classmethod
     def from_settings(cls, settings: PackageSettings, resolver: Resolver | None = None) -> NetPolicy:
@@ -102,6 +106,8 @@ class NetPolicy:
         host = (parts.hostname or "").lower()
         if not host:
             return "has no host"
+        if self.any_host:
+            return None
         effective = port or _DEFAULT_PORTS[scheme]
         for entry in self.allowed_hosts:
             name, entry_port = _parse_entry(entry)
