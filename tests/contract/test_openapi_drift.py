@@ -99,12 +99,21 @@ def test_public_and_authenticated_operations_declare_their_security():
             "GET /api/docs/{name}",
             # OAuth (issue 24): clients authenticate the OAuth way (client_id, PKCE, a client secret in the form)
             "GET /.well-known/oauth-authorization-server",
+            "GET /.well-known/oauth-protected-resource",
+            "GET /.well-known/oauth-protected-resource/api",
+            "GET /.well-known/oauth-protected-resource/mcp",
+            "GET /.well-known/oauth-protected-resource/mcp/{module}",
             "GET /api/oauth/authorize",
             "POST /api/oauth/authorize",
             "POST /api/oauth/token",
             "POST /api/oauth/revoke",
             "POST /api/oauth/register",
             "POST /api/oauth/device_authorization",  # RFC 8628 §3.1: the client authenticates in the form, if at all
+            # The login, consent and device-verification pages (the user signs in on the form itself)
+            "GET /api/oauth/consent",
+            "POST /api/oauth/consent",
+            "GET /api/oauth/device",
+            "POST /api/oauth/device",
         }
     )
     todo = doc["paths"]["/api/todos"]

@@ -87,6 +87,15 @@ async def test_a_401_names_the_endpoints_metadata_and_scopes_beside_the_api_key(
     )
     error = r.json()["error"]
     assert error["code"] == -32001 and error["data"]["reason"] == "missing credentials"
+    # And the metadata it names is served, for this very endpoint (what the SDK client checks, RFC 8707)
+    from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_server_url
+
+    async with httpx.AsyncClient() as http:
+        document = (await http.get(f"{issuer}/.well-known/oauth-protected-resource{resource_path}")).json()
+    assert (
+        document["resource"] == f"{issuer}{resource_path}" and document["scopes_supported"] == scope.split()
+    )
+    assert check_resource_allowed(resource_url_from_server_url(f"{issuer}{path}"), document["resource"])
     assert "authorize with OAuth" in error["message"] and "X-Api-Key" in error["message"]
     # And an unusable token is an invalid_token
     r = await _initialize(f"{issuer}{path}", {"Authorization": "Bearer oat_not-a-token"})

@@ -8,7 +8,6 @@ from uuid import UUID
 
 import psycopg
 import pytest
-from starlette.testclient import TestClient
 
 from agentmate.core.mcp_modules import MCP_MODULES
 from agentmate.core.scopes import SCOPES
@@ -32,16 +31,6 @@ def oauth_on(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     yield ISSUER
     monkeypatch.delenv("OAUTH_ISSUER_URL")
     _clear_settings()
-
-
-@pytest.fixture(scope="module")
-def documents() -> Iterator[TestClient]:
-    """The resource router on an app of its own (the auth function serves it once the groups are merged)."""
-    from agentmate.api.app import build_app
-    from agentmate.auth.oauth.resource_router import router
-
-    with TestClient(build_app([router]), base_url=ISSUER) as c:
-        yield c
 
 
 def grant(account, resource: str, *scopes: str) -> dict[str, str]:
@@ -76,9 +65,9 @@ PATHS = {
 
 
 @pytest.mark.parametrize("path", [*PATHS, "/mcp", *(f"/mcp/{m}" for m in MCP_MODULES)])
-def test_every_resource_has_its_metadata_document(documents, oauth_on, path):
+def test_every_resource_has_its_metadata_document(client, oauth_on, path):
     # When a client reads the document of a resource
-    r = documents.get(f"/.well-known/oauth-protected-resource{path}")
+    r = client.get(f"/.well-known/oauth-protected-resource{path}")
     # Then it names the resource, this server as its authorization server, and the scopes a token may carry
     assert r.status_code == 200, r.text
     assert r.headers["content-type"] == "application/json"
@@ -98,14 +87,14 @@ def test_every_resource_has_its_metadata_document(documents, oauth_on, path):
     assert str(ProtectedResourceMetadata.model_validate(doc).resource).rstrip("/") == resource
 
 
-def test_the_aggregate_mcp_resource_offers_every_modules_scopes(documents, oauth_on):
-    doc = documents.get("/.well-known/oauth-protected-resource/mcp").json()
+def test_the_aggregate_mcp_resource_offers_every_modules_scopes(client, oauth_on):
+    doc = client.get("/.well-known/oauth-protected-resource/mcp").json()
     assert doc["scopes_supported"] == [s for s in SCOPES if s != "manage_keys"]
 
 
 @pytest.mark.parametrize("path", ["", "/api", "/mcp", "/mcp/todos"])
-def test_the_documents_are_404_problems_while_oauth_is_off(documents, path):
-    r = documents.get(f"/.well-known/oauth-protected-resource{path}")
+def test_the_documents_are_404_problems_while_oauth_is_off(client, path):
+    r = client.get(f"/.well-known/oauth-protected-resource{path}")
     assert r.status_code == 404 and r.headers["content-type"] == "application/problem+json"
     assert "OAuth is not enabled" in r.json()["detail"]
 
@@ -113,8 +102,8 @@ def test_the_documents_are_404_problems_while_oauth_is_off(documents, path):
 @pytest.mark.parametrize(
     "path", ["/mcp/nope", "/mcp/TODOS", "/mcp/todos/tools", "/apis", "/mcp/" + "x" * 5000]
 )
-def test_an_unknown_resource_has_no_document(documents, oauth_on, path):
-    r = documents.get(f"/.well-known/oauth-protected-resource{path}")
+def test_an_unknown_resource_has_no_document(client, oauth_on, path):
+    r = client.get(f"/.well-known/oauth-protected-resource{path}")
     assert r.status_code == 404 and r.headers["content-type"] == "application/problem+json", r.text
     assert "x" * 100 not in r.text
 

@@ -84,26 +84,26 @@ def _document(settings: AuthSettings, path: str, name: str) -> JSONResponse:
 
 
 @router.get("", response_class=JSONResponse, responses=_RESPONSES)
-async def server_metadata(settings: SettingsDep) -> JSONResponse:
+async def protected_resource_metadata(settings: SettingsDep) -> JSONResponse:
     """Protected-resource metadata for the whole server (resource = the issuer: the REST API and every MCP
     endpoint)."""
     return _document(settings, "", "Agentmate")
 
 
 @router.get("/api", response_class=JSONResponse, responses=_RESPONSES)
-async def api_metadata(settings: SettingsDep) -> JSONResponse:
+async def api_resource_metadata(settings: SettingsDep) -> JSONResponse:
     """Protected-resource metadata for the REST API (``{issuer}/api``)."""
     return _document(settings, "/api", "Agentmate REST API")
 
 
 @router.get("/mcp", response_class=JSONResponse, responses=_RESPONSES)
-async def mcp_metadata(settings: SettingsDep) -> JSONResponse:
+async def mcp_resource_metadata(settings: SettingsDep) -> JSONResponse:
     """Protected-resource metadata for the aggregate MCP endpoint and every module under it (``{issuer}/mcp``)."""
     return _document(settings, "/mcp", "Agentmate MCP (every module)")
 
 
 @router.get("/mcp/{module}", response_class=JSONResponse, responses=_RESPONSES)
-async def mcp_module_metadata(module: str, settings: SettingsDep) -> JSONResponse:
+async def mcp_module_resource_metadata(module: str, settings: SettingsDep) -> JSONResponse:
     """Protected-resource metadata for one MCP module's endpoint (``{issuer}/mcp/<module>``)."""
     if module not in MCP_MODULES:
         raise NotFound(detail="no such MCP module; modules: " + ", ".join(MCP_MODULES))
