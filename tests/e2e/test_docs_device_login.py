@@ -104,7 +104,11 @@ def _register(base: str, name: str) -> str:
         json={
             "client_name": name,
             "redirect_uris": ["http://127.0.0.1/callback"],
-            "grant_types": ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"],
+            "grant_types": [
+                "authorization_code",
+                "refresh_token",
+                "urn:ietf:params:oauth:grant-type:device_code",
+            ],
             "token_endpoint_auth_method": "none",
         },
     )
@@ -121,7 +125,9 @@ def test_the_guide_prints_the_script_whole_as_its_copy_paste_block():
     assert block == SCRIPT.read_text()
 
 
-def test_the_script_registers_a_client_and_ends_with_a_working_token_once_the_person_approves(issuer, account):
+def test_the_script_registers_a_client_and_ends_with_a_working_token_once_the_person_approves(
+    issuer, account
+):
     # Given the script running with its defaults (memory:rw for the REST API), registering its own client
     run = Run(issuer, CLIENT_NAME="docs test agent")
     # When the person approves the code it shows
@@ -138,7 +144,11 @@ def test_the_script_registers_a_client_and_ends_with_a_working_token_once_the_pe
     bearer = {"Authorization": f"Bearer {printed['ACCESS_TOKEN']}"}
     me = httpx.get(f"{issuer}/api/auth/me", headers=bearer)
     assert me.status_code == 200, me.text
-    assert (me.json()["auth"], me.json()["scopes"], me.json()["email"]) == ("oauth", ["memory:rw"], account.email)
+    assert (me.json()["auth"], me.json()["scopes"], me.json()["email"]) == (
+        "oauth",
+        ["memory:rw"],
+        account.email,
+    )
     assert httpx.get(f"{issuer}/api/memory/scopes", headers=bearer).status_code == 200
     assert httpx.get(f"{issuer}/api/todos", headers=bearer).status_code == 403  # not a scope it asked for
     mcp = httpx.post(
