@@ -17,7 +17,7 @@ import shutil
 import stat
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -84,11 +84,29 @@ class Run:
                 return found.group(1)
 
     def finish(self) -> tuple[int, str, str]:
-        """Exit status, stdout and the whole of stderr."""
-        stdout, _ = self.proc.communicate(timeout=WAIT_S)
+        """Exit status, stdout and the whole of stderr (read by the thread alone: ``communicate`` would race it)."""
+        self.proc.wait(timeout=WAIT_S)
+        assert self.proc.stdout is not None
+        stdout = self.proc.stdout.read()  # a few lines at most: the pipe never filled
         while (line := self.lines.get(timeout=WAIT_S)) is not None:
             self.seen.append(line)
         return self.proc.returncode, stdout, "".join(self.seen)
+
+
+@pytest.fixture
+def start(issuer: str) -> Iterator[Callable[..., Run]]:
+    """Start the script against the issuer; a run a failed test left waiting is killed at teardown."""
+    runs: list[Run] = []
+
+    def _start(**env: str) -> Run:
+        runs.append(Run(issuer, **env))
+        return runs[-1]
+
+    yield _start
+    for run in runs:
+        if run.proc.poll() is None:
+            run.proc.kill()
+            run.proc.wait(timeout=WAIT_S)
 
 
 def _decide(base: str, account, user_code: str, decision: str) -> None:
@@ -126,10 +144,10 @@ def test_the_guide_prints_the_script_whole_as_its_copy_paste_block():
 
 
 def test_the_script_registers_a_client_and_ends_with_a_working_token_once_the_person_approves(
-    issuer, account
+    issuer, account, start
 ):
     # Given the script running with its defaults (memory:rw for the REST API), registering its own client
-    run = Run(issuer, CLIENT_NAME="docs test agent")
+    run = start(CLIENT_NAME="docs test agent")
     # When the person approves the code it shows
     _decide(issuer, account, run.user_code(), "approve")
     # Then it prints the tokens and its own check call succeeded
@@ -159,12 +177,11 @@ def test_the_script_registers_a_client_and_ends_with_a_working_token_once_the_pe
     assert mcp.status_code == 401  # a token for {base}/api does not serve MCP
 
 
-def test_a_known_client_gets_an_mcp_token_written_to_a_private_file(issuer, account, tmp_path):
+def test_a_known_client_gets_an_mcp_token_written_to_a_private_file(issuer, account, tmp_path, start):
     # Given a client registered before, and a token file asked for, for one MCP endpoint
     client_id = _register(issuer, "docs test agent (known)")
     token_file = tmp_path / "agentmate-token.json"
-    run = Run(
-        issuer,
+    run = start(
         CLIENT_ID=client_id,
         SCOPE="memory:r",
         RESOURCE=f"{issuer}/mcp/memory",
@@ -203,9 +220,9 @@ def _run_guide_refresh(base: str, token_file: Path) -> dict[str, object]:
     return refreshed
 
 
-def test_a_denial_ends_the_script_with_its_message_and_no_token(issuer, account):
+def test_a_denial_ends_the_script_with_its_message_and_no_token(issuer, account, start):
     # Given the script waiting for a person
-    run = Run(issuer, CLIENT_ID=_register(issuer, "docs test agent (denied)"))
+    run = start(CLIENT_ID=_register(issuer, "docs test agent (denied)"))
     # When the person denies the code
     _decide(issuer, account, run.user_code(), "deny")
     # Then the script stops with its message, and printed no token
@@ -215,9 +232,9 @@ def test_a_denial_ends_the_script_with_its_message_and_no_token(issuer, account)
     assert "device-login.sh: the person denied the request: no token was issued" in stderr
 
 
-def test_a_scope_the_server_does_not_know_is_refused_before_any_code_is_shown(issuer):
+def test_a_scope_the_server_does_not_know_is_refused_before_any_code_is_shown(issuer, start):
     # Given a mistyped scope
-    run = Run(issuer, CLIENT_ID=_register(issuer, "docs test agent (typo)"), SCOPE="memory:write")
+    run = start(CLIENT_ID=_register(issuer, "docs test agent (typo)"), SCOPE="memory:write")
     # Then the script stops at once with the server's reason, naming the allowed scopes
     status, stdout, stderr = run.finish()
     assert status == 1 and stdout == ""
