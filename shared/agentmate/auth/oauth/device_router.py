@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import AuthSettingsDep, ClientAddress, DbDep, UserSession
 from agentmate.api.errors import PROBLEM_RESPONSES, Problem
-from agentmate.auth.oauth.schemas import DeviceAuthorizationResponse, DeviceDecision, OAuthError
+from agentmate.auth.oauth.schemas import DeviceAuthorizationResponse, DeviceDecision, OAuthError, field_name
 from agentmate.auth.settings import AuthSettings
 from agentmate.core.errors import NotFound
 
@@ -52,7 +52,11 @@ FORM_BODY: dict[str, Any] = {
                     "type": "object",
                     "required": ["client_id"],
                     "properties": {
-                        "client_id": {"type": "string", "description": "The client's id (or metadata URL)"},
+                        "client_id": {
+                            "type": "string",
+                            "minLength": 1,
+                            "description": "The client's id (or metadata URL)",
+                        },
                         "scope": {
                             "type": "string",
                             "description": "Space-separated scopes; omitted = every scope the resource offers",
@@ -116,7 +120,7 @@ def _parse_form(content_type: str, body: bytes | None) -> dict[str, str] | JSONR
     form = {name: values[0] for name, values in fields.items() if name in FORM_FIELDS}
     bad = [name for name, value in form.items() if "\x00" in value]
     if bad:
-        return _oauth_error("invalid_request", f"{bad[0]}: must not contain U+0000")
+        return _oauth_error("invalid_request", f"{field_name(bad[0])}: must not contain U+0000")
     if not form.get("client_id"):
         return _oauth_error("invalid_request", "client_id is required")
     return form

@@ -27,6 +27,7 @@ from agentmate.auth.oauth.schemas import (
     OAuthError,
     RegisteredClient,
     TokenResponse,
+    field_name,
 )
 from agentmate.auth.oauth.settings import get_oauth_settings
 from agentmate.auth.settings import AuthSettings
@@ -42,8 +43,16 @@ NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 OFF: dict[int | str, dict[str, Any]] = {
     404: {"model": Problem, "description": "OAuth is not enabled on this server (OAUTH_ISSUER_URL is unset)"}
 }
+# The route group's own checks before an endpoint runs (a NUL in a JSON string, an undeclared query parameter)
+# answer problem+json, as on every route; the endpoints' own refusals are OAuth's shape.
+ALSO_PROBLEM = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
 ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": OAuthError, "description": "RFC 6749 §5.2 error (`invalid_request`, `invalid_grant`, …)"},
+    400: {
+        "model": OAuthError,
+        "description": "RFC 6749 §5.2 error (`invalid_request`, `invalid_grant`, …); problem+json from the route "
+        "group's own checks",
+        "content": ALSO_PROBLEM,
+    },
     401: {
         "model": OAuthError,
         "description": "`invalid_client`: the client is unknown or its secret is wrong",
@@ -60,7 +69,7 @@ REDIRECT: dict[int | str, dict[str, Any]] = {
         "model": OAuthError,
         "description": "No usable redirect URI to send the error to (OAuth's shape), or a malformed request "
         "(problem+json)",
-        "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}},
+        "content": ALSO_PROBLEM,
     },
     404: {
         "model": Problem,
@@ -102,7 +111,7 @@ async def _form_error(request: Request) -> Response | None:
         return oauth_error("invalid_request", "the body must be application/x-www-form-urlencoded")
     bad = [k for k, v in form.multi_items() if "\x00" in k or (isinstance(v, str) and "\x00" in v)]
     if bad:
-        return oauth_error("invalid_request", f"{bad[0]}: must not contain U+0000")
+        return oauth_error("invalid_request", f"{field_name(bad[0])}: must not contain U+0000")
     return None
 
 
@@ -222,12 +231,12 @@ async def _device_token(
     from agentmate.auth.oauth import device
     from agentmate.auth.oauth.provider import HashedSecretAuthenticator
 
-    if not isinstance(device_code, str) or not device_code:
-        return oauth_error("invalid_request", "device_code is required")
     try:
         client = await HashedSecretAuthenticator(_provider(db, settings)).authenticate_request(request)
     except AuthenticationError as exc:
         return oauth_error("invalid_client", exc.message, 401)
+    if not isinstance(device_code, str) or not device_code:
+        return oauth_error("invalid_request", "device_code is required")
     client_id = client.client_id or ""
     oauth = get_oauth_settings()
     body: dict[str, object] = await anyio.to_thread.run_sync(
@@ -250,19 +259,19 @@ async def revoke(request: Request, db: DbDep, settings: AuthSettingsDep) -> Resp
     refused = await _form_error(request)
     if refused is not None:
         return refused
-    token_value = (await request.form()).get("token")
-    if not isinstance(token_value, str) or not token_value:
-        return oauth_error("invalid_request", "token is required")
     import anyio.to_thread
     from mcp.server.auth.middleware.client_auth import AuthenticationError
 
     from agentmate.auth.oauth import service
     from agentmate.auth.oauth.provider import HashedSecretAuthenticator
 
-    try:
+    try:  # the client first (RFC 7009 §2.1), then what it asks
         client = await HashedSecretAuthenticator(_provider(db, settings)).authenticate_request(request)
     except AuthenticationError as exc:
         return oauth_error("invalid_client", exc.message, 401)
+    token_value = (await request.form()).get("token")
+    if not isinstance(token_value, str) or not token_value:
+        return oauth_error("invalid_request", "token is required")
     row = await anyio.to_thread.run_sync(service.load_token, db, token_value)
     if row is not None and row.client_id == client.client_id:
         await anyio.to_thread.run_sync(service.revoke_token, db, token_value)
@@ -274,7 +283,12 @@ async def revoke(request: Request, db: DbDep, settings: AuthSettingsDep) -> Resp
     status_code=201,
     response_model=RegisteredClient,
     responses={
-        400: {"model": OAuthError, "description": "RFC 7591 §3.2.2: `invalid_client_metadata`, …"},
+        400: {
+            "model": OAuthError,
+            "description": "RFC 7591 §3.2.2: `invalid_client_metadata`, …; problem+json from the route group's "
+            "own checks (a NUL in a string)",
+            "content": ALSO_PROBLEM,
+        },
         429: {
             "model": OAuthError,
             "description": "Too many registrations from this address: wait `Retry-After`",

@@ -64,6 +64,11 @@ class RegisteredClient(BaseModel):
     client_uri: str | None = None
 
 
+def field_name(name: str) -> str:
+    """A client's form field name as an error may quote it: control characters escaped, at most 64 characters."""
+    return name[:64].encode("unicode_escape").decode("ascii")
+
+
 def _string(description: str, **extra: Any) -> dict[str, Any]:
     return {"type": "string", "description": description, **extra}
 
@@ -120,7 +125,7 @@ TOKEN_FORM = form_body(
 
 REVOKE_FORM = form_body(
     {
-        "token": _string("An access or refresh token: its whole grant is revoked"),
+        "token": _string("An access or refresh token: its whole grant is revoked", minLength=1),
         "token_type_hint": _string("access_token or refresh_token", enum=["access_token", "refresh_token"]),
         **_CLIENT,
     },
