@@ -259,6 +259,16 @@ def use_refresh_token(conn: Conn, token_hash: str) -> bool:
     )
 
 
+def retire_access_tokens(conn: Conn, grant_id: UUID) -> None:
+    """A refresh rotated the grant's tokens: the access tokens it replaces expire now (refused from the next
+    request on), so a copy of an old access token does not outlive the rotation."""
+    conn.execute(
+        """UPDATE oauth_tokens SET expires_at = now()
+           WHERE grant_id = %(grant_id)s AND kind = 'access' AND expires_at > now()""",
+        {"grant_id": grant_id},
+    )
+
+
 def narrow_grant(conn: Conn, grant_id: UUID, scopes: list[str]) -> None:
     """A refresh asked for fewer scopes: the grant keeps only those (a later refresh cannot widen it again)."""
     conn.execute(
