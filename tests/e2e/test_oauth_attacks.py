@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import psycopg
 import pytest
 
 from agentmate.auth.tokens import hash_token
 from tests.fakes.https_server import HttpsServer
+from tests.integration.test_oauth_flow import _authenticate, _refused
 from tests.oauth_helpers import (
     ISSUER,
     REDIRECT_URI,
@@ -59,20 +59,6 @@ def _expire(owner_url: str, token: str) -> None:
             "UPDATE oauth_tokens SET expires_at = now() - interval '1 second' WHERE token_hash = %(h)s",
             {"h": hash_token(token)},
         )
-
-
-def _authenticate(token: str, resource: str) -> Any:
-    from agentmate.auth import credentials
-    from agentmate.auth.settings import get_auth_settings
-    from agentmate.core.db import get_database
-
-    return credentials.authenticate(
-        get_database(), get_auth_settings(), api_key=None, bearer=token, resource=resource
-    )
-
-
-def _refused(r: Any, reason: str) -> bool:
-    return bool(r.status_code == 401 and reason in r.json()["detail"])
 
 
 # -- expiry ---------------------------------------------------------------------------------------------------------
