@@ -234,6 +234,11 @@ EXTENSIONS: dict[tuple[str, str], str | tuple[str, ...]] = {
     ("POST", "/api/oauth/token"): PUBLIC,
     ("POST", "/api/oauth/revoke"): PUBLIC,
     ("POST", "/api/oauth/register"): PUBLIC,
+    # the login + consent and device verification pages: the user signs in on the form itself (CSRF-protected)
+    ("GET", "/api/oauth/consent"): PUBLIC,
+    ("POST", "/api/oauth/consent"): PUBLIC,
+    ("GET", "/api/oauth/device"): PUBLIC,
+    ("POST", "/api/oauth/device"): PUBLIC,
     ("GET", "/api/auth/grants"): "manage_keys",
     ("DELETE", "/api/auth/grants/{}"): "manage_keys",
 }
