@@ -14,6 +14,16 @@ from uuid import UUID
 from psycopg.rows import class_row
 
 from agentmate.core.db import Conn
+from agentmate.core.dberrors import constraints
+
+CONSTRAINTS = constraints(
+    {
+        "oauth_codes_scopes_check": ("scopes", "must name at least one scope"),
+        "oauth_grants_scopes_check": ("scopes", "must name at least one scope"),
+        "oauth_tokens_grant_fkey": ("grant_id", "the grant no longer exists: authorize again"),
+        "oauth_tokens_kind_check": ("kind", "must be access or refresh"),
+    }
+)
 
 
 class RequestRow(NamedTuple):
