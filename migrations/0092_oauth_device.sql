@@ -32,6 +32,7 @@ CREATE TABLE oauth_device_codes (
     CONSTRAINT oauth_device_codes_approval_check CHECK (
         (status IN ('approved', 'consumed')) = (account_id IS NOT NULL AND user_id IS NOT NULL
                                                 AND cardinality(granted_scopes) > 0)),
+    CONSTRAINT oauth_device_codes_account_fkey FOREIGN KEY (account_id) REFERENCES accounts (id) ON DELETE CASCADE,
     CONSTRAINT oauth_device_codes_user_fkey FOREIGN KEY (user_id, account_id)
         REFERENCES users (id, account_id) ON DELETE CASCADE
 );

@@ -29,7 +29,7 @@ from oauth_helpers import (
     tokens_for,
 )
 
-from agentmate.auth import credentials
+from agentmate.auth import credentials, tokens
 from agentmate.auth.oauth import service
 from agentmate.auth.settings import get_auth_settings
 from agentmate.core.db import get_database
@@ -242,6 +242,28 @@ def test_refresh_rotates_and_a_replayed_refresh_token_revokes_the_family(client,
     for access in (first["access_token"], second["access_token"]):
         assert _refused(client.get("/api/todos", headers=bearer(access)), "revoked")
     assert refresh(client, CLIENT_ID, second["refresh_token"]).status_code == 400
+
+
+def test_a_refresh_deletes_the_grants_expired_tokens_and_keeps_its_spent_refresh_token(
+    client, oauth_on, account, owner_url
+):
+    # Given a grant whose first access token has expired
+    first = tokens_for(client, account, CLIENT_ID, scope="todos:r")
+    with psycopg.connect(owner_url) as conn:
+        conn.execute(
+            "UPDATE oauth_tokens SET expires_at = now() - interval '1 second' WHERE token_hash = %s",
+            (tokens.hash_token(first["access_token"]),),
+        )
+    # When the client refreshes
+    assert refresh(client, CLIENT_ID, first["refresh_token"]).status_code == 200
+    # Then the expired access token is gone; the spent refresh token stays (a replay must still be recognised)
+    with psycopg.connect(owner_url) as conn:
+        kinds = conn.execute(
+            """SELECT kind, used_at IS NOT NULL FROM oauth_tokens WHERE grant_id =
+                 (SELECT grant_id FROM oauth_tokens WHERE token_hash = %s) ORDER BY created_at, kind""",
+            (tokens.hash_token(first["refresh_token"]),),
+        ).fetchall()
+    assert sorted(kinds) == [("access", False), ("refresh", False), ("refresh", True)]
 
 
 def test_a_refresh_may_narrow_the_scopes_but_never_widen_them(client, oauth_on, account):

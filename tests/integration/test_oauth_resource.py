@@ -61,7 +61,8 @@ PATHS = {
     "": (ISSUER, SCOPES),
     "/api": (f"{ISSUER}/api", SCOPES),
     "/mcp/todos": (f"{ISSUER}/mcp/todos", ("todos:r", "todos:rw")),
-    "/mcp/context": (f"{ISSUER}/mcp/context", ("memory:r",)),
+    # the pack needs memory:r and fills the layers the token may also read
+    "/mcp/context": (f"{ISSUER}/mcp/context", ("todos:r", "notes:r", "memory:r", "skills:r", "knowledge:r")),
     "/mcp/knowledge": (f"{ISSUER}/mcp/knowledge", ("skills:r", "knowledge:r", "knowledge:rw")),
 }
 

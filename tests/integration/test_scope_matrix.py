@@ -234,7 +234,7 @@ EXTENSIONS: dict[tuple[str, str], str | tuple[str, ...]] = {
     ("POST", "/api/oauth/token"): PUBLIC,
     ("POST", "/api/oauth/revoke"): PUBLIC,
     ("POST", "/api/oauth/register"): PUBLIC,
-    # the login + consent and device verification pages: the user signs in on the form itself (CSRF-protected)
+    # The login, consent and device-verification pages: the user signs in on the form (CSRF-protected)
     ("GET", "/api/oauth/consent"): PUBLIC,
     ("POST", "/api/oauth/consent"): PUBLIC,
     ("GET", "/api/oauth/device"): PUBLIC,

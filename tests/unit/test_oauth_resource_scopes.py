@@ -27,11 +27,23 @@ def test_the_module_table_declares_exactly_the_scopes_its_tools_require():
     assert {m.name: m.scopes for m in MODULE_TABLE} == _registry_scopes()
 
 
+def test_the_context_module_offers_every_scope_a_pack_layer_reads():
+    # A token for /mcp/context would otherwise fill only the memory layers of the pack
+    from agentmate.context.layers.facts import HALVES
+    from agentmate.context.service import LAYER_SCOPES
+
+    layer_reads = set(LAYER_SCOPES.values()) | {scope for _, scope, _ in HALVES}
+    offered = set(scopes_for_resource(ISSUER, f"{ISSUER}/mcp/context"))
+    assert offered == layer_reads, sorted(offered ^ layer_reads)
+
+
 def test_a_module_resource_offers_its_tools_scopes_and_the_aggregate_their_union():
     by_module = _registry_scopes()
+    reads = {m.name: set(m.reads) for m in MODULE_TABLE}
     for name, scopes in by_module.items():
-        assert scopes_for_resource(ISSUER, f"{ISSUER}/mcp/{name}") == scopes
-    union = {s for scopes in by_module.values() for s in scopes}
+        offered = scopes_for_resource(ISSUER, f"{ISSUER}/mcp/{name}")
+        assert offered == tuple(s for s in SCOPES if s in set(scopes) | reads[name])
+    union = {s for scopes in by_module.values() for s in scopes} | set().union(*reads.values())
     assert scopes_for_resource(ISSUER, f"{ISSUER}/mcp") == tuple(s for s in SCOPES if s in union)
     assert scopes_for_resource(ISSUER, f"{ISSUER}/mcp/todos") == ("todos:r", "todos:rw")
     assert scopes_for_resource(ISSUER, f"{ISSUER}/mcp/knowledge") == (

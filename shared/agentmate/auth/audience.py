@@ -46,7 +46,8 @@ def covers(granted: str, requested: str) -> bool:
 
 def scopes_for_resource(issuer: str, resource: str) -> tuple[str, ...]:
     """The scopes a token for ``resource`` may carry, in ``core.scopes`` order: all of them for the issuer itself
-    and ``{issuer}/api``; for ``{issuer}/mcp/<module>`` the scopes that module's tools require; for
+    and ``{issuer}/api``; for ``{issuer}/mcp/<module>`` the scopes that module's tools require or read (the
+    context pack's layers); for
     ``{issuer}/mcp`` the union of every module's. Empty for a resource this server does not have."""
     base = canonical(issuer)
     target = canonical(resource)
@@ -56,6 +57,6 @@ def scopes_for_resource(issuer: str, resource: str) -> tuple[str, ...]:
         scope
         for module in MODULE_TABLE
         if target in (f"{base}/mcp", f"{base}/mcp/{module.name}")
-        for scope in module.scopes
+        for scope in (*module.scopes, *module.reads)
     }
     return tuple(s for s in SCOPES if s in wanted)

@@ -23,6 +23,9 @@ class McpModule:
     """Every scope its tools require (``core.scopes`` order): what an OAuth token for ``/mcp/<name>`` may carry
     (``auth.audience.scopes_for_resource``). Declared here so the auth function need not import the tools;
     ``tests/unit/test_oauth_resource_scopes.py`` keeps it equal to the registry's."""
+    reads: tuple[str, ...] = ()
+    """Read scopes its tools use when the caller holds them, beyond what they require: the context pack fills each
+    layer the caller may read. An OAuth token for ``/mcp/<name>`` may carry these too."""
 
 
 # Order is the order of the aggregate tool list and of every listing of the endpoints.
@@ -51,6 +54,7 @@ MODULE_TABLE: tuple[McpModule, ...] = (
         "agentmate.mcp.tools.context",
         "the context pack: one budgeted, cited context for a task from six layers",
         ("memory:r",),
+        ("todos:r", "notes:r", "skills:r", "knowledge:r"),  # FACTS, SKILL and KNOWLEDGE (context.service)
     ),
     McpModule(
         "knowledge",

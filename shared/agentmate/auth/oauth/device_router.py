@@ -13,14 +13,12 @@ from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from agentmate.api.deps import AuthSettingsDep, ClientAddress, DbDep, UserSession
 from agentmate.api.errors import PROBLEM_RESPONSES, Problem
-from agentmate.auth.oauth.schemas import OAuthError
+from agentmate.auth.oauth.schemas import DeviceAuthorizationResponse, DeviceDecision, OAuthError
 from agentmate.auth.settings import AuthSettings
 from agentmate.core.errors import NotFound
-from agentmate.core.scopes import SCOPES
 
 router = APIRouter(prefix="/api/oauth", tags=["oauth"])
 
@@ -28,36 +26,6 @@ MAX_FORM_BYTES = 4096  # a device authorization request is three short fields
 MAX_FORM_FIELDS = 16
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 FORM_FIELDS = ("client_id", "scope", "resource", "client_secret")
-
-
-class DeviceAuthorizationResponse(BaseModel):
-    """RFC 8628 §3.2."""
-
-    device_code: str = Field(description="Poll the token endpoint with it (`odc_…`); keep it secret")
-    user_code: str = Field(description="What the user enters on the verification page (XXXX-XXXX)")
-    verification_uri: str = Field(description="Where the user goes, signed in, to enter the user code")
-    verification_uri_complete: str = Field(description="The verification page with the user code filled in")
-    expires_in: int = Field(description="Seconds until the device code and user code expire")
-    interval: int = Field(description="Seconds to wait between polls of the token endpoint")
-
-
-ScopeName = Annotated[str, WithJsonSchema({"type": "string", "enum": list(SCOPES)})]
-
-
-class DeviceDecision(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    user_code: str = Field(
-        min_length=1,
-        max_length=32,
-        description="The user code the device shows (XXXX-XXXX; case, dashes and spaces do not matter)",
-        examples=["WDJB-MJHT"],
-    )
-    scopes: list[ScopeName] | None = Field(
-        default=None,
-        max_length=len(SCOPES),
-        description="Approve only: the scopes granted, a non-empty subset of those asked for (narrowed, never "
-        "widened); omitted or null = all asked for",
-    )
 
 
 THROTTLED: dict[int | str, dict[str, Any]] = {

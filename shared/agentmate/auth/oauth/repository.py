@@ -257,6 +257,22 @@ def insert_token(
     )
 
 
+def delete_expired_tokens(conn: Conn, grant_id: UUID) -> None:
+    """A grant's tokens past their expiry (a spent refresh token is kept until then, for replay detection)."""
+    conn.execute(
+        "DELETE FROM oauth_tokens WHERE grant_id = %(grant_id)s AND expires_at < now()",
+        {"grant_id": grant_id},
+    )
+
+
+def delete_expired_requests(conn: Conn, *, older_than_s: int) -> None:
+    """Pending authorizations that expired over ``older_than_s`` ago (used or not)."""
+    conn.execute(
+        "DELETE FROM oauth_requests WHERE expires_at < now() - make_interval(secs => %(s)s)",
+        {"s": older_than_s},
+    )
+
+
 def use_refresh_token(conn: Conn, token_hash: str) -> bool:
     """Mark a refresh token used; False when it already was (a replay) or is not a live refresh token."""
     return (

@@ -3,9 +3,11 @@ own shapes: RFC 6749 §5.1/§5.2, RFC 8414, RFC 7591) and the form bodies they t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+
+from agentmate.core.scopes import SCOPES
 
 
 class OAuthError(BaseModel):
@@ -149,3 +151,33 @@ REGISTER_BODY: dict[str, Any] = {
         },
     }
 }
+
+
+class DeviceAuthorizationResponse(BaseModel):
+    """RFC 8628 §3.2."""
+
+    device_code: str = Field(description="Poll the token endpoint with it (`odc_…`); keep it secret")
+    user_code: str = Field(description="What the user enters on the verification page (XXXX-XXXX)")
+    verification_uri: str = Field(description="Where the user goes, signed in, to enter the user code")
+    verification_uri_complete: str = Field(description="The verification page with the user code filled in")
+    expires_in: int = Field(description="Seconds until the device code and user code expire")
+    interval: int = Field(description="Seconds to wait between polls of the token endpoint")
+
+
+ScopeName = Annotated[str, WithJsonSchema({"type": "string", "enum": list(SCOPES)})]
+
+
+class DeviceDecision(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    user_code: str = Field(
+        min_length=1,
+        max_length=32,
+        description="The user code the device shows (XXXX-XXXX; case, dashes and spaces do not matter)",
+        examples=["WDJB-MJHT"],
+    )
+    scopes: list[ScopeName] | None = Field(
+        default=None,
+        max_length=len(SCOPES),
+        description="Approve only: the scopes granted, a non-empty subset of those asked for (narrowed, never "
+        "widened); omitted or null = all asked for",
+    )

@@ -10,6 +10,7 @@ grant, and so does exchanging a used code a second time (RFC 6749 §4.1.2, OAuth
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -67,6 +68,9 @@ class TokenFailure(Exception):
         super().__init__(description)
         self.error = error
         self.description = description
+
+
+_CLEANUP_CHANCE = 0.01
 
 
 def issuer(auth: AuthSettings) -> str:
@@ -147,8 +151,11 @@ def create_request(
     scopes: Sequence[str],
     resource: str,
 ) -> UUID:
-    """Store a pending authorization (``/authorize`` validated it); the consent page finds it by the id."""
+    """Store a pending authorization (``/authorize`` validated it); the consent page finds it by the id. Anyone
+    may start one, so about one call in a hundred also deletes the requests that expired an hour ago."""
     with db.transaction() as conn:
+        if random.random() < _CLEANUP_CHANCE:
+            repo.delete_expired_requests(conn, older_than_s=3600)
         return repo.insert_request(
             conn,
             client_id=client_id,
@@ -323,6 +330,7 @@ def refresh(db: Database, oauth: OAuthSettings, token: str, scopes: Sequence[str
             repo.retire_access_tokens(conn, row.grant_id)
             if set(chosen) != set(row.scopes):
                 repo.narrow_grant(conn, row.grant_id, chosen)
+            repo.delete_expired_tokens(conn, row.grant_id)  # a family grows by two tokens per refresh
             token_set = _mint(conn, oauth, row.grant_id, row.account_id, tuple(chosen))
     if not spent:  # a concurrent refresh spent it first: a replay
         _revoke_replayed(db, row.account_id, row.grant_id, "OAuthRefreshReplayed")
