@@ -432,6 +432,23 @@ check 404 "$code"
 json 'd["detail"]'                       # memory entry not found  → the path is right, the id is not
 expect 'd["detail"] == "memory entry not found"'  # verify
 
+# == 4.1.1 Connect a host that speaks OAuth (the server runs with OAuth on: OAUTH_ISSUER_URL = BASE) ==================
+code=$(curl -s -D "$H" -o "$R" -w '%{http_code}' -X POST "$BASE/mcp/memory" -H 'Content-Type: application/json' \
+  -H 'Accept: application/json, text/event-stream' -d '{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}')
+check 401 "$code"
+grep -i '^www-authenticate' "$H"   # Bearer resource_metadata="…/.well-known/oauth-protected-resource/mcp/memory", scope="memory:r memory:rw", ApiKey header="X-Api-Key"
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/.well-known/oauth-protected-resource/mcp/memory")
+check 200 "$code"
+json 'd["resource"], d["authorization_servers"], d["scopes_supported"]'   # …/mcp/memory ['…'] ['memory:r', 'memory:rw']
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/.well-known/oauth-authorization-server")
+check 200 "$code"
+json 'd["authorization_endpoint"], d["token_endpoint"], d["device_authorization_endpoint"]'
+json 'd["code_challenge_methods_supported"], d["client_id_metadata_document_supported"], d["grant_types_supported"]'
+grep -qi "^www-authenticate: Bearer resource_metadata=\"$BASE/.well-known/oauth-protected-resource/mcp/memory\", scope=\"memory:r memory:rw\", ApiKey header=\"X-Api-Key\"" "$H"  # verify
+expect 'd["issuer"] == "'"$BASE"'" and d["device_authorization_endpoint"] == "'"$BASE"'/api/oauth/device_authorization" and d["code_challenge_methods_supported"] == ["S256"] and d["client_id_metadata_document_supported"] is True'  # verify
+code=$(curl -s -o "$R" -w '%{http_code}' "$BASE/.well-known/oauth-protected-resource/mcp/memory")  # verify
+expect 'd["resource"] == "'"$BASE"'/mcp/memory" and d["authorization_servers"] == ["'"$BASE"'"] and d["scopes_supported"] == ["memory:r", "memory:rw"]'  # verify
+
 # == 4.2 The handshake with curl ===================================================================================
 SID=$(curl -s -D - -o /dev/null -X POST $BASE/mcp/todos \
   -H "Content-Type: application/json" \

@@ -67,9 +67,22 @@ def test_the_readme_mcp_section_points_at_the_guide_and_the_local_todos_endpoint
     assert "docs/agent-integration.md" in section
 
 
-def test_the_memory_loop_script_passes_against_the_local_runtime(base_url):
+@pytest.fixture
+def oauth_on(base_url, monkeypatch):
+    """OAuth on, as the local runtime runs (scripts/run.sh sets OAUTH_ISSUER_URL to its own address): the guide's
+    4.1.1 reads the discovery documents."""
+    from agentmate.auth.settings import get_auth_settings
+
+    monkeypatch.setenv("OAUTH_ISSUER_URL", base_url)
+    get_auth_settings.cache_clear()
+    yield base_url
+    monkeypatch.delenv("OAUTH_ISSUER_URL")
+    get_auth_settings.cache_clear()
+
+
+def test_the_memory_loop_script_passes_against_the_local_runtime(oauth_on):
     # When the guide's examples run against a fresh server
-    result = run_script(base_url)
+    result = run_script(oauth_on)
     # Then every step answered as the guide says
     assert result.returncode == 0, f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
     assert "memory-loop.sh: all steps passed" in result.stdout
