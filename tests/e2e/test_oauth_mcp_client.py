@@ -3,22 +3,21 @@ knowing only the URL of ``/mcp/todos`` on the local runtime, connects through OA
 
 - discovery from the 401 (RFC 9728 resource metadata, then RFC 8414 server metadata);
 - registration by a client ID metadata document (an https URL on a loopback server signed by a ``trustme`` CA,
-  the server told to trust it) and, in another test, by dynamic registration (RFC 7591);
+  the server told to trust it) and, in another test, by dynamic registration (RFC 7591), where the user first
+  narrows the scopes and a later call's 403 ``insufficient_scope`` sends the client back to consent (step-up);
 - authorization with PKCE through the consent page in headless chromium: the provider's ``redirect_handler``
   opens the URL, the "user" signs in, may untick a scope and allows; the 303 lands on a loopback callback server
   whose hit is what the ``callback_handler`` hands back (code, state, iss);
 - ``tools/list`` and ``tools/call`` with the token; a refresh the client makes by itself once the access token has
   expired (the old refresh token is then spent); revocation (RFC 7009) → the next call is a 401 the client sees;
-- the device flow (RFC 8628): a headless agent in a subprocess polls while the browser approves, then lists the
-  MCP tools with its tokens.
+- the device flow (RFC 8628): the guide's ``docs/examples/device-login.sh`` polls as a headless agent while the
+  browser approves on the verification page; the agent lists the MCP tools with its tokens.
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import textwrap
+import re
+import shutil
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -140,24 +139,10 @@ class BrowserUser:
         await anyio.to_thread.run_sync(self._consent, url)
 
     def _consent(self, url: str) -> None:
-        from selenium.webdriver.common.by import By
-
         from tests.browser import wait_for
 
-        driver = self.driver
-        driver.get(url)
-        wait_for(driver, lambda d: d.find_elements(By.ID, "approve"))
-        boxes = {
-            b.get_attribute("value"): b for b in driver.find_elements(By.CSS_SELECTOR, "input[name=scope]")
-        }
-        self.shown_scopes.append(list(boxes))
-        for scope in self.untick:
-            boxes[scope].click()
-        driver.find_element(By.ID, "email").clear()
-        driver.find_element(By.ID, "email").send_keys(self.account.email)
-        driver.find_element(By.ID, "password").send_keys(self.account.password)
-        driver.find_element(By.ID, "approve").click()
-        wait_for(driver, lambda d: d.current_url.startswith(self.callback_page.callback()))
+        self.shown_scopes.append(_sign_in_and_allow(self.driver, url, self.account, self.untick))
+        wait_for(self.driver, lambda d: d.current_url.startswith(self.callback_page.callback()))
 
     async def callback_handler(self) -> Any:
         """What the loopback callback server received (the client's redirect URI)."""
@@ -386,104 +371,49 @@ async def test_the_official_client_registers_dynamically_the_user_narrows_and_a_
 
 # -- the device flow ------------------------------------------------------------------------------------------------
 
-AGENT = textwrap.dedent(
-    """
-    # A headless agent: registers, starts a device authorization, shows the user where to go, polls (RFC 8628).
-    import json, sys, time, urllib.error, urllib.parse, urllib.request
 
-    base, resource, scope = sys.argv[1:4]
-
-    def post(path, data, form=True):
-        body = urllib.parse.urlencode(data).encode() if form else json.dumps(data).encode()
-        kind = "application/x-www-form-urlencoded" if form else "application/json"
-        request = urllib.request.Request(base + path, data=body, headers={"Content-Type": kind})
-        try:
-            with urllib.request.urlopen(request, timeout=30) as r:
-                return r.status, json.load(r)
-        except urllib.error.HTTPError as e:
-            return e.code, json.load(e)
-
-    status, client = post("/api/oauth/register", {
-        "client_name": "Headless agent",
-        "redirect_uris": ["http://127.0.0.1/unused"],
-        "grant_types": ["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"],
-        "token_endpoint_auth_method": "none",
-    }, form=False)
-    assert status == 201, client
-    client_id = client["client_id"]
-    status, start = post("/api/oauth/device_authorization",
-                         {"client_id": client_id, "resource": resource, "scope": scope})
-    assert status == 200, start
-    print(json.dumps({"client_id": client_id, **{k: v for k, v in start.items() if k != "device_code"}}), flush=True)
-    interval, answers = start["interval"], []
-    while True:
-        time.sleep(interval)
-        status, answer = post("/api/oauth/token", {
-            "grant_type": "urn:ietf:params:oauth:grant-type:device_code",
-            "device_code": start["device_code"],
-            "client_id": client_id,
-        })
-        answers.append(answer.get("error", "tokens"))
-        if status == 200:
-            print(json.dumps({"tokens": answer, "answers": answers}), flush=True)
-            sys.exit(0)
-        if answer["error"] == "slow_down":
-            interval += 5
-        elif answer["error"] != "authorization_pending":
-            print(json.dumps({"failed": answer, "answers": answers}), flush=True)
-            sys.exit(1)
-    """
-)
-
-
-async def test_a_headless_agent_logs_in_with_the_device_flow_while_the_browser_approves(
-    issuer: str, fresh_browser: Any, user: Account, tmp_path: Path
+@pytest.mark.skipif(shutil.which("curl") is None, reason="docs/examples/device-login.sh needs curl")
+async def test_a_headless_agent_logs_in_with_the_guides_device_script_while_the_browser_approves(
+    issuer: str, fresh_browser: Any, user: Account
 ) -> None:
-    script = tmp_path / "agent.py"
-    script.write_text(AGENT)
-    # Given a headless agent polling for tokens for the MCP endpoints
-    agent = subprocess.Popen(
-        [sys.executable, str(script), issuer, f"{issuer}/mcp", "todos:r todos:rw notes:r"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    from tests.e2e.test_docs_device_login import Run
+
+    # Given the guide's device-login script running as a headless agent, asking for todos and notes on /mcp
+    run = Run(
+        issuer, SCOPE="todos:r todos:rw notes:r", RESOURCE=f"{issuer}/mcp", CLIENT_NAME="Headless agent"
     )
     try:
-        assert agent.stdout is not None
-        shown = json.loads(agent.stdout.readline() or "{}")
-        assert "verification_uri_complete" in shown, agent.stderr.read() if agent.stderr else ""
-        # When the user opens the link it shows, signs in and approves (unticking notes:r)
-        await anyio.to_thread.run_sync(
-            _approve_device, fresh_browser, shown["verification_uri_complete"], user
-        )
-        out, err = agent.communicate(timeout=FLOW_BOUND_S)
+        code = run.user_code()
+        page = next(w for w in run.seen[-1].split() if w.startswith(f"{issuer}/api/oauth/device?user_code="))
+        assert page.endswith(f"user_code={code}")
+        # When the person opens the page it shows (verification_uri_complete), signs in and approves, unticking
+        # notes:r, while the script polls
+        await anyio.to_thread.run_sync(_approve_device, fresh_browser, page, user)
+        status, stdout, stderr = run.finish()
     finally:
-        if agent.poll() is None:
-            agent.kill()
-            agent.wait()
-    # Then the agent got tokens for what the user kept (its earlier polls were told to keep waiting)
-    result = json.loads(out.strip().splitlines()[-1])
-    assert agent.returncode == 0, (out, err)
-    tokens = result["tokens"]
-    assert tokens["scope"] == "todos:r todos:rw" and tokens["access_token"].startswith("oat_")
-    assert result["answers"][-1] == "tokens" and set(result["answers"][:-1]) <= {
-        "authorization_pending",
-        "slow_down",
-    }
-    # And with them it lists and calls the MCP tools (the official client, the token as a bearer)
-    bearer = {"Authorization": f"Bearer {tokens['access_token']}"}
+        if run.proc.poll() is None:
+            run.proc.kill()
+            run.proc.wait()
+    # Then the script got its tokens and listed the MCP tools with them (its own check call)
+    assert status == 0, stderr
+    assert "Approved: scopes todos:r todos:rw" in stderr and "device-login.sh: logged in" in stderr
+    assert re.search(rf"Checked: {re.escape(issuer)}/mcp lists \d+ tools for this token", stderr), stderr
+    printed = dict(line.split("=", 1) for line in stdout.splitlines())
+    assert printed["ACCESS_TOKEN"].startswith("oat_")
+    # And the official client, with that token, lists and calls the tools the person allowed, and no others
+    bearer = {"Authorization": f"Bearer {printed['ACCESS_TOKEN']}"}
     with anyio.fail_after(FLOW_BOUND_S):
         async with mcp_session(f"{issuer}/mcp/todos", bearer) as session:
-            names = {t.name for t in (await session.list_tools()).tools}
             made = await session.call_tool("todo_create", {"title": "from the device"})
         async with mcp_session(f"{issuer}/mcp", bearer) as session:
             everything = {t.name for t in (await session.list_tools()).tools}
-    assert "todo_create" in names and not made.is_error
-    # (the aggregate endpoint lists what the grant allows: notes:r was unticked)
+    assert not made.is_error and made.structured_content["title"] == "from the device"
     assert "todo_create" in everything and not [n for n in everything if n.startswith("note_")]
 
 
-def _approve_device(driver: Any, url: str, user: Account) -> None:
+def _sign_in_and_allow(driver: Any, url: str, account: Account, untick: tuple[str, ...] = ()) -> list[str]:
+    """Open ``url`` (a consent or device page), untick ``untick``, sign in as ``account`` and allow; the scopes the
+    page showed."""
     from selenium.webdriver.common.by import By
 
     from tests.browser import wait_for
@@ -491,10 +421,20 @@ def _approve_device(driver: Any, url: str, user: Account) -> None:
     driver.get(url)
     wait_for(driver, lambda d: d.find_elements(By.ID, "approve"))
     boxes = {b.get_attribute("value"): b for b in driver.find_elements(By.CSS_SELECTOR, "input[name=scope]")}
-    assert list(boxes) == ["todos:r", "todos:rw", "notes:r"]
-    boxes["notes:r"].click()
-    driver.find_element(By.ID, "email").send_keys(user.email)
-    driver.find_element(By.ID, "password").send_keys(user.password)
+    for scope in untick:
+        boxes[scope].click()
+    driver.find_element(By.ID, "email").clear()
+    driver.find_element(By.ID, "email").send_keys(account.email)
+    driver.find_element(By.ID, "password").send_keys(account.password)
     driver.find_element(By.ID, "approve").click()
+    return list(boxes)
+
+
+def _approve_device(driver: Any, url: str, user: Account) -> None:
+    from selenium.webdriver.common.by import By
+
+    from tests.browser import wait_for
+
+    assert _sign_in_and_allow(driver, url, user, untick=("notes:r",)) == ["todos:r", "todos:rw", "notes:r"]
     wait_for(driver, lambda d: d.find_elements(By.ID, "message"))
     assert "your device is connected" in driver.find_element(By.ID, "message").text
