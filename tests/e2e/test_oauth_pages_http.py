@@ -238,12 +238,14 @@ def test_a_bad_field_is_a_400_naming_it(
     assert is_pending(rid)
 
 
-@pytest.mark.parametrize("value", ["not-a-uuid", "00000000-0000-4000-8000-000000000000", ""])
-def test_an_unknown_or_malformed_request_is_a_400_page_saying_to_start_again(
-    http: httpx.Client, value: str
+@pytest.mark.parametrize(
+    ("value", "status"), [("not-a-uuid", 400), ("00000000-0000-4000-8000-000000000000", 404), ("", 400)]
+)
+def test_an_unknown_or_malformed_request_is_a_page_saying_to_start_again(
+    http: httpx.Client, value: str, status: int
 ) -> None:
     r = http.get("/api/oauth/consent", params={"request": value})
-    assert r.status_code == 400
+    assert r.status_code == status
     assert "Start again from the application" in r.text
     assert r.headers["content-security-policy"].startswith("default-src 'none'")
 
@@ -270,10 +272,14 @@ def test_the_device_form_needs_its_token_too(http: httpx.Client, pages_server: s
     assert "your device is connected" in done.text
 
 
-def test_an_unknown_device_code_is_a_400_with_the_code_page(http: httpx.Client) -> None:
+def test_an_unknown_device_code_is_a_404_with_the_code_page_and_an_empty_one_the_entry_page(
+    http: httpx.Client,
+) -> None:
     r = http.get("/api/oauth/device", params={"user_code": "BCDF-GHJK"})
-    assert r.status_code == 400
+    assert r.status_code == 404
     assert 'id="user_code"' in r.text
+    empty = http.get("/api/oauth/device", params={"user_code": ""})
+    assert empty.status_code == 200 and 'id="user_code"' in empty.text
 
 
 def test_the_pages_answer_404_when_oauth_is_off(http: httpx.Client, monkeypatch: pytest.MonkeyPatch) -> None:

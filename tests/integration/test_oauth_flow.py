@@ -184,7 +184,8 @@ def test_an_expired_code_is_refused(client, oauth_on, account, owner_url):
 def test_an_unknown_client_is_refused(client, oauth_on):
     _, challenge = pkce_pair()
     r = authorize(client, "https://unknown.example/meta.json", challenge)
-    assert r.status_code == 400 and r.json()["error"] == "invalid_request"
+    assert r.status_code == 404 and "unknown client_id" in r.json()["detail"]
+    assert "location" not in r.headers  # never redirected (RFC 6749 §4.1.2.1)
 
 
 def test_authorization_errors_go_back_to_the_client_with_state_and_iss(client, oauth_on):

@@ -65,6 +65,10 @@ def _without_none(value: Any) -> Any:
     return value
 
 
+def _is_oauth_error(media: dict[str, Any]) -> bool:
+    return str(media.get("schema", {}).get("$ref", "")).endswith("/OAuthError")
+
+
 def _problem_openapi(app: FastAPI) -> None:
     """Document errors as they are served: problem+json, 400 for validation (never FastAPI's 422)."""
     original = app.openapi
@@ -81,6 +85,8 @@ def _problem_openapi(app: FastAPI) -> None:
                 for code, response in responses.items():
                     content = response.get("content", {})
                     if code.startswith(("4", "5")) and "application/json" in content:
+                        if _is_oauth_error(content["application/json"]):
+                            continue  # OAuth's own error shape (RFC 6749 §5.2), served as application/json
                         content[PROBLEM] = content.pop("application/json")
         for name in ("HTTPValidationError", "ValidationError"):
             schema.get("components", {}).get("schemas", {}).pop(name, None)

@@ -41,6 +41,9 @@ FORM_MAX_BYTES = 16 * 1024  # every field below, with room; api.routing refuses 
 MAX_EMAIL = 254
 MAX_PASSWORD = 256
 MAX_USER_CODE = 32
+# What the device page takes as a code (device.USER_CODE_ALPHABET, 8 letters; case, dashes and spaces ignored), or
+# nothing. Documented, not enforced by FastAPI: a mistyped code gets the HTML page with the error, not JSON.
+USER_CODE_PATTERN = r"^$|^[ -]*(?:[BCDFGHJKLMNPQRSTVWXZbcdfghjklmnpqrstvwxz][ -]*){8}$"
 MAX_SCOPES = 64
 START_AGAIN = (
     "This sign-in request is unknown, has expired or was already used. Start again from the application "
@@ -360,8 +363,8 @@ def _show_consent(db: Database, auth: AuthSettings, request_id: str | None, nonc
 
     rid = _request_id(request_id)
     pending = service.pending_request(db, rid) if rid is not None else None
-    if pending is None:
-        return _plain(400, "Start again", START_AGAIN)
+    if pending is None:  # not an id at all (400), or no such pending request (404)
+        return _plain(400 if rid is None else 404, "Start again", START_AGAIN)
     return _consent_page(_consent_view(auth, pending, nonce))
 
 
@@ -370,15 +373,23 @@ def _show_consent(db: Database, auth: AuthSettings, request_id: str | None, nonc
     response_class=HTMLResponse,
     responses={
         200: _html("The login and consent page"),
-        400: _html("An unknown, expired or used request: start again from the application", True),
-        404: _html("OAuth is not enabled on this server"),
+        400: _html("No `request` parameter, or not an id", True),
+        404: _html(
+            "An unknown, expired or used request (start again from the application), or OAuth is not "
+            "enabled on this server"
+        ),
     },
 )
 def consent_page(
     request: Request,
     request_id: Annotated[
-        str | None, Query(alias="request", description="The pending authorization's id (from /authorize)")
-    ] = None,
+        str,
+        Query(
+            alias="request",
+            description="The pending authorization's id (from /authorize)",
+            json_schema_extra={"format": "uuid"},
+        ),
+    ],
 ) -> HTMLResponse:
     """The login and consent page of a pending authorization: the client, the scopes it asks for (the user may
     untick some), email and password. HTML, no script; CSRF-protected form."""
@@ -496,13 +507,13 @@ def _lookup(db: Database, user_code: str, client_address: str) -> Any:
         return _code_page(user_code, 400, [(e.field, e.message) for e in exc.errors])
     except NotFound:
         errors = [("user_code", "unknown or expired code: check it, or start again on the device")]
-        return _code_page(user_code, 400, errors)
+        return _code_page(user_code, 404, errors)
 
 
 def _show_device(
     db: Database, auth: AuthSettings, user_code: str | None, address: str, nonce: str
 ) -> Rendered:
-    if user_code is None:
+    if not user_code:
         return _code_page("")
     found = _lookup(db, user_code, address)
     return found if isinstance(found, Rendered) else _device_consent_page(_device_view(auth, found, nonce))
@@ -513,15 +524,23 @@ def _show_device(
     response_class=HTMLResponse,
     responses={
         200: _html("The code entry page, or (with a known `user_code`) the login and consent page"),
-        400: _html("An unknown or expired code: the code entry page with the error", True),
-        404: _html("OAuth is not enabled on this server"),
+        400: _html("A malformed code: the code entry page with the error", True),
+        404: _html(
+            "An unknown or expired code (the code entry page with the error), or OAuth is not enabled on "
+            "this server"
+        ),
         429: _html("Too many wrong codes from this address: wait Retry-After"),
     },
 )
 def device_page(
     request: Request,
     user_code: Annotated[
-        str | None, Query(description="The code the device shows (`verification_uri_complete` carries it)")
+        str | None,
+        Query(
+            description="The code the device shows (`verification_uri_complete` carries it): 8 letters of "
+            "BCDFGHJKLMNPQRSTVWXZ, any case, dashes and spaces ignored; empty = the code entry page",
+            json_schema_extra={"pattern": USER_CODE_PATTERN, "maxLength": MAX_USER_CODE},
+        ),
     ] = None,
 ) -> HTMLResponse:
     """The device verification page: enter the code the device shows, then sign in and allow or deny. HTML, no

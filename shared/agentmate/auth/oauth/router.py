@@ -10,7 +10,7 @@ authorization response carries ``iss`` (RFC 9207) whether it is a success or an 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
@@ -56,8 +56,17 @@ REDIRECT: dict[int | str, dict[str, Any]] = {
         "`iss` (RFC 9207)",
         "headers": {"Location": {"schema": {"type": "string"}}},
     },
-    400: {"model": OAuthError, "description": "No usable client or redirect URI to send the error to"},
-    **OFF,
+    400: {
+        "model": OAuthError,
+        "description": "No usable redirect URI to send the error to (OAuth's shape), or a malformed request "
+        "(problem+json)",
+        "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}},
+    },
+    404: {
+        "model": Problem,
+        "description": "No such client (neither registered nor a usable client ID metadata document), or OAuth "
+        "is not enabled on this server (OAUTH_ISSUER_URL is unset)",
+    },
 }
 
 
@@ -126,11 +135,23 @@ async def _authorize(request: Request, db: Database, settings: AuthSettings) -> 
         return refused
     from mcp.server.auth.handlers.authorize import AuthorizationHandler
 
-    return _with_iss(await AuthorizationHandler(_provider(db, settings)).handle(request), issuer)
+    provider = _provider(db, settings)
+    params = await request.form() if request.method == "POST" else request.query_params
+    client_id = params.get("client_id")
+    if isinstance(client_id, str) and client_id and await provider.get_client(client_id) is None:
+        # Not redirectable (RFC 6749 §4.1.2.1): an unknown client is told here, as every unknown id is
+        raise NotFound(
+            "client",
+            "unknown client_id: register the client (POST /api/oauth/register) or use the https URL of its "
+            "client ID metadata document",
+        )
+    return _with_iss(await AuthorizationHandler(provider).handle(request), issuer)
 
 
-def _q(description: str) -> Any:
-    return Query(None, description=description)
+def _q(description: str, **documented: Any) -> Any:
+    """An optional authorization parameter. What it must be is documented (``documented``) but checked by the
+    SDK's handler, which redirects the error to a valid client's redirect URI (RFC 6749 §4.1.2.1)."""
+    return Query(None, description=description, json_schema_extra=documented or None)
 
 
 @router.get("/api/oauth/authorize", status_code=302, response_class=Response, responses=REDIRECT)
@@ -138,11 +159,15 @@ async def authorize(
     request: Request,
     db: DbDep,
     settings: AuthSettingsDep,
-    client_id: str | None = _q("The client's id"),
-    response_type: str | None = _q("code"),
-    redirect_uri: str | None = _q("One of the client's redirect URIs, exactly"),
-    code_challenge: str | None = _q("PKCE: BASE64URL(SHA-256(code_verifier)), S256 only"),
-    code_challenge_method: str | None = _q("S256"),
+    client_id: Annotated[
+        str, Query(min_length=1, max_length=2048, description="The client's id (registered, or an https URL)")
+    ],
+    response_type: str | None = _q("code", enum=["code"]),
+    redirect_uri: str | None = _q("One of the client's redirect URIs, exactly", format="uri"),
+    code_challenge: str | None = _q(
+        "PKCE: BASE64URL(SHA-256(code_verifier)), S256 only", pattern="^[A-Za-z0-9_-]{43}$"
+    ),
+    code_challenge_method: str | None = _q("S256", enum=["S256"]),
     state: str | None = _q("Returned unchanged with the code or the error"),
     scope: str | None = _q("Space-separated scopes; none = every scope the resource offers"),
     resource: str | None = _q("RFC 8707: the resource the token is for, e.g. {issuer}/mcp"),

@@ -80,7 +80,9 @@ def form_body(properties: dict[str, dict[str, Any]], required: list[str]) -> dic
 
 
 _CLIENT = {
-    "client_id": _string("The client's id (an https URL for a client ID metadata document)"),
+    "client_id": _string(
+        "The client's id (an https URL for a client ID metadata document)", minLength=1, maxLength=2048
+    ),
     "client_secret": _string("A confidential client's secret (client_secret_post)"),
 }
 
@@ -134,7 +136,12 @@ REGISTER_BODY: dict[str, Any] = {
                     "type": "object",
                     "description": "RFC 7591 client metadata",
                     "properties": {
-                        "redirect_uris": {"type": "array", "items": {"type": "string", "format": "uri"}},
+                        "redirect_uris": {
+                            "type": "array",
+                            "minItems": 1,
+                            "maxItems": 10,
+                            "items": {"type": "string", "format": "uri"},
+                        },
                         "token_endpoint_auth_method": _string(
                             "none (a public client) or client_secret_post/client_secret_basic",
                             enum=["none", "client_secret_post", "client_secret_basic"],
