@@ -213,8 +213,9 @@ def test_a_document_on_loopback_without_the_operators_opt_in_is_refused_and_neve
     client_id = _document(https, "loopback")
     _, challenge = pkce_pair()
     r = authorize(client, client_id, challenge)
-    assert r.status_code == 400 and "location" not in r.headers, r.text
-    assert r.json()["error"] == "invalid_request"
+    # an unknown client: never redirected (RFC 6749 §4.1.2.1), and the document was not fetched
+    assert r.status_code == 404 and "location" not in r.headers, r.text
+    assert "unknown client_id" in r.json()["detail"]
     assert https.hits["/clients/loopback.json"] == 0
 
 
