@@ -207,25 +207,31 @@ async def test_an_api_key_without_the_scope_still_gets_a_tool_error(issuer, acco
 # -- sessions -------------------------------------------------------------------------------------------------------
 
 
-async def test_a_session_id_is_bound_to_the_grant_it_was_issued_to(issuer, account):
+async def test_a_session_id_is_bound_to_the_user_and_client_it_was_issued_to(issuer, account, other_account):
     first = grant(account, f"{issuer}/mcp/todos", "todos:r")
-    second = grant(account, f"{issuer}/mcp/todos", "todos:r")
+    # a second grant of the same user to the same client (a step-up or a re-authorization mid-session)
+    second = grant(account, f"{issuer}/mcp/todos", "todos:r", "todos:rw")
+    elsewhere = grant(
+        account, f"{issuer}/mcp/todos", "todos:r", client_id="https://other.example/client.json"
+    )
+    theirs = grant(other_account, f"{issuer}/mcp/todos", "todos:r")
     init = await _initialize(f"{issuer}/mcp/todos", first)
     assert init.status_code == 200, init.text
     session = {"Mcp-Session-Id": init.headers["mcp-session-id"]}
     listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    answers = {}
     async with httpx.AsyncClient() as http:
-        same = await http.post(
-            f"{issuer}/mcp/todos", json=listing, headers={**MCP_HEADERS, **first, **session}
-        )
-        other = await http.post(
-            f"{issuer}/mcp/todos", json=listing, headers={**MCP_HEADERS, **second, **session}
-        )
-        key = await http.post(
-            f"{issuer}/mcp/todos",
-            json=listing,
-            headers={**MCP_HEADERS, **account.headers("todos:r"), **session},
-        )
-    assert same.status_code == 200, same.text
-    assert other.status_code == 404 and "OAuth grant" in other.json()["error"]["message"]
-    assert key.status_code == 404
+        for name, credential in [
+            ("same", first),
+            ("step-up", second),
+            ("another client", elsewhere),
+            ("another user", theirs),
+            ("key", account.headers("todos:r")),
+        ]:
+            r = await http.post(
+                f"{issuer}/mcp/todos", json=listing, headers={**MCP_HEADERS, **credential, **session}
+            )
+            answers[name] = r.status_code
+            if r.status_code == 404:
+                assert "OAuth user and client" in r.json()["error"]["message"]
+    assert answers == {"same": 200, "step-up": 200, "another client": 404, "another user": 404, "key": 404}

@@ -33,7 +33,9 @@ def oauth_on(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     _clear_settings()
 
 
-def grant(account, resource: str, *scopes: str) -> dict[str, str]:
+def grant(
+    account, resource: str, *scopes: str, client_id: str = "https://client.example/metadata.json"
+) -> dict[str, str]:
     """An access token of ``account``'s user for ``resource`` (core's ``issue_grant``, as consent would)."""
     from agentmate.auth.oauth.service import issue_grant
     from agentmate.auth.oauth.settings import get_oauth_settings
@@ -44,7 +46,7 @@ def grant(account, resource: str, *scopes: str) -> dict[str, str]:
         get_oauth_settings(),
         account_id=UUID(account.account_id),
         user_id=UUID(account.user_id),
-        client_id="https://client.example/metadata.json",
+        client_id=client_id,
         client_name="resource tests",
         client_uri=None,
         scopes=scopes,

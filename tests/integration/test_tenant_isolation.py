@@ -1207,7 +1207,7 @@ NO_TENANT_ROWS = {
     "/.well-known/oauth-protected-resource",
 }
 # Routes whose path parameter names a public document, not a tenant row.
-PUBLIC_DOCUMENTS = {"GET /api/docs/{name}"}
+PUBLIC_DOCUMENTS = {"GET /api/docs/{name}", "GET /.well-known/oauth-protected-resource/mcp/{module}"}
 
 
 def _served_prefixes() -> set[str]:

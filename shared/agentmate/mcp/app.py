@@ -7,8 +7,8 @@ Request path, in order:
    ``agentmate.mcp.auth``) and bind the ``Principal`` for the tools (``agentmate.mcp.context``). Every refusal at this level (unknown endpoint, 401,
    413, 404 session) is a JSON-RPC error object as ``application/json`` (``rpc_error``): MCP clients show
    those to their user, while a problem+json body reaches them as a generic "server returned an error".
-3. Session id: a presented ``Mcp-Session-Id`` must be one this platform issued for this key or OAuth grant
-   (else 404, as for an expired session); an ``initialize`` answer carries a fresh one (``agentmate.mcp.session``).
+3. Session id: a presented ``Mcp-Session-Id`` must be one this platform issued for this key, or for this OAuth
+   user and client (else 404, as for an expired session); an ``initialize`` answer carries a fresh one (``agentmate.mcp.session``).
 4. Step-up: a ``tools/call`` by an OAuth token that lacks the tool's scopes is an HTTP 403 with
    ``WWW-Authenticate: Bearer error="insufficient_scope", scope="<the tool's scopes>"`` (MCP authorization,
    2026-07-28: only the scopes this operation needs), so the client can authorize again for them. An API key
@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Iterable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
-from uuid import UUID
+from uuid import NAMESPACE_URL, UUID, uuid5
 
 import anyio.to_thread
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -297,19 +297,30 @@ class _Session:
     """The id to issue with the answer (an ``initialize`` presenting none), else None."""
 
 
+def session_owner(caller: Principal) -> UUID | None:
+    """What a session id is bound to: the API key, or for an OAuth caller its user and client. Not the grant: a
+    step-up or a re-authorization (MCP authorization) gives the same user and client a new grant mid-session,
+    and the official client does not initialize again after a 404, so a grant-bound session would end there."""
+    if caller.via != "oauth":
+        return caller.key_id
+    return uuid5(
+        NAMESPACE_URL, f"agentmate-oauth-session:{caller.account_id}:{caller.user_id}:{caller.client_id}"
+    )
+
+
 async def _session(
     scope: Scope, send: Send, body: bytes | None, key_id: UUID | None, request_id: Any, secret: str
 ) -> _Session | None:
-    """Session id: a presented one must be one this platform issued for this key or OAuth grant (None after a
-    404, as for an expired session); an ``initialize`` without one gets a fresh id."""
+    """Session id: a presented one must be one this platform issued for this key or OAuth user and client (None
+    after a 404, as for an expired session); an ``initialize`` without one gets a fresh id."""
     presented = header(scope, SESSION_HEADER)
     if presented is not None and not session.verify(secret, presented, key_id):
         await rpc_error(
             send,
             404,
             INVALID_REQUEST,
-            "Session not found: initialize again (a session id only works with the API key or OAuth grant it "
-            "was issued to)",
+            "Session not found: initialize again (a session id only works with the API key, or the OAuth user "
+            "and client, it was issued to)",
             request_id=request_id,
         )
         return None
@@ -411,9 +422,7 @@ class McpApp:
             await _refuse_stream(send)
             return
         secret = self.auth.resolved_jwt_secret()
-        # Bound to the key, or for an OAuth caller to its grant (which outlives each access token's refresh).
-        bound_to = caller.grant_id if caller.via == "oauth" else caller.key_id
-        checked = await _session(scope, send, body, bound_to, request_id, secret)
+        checked = await _session(scope, send, body, session_owner(caller), request_id, secret)
         if checked is None:
             return
         server = self.servers[scope["path"].rstrip("/") or "/"]

@@ -24,6 +24,7 @@ CONSTRAINTS = constraints(
         "oauth_device_codes_interval_check": ("interval", "must be a positive number of seconds"),
         "oauth_device_codes_approval_check": ("scopes", "an approval grants at least one scope"),
         "oauth_device_codes_user_code_key": ("user_code", "collides with a pending request's; ask again"),
+        "oauth_device_codes_account_fkey": ("account_id", "the approving user's account no longer exists"),
     }
 )
 

@@ -14,6 +14,16 @@ from uuid import UUID
 from psycopg.rows import class_row
 
 from agentmate.core.db import Conn
+from agentmate.core.dberrors import constraints
+
+CONSTRAINTS = constraints(
+    {
+        "oauth_codes_scopes_check": ("scopes", "must name at least one scope"),
+        "oauth_grants_scopes_check": ("scopes", "must name at least one scope"),
+        "oauth_tokens_grant_fkey": ("grant_id", "the grant no longer exists: authorize again"),
+        "oauth_tokens_kind_check": ("kind", "must be access or refresh"),
+    }
+)
 
 
 class RequestRow(NamedTuple):
@@ -272,6 +282,16 @@ def use_refresh_token(conn: Conn, token_hash: str) -> bool:
             {"h": token_hash},
         ).rowcount
         > 0
+    )
+
+
+def retire_access_tokens(conn: Conn, grant_id: UUID) -> None:
+    """A refresh rotated the grant's tokens: the access tokens it replaces expire now (refused from the next
+    request on), so a copy of an old access token does not outlive the rotation."""
+    conn.execute(
+        """UPDATE oauth_tokens SET expires_at = now()
+           WHERE grant_id = %(grant_id)s AND kind = 'access' AND expires_at > now()""",
+        {"grant_id": grant_id},
     )
 
 

@@ -314,7 +314,8 @@ def load_refresh(db: Database, token: str) -> auth_repo.OAuthTokenRow | None:
 
 
 def refresh(db: Database, oauth: OAuthSettings, token: str, scopes: Sequence[str]) -> TokenSet:
-    """Rotate: the refresh token is spent and a new access and refresh token of the same grant are minted.
+    """Rotate: the refresh token is spent, the access tokens it replaces expire, and a new access and refresh
+    token of the same grant are minted.
     ``scopes`` may narrow the grant (it then keeps only those), never widen it."""
     row = load_refresh(db, token)
     if row is None:
@@ -326,6 +327,7 @@ def refresh(db: Database, oauth: OAuthSettings, token: str, scopes: Sequence[str
     with db.tenant(row.account_id) as conn:
         spent = repo.use_refresh_token(conn, tokens.hash_token(token))
         if spent:
+            repo.retire_access_tokens(conn, row.grant_id)
             if set(chosen) != set(row.scopes):
                 repo.narrow_grant(conn, row.grant_id, chosen)
             repo.delete_expired_tokens(conn, row.grant_id)  # a family grows by two tokens per refresh
