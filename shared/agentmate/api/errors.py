@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agentmate.core.errors import DomainError, ErrorKind, JwtRequired, RateLimited
+from agentmate.core.errors import DomainError, ErrorKind, JwtRequired, RateLimited, ServiceUnavailable
 from agentmate.core.observability import logger
 from agentmate.core.validation import models_in, pydantic_errors
 
@@ -145,7 +145,7 @@ def error_headers(exc: DomainError, bearer_challenge: str | None = None) -> dict
         and exc.extra.get("error") == "insufficient_scope"
     ):
         return {"WWW-Authenticate": bearer_challenge}
-    if isinstance(exc, RateLimited):
+    if isinstance(exc, RateLimited | ServiceUnavailable) and exc.retry_after is not None:
         return {"Retry-After": str(exc.retry_after)}
     return None
 

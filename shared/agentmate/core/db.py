@@ -9,10 +9,17 @@ Connections are in autocommit mode; transactions are explicit. Every tenant tran
 row-level security policies read it, so a query that forgets its
 ``account_id`` filter still cannot see another tenant. Server-side prepared statements are disabled
 (``prepare_threshold=None``) so the pool is safe behind RDS Proxy / PgBouncer in transaction mode.
+
+Outages (``docs/agent-integration.md`` §3.10): no request waits for a connection longer than the connect budget
+(``DB_CONNECT_TIMEOUT_S``); an unreachable server is a ``ServiceUnavailable`` (503 + ``Retry-After``). The pool
+heals by itself: it reconnects with a backoff capped at a few budgets, and once one connection is found dead
+every pooled connection older than that failure is pinged before it is handed out, so a restart costs the
+requests in flight, not one failure per pooled connection.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 import weakref
@@ -26,7 +33,7 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from agentmate.core.dberrors import ParamsCursor, translate
+from agentmate.core.dberrors import ParamsCursor, translate, unavailable
 
 Conn = psycopg.Connection[dict[str, Any]]
 _PING_AFTER_IDLE_S = 10.0
@@ -53,6 +60,7 @@ class Database:
         self._pool: ConnectionPool[Conn] | None = None
         self._lock = threading.Lock()
         self._last_used: weakref.WeakKeyDictionary[Conn, float] = weakref.WeakKeyDictionary()
+        self._failed_at = 0.0  # monotonic time of the last connection found unreachable
 
     @property
     def max_size(self) -> int:
@@ -64,8 +72,10 @@ class Database:
 
     def _check(self, conn: Conn) -> None:
         """Ping only connections idle for a while (e.g. across a Lambda freeze): a ping per checkout was
-        a measurable share of warm latency, and a recently used connection is almost surely alive."""
-        if time.monotonic() - self._last_used.get(conn, 0.0) > _PING_AFTER_IDLE_S:
+        a measurable share of warm latency, and a recently used connection is almost surely alive, unless it was
+        last used before another connection was found dead (a restart ends every session at once)."""
+        last_used = self._last_used.get(conn, 0.0)
+        if time.monotonic() - last_used > _PING_AFTER_IDLE_S or last_used <= self._failed_at:
             ConnectionPool.check_connection(conn)
 
     def _reset(self, conn: Conn) -> None:
@@ -81,27 +91,47 @@ class Database:
                         min_size=1,
                         max_size=self._max_size,
                         open=False,
-                        kwargs={"row_factory": dict_row, "autocommit": True},
+                        kwargs={
+                            "row_factory": dict_row,
+                            "autocommit": True,
+                            "connect_timeout": max(2, math.ceil(self._connect_timeout_s)),
+                        },
                         configure=self._configure,
                         check=self._check,
                         reset=self._reset,
-                        timeout=self._connect_timeout_s * 2,
+                        timeout=self._connect_timeout_s,
+                        # A reconnection attempt backs off (1 s, 2 s, 4 s, …) and gives up after this; the next
+                        # request then starts a new one at once: recovery lags a restart by a few budgets at most.
+                        reconnect_timeout=max(self._connect_timeout_s * 4, 4.0),
                         name="agentmate",
                     )
-                    pool.open(wait=True, timeout=self._connect_timeout_s * 2)
+                    # Not waiting: a server down at first use is a 503 for this request, not a pool that failed
+                    # to open (and its threads left running) on every request until the server is back.
+                    pool.open(wait=False)
                     self._pool = pool
         return self._pool
 
     @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """``translated_errors``, noting when the server was found unreachable (``_check``)."""
+        with translated_errors():
+            try:
+                yield
+            except psycopg.OperationalError as exc:
+                if unavailable(exc):
+                    self._failed_at = time.monotonic()
+                raise
+
+    @contextmanager
     def transaction(self) -> Iterator[Conn]:
         """A transaction with no tenant set: RLS hides every tenant row in it."""
-        with translated_errors(), self.pool.connection() as conn, conn.transaction():
+        with self._errors(), self.pool.connection() as conn, conn.transaction():
             yield conn
 
     @contextmanager
     def single_statement(self) -> Iterator[Conn]:
         """An autocommit connection for one read that needs no transaction (one round trip, no BEGIN)."""
-        with translated_errors(), self.pool.connection() as conn:
+        with self._errors(), self.pool.connection() as conn:
             yield conn
 
     @contextmanager
@@ -123,7 +153,7 @@ class Database:
         account = str(account_id if isinstance(account_id, UUID) else UUID(str(account_id)))
         begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if snapshot else "BEGIN"
         setting = f"SELECT set_config('app.account_id', '{account}', true)"
-        with translated_errors(), self.pool.connection() as conn:
+        with self._errors(), self.pool.connection() as conn:
             try:
                 if pipeline:
                     with conn.pipeline():

@@ -7,7 +7,10 @@ translates at the transaction boundary, so services never see (or import) psycop
 
 Data errors (NUL in text, a number out of range, text Postgres cannot parse) name the field when the failing
 statement's parameters show which one it was, else answer a generic 400 that says what to fix and leaks nothing
-of the statement. Anything else is left alone: it is unexpected, and the transport logs it as a 500.
+of the statement. The database being unreachable (refused, restarting, shut down, out of connections, no pooled
+connection within the budget) is a ``ServiceUnavailable`` (503 with ``Retry-After``): the client's request was
+fine and a retry with the same idempotency key is safe. Anything else is left alone: it is unexpected, and the
+transport logs it as a 500.
 """
 
 from __future__ import annotations
@@ -19,7 +22,15 @@ from typing import Any
 import psycopg
 from psycopg import errors as pg
 
-from agentmate.core.errors import Conflict, DomainError, FieldError, Forbidden, Unauthorized, ValidationFailed
+from agentmate.core.errors import (
+    Conflict,
+    DomainError,
+    FieldError,
+    Forbidden,
+    ServiceUnavailable,
+    Unauthorized,
+    ValidationFailed,
+)
 from agentmate.core.observability import logger
 
 NUL_MESSAGE = "must not contain NUL (U+0000) characters"
@@ -27,6 +38,13 @@ RANGE_MESSAGE = "number out of range"
 DATA_DETAIL = (
     "a value cannot be stored: text must not contain NUL (U+0000) characters and numbers must be in range"
 )
+UNAVAILABLE_DETAIL = (
+    "the database is unavailable for a moment; retry in {seconds} s with the same idempotency key"
+)
+UNAVAILABLE_RETRY_AFTER_S = 2
+# SQLSTATE classes of a server that cannot take the request now: connection exception, insufficient resources
+# (too many connections), operator intervention (shut down, restarting, cancelled by a timeout).
+_UNAVAILABLE_CLASSES = ("08", "53", "57")
 _INT4 = 2**31  # a parameter at least this large is the suspect when Postgres says out of range
 # The credential's own rows (account, user, key): a write that breaks one of these has lost its caller.
 _CALLER_FKEYS = ("_account_id_fkey", "_key_id_fkey", "_user_fkey", "_source_key_id_fkey")
@@ -77,7 +95,22 @@ def translate(exc: BaseException) -> DomainError | None:
         return _data(exc)
     if isinstance(exc, pg.InsufficientPrivilege):
         return Forbidden("not allowed for this account")
+    if unavailable(exc):
+        logger.warning("database unavailable", extra={"error_class": type(exc).__name__})
+        return ServiceUnavailable(
+            UNAVAILABLE_DETAIL.format(seconds=UNAVAILABLE_RETRY_AFTER_S),
+            retry_after=UNAVAILABLE_RETRY_AFTER_S,
+        )
     return None
+
+
+def unavailable(exc: BaseException) -> bool:
+    """The server is unreachable or cannot take the request now (not a fault of the request): a lost or refused
+    connection (no SQLSTATE), a pool that found no connection in time, or one of ``_UNAVAILABLE_CLASSES``."""
+    if not isinstance(exc, psycopg.OperationalError):
+        return False
+    state = exc.sqlstate
+    return state is None or state[:2] in _UNAVAILABLE_CLASSES
 
 
 def _integrity(exc: pg.IntegrityError) -> DomainError:

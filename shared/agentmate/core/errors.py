@@ -114,8 +114,16 @@ class NotImplementedYet(DomainError):
 
 
 class ServiceUnavailable(DomainError):
+    """A dependency failed; ``retry_after`` (whole seconds), when known, is when the caller may try again."""
+
     kind = ErrorKind.UNAVAILABLE
     default_detail = "Service Unavailable"
+
+    def __init__(
+        self, detail: str = "", *, retry_after: int | None = None, extra: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(detail, extra=extra)
+        self.retry_after = None if retry_after is None else max(1, int(retry_after))
 
 
 @dataclass
