@@ -56,7 +56,7 @@ def prepare_environment() -> bool:
     if os.environ.get("DATABASE_URL"):
         owner_url = os.environ.get("MIGRATION_DATABASE_URL", os.environ["DATABASE_URL"])
     else:
-        started = localpg.start(LOCAL / "pg", PG_PORT)
+        started = localpg.start(LOCAL / "pg", PG_PORT, durable=True)  # someone's data: crash-safe
         localpg.ensure_database(PG_PORT, "agentmate")
         owner_url = localpg.url(PG_PORT, "agentmate")
         os.environ["DATABASE_URL"] = localpg.url(PG_PORT, "agentmate", role=localpg.APP_ROLE)

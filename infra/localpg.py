@@ -72,20 +72,28 @@ def cluster_dir(base_dir: Path) -> Path:
     return Path(tempfile.gettempdir()) / f"agentmate-pg-{digest}"
 
 
-def start(base_dir: Path, port: int) -> bool:
+# The tests' clusters trade durability for speed; the local runtime's holds someone's data and keeps every write
+# it acknowledged through a crash of the server, of Postgres or of the machine.
+FAST = "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+DURABLE = "-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
+
+
+def start(base_dir: Path, port: int, *, durable: bool = False) -> bool:
     """Initialise (first time) and start a cluster for ``base_dir`` listening on 127.0.0.1:``port``.
     False when a server already answers on that port (then it is not ours to stop). Callers may race (each
-    pytest-xdist worker sets up its own database): a lock file per port lets one of them initdb and start."""
+    pytest-xdist worker sets up its own database): a lock file per port lets one of them initdb and start.
+    ``durable`` (the local runtime) runs with fsync, synchronous commit and full-page writes on; the default
+    (tests, benchmarks) with all three off."""
     lock_path = Path(tempfile.gettempdir()) / f"agentmate-pg-{port}.lock"
     with open(lock_path, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            return _start_locked(base_dir, port)
+            return _start_locked(base_dir, port, durable)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _start_locked(base_dir: Path, port: int) -> bool:
+def _start_locked(base_dir: Path, port: int, durable: bool) -> bool:
     if _ready(port):
         return False
     base_dir = cluster_dir(base_dir)
@@ -113,15 +121,15 @@ def _start_locked(base_dir: Path, port: int) -> bool:
                     "-E",
                     "UTF8",
                     "--no-locale",
-                    "--no-sync",
+                    *([] if durable else ["--no-sync"]),
                 ]
             ),
             check=True,
             stdout=subprocess.DEVNULL,
         )
     options = (
-        f"-p {port} -k {base_dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
-        "-c full_page_writes=off -c max_connections=200"
+        f"-p {port} -k {base_dir} -c listen_addresses=127.0.0.1 {DURABLE if durable else FAST} "
+        "-c max_connections=200"
     )
     subprocess.run(
         _as_pg_user(
