@@ -1,6 +1,6 @@
 """A slow OpenAI-compatible embeddings endpoint on loopback (``POST /v1/embeddings``): every call sleeps
 ``delay_s`` before answering deterministic vectors of the requested dimensions; ``calls`` counts the requests
-and ``texts`` records every text embedded."""
+and ``texts`` records every text embedded. Setting ``down`` makes it answer 503 (an outage) until it is cleared."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ class SlowEmbeddings:
         self.delay_s = delay_s
         self.calls = 0
         self.texts: list[str] = []
+        self.down = False
         self._lock = threading.Lock()
         provider = self
 
@@ -41,6 +42,11 @@ class SlowEmbeddings:
                     provider.calls += 1
                     provider.texts.extend(texts)
                 time.sleep(provider.delay_s)
+                if provider.down:
+                    self.send_response(503)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 dims = int(body.get("dimensions") or 8)
                 data = json.dumps(
                     {

@@ -59,6 +59,7 @@ def test_supersede_closes_the_old_entry_and_removes_its_projection(client, accou
         "status": "missing",
         "document_id": None,
         "error": None,
+        "waiting": 0,
     }
     # Search no longer returns the replaced entry; asking for superseded entries points at the list instead
     s = client.post(

@@ -378,6 +378,13 @@ class Indexing(BaseModel):
     )
     document_id: UUID | None = None
     error: str | None = None
+    waiting: int | None = Field(
+        default=None,
+        description="On an entry's read: how many of the account's items (memories, knowledge, skills) still "
+        "wait to be re-embedded after an embedder or vector-index failure; a job retries them with backoff "
+        "and this drops to 0 once the dependency is back",
+        exclude_if=_is_none,
+    )
 
 
 class EntryDetail(Entry):

@@ -476,3 +476,34 @@ def get_query(conn: Conn, *, account_id: UUID, query_id: UUID) -> QueryRow | Non
         )
         .fetchone()
     )
+
+
+# A row still ``pending`` this long after its write lost its indexer (a crash between the write and the outcome).
+STALE_PENDING_SECONDS = 300
+_WAITING = """account_id = %(a)s AND (status = 'failed'
+              OR (status = 'pending' AND updated_at < now() - make_interval(secs => %(stale)s)))"""
+
+
+def waiting(conn: Conn, *, account_id: UUID, limit: int, after: UUID | None = None) -> list[StoredDocument]:
+    """Rows whose vector is missing (``failed``, or ``pending`` past ``STALE_PENDING_SECONDS``), in id order
+    after ``after``. Not locked: they are embedded outside any transaction, and ``mark_indexed`` leaves a row
+    whose content a newer write replaced meanwhile to that write."""
+    return (
+        conn.cursor(row_factory=class_row(StoredDocument))
+        .execute(
+            f"""SELECT {COLUMNS} FROM retrieval_documents
+                WHERE {_WAITING} AND (%(after)s::uuid IS NULL OR id > %(after)s::uuid)
+                ORDER BY id LIMIT %(limit)s""",
+            {"a": account_id, "stale": STALE_PENDING_SECONDS, "after": after, "limit": limit},
+        )
+        .fetchall()
+    )
+
+
+def count_waiting(conn: Conn, *, account_id: UUID) -> int:
+    """How many of the account's rows still wait for their vector (``waiting``'s rows)."""
+    row = conn.execute(
+        f"SELECT count(*) AS n FROM retrieval_documents WHERE {_WAITING}",
+        {"a": account_id, "stale": STALE_PENDING_SECONDS},
+    ).fetchone()
+    return int(row["n"]) if row else 0

@@ -70,6 +70,16 @@ class IndexResult:
 
 
 @dataclass(frozen=True)
+class Healed:
+    """What one ``Retrieval.heal`` pass did: rows given their vector, rows still waiting, and the failure that
+    stopped it (None when nothing failed)."""
+
+    healed: int
+    waiting: int
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class Query:
     namespace: str
     text: str
@@ -292,6 +302,12 @@ def indexing_state(
     )
 
 
+def waiting_count(conn: Conn, account_id: UUID) -> int:
+    """How many of the account's projections still wait for their vector (failed, or pending past a grace), inside
+    the caller's transaction: what ``Retrieval.heal`` has left to do."""
+    return repo.count_waiting(conn, account_id=account_id)
+
+
 def rebuild_lexical(
     db: TenantTransactions,
     *,
@@ -509,6 +525,34 @@ class Retrieval:
                 conn, account_id=account_id, document_ids=ids, content_hashes=hashes, error=error or "failed"
             )
         return [IndexResult("failed", i, error) for i in ids]
+
+    def heal(self, db: TenantTransactions, account_id: UUID, *, max_rows: int = 10_000) -> Healed:
+        """Re-embed and re-index the account's waiting projections (``failed``, or ``pending`` past a grace), a
+        batch at a time, until none is left, ``max_rows`` were tried, or the embedder or the vector index fails
+        (then ``error`` says why and the rows stay as they were). Idempotent: a row healed meanwhile is skipped,
+        and one whose content a newer write replaced is left to that write."""
+        healed = tried = 0
+        after: UUID | None = None
+        error: str | None = None
+        while tried < max_rows:
+            with db.tenant(account_id) as conn:
+                rows = repo.waiting(conn, account_id=account_id, limit=self.index_batch, after=after)
+            if not rows:
+                break
+            tried += len(rows)
+            after = rows[-1].id
+            try:
+                embedder = self.embedder()
+                collection = self._embed_and_upsert(account_id, embedder, rows)
+            except Exception as exc:
+                error = _describe(exc)
+                logger.warning("retrieval heal failed", extra={"error": error, "documents": len(rows)})
+                break
+            results = self._record_outcome(db, account_id, rows, embedder, collection, None)
+            healed += len(results)
+        with db.tenant(account_id) as conn:
+            left = repo.count_waiting(conn, account_id=account_id)
+        return Healed(healed=healed, waiting=left, error=error)
 
     def remove_points(self, account_id: UUID, point_ids: list[UUID]) -> str | None:
         """Best-effort vector deletion; returns a reason on failure. A stale point is harmless: hits are hydrated

@@ -32,7 +32,7 @@ from agentmate.memory.schemas import (
     Indexing,
 )
 from agentmate.memory.service import scopes
-from agentmate.memory.service.projection import index_entry, indexing_state
+from agentmate.memory.service.projection import index_entry, indexing_state, waiting
 from agentmate.memory.service.rules import check_scope, check_size, require_scope_type, utc
 from agentmate.retrieval.service import Retrieval
 
@@ -191,6 +191,7 @@ def get_entry(db: TenantTransactions, principal: Principal, entry_id: UUID) -> E
             raise NotFound("memory entry")
         evidence = repo.evidence_for(conn, account_id=principal.account_id, memory_ids=[entry_id])[entry_id]
         indexing = indexing_state(conn, principal.account_id, [entry_id])[entry_id]
+        indexing.waiting = waiting(conn, principal.account_id)
     return EntryDetail(**row, evidence=[Evidence(**e) for e in evidence], indexing=indexing)
 
 

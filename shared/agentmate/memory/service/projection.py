@@ -2,6 +2,9 @@
 
 Written after the entry's transaction commits, so an embedding or vector-index failure never loses a memory: the
 entry is stored and reported with ``indexing.status = "failed"``, and search still finds it through the lexical leg.
+A failure queues the ``retrieval_heal`` job (``memory/jobs.py``): it re-embeds and re-indexes the account's waiting
+projections, retried with the queue's backoff until the dependency is back; ``indexing.waiting`` on an entry's
+read counts what is still waiting.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
+from agentmate import jobs
 from agentmate.core.db import Conn, TenantTransactions
 from agentmate.memory.schemas import Indexing
 from agentmate.memory.service.rules import utc
@@ -19,6 +23,10 @@ from agentmate.retrieval.service import DocumentIn, Retrieval
 NAMESPACE = "memory"
 SOURCE_TYPE = "memory_entry"
 CHUNK_KEY = "current"
+HEAL_KIND = "retrieval_heal"
+# The queue's backoff (30 s x 2^(n-1), capped) over this many attempts covers an outage of a few hours; a later
+# failed store queues a new job.
+HEAL_ATTEMPTS = 10
 
 
 def entry_document(entry: Mapping[str, Any]) -> DocumentIn:
@@ -57,7 +65,36 @@ def index_entry(
 ) -> Indexing:
     """(Re)build an entry's retrieval projection; never raises for embedding/vector failures."""
     result = retrieval.index_document(db, account_id, entry_document(entry))
+    if result.status == "failed":
+        schedule_heal(db, account_id)
     return Indexing(status=result.status, document_id=result.document_id, error=result.error)
+
+
+def schedule_heal(db: TenantTransactions, account_id: UUID) -> None:
+    """Queue the account's heal job (one unfinished job per account: a queued or running one is reused) and wake a
+    worker after the commit."""
+    with db.tenant(account_id) as conn:
+        job = jobs.enqueue(
+            conn, account_id=account_id, kind=HEAL_KIND, subject_id=account_id, max_attempts=HEAL_ATTEMPTS
+        )
+    jobs.wake(job.id)
+
+
+def run_heal(ctx: jobs.RunContext) -> dict[str, Any]:
+    """The ``retrieval_heal`` job: re-embed the account's waiting projections; ``Retryable`` (the queue's backoff)
+    while the embedder or the vector index still fails, or while rows that failed during the run still wait."""
+    from agentmate.retrieval.service import get_retrieval
+
+    done = get_retrieval().heal(ctx.db, ctx.job.account_id)
+    if done.error is not None:
+        raise jobs.Retryable(f"{done.error}; {done.waiting} still waiting")
+    if done.waiting:
+        raise jobs.Retryable(f"{done.waiting} failed while healing; trying again")
+    return {"healed": done.healed, "waiting": 0}
+
+
+def waiting(conn: Conn, account_id: UUID) -> int:
+    return retrieval_service.waiting_count(conn, account_id)
 
 
 def index_entries(

@@ -1,0 +1,143 @@
+"""The embedding endpoint and the vector index down, then back: stores still succeed (201, ``indexing.status:
+failed``), searches degrade and say so, each failure queues the account's ``retrieval_heal`` job, and once the
+dependency is back the job re-embeds and re-indexes every waiting item; ``indexing.waiting`` counts them down to 0.
+Faults are injected with the fake embeddings provider on loopback and a wrapper around the vector index."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pytest
+
+import agentmate.memory.jobs  # noqa: F401  (registers retrieval_heal, as the worker's runners do)
+import agentmate.retrieval.service as retrieval_service
+from agentmate.core.db import Database
+from agentmate.jobs.worker import Worker
+from agentmate.memory.service.projection import HEAL_KIND
+from agentmate.retrieval.embedded_index import EmbeddedIndex
+from agentmate.retrieval.embedders import OpenAIEmbedder
+from agentmate.retrieval.vector_index import VectorIndexError, VectorPoint
+from tests.fakes.embeddings_provider import SlowEmbeddings
+
+ENTRIES = "/api/memory/entries"
+
+
+class FlakyIndex:
+    """The vector index interface around a real in-memory index, failing every call while ``down``."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.down = False
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.inner, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if self.down:
+                raise VectorIndexError("vector index unavailable (test)")
+            return attr(*args, **kwargs)
+
+        return call
+
+    def upsert(self, account_id: str, points: Sequence[VectorPoint]) -> None:
+        if self.down:
+            raise VectorIndexError("vector index unavailable (test)")
+        self.inner.upsert(account_id, points)
+
+
+@pytest.fixture
+def provider() -> Iterator[SlowEmbeddings]:
+    with SlowEmbeddings(delay_s=0) as server:
+        yield server
+
+
+@pytest.fixture
+def flaky(provider, make_retrieval, serve_retrieval, monkeypatch) -> tuple[SlowEmbeddings, FlakyIndex]:
+    """A Retrieval over the fake provider and a flaky index, served to the REST apps and to the heal job."""
+    embedder = OpenAIEmbedder(provider.base_url, "k", "fake-model", dimensions=8, timeout_s=5, max_retries=0)
+    index = FlakyIndex(EmbeddedIndex())
+    rt = serve_retrieval(make_retrieval(embedder=embedder, index=index))
+    monkeypatch.setattr(retrieval_service, "get_retrieval", lambda: rt)
+    return provider, index
+
+
+def _heal_jobs(owner: Any, account_id: str) -> list[dict[str, Any]]:
+    import psycopg
+    from psycopg.rows import dict_row
+
+    with psycopg.connect(owner, row_factory=dict_row) as conn:
+        return conn.execute(
+            "SELECT id, status, attempts FROM jobs WHERE account_id = %s AND kind = %s ORDER BY queued_at",
+            (account_id, HEAL_KIND),
+        ).fetchall()
+
+
+def _backoff_over(owner: Any, job_id: uuid.UUID) -> None:
+    """As if the job's backoff had passed (no waiting in a test)."""
+    import psycopg
+
+    with psycopg.connect(owner) as conn:
+        conn.execute("UPDATE jobs SET next_attempt_at = now() - interval '1 second' WHERE id = %s", (job_id,))
+
+
+def _run(job_id: uuid.UUID) -> str:
+    db = Database(__import__("os").environ["DATABASE_URL"], max_size=2)
+    try:
+        return Worker(db, only_kinds=[HEAL_KIND]).run_one(job_id=job_id).outcome
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("dependency", ["embedder", "vector index"])
+def test_items_stored_during_an_outage_are_healed_by_the_job_once_the_dependency_is_back(
+    client, account, owner_url, flaky, dependency
+):
+    provider, index = flaky
+    h = account.headers("memory:rw")
+    # Given the dependency is down while three memories are stored
+    provider.down = dependency == "embedder"
+    index.down = dependency == "vector index"
+    ids = []
+    for i in range(3):
+        body = {
+            "memory_type": "semantic",
+            "title": f"Deploy rule {i}",
+            "content": f"deploys use pipeline {i}",
+            "evidence": [
+                {"source_type": "url", "source_id": f"https://wiki/deploys/{i}", "excerpt": "pipeline"}
+            ],
+        }
+        r = client.post(ENTRIES, json=body, headers=h)
+        # Then each store succeeds and says its vector is missing
+        assert r.status_code == 201, r.text
+        assert r.json()["indexing"]["status"] == "failed"
+        ids.append(r.json()["id"])
+    # And a search degrades and says so, still finding them through the lexical leg
+    found = client.post("/api/memory/search", json={"query": "deploys pipeline"}, headers=h).json()
+    assert [d["leg"] for d in found["degraded"]] == ["vector"]
+    assert {i["entry"]["id"] for i in found["items"]} == set(ids)
+    # And the account sees three items waiting, and one heal job queued for them
+    assert client.get(f"{ENTRIES}/{ids[0]}", headers=h).json()["indexing"]["waiting"] == 3
+    (job,) = _heal_jobs(owner_url, account.account_id)
+    assert job["status"] == "queued"
+
+    # When the job runs while the dependency is still down, it backs off and heals nothing
+    assert _run(job["id"]) == "retry"
+    assert client.get(f"{ENTRIES}/{ids[0]}", headers=h).json()["indexing"]["waiting"] == 3
+
+    # When the dependency is back and the job runs again
+    provider.down = index.down = False
+    _backoff_over(owner_url, job["id"])
+    assert _run(job["id"]) == "succeeded"
+
+    # Then every item is indexed, the count is 0, and search uses both legs again
+    for entry_id in ids:
+        indexing = client.get(f"{ENTRIES}/{entry_id}", headers=h).json()["indexing"]
+        assert (indexing["status"], indexing["waiting"]) == ("indexed", 0)
+    found = client.post("/api/memory/search", json={"query": "deploys pipeline"}, headers=h).json()
+    assert found["degraded"] == []
+    assert {i["entry"]["id"] for i in found["items"]} == set(ids)
