@@ -141,3 +141,44 @@ def test_items_stored_during_an_outage_are_healed_by_the_job_once_the_dependency
     found = client.post("/api/memory/search", json={"query": "deploys pipeline"}, headers=h).json()
     assert found["degraded"] == []
     assert {i["entry"]["id"] for i in found["items"]} == set(ids)
+
+
+def test_the_sweep_queues_a_heal_job_for_an_account_left_waiting_without_one(
+    client, account, owner_url, flaky
+):
+    import psycopg
+
+    from agentmate.core.db import get_database
+    from agentmate.memory.service.projection import sweep_heal
+
+    provider, _ = flaky
+    h = account.headers("memory:rw")
+    # Given an item stored while the embedder was down, whose heal job used up its attempts long ago
+    provider.down = True
+    body = {
+        "memory_type": "semantic",
+        "title": "Rollbacks",
+        "content": "rollbacks use the previous image",
+        "evidence": [{"source_type": "url", "source_id": "https://wiki/rollbacks", "excerpt": "image"}],
+    }
+    assert client.post(ENTRIES, json=body, headers=h).status_code == 201
+    with psycopg.connect(owner_url) as conn:
+        conn.execute("UPDATE jobs SET status = 'failed' WHERE account_id = %s", (account.account_id,))
+        conn.execute(
+            "UPDATE retrieval_documents SET updated_at = now() - interval '1 hour' WHERE account_id = %s",
+            (account.account_id,),
+        )
+    # When the sweep runs (it sees every account of this test database; it queues at most one job per account)
+    sweep_heal(get_database())
+    # Then this account has a new queued heal job, and a second sweep queues none beside it
+    assert [j["status"] for j in _heal_jobs(owner_url, account.account_id)] == ["failed", "queued"]
+    sweep_heal(get_database())
+    assert [j["status"] for j in _heal_jobs(owner_url, account.account_id)] == ["failed", "queued"]
+    # And once the embedder is back, that job heals the item
+    provider.down = False
+    assert _run(_heal_jobs(owner_url, account.account_id)[-1]["id"]) == "succeeded"
+    with psycopg.connect(owner_url) as conn:
+        statuses = conn.execute(
+            "SELECT status FROM retrieval_documents WHERE account_id = %s", (account.account_id,)
+        ).fetchall()
+    assert statuses == [("indexed",)]

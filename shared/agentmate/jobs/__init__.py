@@ -23,7 +23,7 @@ from agentmate.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from agentmate.jobs.errors import LeaseLost, Permanent, Retryable, Yield
-    from agentmate.jobs.registry import Kind, RunContext, kinds, register, unregister
+    from agentmate.jobs.registry import Kind, RunContext, kinds, register, register_sweeper, unregister
     from agentmate.jobs.schemas import Job, JobStatus, JobUsage, JobView, KindStats, QueueStats
     from agentmate.jobs.service import cancel, enqueue, get_job, list_jobs, queue_stats, read_job
     from agentmate.jobs.wakeup import wake
@@ -34,7 +34,7 @@ __getattr__ = lazy_exports(
     {
         "errors": ("LeaseLost", "Permanent", "Retryable", "Yield"),
         "schemas": ("Job", "JobStatus", "JobUsage", "JobView", "KindStats", "QueueStats"),
-        "registry": ("Kind", "RunContext", "kinds", "register", "unregister"),
+        "registry": ("Kind", "RunContext", "kinds", "register", "register_sweeper", "unregister"),
         "service": ("cancel", "enqueue", "get_job", "list_jobs", "queue_stats", "read_job"),
         "wakeup": ("wake",),
     },
@@ -61,6 +61,7 @@ __all__ = [
     "queue_stats",
     "read_job",
     "register",
+    "register_sweeper",
     "unregister",
     "wake",
 ]

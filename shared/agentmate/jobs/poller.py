@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from agentmate.core.observability import logger
 from agentmate.jobs import wakeup
 from agentmate.jobs.settings import JobSettings, get_job_settings
-from agentmate.jobs.worker import Worker, retire_unregistered
+from agentmate.jobs.worker import Worker, retire_unregistered, run_sweepers
 
 if TYPE_CHECKING:
     from agentmate.core.db import Database
@@ -66,6 +66,7 @@ class Poller:
                 if retires and time.monotonic() - last_retire >= self.settings.jobs_sweep_grace_seconds:
                     last_retire = time.monotonic()
                     retire_unregistered(self.worker.db, settings=self.settings)
+                    run_sweepers(self.worker.db)
                 while not self.shutdown.is_set() and self.worker.run_one().outcome != "not_claimed":
                     pass
             except Exception:

@@ -129,3 +129,20 @@ class RunContext:
             self._finish(conn, result)
             yield conn
         self.finished = True
+
+
+Sweeper = Callable[["Database"], int]
+_SWEEPERS: dict[str, Sweeper] = {}
+
+
+def register_sweeper(name: str, sweeper: Sweeper) -> None:
+    """Register (or replace) a periodic check the scheduled sweep and the local poller run beside the wake-up
+    sweep, e.g. queueing a heal job for every account that needs one (``memory/jobs.py``). Registered where the
+    kinds are (a ``jobs.py``); it returns how many jobs it queued."""
+    with _lock:
+        _SWEEPERS[name] = sweeper
+
+
+def sweepers() -> dict[str, Sweeper]:
+    with _lock:
+        return dict(_SWEEPERS)

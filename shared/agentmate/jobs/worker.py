@@ -36,7 +36,7 @@ from agentmate.core.observability import count, logger
 from agentmate.jobs import repository as repo
 from agentmate.jobs import wakeup
 from agentmate.jobs.errors import LeaseLost, Permanent, Retryable, Yield
-from agentmate.jobs.registry import Kind, RunContext, Usage, kinds
+from agentmate.jobs.registry import Kind, RunContext, Usage, kinds, sweepers
 from agentmate.jobs.schemas import Job
 from agentmate.jobs.settings import MAX_WAKE_DELAY_S, JobSettings, get_job_settings
 
@@ -512,7 +512,20 @@ def sweep(
     if due:
         logger.info("job sweep", extra={"due": len(due), "sent": sent})
     retire_unregistered(db, settings=settings)
+    run_sweepers(db)
     return sent
+
+
+def run_sweepers(db: Database) -> int:
+    """Run every registered sweeper (``registry.register_sweeper``); one failing does not stop the others.
+    Returns how many jobs they queued."""
+    queued = 0
+    for name, sweeper in sweepers().items():
+        try:
+            queued += sweeper(db)
+        except Exception:
+            logger.exception("job sweeper failed", extra={"sweeper": name})
+    return queued
 
 
 def retire_unregistered(db: Database, *, settings: JobSettings | None = None) -> int:

@@ -507,3 +507,12 @@ def count_waiting(conn: Conn, *, account_id: UUID) -> int:
         {"a": account_id, "stale": STALE_PENDING_SECONDS},
     ).fetchone()
     return int(row["n"]) if row else 0
+
+
+def accounts_waiting(conn: Conn, *, heal_kind: str, limit: int) -> list[UUID]:
+    """Accounts with waiting rows and no unfinished ``heal_kind`` job, across accounts (migrations/0095)."""
+    rows = conn.execute(
+        "SELECT account_id FROM retrieval_accounts_waiting(%(heal_kind)s, %(stale)s, %(limit)s)",
+        {"heal_kind": heal_kind, "stale": STALE_PENDING_SECONDS, "limit": limit},
+    ).fetchall()
+    return [r["account_id"] for r in rows]

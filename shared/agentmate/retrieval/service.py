@@ -308,6 +308,12 @@ def waiting_count(conn: Conn, account_id: UUID) -> int:
     return repo.count_waiting(conn, account_id=account_id)
 
 
+def accounts_waiting(conn: Conn, *, heal_kind: str, limit: int) -> list[UUID]:
+    """Accounts whose projections wait for their vector and that have no unfinished ``heal_kind`` job (the sweep
+    that queues one each), read across accounts in the caller's owner-less transaction."""
+    return repo.accounts_waiting(conn, heal_kind=heal_kind, limit=limit)
+
+
 def rebuild_lexical(
     db: TenantTransactions,
     *,

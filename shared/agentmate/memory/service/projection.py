@@ -14,7 +14,7 @@ from typing import Any
 from uuid import UUID
 
 from agentmate import jobs
-from agentmate.core.db import Conn, TenantTransactions
+from agentmate.core.db import Conn, Database, TenantTransactions
 from agentmate.memory.schemas import Indexing
 from agentmate.memory.service.rules import utc
 from agentmate.retrieval import service as retrieval_service
@@ -27,6 +27,7 @@ HEAL_KIND = "retrieval_heal"
 # The queue's backoff (30 s x 2^(n-1), capped) over this many attempts covers an outage of a few hours; a later
 # failed store queues a new job.
 HEAL_ATTEMPTS = 10
+HEAL_SWEEP_BATCH = 100  # accounts queued per sweep
 
 
 def entry_document(entry: Mapping[str, Any]) -> DocumentIn:
@@ -78,6 +79,17 @@ def schedule_heal(db: TenantTransactions, account_id: UUID) -> None:
             conn, account_id=account_id, kind=HEAL_KIND, subject_id=account_id, max_attempts=HEAL_ATTEMPTS
         )
     jobs.wake(job.id)
+
+
+def sweep_heal(db: Database) -> int:
+    """The sweep's part (``memory/jobs.py`` registers it): queue a heal job for each account whose projections wait
+    and that has none unfinished (e.g. a knowledge or skill index that failed, or a heal job that used up its
+    attempts during a long outage). Returns how many it queued."""
+    with db.transaction() as conn:
+        accounts = retrieval_service.accounts_waiting(conn, heal_kind=HEAL_KIND, limit=HEAL_SWEEP_BATCH)
+    for account_id in accounts:
+        schedule_heal(db, account_id)
+    return len(accounts)
 
 
 def run_heal(ctx: jobs.RunContext) -> dict[str, Any]:
