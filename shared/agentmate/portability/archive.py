@@ -1,0 +1,156 @@
+"""The archive: which tables it holds, how their ids refer to each other, and its bounded reading.
+
+Format (``docs/account-archive.md``): a zip with ``manifest.json`` and one ``<domain>/<table>.ndjson`` per table,
+one JSON object per line, the row's columns by name, in the order of ``TABLES`` (a parent before its children).
+Columns that tie a row to a credential or a person (``account_id``, ``user_id``, ``key_id``,
+``source_key_id``) are never written; ids are the exporting account's and are remapped on import.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+from agentmate.core.errors import TooLarge, invalid
+
+FORMAT = "agentmate-account-archive"
+VERSION = 1
+MANIFEST = "manifest.json"
+# Never exported, never accepted: the tenant, the people and the credentials.
+DROPPED = ("account_id", "user_id", "key_id", "source_key_id")
+
+
+class Table(NamedTuple):
+    domain: str
+    name: str
+    # The row's own id column (remapped), or None (a child keyed by its parent).
+    id_column: str | None
+    # Columns holding the id of a row of another table in the archive: column -> that table.
+    refs: dict[str, str]
+    # References to rows the archive does not carry (yet): written as null on import.
+    cleared: tuple[str, ...] = ()
+    # Self-references, set after every row of the table is in (a row may point at a later one).
+    late: tuple[str, ...] = ()
+
+    @property
+    def member(self) -> str:
+        return f"{self.domain}/{self.name}.ndjson"
+
+
+TABLES: tuple[Table, ...] = (
+    Table("todos", "todos", "id", {}),
+    Table("notes", "notes", "id", {}),
+    Table("reports", "reports", "id", {}),
+    Table("bookmarks", "bookmarks", "id", {}),
+    Table("expenses", "expenses", "id", {}),
+    Table("memory", "memory_events", "id", {}, cleared=("skill_version_id",)),
+    Table(
+        "memory",
+        "memory_entries",
+        "id",
+        {"source_event_id": "memory_events", "superseded_by": "memory_entries"},
+        late=("superseded_by",),
+    ),
+    Table("memory", "memory_evidence", "id", {"memory_id": "memory_entries"}),
+    Table("memory", "memory_feedback", "id", {"memory_id": "memory_entries"}, cleared=("skill_version_id",)),
+    Table("working", "working_sessions", "id", {}),
+    Table("working", "working_items", None, {"session_id": "working_sessions"}),
+)
+BY_MEMBER = {t.member: t for t in TABLES}
+
+
+class Bounds(NamedTuple):
+    max_members: int
+    max_member_bytes: int
+    max_line_bytes: int
+
+
+def manifest(counts: dict[str, int], exported_at: str) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "exported_at": exported_at,
+        "tables": {t.name: {"member": t.member, "rows": counts.get(t.name, 0)} for t in TABLES},
+    }
+
+
+def open_archive(data: bytes, bounds: Bounds) -> zipfile.ZipFile:
+    """The archive as a zip whose directory keeps the bounds, or a 400/413 naming ``archive``: a hostile
+    archive (not a zip, unknown or duplicate members, paths, too many members, a member inflating past its
+    bound) is refused before a byte of it is inflated."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        infos = archive.infolist()
+    except (zipfile.BadZipFile, ValueError, EOFError):
+        raise invalid("archive", "is not a zip archive") from None
+    if len(infos) > bounds.max_members:
+        raise TooLarge(f"archive: more than {bounds.max_members} members")
+    allowed = [MANIFEST, *BY_MEMBER]
+    names = [i.filename for i in infos]
+    if len(set(names)) != len(names):
+        raise invalid("archive", "has a member twice")
+    for info in infos:
+        if info.filename not in allowed:
+            raise invalid("archive", f"unknown member {info.filename[:100]!r}", allowed)
+        if info.file_size > bounds.max_member_bytes:
+            raise TooLarge(f"archive: member {info.filename} inflates past {bounds.max_member_bytes} bytes")
+    if MANIFEST not in names:
+        raise invalid("archive", f"has no {MANIFEST}")
+    check_manifest(archive, bounds)
+    return archive
+
+
+def check_manifest(archive: zipfile.ZipFile, bounds: Bounds) -> dict[str, Any]:
+    raw = _bounded(archive, MANIFEST, bounds.max_line_bytes)
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        raise invalid("archive.manifest", "is not JSON") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise invalid("archive.manifest.format", "is not an agentmate account archive", [FORMAT])
+    if doc.get("version") != VERSION:
+        raise invalid("archive.manifest.version", "is not a version this server reads", [VERSION])
+    return doc
+
+
+def _bounded(archive: zipfile.ZipFile, name: str, limit: int) -> bytes:
+    with archive.open(name) as member:
+        data = member.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(f"archive: {name} is longer than {limit} bytes")
+    return data
+
+
+def rows(archive: zipfile.ZipFile, table: Table, bounds: Bounds) -> Iterator[dict[str, Any]]:
+    """The rows of one member, each a JSON object no longer than a line may be; absent member = no rows. The
+    member's real inflated size is counted too (a zip may understate it)."""
+    if table.member not in archive.namelist():
+        return
+    inflated = 0
+    with archive.open(table.member) as member:
+        for number, line in enumerate(_lines(member, bounds.max_line_bytes), start=1):
+            inflated += len(line)
+            if inflated > bounds.max_member_bytes:
+                raise TooLarge(f"archive: {table.member} inflates past {bounds.max_member_bytes} bytes")
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line, parse_float=str)  # numerics stay exact
+            except ValueError:
+                raise invalid(f"archive.{table.member}", f"line {number} is not JSON") from None
+            if not isinstance(row, dict):
+                raise invalid(f"archive.{table.member}", f"line {number} is not a JSON object")
+            yield row
+
+
+def _lines(member: Any, limit: int) -> Iterator[bytes]:
+    while True:
+        line: bytes = member.readline(limit + 1)
+        if not line:
+            return
+        if len(line) > limit and not line.endswith(b"\n"):
+            raise TooLarge(f"archive: a line is longer than {limit} bytes")
+        yield line
