@@ -67,9 +67,17 @@ def _populate(client: Any, account: Any) -> None:
     h = account.jwt_headers
     _ok(client.post("/api/todos", json={"title": "Ship it", "tags": ["work"]}, headers=h))
     _ok(client.post("/api/notes", json={"title": "Idea", "content": "line one\nline two"}, headers=h))
-    _ok(client.post("/api/reports", json={"title": "Weekly", "content": "# All good", "source": "bot"}, headers=h))
+    _ok(
+        client.post(
+            "/api/reports", json={"title": "Weekly", "content": "# All good", "source": "bot"}, headers=h
+        )
+    )
     _ok(client.post("/api/bookmarks", json={"url": "https://example.com/a", "title": "A"}, headers=h))
-    _ok(client.post("/api/expenses", json={"amount": "12.50", "currency": "EUR", "description": "lunch"}, headers=h))
+    _ok(
+        client.post(
+            "/api/expenses", json={"amount": "12.50", "currency": "EUR", "description": "lunch"}, headers=h
+        )
+    )
     event = _ok(
         client.post(
             "/api/memory/events",
@@ -84,7 +92,9 @@ def _populate(client: Any, account: Any) -> None:
                 "memory_type": "semantic",
                 "title": "Deploys",
                 "content": "Deploys go through the blue-green pipeline.",
-                "evidence": [{"source_type": "url", "source_id": "https://wiki/deploys", "excerpt": "blue-green"}],
+                "evidence": [
+                    {"source_type": "url", "source_id": "https://wiki/deploys", "excerpt": "blue-green"}
+                ],
                 "source_event_id": event["id"],
             },
             headers=h,
@@ -101,7 +111,12 @@ def _populate(client: Any, account: Any) -> None:
             headers=h,
         )
     )
-    _ok(client.post(f"/api/memory/entries/{new['id']}/supersede", json={"superseded_id": old["id"]}, headers=h), 200)
+    _ok(
+        client.post(
+            f"/api/memory/entries/{new['id']}/supersede", json={"superseded_id": old["id"]}, headers=h
+        ),
+        200,
+    )
     _ok(client.post(f"/api/memory/entries/{new['id']}/feedback", json={"signal": "useful"}, headers=h), 201)
     session = _ok(client.post("/api/memory/working/sessions", json={"title": "chat"}, headers=h))
     items = [
@@ -184,18 +199,30 @@ def test_an_account_exported_and_imported_into_an_empty_one_holds_the_same_data(
     assert done["counts"] == {t: len(rows) for t, rows in source.items()}
     assert _canonical(owner_url, target.account_id) == source
     with psycopg.connect(owner_url) as conn:
-        ids = {r[0] for r in conn.execute("SELECT id FROM memory_entries WHERE account_id = %s", (target.account_id,))}
-        old = {r[0] for r in conn.execute("SELECT id FROM memory_entries WHERE account_id = %s", (account.account_id,))}
+        ids = {
+            r[0]
+            for r in conn.execute("SELECT id FROM memory_entries WHERE account_id = %s", (target.account_id,))
+        }
+        old = {
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM memory_entries WHERE account_id = %s", (account.account_id,)
+            )
+        }
     assert ids and not ids & old
     # And a re-index job was queued; once it ran, the imported memories are found by search
     reindex = woken[woken.index(started["job_id"]) + 1 :]
     assert len(reindex) == 1
     assert _run(db, reindex[0]) == "succeeded"
     hits = _ok(
-        client.post("/api/memory/search", json={"query": "canary pipeline deploys"}, headers=target.jwt_headers),
+        client.post(
+            "/api/memory/search", json={"query": "canary pipeline deploys"}, headers=target.jwt_headers
+        ),
         200,
     )
-    assert [h["entry"]["content"] for h in hits["items"]][:1] == ["Deploys go through the canary pipeline now."]
+    assert [h["entry"]["content"] for h in hits["items"]][:1] == [
+        "Deploys go through the canary pipeline now."
+    ]
     # And the re-index job is of the kind that says so
     job = _ok(client.get(f"/api/knowledge/jobs/{reindex[0]}", headers=target.jwt_headers), 200)
     assert job["kind"] == REINDEX_KIND
@@ -208,7 +235,13 @@ def test_the_archive_holds_no_credentials_and_documents_its_format(client, accou
     assert (manifest["format"], manifest["version"]) == ("agentmate-account-archive", 1)
     assert set(archive.namelist()) == {MANIFEST, *(t.member for t in TABLES)}
     text = b"".join(archive.read(n) for n in archive.namelist()).decode()
-    for secret in (account.password, str(account.user_id), str(account.account_id), "password_hash", "key_hash"):
+    for secret in (
+        account.password,
+        str(account.user_id),
+        str(account.account_id),
+        "password_hash",
+        "key_hash",
+    ):
         assert secret not in text
     for member in archive.namelist():
         if member != MANIFEST:
@@ -222,9 +255,9 @@ def test_an_import_into_an_account_with_data_is_a_409_and_loads_nothing(client, 
     opened = _import(client, account, archive)
     r = client.post(f"/api/account/imports/{opened['id']}/start", headers=account.jwt_headers)
     assert r.status_code == 409 and "empty account" in r.json()["detail"], r.text
-    assert _ok(client.get(f"/api/account/imports/{opened['id']}", headers=account.jwt_headers), 200)["status"] == (
-        "awaiting_upload"
-    )
+    assert _ok(client.get(f"/api/account/imports/{opened['id']}", headers=account.jwt_headers), 200)[
+        "status"
+    ] == ("awaiting_upload")
 
 
 def test_an_import_is_all_or_nothing(client, account, owner_url, db, woken, folder):
@@ -245,7 +278,8 @@ def test_an_import_is_all_or_nothing(client, account, owner_url, db, woken, fold
         _run(db, started["job_id"])
     # Then it failed, and not one row of any table was written
     done = _ok(client.get(f"/api/account/imports/{opened['id']}", headers=target.jwt_headers), 200)
-    assert done["status"] == "failed" and done["error"]
+    assert done["status"] == "failed", done
+    assert done["error"].startswith("archive: working/working_items.ndjson: item_type: "), done["error"]
     assert not any(_canonical(owner_url, target.account_id).values())
 
 
@@ -268,22 +302,35 @@ MANIFEST_OK = json.dumps({"format": "agentmate-account-archive", "version": 1}).
         (_zip({MANIFEST: MANIFEST_OK, "../etc/passwd": b"x"}), 400, "archive"),
         (_zip({MANIFEST: MANIFEST_OK, "todos/extra.ndjson": b""}), 400, "archive"),
         (_zip({MANIFEST: b"{"}), 400, "archive.manifest"),
-        (_zip({MANIFEST: json.dumps({"format": "tar", "version": 1}).encode()}), 400, "archive.manifest.format"),
-        (_zip({MANIFEST: json.dumps({"format": "agentmate-account-archive", "version": 9}).encode()}), 400,
-         "archive.manifest.version"),
+        (
+            _zip({MANIFEST: json.dumps({"format": "tar", "version": 1}).encode()}),
+            400,
+            "archive.manifest.format",
+        ),
+        (
+            _zip({MANIFEST: json.dumps({"format": "agentmate-account-archive", "version": 9}).encode()}),
+            400,
+            "archive.manifest.version",
+        ),
         (_zip({MANIFEST: MANIFEST_OK, "notes/notes.ndjson": b"0" * (2 * 1024 * 1024)}), 413, None),
     ],
-    ids=["not-zip", "no-manifest", "path", "unknown-member", "manifest-not-json", "wrong-format",
-         "wrong-version", "member-too-large"],
+    ids=[
+        "not-zip",
+        "no-manifest",
+        "path",
+        "unknown-member",
+        "manifest-not-json",
+        "wrong-format",
+        "wrong-version",
+        "member-too-large",
+    ],
 )
 def test_a_hostile_archive_is_refused_at_start_with_a_4xx_naming_the_field(
     client, account, db, woken, folder, monkeypatch, archive, status, field
 ):
     from agentmate.portability import settings
 
-    monkeypatch.setattr(
-        settings.get_portability_settings(), "account_archive_max_member_bytes", 1024 * 1024
-    )
+    monkeypatch.setattr(settings.get_portability_settings(), "account_archive_max_member_bytes", 1024 * 1024)
     opened = _import(client, account, archive)
     r = client.post(f"/api/account/imports/{opened['id']}/start", headers=account.jwt_headers)
     assert r.status_code == status, r.text
@@ -335,3 +382,40 @@ def test_a_key_without_every_domain_scope_may_not_export(client, account):
     assert r.status_code == 403
     assert "memory:rw" in r.json()["required_scopes"]
     assert client.post("/api/account/exports", headers=account.headers()).status_code == 202  # full access
+
+
+def test_in_lambda_the_archive_goes_to_s3_behind_presigned_links(client, account, db, woken):
+    """The S3 store (moto): the export job writes the object, download_url is presigned for it, and an import
+    reads what was PUT to its presigned target."""
+    import boto3
+    from moto import mock_aws
+
+    with mock_aws():
+        s3 = boto3.client("s3", region_name="us-east-1")
+        s3.create_bucket(Bucket="archives")
+        previous = storage.set_store(storage.S3Store("archives", ttl_s=300, client=s3))
+        try:
+            _ok(client.post("/api/todos", json={"title": "to s3"}, headers=account.jwt_headers))
+            started = _ok(client.post("/api/account/exports", headers=account.jwt_headers), 202)
+            assert _run(db, started["job_id"]) == "succeeded"
+            done = _ok(client.get(f"/api/account/exports/{started['id']}", headers=account.jwt_headers), 200)
+            key = f"exports/{account.account_id}/{started['id']}.zip"
+            assert done["download_url"].startswith(f"https://archives.s3.amazonaws.com/{key}?")
+            assert "X-Amz-Expires=300" in done["download_url"] or "Expires=" in done["download_url"]
+            archive = s3.get_object(Bucket="archives", Key=key)["Body"].read()
+            assert zipfile.ZipFile(io.BytesIO(archive)).read("todos/todos.ndjson").count(b"\n") == 1
+
+            target = __import__("conftest").make_account(client)
+            opened = _ok(client.post("/api/account/imports", headers=target.jwt_headers))
+            assert f"imports/{target.account_id}/{opened['id']}.zip" in opened["upload_url"]
+            s3.put_object(
+                Bucket="archives", Key=f"imports/{target.account_id}/{opened['id']}.zip", Body=archive
+            )
+            started = _ok(
+                client.post(f"/api/account/imports/{opened['id']}/start", headers=target.jwt_headers), 202
+            )
+            assert _run(db, started["job_id"]) == "succeeded"
+            todos = _ok(client.get("/api/todos", headers=target.jwt_headers), 200)
+            assert [t["title"] for t in todos["items"]] == ["to s3"]
+        finally:
+            storage.set_store(previous)

@@ -15,7 +15,9 @@ JOB_TIMEOUT_S = 300.0
 
 def _mirror(kind: repo.Kind) -> OnChange:
     def on_change(conn: Conn, job: jobs.Job) -> None:
-        repo.mirror(conn, kind, account_id=job.account_id, job_id=job.id, status=job.status, error=job.last_error)
+        repo.mirror(
+            conn, kind, account_id=job.account_id, job_id=job.id, status=job.status, error=job.last_error
+        )
 
     return on_change
 

@@ -52,14 +52,18 @@ def get(
     conn: Conn, kind: Kind, *, account_id: UUID, transfer_id: UUID, lock: bool = False
 ) -> TransferRow | None:
     query = sql.SQL(
-        "SELECT " + _COLUMNS + " FROM {table} WHERE id = %(id)s AND account_id = %(account_id)s"
+        "SELECT "
+        + _COLUMNS
+        + " FROM {table} WHERE id = %(id)s AND account_id = %(account_id)s"
         + (" FOR UPDATE" if lock else "")
     ).format(table=sql.Identifier(kind))
     cur = conn.cursor(row_factory=class_row(TransferRow))
     return cur.execute(query, {"id": transfer_id, "account_id": account_id}).fetchone()
 
 
-def set_job(conn: Conn, kind: Kind, *, account_id: UUID, transfer_id: UUID, job_id: UUID, status: str) -> None:
+def set_job(
+    conn: Conn, kind: Kind, *, account_id: UUID, transfer_id: UUID, job_id: UUID, status: str
+) -> None:
     conn.execute(
         sql.SQL(
             "UPDATE {table} SET job_id = %(job_id)s, status = %(status)s"
@@ -90,7 +94,12 @@ def record_result(
             "UPDATE {table} SET counts = %(counts)s, format_version = %(format_version)s "
             "WHERE job_id = %(job_id)s AND account_id = %(account_id)s"
         ).format(table=sql.Identifier(kind)),
-        {"counts": Jsonb(counts), "format_version": format_version, "job_id": job_id, "account_id": account_id},
+        {
+            "counts": Jsonb(counts),
+            "format_version": format_version,
+            "job_id": job_id,
+            "account_id": account_id,
+        },
     )
 
 
@@ -145,7 +154,9 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-def set_late(conn: Conn, table: Table, column: str, pairs: list[tuple[str, str]], *, account_id: UUID) -> None:
+def set_late(
+    conn: Conn, table: Table, column: str, pairs: list[tuple[str, str]], *, account_id: UUID
+) -> None:
     """Set a self-reference after the table's rows are in: ``pairs`` is (row id, referenced id)."""
     if not pairs:
         return

@@ -72,7 +72,9 @@ def _folder() -> FolderStore:
     return store
 
 
-@router.get("/archives/{token}", response_class=FileResponse, responses={200: {"content": {"application/zip": {}}}})
+@router.get(
+    "/archives/{token}", response_class=FileResponse, responses={200: {"content": {"application/zip": {}}}}
+)
 def download_archive(token: str) -> Response:
     """The local runtime's download link (the token is the credential: signed, expiring)."""
     store = _folder()

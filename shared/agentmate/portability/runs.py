@@ -44,7 +44,12 @@ def export(ctx: jobs.RunContext) -> dict[str, Any]:
         get_store().put(row.object_key, spool)  # type: ignore[arg-type]
     with ctx.finish({"counts": counts}) as conn:
         repo.record_result(
-            conn, "account_exports", account_id=account, job_id=ctx.job.id, counts=counts, format_version=VERSION
+            conn,
+            "account_exports",
+            account_id=account,
+            job_id=ctx.job.id,
+            counts=counts,
+            format_version=VERSION,
         )
     return {"counts": counts}
 
@@ -88,7 +93,9 @@ class _Plan:
             keys = sorted(got[0]) if got else []
             for number, row in enumerate(got, start=1):
                 if sorted(row) != keys:
-                    raise jobs.Permanent(f"archive: {table.member} line {number} has other columns than line 1")
+                    raise jobs.Permanent(
+                        f"archive: {table.member} line {number} has other columns than line 1"
+                    )
             unknown = set(keys) - allowed
             if unknown:
                 raise jobs.Permanent(f"archive: {table.member} has unknown columns {sorted(unknown)}")
@@ -118,7 +125,9 @@ class _Plan:
                     continue
                 ref = self.ids.get(target, {}).get(_uuid(new[column], f"{table.member} {column}"))
                 if ref is None:
-                    raise jobs.Permanent(f"archive: {table.member} {column} names a row the archive does not hold")
+                    raise jobs.Permanent(
+                        f"archive: {table.member} {column} names a row the archive does not hold"
+                    )
                 if column in table.late:
                     late.append((new[table.id_column or "id"], ref))
                     new[column] = None
@@ -139,29 +148,51 @@ def load(ctx: jobs.RunContext) -> dict[str, Any]:
         if row is None:
             raise jobs.Permanent("the import is gone")
         try:
-            archive = open_archive(get_store().read(row.object_key, settings.account_archive_max_bytes), bounds(settings))
+            archive = open_archive(
+                get_store().read(row.object_key, settings.account_archive_max_bytes), bounds(settings)
+            )
             with archive:
                 plan.read(conn, archive)
         except DomainError as exc:
             raise jobs.Permanent(str(exc)) from None
     counts = {name: len(r) for name, r in plan.rows.items()}
-    with ctx.finish({"counts": counts}) as conn:
-        try:
+    loading: list[str] = []
+    try:
+        with ctx.finish({"counts": counts}) as conn:
             require_empty(conn, account)
-        except DomainError as exc:
-            raise jobs.Permanent(str(exc)) from None
-        for table in TABLES:
-            new_rows, late = plan.remapped(table)
-            for start in range(0, len(new_rows), LOAD_BATCH):
-                repo.load(conn, table, plan.names[table.name], new_rows[start : start + LOAD_BATCH], account_id=account)
-            for column in table.late:
-                repo.set_late(conn, table, column, late, account_id=account)
-        repo.record_result(
-            conn, "account_imports", account_id=account, job_id=ctx.job.id, counts=counts, format_version=VERSION
-        )
-        reindex = jobs.enqueue(conn, account_id=account, kind=REINDEX_KIND, subject_id=import_id)
+            for table in TABLES:
+                loading.append(table.member)
+                _load_table(conn, plan, table, account)
+            repo.record_result(
+                conn,
+                "account_imports",
+                account_id=account,
+                job_id=ctx.job.id,
+                counts=counts,
+                format_version=VERSION,
+            )
+            reindex = jobs.enqueue(conn, account_id=account, kind=REINDEX_KIND, subject_id=import_id)
+    except DomainError as exc:  # the database refused a row (translated), or the account is no longer empty
+        raise jobs.Permanent(_refused(exc, loading[-1:])) from None
     jobs.wake(reindex.id)
     return {"counts": counts}
+
+
+def _load_table(conn: Conn, plan: _Plan, table: Table, account: UUID) -> None:
+    new_rows, late = plan.remapped(table)
+    for start in range(0, len(new_rows), LOAD_BATCH):
+        repo.load(
+            conn, table, plan.names[table.name], new_rows[start : start + LOAD_BATCH], account_id=account
+        )
+    for column in table.late:
+        repo.set_late(conn, table, column, late, account_id=account)
+
+
+def _refused(exc: DomainError, member: list[str]) -> str:
+    """Why nothing was imported, in the words of the domain error (fields and rules, never SQL)."""
+    where = f"archive: {member[0]}: " if member and exc.errors else ""
+    reasons = "; ".join(f"{e.field}: {e.message}" for e in exc.errors)
+    return where + (reasons or exc.detail)
 
 
 def reindex(ctx: jobs.RunContext) -> dict[str, Any]:

@@ -75,7 +75,12 @@ def start_export(db: TenantTransactions, principal: Principal, base_url: str) ->
         )
         job = jobs.enqueue(conn, account_id=account, kind=EXPORT_KIND, subject_id=export_id)
         repo.set_job(
-            conn, "account_exports", account_id=account, transfer_id=export_id, job_id=job.id, status=job.status
+            conn,
+            "account_exports",
+            account_id=account,
+            transfer_id=export_id,
+            job_id=job.id,
+            status=job.status,
         )
         row = repo.get(conn, "account_exports", account_id=account, transfer_id=export_id)
     jobs.wake(job.id)
@@ -127,7 +132,9 @@ def require_empty(conn: Conn, account_id: UUID) -> None:
         )
 
 
-def start_import(db: TenantTransactions, principal: Principal, import_id: UUID, base_url: str) -> AccountImport:
+def start_import(
+    db: TenantTransactions, principal: Principal, import_id: UUID, base_url: str
+) -> AccountImport:
     """Check the uploaded archive's directory and manifest (a hostile one is a 400/413 here), require an empty
     account (409), and queue the load. Starting an import that is already started changes nothing."""
     account = principal.account_id
@@ -151,7 +158,12 @@ def start_import(db: TenantTransactions, principal: Principal, import_id: UUID, 
         require_empty(conn, account)
         job = jobs.enqueue(conn, account_id=account, kind=IMPORT_KIND, subject_id=import_id)
         repo.set_job(
-            conn, "account_imports", account_id=account, transfer_id=import_id, job_id=job.id, status=job.status
+            conn,
+            "account_imports",
+            account_id=account,
+            transfer_id=import_id,
+            job_id=job.id,
+            status=job.status,
         )
         row = repo.get(conn, "account_imports", account_id=account, transfer_id=import_id)
     jobs.wake(job.id)

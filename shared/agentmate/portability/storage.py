@@ -73,7 +73,9 @@ class FolderStore:
         return path.read_bytes()
 
     def url(self, key: str, method: Method, base_url: str) -> str:
-        claims = json.dumps({"k": key, "m": method, "e": int(time.time()) + self.ttl_s}, separators=(",", ":"))
+        claims = json.dumps(
+            {"k": key, "m": method, "e": int(time.time()) + self.ttl_s}, separators=(",", ":")
+        )
         payload = _b64(claims.encode())
         return f"{base_url.rstrip('/')}{LOOPBACK_PREFIX}{payload}.{self._sign(payload)}"
 
