@@ -15,7 +15,8 @@ from psycopg.types.json import Jsonb
 
 from agentmate.core.db import Conn
 from agentmate.core.dberrors import constraints
-from agentmate.portability.archive import DROPPED, Table
+from agentmate.jobs.schemas import Job
+from agentmate.portability.archive import DROPPED, VERSION, Table
 
 CONSTRAINTS = constraints({})
 
@@ -61,17 +62,18 @@ def get(
     return cur.execute(query, {"id": transfer_id, "account_id": account_id}).fetchone()
 
 
-def set_job(
-    conn: Conn, kind: Kind, *, account_id: UUID, transfer_id: UUID, job_id: UUID, status: str
-) -> None:
-    conn.execute(
-        sql.SQL(
-            "UPDATE {table} SET job_id = %(job_id)s, status = %(status)s"
-            + (", started_at = now()" if kind == "account_imports" else "")
-            + " WHERE id = %(id)s AND account_id = %(account_id)s"
-        ).format(table=sql.Identifier(kind)),
-        {"job_id": job_id, "status": status, "id": transfer_id, "account_id": account_id},
-    )
+def set_job(conn: Conn, kind: Kind, *, account_id: UUID, transfer_id: UUID, job: Job) -> TransferRow:
+    """The job that does the export's or import's work, and its status."""
+    query = sql.SQL(
+        "UPDATE {table} SET job_id = %(job_id)s, status = %(status)s"
+        + (", started_at = now()" if kind == "account_imports" else "")
+        + " WHERE id = %(id)s AND account_id = %(account_id)s RETURNING "
+        + _COLUMNS
+    ).format(table=sql.Identifier(kind))
+    params = {"job_id": job.id, "status": job.status, "id": transfer_id, "account_id": account_id}
+    row = conn.cursor(row_factory=class_row(TransferRow)).execute(query, params).fetchone()
+    assert row is not None
+    return row
 
 
 def mirror(conn: Conn, kind: Kind, *, account_id: UUID, job_id: UUID, status: str, error: str | None) -> None:
@@ -86,20 +88,14 @@ def mirror(conn: Conn, kind: Kind, *, account_id: UUID, job_id: UUID, status: st
     )
 
 
-def record_result(
-    conn: Conn, kind: Kind, *, account_id: UUID, job_id: UUID, counts: dict[str, Any], format_version: int
-) -> None:
+def record_result(conn: Conn, kind: Kind, job: Job, counts: dict[str, Any]) -> None:
+    """What the job did (rows per table, the archive format's version), in its success transaction."""
     conn.execute(
         sql.SQL(
             "UPDATE {table} SET counts = %(counts)s, format_version = %(format_version)s "
             "WHERE job_id = %(job_id)s AND account_id = %(account_id)s"
         ).format(table=sql.Identifier(kind)),
-        {
-            "counts": Jsonb(counts),
-            "format_version": format_version,
-            "job_id": job_id,
-            "account_id": account_id,
-        },
+        {"counts": Jsonb(counts), "format_version": VERSION, "job_id": job.id, "account_id": job.account_id},
     )
 
 

@@ -14,7 +14,7 @@ from agentmate import jobs
 from agentmate.core.db import Conn
 from agentmate.core.errors import DomainError
 from agentmate.portability import repository as repo
-from agentmate.portability.archive import MANIFEST, TABLES, VERSION, Table, manifest, open_archive, rows
+from agentmate.portability.archive import MANIFEST, TABLES, Table, manifest, open_archive, rows
 from agentmate.portability.service import REINDEX_KIND, bounds, require_empty
 from agentmate.portability.settings import get_portability_settings
 from agentmate.portability.storage import get_store
@@ -43,14 +43,7 @@ def export(ctx: jobs.RunContext) -> dict[str, Any]:
         spool.seek(0)
         get_store().put(row.object_key, spool)  # type: ignore[arg-type]
     with ctx.finish({"counts": counts}) as conn:
-        repo.record_result(
-            conn,
-            "account_exports",
-            account_id=account,
-            job_id=ctx.job.id,
-            counts=counts,
-            format_version=VERSION,
-        )
+        repo.record_result(conn, "account_exports", ctx.job, counts)
     return {"counts": counts}
 
 
@@ -163,14 +156,7 @@ def load(ctx: jobs.RunContext) -> dict[str, Any]:
             for table in TABLES:
                 loading.append(table.member)
                 _load_table(conn, plan, table, account)
-            repo.record_result(
-                conn,
-                "account_imports",
-                account_id=account,
-                job_id=ctx.job.id,
-                counts=counts,
-                format_version=VERSION,
-            )
+            repo.record_result(conn, "account_imports", ctx.job, counts)
             reindex = jobs.enqueue(conn, account_id=account, kind=REINDEX_KIND, subject_id=import_id)
     except DomainError as exc:  # the database refused a row (translated), or the account is no longer empty
         raise jobs.Permanent(_refused(exc, loading[-1:])) from None

@@ -74,26 +74,23 @@ def start_export(db: TenantTransactions, principal: Principal, base_url: str) ->
             object_key=f"exports/{account}/{export_id}.zip",
         )
         job = jobs.enqueue(conn, account_id=account, kind=EXPORT_KIND, subject_id=export_id)
-        repo.set_job(
-            conn,
-            "account_exports",
-            account_id=account,
-            transfer_id=export_id,
-            job_id=job.id,
-            status=job.status,
-        )
-        row = repo.get(conn, "account_exports", account_id=account, transfer_id=export_id)
+        row = repo.set_job(conn, "account_exports", account_id=account, transfer_id=export_id, job=job)
     jobs.wake(job.id)
-    assert row is not None
     return _export_view(row, base_url)
+
+
+def _read(
+    db: TenantTransactions, principal: Principal, kind: repo.Kind, transfer_id: UUID
+) -> repo.TransferRow:
+    with db.tenant(principal.account_id) as conn:
+        row = repo.get(conn, kind, account_id=principal.account_id, transfer_id=transfer_id)
+    if row is None:
+        raise NotFound(("export" if kind == "account_exports" else "import") + " not found")
+    return row
 
 
 def get_export(db: TenantTransactions, principal: Principal, export_id: UUID, base_url: str) -> AccountExport:
-    with db.tenant(principal.account_id) as conn:
-        row = repo.get(conn, "account_exports", account_id=principal.account_id, transfer_id=export_id)
-    if row is None:
-        raise NotFound("export not found")
-    return _export_view(row, base_url)
+    return _export_view(_read(db, principal, "account_exports", export_id), base_url)
 
 
 def create_import(db: TenantTransactions, principal: Principal, base_url: str) -> AccountImport:
@@ -112,11 +109,7 @@ def create_import(db: TenantTransactions, principal: Principal, base_url: str) -
 
 
 def get_import(db: TenantTransactions, principal: Principal, import_id: UUID, base_url: str) -> AccountImport:
-    with db.tenant(principal.account_id) as conn:
-        row = repo.get(conn, "account_imports", account_id=principal.account_id, transfer_id=import_id)
-    if row is None:
-        raise NotFound("import not found")
-    return _import_view(row, base_url)
+    return _import_view(_read(db, principal, "account_imports", import_id), base_url)
 
 
 def nonempty_tables(conn: Conn, account_id: UUID) -> list[str]:
@@ -138,10 +131,7 @@ def start_import(
     """Check the uploaded archive's directory and manifest (a hostile one is a 400/413 here), require an empty
     account (409), and queue the load. Starting an import that is already started changes nothing."""
     account = principal.account_id
-    with db.tenant(account) as conn:
-        row = repo.get(conn, "account_imports", account_id=account, transfer_id=import_id)
-    if row is None:
-        raise NotFound("import not found")
+    row = _read(db, principal, "account_imports", import_id)
     if row.job_id is not None:
         return _import_view(row, base_url)
     settings = get_portability_settings()
@@ -151,21 +141,12 @@ def start_import(
         raise Conflict("no archive was uploaded yet: PUT it to this import's upload_url first") from None
     open_archive(data, bounds(settings)).close()
     with db.tenant(account) as conn:
-        row = repo.get(conn, "account_imports", account_id=account, transfer_id=import_id, lock=True)
-        assert row is not None
-        if row.job_id is not None:  # started meanwhile by a concurrent call
-            return _import_view(row, base_url)
+        locked = repo.get(conn, "account_imports", account_id=account, transfer_id=import_id, lock=True)
+        assert locked is not None
+        if locked.job_id is not None:  # started meanwhile by a concurrent call
+            return _import_view(locked, base_url)
         require_empty(conn, account)
         job = jobs.enqueue(conn, account_id=account, kind=IMPORT_KIND, subject_id=import_id)
-        repo.set_job(
-            conn,
-            "account_imports",
-            account_id=account,
-            transfer_id=import_id,
-            job_id=job.id,
-            status=job.status,
-        )
-        row = repo.get(conn, "account_imports", account_id=account, transfer_id=import_id)
+        row = repo.set_job(conn, "account_imports", account_id=account, transfer_id=import_id, job=job)
     jobs.wake(job.id)
-    assert row is not None
     return _import_view(row, base_url)
