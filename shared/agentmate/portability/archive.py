@@ -26,27 +26,51 @@ DROPPED = ("account_id", "user_id", "key_id", "source_key_id")
 class Table(NamedTuple):
     domain: str
     name: str
-    # The row's own id column (remapped), or None (a child keyed by its parent).
+    # The row's own id column (remapped), or None (a row keyed by its parent).
     id_column: str | None
     # Columns holding the id of a row of another table in the archive: column -> that table.
     refs: dict[str, str]
-    # References to rows the archive does not carry (yet): written as null on import.
-    cleared: tuple[str, ...] = ()
-    # Self-references, set after every row of the table is in (a row may point at a later one).
+    # References set once every table is in (a source's active revision is written after the source).
     late: tuple[str, ...] = ()
+    # The export's row order when the table has no id of its own.
+    order: str = "id"
 
     @property
     def member(self) -> str:
         return f"{self.domain}/{self.name}.ndjson"
 
 
+def _package(domain: str, prefix: str, files: str) -> tuple[Table, ...]:
+    """A registry's package tables (migrations/0050): sources, their revisions, the revisions' files."""
+    sources, revisions = f"{prefix}_sources", f"{prefix}_source_revisions"
+    return (
+        Table(domain, sources, "id", {"active_revision_id": revisions}, late=("active_revision_id",)),
+        Table(domain, revisions, "id", {"source_id": sources}),
+        Table(domain, files, "id", {"revision_id": revisions}),
+    )
+
+
+_VERSION = {"skill_version_id": "skill_versions"}
+# A parent before its children: the load inserts in this order.
 TABLES: tuple[Table, ...] = (
     Table("todos", "todos", "id", {}),
     Table("notes", "notes", "id", {}),
     Table("reports", "reports", "id", {}),
     Table("bookmarks", "bookmarks", "id", {}),
     Table("expenses", "expenses", "id", {}),
-    Table("memory", "memory_events", "id", {}, cleared=("skill_version_id",)),
+    *_package("skills", "skill", "skill_revision_files"),
+    Table(
+        "skills",
+        "skill_versions",
+        "id",
+        {"source_id": "skill_sources", "source_revision_id": "skill_source_revisions"},
+    ),
+    Table("skills", "skill_logs", "id", _VERSION),
+    Table("skills", "skill_compiled_artifacts", None, _VERSION, order="skill_version_id"),
+    Table("skills", "skill_compile_failures", None, _VERSION, order="skill_version_id"),
+    Table("skills", "skill_quality_runs", "id", {**_VERSION, "baseline_version_id": "skill_versions"}),
+    *_package("knowledge", "knowledge", "knowledge_documents"),
+    Table("memory", "memory_events", "id", _VERSION),
     Table(
         "memory",
         "memory_entries",
@@ -55,9 +79,9 @@ TABLES: tuple[Table, ...] = (
         late=("superseded_by",),
     ),
     Table("memory", "memory_evidence", "id", {"memory_id": "memory_entries"}),
-    Table("memory", "memory_feedback", "id", {"memory_id": "memory_entries"}, cleared=("skill_version_id",)),
+    Table("memory", "memory_feedback", "id", {"memory_id": "memory_entries", **_VERSION}),
     Table("working", "working_sessions", "id", {}),
-    Table("working", "working_items", None, {"session_id": "working_sessions"}),
+    Table("working", "working_items", None, {"session_id": "working_sessions"}, order="session_id, seq"),
 )
 BY_MEMBER = {t.member: t for t in TABLES}
 

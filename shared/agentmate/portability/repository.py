@@ -112,7 +112,7 @@ def columns(conn: Conn, table: Table) -> list[str]:
 
 def dump(conn: Conn, table: Table, names: list[str], *, account_id: UUID) -> Iterator[str]:
     """Each row of the account's table as one line of JSON (Postgres renders it: types round-trip as text)."""
-    order = table.id_column or ", ".join(["session_id", "seq"])
+    order = table.order  # a column list of the catalogue, never input
     query = sql.SQL(
         "SELECT json_build_object({pairs})::text AS line FROM {table} WHERE account_id = %(account_id)s "
         "ORDER BY " + order

@@ -102,17 +102,14 @@ class _Plan:
             self.rows[table.name] = got
             self.names[table.name] = keys
 
-    def remapped(self, table: Table) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
-        """The table's rows with new ids, and its late self-references as (new id, new referenced id)."""
+    def remapped(self, table: Table) -> tuple[list[dict[str, Any]], dict[str, list[tuple[str, str]]]]:
+        """The table's rows with new ids, and its late references per column as (new id, new referenced id)."""
         out: list[dict[str, Any]] = []
-        late: list[tuple[str, str]] = []
+        late: dict[str, list[tuple[str, str]]] = {column: [] for column in table.late}
         for row in self.rows[table.name]:
             new = dict(row)
             if table.id_column:
                 new[table.id_column] = self.ids[table.name][_uuid(row[table.id_column], table.member)]
-            for column in table.cleared:
-                if column in new:
-                    new[column] = None
             for column, target in table.refs.items():
                 if new.get(column) is None:
                     continue
@@ -122,7 +119,7 @@ class _Plan:
                         f"archive: {table.member} {column} names a row the archive does not hold"
                     )
                 if column in table.late:
-                    late.append((new[table.id_column or "id"], ref))
+                    late[column].append((new[table.id_column or "id"], ref))
                     new[column] = None
                 else:
                     new[column] = ref
@@ -153,9 +150,12 @@ def load(ctx: jobs.RunContext) -> dict[str, Any]:
     try:
         with ctx.finish({"counts": counts}) as conn:
             require_empty(conn, account)
+            late: list[tuple[Table, str, list[tuple[str, str]]]] = []
             for table in TABLES:
                 loading.append(table.member)
-                _load_table(conn, plan, table, account)
+                late += _load_table(conn, plan, table, account)
+            for table, column, pairs in late:
+                repo.set_late(conn, table, column, pairs, account_id=account)
             repo.record_result(conn, "account_imports", ctx.job, counts)
             reindex = jobs.enqueue(conn, account_id=account, kind=REINDEX_KIND, subject_id=import_id)
     except DomainError as exc:  # the database refused a row (translated), or the account is no longer empty
@@ -164,14 +164,16 @@ def load(ctx: jobs.RunContext) -> dict[str, Any]:
     return {"counts": counts}
 
 
-def _load_table(conn: Conn, plan: _Plan, table: Table, account: UUID) -> None:
+def _load_table(
+    conn: Conn, plan: _Plan, table: Table, account: UUID
+) -> list[tuple[Table, str, list[tuple[str, str]]]]:
+    """Insert the table's rows; its late references are handed back to be set once every table is in."""
     new_rows, late = plan.remapped(table)
     for start in range(0, len(new_rows), LOAD_BATCH):
         repo.load(
             conn, table, plan.names[table.name], new_rows[start : start + LOAD_BATCH], account_id=account
         )
-    for column in table.late:
-        repo.set_late(conn, table, column, late, account_id=account)
+    return [(table, column, late[column]) for column in table.late]
 
 
 def _refused(exc: DomainError, member: list[str]) -> str:
@@ -182,12 +184,29 @@ def _refused(exc: DomainError, member: list[str]) -> str:
 
 
 def reindex(ctx: jobs.RunContext) -> dict[str, Any]:
-    """Build the retrieval projection (lexical and vector) of every memory entry of the account. Idempotent: a
-    document whose content is unchanged is kept, so a retried or yielded run only does what is left."""
-    from agentmate.memory.service.projection import index_entries
+    """Rebuild what an import does not carry: the memories' retrieval projection (lexical and vectors), the
+    active skills' cards and the knowledge sources' document index, through each domain's own indexing. Idempotent:
+    an unchanged document is kept, so a retried or yielded run only does what is left."""
+    from agentmate.knowledge.search.index import index_sources
     from agentmate.retrieval.service import get_retrieval
+    from agentmate.skills import batch
+    from agentmate.skills.search.index import index_versions
 
     rt = get_retrieval()
+    account = ctx.job.account_id
+    memories = _reindex_memories(ctx, rt)
+    skills = [item.status for item in index_versions(ctx.db, rt, account, batch.job_version_ids(ctx, None))]
+    knowledge = index_sources(ctx.db, rt, account, None)
+    return {
+        "memories": memories,
+        "skills": {"indexed": skills.count("indexed"), "total": len(skills)},
+        "knowledge": {"indexed": knowledge.indexed, "total": knowledge.total},
+    }
+
+
+def _reindex_memories(ctx: jobs.RunContext, rt: Any) -> dict[str, int]:
+    from agentmate.memory.service.projection import index_entries
+
     account = ctx.job.account_id
     indexed = failed = 0
     after: UUID | None = None
@@ -197,9 +216,8 @@ def reindex(ctx: jobs.RunContext) -> dict[str, Any]:
         with ctx.tenant() as conn:
             page = repo.imported_entries(conn, account_id=account, after=after, limit=REINDEX_PAGE)
         if not page:
-            break
+            return {"indexed": indexed, "failed": failed}
         for state in index_entries(ctx.db, rt, account, page):
             indexed += state.status == "indexed"
             failed += state.status != "indexed"
         after = page[-1]["id"]
-    return {"indexed": indexed, "failed": failed}
