@@ -18,7 +18,14 @@ from agentmate.core.dberrors import constraints
 from agentmate.jobs.schemas import Job
 from agentmate.portability.archive import DROPPED, VERSION, Table
 
-CONSTRAINTS = constraints({})
+CONSTRAINTS = constraints(
+    {
+        "account_exports_status_check": ("status", "must be a job status"),
+        "account_exports_counts_check": ("counts", "must be an object"),
+        "account_imports_status_check": ("status", "must be awaiting_upload or a job status"),
+        "account_imports_counts_check": ("counts", "must be an object"),
+    }
+)
 
 Kind = Literal["account_exports", "account_imports"]
 
