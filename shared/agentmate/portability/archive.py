@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+import zlib
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -86,6 +87,20 @@ TABLES: tuple[Table, ...] = (
 BY_MEMBER = {t.member: t for t in TABLES}
 
 
+# What reading a hostile member can raise besides our own errors: a corrupt stream, an encrypted member, an unknown
+# compression method, a truncated archive.
+UNREADABLE = (
+    zipfile.BadZipFile,
+    zlib.error,
+    NotImplementedError,
+    RuntimeError,
+    EOFError,
+    ValueError,
+    OSError,
+)
+CANNOT_READ = "cannot be read (corrupt, encrypted or an unknown compression)"
+
+
 class Bounds(NamedTuple):
     max_members: int
     max_member_bytes: int
@@ -108,7 +123,7 @@ def open_archive(data: bytes, bounds: Bounds) -> zipfile.ZipFile:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         infos = archive.infolist()
-    except (zipfile.BadZipFile, ValueError, EOFError):
+    except UNREADABLE:
         raise invalid("archive", "is not a zip archive") from None
     if len(infos) > bounds.max_members:
         raise TooLarge(f"archive: more than {bounds.max_members} members")
@@ -131,7 +146,7 @@ def check_manifest(archive: zipfile.ZipFile, bounds: Bounds) -> dict[str, Any]:
     raw = _bounded(archive, MANIFEST, bounds.max_line_bytes)
     try:
         doc = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise invalid("archive.manifest", "is not JSON") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise invalid("archive.manifest.format", "is not an agentmate account archive", [FORMAT])
@@ -141,8 +156,11 @@ def check_manifest(archive: zipfile.ZipFile, bounds: Bounds) -> dict[str, Any]:
 
 
 def _bounded(archive: zipfile.ZipFile, name: str, limit: int) -> bytes:
-    with archive.open(name) as member:
-        data = member.read(limit + 1)
+    try:
+        with archive.open(name) as member:
+            data = member.read(limit + 1)
+    except UNREADABLE:
+        raise invalid(f"archive.{name}", CANNOT_READ) from None
     if len(data) > limit:
         raise TooLarge(f"archive: {name} is longer than {limit} bytes")
     return data
@@ -153,6 +171,13 @@ def rows(archive: zipfile.ZipFile, table: Table, bounds: Bounds) -> Iterator[dic
     member's real inflated size is counted too (a zip may understate it)."""
     if table.member not in archive.namelist():
         return
+    try:
+        yield from _member_rows(archive, table, bounds)
+    except UNREADABLE:
+        raise invalid(f"archive.{table.member}", CANNOT_READ) from None
+
+
+def _member_rows(archive: zipfile.ZipFile, table: Table, bounds: Bounds) -> Iterator[dict[str, Any]]:
     inflated = 0
     with archive.open(table.member) as member:
         for number, line in enumerate(_lines(member, bounds.max_line_bytes), start=1):
@@ -163,7 +188,7 @@ def rows(archive: zipfile.ZipFile, table: Table, bounds: Bounds) -> Iterator[dic
                 continue
             try:
                 row = json.loads(line, parse_float=str)  # numerics stay exact
-            except ValueError:
+            except (ValueError, RecursionError):
                 raise invalid(f"archive.{table.member}", f"line {number} is not JSON") from None
             if not isinstance(row, dict):
                 raise invalid(f"archive.{table.member}", f"line {number} is not a JSON object")
