@@ -25,6 +25,7 @@ ROUTE_GROUPS: dict[str, tuple[str, ...]] = {
     "functions.context.app": ("/api/context",),
     "functions.admin.app": ("/api/admin",),
     "functions.knowledge.app": ("/api/knowledge",),
+    "functions.account.app": ("/api/account",),
 }
 
 # Unmatched /api paths go to the auth group (template.yaml's ApiFallback route), whose 404 is problem+json and

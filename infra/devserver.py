@@ -66,6 +66,7 @@ def prepare_environment() -> bool:
     if not os.environ.get("JWT_SECRET") and not os.environ.get("JWT_SECRET_ARN"):
         os.environ["JWT_SECRET"] = local_jwt_secret(LOCAL / "jwt-secret")
     os.environ.setdefault("VECTOR_PATH", str(LOCAL / "vectors"))
+    os.environ.setdefault("ACCOUNT_ARCHIVE_DIR", str(LOCAL / "account-archives"))  # export/import archives
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
     return started
 

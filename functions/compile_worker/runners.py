@@ -7,5 +7,6 @@ import agentmate.knowledge.search.jobs  # knowledge_index
 import agentmate.knowledge.sources.jobs  # knowledge_sync
 import agentmate.knowledge.wiki.jobs  # wiki_compile, wiki_index
 import agentmate.memory.jobs  # retrieval_heal
+import agentmate.portability.jobs  # account_export, account_import, account_reindex
 import agentmate.skills.compile.jobs  # skills_compile_backfill
 import agentmate.skills.search.jobs  # noqa: F401  (skills_index)

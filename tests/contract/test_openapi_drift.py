@@ -113,6 +113,9 @@ def test_public_and_authenticated_operations_declare_their_security():
             "GET /api/oauth/consent",
             "POST /api/oauth/consent",
             "GET /api/oauth/device",
+            # account archive links (issue 25 §4): the signed, expiring token in the path is the credential
+            "GET /api/account/archives/{token}",
+            "PUT /api/account/archives/{token}",
             "POST /api/oauth/device",
         }
     )

@@ -58,6 +58,12 @@ NOT_PASSED: dict[str, str] = {
     "WIKI_REVIEW_MAX_PAGES": CODE_DEFAULT,
     "WIKI_REVIEW_BUDGET_SECONDS": CODE_DEFAULT + " (780 s: a review fits the 900 s worker)",
     "KNOWLEDGE_INDEX_INLINE_BUDGET_SECONDS": CODE_DEFAULT + " (bounded by the 29 s request)",
+    "ACCOUNT_ARCHIVE_DIR": "the local runtime's archive folder; a deployment uses ACCOUNT_ARCHIVE_BUCKET",
+    "ACCOUNT_ARCHIVE_URL_TTL_S": CODE_DEFAULT + " (15 minutes)",
+    "ACCOUNT_ARCHIVE_MAX_BYTES": CODE_DEFAULT,
+    "ACCOUNT_ARCHIVE_MAX_MEMBERS": CODE_DEFAULT,
+    "ACCOUNT_ARCHIVE_MAX_MEMBER_BYTES": CODE_DEFAULT,
+    "ACCOUNT_ARCHIVE_MAX_LINE_BYTES": CODE_DEFAULT,
     # OAuth (issue 24): the lifetimes and limits of docs/deploy.md's table; the issuer is a template parameter
     "OAUTH_ACCESS_TOKEN_TTL_S": CODE_DEFAULT + " (an hour)",
     "OAUTH_REFRESH_TOKEN_TTL_S": CODE_DEFAULT + " (30 days, rotating)",

@@ -37,6 +37,10 @@ USER_SESSION = (
     "user session"  # the signed-in user's JWT only: an API key alone is a 401, one sent as the bearer a 403
 )
 
+WHOLE_ACCOUNT = tuple(
+    f"{d}:rw" for d in ("todos", "notes", "reports", "bookmarks", "expenses", "memory", "skills", "knowledge")
+)
+
 # (method, path template with parameters written as {}) → the scope(s) the route requires.
 # From spec/001 ("API Endpoints": each endpoint's "(scope: …)", the scope table, "Auth (public)").
 SPEC: dict[tuple[str, str], str | tuple[str, ...]] = {
@@ -241,6 +245,16 @@ EXTENSIONS: dict[tuple[str, str], str | tuple[str, ...]] = {
     ("POST", "/api/oauth/device"): PUBLIC,
     ("GET", "/api/auth/grants"): "manage_keys",
     ("DELETE", "/api/auth/grants/{}"): "manage_keys",
+    # account portability (issue 25 §4): an export is everything and an import writes everything, so each route
+    # needs every domain's :rw (the account's JWT and a full-access key hold them); an archive link's token is
+    # its own credential (signed, expiring)
+    ("POST", "/api/account/exports"): WHOLE_ACCOUNT,
+    ("GET", "/api/account/exports/{}"): WHOLE_ACCOUNT,
+    ("POST", "/api/account/imports"): WHOLE_ACCOUNT,
+    ("GET", "/api/account/imports/{}"): WHOLE_ACCOUNT,
+    ("POST", "/api/account/imports/{}/start"): WHOLE_ACCOUNT,
+    ("GET", "/api/account/archives/{}"): PUBLIC,
+    ("PUT", "/api/account/archives/{}"): PUBLIC,
 }
 
 # Routes whose scope depends on a query parameter's value (the operation declares them as

@@ -602,6 +602,14 @@ def seed_apikeys(client, h, marker, secret):
     }
 
 
+def seed_transfers(client, h, marker, secret):
+    """An account export (queued) and an import awaiting its upload (issue 25 §4)."""
+    return {
+        "id": _ok(client.post("/api/account/exports", headers=h), 202)["id"],
+        "import_id": _ok(client.post("/api/account/imports", headers=h), 201)["id"],
+    }
+
+
 def seed_grants(client, h, marker, secret):
     """An OAuth grant of the account's user (issued by the service, as the token endpoint does)."""
     from uuid import UUID
@@ -1186,6 +1194,25 @@ DOMAINS: list[Domain] = [
         listings=[Probe("GET", "/api/auth/apikeys", own_visible=True)],
     ),
     Domain(
+        "account transfers",
+        "/api/account",
+        tuple(
+            f"{d}:rw"
+            for d in ("todos", "notes", "reports", "bookmarks", "expenses", "memory", "skills", "knowledge")
+        ),
+        seed_transfers,
+        lambda v: [
+            ("SELECT to_jsonb(t) FROM account_exports t WHERE id = %s", (v["id"],)),
+            ("SELECT to_jsonb(t) FROM account_imports t WHERE id = %s", (v["import_id"],)),
+        ],
+        reads=[
+            Probe("GET", "/api/account/exports/{v.id}"),
+            Probe("GET", "/api/account/imports/{v.import_id}"),
+        ],
+        writes=[Probe("POST", "/api/account/imports/{v.import_id}/start")],
+        owner_read="/api/account/imports/{v.import_id}",
+    ),
+    Domain(
         "oauth grants",
         "/api/auth",
         "manage_keys",
@@ -1208,6 +1235,8 @@ NO_TENANT_ROWS = {
 }
 # Routes whose path parameter names a public document, not a tenant row.
 PUBLIC_DOCUMENTS = {"GET /api/docs/{name}", "GET /.well-known/oauth-protected-resource/mcp/{module}"}
+# Routes whose path parameter is the credential itself: an archive link's signed, expiring token (portability).
+PUBLIC_DOCUMENTS |= {"GET /api/account/archives/{token}", "PUT /api/account/archives/{token}"}
 
 
 def _served_prefixes() -> set[str]:

@@ -13,6 +13,7 @@ from agentmate.knowledge.quality.settings import ReviewSettings
 from agentmate.knowledge.search.index import IndexSettings
 from agentmate.llm.settings import ModelSettings
 from agentmate.packages.limits import PackageSettings
+from agentmate.portability.settings import PortabilitySettings
 
 GROUPS: tuple[type[BaseSettings], ...] = (
     DatabaseSettings,
@@ -25,6 +26,7 @@ GROUPS: tuple[type[BaseSettings], ...] = (
     PackageSettings,
     ReviewSettings,
     IndexSettings,
+    PortabilitySettings,
 )
 
 # Taken from the settings classes before the regrouping (core.settings.Settings, JobSettings, PackageSettings,
@@ -121,6 +123,14 @@ ADDED = {
     "OAUTH_CIMD_MAX_BYTES",
     "OAUTH_CIMD_TIMEOUT_S",
     "OAUTH_CIMD_CACHE_S",
+    # issue 25: account export and import
+    "ACCOUNT_ARCHIVE_BUCKET",
+    "ACCOUNT_ARCHIVE_DIR",
+    "ACCOUNT_ARCHIVE_URL_TTL_S",
+    "ACCOUNT_ARCHIVE_MAX_BYTES",
+    "ACCOUNT_ARCHIVE_MAX_MEMBERS",
+    "ACCOUNT_ARCHIVE_MAX_MEMBER_BYTES",
+    "ACCOUNT_ARCHIVE_MAX_LINE_BYTES",
 }
 
 

@@ -173,6 +173,7 @@ def test_a_retry_due_within_15_minutes_is_a_delayed_message_and_a_later_one_is_l
         "_worker",
         Worker(get_database(), settings=JobSettings(wiki_worker_max_retry_backoff_seconds=3600)),
     )
+    rows.quiet_earlier_jobs()
     kind = make_kind(run)
     job = _enqueue_and_wake(db, account.account_id, kind.name, max_attempts=5)
     # When the first attempt fails
@@ -197,6 +198,7 @@ def test_a_retry_due_within_15_minutes_is_a_delayed_message_and_a_later_one_is_l
 
 def test_a_lost_message_is_recovered_by_the_scheduled_sweep(worker_app, queue, db, make_kind, account, rows):
     # Given a job whose wake-up never arrived
+    rows.quiet_earlier_jobs()
     kind = make_kind()
     with db.tenant(account.account_id) as conn:
         job = jobs.enqueue(conn, account_id=uuid.UUID(account.account_id), kind=kind.name)
@@ -215,6 +217,7 @@ def test_a_worker_killed_mid_run_loses_the_job_to_another_after_the_lease_expire
     worker_app, queue, db, make_kind, account, rows
 ):
     # Given a job whose worker was killed mid-run (its lease row says running, attempt 1, and nobody heartbeats)
+    rows.quiet_earlier_jobs()
     kind = make_kind()
     job = _enqueue_and_wake(db, account.account_id, kind.name)
     queue.receive_event()  # the message the dead invocation had taken
