@@ -1,0 +1,101 @@
+"""Admission of one authenticated request against its account's limits, and the usage report.
+
+``admit`` runs one statement (``limits_admit``): the rate limiter, and for an expensive request (``expensive``)
+also a lease on one of the account's concurrent slots, released by ``release`` when the request ends (a lease
+whose process died expires by itself after ``LIMIT_EXPENSIVE_LEASE_S``). A refusal is ``RateLimited`` (429 with
+``Retry-After`` over REST, a tool error over MCP) whose body names the limit (``limit``, ``limit_value``,
+``retry_after``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from uuid import UUID
+
+from agentmate.core.db import Database, TenantTransactions
+from agentmate.core.errors import RateLimited
+from agentmate.core.limits import repository as repo
+from agentmate.core.limits.settings import LimitSettings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agentmate.core.limits.schemas import Quota, Usage
+
+EXPENSIVE_SEGMENTS = frozenset({"search", "pack", "sync"})
+"""The last path segment of an expensive REST route (``/api/memory/search``, ``/api/context/pack``,
+``/api/knowledge/sources/{id}/sync``)."""
+
+
+def is_expensive_path(path: str) -> bool:
+    return path.rstrip("/").rsplit("/", 1)[-1] in EXPENSIVE_SEGMENTS
+
+
+def is_expensive_tool(name: str) -> bool:
+    """The MCP twins of the expensive routes: ``*_search``, ``*_sync``, ``context_pack``."""
+    return name.endswith(("_search", "_sync")) or name == "context_pack"
+
+
+def _refusal(settings: LimitSettings, refused_by: str, retry_after: int) -> RateLimited:
+    if refused_by == "concurrent_expensive_requests":
+        value = settings.concurrent_expensive
+        what = f"{value} expensive requests (search, pack, sync) at once per account"
+    else:
+        value = settings.requests_per_minute
+        what = f"{value} requests per minute per account (burst {settings.request_burst})"
+    exc = RateLimited(
+        f"rate limit {refused_by} reached: {what}; retry in {retry_after} s", retry_after=retry_after
+    )
+    exc.extra = {"limit": refused_by, "limit_value": value, "retry_after": exc.retry_after}
+    return exc
+
+
+def admit(db: Database, settings: LimitSettings, account_id: UUID, *, expensive: bool = False) -> UUID | None:
+    """Count one request of the account; raise ``RateLimited`` when a limit refuses it. Returns the lease to
+    ``release`` for an expensive request (None otherwise, or when that limit is off)."""
+    slots = settings.concurrent_expensive if expensive else 0
+    if settings.requests_per_minute == 0 and slots == 0:
+        return None
+    with db.single_statement() as conn:
+        row = repo.admit(
+            conn,
+            account_id=account_id,
+            per_minute=settings.requests_per_minute,
+            burst=settings.request_burst,
+            slots=slots,
+            lease_s=settings.expensive_lease_s,
+        )
+    if row.refused_by is not None:
+        raise _refusal(settings, row.refused_by, row.retry_after)
+    return row.lease_id
+
+
+def release(db: Database, account_id: UUID, lease_id: UUID) -> None:
+    with db.single_statement() as conn:
+        repo.release(conn, account_id=account_id, lease_id=lease_id)
+
+
+def _quota(used: int, limit: int) -> Quota:
+    from agentmate.core.limits.schemas import Quota
+
+    return Quota(used=used, limit=limit or None)
+
+
+def usage(db: TenantTransactions, settings: LimitSettings, account_id: UUID) -> Usage:
+    """What the account stores against its quotas, and its request limits. (The report's models load here, on
+    first use: every request imports this module, few ask for the report.)"""
+    from agentmate.core.limits.schemas import RateLimits, Usage
+
+    with db.tenant(account_id) as conn:
+        row = repo.usage(conn)
+    return Usage(
+        memories=_quota(row.memories, settings.max_memories),
+        working_items=_quota(row.working_items, settings.max_working_items),
+        package_bytes=_quota(row.package_bytes, settings.max_package_bytes),
+        sources=_quota(row.sources, settings.max_sources),
+        builds_per_day=_quota(row.builds_today, settings.max_builds_per_day),
+        rate=RateLimits(
+            requests_per_minute=settings.requests_per_minute or None,
+            request_burst=settings.request_burst,
+            concurrent_expensive=settings.concurrent_expensive or None,
+            running_jobs=settings.running_jobs or None,
+        ),
+    )
