@@ -74,3 +74,64 @@ AS $$ DELETE FROM account_leases WHERE id = p_lease AND account_id = p_account $
 REVOKE EXECUTE ON FUNCTION limits_admit(uuid, integer, integer, integer, integer), limits_release(uuid, uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION limits_admit(uuid, integer, integer, integer, integer), limits_release(uuid, uuid)
     TO agentmate_app;
+
+-- Fair queues (issue 25 §1): the claim skips a job whose account already runs p_running_cap jobs (unexpired
+-- leases), so one account's backlog never holds every worker; its jobs wait their turn, none is refused. The
+-- count is re-checked under a per-account advisory lock once a row is chosen, so concurrent claims never run
+-- more than the cap. p_running_cap <= 0 turns the cap off. Otherwise as 0070's jobs_claim.
+CREATE INDEX jobs_running_account_idx ON jobs (account_id) WHERE status = 'running';
+DROP FUNCTION jobs_claim(text, integer, uuid, text[]);
+CREATE FUNCTION jobs_claim(p_owner text, p_lease_seconds integer, p_job_id uuid DEFAULT NULL,
+                           p_kinds text[] DEFAULT NULL, p_running_cap integer DEFAULT 0)
+    RETURNS SETOF jobs
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp
+AS $$
+DECLARE
+    v_id uuid;
+    v_account uuid;
+    v_attempts integer;
+    v_max integer;
+BEGIN
+    SELECT j.id, j.account_id, j.attempts, j.max_attempts INTO v_id, v_account, v_attempts, v_max
+    FROM jobs j
+    WHERE j.status IN ('queued', 'running')
+      AND j.next_attempt_at <= now()
+      AND (j.lease_expires_at IS NULL OR j.lease_expires_at <= now())
+      AND (p_job_id IS NULL OR j.id = p_job_id)
+      AND (p_kinds IS NULL OR j.kind = ANY (p_kinds))
+      AND (p_running_cap <= 0 OR (
+          SELECT count(*) FROM jobs r
+          WHERE r.account_id = j.account_id AND r.status = 'running' AND r.lease_expires_at > now()
+      ) < p_running_cap)
+    ORDER BY j.next_attempt_at, j.queued_at
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED;
+    IF v_id IS NULL THEN
+        RETURN;
+    END IF;
+    IF p_running_cap > 0 THEN
+        PERFORM pg_advisory_xact_lock(hashtextextended('jobs_running:' || v_account::text, 0));
+        IF (SELECT count(*) FROM jobs r
+            WHERE r.account_id = v_account AND r.status = 'running' AND r.lease_expires_at > now()
+              AND r.id <> v_id) >= p_running_cap THEN
+            RETURN;
+        END IF;
+    END IF;
+    IF v_attempts >= v_max THEN
+        RETURN QUERY
+        UPDATE jobs SET status = 'failed', lease_owner = NULL, lease_expires_at = NULL, finished_at = now(),
+                        updated_at = now(),
+                        last_error = format('gave up after %s attempts', v_attempts)
+                                     || coalesce(': last error: ' || last_error, '')
+        WHERE id = v_id RETURNING *;
+        RETURN;
+    END IF;
+    RETURN QUERY
+    UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_owner = p_owner,
+                    lease_expires_at = now() + make_interval(secs => p_lease_seconds), heartbeat_at = now(),
+                    started_at = coalesce(started_at, now()), updated_at = now()
+    WHERE id = v_id RETURNING *;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION jobs_claim(text, integer, uuid, text[], integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION jobs_claim(text, integer, uuid, text[], integer) TO agentmate_app;
