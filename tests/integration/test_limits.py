@@ -303,3 +303,36 @@ def test_usage_counts_only_the_callers_account(client, account, other_account):
     assert r.status_code == 201, r.text
     assert client.get("/api/auth/usage", headers=account.jwt_headers).json()["memories"]["used"] == 0
     assert client.get("/api/auth/usage", headers=h).json()["memories"]["used"] == 1
+
+
+# --- quotas -----------------------------------------------------------------------------------------------------
+
+
+def _source(client: Any, h: dict[str, str], path: str, *, kind: str = "knowledge") -> Any:
+    body = {"type": "local", "repository_url": "file:///kb", "package_path": path}
+    return client.post(f"/api/{kind}/sources", json=body, headers=h)
+
+
+def test_the_sources_quota_counts_knowledge_and_skill_sources_and_names_itself(client, account, set_limits):
+    # Given a quota of two sources
+    kh, sh = account.headers("knowledge:rw"), account.headers("skills:rw")
+    set_limits(max_sources=2)
+    assert _source(client, kh, "team/one").status_code == 201
+    assert _source(client, sh, "team/two", kind="skills").status_code == 201
+    # When a third is registered, over either route
+    for r in (_source(client, kh, "team/three"), _source(client, sh, "team/four", kind="skills")):
+        # Then it is refused naming the quota, its value and what the account holds
+        assert r.status_code == 409, r.text
+        body = r.json()
+        assert (body["limit"], body["limit_value"], body["used"]) == ("max_sources", 2, 2)
+        assert "LIMIT_MAX_SOURCES" in body["detail"]
+    # And re-registering an existing source (an upsert that stores nothing new) is never refused
+    again = _source(client, kh, "team/one")
+    assert again.status_code == 200, again.text
+    assert client.get("/api/auth/usage", headers=kh).json()["sources"] == {"used": 2, "limit": 2}
+
+
+def test_a_quota_of_zero_is_no_quota(client, account, set_limits):
+    kh = account.headers("knowledge:rw")
+    set_limits(max_sources=0)
+    assert [_source(client, kh, f"team/s{i}").status_code for i in range(3)] == [201, 201, 201]

@@ -66,3 +66,19 @@ def usage(conn: Conn) -> UsageRow:
         row = cur.execute(_USAGE).fetchone()
     assert row is not None
     return row
+
+
+# Quota counts stop at the quota (``LIMIT %(cap)s``): a check costs at most the quota's rows, whatever is stored.
+_UP_TO = {
+    "sources": """SELECT (SELECT count(*) FROM (SELECT 1 FROM knowledge_sources LIMIT %(cap)s) k)
+                       + (SELECT count(*) FROM (SELECT 1 FROM skill_sources LIMIT %(cap)s) s) AS used""",
+    "builds_per_day": """SELECT count(*) AS used FROM (SELECT 1 FROM knowledge_builds
+                          WHERE queued_at > now() - interval '1 day' LIMIT %(cap)s) b""",
+}
+
+
+def count_up_to(conn: Conn, quota: str, cap: int) -> int:
+    """The tenant's rows against ``quota`` (a key of ``_UP_TO``), counted up to ``cap``."""
+    row = conn.execute(_UP_TO[quota], {"cap": cap}).fetchone()
+    assert row is not None
+    return int(row["used"])

@@ -9,11 +9,11 @@ whose process died expires by itself after ``LIMIT_EXPENSIVE_LEASE_S``). A refus
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 from uuid import UUID
 
-from agentmate.core.db import Database, TenantTransactions
-from agentmate.core.errors import RateLimited
+from agentmate.core.db import Conn, Database, TenantTransactions
+from agentmate.core.errors import Conflict, RateLimited
 from agentmate.core.limits import repository as repo
 from agentmate.core.limits.settings import LimitSettings
 
@@ -71,6 +71,27 @@ def admit(db: Database, settings: LimitSettings, account_id: UUID, *, expensive:
 def release(db: Database, account_id: UUID, lease_id: UUID) -> None:
     with db.single_statement() as conn:
         repo.release(conn, account_id=account_id, lease_id=lease_id)
+
+
+_QUOTA_WHAT = {
+    "sources": "sources (knowledge and skill sources together)",
+    "builds_per_day": "wiki builds a day",
+}
+
+
+def require_room(conn: Conn, quota: Literal["sources", "builds_per_day"], limit: int) -> None:
+    """Inside the creating use case's tenant transaction, before the insert (so a replay or an upsert of an
+    existing row, which inserts nothing, is never refused): 409 naming the quota once the account holds
+    ``limit`` (0 = no quota)."""
+    if limit <= 0:
+        return
+    used = repo.count_up_to(conn, quota, limit)
+    if used >= limit:
+        raise Conflict(
+            f"quota max_{quota} reached: {limit} {_QUOTA_WHAT[quota]} per account "
+            f"(LIMIT_MAX_{quota.upper()}); see GET /api/auth/usage",
+            extra={"limit": f"max_{quota}", "limit_value": limit, "used": used},
+        )
 
 
 def _quota(used: int, limit: int) -> Quota:
