@@ -21,13 +21,14 @@ CREATE TABLE account_leases (
 CREATE INDEX account_leases_account_idx ON account_leases (account_id, expires_at);
 SELECT enable_tenant_rls('account_leases');
 
--- Admit one request of p_account: returns (retry_after, refused_by, lease_id). retry_after is 0 when admitted.
+-- Admit one request of p_account: returns (retry_after, wait_ms, refused_by, lease_id). retry_after (whole
+-- seconds, rounded up: the Retry-After header) and wait_ms (the exact wait, rounded down) are 0 when admitted.
 -- p_per_minute <= 0 turns the rate limit off. With p_slots > 0 the request is expensive and also takes a lease
 -- (at most p_slots unexpired leases per account, each held for at most p_lease_s); a refused request neither
 -- counts against the rate nor takes a lease.
 CREATE FUNCTION limits_admit(p_account uuid, p_per_minute integer, p_burst integer, p_slots integer,
                              p_lease_s integer)
-    RETURNS TABLE (retry_after integer, refused_by text, lease_id uuid)
+    RETURNS TABLE (retry_after integer, wait_ms integer, refused_by text, lease_id uuid)
     LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = public, pg_temp
 AS $$
 DECLARE
@@ -36,13 +37,14 @@ DECLARE
     v_tat timestamptz;
     v_held integer;
     v_lease uuid;
+    v_wait double precision;
 BEGIN
     IF p_per_minute > 0 THEN
         v_step := make_interval(secs => 60.0 / p_per_minute);
         SELECT r.tat INTO v_tat FROM account_rate r WHERE r.account_id = p_account;
         IF v_tat IS NOT NULL AND greatest(v_tat, v_now) + v_step - v_now > v_step * greatest(p_burst, 1) THEN
-            RETURN QUERY SELECT greatest(1, ceil(extract(epoch FROM
-                greatest(v_tat, v_now) + v_step - v_now - v_step * greatest(p_burst, 1)))::integer),
+            v_wait := extract(epoch FROM greatest(v_tat, v_now) + v_step - v_now - v_step * greatest(p_burst, 1));
+            RETURN QUERY SELECT greatest(1, ceil(v_wait)::integer), floor(v_wait * 1000)::integer,
                 'requests_per_minute'::text, NULL::uuid;
             RETURN;
         END IF;
@@ -52,7 +54,7 @@ BEGIN
         SELECT count(*) INTO v_held FROM account_leases l
         WHERE l.account_id = p_account AND l.expires_at > v_now;
         IF v_held >= p_slots THEN
-            RETURN QUERY SELECT 1, 'concurrent_expensive_requests'::text, NULL::uuid;
+            RETURN QUERY SELECT 1, 0, 'concurrent_expensive_requests'::text, NULL::uuid;
             RETURN;
         END IF;
         DELETE FROM account_leases l WHERE l.account_id = p_account AND l.expires_at <= v_now;
@@ -63,7 +65,7 @@ BEGIN
         INSERT INTO account_rate AS r (account_id, tat) VALUES (p_account, v_now + v_step)
         ON CONFLICT (account_id) DO UPDATE SET tat = greatest(r.tat, v_now) + v_step;
     END IF;
-    RETURN QUERY SELECT 0, NULL::text, v_lease;
+    RETURN QUERY SELECT 0, 0, NULL::text, v_lease;
 END
 $$;
 

@@ -125,6 +125,26 @@ def test_a_refused_request_is_not_counted_and_changes_nothing(client, account, o
     assert ahead is not None and float(ahead[0]) <= 60  # one interval of 60 s, not two
 
 
+def test_once_refused_an_account_is_refused_by_this_process_without_asking_postgres(
+    client, account, owner_url, set_limits
+):
+    # Given an account refused by the rate (its next admission a minute away)
+    h = account.headers("todos:r")
+    set_limits(requests_per_minute=1, request_burst=1)
+    assert client.get(TODOS, headers=h).status_code == 200
+    _assert_refused(client.get(TODOS, headers=h), "requests_per_minute")
+    # When the shared state is wiped (were it asked, it would admit)
+    with psycopg.connect(owner_url) as conn:
+        conn.execute("DELETE FROM account_rate WHERE account_id = %(a)s", {"a": account.account_id})
+    # Then this process still refuses, from what it saw, and the wiped state stays untouched
+    _assert_refused(client.get(TODOS, headers=h), "requests_per_minute")
+    with psycopg.connect(owner_url) as conn:
+        rows = conn.execute(
+            "SELECT count(*) FROM account_rate WHERE account_id = %(a)s", {"a": account.account_id}
+        )
+        assert rows.fetchone() == (0,)
+
+
 def test_a_rate_of_zero_turns_the_limit_off(client, account, owner_url, set_limits):
     set_limits(requests_per_minute=0, request_burst=1)
     h = account.headers("todos:r")

@@ -12,6 +12,7 @@ from agentmate.core.db import Conn
 
 class Admission(NamedTuple):
     retry_after: int
+    wait_ms: int
     refused_by: str | None
     lease_id: UUID | None
 
@@ -29,7 +30,7 @@ def admit(
 ) -> Admission:
     with conn.cursor(row_factory=class_row(Admission)) as cur:
         row = cur.execute(
-            "SELECT retry_after, refused_by, lease_id FROM limits_admit(%(account_id)s, %(per_minute)s, "
+            "SELECT retry_after, wait_ms, refused_by, lease_id FROM limits_admit(%(account_id)s, %(per_minute)s, "
             "%(burst)s, %(slots)s, %(lease_s)s)",
             {
                 "account_id": account_id,
