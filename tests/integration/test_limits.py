@@ -145,6 +145,25 @@ def test_once_refused_an_account_is_refused_by_this_process_without_asking_postg
         assert rows.fetchone() == (0,)
 
 
+def test_a_credential_seen_refused_is_refused_before_it_is_authenticated_again(
+    client, account, owner_url, set_limits
+):
+    # Given a key whose account the rate refused (a minute to wait)
+    h = account.headers("todos:r")
+    set_limits(requests_per_minute=1, request_burst=1)
+    assert client.get(TODOS, headers=h).status_code == 200
+    _assert_refused(client.get(TODOS, headers=h), "requests_per_minute")
+    # When the key is deleted behind the process's back
+    with psycopg.connect(owner_url) as conn:
+        conn.execute("DELETE FROM api_keys WHERE account_id = %(a)s", {"a": account.account_id})
+    # Then the same credential is still answered the same 429, on any route: it is not looked up again
+    _assert_refused(client.get(TODOS, headers=h), "requests_per_minute")
+    _assert_refused(client.get("/api/notes", headers=h), "requests_per_minute")
+    # And another credential is authenticated as usual (a JWT of the account is refused by the account's rate)
+    assert client.get(TODOS, headers={"X-Api-Key": "ak_" + "0" * 64}).status_code == 401
+    _assert_refused(client.get(TODOS, headers=account.jwt_headers), "requests_per_minute")
+
+
 def test_a_rate_of_zero_turns_the_limit_off(client, account, owner_url, set_limits):
     set_limits(requests_per_minute=0, request_burst=1)
     h = account.headers("todos:r")
@@ -271,21 +290,22 @@ async def test_over_mcp_an_expensive_tool_takes_and_releases_a_slot(
 # --- usage ------------------------------------------------------------------------------------------------------
 
 
+def _remember(client: Any, h: dict[str, str], content: str) -> None:
+    body = {
+        "memory_type": "semantic",
+        "content": content,
+        "evidence": [{"source_type": "test", "source_id": "t"}],
+    }
+    r = client.post("/api/memory/entries", json=body, headers=h)
+    assert r.status_code == 201, r.text
+
+
 def test_usage_reports_the_stored_volume_against_the_quotas_and_the_request_limits(
     client, account, set_limits
 ):
     set_limits(max_memories=50, max_sources=0)
     h = account.headers("memory:rw")
-    r = client.post(
-        "/api/memory/entries",
-        json={
-            "memory_type": "semantic",
-            "content": "usage counts me",
-            "evidence": [{"source_type": "test", "source_id": "t"}],
-        },
-        headers=h,
-    )
-    assert r.status_code == 201, r.text
+    _remember(client, h, "usage counts me")
     r = client.post("/api/memory/working/sessions", json={}, headers=account.headers("memory:rw"))
     assert r.status_code == 201, r.text
     sid = r.json()["id"]
@@ -311,16 +331,7 @@ def test_usage_reports_the_stored_volume_against_the_quotas_and_the_request_limi
 
 def test_usage_counts_only_the_callers_account(client, account, other_account):
     h = other_account.headers("memory:rw")
-    r = client.post(
-        "/api/memory/entries",
-        json={
-            "memory_type": "semantic",
-            "content": "not yours",
-            "evidence": [{"source_type": "test", "source_id": "t"}],
-        },
-        headers=h,
-    )
-    assert r.status_code == 201, r.text
+    _remember(client, h, "not yours")
     assert client.get("/api/auth/usage", headers=account.jwt_headers).json()["memories"]["used"] == 0
     assert client.get("/api/auth/usage", headers=h).json()["memories"]["used"] == 1
 

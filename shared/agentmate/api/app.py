@@ -9,8 +9,8 @@ from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agentmate.api.deps import release_lease
-from agentmate.api.errors import PROBLEM, Problem, install_error_handlers
+from agentmate.api.deps import known_refusal, release_lease
+from agentmate.api.errors import PROBLEM, Problem, domain_problem, install_error_handlers
 from agentmate.api.openapi_rules import state_text_rules
 from agentmate.api.routing import ContractMiddleware
 
@@ -37,6 +37,10 @@ class NoStoreMiddleware:
                 message["headers"] = headers
             await send(message)
 
+        refused = known_refusal(scope)
+        if refused is not None:
+            await domain_problem(refused)(scope, receive, send_with_header)
+            return
         try:
             await self.app(scope, receive, send_with_header)
         finally:

@@ -16,7 +16,7 @@ from agentmate.auth import audience, credentials, tokens
 from agentmate.auth.oauth.challenge import INSUFFICIENT_SCOPE, INVALID_TOKEN, bearer_challenge
 from agentmate.auth.settings import AuthSettings, get_auth_settings
 from agentmate.core.db import Database, get_database
-from agentmate.core.errors import Forbidden, JwtRequired, Unauthorized
+from agentmate.core.errors import Forbidden, JwtRequired, RateLimited, Unauthorized
 from agentmate.core.idempotency import KEY_PATTERN, MAX_KEY_LENGTH, check_key
 from agentmate.core.limits import service as limits
 from agentmate.core.limits.settings import get_limit_settings
@@ -119,10 +119,27 @@ def _admit(request: Request, db: Database, principal: Principal) -> None:
     concurrency lease is released by ``release_lease`` when the response is done."""
     path = request.url.path
     lease = limits.admit(
-        db, get_limit_settings(), principal.account_id, expensive=limits.is_expensive_path(path)
+        db,
+        get_limit_settings(),
+        principal.account_id,
+        expensive=limits.is_expensive_path(path),
+        credential=request.headers.get("x-api-key") or _bearer(request),
     )
     if lease is not None:
         request.scope.setdefault("state", {})[_LEASE] = (db, principal.account_id, lease)
+
+
+def known_refusal(scope: Scope) -> RateLimited | None:
+    """A request whose credential this process saw refused by its account's rate, until then: refused before
+    routing (``api/app.NoStoreMiddleware``), with the same 429 as ``_admit``'s."""
+    credential = None
+    for name, value in scope.get("headers", ()):
+        if name == b"x-api-key":
+            credential = value.decode("latin-1")
+            break
+        if name == b"authorization" and value[:7].lower() == b"bearer ":
+            credential = value[7:].decode("latin-1").strip()
+    return limits.known_refusal(get_limit_settings(), credential)
 
 
 async def release_lease(scope: Scope) -> None:

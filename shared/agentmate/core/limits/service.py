@@ -9,6 +9,7 @@ whose process died expires by itself after ``LIMIT_EXPENSIVE_LEASE_S``). A refus
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from typing import TYPE_CHECKING, Literal
@@ -50,9 +51,17 @@ def _refusal(settings: LimitSettings, refused_by: str, retry_after: int) -> Rate
     return exc
 
 
-def admit(db: Database, settings: LimitSettings, account_id: UUID, *, expensive: bool = False) -> UUID | None:
+def admit(
+    db: Database,
+    settings: LimitSettings,
+    account_id: UUID,
+    *,
+    expensive: bool = False,
+    credential: str | None = None,
+) -> UUID | None:
     """Count one request of the account; raise ``RateLimited`` when a limit refuses it. Returns the lease to
-    ``release`` for an expensive request (None otherwise, or when that limit is off)."""
+    ``release`` for an expensive request (None otherwise, or when that limit is off). ``credential``: the raw
+    credential the request authenticated with; a rate refusal remembers it (``known_refusal``)."""
     slots = settings.concurrent_expensive if expensive else 0
     if settings.requests_per_minute == 0 and slots == 0:
         return None
@@ -70,7 +79,7 @@ def admit(db: Database, settings: LimitSettings, account_id: UUID, *, expensive:
         )
     if row.refused_by is not None:
         if row.refused_by == "requests_per_minute":
-            _remember_blocked(account_id, row.wait_ms)
+            _remember_blocked(account_id, row.wait_ms, credential)
         raise _refusal(settings, row.refused_by, row.retry_after)
     return row.lease_id
 
@@ -93,12 +102,41 @@ def _blocked_for(account_id: UUID) -> int | None:
     return math.ceil(left)
 
 
-def _remember_blocked(account_id: UUID, wait_ms: int) -> None:
+def _remember_blocked(account_id: UUID, wait_ms: int, credential: str | None) -> None:
     """``wait_ms``: the shared state's exact wait (rounded down), so this process never refuses past it."""
-    if len(_blocked) >= _BLOCKED_MAX:
+    if len(_blocked) >= _BLOCKED_MAX or len(_blocked_credentials) >= _BLOCKED_MAX:
         _blocked.clear()
+        _blocked_credentials.clear()
     if wait_ms > 0:
-        _blocked[account_id] = time.monotonic() + wait_ms / 1000
+        until = time.monotonic() + wait_ms / 1000
+        _blocked[account_id] = until
+        if credential:
+            _blocked_credentials[_fingerprint(credential)] = until
+
+
+# The credentials of those accounts (by their SHA-256), so a transport can refuse a request of theirs before
+# authenticating it again: a client that ignores Retry-After then costs neither statement nor framework work.
+_blocked_credentials: dict[str, float] = {}
+
+
+def _fingerprint(credential: str) -> str:
+    return hashlib.sha256(credential.encode()).hexdigest()
+
+
+def known_refusal(settings: LimitSettings, credential: str | None) -> RateLimited | None:
+    """The refusal this process already knows for a request with ``credential`` (one that authenticated before
+    and whose account the rate refused until later), else None."""
+    if not _blocked_credentials or not credential:
+        return None
+    key = _fingerprint(credential)
+    until = _blocked_credentials.get(key)
+    if until is None:
+        return None
+    left = until - time.monotonic()
+    if left <= 0:
+        _blocked_credentials.pop(key, None)
+        return None
+    return _refusal(settings, "requests_per_minute", math.ceil(left))
 
 
 def release(db: Database, account_id: UUID, lease_id: UUID) -> None:
