@@ -47,7 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     account_id = call(
         auth_handler, "POST", "/api/auth/register", json_body={"email": email, "password": PASSWORD}
     )["account_id"]
-    token = call(auth_handler, "POST", "/api/auth/login", json_body={"email": email, "password": PASSWORD})["token"]
+    token = call(auth_handler, "POST", "/api/auth/login", json_body={"email": email, "password": PASSWORD})[
+        "token"
+    ]
     key = call(
         auth_handler,
         "POST",
@@ -55,7 +57,9 @@ def main(argv: list[str] | None = None) -> int:
         headers={"Authorization": f"Bearer {token}"},
         json_body={"name": "bench", "scopes": ["todos:r", "todos:rw"]},
     )["key"]
-    todo_id = call(todos_handler, "POST", "/api/todos", headers={"X-Api-Key": key}, json_body={"title": "t"})["id"]
+    todo_id = call(todos_handler, "POST", "/api/todos", headers={"X-Api-Key": key}, json_body={"title": "t"})[
+        "id"
+    ]
     event = http_event("GET", f"/api/todos/{todo_id}", headers={"X-Api-Key": key})
 
     def set_rate(per_minute: str) -> None:

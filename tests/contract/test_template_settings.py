@@ -17,7 +17,9 @@ from tests.unit.test_settings_env_names import GROUPS
 
 SECRET_BY_ARN = "a secret: the template passes its *_ARN (Secrets Manager), never the value in plain text"
 CODE_DEFAULT = "the code's default serves every deployment so far"
-LIMIT_DEFAULT = "per-account limits (issue 25): the code's generous default; docs/deploy.md says how to set one"
+LIMIT_DEFAULT = (
+    "per-account limits (issue 25): the code's generous default; docs/deploy.md says how to set one"
+)
 
 NOT_PASSED: dict[str, str] = {
     "LIMIT_REQUESTS_PER_MINUTE": LIMIT_DEFAULT,

@@ -125,14 +125,20 @@ def test_a_refused_request_is_not_counted_and_changes_nothing(client, account, o
     assert ahead is not None and float(ahead[0]) <= 60  # one interval of 60 s, not two
 
 
+def _refused_once(client: Any, account: Any, set_limits: Any) -> dict[str, str]:
+    """A key of ``account`` whose second request the rate refused (one a minute, burst one)."""
+    h: dict[str, str] = account.headers("todos:r")
+    set_limits(requests_per_minute=1, request_burst=1)
+    assert client.get(TODOS, headers=h).status_code == 200
+    _assert_refused(client.get(TODOS, headers=h), "requests_per_minute")
+    return h
+
+
 def test_once_refused_an_account_is_refused_by_this_process_without_asking_postgres(
     client, account, owner_url, set_limits
 ):
     # Given an account refused by the rate (its next admission a minute away)
-    h = account.headers("todos:r")
-    set_limits(requests_per_minute=1, request_burst=1)
-    assert client.get(TODOS, headers=h).status_code == 200
-    _assert_refused(client.get(TODOS, headers=h), "requests_per_minute")
+    h = _refused_once(client, account, set_limits)
     # When the shared state is wiped (were it asked, it would admit)
     with psycopg.connect(owner_url) as conn:
         conn.execute("DELETE FROM account_rate WHERE account_id = %(a)s", {"a": account.account_id})
@@ -149,10 +155,7 @@ def test_a_credential_seen_refused_is_refused_before_it_is_authenticated_again(
     client, account, owner_url, set_limits
 ):
     # Given a key whose account the rate refused (a minute to wait)
-    h = account.headers("todos:r")
-    set_limits(requests_per_minute=1, request_burst=1)
-    assert client.get(TODOS, headers=h).status_code == 200
-    _assert_refused(client.get(TODOS, headers=h), "requests_per_minute")
+    h = _refused_once(client, account, set_limits)
     # When the key is deleted behind the process's back
     with psycopg.connect(owner_url) as conn:
         conn.execute("DELETE FROM api_keys WHERE account_id = %(a)s", {"a": account.account_id})
