@@ -47,6 +47,9 @@ pg start
 export DATABASE_URL="postgresql://agentmate_app@127.0.0.1:$PG_PORT/agentmate"
 export MIGRATION_DATABASE_URL="postgresql://postgres@127.0.0.1:$PG_PORT/agentmate"
 export VECTOR_PATH="$WORK/vectors"
+# The fuzzer is one account sending thousands of requests back to back: the per-account rate and quotas (issue 25,
+# tested in tests/integration/test_limits.py) would answer it 429/409 for the rest of the run.
+export LIMIT_REQUESTS_PER_MINUTE=0 LIMIT_MAX_SOURCES=0 LIMIT_MAX_BUILDS_PER_DAY=0
 # A compiler model is configured so POST /api/knowledge/compile is fuzzed past its 501 (operator gap); the
 # endpoint answers nothing, so queued compiles fail in the background poller and never reach a model.
 export COMPILER_BASE_URL="http://127.0.0.1:9/v1" COMPILER_MODEL="schemathesis-unreachable"

@@ -49,6 +49,8 @@ def pytest_configure(config: pytest.Config) -> None:
             "JWT_SECRET": JWT_SECRET,
             # Every test registers fresh accounts from the same client address; the throttle tests set their own.
             "REGISTRATIONS_PER_ADDRESS": "1000000",
+            # Tests drive one account far faster than an agent does; the limits tests set their own rate.
+            "LIMIT_REQUESTS_PER_MINUTE": "0",
             "EMBEDDING_BASE_URL": "",
             "QDRANT_URL": "",
             "VECTOR_PATH": "",

@@ -17,8 +17,21 @@ from tests.unit.test_settings_env_names import GROUPS
 
 SECRET_BY_ARN = "a secret: the template passes its *_ARN (Secrets Manager), never the value in plain text"
 CODE_DEFAULT = "the code's default serves every deployment so far"
+LIMIT_DEFAULT = (
+    "per-account limits (issue 25): the code's generous default; docs/deploy.md says how to set one"
+)
 
 NOT_PASSED: dict[str, str] = {
+    "LIMIT_REQUESTS_PER_MINUTE": LIMIT_DEFAULT,
+    "LIMIT_REQUEST_BURST": LIMIT_DEFAULT,
+    "LIMIT_CONCURRENT_EXPENSIVE": LIMIT_DEFAULT,
+    "LIMIT_EXPENSIVE_LEASE_S": LIMIT_DEFAULT,
+    "LIMIT_RUNNING_JOBS": LIMIT_DEFAULT,
+    "LIMIT_MAX_MEMORIES": LIMIT_DEFAULT,
+    "LIMIT_MAX_WORKING_ITEMS": LIMIT_DEFAULT,
+    "LIMIT_MAX_PACKAGE_BYTES": LIMIT_DEFAULT,
+    "LIMIT_MAX_SOURCES": LIMIT_DEFAULT,
+    "LIMIT_MAX_BUILDS_PER_DAY": LIMIT_DEFAULT,
     "DATABASE_URL": SECRET_BY_ARN + " (DATABASE_SECRET_ARN)",
     "JWT_SECRET": SECRET_BY_ARN,
     "EMBEDDING_API_KEY": SECRET_BY_ARN,

@@ -48,6 +48,7 @@ SPEC: dict[tuple[str, str], str | tuple[str, ...]] = {
     ("POST", "/api/auth/register"): PUBLIC,
     ("POST", "/api/auth/login"): PUBLIC,
     ("GET", "/api/auth/me"): AUTHENTICATED,
+    ("GET", "/api/auth/usage"): AUTHENTICATED,
     ("POST", "/api/auth/apikeys"): "manage_keys",  # "manage_keys: Create/delete API keys"
     ("GET", "/api/auth/apikeys"): "manage_keys",
     ("DELETE", "/api/auth/apikeys/{}"): "manage_keys",

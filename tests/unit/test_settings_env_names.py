@@ -7,6 +7,7 @@ from pydantic_settings import BaseSettings
 
 from agentmate.auth.oauth.settings import OAuthSettings
 from agentmate.auth.settings import AuthSettings
+from agentmate.core.limits.settings import LimitSettings
 from agentmate.core.settings import DatabaseSettings, HttpSettings, RetrievalSettings
 from agentmate.jobs.settings import JobSettings
 from agentmate.knowledge.quality.settings import ReviewSettings
@@ -27,6 +28,7 @@ GROUPS: tuple[type[BaseSettings], ...] = (
     ReviewSettings,
     IndexSettings,
     PortabilitySettings,
+    LimitSettings,
 )
 
 # Taken from the settings classes before the regrouping (core.settings.Settings, JobSettings, PackageSettings,
@@ -131,6 +133,17 @@ ADDED = {
     "ACCOUNT_ARCHIVE_MAX_MEMBERS",
     "ACCOUNT_ARCHIVE_MAX_MEMBER_BYTES",
     "ACCOUNT_ARCHIVE_MAX_LINE_BYTES",
+    # issue 25: per-account limits
+    "LIMIT_REQUESTS_PER_MINUTE",
+    "LIMIT_REQUEST_BURST",
+    "LIMIT_CONCURRENT_EXPENSIVE",
+    "LIMIT_EXPENSIVE_LEASE_S",
+    "LIMIT_RUNNING_JOBS",
+    "LIMIT_MAX_MEMORIES",
+    "LIMIT_MAX_WORKING_ITEMS",
+    "LIMIT_MAX_PACKAGE_BYTES",
+    "LIMIT_MAX_SOURCES",
+    "LIMIT_MAX_BUILDS_PER_DAY",
 }
 
 

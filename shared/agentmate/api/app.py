@@ -9,7 +9,8 @@ from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agentmate.api.errors import PROBLEM, Problem, install_error_handlers
+from agentmate.api.deps import known_refusal, release_lease
+from agentmate.api.errors import PROBLEM, Problem, domain_problem, install_error_handlers
 from agentmate.api.openapi_rules import state_text_rules
 from agentmate.api.routing import ContractMiddleware
 
@@ -36,7 +37,14 @@ class NoStoreMiddleware:
                 message["headers"] = headers
             await send(message)
 
-        await self.app(scope, receive, send_with_header)
+        refused = known_refusal(scope)
+        if refused is not None:
+            await domain_problem(refused)(scope, receive, send_with_header)
+            return
+        try:
+            await self.app(scope, receive, send_with_header)
+        finally:
+            await release_lease(scope)  # an expensive request's concurrency slot (api/deps.py took it)
 
 
 def _operation_id(route: APIRoute) -> str:

@@ -8,14 +8,18 @@ from typing import TYPE_CHECKING, Annotated
 from fastapi import Depends, Header, Query, Request, Security
 from fastapi.dependencies.models import Dependant
 from fastapi.security import SecurityScopes
+from starlette.concurrency import run_in_threadpool
+from starlette.types import Scope
 
 from agentmate.api.errors import CHALLENGE_STATE
 from agentmate.auth import audience, credentials, tokens
 from agentmate.auth.oauth.challenge import INSUFFICIENT_SCOPE, INVALID_TOKEN, bearer_challenge
 from agentmate.auth.settings import AuthSettings, get_auth_settings
 from agentmate.core.db import Database, get_database
-from agentmate.core.errors import Forbidden, JwtRequired, Unauthorized
+from agentmate.core.errors import Forbidden, JwtRequired, RateLimited, Unauthorized
 from agentmate.core.idempotency import KEY_PATTERN, MAX_KEY_LENGTH, check_key
+from agentmate.core.limits import service as limits
+from agentmate.core.limits.settings import get_limit_settings
 from agentmate.core.observability import logger
 from agentmate.core.pagination import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, PageParams
 from agentmate.core.principal import Principal
@@ -107,8 +111,49 @@ def _authenticate(request: Request, db: Database, settings: AuthSettings, api_ke
         raise
 
 
+_LEASE = "limit_lease"
+
+
+def _admit(request: Request, db: Database, principal: Principal) -> None:
+    """The account's request limits (``core.limits``): 429 naming the limit, or admitted; an expensive route's
+    concurrency lease is released by ``release_lease`` when the response is done."""
+    path = request.url.path
+    lease = limits.admit(
+        db,
+        get_limit_settings(),
+        principal.account_id,
+        expensive=limits.is_expensive_path(path),
+        credential=request.headers.get("x-api-key") or _bearer(request),
+    )
+    if lease is not None:
+        request.scope.setdefault("state", {})[_LEASE] = (db, principal.account_id, lease)
+
+
+def known_refusal(scope: Scope) -> RateLimited | None:
+    """A request whose credential this process saw refused by its account's rate, until then: refused before
+    routing (``api/app.NoStoreMiddleware``), with the same 429 as ``_admit``'s."""
+    credential = None
+    for name, value in scope.get("headers", ()):
+        if name == b"x-api-key":
+            credential = value.decode("latin-1")
+            break
+        if name == b"authorization" and value[:7].lower() == b"bearer ":
+            credential = value[7:].decode("latin-1").strip()
+    return limits.known_refusal(get_limit_settings(), credential)
+
+
+async def release_lease(scope: Scope) -> None:
+    held = scope.get("state", {}).pop(_LEASE, None)
+    if held is not None:
+        try:
+            await run_in_threadpool(limits.release, *held)
+        except Exception:  # the lease expires by itself (LIMIT_EXPENSIVE_LEASE_S); the answer was sent
+            logger.warning("could not release an expensive request's lease", exc_info=True)
+
+
 def current_principal(request: Request, db: DbDep, settings: AuthSettingsDep) -> Principal:
     principal = _authenticate(request, db, settings, request.headers.get("x-api-key"))
+    _admit(request, db, principal)
     return _resolved(request, principal)
 
 

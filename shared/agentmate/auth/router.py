@@ -29,6 +29,9 @@ from agentmate.auth.schemas import (
     Registered,
     Token,
 )
+from agentmate.core.limits import service as limits
+from agentmate.core.limits.schemas import Usage
+from agentmate.core.limits.settings import get_limit_settings
 from agentmate.core.observability import count
 from agentmate.core.pagination import Page
 
@@ -112,6 +115,13 @@ def delete_account(
 def me(principal: CurrentPrincipal, db: DbDep) -> Me:
     """The caller: user, account, how it authenticated and the key's scopes."""
     return service.me(db, principal)
+
+
+@router.get("/usage", response_model=Usage)
+def usage(principal: CurrentPrincipal, db: DbDep) -> Usage:
+    """The account's stored volume against its quotas (memories, working items, package bytes, sources, builds in
+    the last 24 hours) and its request limits (rate, concurrent searches/packs/syncs, running jobs)."""
+    return limits.usage(db, get_limit_settings(), principal.account_id)
 
 
 @router.post("/apikeys", status_code=201, response_model=ApiKeyCreated)

@@ -171,17 +171,40 @@ def cancel(conn: Conn, *, account_id: UUID, job_id: UUID, reason: str) -> Job | 
 
 
 def claim(
-    conn: Conn, *, owner: str, lease_seconds: float, job_id: UUID | None, kinds: list[str]
+    conn: Conn,
+    *,
+    owner: str,
+    lease_seconds: float,
+    job_id: UUID | None,
+    kinds: list[str],
+    running_cap: int = 0,
 ) -> Job | None:
-    """The claim transaction's one statement (jobs_claim, migrations/0070); run in a transaction with no tenant."""
+    """The claim transaction's one statement (jobs_claim, migrations/0097: at most ``running_cap`` running jobs
+    per account, 0 = no cap); run in a transaction with no tenant."""
     return (
         _jobs(conn)
         .execute(
-            f"SELECT {COLUMNS} FROM jobs_claim(%(owner)s, %(lease_seconds)s, %(job_id)s, %(kinds)s)",
-            {"owner": owner, "lease_seconds": max(1, round(lease_seconds)), "job_id": job_id, "kinds": kinds},
+            f"SELECT {COLUMNS} FROM jobs_claim(%(owner)s, %(lease_seconds)s, %(job_id)s, %(kinds)s, %(running_cap)s)",
+            {
+                "owner": owner,
+                "lease_seconds": max(1, round(lease_seconds)),
+                "job_id": job_id,
+                "kinds": kinds,
+                "running_cap": running_cap,
+            },
         )
         .fetchone()
     )
+
+
+def next_due(conn: Conn, *, after: UUID) -> UUID | None:
+    """The tenant's oldest due queued job other than ``after`` (the running cap's wake-up of the next one)."""
+    row = conn.execute(
+        """SELECT id FROM jobs WHERE status = 'queued' AND next_attempt_at <= now() AND id <> %(after)s
+           ORDER BY next_attempt_at, queued_at LIMIT 1""",
+        {"after": after},
+    ).fetchone()
+    return row["id"] if row is not None else None
 
 
 def set_tenant(conn: Conn, account_id: UUID) -> None:

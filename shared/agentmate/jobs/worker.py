@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentmate.core.limits.settings import get_limit_settings
 from agentmate.core.observability import count, logger
 from agentmate.jobs import repository as repo
 from agentmate.jobs import wakeup
@@ -198,6 +199,7 @@ class Worker:
         shutdown: threading.Event | None = None,
         wake: Callable[[Any, int], bool] | None = None,
         only_kinds: Iterable[str] | None = None,
+        running_cap: int | None = None,
     ) -> None:
         if db.max_size < 2:
             raise ConfigurationError(
@@ -209,6 +211,8 @@ class Worker:
         self.shutdown = shutdown or threading.Event()
         self._wake = wake or wakeup.wake
         self._only = frozenset(only_kinds) if only_kinds is not None else None
+        # Jobs of one account running at once (LIMIT_RUNNING_JOBS; 0 = no cap): the claim skips the others.
+        self.running_cap = get_limit_settings().running_jobs if running_cap is None else running_cap
 
     # --- claim ----------------------------------------------------------------------------------------------
 
@@ -247,11 +251,27 @@ class Worker:
             return self._run(kind, job, owner, lambda: remaining() - margin, lease_seconds)
         except _Unrecorded as unrecorded:
             return self._release(kind, job, owner, unrecorded)
+        finally:
+            if self.running_cap > 0:
+                self._wake_next(job)
+
+    def _wake_next(self, job: Job) -> None:
+        """A slot of the account is free again: wake its next due job, whose own wake-up the running cap may have
+        turned away (else it would wait for the sweep)."""
+        with self.db.tenant(job.account_id) as conn:
+            next_id = repo.next_due(conn, after=job.id)
+        if next_id is not None:
+            self._wake(next_id, 0)
 
     def _claim(self, owner: str, lease_s: float, job_id: Any, registered: dict[str, Kind]) -> Job | None:
         with self.db.transaction() as conn:
             job = repo.claim(
-                conn, owner=owner, lease_seconds=lease_s, job_id=job_id, kinds=sorted(registered)
+                conn,
+                owner=owner,
+                lease_seconds=lease_s,
+                job_id=job_id,
+                kinds=sorted(registered),
+                running_cap=self.running_cap,
             )
             if job is not None:
                 repo.set_tenant(conn, job.account_id)  # from here on the transaction is the job's account's

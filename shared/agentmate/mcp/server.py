@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 from typing import Any
+from uuid import UUID
 
+import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
@@ -13,8 +16,11 @@ from mcp_types import Tool as MCPTool
 from pydantic import BaseModel, ValidationError
 
 from agentmate.core.errors import DomainError
+from agentmate.core.limits import service as limits
+from agentmate.core.limits.settings import get_limit_settings
 from agentmate.core.observability import flush_metrics, logger
 from agentmate.core.patch import patch_property
+from agentmate.core.principal import Principal
 from agentmate.mcp import context
 from agentmate.mcp.errors import domain_error_text, fields_text, unknown_arguments, validation_error_text
 from agentmate.mcp.registry import ToolSpec
@@ -63,6 +69,28 @@ def _patch_arguments(schema: dict[str, Any], patch: type[BaseModel]) -> None:
     for name in patch.model_fields:
         if name in props:
             props[name] = patch_property(props[name], name in nullable)
+
+
+async def _admitted(caller: Principal, tool: str) -> UUID | None:
+    """The account's request limits (``core.limits``), as over REST; a refusal is a tool error naming the limit."""
+    admit = partial(
+        limits.admit,
+        context.db(),
+        get_limit_settings(),
+        caller.account_id,
+        expensive=limits.is_expensive_tool(tool),
+    )
+    try:
+        return await anyio.to_thread.run_sync(admit)
+    except DomainError as exc:
+        raise ToolError(domain_error_text(exc)) from None
+
+
+async def _release(account_id: UUID, lease: UUID) -> None:
+    try:
+        await anyio.to_thread.run_sync(limits.release, context.db(), account_id, lease)
+    except Exception:  # the lease expires by itself (LIMIT_EXPENSIVE_LEASE_S); the tool's answer stands
+        logger.warning("could not release an expensive request's lease", exc_info=True)
 
 
 class AgentmateMCP(MCPServer):
@@ -116,6 +144,7 @@ class AgentmateMCP(MCPServer):
         context_: Context[Any, Any] | None = None,
     ) -> CallToolResult | InputRequiredResult:
         spec = self.specs.get(name)
+        held: tuple[UUID, UUID] | None = None  # (account, lease) of an expensive tool's concurrency slot
         if spec is not None:
             caller = context.principal_or_none()
             if caller is None:  # only when the auth middleware was bypassed
@@ -128,6 +157,8 @@ class AgentmateMCP(MCPServer):
             unknown = [arg for arg in arguments or {} if arg not in allowed]
             if unknown:
                 raise ToolError(fields_text(unknown_arguments(unknown, allowed, spec.hints)))
+            lease = await _admitted(caller, name)
+            held = (caller.account_id, lease) if lease is not None else None
         try:
             with context.arguments_sent(arguments or {}):
                 return await super().call_tool(name, arguments, context_)
@@ -143,4 +174,6 @@ class AgentmateMCP(MCPServer):
                 raise ToolError(UNEXPECTED_TEXT) from None
             raise
         finally:
+            if held is not None:
+                await _release(*held)
             flush_metrics()  # the business metrics the tool's use case counted (as REST flushes per invocation)

@@ -15,6 +15,8 @@ from uuid import UUID
 
 from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import Conflict, DomainError, FieldError, NotFound, ValidationFailed, invalid
+from agentmate.core.limits import service as limits
+from agentmate.core.limits.settings import get_limit_settings
 from agentmate.core.pagination import Page, PageParams
 from agentmate.core.principal import Principal
 from agentmate.packages.identity import (
@@ -112,6 +114,7 @@ def register_source(
     store.lock_name(conn, account_id=actor.account_id, name=name)
     existing = store.source_by_name(conn, account_id=actor.account_id, name=name)
     if existing is None:
+        limits.require_room(conn, "sources", get_limit_settings().max_sources)
         source = store.insert_source(
             conn,
             account_id=actor.account_id,

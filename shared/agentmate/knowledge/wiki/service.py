@@ -14,6 +14,8 @@ from uuid import UUID
 from agentmate import jobs
 from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import Conflict, NotFound, NotImplementedYet
+from agentmate.core.limits import service as limits
+from agentmate.core.limits.settings import get_limit_settings
 from agentmate.core.observability import logger
 from agentmate.core.pagination import Page, PageParams
 from agentmate.knowledge.quality.review import standing_warning
@@ -123,6 +125,7 @@ def compile_source(
             "reviewer_independence": indep,
             "parent_build_id": parent["id"] if parent else None,
         }
+        limits.require_room(conn, "builds_per_day", get_limit_settings().max_builds_per_day)
         job, row = _queue_build(conn, caller, req, identity)
     jobs.wake(job.id)
     return Compiled(CompileResult(build=to_build(row), queued=True, warnings=warnings), True)

@@ -1,0 +1,113 @@
+"""Issue 25 §1: what the per-account request limit costs every request. Warm in-process ``GET /api/todos/{id}``
+through the todos Lambda handler with an API key, with the limits on (the defaults: one ``limits_admit``
+statement per request) and off (``LIMIT_REQUESTS_PER_MINUTE=0``: no statement), interleaved in blocks in one
+process so a noisy neighbour hits both alike; plus the admission statement alone through psycopg.
+
+    .venv/bin/python bench/limits_cost.py [--calls 2000] [--warmup 200]
+
+Postgres: the bench cluster of ``bench/common.py`` (.local/bench-pg, $AGENTMATE_BENCH_PG_PORT), ``DB_POOL_MAX_SIZE=1``
+as in Lambda.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+import warnings
+
+from common import PASSWORD, machine, prepare_database, print_table, ratio, summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=2000, help="measured calls per variant")
+    parser.add_argument("--warmup", type=int, default=200)
+    args = parser.parse_args(argv)
+
+    db = prepare_database("agentmate_bench_limits")
+    os.environ["DB_POOL_MAX_SIZE"] = "1"
+    os.environ["LIMIT_REQUEST_BURST"] = "100000"  # the bench itself must never be refused
+    warnings.filterwarnings("ignore", "No application metrics")
+
+    import psycopg
+
+    from agentmate.core.limits.settings import get_limit_settings
+    from functions.auth.app import handler as auth_handler
+    from functions.todos.app import handler as todos_handler
+    from tests.apigw import LambdaContext, http_event, parse_response
+
+    def call(handler, method: str, path: str, **kw):
+        r = parse_response(handler(http_event(method, path, **kw), LambdaContext()))
+        if r.status_code >= 300:
+            raise RuntimeError(f"{method} {path}: {r.status_code} {r.body}")
+        return r.json()
+
+    email = f"bench-{time.time_ns()}@example.com"
+    account_id = call(
+        auth_handler, "POST", "/api/auth/register", json_body={"email": email, "password": PASSWORD}
+    )["account_id"]
+    token = call(auth_handler, "POST", "/api/auth/login", json_body={"email": email, "password": PASSWORD})[
+        "token"
+    ]
+    key = call(
+        auth_handler,
+        "POST",
+        "/api/auth/apikeys",
+        headers={"Authorization": f"Bearer {token}"},
+        json_body={"name": "bench", "scopes": ["todos:r", "todos:rw"]},
+    )["key"]
+    todo_id = call(todos_handler, "POST", "/api/todos", headers={"X-Api-Key": key}, json_body={"title": "t"})[
+        "id"
+    ]
+    event = http_event("GET", f"/api/todos/{todo_id}", headers={"X-Api-Key": key})
+
+    def set_rate(per_minute: str) -> None:
+        os.environ["LIMIT_REQUESTS_PER_MINUTE"] = per_minute
+        get_limit_settings.cache_clear()
+
+    def handler_call() -> None:
+        raw = todos_handler(dict(event), LambdaContext())
+        if raw["statusCode"] != 200:
+            raise RuntimeError(raw)
+
+    conn = psycopg.connect(db.app_url, autocommit=True, prepare_threshold=None)
+
+    def admit_alone() -> None:
+        conn.execute("SELECT * FROM limits_admit(%s, 100000, 100000, 0, 120)", (account_id,))
+
+    variants = [
+        ("handler, limits off", lambda: set_rate("0"), handler_call),
+        ("handler, limits on (default rate)", lambda: set_rate("1200"), handler_call),
+        ("psycopg: limits_admit alone", lambda: None, admit_alone),
+    ]
+    for _, setup, fn in variants:
+        setup()
+        for _ in range(args.warmup):
+            fn()
+    samples: dict[str, list[float]] = {name: [] for name, _, _ in variants}
+    block = 50
+    for _ in range(max(args.calls // block, 1)):
+        for name, setup, fn in variants:
+            setup()
+            out = samples[name]
+            for _ in range(block):
+                t0 = time.perf_counter_ns()
+                fn()
+                out.append((time.perf_counter_ns() - t0) / 1e6)
+    off = summary(samples[variants[0][0]])
+    rows = []
+    for name, _, _ in variants:
+        s = summary(samples[name])
+        rows.append([name, s["n"], s["p50"], s["p95"], s["mean"], ratio(s["p50"], off["p50"])])
+    print_table(
+        "Per-request cost of the account limits",
+        ["variant", "n", "p50 ms", "p95 ms", "mean ms", "p50 vs off"],
+        rows,
+        [f"{machine()}; load average {os.getloadavg()[0]:.1f}"],
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

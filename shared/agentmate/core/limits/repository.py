@@ -1,0 +1,85 @@
+"""SQL of the per-account limits: admission (``limits_admit``, migration 0097), lease release, usage counts."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+from uuid import UUID
+
+from psycopg.rows import class_row
+
+from agentmate.core.db import Conn
+
+
+class Admission(NamedTuple):
+    retry_after: int
+    wait_ms: int
+    refused_by: str | None
+    lease_id: UUID | None
+
+
+class UsageRow(NamedTuple):
+    memories: int
+    working_items: int
+    package_bytes: int
+    sources: int
+    builds_today: int
+
+
+def admit(
+    conn: Conn, *, account_id: UUID, per_minute: int, burst: int, slots: int, lease_s: int
+) -> Admission:
+    with conn.cursor(row_factory=class_row(Admission)) as cur:
+        row = cur.execute(
+            "SELECT retry_after, wait_ms, refused_by, lease_id FROM limits_admit(%(account_id)s, %(per_minute)s, "
+            "%(burst)s, %(slots)s, %(lease_s)s)",
+            {
+                "account_id": account_id,
+                "per_minute": per_minute,
+                "burst": burst,
+                "slots": slots,
+                "lease_s": lease_s,
+            },
+        ).fetchone()
+    assert row is not None  # the function always answers one row
+    return row
+
+
+def release(conn: Conn, *, account_id: UUID, lease_id: UUID) -> None:
+    conn.execute(
+        "SELECT limits_release(%(account_id)s, %(lease_id)s)",
+        {"account_id": account_id, "lease_id": lease_id},
+    )
+
+
+# Inside a tenant transaction: row-level security keeps every count to the caller's account.
+_USAGE = """
+SELECT (SELECT count(*) FROM memory_entries) AS memories,
+       (SELECT count(*) FROM working_items) AS working_items,
+       (SELECT coalesce(sum(total_bytes), 0) FROM knowledge_source_revisions)
+         + (SELECT coalesce(sum(total_bytes), 0) FROM skill_source_revisions) AS package_bytes,
+       (SELECT count(*) FROM knowledge_sources) + (SELECT count(*) FROM skill_sources) AS sources,
+       (SELECT count(*) FROM knowledge_builds WHERE queued_at > now() - interval '1 day') AS builds_today
+"""
+
+
+def usage(conn: Conn) -> UsageRow:
+    with conn.cursor(row_factory=class_row(UsageRow)) as cur:
+        row = cur.execute(_USAGE).fetchone()
+    assert row is not None
+    return row
+
+
+# Quota counts stop at the quota (``LIMIT %(cap)s``): a check costs at most the quota's rows, whatever is stored.
+_UP_TO = {
+    "sources": """SELECT (SELECT count(*) FROM (SELECT 1 FROM knowledge_sources LIMIT %(cap)s) k)
+                       + (SELECT count(*) FROM (SELECT 1 FROM skill_sources LIMIT %(cap)s) s) AS used""",
+    "builds_per_day": """SELECT count(*) AS used FROM (SELECT 1 FROM knowledge_builds
+                          WHERE queued_at > now() - interval '1 day' LIMIT %(cap)s) b""",
+}
+
+
+def count_up_to(conn: Conn, quota: str, cap: int) -> int:
+    """The tenant's rows against ``quota`` (a key of ``_UP_TO``), counted up to ``cap``."""
+    row = conn.execute(_UP_TO[quota], {"cap": cap}).fetchone()
+    assert row is not None
+    return int(row["used"])
