@@ -45,6 +45,10 @@ UNAVAILABLE_RETRY_AFTER_S = 2
 # SQLSTATE classes of a server that cannot take the request now: connection exception, insufficient resources
 # (too many connections), operator intervention (shut down, restarting, cancelled by a timeout).
 _UNAVAILABLE_CLASSES = ("08", "53", "57")
+CONFLICT_DETAIL = (
+    "a concurrent request on the same rows conflicted with this one and it was rolled back, nothing written: "
+    "retry in 1 s (with the same idempotency key)"
+)
 _INT4 = 2**31  # a parameter at least this large is the suspect when Postgres says out of range
 # The credential's own rows (account, user, key): a write that breaks one of these has lost its caller.
 _CALLER_FKEYS = ("_account_id_fkey", "_key_id_fkey", "_user_fkey", "_source_key_id_fkey")
@@ -95,6 +99,11 @@ def translate(exc: BaseException) -> DomainError | None:
         return _data(exc)
     if isinstance(exc, pg.InsufficientPrivilege):
         return Forbidden("not allowed for this account")
+    if (
+        isinstance(exc, psycopg.Error) and (exc.sqlstate or "")[:2] == "40"
+    ):  # deadlock, serialization: rolled back
+        logger.warning("transaction rolled back by a conflict", extra={"error_class": type(exc).__name__})
+        return ServiceUnavailable(CONFLICT_DETAIL, retry_after=1)
     if unavailable(exc):
         logger.warning("database unavailable", extra={"error_class": type(exc).__name__})
         return ServiceUnavailable(

@@ -633,11 +633,16 @@ def bump_access_with_evidence(
     so in pipeline mode (memory search's transaction) they cost one round trip."""
     if not ids:
         return {}, {}
+    # The rows are locked in id order, as every other multi-row lock of memory_entries takes them
+    # (entries_in_scope): an UPDATE alone locks in its plan's order (heap order), which deadlocked with a scope
+    # forget (bench/soak.py found it; tests/integration/test_memory_lock_order.py).
     bumped = conn.cursor(row_factory=class_row(AccessRow)).execute(
-        """UPDATE memory_entries SET access_count = access_count + 1, last_accessed_at = now()
-           WHERE account_id = %(a)s AND id = ANY(%(ids)s)
-           RETURNING id, access_count, last_accessed_at""",
-        {"a": account_id, "ids": sorted(ids)},
+        """UPDATE memory_entries e SET access_count = e.access_count + 1, last_accessed_at = now()
+           FROM (SELECT id FROM memory_entries WHERE account_id = %(a)s AND id = ANY(%(ids)s)
+                 ORDER BY id FOR UPDATE) AS locked
+           WHERE e.id = locked.id
+           RETURNING e.id, e.access_count, e.last_accessed_at""",
+        {"a": account_id, "ids": ids},
     )
     evidence = conn.cursor(row_factory=class_row(EvidenceRow)).execute(
         _EVIDENCE_OF, {"a": account_id, "ids": ids}
