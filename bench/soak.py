@@ -451,13 +451,15 @@ def knowledge_files(tenant: int) -> list[dict[str, str]]:
     return files
 
 
-def seed_tenant(base: str, tenant: int) -> str:
-    """An account, a full-access API key and an indexed local knowledge source; returns the key."""
+def new_account(base: str, tenant: int) -> tuple[str, str]:
+    """A registered account and a full-access API key: (key, account id)."""
     import httpx
 
     email = f"soak-{tenant}-{uuid.uuid4().hex[:8]}@example.com"
     with httpx.Client(base_url=base, timeout=120) as http:
-        http.post("/api/auth/register", json={"email": email, "password": PASSWORD}).raise_for_status()
+        r = http.post("/api/auth/register", json={"email": email, "password": PASSWORD})
+        r.raise_for_status()
+        account_id = str(r.json()["account_id"])
         token = http.post("/api/auth/login", json={"email": email, "password": PASSWORD}).json()["token"]
         r = http.post(
             "/api/auth/apikeys",
@@ -465,7 +467,15 @@ def seed_tenant(base: str, tenant: int) -> str:
             headers={"Authorization": f"Bearer {token}"},
         )
         r.raise_for_status()
-        key = str(r.json()["key"])
+        return str(r.json()["key"]), account_id
+
+
+def seed_tenant(base: str, tenant: int) -> str:
+    """An account, a full-access API key and an indexed local knowledge source; returns the key."""
+    import httpx
+
+    key, _ = new_account(base, tenant)
+    with httpx.Client(base_url=base, timeout=120) as http:
         h = {"X-Api-Key": key}
         r = http.post(
             "/api/knowledge/sources",
@@ -493,8 +503,9 @@ def seed_tenant(base: str, tenant: int) -> str:
 # --- the run -------------------------------------------------------------------------------------------------
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
-    db = prepare_database("agentmate_soak", pg_dir=PG_DIR, pg_port=PG_PORT)
+def serve(database: str) -> tuple[Any, Path, subprocess.Popen[bytes], str]:
+    """A fresh migrated database and the local runtime serving it: (database, log folder, server, base URL)."""
+    db = prepare_database(database, pg_dir=PG_DIR, pg_port=PG_PORT)
     logs = Path(tempfile.mkdtemp(prefix="agentmate-soak-"))
     port = free_port()
     env = {
@@ -505,8 +516,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "SOAK_LOG_DIR": str(logs),
     }
     env.pop("AWS_LAMBDA_FUNCTION_NAME", None)
-    server = start_server(env, port)
-    base = f"http://127.0.0.1:{port}"
+    return db, logs, start_server(env, port), f"http://127.0.0.1:{port}"
+
+
+def stop_server(server: subprocess.Popen[bytes]) -> None:
+    server.terminate()
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    _, logs, server, base = serve("agentmate_soak")
     try:
         keys = [seed_tenant(base, t) for t in range(args.tenants)]
         start = time.monotonic()
@@ -538,11 +560,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for c in clients:
             c.http.close()
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop_server(server)
     return {"recorder": recorder, "samples": samples, "logs": str(logs)}
 
 
@@ -625,6 +643,110 @@ def report(args: argparse.Namespace, recorder: Recorder, samples: list[dict[str,
     return {"verdict": verdict, "per_op": per_op, "samples": samples, "statuses": dict(recorder.statuses)}
 
 
+# --- the deadlock the first runs found, reproduced deterministically -----------------------------------------
+
+
+def repro_deadlock() -> int:
+    """``--repro-deadlock``: forgetting a scope (``repository.entries_in_scope``: ``ORDER BY id FOR UPDATE``)
+    against a search counting its hits (``repository.bump_access_with_evidence``: ``UPDATE ... WHERE id =
+    ANY(sorted ids)``). Sorting the array does not order the locks: the UPDATE locks rows in its plan's order
+    (on a small table an index scan of ``memory_entries_scope_idx`` filtering on id; the generic plan Postgres
+    may switch to once psycopg prepares the statement, a bitmap heap scan: heap order either way). Two entries
+    lo < hi by id with hi earlier in the heap; a third transaction holds lo so that the forget queues on lo
+    first, then the bump locks hi and queues on lo; the holder commits: the forget takes lo and waits for hi,
+    the bump waits for lo, and Postgres kills one. ``SOAK_REPRO_PLAN=generic`` forces the generic plan.
+    Prints what each got and the bump's plan."""
+    import httpx
+    import psycopg
+    from psycopg.rows import dict_row
+
+    from agentmate.memory import repository as repo
+
+    db, _, server, base = serve("agentmate_soak_repro")
+    try:
+        key, account = new_account(base, 0)
+        with httpx.Client(base_url=base, timeout=60, headers={"X-Api-Key": key}) as http:
+            for topic in TOPICS[:8]:
+                body = {
+                    "memory_type": "semantic",
+                    "content": topic,
+                    "scope_type": "project",
+                    "scope_key": "repro",
+                    "evidence": [
+                        {"source_type": "chat", "source_id": uuid.uuid4().hex, "excerpt": topic[:40]}
+                    ],
+                }
+                http.post("/api/memory/entries", json=body).raise_for_status()
+    finally:
+        stop_server(server)
+    owner = psycopg.connect(db.owner_url, autocommit=True)
+    heap = [r[0] for r in owner.execute("SELECT id FROM memory_entries ORDER BY ctid")]
+    hi, lo = next((a, b) for i, a in enumerate(heap) for b in heap[i + 1 :] if a > b)
+
+    def connect() -> Any:
+        conn = psycopg.connect(db.app_url, autocommit=True, row_factory=dict_row, prepare_threshold=0)
+        conn.execute("SELECT set_config('app.account_id', %s, false)", (account,))
+        return conn
+
+    def wait_blocked(conn: Any) -> None:
+        for _ in range(200):
+            row = owner.execute(
+                "SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", (conn.info.backend_pid,)
+            ).fetchone()
+            if row and row[0] == "Lock":
+                return
+            time.sleep(0.05)
+        raise RuntimeError("the session never blocked")
+
+    holder, forgetter, searcher = connect(), connect(), connect()
+    if os.environ.get("SOAK_REPRO_PLAN") == "generic":
+        searcher.execute("SET plan_cache_mode = force_generic_plan")
+    outcome: dict[str, str] = {}
+
+    def attempt(name: str, fn: Any) -> None:
+        try:
+            fn()
+            outcome[name] = "ok"
+        except psycopg.Error as exc:
+            outcome[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+
+    def forget() -> None:
+        with forgetter.transaction():
+            repo.entries_in_scope(forgetter, account_id=account, scope_type="project", scope_key="repro")
+
+    def bump() -> None:
+        with searcher.transaction():
+            repo.bump_access_with_evidence(searcher, account_id=account, ids=[lo, hi])
+
+    holder.execute("BEGIN")
+    holder.execute("SELECT 1 FROM memory_entries WHERE id = %s FOR UPDATE", (lo,))
+    threads = [threading.Thread(target=attempt, args=("forget scope", forget))]
+    threads[0].start()
+    wait_blocked(forgetter)
+    threads.append(threading.Thread(target=attempt, args=("search's access bump", bump)))
+    threads[1].start()
+    wait_blocked(searcher)
+    holder.execute("COMMIT")
+    for t in threads:
+        t.join()
+    searcher.execute(
+        "PREPARE bump(uuid, uuid[]) AS UPDATE memory_entries SET access_count = access_count + 1 "
+        "WHERE account_id = $1 AND id = ANY($2)"
+    )
+    ids = "{" + ",".join(str(i) for i in (lo, hi)) + "}"
+    plan = searcher.execute(f"EXPLAIN EXECUTE bump('{account}', '{ids}')").fetchall()  # our own uuids
+    print(f"entries lo={lo} hi={hi} (hi first in the heap)")
+    for name, result in outcome.items():
+        print(f"{name}: {result}")
+    print(
+        f"the bump's plan ({os.environ.get('SOAK_REPRO_PLAN', 'default')}):\n  "
+        + "\n  ".join(r["QUERY PLAN"] for r in plan)
+    )
+    reproduced = any("DeadlockDetected" in v for v in outcome.values())
+    print("reproduced: a deadlock (the request answers 500)" if reproduced else "not reproduced")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=30.0, help="duration of the load")
@@ -634,7 +756,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--think-ms", type=float, default=20.0, help="mean pause between a client's requests")
     parser.add_argument("--sample", type=float, default=10.0, help="memory sampling period, seconds")
     parser.add_argument("--json", help="write every figure to this file")
+    parser.add_argument(
+        "--repro-deadlock", action="store_true", help="reproduce the forget/search deadlock and exit"
+    )
     args = parser.parse_args(argv)
+    if args.repro_deadlock:
+        return repro_deadlock()
     out = run(args)
     result = report(args, out["recorder"], out["samples"])
     print(f"server log: {out['logs']}/server.log", flush=True)
