@@ -207,8 +207,8 @@ class Client:
 
     # --- the actions ----------------------------------------------------------------------------------------
 
-    def step(self) -> None:
-        actions, weights = zip(*MIX, strict=True)
+    def step(self, mix: list[tuple[str, int]]) -> None:
+        actions, weights = zip(*mix, strict=True)
         action = self.rng.choices(actions, weights)[0]
         try:
             getattr(self, action)()
@@ -539,12 +539,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ]
         for c in clients:
             c.open()
+        mix = [(action, weight) for action, weight in MIX if action not in args.without]
         stop_at = start + args.minutes * 60
         samples: list[dict[str, float]] = []
 
         def drive(c: Client) -> None:
             while time.monotonic() < stop_at:
-                c.step()
+                c.step(mix)
                 if args.think_ms:
                     time.sleep(c.rng.uniform(0, 2 * args.think_ms) / 1000)
 
@@ -590,7 +591,9 @@ def report(args: argparse.Namespace, recorder: Recorder, samples: list[dict[str,
         rows,
         [
             f"Machine: {machine()}. Command: `{COMMAND} --minutes {args.minutes:g} --window {args.window:g} "
-            f"--tenants {args.tenants} --clients {args.clients} --think-ms {args.think_ms:g}`."
+            f"--tenants {args.tenants} --clients {args.clients} --think-ms {args.think_ms:g}"
+            + "".join(f" --without {w}" for w in args.without)
+            + "`."
         ],
     )
     total = sum(recorder.statuses.values())
@@ -756,6 +759,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--think-ms", type=float, default=20.0, help="mean pause between a client's requests")
     parser.add_argument("--sample", type=float, default=10.0, help="memory sampling period, seconds")
     parser.add_argument("--json", help="write every figure to this file")
+    parser.add_argument(
+        "--without",
+        action="append",
+        default=[],
+        choices=[action for action, _ in MIX],
+        help="leave this action out of the mix (repeatable): e.g. memory_store, to see the server's memory "
+        "without the vector index's growth",
+    )
     parser.add_argument(
         "--repro-deadlock", action="store_true", help="reproduce the forget/search deadlock and exit"
     )
