@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from common import PASSWORD, ROOT, free_port, machine, prepare_database, print_table, summary
+from mcp_bench import INIT, stop
 
 PG_DIR = ROOT / ".local" / "soak-pg"
 PG_PORT = int(os.environ.get("AGENTMATE_SOAK_PG_PORT", "26461"))
@@ -138,20 +139,7 @@ class Client:
         import httpx
 
         self.http = httpx.Client(base_url=self.base, timeout=60, headers={"X-Api-Key": self.key})
-        r = self.http.post(
-            "/mcp",
-            headers=MCP_HEADERS,
-            json={
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "soak", "version": "1"},
-                },
-            },
-        )
+        r = self.http.post("/mcp", headers=MCP_HEADERS, json=INIT)
         r.raise_for_status()
         self.mcp_session = r.headers["mcp-session-id"]
         self.http.post(
@@ -205,6 +193,12 @@ class Client:
         self.flip += 1
         return self.flip % 2 == 0
 
+    def post(self, tool: str, path: str, body: dict[str, Any], label: str = "") -> Any:
+        """The operation over MCP (``tool``) or REST (``POST path``), every other call."""
+        if self.use_mcp():
+            return self.mcp(tool, body)
+        return self.rest("POST", path, label or f"POST {path}", json=body)
+
     # --- the actions ----------------------------------------------------------------------------------------
 
     def step(self, mix: list[tuple[str, int]]) -> None:
@@ -233,18 +227,12 @@ class Client:
             "scope_key": self.scope_key,
             "evidence": [{"source_type": "chat", "source_id": uuid.uuid4().hex, "excerpt": topic[:40]}],
         }
-        if self.use_mcp():
-            self.mcp("memory_store", body)
-        else:
-            self.rest("POST", "/api/memory/entries", "POST /api/memory/entries", json=body)
+        self.post("memory_store", "/api/memory/entries", body)
         self.scope_count += 1
 
     def memory_search(self) -> None:
         body = {"query": self.rng.choice(TOPICS), "top_k": 5}
-        if self.use_mcp():
-            self.mcp("memory_search", body)
-        else:
-            self.rest("POST", "/api/memory/search", "POST /api/memory/search", json=body)
+        self.post("memory_search", "/api/memory/search", body)
 
     def event(self) -> None:
         body = {
@@ -255,10 +243,7 @@ class Client:
             "scope_key": self.scope_key,
             "payload": {"text": self.rng.choice(TOPICS)},
         }
-        if self.use_mcp():
-            self.mcp("memory_record", body)
-        else:
-            self.rest("POST", "/api/memory/events", "POST /api/memory/events", json=body)
+        self.post("memory_record", "/api/memory/events", body)
 
     def checkpoint(self) -> None:
         body = {
@@ -268,10 +253,7 @@ class Client:
             "next": ["search them"],
             "idempotency_key": uuid.uuid4().hex,
         }
-        if self.use_mcp():
-            self.mcp("memory_checkpoint_save", body)
-        else:
-            self.rest("POST", "/api/memory/checkpoints", "POST /api/memory/checkpoints", json=body)
+        self.post("memory_checkpoint_save", "/api/memory/checkpoints", body)
 
     def working_append(self) -> None:
         if self.session_id and self.session_items >= SESSION_ITEMS:
@@ -332,17 +314,11 @@ class Client:
             "session_id": f"soak-session-{self.n}",
             "max_chars": 4000,
         }
-        if self.use_mcp():
-            self.mcp("context_pack", body)
-        else:
-            self.rest("POST", "/api/context/pack", "POST /api/context/pack", json=body)
+        self.post("context_pack", "/api/context/pack", body)
 
     def knowledge_search(self) -> None:
         body = {"query": self.rng.choice(TOPICS), "top_k": 5}
-        if self.use_mcp():
-            self.mcp("knowledge_search", body)
-        else:
-            self.rest("POST", "/api/knowledge/search", "POST /api/knowledge/search", json=body)
+        self.post("knowledge_search", "/api/knowledge/search", body)
 
 
 # --- the server and its memory -----------------------------------------------------------------------------
@@ -519,14 +495,6 @@ def serve(database: str) -> tuple[Any, Path, subprocess.Popen[bytes], str]:
     return db, logs, start_server(env, port), f"http://127.0.0.1:{port}"
 
 
-def stop_server(server: subprocess.Popen[bytes]) -> None:
-    server.terminate()
-    try:
-        server.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        server.kill()
-
-
 def run(args: argparse.Namespace) -> dict[str, Any]:
     _, logs, server, base = serve("agentmate_soak")
     try:
@@ -561,7 +529,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for c in clients:
             c.http.close()
     finally:
-        stop_server(server)
+        stop(server)
     return {"recorder": recorder, "samples": samples, "logs": str(logs)}
 
 
@@ -681,7 +649,7 @@ def repro_deadlock() -> int:
                 }
                 http.post("/api/memory/entries", json=body).raise_for_status()
     finally:
-        stop_server(server)
+        stop(server)
     owner = psycopg.connect(db.owner_url, autocommit=True)
     heap = [r[0] for r in owner.execute("SELECT id FROM memory_entries ORDER BY ctid")]
     hi, lo = next((a, b) for i, a in enumerate(heap) for b in heap[i + 1 :] if a > b)
