@@ -496,7 +496,7 @@ def serve(database: str) -> tuple[Any, Path, subprocess.Popen[bytes], str]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    _, logs, server, base = serve("agentmate_soak")
+    _, logs, server, base = serve(f"agentmate_soak_{os.getpid()}")  # runs side by side never share one
     try:
         keys = [seed_tenant(base, t) for t in range(args.tenants)]
         start = time.monotonic()
@@ -633,7 +633,7 @@ def repro_deadlock() -> int:
 
     from agentmate.memory import repository as repo
 
-    db, _, server, base = serve("agentmate_soak_repro")
+    db, _, server, base = serve(f"agentmate_soak_repro_{os.getpid()}")
     try:
         key, account = new_account(base, 0)
         with httpx.Client(base_url=base, timeout=60, headers={"X-Api-Key": key}) as http:
