@@ -34,6 +34,7 @@ import itertools
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -718,6 +719,49 @@ def repro_deadlock() -> int:
     return 0
 
 
+# --- the embedded vector index under churn -----------------------------------------------------------------
+
+
+def probe_vector_index(writes: int) -> int:
+    """``--probe-vector-index N``: the embedded index alone (``retrieval.embedded_index.EmbeddedIndex`` in a
+    temporary folder, 256 dimensions), N single-point upserts, each followed by the delete of the oldest point
+    once 300 are live, so the live count stays at 300, as the soak's memory store and forget do. Prints this
+    process's RSS, the folder's size and the live count every N/10 writes, and after the background
+    optimisation (every 50,000 writes) has finished."""
+    from agentmate.retrieval.embedded_index import EmbeddedIndex
+    from agentmate.retrieval.vector_index import VectorPoint
+
+    def rss_mb() -> float:
+        return _kib(os.getpid(), "status", "VmRSS:") / 1024
+
+    folder = Path(tempfile.mkdtemp(prefix="agentmate-soak-vectors-"))
+    index = EmbeddedIndex(folder)
+    index.ensure_collection(256)
+    account, rng, live = str(uuid.uuid4()), random.Random(1), list[str]()
+    rows = [["0", f"{rss_mb():.1f}", f"{_du_mb(folder):.1f}", 0]]
+    for i in range(1, writes + 1):
+        point = str(uuid.uuid4())
+        vector = [rng.random() for _ in range(256)]
+        payload = {"namespace": "memory", "source_type": "memory", "source_id": point}
+        index.upsert(account, [VectorPoint(point, vector, payload)])
+        live.append(point)
+        if len(live) > 300:
+            index.delete(account, [live.pop(0)])
+        if i % max(1, writes // 10) == 0:
+            rows.append([str(i), f"{rss_mb():.1f}", f"{_du_mb(folder):.1f}", index.count(account)])
+    index.wait_optimized()
+    rows.append(["optimised", f"{rss_mb():.1f}", f"{_du_mb(folder):.1f}", index.count(account)])
+    index.close()
+    shutil.rmtree(folder, ignore_errors=True)
+    print_table(
+        "Embedded vector index under churn (300 live points)",
+        ["writes", "process RSS MB", "folder MB", "live points"],
+        rows,
+        [f"Machine: {machine()}. Command: `{COMMAND} --probe-vector-index {writes}`."],
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=30.0, help="duration of the load")
@@ -738,7 +782,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--repro-deadlock", action="store_true", help="reproduce the forget/search deadlock and exit"
     )
+    parser.add_argument(
+        "--probe-vector-index",
+        type=int,
+        metavar="WRITES",
+        help="upsert and delete WRITES points in the embedded vector index alone (300 live) and exit",
+    )
     args = parser.parse_args(argv)
+    if args.probe_vector_index:
+        return probe_vector_index(args.probe_vector_index)
     if args.repro_deadlock:
         return repro_deadlock()
     out = run(args)
