@@ -6,7 +6,7 @@
 The server is the local runtime as ``scripts/run.sh`` serves it (``python -m infra.devserver``: every route group
 and MCP on one port, the job poller, the embedded vector index in a temporary ``VECTOR_PATH``, offline
 embeddings) in a subprocess of its own, on a fresh migrated database of a cluster of its own in
-``.local/soak-pg`` (port ``$AGENTMATE_SOAK_PG_PORT``, default 26461; the application connects as
+``.local/soak-pg`` (``$AGENTMATE_SOAK_PG_DIR``; port ``$AGENTMATE_SOAK_PG_PORT``, default 26461; the application connects as
 ``agentmate_app``, row-level security on). ``--tenants`` accounts each get ``--clients`` clients (one thread and
 one keep-alive connection each, with an MCP session on ``/mcp``); every client loops over a weighted mix of
 operations, alternating REST and MCP for those that have both: memory store, memory search, journal events,
@@ -49,7 +49,7 @@ from typing import Any
 from common import PASSWORD, ROOT, free_port, machine, prepare_database, print_table, summary
 from mcp_bench import INIT, stop
 
-PG_DIR = ROOT / ".local" / "soak-pg"
+PG_DIR = Path(os.environ.get("AGENTMATE_SOAK_PG_DIR", ROOT / ".local" / "soak-pg"))
 PG_PORT = int(os.environ.get("AGENTMATE_SOAK_PG_PORT", "26461"))
 COMMAND = "PYTHONPATH=shared:. .venv/bin/python bench/soak.py"
 MCP_HEADERS = {
