@@ -115,6 +115,24 @@ def test_an_enqueued_job_is_woken_by_its_message_and_run_by_the_handler(
     assert rows.get(job.id)["status"] == "succeeded"
 
 
+def test_a_message_delivered_twice_in_one_batch_or_again_later_runs_the_job_once(
+    worker_app, queue, db, make_kind, account, rows
+):
+    # Given a job's wake-up that SQS delivers twice in one batch (at-least-once delivery)
+    kind = make_kind()
+    job = _enqueue_and_wake(db, account.account_id, kind.name)
+    event = queue.receive_event()
+    copy = {**event["Records"][0], "messageId": str(uuid.uuid4())}
+    doubled = {"Records": [event["Records"][0], copy]}
+    # When the function gets the batch, and later the same message once more (a late redelivery)
+    first = worker_app.handler(doubled, _context())
+    late = worker_app.handler({"Records": [copy]}, _context())
+    # Then the job ran exactly once and every copy is acknowledged
+    assert first == {"batchItemFailures": []} and late == {"batchItemFailures": []}
+    assert [j.id for j in kind.runs] == [job.id]
+    assert rows.get(job.id)["status"] == "succeeded"
+
+
 @pytest.mark.parametrize("state", ["finished", "leased_elsewhere", "backing_off", "unknown_job", "not_a_job"])
 def test_a_message_whose_job_is_not_claimable_now_is_acknowledged_and_dropped(
     worker_app, queue, db, make_kind, account, rows, state
