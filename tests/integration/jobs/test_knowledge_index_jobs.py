@@ -192,16 +192,18 @@ def slow_embedder(make_retrieval, serve_retrieval, monkeypatch):
 def test_a_slow_embedder_makes_the_request_hand_over_before_its_budget_not_after(
     client, account, db, slow_embedder
 ):
-    # Given an embeddings endpoint (real HTTP on loopback) that takes 0.4 s per call, a 1 s inline budget, and a
-    # source whose chunks need several embedding calls (one per 64-chunk slice)
-    delay, budget = 0.4, 1.0
+    # Given an embeddings endpoint (real HTTP on loopback) that takes 0.8 s per call, a 2 s inline budget, and a
+    # source whose chunks need several embedding calls (one per 64-chunk slice). The budget leaves over a second
+    # for the work before the first call (reading and chunking the source), which a fresh CI process once needed
+    # more than the 0.6 s an earlier 0.4 s / 1 s pair left it.
+    delay, budget = 0.8, 2.0
     src = _source(client, account, "slow/embedder", {"big.md": _sections("slow", 4 * index.EMBED_SLICE)})
     with slow_embedder(delay, budget, max_retries=0) as server:
         # When the index is asked for
         r = client.post(INDEX, json={}, headers=account.headers("knowledge:rw"))
         inline_calls = server.calls
         # Then it answers 202 with a job, having started only the calls the budget could finish: each call takes
-        # at least 0.4 s, so a request that stopped before its 1 s budget made at most two
+        # at least 0.8 s, so a request that stopped before its 2 s budget made at most two
         assert r.status_code == 202, r.text
         assert r.json()["job"]["kind"] == "knowledge_index"
         assert 1 <= inline_calls <= math.floor(budget / delay)
