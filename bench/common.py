@@ -71,6 +71,32 @@ def prepare_database(
     return BenchDatabase(name, owner_url, app_url)
 
 
+def handler_json(handler: Any, method: str, path: str, **kw: Any) -> Any:
+    """Invoke a Lambda handler with an API Gateway v2 event; the JSON body of a 2xx, else RuntimeError."""
+    from tests.apigw import LambdaContext, http_event, parse_response
+
+    r = parse_response(handler(http_event(method, path, **kw), LambdaContext()))
+    if r.status_code >= 300:
+        raise RuntimeError(f"{method} {path}: {r.status_code} {r.body}")
+    return r.json()
+
+
+def seed_tenant(auth_handler: Any, scopes: list[str]) -> tuple[str, str, str]:
+    """A fresh tenant through the auth handler: (account_id, its user's JWT, an API key with ``scopes``)."""
+    email = f"bench-{time.time_ns()}@example.com"
+    creds = {"email": email, "password": PASSWORD}
+    account_id = handler_json(auth_handler, "POST", "/api/auth/register", json_body=creds)["account_id"]
+    token = handler_json(auth_handler, "POST", "/api/auth/login", json_body=creds)["token"]
+    key = handler_json(
+        auth_handler,
+        "POST",
+        "/api/auth/apikeys",
+        headers={"Authorization": f"Bearer {token}"},
+        json_body={"name": "bench", "scopes": scopes},
+    )["key"]
+    return account_id, token, key
+
+
 def import_environment(checkout: str | Path = ROOT) -> dict[str, str]:
     """The environment for a fresh interpreter that imports a function from ``checkout``: its ``shared/`` and root
     on the path, and bytecode caching on. Lambda's layer ships .pyc files (scripts/build-layer.sh), so a cold start

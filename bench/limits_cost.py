@@ -16,7 +16,7 @@ import os
 import time
 import warnings
 
-from common import PASSWORD, machine, prepare_database, print_table, ratio, summary
+from common import handler_json, machine, prepare_database, print_table, ratio, seed_tenant, summary
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,28 +35,10 @@ def main(argv: list[str] | None = None) -> int:
     from agentmate.core.limits.settings import get_limit_settings
     from functions.auth.app import handler as auth_handler
     from functions.todos.app import handler as todos_handler
-    from tests.apigw import LambdaContext, http_event, parse_response
+    from tests.apigw import LambdaContext, http_event
 
-    def call(handler, method: str, path: str, **kw):
-        r = parse_response(handler(http_event(method, path, **kw), LambdaContext()))
-        if r.status_code >= 300:
-            raise RuntimeError(f"{method} {path}: {r.status_code} {r.body}")
-        return r.json()
-
-    email = f"bench-{time.time_ns()}@example.com"
-    account_id = call(
-        auth_handler, "POST", "/api/auth/register", json_body={"email": email, "password": PASSWORD}
-    )["account_id"]
-    token = call(auth_handler, "POST", "/api/auth/login", json_body={"email": email, "password": PASSWORD})[
-        "token"
-    ]
-    key = call(
-        auth_handler,
-        "POST",
-        "/api/auth/apikeys",
-        headers={"Authorization": f"Bearer {token}"},
-        json_body={"name": "bench", "scopes": ["todos:r", "todos:rw"]},
-    )["key"]
+    call = handler_json
+    account_id, _, key = seed_tenant(auth_handler, ["todos:r", "todos:rw"])
     todo_id = call(todos_handler, "POST", "/api/todos", headers={"X-Api-Key": key}, json_body={"title": "t"})[
         "id"
     ]
