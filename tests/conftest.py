@@ -16,6 +16,8 @@ from typing import Any
 import hypothesis
 import pytest
 
+from agentmate.core.limits.settings import LimitSettings, get_limit_settings
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "shared"), str(ROOT)]
 
@@ -51,6 +53,10 @@ def pytest_configure(config: pytest.Config) -> None:
             "REGISTRATIONS_PER_ADDRESS": "1000000",
             # Tests drive one account far faster than an agent does; the limits tests set their own rate.
             "LIMIT_REQUESTS_PER_MINUTE": "0",
+            # A refusal answers at once, and no request waits its credential's turn: TestClient runs requests on
+            # several event loops, and the gate is one loop's (the fairness tests turn both on).
+            "LIMIT_REFUSAL_HOLD_MS": "0",
+            "LIMIT_CONCURRENT_PER_CREDENTIAL": "0",
             "EMBEDDING_BASE_URL": "",
             "QDRANT_URL": "",
             "VECTOR_PATH": "",
@@ -251,3 +257,18 @@ def _main_thread_event_loop() -> None:
         asyncio.get_event_loop_policy().get_event_loop()
     except RuntimeError:
         asyncio.set_event_loop(asyncio.new_event_loop())
+
+
+@pytest.fixture
+def set_limits(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Set ``LIMIT_*`` variables (core/limits) for this test (the settings group is read once per process, so re-read it)."""
+
+    def apply(**values: int) -> LimitSettings:
+        for name, value in values.items():
+            monkeypatch.setenv(f"LIMIT_{name.upper()}", str(value))
+        get_limit_settings.cache_clear()
+        return get_limit_settings()
+
+    yield apply
+    monkeypatch.undo()
+    get_limit_settings.cache_clear()

@@ -6,7 +6,6 @@ stored volume against the quotas."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -16,7 +15,7 @@ from mcp import Client
 
 from agentmate.core.db import get_database
 from agentmate.core.limits import service as limits
-from agentmate.core.limits.settings import LimitSettings, get_limit_settings
+from agentmate.core.limits.settings import get_limit_settings
 from agentmate.core.principal import Principal
 from agentmate.mcp import registry
 from agentmate.mcp.app import build_servers
@@ -24,21 +23,6 @@ from agentmate.mcp.context import acting_as
 
 TODOS = "/api/todos"
 SEARCH = "/api/todos/search"
-
-
-@pytest.fixture
-def set_limits(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """Set ``LIMIT_*`` variables for this test (the settings group is read once per process, so re-read it)."""
-
-    def apply(**values: int) -> LimitSettings:
-        for name, value in values.items():
-            monkeypatch.setenv(f"LIMIT_{name.upper()}", str(value))
-        get_limit_settings.cache_clear()
-        return get_limit_settings()
-
-    yield apply
-    monkeypatch.undo()
-    get_limit_settings.cache_clear()
 
 
 def _account_id(account: Any) -> uuid.UUID:

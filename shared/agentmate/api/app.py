@@ -9,7 +9,13 @@ from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agentmate.api.deps import known_refusal, release_lease
+from agentmate.api.deps import (
+    credential_slot,
+    hold_refusal,
+    known_refusal,
+    release_lease,
+    request_credential,
+)
 from agentmate.api.errors import PROBLEM, Problem, domain_problem, install_error_handlers
 from agentmate.api.openapi_rules import state_text_rules
 from agentmate.api.routing import ContractMiddleware
@@ -35,16 +41,20 @@ class NoStoreMiddleware:
                 if not any(k.lower() == b"cache-control" for k, _ in headers):
                     headers.append((b"cache-control", b"private, no-store"))
                 message["headers"] = headers
+                if message.get("status") == 429:
+                    await hold_refusal(headers)
             await send(message)
 
-        refused = known_refusal(scope)
+        credential = request_credential(scope)
+        refused = known_refusal(credential)
         if refused is not None:
             await domain_problem(refused)(scope, receive, send_with_header)
             return
-        try:
-            await self.app(scope, receive, send_with_header)
-        finally:
-            await release_lease(scope)  # an expensive request's concurrency slot (api/deps.py took it)
+        async with credential_slot(credential):
+            try:
+                await self.app(scope, receive, send_with_header)
+            finally:
+                await release_lease(scope)  # an expensive request's concurrency slot (api/deps.py took it)
 
 
 def _operation_id(route: APIRoute) -> str:

@@ -3,6 +3,7 @@ scopes, pagination."""
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, Header, Query, Request, Security
@@ -19,6 +20,7 @@ from agentmate.core.db import Database, get_database
 from agentmate.core.errors import Forbidden, JwtRequired, RateLimited, Unauthorized
 from agentmate.core.idempotency import KEY_PATTERN, MAX_KEY_LENGTH, check_key
 from agentmate.core.limits import service as limits
+from agentmate.core.limits.gate import CredentialGate
 from agentmate.core.limits.settings import get_limit_settings
 from agentmate.core.observability import logger
 from agentmate.core.pagination import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, PageParams
@@ -129,17 +131,43 @@ def _admit(request: Request, db: Database, principal: Principal) -> None:
         request.scope.setdefault("state", {})[_LEASE] = (db, principal.account_id, lease)
 
 
-def known_refusal(scope: Scope) -> RateLimited | None:
+def request_credential(scope: Scope) -> str | None:
+    """The credential a request carries (``X-Api-Key``, else a Bearer token), unchecked."""
+    headers: list[tuple[bytes, bytes]] = scope.get("headers", [])
+    for name, value in headers:
+        if name == b"x-api-key":
+            return value.decode("latin-1")
+        if name == b"authorization" and value[:7].lower() == b"bearer ":
+            return value[7:].decode("latin-1").strip()
+    return None
+
+
+def known_refusal(credential: str | None) -> RateLimited | None:
     """A request whose credential this process saw refused by its account's rate, until then: refused before
     routing (``api/app.NoStoreMiddleware``), with the same 429 as ``_admit``'s."""
-    credential = None
-    for name, value in scope.get("headers", ()):
-        if name == b"x-api-key":
-            credential = value.decode("latin-1")
-            break
-        if name == b"authorization" and value[:7].lower() == b"bearer ":
-            credential = value[7:].decode("latin-1").strip()
     return limits.known_refusal(get_limit_settings(), credential)
+
+
+_gate: CredentialGate | None = None
+
+
+def credential_gate() -> CredentialGate:
+    """This process's gate (``core/limits/gate.py``), built on first use from ``LIMIT_CONCURRENT_PER_CREDENTIAL``."""
+    global _gate
+    if _gate is None:
+        _gate = CredentialGate(get_limit_settings().concurrent_per_credential)
+    return _gate
+
+
+def credential_slot(credential: str | None) -> AbstractAsyncContextManager[None]:
+    return credential_gate().slot(credential)
+
+
+async def hold_refusal(headers: list[tuple[bytes, bytes]]) -> None:
+    """A 429 waits up to ``LIMIT_REFUSAL_HOLD_MS`` (never past its ``Retry-After``) before it is sent."""
+    retry_after = next((v for k, v in headers if k.lower() == b"retry-after"), b"")
+    if retry_after.isdigit():
+        await limits.hold_refusal(get_limit_settings(), int(retry_after))
 
 
 async def release_lease(scope: Scope) -> None:

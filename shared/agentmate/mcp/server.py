@@ -15,7 +15,7 @@ from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
 from mcp_types import Tool as MCPTool
 from pydantic import BaseModel, ValidationError
 
-from agentmate.core.errors import DomainError
+from agentmate.core.errors import DomainError, RateLimited
 from agentmate.core.limits import service as limits
 from agentmate.core.limits.settings import get_limit_settings
 from agentmate.core.observability import flush_metrics, logger
@@ -83,6 +83,8 @@ async def _admitted(caller: Principal, tool: str) -> UUID | None:
     try:
         return await anyio.to_thread.run_sync(admit)
     except DomainError as exc:
+        if isinstance(exc, RateLimited):
+            await limits.hold_refusal(get_limit_settings(), exc.retry_after)
         raise ToolError(domain_error_text(exc)) from None
 
 

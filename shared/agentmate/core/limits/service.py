@@ -15,6 +15,8 @@ import time
 from typing import TYPE_CHECKING, Literal
 from uuid import UUID
 
+import anyio
+
 from agentmate.core.db import Conn, Database, TenantTransactions
 from agentmate.core.errors import Conflict, RateLimited
 from agentmate.core.limits import repository as repo
@@ -137,6 +139,30 @@ def known_refusal(settings: LimitSettings, credential: str | None) -> RateLimite
         _blocked_credentials.pop(key, None)
         return None
     return _refusal(settings, "requests_per_minute", math.ceil(left))
+
+
+# Refusals being held right now (one event loop per process): past _HOLD_MAX a refusal is answered at once, so
+# holding costs a bounded number of parked requests, never a queue that grows with the flood.
+_held = 0
+_HOLD_MAX = 512
+
+
+async def hold_refusal(settings: LimitSettings, retry_after: float) -> None:
+    """Wait ``min(LIMIT_REFUSAL_HOLD_MS, retry_after)`` before a 429 is sent (no CPU, no connection to Postgres,
+    no worker thread: a parked coroutine)."""
+    global _held
+    hold = min(settings.refusal_hold_ms / 1000, retry_after)
+    if hold <= 0 or _held >= _HOLD_MAX:
+        return
+    _held += 1
+    try:
+        await anyio.sleep(hold)
+    finally:
+        _held -= 1
+
+
+def held_refusals() -> int:
+    return _held
 
 
 def release(db: Database, account_id: UUID, lease_id: UUID) -> None:

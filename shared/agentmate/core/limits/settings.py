@@ -25,6 +25,14 @@ class LimitSettings(BaseSettings):
     expensive_lease_s: int = Field(default=120, ge=1, le=3600)
     # Jobs of one account the worker runs at once; the rest wait in the queue (never refused at enqueue).
     running_jobs: int = Field(default=2, ge=0, le=1000)
+    # A long-lived process (the local runtime, a self-hosted server) holds a 429 this long at most (never past its
+    # Retry-After) before answering it: a client that retries at once instead of reading Retry-After then sends a
+    # few requests a second instead of thousands, and costs its neighbours next to nothing. The template sets 0:
+    # in Lambda a held request is billed, and API Gateway's throttling stops a flood before it (docs/deploy.md).
+    # Requests of one credential running at once in one long-lived process (core/limits/gate.py); the rest wait
+    # their turn there, so a burst of one tenant never queues another behind it. 0 turns the gate off.
+    concurrent_per_credential: int = Field(default=2, ge=0, le=1000)
+    refusal_hold_ms: int = Field(default=500, ge=0, le=10_000)
     # Stored volume per account.
     max_memories: int = Field(default=100_000, ge=0)
     max_working_items: int = Field(default=200_000, ge=0)
