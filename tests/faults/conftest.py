@@ -4,16 +4,23 @@ touching the session's), served to the app by pointing ``DATABASE_URL`` at it fo
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
+import uuid
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import agentmate.retrieval.service as retrieval_service
 from agentmate.core import db as core_db
 from agentmate.core import migrate
 from agentmate.core.settings import get_database_settings
+from agentmate.retrieval.embedded_index import EmbeddedIndex
+from agentmate.retrieval.embedders import OpenAIEmbedder
+from agentmate.retrieval.vector_index import VectorIndexError, VectorPoint
 from infra import localpg
+from tests.fakes.embeddings_provider import SlowEmbeddings
 
 
 def _free_port() -> int:
@@ -55,3 +62,52 @@ def own_cluster(
             database.close()
         get_database_settings.cache_clear()
         cluster.stop()
+
+
+class FlakyIndex:
+    """The vector index interface around a real in-memory index, failing every call while ``down``."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.down = False
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.inner, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if self.down:
+                raise VectorIndexError("vector index unavailable (test)")
+            return attr(*args, **kwargs)
+
+        return call
+
+    def upsert(self, account_id: str, points: Sequence[VectorPoint]) -> None:
+        if self.down:
+            raise VectorIndexError("vector index unavailable (test)")
+        self.inner.upsert(account_id, points)
+
+
+@pytest.fixture
+def provider() -> Iterator[SlowEmbeddings]:
+    with SlowEmbeddings(delay_s=0) as server:
+        yield server
+
+
+@pytest.fixture
+def flaky(provider, make_retrieval, serve_retrieval, monkeypatch) -> tuple[SlowEmbeddings, FlakyIndex]:
+    """A Retrieval over the fake provider and a flaky index, served to the REST apps and to the heal job."""
+    embedder = OpenAIEmbedder(provider.base_url, "k", "fake-model", dimensions=8, timeout_s=5, max_retries=0)
+    index = FlakyIndex(EmbeddedIndex())
+    rt = serve_retrieval(make_retrieval(embedder=embedder, index=index))
+    monkeypatch.setattr(retrieval_service, "get_retrieval", lambda: rt)
+    return provider, index
+
+
+def backoff_over(owner: Any, job_id: uuid.UUID) -> None:
+    """As if the job's backoff had passed (no waiting in a test)."""
+    import psycopg
+
+    with psycopg.connect(owner) as conn:
+        conn.execute("UPDATE jobs SET next_attempt_at = now() - interval '1 second' WHERE id = %s", (job_id,))

@@ -6,63 +6,17 @@ Faults are injected with the fake embeddings provider on loopback and a wrapper 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
 
 import agentmate.memory.jobs  # noqa: F401  (registers retrieval_heal, as the worker's runners do)
-import agentmate.retrieval.service as retrieval_service
 from agentmate.core.db import Database
 from agentmate.jobs.worker import Worker
 from agentmate.memory.service.projection import HEAL_KIND
-from agentmate.retrieval.embedded_index import EmbeddedIndex
-from agentmate.retrieval.embedders import OpenAIEmbedder
-from agentmate.retrieval.vector_index import VectorIndexError, VectorPoint
-from tests.fakes.embeddings_provider import SlowEmbeddings
+from tests.faults.conftest import backoff_over
 
 ENTRIES = "/api/memory/entries"
-
-
-class FlakyIndex:
-    """The vector index interface around a real in-memory index, failing every call while ``down``."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.down = False
-
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self.inner, name)
-        if not callable(attr):
-            return attr
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            if self.down:
-                raise VectorIndexError("vector index unavailable (test)")
-            return attr(*args, **kwargs)
-
-        return call
-
-    def upsert(self, account_id: str, points: Sequence[VectorPoint]) -> None:
-        if self.down:
-            raise VectorIndexError("vector index unavailable (test)")
-        self.inner.upsert(account_id, points)
-
-
-@pytest.fixture
-def provider() -> Iterator[SlowEmbeddings]:
-    with SlowEmbeddings(delay_s=0) as server:
-        yield server
-
-
-@pytest.fixture
-def flaky(provider, make_retrieval, serve_retrieval, monkeypatch) -> tuple[SlowEmbeddings, FlakyIndex]:
-    """A Retrieval over the fake provider and a flaky index, served to the REST apps and to the heal job."""
-    embedder = OpenAIEmbedder(provider.base_url, "k", "fake-model", dimensions=8, timeout_s=5, max_retries=0)
-    index = FlakyIndex(EmbeddedIndex())
-    rt = serve_retrieval(make_retrieval(embedder=embedder, index=index))
-    monkeypatch.setattr(retrieval_service, "get_retrieval", lambda: rt)
-    return provider, index
 
 
 def _heal_jobs(owner: Any, account_id: str) -> list[dict[str, Any]]:
@@ -74,14 +28,6 @@ def _heal_jobs(owner: Any, account_id: str) -> list[dict[str, Any]]:
             "SELECT id, status, attempts FROM jobs WHERE account_id = %s AND kind = %s ORDER BY queued_at",
             (account_id, HEAL_KIND),
         ).fetchall()
-
-
-def _backoff_over(owner: Any, job_id: uuid.UUID) -> None:
-    """As if the job's backoff had passed (no waiting in a test)."""
-    import psycopg
-
-    with psycopg.connect(owner) as conn:
-        conn.execute("UPDATE jobs SET next_attempt_at = now() - interval '1 second' WHERE id = %s", (job_id,))
 
 
 def _run(job_id: uuid.UUID) -> str:
@@ -131,7 +77,7 @@ def test_items_stored_during_an_outage_are_healed_by_the_job_once_the_dependency
 
     # When the dependency is back and the job runs again
     provider.down = index.down = False
-    _backoff_over(owner_url, job["id"])
+    backoff_over(owner_url, job["id"])
     assert _run(job["id"]) == "succeeded"
 
     # Then every item is indexed, the count is 0, and search uses both legs again

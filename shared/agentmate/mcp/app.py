@@ -36,7 +36,7 @@ from starlette.types import Message, Receive, Scope, Send
 from agentmate.auth.oauth.challenge import INSUFFICIENT_SCOPE, bearer_challenge
 from agentmate.auth.settings import AuthSettings, get_auth_settings
 from agentmate.core.db import get_database
-from agentmate.core.errors import Unauthorized
+from agentmate.core.errors import ServiceUnavailable, Unauthorized
 from agentmate.core.mcp_modules import aggregate_instructions
 from agentmate.core.observability import logger
 from agentmate.core.principal import Principal
@@ -207,9 +207,21 @@ async def _authenticated(
     scope: Scope, send: Send, request_id: Any, settings: AuthSettings
 ) -> Principal | None:
     """Authenticate the API key or OAuth token, before any MCP processing (``initialize`` included); None after
-    a 401."""
+    a 401, or a 503 with ``Retry-After`` while the database is unreachable."""
     try:
         return await authenticate(scope, settings)
+    except ServiceUnavailable as exc:  # the database is down: the client is told to retry, as REST's 503
+        retry = exc.retry_after or 1
+        await rpc_error(
+            send,
+            503,
+            UNAVAILABLE,
+            exc.detail,
+            request_id=request_id,
+            retry_after=retry,
+            headers=[(b"retry-after", str(retry).encode())],
+        )
+        return None
     except Unauthorized as exc:
         oauth = bool(settings.oauth_issuer_url)
         await rpc_error(

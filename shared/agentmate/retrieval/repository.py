@@ -500,11 +500,13 @@ def waiting(conn: Conn, *, account_id: UUID, limit: int, after: UUID | None = No
     )
 
 
-def count_waiting(conn: Conn, *, account_id: UUID) -> int:
-    """How many of the account's rows still wait for their vector (``waiting``'s rows)."""
+def count_waiting(conn: Conn, *, account_id: UUID, namespace: str | None = None) -> int:
+    """How many of the account's rows (of one namespace, or all) still wait for their vector (``waiting``'s
+    rows)."""
     row = conn.execute(
-        f"SELECT count(*) AS n FROM retrieval_documents WHERE {_WAITING}",
-        {"a": account_id, "stale": STALE_PENDING_SECONDS},
+        f"""SELECT count(*) AS n FROM retrieval_documents
+            WHERE {_WAITING} AND (%(namespace)s::text IS NULL OR namespace = %(namespace)s::text)""",
+        {"a": account_id, "stale": STALE_PENDING_SECONDS, "namespace": namespace},
     ).fetchone()
     return int(row["n"]) if row else 0
 

@@ -302,10 +302,10 @@ def indexing_state(
     )
 
 
-def waiting_count(conn: Conn, account_id: UUID) -> int:
-    """How many of the account's projections still wait for their vector (failed, or pending past a grace), inside
-    the caller's transaction: what ``Retrieval.heal`` has left to do."""
-    return repo.count_waiting(conn, account_id=account_id)
+def waiting_count(conn: Conn, account_id: UUID, namespace: str | None = None) -> int:
+    """How many of the account's projections (of one namespace, or all) still wait for their vector (failed, or
+    pending past a grace), inside the caller's transaction: what ``Retrieval.heal`` has left to do."""
+    return repo.count_waiting(conn, account_id=account_id, namespace=namespace)
 
 
 def accounts_waiting(conn: Conn, *, heal_kind: str, limit: int) -> list[UUID]:

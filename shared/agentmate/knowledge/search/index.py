@@ -58,9 +58,15 @@ MAX_INLINE_SOURCES = 200
 EMBED_SLICE = 64
 MAX_FAILED_BEFORE_KEEPING_OLD_ROWS = 20
 INDEX_JOB_KIND = "knowledge_index"
+# A run that left chunks without a vector (the embedder or the vector index failed) queues this at once; it
+# re-indexes those sources with the queue's backoff (30 s x 2^(n-1), capped) over HEAL_ATTEMPTS attempts, as
+# memory's retrieval_heal does.
+HEAL_KIND = "knowledge_index_heal"
+HEAL_ATTEMPTS = 10
 JOB_TIMEOUT_S = 600.0  # with the 60 s finish margin it fits the 900 s worker function
 MAX_JOB_SOURCES = 100_000
 _SUBJECTS = UUID("0c5e3a52-2f0e-4a8e-9d7b-1f4b7f3c9e21")
+_HEAL_SUBJECT = uuid5(_SUBJECTS, HEAL_KIND)  # one unfinished heal job per account
 
 
 @dataclass(slots=True)
@@ -263,11 +269,28 @@ def _queue(db: TenantTransactions, account_id: UUID, source_id: UUID | None, sin
     return jobs.JobView.of(job)
 
 
-def _report(items: list[KnowledgeIndexOutcome], job: jobs.JobView | None = None) -> KnowledgeIndexReport:
+def _report(
+    db: TenantTransactions, account: UUID, items: list[KnowledgeIndexOutcome], job: jobs.JobView | None = None
+) -> KnowledgeIndexReport:
+    """The run's report with the account's chunks still waiting for their vector; a run that left some queues the
+    heal job (after its commits)."""
+    if any(i.failed_chunks for i in items):
+        schedule_heal(db, account)
+    with db.tenant(account) as conn:
+        waiting = retrieval.waiting_count(conn, account, NAMESPACE)
     indexed = sum(1 for i in items if i.status == "indexed")
     return KnowledgeIndexReport(
-        items=items, indexed=indexed, partial=len(items) - indexed, total=len(items), job=job
+        items=items, indexed=indexed, partial=len(items) - indexed, total=len(items), job=job, waiting=waiting
     )
+
+
+def schedule_heal(db: TenantTransactions, account_id: UUID) -> None:
+    """Queue the account's ``knowledge_index_heal`` job (a queued or running one is reused) and wake a worker."""
+    with db.tenant(account_id) as conn:
+        job = jobs.enqueue(
+            conn, account_id=account_id, kind=HEAL_KIND, subject_id=_HEAL_SUBJECT, max_attempts=HEAL_ATTEMPTS
+        )
+    jobs.wake(job.id)
 
 
 @counted("KnowledgeIndex")
@@ -293,7 +316,7 @@ def index_sources(
     if source_id is not None and not sources:
         raise Conflict("the knowledge source has no active revision yet: sync it or push a snapshot first")
     if len(sources) > MAX_INLINE_SOURCES:
-        return _report([], _queue(db, account, source_id, since))
+        return _report(db, account, [], _queue(db, account, source_id, since))
     items: list[KnowledgeIndexOutcome] = []
     check = _Budget(started)
     try:
@@ -301,8 +324,8 @@ def index_sources(
             check()
             items.append(_index_source(db, rt, account, source, check, check.deadline))
     except _OverBudget:
-        return _report(items, _queue(db, account, source_id, since))
-    return _report(items)
+        return _report(db, account, items, _queue(db, account, source_id, since))
+    return _report(db, account, items)
 
 
 def run_job(ctx: jobs.RunContext) -> dict[str, Any]:
@@ -331,4 +354,34 @@ def run_job(ctx: jobs.RunContext) -> dict[str, Any]:
             continue
         check()
         counts[_index_source(ctx.db, rt, account, source, check).status] += 1
+    if counts["partial"]:
+        schedule_heal(ctx.db, account)
     return {**counts, "total": len(sources)}
+
+
+def run_heal(ctx: jobs.RunContext) -> dict[str, Any]:
+    """The ``knowledge_index_heal`` job: index again each source whose active revision has chunks without a vector
+    (unchanged chunks are not embedded again); ``Retryable`` (the queue's backoff) while some still fail."""
+    from agentmate.retrieval.service import get_retrieval
+
+    account = ctx.job.account_id
+    with ctx.tenant() as conn:
+        sources = repo.sources_with_failed_chunks(conn, account_id=account, limit=MAX_JOB_SOURCES)
+
+    def check() -> None:
+        if ctx.stopping:
+            raise jobs.Yield("stopping: the next run starts over with the sources still waiting")
+
+    rt = get_retrieval()
+    failed: list[KnowledgeIndexOutcome] = []
+    for source in sources:
+        check()
+        outcome = _index_source(ctx.db, rt, account, source, check)
+        if outcome.failed_chunks:
+            failed.append(outcome)
+    if failed:
+        raise jobs.Retryable(
+            f"{sum(o.failed_chunks for o in failed)} chunks of {len(failed)} sources still without a vector: "
+            f"{failed[0].error}"
+        )
+    return {"healed": len(sources), "waiting": 0}

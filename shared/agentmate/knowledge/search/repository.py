@@ -230,6 +230,20 @@ def indexed_since(conn: Conn, *, account_id: UUID, revision_ids: list[UUID], sin
     return {r["revision_id"] for r in rows}
 
 
+def sources_with_failed_chunks(conn: Conn, *, account_id: UUID, limit: int) -> list[ActiveSource]:
+    """Sources whose active revision's last index run left chunks without a vector (the heal job's work), in name
+    order, at most ``limit``."""
+    rows = conn.execute(
+        """SELECT s.id, s.name, s.domain, s.active_revision_id FROM knowledge_sources s
+           JOIN knowledge_revision_index ix
+             ON ix.account_id = s.account_id AND ix.revision_id = s.active_revision_id
+           WHERE s.account_id = %(account_id)s AND ix.failed_chunks > 0
+           ORDER BY s.name COLLATE "C", s.id LIMIT %(limit)s""",
+        {"account_id": account_id, "limit": limit},
+    ).fetchall()
+    return cast(list[ActiveSource], rows)
+
+
 def index_states(conn: Conn, *, account_id: UUID, revision_ids: list[UUID]) -> dict[UUID, IndexState]:
     """The last index run per revision (for the catalog's chunk index status)."""
     if not revision_ids:

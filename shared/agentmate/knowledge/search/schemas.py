@@ -82,6 +82,12 @@ class KnowledgeIndexReport(BaseModel):
         default=None,
         description="With 202: the knowledge_index job that continues the run where the request stopped",
     )
+    waiting: int = Field(
+        default=0,
+        description="The account's knowledge chunks still waiting for their vector (the embedder or the vector "
+        "index failed): a knowledge_index_heal job indexes them again with backoff once it is back "
+        "(GET /api/knowledge/jobs); search finds them through the lexical leg meanwhile",
+    )
 
 
 # --- search -----------------------------------------------------------------------------------------------------

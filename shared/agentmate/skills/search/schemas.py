@@ -38,6 +38,12 @@ class SkillIndexReport(BaseModel):
     failed: int
     total: int
     job: JobView | None = None
+    waiting: int = Field(
+        default=0,
+        description="The account's skill cards still waiting for their vector (the embedder or the vector index "
+        "failed): a skills_index_heal job indexes them again with backoff once it is back "
+        "(GET /api/knowledge/jobs); search finds them through the lexical leg meanwhile",
+    )
 
 
 class SkillSearchRequest(BaseModel):

@@ -15,7 +15,7 @@ from agentmate.skills import batch
 from agentmate.skills.catalog import repository as catrepo
 from agentmate.skills.catalog.service import card_of
 from agentmate.skills.compile import frontmatter
-from agentmate.skills.search.index import NAMESPACE, SOURCE_TYPE, index_versions
+from agentmate.skills.search.index import NAMESPACE, SOURCE_TYPE, index_versions, waiting
 from agentmate.skills.search.schemas import (
     SkillDegraded,
     SkillIndexReport,
@@ -35,10 +35,18 @@ def index_active(
     ids = batch.inline_ids(db, principal.account_id, body.skill_name)
     if ids is None:
         job = batch.queue(db, principal.account_id, INDEX_KIND, body.skill_name)
-        return SkillIndexReport(items=[], indexed=0, failed=0, total=0, job=job)
+        return SkillIndexReport(
+            items=[], indexed=0, failed=0, total=0, job=job, waiting=waiting(db, principal.account_id)
+        )
     items = index_versions(db, rt, principal.account_id, ids)
     indexed = sum(1 for i in items if i.status == "indexed")
-    return SkillIndexReport(items=items, indexed=indexed, failed=len(items) - indexed, total=len(items))
+    return SkillIndexReport(
+        items=items,
+        indexed=indexed,
+        failed=len(items) - indexed,
+        total=len(items),
+        waiting=waiting(db, principal.account_id),
+    )
 
 
 def search(

@@ -1,0 +1,170 @@
+"""The embedding endpoint or the vector index down while a knowledge source or a skill card is indexed: the index
+run still answers (its chunks and cards marked failed), the account sees how many wait, and the failure queues the
+domain's own heal job at once (``knowledge_index_heal``, ``skills_index_heal``), which backs off while the
+dependency is down and re-embeds and re-indexes once it is back, without an operator or the 5-minute sweep."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg.rows import dict_row
+
+import agentmate.knowledge.search.jobs  # (registers the kinds, as the worker's runners do)
+import agentmate.skills.search.jobs  # noqa: F401
+from agentmate.core.db import Database
+from agentmate.jobs.worker import Worker
+from agentmate.knowledge.search.index import HEAL_KIND as KNOWLEDGE_HEAL
+from agentmate.skills.search.index import HEAL_KIND as SKILLS_HEAL
+from tests.faults.conftest import backoff_over
+from tests.integration.jobs.test_skills_jobs import SKILL
+from tests.integration.jobs.test_skills_jobs import _publish as publish_skill
+
+
+def _jobs(owner: Any, account_id: str, kind: str) -> list[dict[str, Any]]:
+    with psycopg.connect(owner, row_factory=dict_row) as conn:
+        return conn.execute(
+            "SELECT id, status, attempts, max_attempts FROM jobs WHERE account_id = %s AND kind = %s"
+            " ORDER BY queued_at",
+            (account_id, kind),
+        ).fetchall()
+
+
+def _run(kind: str, job_id: uuid.UUID) -> str:
+    db = Database(__import__("os").environ["DATABASE_URL"], max_size=2)
+    try:
+        return Worker(db, only_kinds=[kind]).run_one(job_id=job_id).outcome
+    finally:
+        db.close()
+
+
+def _knowledge_source(client: Any, h: dict[str, str]) -> str:
+    src = client.post(
+        "/api/knowledge/sources",
+        json={"type": "local", "repository_url": "file:///kb", "package_path": "ops/deploys"},
+        headers=h,
+    ).json()
+    sections = "\n".join(
+        f"# Stage {i}\n\nStage {i} of the deploy pipeline runs check {i}.\n" for i in range(3)
+    )
+    files = [
+        {"path": "KNOWLEDGE.yaml", "content": "name: deploys\ndescription: how deploys run\n"},
+        {"path": "pipeline.md", "content": sections},
+    ]
+    r = client.post(f"/api/knowledge/sources/{src['id']}/snapshots", json={"files": files}, headers=h)
+    assert r.status_code == 201, r.text
+    return str(src["id"])
+
+
+def _index_status(client: Any, h: dict[str, str]) -> str:
+    (card,) = client.get("/api/knowledge/catalog", headers=h).json()["items"]
+    return str(card["index_status"])
+
+
+@pytest.mark.parametrize("dependency", ["embedder", "vector index"])
+def test_a_knowledge_index_run_during_an_outage_queues_its_heal_job_which_reindexes_once_the_dependency_is_back(
+    client, account, owner_url, flaky, dependency
+):
+    provider, index = flaky
+    h = account.headers("knowledge:rw")
+    _knowledge_source(client, h)
+    # Given the dependency is down while the source is indexed
+    provider.down = dependency == "embedder"
+    index.down = dependency == "vector index"
+    report = client.post("/api/knowledge/index", json={}, headers=h)
+    # Then the run answers, the source is partial, and the report counts the chunks waiting for their vector
+    assert report.status_code == 200, report.text
+    body = report.json()
+    (item,) = body["items"]
+    assert item["status"] == "partial" and item["failed_chunks"] == item["chunks"] > 0
+    assert body["waiting"] == item["chunks"]
+    # And search degrades and says so, still finding the chunks through the lexical leg
+    found = client.post("/api/knowledge/search", json={"query": "deploy pipeline stage"}, headers=h).json()
+    assert [d["leg"] for d in found["degraded"]] == ["vector"] and found["items"]
+    # And one heal job of the domain's own is queued at once, with the backoff's attempts
+    (job,) = _jobs(owner_url, account.account_id, KNOWLEDGE_HEAL)
+    assert (job["status"], job["max_attempts"]) == ("queued", 10)
+    # And a second failing run reuses it
+    assert client.post("/api/knowledge/index", json={}, headers=h).json()["waiting"] == item["chunks"]
+    assert [j["id"] for j in _jobs(owner_url, account.account_id, KNOWLEDGE_HEAL)] == [job["id"]]
+
+    # When the job runs while the dependency is still down, it backs off and heals nothing
+    assert _run(KNOWLEDGE_HEAL, job["id"]) == "retry"
+    assert _index_status(client, h) == "partial"
+
+    # When the dependency is back and the job runs again
+    provider.down = index.down = False
+    backoff_over(owner_url, job["id"])
+    assert _run(KNOWLEDGE_HEAL, job["id"]) == "succeeded"
+
+    # Then the source is indexed, nothing waits, and search uses both legs again
+    assert _index_status(client, h) == "indexed"
+    found = client.post("/api/knowledge/search", json={"query": "deploy pipeline stage"}, headers=h).json()
+    assert found["degraded"] == [] and found["items"]
+    with psycopg.connect(owner_url) as conn:
+        statuses = conn.execute(
+            "SELECT DISTINCT status FROM retrieval_documents WHERE account_id = %s", (account.account_id,)
+        ).fetchall()
+    assert statuses == [("indexed",)]
+
+
+@pytest.mark.parametrize("dependency", ["embedder", "vector index"])
+def test_a_skill_index_run_during_an_outage_queues_its_heal_job_which_reindexes_once_the_dependency_is_back(
+    client, account, owner_url, flaky, dependency
+):
+    provider, index = flaky
+    h = account.headers("skills:rw")
+    names = [f"s{uuid.uuid4().hex[:8]}" for _ in range(2)]
+    for name in names:
+        publish_skill(client, h, name)
+    # Given the dependency is down while the active cards are indexed
+    provider.down = dependency == "embedder"
+    index.down = dependency == "vector index"
+    report = client.post("/api/skills/index", json={}, headers=h)
+    # Then the run answers with each card failed, and the count of cards waiting for their vector
+    assert report.status_code == 200, report.text
+    body = report.json()
+    assert (body["failed"], body["waiting"]) == (2, 2)
+    # And one heal job of the domain's own is queued at once
+    (job,) = _jobs(owner_url, account.account_id, SKILLS_HEAL)
+    assert (job["status"], job["max_attempts"]) == ("queued", 10)
+
+    # When the job runs while the dependency is still down, it backs off
+    assert _run(SKILLS_HEAL, job["id"]) == "retry"
+
+    # When the dependency is back and the job runs again
+    provider.down = index.down = False
+    backoff_over(owner_url, job["id"])
+    assert _run(SKILLS_HEAL, job["id"]) == "succeeded"
+
+    # Then both cards are indexed: search finds them through both legs, and an index run finds nothing waiting
+    found = client.post(
+        "/api/skills/search", json={"query": "answer questions", "top_k": 5}, headers=h
+    ).json()
+    assert found["degraded"] == []
+    assert {hit["skill_name"] for hit in found["items"]} == set(names)
+    again = client.post("/api/skills/index", json={}, headers=h).json()
+    assert (again["indexed"], again["failed"], again["waiting"]) == (2, 0, 0)
+    assert [j["status"] for j in _jobs(owner_url, account.account_id, SKILLS_HEAL)] == ["succeeded"]
+
+
+def test_a_skill_pushed_with_index_during_an_outage_queues_the_heal_job(client, account, owner_url, flaky):
+    provider, _ = flaky
+    h = account.headers("skills:rw")
+    name = f"s{uuid.uuid4().hex[:8]}"
+    publish_skill(client, h, name)
+    (source,) = client.get("/api/skills/sources", headers=h).json()["items"]
+    # Given the embedder is down when a changed snapshot is pushed with activate and index
+    provider.down = True
+    files = [{"path": "SKILL.md", "content": SKILL.format(name=name) + "\nAlso say who owns it.\n"}]
+    r = client.post(
+        f"/api/skills/sources/{source['id']}/snapshots",
+        headers=h,
+        json={"files": files, "activate": True, "index": True},
+    )
+    # Then the push succeeds, its card's index failed, and the heal job is queued
+    assert r.status_code == 201, r.text
+    assert r.json()["index"]["status"] == "failed"
+    assert [j["status"] for j in _jobs(owner_url, account.account_id, SKILLS_HEAL)] == ["queued"]
