@@ -11,6 +11,7 @@ import os
 import uuid
 import zipfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -633,3 +634,22 @@ def test_a_loopback_upload_over_the_archive_bound_is_a_413_and_stores_nothing(
     r = client.put(opened["upload_url"].removeprefix(BASE), content=b"x" * 5000)
     assert r.status_code == 413, r.text
     assert not list(folder.root.rglob("*.zip"))
+
+
+def test_every_tenant_table_is_carried_or_left_out_with_a_reason(owner_url):
+    from agentmate.portability.archive import LEFT_OUT
+
+    with psycopg.connect(owner_url) as conn:
+        tenant = {
+            r[0]
+            for r in conn.execute(
+                """SELECT c.table_name FROM information_schema.columns c
+                JOIN information_schema.tables t USING (table_schema, table_name)
+                WHERE c.table_schema = 'public' AND c.column_name = 'account_id' AND t.table_type = 'BASE TABLE'"""
+            )
+        }
+    carried = {t.name for t in TABLES}
+    assert not carried & set(LEFT_OUT)
+    assert tenant == carried | set(LEFT_OUT)
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "account-archive.md").read_text()
+    assert [name for name in sorted(tenant) if f"`{name}`" not in doc and f"{name}.ndjson" not in doc] == []
