@@ -24,8 +24,7 @@ from agentmate.jobs import wakeup
 from agentmate.jobs.worker import Worker
 from agentmate.packages.service import Actor
 from agentmate.portability import storage
-from agentmate.portability.archive import _STOPPED as STOPPED
-from agentmate.portability.archive import DROPPED, MANIFEST, TABLES, Table
+from agentmate.portability.archive import DROPPED, MANIFEST, STOPPED, TABLES, Table
 from agentmate.portability.service import REINDEX_KIND
 
 BASE = "http://127.0.0.1:26001"
@@ -653,3 +652,34 @@ def test_every_tenant_table_is_carried_or_left_out_with_a_reason(owner_url):
     assert tenant == carried | set(LEFT_OUT)
     doc = (Path(__file__).resolve().parents[2] / "docs" / "account-archive.md").read_text()
     assert [name for name in sorted(tenant) if f"`{name}`" not in doc and f"{name}.ndjson" not in doc] == []
+
+
+def test_columns_an_archive_does_not_carry_are_dropped_on_import(
+    client, account, owner_url, db, woken, folder
+):
+    # Given an archive whose knowledge source still names the build its wiki index reflected (a foreign id)
+    kb = _ok(
+        client.post(
+            "/api/knowledge/sources",
+            json={"type": "local", "repository_url": "file:///kb", "package_path": "kept"},
+            headers=account.jwt_headers,
+        )
+    )
+    archive = zipfile.ZipFile(io.BytesIO(_export(client, db, account)))
+    members = {n: archive.read(n) for n in archive.namelist()}
+    line = json.loads(members["knowledge/knowledge_sources.ndjson"])
+    assert "indexed_build_id" not in line and "wiki_indexed_at" not in line  # never exported
+    line.update(indexed_build_id=str(uuid.uuid4()), wiki_indexed_at="2026-01-01T00:00:00+00:00")
+    members["knowledge/knowledge_sources.ndjson"] = json.dumps(line).encode() + b"\n"
+    target = __import__("conftest").make_account(client)
+    opened = _import(client, target, _zip(members))
+    started = _ok(client.post(f"/api/account/imports/{opened['id']}/start", headers=target.jwt_headers), 202)
+    # When it is imported
+    assert _run(db, started["job_id"]) == "succeeded"
+    # Then the source is in, its wiki index state as for a source never indexed
+    with psycopg.connect(owner_url) as conn:
+        got = conn.execute(
+            "SELECT package_path, indexed_build_id, wiki_indexed_at FROM knowledge_sources WHERE account_id = %s",
+            (target.account_id,),
+        ).fetchall()
+    assert got == [(kb["package_path"], None, None)]

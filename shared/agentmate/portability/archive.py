@@ -68,7 +68,7 @@ _BUILD = {"build_id": "knowledge_builds"}
 _SOURCE = {"source_id": "knowledge_sources"}
 _REVISION = "knowledge_source_revisions"
 _PAGE = "knowledge_pages"
-_STOPPED = "the job running it was not carried by the account archive"
+STOPPED = "the job running it was not carried by the account archive"
 _UNFINISHED = frozenset({"queued", "running"})
 # A parent before its children: the load inserts in this order.
 TABLES: tuple[Table, ...] = (
@@ -109,7 +109,7 @@ TABLES: tuple[Table, ...] = (
         order="queued_at, id",
         omit=("job_id",),
         nested=("impact", "check_failures"),
-        settle=(_UNFINISHED, {"status": "failed", "error": _STOPPED}),
+        settle=(_UNFINISHED, {"status": "failed", "error": STOPPED}),
     ),
     Table("knowledge", "knowledge_pages", "id", {**_BUILD, "derived_from_build_id": "knowledge_builds"}),
     Table(
@@ -131,7 +131,7 @@ TABLES: tuple[Table, ...] = (
         "id",
         {**_BUILD, **_SOURCE},
         omit=("job_id",),
-        settle=(_UNFINISHED, {"status": "failed", "note": _STOPPED}),
+        settle=(_UNFINISHED, {"status": "failed", "note": STOPPED}),
     ),
     Table("knowledge", "knowledge_review_findings", "id", {"review_id": "knowledge_build_reviews"}),
     Table("knowledge", "knowledge_lint_runs", "id", {**_SOURCE, **_BUILD, "revision_id": _REVISION}),
