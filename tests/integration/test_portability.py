@@ -11,6 +11,7 @@ import os
 import uuid
 import zipfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -21,8 +22,9 @@ import agentmate.portability.jobs  # noqa: F401  (registers the kinds)
 from agentmate.core.db import Database
 from agentmate.jobs import wakeup
 from agentmate.jobs.worker import Worker
+from agentmate.packages.service import Actor
 from agentmate.portability import storage
-from agentmate.portability.archive import DROPPED, MANIFEST, TABLES, Table
+from agentmate.portability.archive import DROPPED, MANIFEST, STOPPED, TABLES, Table
 from agentmate.portability.service import REINDEX_KIND
 
 BASE = "http://127.0.0.1:26001"
@@ -119,6 +121,7 @@ def _populate(client: Any, account: Any) -> None:
     )
     _ok(client.post(f"/api/memory/entries/{new['id']}/feedback", json={"signal": "useful"}, headers=h), 201)
     _populate_packages(client, h)
+    _populate_knowledge(client, account)
     session = _ok(client.post("/api/memory/working/sessions", json={"title": "chat"}, headers=h))
     items = [
         {"item_type": "message", "role": "user", "content": "hello", "idempotency_key": "i1"},
@@ -181,9 +184,34 @@ def _populate_packages(client: Any, h: dict[str, str]) -> None:
     _ok(client.post(f"/api/knowledge/sources/{kb['id']}/snapshots", json={"files": files}, headers=h))
 
 
-# Tables the round trip covers but this test does not fill (a compile failure, a quality run): in the archive
-# and the comparison all the same.
-NOT_POPULATED = ["skill_compile_failures", "skill_quality_runs"]
+def _populate_knowledge(client: Any, account: Any) -> None:
+    """A compiled wiki (the compiler against the fake chat provider: profile, build, pages, citations, links, the
+    build's log, and the review activation queues), a lint run with its findings, a validation signal, and a
+    resolution run selecting a knowledge base (its echoed references name the base's ids)."""
+    from tests.fakes.chat_provider import FakeChatProvider
+    from tests.integration.knowledge.k4 import knowledge_base, record_run_selecting
+    from tests.integration.wiki.corpus import compile_now, documents, enqueue, make_source, push
+
+    actor = Actor(uuid.UUID(account.account_id), uuid.UUID(account.user_id))
+    with FakeChatProvider() as fake:
+        wiki = make_source(actor, "wiki", documents(3))
+        assert compile_now(actor, fake, wiki).status == "succeeded"
+        push(
+            actor, wiki, {**documents(3), "docs/unused.md": "# Unused\n\nNo page cites this.\n"}
+        )  # lint finds it
+        assert enqueue(actor, fake, wiki).queued  # a build still queued when the account is exported
+    h = account.jwt_headers
+    _ok(client.post("/api/knowledge/wiki/lint", json={"source_id": str(wiki)}, headers=h))
+    signal = {"source_id": str(wiki), "signal": "answer_adopted", "page_path": "wiki/overview.md"}
+    _ok(client.post("/api/knowledge/validation/signals", json=signal, headers=h))
+    base = knowledge_base(account, "billing-faq", "name: Billing FAQ\ncapabilities: [billing]\n")
+    run = record_run_selecting(client, account, base["source_id"])
+    assert run["selected"][0]["source_id"] == base["source_id"]
+
+
+# Tables the round trip covers but this test does not fill (a compile failure, a quality run, a review's
+# findings: no reviewer runs here): in the archive and the comparison all the same.
+NOT_POPULATED = ["skill_compile_failures", "skill_quality_runs", "knowledge_review_findings"]
 
 
 def _canonical(owner_url: str, account_id: Any) -> dict[str, list[str]]:
@@ -196,7 +224,8 @@ def _canonical(owner_url: str, account_id: Any) -> dict[str, list[str]]:
             fetched[table.name] = [
                 r["r"]
                 for r in conn.execute(
-                    f"SELECT to_jsonb(t) AS r FROM {table.name} t WHERE account_id = %s", (account_id,)
+                    f"SELECT to_jsonb(t) AS r FROM {table.name} t WHERE account_id = %s ORDER BY {table.order}",
+                    (account_id,),
                 )
             ]
     for table in TABLES:  # first every row's label, its late references left out
@@ -206,16 +235,32 @@ def _canonical(owner_url: str, account_id: Any) -> dict[str, list[str]]:
 
 
 def _label(table: Table, row: dict[str, Any], labels: dict[str, str], late: bool = False) -> str:
-    body = {k: v for k, v in row.items() if k not in DROPPED and k != table.id_column and k not in table.late}
+    """The row's content: its own id, the columns an archive does not carry (``omit``) and the late references
+    left out, every reference (nested ones too) replaced by the label of the row it names, and an unfinished row
+    as the import settles it."""
+    skip = {*DROPPED, table.id_column, *table.late, *table.omit}
+    body = {k: v for k, v in row.items() if k not in skip}
     for column in table.refs:
         if column in body and body[column] is not None:
             body[column] = labels[body[column]]
+    for column in table.nested:
+        body[column] = _nested(body[column], labels)
+    if table.settle and body.get("status") in table.settle[0]:
+        body.update(table.settle[1])
     text = json.dumps(body, sort_keys=True)
     if table.id_column and not late:
         labels[row[table.id_column]] = text
     for column in table.late if late else ():
         text += f" {column}->" + (labels[row[column]] if row.get(column) else "null")
     return text
+
+
+def _nested(value: Any, labels: dict[str, str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _nested(v, labels) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_nested(v, labels) for v in value]
+    return labels.get(value, value) if isinstance(value, str) else value
 
 
 def _run(db: Database, job_id: Any) -> str:
@@ -293,9 +338,23 @@ def test_an_account_exported_and_imported_into_an_empty_one_holds_the_same_data(
     assert job["kind"] == REINDEX_KIND
     assert job["result"] == {
         "memories": {"indexed": 2, "failed": 0},
-        "skills": {"indexed": 1, "total": 1},
-        "knowledge": {"indexed": 1, "total": 1},
+        "skills": {"indexed": 2, "total": 2},
+        "knowledge": {"indexed": 3, "total": 3},
+        "wiki": {"indexed": 1, "total": 1},
     }
+    # And the imported wiki is searchable, and the build that was still queued (its job is not in an archive)
+    # arrived finished rather than waiting forever in front of every later compile of its source
+    wiki = _ok(
+        client.post("/api/knowledge/wiki/search", json={"query": "billing rule"}, headers=target.jwt_headers),
+        200,
+    )
+    assert wiki["items"], wiki
+    with psycopg.connect(owner_url) as conn:
+        builds = conn.execute(
+            "SELECT status, job_id, error FROM knowledge_builds WHERE account_id = %s ORDER BY queued_at",
+            (target.account_id,),
+        ).fetchall()
+    assert builds == [("succeeded", None, None), ("failed", None, STOPPED)]
 
 
 def test_the_archive_holds_no_credentials_and_documents_its_format(client, account, db, woken, folder):
@@ -489,3 +548,138 @@ def test_in_lambda_the_archive_goes_to_s3_behind_presigned_links(client, account
             assert [t["title"] for t in todos["items"]] == ["to s3"]
         finally:
             storage.set_store(previous)
+
+
+class _Recording:
+    """A folder store whose opened files note the largest single read: the import reads members line by line from
+    the stored file, never the archive whole."""
+
+    def __init__(self, store: storage.FolderStore) -> None:
+        self.store = store
+        self.largest = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def open(self, key: str, max_bytes: int) -> Any:
+        from contextlib import contextmanager
+
+        outer = self
+
+        class File(io.RawIOBase):
+            def __init__(self, inner: Any) -> None:
+                self.inner = inner
+
+            def read(self, n: int = -1) -> bytes:
+                data: bytes = self.inner.read(n)
+                outer.largest = max(outer.largest, len(data))
+                return data
+
+            def seek(self, offset: int, whence: int = 0) -> int:
+                return int(self.inner.seek(offset, whence))
+
+            def tell(self) -> int:
+                return int(self.inner.tell())
+
+            def seekable(self) -> bool:
+                return True
+
+            def readable(self) -> bool:
+                return True
+
+        @contextmanager
+        def opened() -> Iterator[Any]:
+            with self.store.open(key, max_bytes) as inner:
+                yield File(inner)
+
+        return opened()
+
+
+def test_an_import_reads_the_archive_from_its_file_in_pieces_never_whole(
+    client, account, owner_url, db, woken, folder
+):
+    # Given an archive of 3,000 notes of incompressible text (a few MB stored), uploaded to an empty account
+    rows = b"".join(
+        json.dumps({"id": str(uuid.uuid4()), "title": f"n{i}", "content": os.urandom(600).hex()}).encode()
+        + b"\n"
+        for i in range(3000)
+    )
+    archive = _zip({MANIFEST: MANIFEST_OK, "notes/notes.ndjson": rows})
+    opened = _import(client, account, archive)
+    recording = _Recording(folder)
+    storage.set_store(recording)  # type: ignore[arg-type]
+    try:
+        started = _ok(
+            client.post(f"/api/account/imports/{opened['id']}/start", headers=account.jwt_headers), 202
+        )
+        # When the job loads it
+        assert _run(db, started["job_id"]) == "succeeded"
+    finally:
+        storage.set_store(folder)
+    # Then every row is in, and no single read of the stored file took more than a small part of it
+    with psycopg.connect(owner_url) as conn:
+        n = conn.execute("SELECT count(*) FROM notes WHERE account_id = %s", (account.account_id,)).fetchone()
+    assert n == (3000,)
+    assert 0 < recording.largest <= len(archive) // 4, (recording.largest, len(archive))
+
+
+def test_a_loopback_upload_over_the_archive_bound_is_a_413_and_stores_nothing(
+    client, account, folder, monkeypatch
+):
+    from agentmate.portability import settings
+
+    monkeypatch.setattr(settings.get_portability_settings(), "account_archive_max_bytes", 4096)
+    opened = _ok(client.post("/api/account/imports", headers=account.jwt_headers))
+    r = client.put(opened["upload_url"].removeprefix(BASE), content=b"x" * 5000)
+    assert r.status_code == 413, r.text
+    assert not list(folder.root.rglob("*.zip"))
+
+
+def test_every_tenant_table_is_carried_or_left_out_with_a_reason(owner_url):
+    from agentmate.portability.archive import LEFT_OUT
+
+    with psycopg.connect(owner_url) as conn:
+        tenant = {
+            r[0]
+            for r in conn.execute(
+                """SELECT c.table_name FROM information_schema.columns c
+                JOIN information_schema.tables t USING (table_schema, table_name)
+                WHERE c.table_schema = 'public' AND c.column_name = 'account_id' AND t.table_type = 'BASE TABLE'"""
+            )
+        }
+    carried = {t.name for t in TABLES}
+    assert not carried & set(LEFT_OUT)
+    assert tenant == carried | set(LEFT_OUT)
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "account-archive.md").read_text()
+    assert [name for name in sorted(tenant) if f"`{name}`" not in doc and f"{name}.ndjson" not in doc] == []
+
+
+def test_columns_an_archive_does_not_carry_are_dropped_on_import(
+    client, account, owner_url, db, woken, folder
+):
+    # Given an archive whose knowledge source still names the build its wiki index reflected (a foreign id)
+    kb = _ok(
+        client.post(
+            "/api/knowledge/sources",
+            json={"type": "local", "repository_url": "file:///kb", "package_path": "kept"},
+            headers=account.jwt_headers,
+        )
+    )
+    archive = zipfile.ZipFile(io.BytesIO(_export(client, db, account)))
+    members = {n: archive.read(n) for n in archive.namelist()}
+    line = json.loads(members["knowledge/knowledge_sources.ndjson"])
+    assert "indexed_build_id" not in line and "wiki_indexed_at" not in line  # never exported
+    line.update(indexed_build_id=str(uuid.uuid4()), wiki_indexed_at="2026-01-01T00:00:00+00:00")
+    members["knowledge/knowledge_sources.ndjson"] = json.dumps(line).encode() + b"\n"
+    target = __import__("conftest").make_account(client)
+    opened = _import(client, target, _zip(members))
+    started = _ok(client.post(f"/api/account/imports/{opened['id']}/start", headers=target.jwt_headers), 202)
+    # When it is imported
+    assert _run(db, started["job_id"]) == "succeeded"
+    # Then the source is in, its wiki index state as for a source never indexed
+    with psycopg.connect(owner_url) as conn:
+        got = conn.execute(
+            "SELECT package_path, indexed_build_id, wiki_indexed_at FROM knowledge_sources WHERE account_id = %s",
+            (target.account_id,),
+        ).fetchall()
+    assert got == [(kb["package_path"], None, None)]

@@ -107,14 +107,18 @@ def record_result(conn: Conn, kind: Kind, job: Job, counts: dict[str, Any]) -> N
 
 
 def columns(conn: Conn, table: Table) -> list[str]:
-    """The table's stored columns (generated ones are derived, never carried), minus the dropped ones."""
+    """The table's stored columns (generated ones are derived, never carried), minus the dropped and omitted ones."""
     rows = conn.execute(
         """SELECT column_name FROM information_schema.columns
         WHERE table_schema = current_schema() AND table_name = %(table)s AND is_generated = 'NEVER'
         ORDER BY ordinal_position""",
         {"table": table.name},
     ).fetchall()
-    return [r["column_name"] for r in rows if r["column_name"] not in DROPPED]
+    return [
+        r["column_name"]
+        for r in rows
+        if r["column_name"] not in DROPPED and r["column_name"] not in table.omit
+    ]
 
 
 def dump(conn: Conn, table: Table, names: list[str], *, account_id: UUID) -> Iterator[str]:

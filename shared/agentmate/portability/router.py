@@ -16,7 +16,7 @@ from fastapi.responses import FileResponse
 from agentmate.api.deps import DbDep, authorised
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.routing import max_body
-from agentmate.core.errors import NotFound
+from agentmate.core.errors import NotFound, TooLarge
 from agentmate.core.principal import Principal
 from agentmate.core.scopes import DOMAINS
 from agentmate.portability import service
@@ -91,10 +91,20 @@ def download_archive(token: str) -> Response:
     openapi_extra=max_body(get_portability_settings().account_archive_max_bytes),
 )
 async def upload_archive(token: str, request: Request) -> Response:
-    """The local runtime's upload link (the token is the credential: signed, expiring); the body is the archive."""
-    import io
+    """The local runtime's upload link (the token is the credential: signed, expiring); the body is the archive,
+    spooled to a temporary file as it arrives (never held whole in memory)."""
+    import tempfile
 
     store = _folder()
     key = store.resolve(token, "PUT")
-    store.put(key, io.BytesIO(await request.body()))
+    limit = get_portability_settings().account_archive_max_bytes
+    with tempfile.TemporaryFile() as spool:
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise TooLarge(f"the archive is larger than {limit} bytes")
+            spool.write(chunk)
+        spool.seek(0)
+        store.put(key, spool)
     return Response(status_code=204)

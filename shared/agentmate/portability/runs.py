@@ -6,6 +6,7 @@ from __future__ import annotations
 import tempfile
 import uuid
 import zipfile
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
@@ -14,7 +15,7 @@ from agentmate import jobs
 from agentmate.core.db import Conn
 from agentmate.core.errors import DomainError
 from agentmate.portability import repository as repo
-from agentmate.portability.archive import MANIFEST, TABLES, Table, manifest, open_archive, rows
+from agentmate.portability.archive import MANIFEST, TABLES, Bounds, Table, manifest, open_archive, rows
 from agentmate.portability.service import REINDEX_KIND, bounds, require_empty
 from agentmate.portability.settings import get_portability_settings
 from agentmate.portability.storage import get_store
@@ -28,7 +29,7 @@ def export(ctx: jobs.RunContext) -> dict[str, Any]:
     export_id = ctx.job.subject_id
     assert export_id is not None
     counts: dict[str, int] = {}
-    with tempfile.SpooledTemporaryFile(max_size=8 * 1024 * 1024) as spool:
+    with tempfile.TemporaryFile() as spool:  # the zip on disk, never in memory: the store copies it in chunks
         with ctx.db.tenant(account, snapshot=True) as conn:
             row = repo.get(conn, "account_exports", account_id=account, transfer_id=export_id)
             if row is None:
@@ -41,7 +42,7 @@ def export(ctx: jobs.RunContext) -> dict[str, Any]:
                 stamp = datetime.now(UTC).isoformat()
                 archive.writestr(MANIFEST, _json(manifest(counts, stamp)))
         spool.seek(0)
-        get_store().put(row.object_key, spool)  # type: ignore[arg-type]
+        get_store().put(row.object_key, spool)
     with ctx.finish({"counts": counts}) as conn:
         repo.record_result(conn, "account_exports", ctx.job, counts)
     return {"counts": counts}
@@ -71,109 +72,142 @@ def _uuid(value: Any, where: str) -> str:
 
 
 class _Plan:
-    """Every row of the archive, read and checked before anything is written, with its new ids."""
+    """What the first pass over the archive learns, checked before anything is written: each member's columns
+    and row count, and a new id for every archived id. Rows are not kept: the load reads the members again, line
+    by line (the id map is the one thing that grows with the account: two short strings a row)."""
 
-    def __init__(self) -> None:
-        self.rows: dict[str, list[dict[str, Any]]] = {}
+    def __init__(self, archive: zipfile.ZipFile, limits: Bounds) -> None:
+        self.archive = archive
+        self.limits = limits
         self.names: dict[str, list[str]] = {}
+        self.counts: dict[str, int] = {}
         self.ids: dict[str, dict[str, str]] = {}
 
-    def read(self, conn: Conn, archive: zipfile.ZipFile) -> None:
-        limits = bounds(get_portability_settings())
+    def read(self, conn: Conn) -> None:
         for table in TABLES:
-            allowed = set(repo.columns(conn, table))
-            got = list(rows(archive, table, limits))
-            keys = sorted(got[0]) if got else []
-            for number, row in enumerate(got, start=1):
-                if sorted(row) != keys:
-                    raise jobs.Permanent(
-                        f"archive: {table.member} line {number} has other columns than line 1"
+            allowed = set(repo.columns(conn, table)) | set(table.omit)
+            keys: list[str] | None = None
+            ids: dict[str, str] = {}
+            n = 0
+            for n, row in enumerate(rows(self.archive, table, self.limits), start=1):
+                if keys is None:
+                    keys = sorted(row)
+                elif sorted(row) != keys:
+                    raise jobs.Permanent(f"archive: {table.member} line {n} has other columns than line 1")
+                if table.id_column:
+                    ids[_uuid(row.get(table.id_column), f"{table.member} {table.id_column}")] = str(
+                        uuid.uuid4()
                     )
-            unknown = set(keys) - allowed
+            unknown = set(keys or ()) - allowed
             if unknown:
                 raise jobs.Permanent(f"archive: {table.member} has unknown columns {sorted(unknown)}")
             if table.id_column:
-                self.ids[table.name] = {
-                    _uuid(r.get(table.id_column), f"{table.member} {table.id_column}"): str(uuid.uuid4())
-                    for r in got
-                }
-                if len(self.ids[table.name]) != len(got):
+                if len(ids) != n:
                     raise jobs.Permanent(f"archive: {table.member} holds an id twice")
-            self.rows[table.name] = got
-            self.names[table.name] = keys
+                self.ids[table.name] = ids
+            self.counts[table.name] = n
+            self.names[table.name] = [k for k in keys or () if k not in table.omit]
 
-    def remapped(self, table: Table) -> tuple[list[dict[str, Any]], dict[str, list[tuple[str, str]]]]:
-        """The table's rows with new ids, and its late references per column as (new id, new referenced id)."""
-        out: list[dict[str, Any]] = []
-        late: dict[str, list[tuple[str, str]]] = {column: [] for column in table.late}
-        for row in self.rows[table.name]:
-            new = dict(row)
-            if table.id_column:
-                new[table.id_column] = self.ids[table.name][_uuid(row[table.id_column], table.member)]
-            for column, target in table.refs.items():
-                if new.get(column) is None:
-                    continue
-                ref = self.ids.get(target, {}).get(_uuid(new[column], f"{table.member} {column}"))
-                if ref is None:
-                    raise jobs.Permanent(
-                        f"archive: {table.member} {column} names a row the archive does not hold"
-                    )
-                if column in table.late:
-                    late[column].append((new[table.id_column or "id"], ref))
-                    new[column] = None
-                else:
-                    new[column] = ref
-            out.append(new)
-        return out, late
+    def batches(self, table: Table) -> Iterator[tuple[list[dict[str, Any]], list[tuple[str, str, str]]]]:
+        """The table's rows, read again, with new ids, in batches; with each batch its late references as
+        (column, new id, new referenced id)."""
+        batch: list[dict[str, Any]] = []
+        late: list[tuple[str, str, str]] = []
+        for row in rows(self.archive, table, self.limits):
+            batch.append(self._remapped(table, row, late))
+            if len(batch) == LOAD_BATCH:
+                yield batch, late
+                batch, late = [], []
+        if batch:
+            yield batch, late
+
+    def _remapped(
+        self, table: Table, row: dict[str, Any], late: list[tuple[str, str, str]]
+    ) -> dict[str, Any]:
+        new = {k: v for k, v in row.items() if k not in table.omit}
+        if table.id_column:
+            new[table.id_column] = self.ids[table.name][_uuid(row[table.id_column], table.member)]
+        for column, target in table.refs.items():
+            if new.get(column) is None:
+                continue
+            ref = self.ids.get(target, {}).get(_uuid(new[column], f"{table.member} {column}"))
+            if ref is None:
+                raise jobs.Permanent(
+                    f"archive: {table.member} {column} names a row the archive does not hold"
+                )
+            if column in table.late:
+                late.append((column, new[table.id_column or "id"], ref))
+                new[column] = None
+            else:
+                new[column] = ref
+        for column in table.nested:
+            if column in new:
+                new[column] = self._deep(new[column])
+        if table.settle and new.get("status") in table.settle[0]:
+            new.update(table.settle[1])
+        return new
+
+    def _deep(self, value: Any) -> Any:
+        """A JSON value with every string that is an archived row's id replaced by that row's new id."""
+        if isinstance(value, dict):
+            return {k: self._deep(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._deep(v) for v in value]
+        if isinstance(value, str) and len(value) == UUID_LENGTH:
+            for ids in self.ids.values():
+                if value in ids:
+                    return ids[value]
+        return value
+
+
+UUID_LENGTH = 36
 
 
 def load(ctx: jobs.RunContext) -> dict[str, Any]:
+    """Two passes over the archive's members, each read line by line from the stored file: the first checks
+    every member and gives each id its new one, the second inserts in batches, in one transaction."""
     account = ctx.job.account_id
     import_id = ctx.job.subject_id
     assert import_id is not None
     settings = get_portability_settings()
-    plan = _Plan()
     with ctx.tenant() as conn:
         row = repo.get(conn, "account_imports", account_id=account, transfer_id=import_id)
-        if row is None:
-            raise jobs.Permanent("the import is gone")
-        try:
-            archive = open_archive(
-                get_store().read(row.object_key, settings.account_archive_max_bytes), bounds(settings)
-            )
-            with archive:
-                plan.read(conn, archive)
-        except DomainError as exc:
-            raise jobs.Permanent(str(exc)) from None
-    counts = {name: len(r) for name, r in plan.rows.items()}
-    loading: list[str] = []
+    if row is None:
+        raise jobs.Permanent("the import is gone")
+    loading: list[
+        str
+    ] = []  # the members written so far: the last one is named when the database refuses a row
     try:
-        with ctx.finish({"counts": counts}) as conn:
-            require_empty(conn, account)
-            late: list[tuple[Table, str, list[tuple[str, str]]]] = []
-            for table in TABLES:
-                loading.append(table.member)
-                late += _load_table(conn, plan, table, account)
-            for table, column, pairs in late:
-                repo.set_late(conn, table, column, pairs, account_id=account)
-            repo.record_result(conn, "account_imports", ctx.job, counts)
-            reindex = jobs.enqueue(conn, account_id=account, kind=REINDEX_KIND, subject_id=import_id)
-    except DomainError as exc:  # the database refused a row (translated), or the account is no longer empty
+        with (
+            get_store().open(row.object_key, settings.account_archive_max_bytes) as file,
+            open_archive(file, bounds(settings)) as archive,
+        ):
+            plan = _Plan(archive, bounds(settings))
+            with ctx.tenant() as conn:
+                plan.read(conn)
+            reindex = _write(ctx, plan, import_id, loading)
+    except DomainError as exc:  # no archive, an unreadable member, a refused row, or the account is not empty
         raise jobs.Permanent(_refused(exc, loading[-1:])) from None
     jobs.wake(reindex.id)
-    return {"counts": counts}
+    return {"counts": plan.counts}
 
 
-def _load_table(
-    conn: Conn, plan: _Plan, table: Table, account: UUID
-) -> list[tuple[Table, str, list[tuple[str, str]]]]:
-    """Insert the table's rows; its late references are handed back to be set once every table is in."""
-    new_rows, late = plan.remapped(table)
-    for start in range(0, len(new_rows), LOAD_BATCH):
-        repo.load(
-            conn, table, plan.names[table.name], new_rows[start : start + LOAD_BATCH], account_id=account
-        )
-    return [(table, column, late[column]) for column in table.late]
+def _write(ctx: jobs.RunContext, plan: _Plan, import_id: UUID, loading: list[str]) -> jobs.Job:
+    account = ctx.job.account_id
+    with ctx.finish({"counts": plan.counts}) as conn:
+        require_empty(conn, account)
+        late: list[tuple[Table, list[tuple[str, str, str]]]] = []
+        for table in TABLES:
+            loading.append(table.member)
+            for batch, refs in plan.batches(table):
+                repo.load(conn, table, plan.names[table.name], batch, account_id=account)
+                late.append((table, refs))
+        for table, refs in late:
+            for column in table.late:
+                pairs = [(i, r) for c, i, r in refs if c == column]
+                repo.set_late(conn, table, column, pairs, account_id=account)
+        repo.record_result(conn, "account_imports", ctx.job, plan.counts)
+        return jobs.enqueue(conn, account_id=account, kind=REINDEX_KIND, subject_id=import_id)
 
 
 def _refused(exc: DomainError, member: list[str]) -> str:
@@ -185,8 +219,9 @@ def _refused(exc: DomainError, member: list[str]) -> str:
 
 def reindex(ctx: jobs.RunContext) -> dict[str, Any]:
     """Rebuild what an import does not carry: the memories' retrieval projection (lexical and vectors), the
-    active skills' cards and the knowledge sources' document index, through each domain's own indexing. Idempotent:
-    an unchanged document is kept, so a retried or yielded run only does what is left."""
+    active skills' cards, the knowledge sources' document index and their active wiki builds' page index, through
+    each domain's own indexing. Idempotent: an unchanged document is kept, and a wiki already indexed is skipped,
+    so a retried or yielded run only does what is left."""
     from agentmate.knowledge.search.index import index_sources
     from agentmate.retrieval.service import get_retrieval
     from agentmate.skills import batch
@@ -201,7 +236,20 @@ def reindex(ctx: jobs.RunContext) -> dict[str, Any]:
         "memories": memories,
         "skills": {"indexed": skills.count("indexed"), "total": len(skills)},
         "knowledge": {"indexed": knowledge.indexed, "total": knowledge.total},
+        "wiki": _reindex_wikis(ctx, rt),
     }
+
+
+def _reindex_wikis(ctx: jobs.RunContext, rt: Any) -> dict[str, int]:
+    from agentmate.knowledge.wiki.retrieval import sync_source
+    from agentmate.knowledge.wiki.retrieval_repository import index_states
+
+    account = ctx.job.account_id
+    with ctx.tenant() as conn:
+        sources = [s["source_id"] for s in index_states(conn, account_id=account, only_active=True)]
+    outcomes = [sync_source(ctx.db, rt, account, source) for source in sources]
+    indexed = sum(1 for o in outcomes if o is not None and o.status == "indexed")
+    return {"indexed": indexed, "total": len(sources)}
 
 
 def _reindex_memories(ctx: jobs.RunContext, rt: Any) -> dict[str, int]:

@@ -136,10 +136,10 @@ def start_import(
         return _import_view(row, base_url)
     settings = get_portability_settings()
     try:
-        data = get_store().read(row.object_key, settings.account_archive_max_bytes)
+        with get_store().open(row.object_key, settings.account_archive_max_bytes) as file:
+            open_archive(file, bounds(settings)).close()
     except NotFound:
         raise Conflict("no archive was uploaded yet: PUT it to this import's upload_url first") from None
-    open_archive(data, bounds(settings)).close()
     with db.tenant(account) as conn:
         locked = repo.get(conn, "account_imports", account_id=account, transfer_id=import_id, lock=True)
         assert locked is not None

@@ -1,8 +1,10 @@
 """Where archives live: S3 (presigned GET and PUT URLs) or, locally, a folder served by a loopback route whose
 links carry an HMAC-signed, expiring token (``/api/account/archives/{token}``).
 
-Both stores answer the same four calls; the object key is ours (``exports/<account>/<id>.zip``), never the
-client's. A read is bounded: an object over the limit is refused before it is read whole.
+Both stores answer the same calls; the object key is ours (``exports/<account>/<id>.zip``), never the
+client's. Neither holds an archive in memory: ``put`` copies from a file in chunks, ``open`` hands back a seekable
+file (the folder's own, or a temporary file S3 downloads into), and an object over the limit is refused before a
+byte of it is read.
 """
 
 from __future__ import annotations
@@ -12,8 +14,12 @@ import hashlib
 import hmac
 import json
 import os
+import shutil
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, Protocol
 
@@ -22,13 +28,15 @@ from agentmate.portability.settings import PortabilitySettings, get_portability_
 
 Method = Literal["GET", "PUT"]
 LOOPBACK_PREFIX = "/api/account/archives/"
+CHUNK = 1024 * 1024
 
 
 class ArchiveStore(Protocol):
     def put(self, key: str, body: BinaryIO) -> None: ...
 
-    def read(self, key: str, max_bytes: int) -> bytes:
-        """The object's bytes; ``NotFound`` if absent, ``TooLarge`` over ``max_bytes``."""
+    def open(self, key: str, max_bytes: int) -> AbstractContextManager[BinaryIO]:
+        """The object as a seekable binary file, closed (and removed, if temporary) on exit; ``NotFound`` if
+        absent, ``TooLarge`` over ``max_bytes``."""
         ...
 
     def url(self, key: str, method: Method, base_url: str) -> str:
@@ -60,17 +68,18 @@ class FolderStore:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".part")
         with open(tmp, "wb") as out:
-            while chunk := body.read(1024 * 1024):
-                out.write(chunk)
+            shutil.copyfileobj(body, out, CHUNK)
         os.replace(tmp, path)
 
-    def read(self, key: str, max_bytes: int) -> bytes:
+    @contextmanager
+    def open(self, key: str, max_bytes: int) -> Iterator[BinaryIO]:
         path = self._path(key)
         if not path.is_file():
             raise NotFound("archive not found: nothing was uploaded")
         if path.stat().st_size > max_bytes:
             raise TooLarge(f"the archive is larger than {max_bytes} bytes")
-        return path.read_bytes()
+        with open(path, "rb") as file:
+            yield file
 
     def url(self, key: str, method: Method, base_url: str) -> str:
         claims = json.dumps(
@@ -116,7 +125,8 @@ class S3Store:
     def put(self, key: str, body: BinaryIO) -> None:
         self.client.upload_fileobj(body, self.bucket, key)
 
-    def read(self, key: str, max_bytes: int) -> bytes:
+    @contextmanager
+    def open(self, key: str, max_bytes: int) -> Iterator[BinaryIO]:
         try:
             head = self.client.head_object(Bucket=self.bucket, Key=key)
         except self.client.exceptions.ClientError as exc:
@@ -126,10 +136,12 @@ class S3Store:
         if int(head["ContentLength"]) > max_bytes:
             raise TooLarge(f"the archive is larger than {max_bytes} bytes")
         body = self.client.get_object(Bucket=self.bucket, Key=key)["Body"]
-        data: bytes = body.read(max_bytes + 1)
-        if len(data) > max_bytes:
-            raise TooLarge(f"the archive is larger than {max_bytes} bytes")
-        return data
+        with tempfile.TemporaryFile() as file:
+            copied = _copy(body, file, max_bytes)
+            if copied > max_bytes:  # the object grew since its head was read
+                raise TooLarge(f"the archive is larger than {max_bytes} bytes")
+            file.seek(0)
+            yield file
 
     def url(self, key: str, method: Method, base_url: str) -> str:
         operation = "get_object" if method == "GET" else "put_object"
@@ -138,6 +150,15 @@ class S3Store:
                 operation, Params={"Bucket": self.bucket, "Key": key}, ExpiresIn=self.ttl_s
             )
         )
+
+
+def _copy(source: Any, target: BinaryIO, max_bytes: int) -> int:
+    """Copy in chunks, stopping one chunk past ``max_bytes``; the bytes copied."""
+    copied = 0
+    while copied <= max_bytes and (chunk := source.read(CHUNK)):
+        target.write(chunk)
+        copied += len(chunk)
+    return copied
 
 
 _store: ArchiveStore | None = None
