@@ -70,16 +70,29 @@ def usage(conn: Conn) -> UsageRow:
 
 
 # Quota counts stop at the quota (``LIMIT %(cap)s``): a check costs at most the quota's rows, whatever is stored.
+# Inside a tenant transaction (row-level security keeps each count to the caller's account); the account_id term
+# lets the planner use each table's (account_id, ...) index.
 _UP_TO = {
     "sources": """SELECT (SELECT count(*) FROM (SELECT 1 FROM knowledge_sources LIMIT %(cap)s) k)
                        + (SELECT count(*) FROM (SELECT 1 FROM skill_sources LIMIT %(cap)s) s) AS used""",
     "builds_per_day": """SELECT count(*) AS used FROM (SELECT 1 FROM knowledge_builds
                           WHERE queued_at > now() - interval '1 day' LIMIT %(cap)s) b""",
+    "memories": """SELECT count(*) AS used FROM (SELECT 1 FROM memory_entries
+                    WHERE account_id = %(account_id)s LIMIT %(cap)s) m""",
+    "working_items": """SELECT count(*) AS used FROM (SELECT 1 FROM working_items
+                         WHERE account_id = %(account_id)s LIMIT %(cap)s) w""",
+    # A sum, not a count: one row per stored package revision (a push or sync that changed something), few
+    # per source; the cap is not needed to bound it.
+    "package_bytes": """SELECT (SELECT coalesce(sum(total_bytes), 0) FROM knowledge_source_revisions
+                                WHERE account_id = %(account_id)s)
+                             + (SELECT coalesce(sum(total_bytes), 0) FROM skill_source_revisions
+                                WHERE account_id = %(account_id)s) AS used""",
 }
 
 
-def count_up_to(conn: Conn, quota: str, cap: int) -> int:
-    """The tenant's rows against ``quota`` (a key of ``_UP_TO``), counted up to ``cap``."""
-    row = conn.execute(_UP_TO[quota], {"cap": cap}).fetchone()
+def count_up_to(conn: Conn, quota: str, cap: int, account_id: UUID | None = None) -> int:
+    """The tenant's rows (package bytes) against ``quota`` (a key of ``_UP_TO``), counted up to ``cap``.
+    ``account_id``: the tenant's (the quotas whose query names it; row-level security restricts them anyway)."""
+    row = conn.execute(_UP_TO[quota], {"cap": cap, "account_id": account_id}).fetchone()
     assert row is not None
     return int(row["used"])
