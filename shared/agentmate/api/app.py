@@ -11,6 +11,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentmate.api.deps import known_refusal, release_lease
 from agentmate.api.errors import PROBLEM, Problem, domain_problem, install_error_handlers
+from agentmate.api.openapi_limits import authenticated_operations, state_limit_responses
 from agentmate.api.openapi_rules import state_text_rules
 from agentmate.api.routing import ContractMiddleware
 
@@ -99,6 +100,7 @@ def _problem_openapi(app: FastAPI) -> None:
         for name in ("HTTPValidationError", "ValidationError"):
             schema.get("components", {}).get("schemas", {}).pop(name, None)
         state_text_rules(schema)
+        state_limit_responses(schema, authenticated_operations(app))
         app.openapi_schema = schema
         return schema
 
