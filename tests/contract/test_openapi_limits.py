@@ -29,8 +29,10 @@ def test_every_authenticated_operation_documents_the_429_with_retry_after(doc):
         if not op["security"]:
             continue
         refused = op["responses"].get("429")
-        if refused is None or "Retry-After" not in refused.get("headers", {}) or (
-            "LIMIT_REQUESTS_PER_MINUTE" not in refused["description"]
+        if (
+            refused is None
+            or "Retry-After" not in refused.get("headers", {})
+            or ("LIMIT_REQUESTS_PER_MINUTE" not in refused["description"])
         ):
             missing.append(f"{method.upper()} {path}")
     assert not missing, missing

@@ -6,7 +6,6 @@ stored; ``GET /api/auth/usage`` reports the same numbers the refusal counted."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -14,27 +13,16 @@ import psycopg
 import pytest
 from mcp import Client
 
-from agentmate.core.limits.settings import LimitSettings, get_limit_settings
 from agentmate.core.principal import Principal
 from agentmate.mcp import registry
 from agentmate.mcp.app import build_servers
 from agentmate.mcp.context import acting_as
+from tests.integration import test_limits
+
+set_limits = test_limits.set_limits  # the LIMIT_* fixture: set variables for one test
 
 ENTRIES = "/api/memory/entries"
 USAGE = "/api/auth/usage"
-
-
-@pytest.fixture
-def set_limits(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    def apply(**values: int) -> LimitSettings:
-        for name, value in values.items():
-            monkeypatch.setenv(f"LIMIT_{name.upper()}", str(value))
-        get_limit_settings.cache_clear()
-        return get_limit_settings()
-
-    yield apply
-    monkeypatch.undo()
-    get_limit_settings.cache_clear()
 
 
 def _assert_quota(r: Any, quota: str, value: int, used: int) -> dict[str, Any]:
@@ -47,7 +35,12 @@ def _assert_quota(r: Any, quota: str, value: int, used: int) -> dict[str, Any]:
 
 
 def _count(owner_url: str, account: Any, table: str) -> int:
-    assert table in ("memory_entries", "working_items", "knowledge_source_revisions", "skill_source_revisions")
+    assert table in (
+        "memory_entries",
+        "working_items",
+        "knowledge_source_revisions",
+        "skill_source_revisions",
+    )
     with psycopg.connect(owner_url) as conn:
         row = conn.execute(
             f"SELECT count(*) FROM {table} WHERE account_id = %(a)s", {"a": account.account_id}
@@ -60,7 +53,11 @@ def _count(owner_url: str, account: Any, table: str) -> int:
 
 
 def _memory(content: str) -> dict[str, Any]:
-    return {"memory_type": "semantic", "content": content, "evidence": [{"source_type": "t", "source_id": "1"}]}
+    return {
+        "memory_type": "semantic",
+        "content": content,
+        "evidence": [{"source_type": "t", "source_id": "1"}],
+    }
 
 
 def test_a_memory_past_the_quota_is_refused_but_a_replay_and_a_duplicate_are_not(
@@ -106,7 +103,9 @@ def _session(client: Any, h: dict[str, str]) -> str:
 
 
 def _items(*keys: str) -> dict[str, Any]:
-    return {"items": [{"item_type": "message", "role": "user", "content": k, "idempotency_key": k} for k in keys]}
+    return {
+        "items": [{"item_type": "message", "role": "user", "content": k, "idempotency_key": k} for k in keys]
+    }
 
 
 def test_a_working_batch_that_would_cross_the_quota_is_refused_whole(client, account, owner_url, set_limits):
@@ -151,7 +150,10 @@ KB_FILES = [
     {"path": "a.md", "content": "# A\n\nSome text about quotas.\n"},
 ]
 SKILL_FILES = [
-    {"path": "SKILL.md", "content": "---\nname: quota-skill\ndescription: Counts bytes.\n---\n# Quota skill\n"}
+    {
+        "path": "SKILL.md",
+        "content": "---\nname: quota-skill\ndescription: Counts bytes.\n---\n# Quota skill\n",
+    }
 ]
 
 
@@ -214,7 +216,9 @@ async def test_over_mcp_a_store_past_the_quota_is_a_tool_error_naming_it(account
             )
             session = await mcp.call_tool("memory_working_session_create", {})
             sid = session.structured_content["id"] if session.structured_content else None
-            batch = [{"item_type": "message", "role": "user", "content": k, "idempotency_key": k} for k in "ab"]
+            batch = [
+                {"item_type": "message", "role": "user", "content": k, "idempotency_key": k} for k in "ab"
+            ]
             crossing = await mcp.call_tool("memory_working_append", {"session_id": sid, "items": batch})
     assert not first.is_error, first.content
     assert second.is_error and "max_memories" in second.content[0].text

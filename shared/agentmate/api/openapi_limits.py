@@ -14,7 +14,7 @@ here or there fails it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -94,7 +94,11 @@ def _quota_conflict(operation: dict[str, Any], quotas: tuple[str, ...]) -> None:
     )
     responses = operation["responses"]
     conflict = responses.setdefault(
-        "409", {"description": "Conflict", "content": {PROBLEM: {"schema": {"$ref": "#/components/schemas/Problem"}}}}
+        "409",
+        {
+            "description": "Conflict",
+            "content": {PROBLEM: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+        },
     )
     if text not in conflict.get("description", ""):
         conflict["description"] = conflict.get("description", "Conflict").rstrip(".") + ". " + text
@@ -116,7 +120,8 @@ def authenticated_operations(app: FastAPI) -> set[tuple[str, str]]:
 
     from agentmate.api.deps import current_principal, user_session
 
-    contexts = (
+    # FastAPI >= 0.16x keeps included routers nested; iter_route_contexts flattens them (older: app.routes).
+    contexts: Iterable[Any] = (
         routing.iter_route_contexts(app.routes) if hasattr(routing, "iter_route_contexts") else app.routes
     )
     out: set[tuple[str, str]] = set()
@@ -126,7 +131,8 @@ def authenticated_operations(app: FastAPI) -> set[tuple[str, str]]:
             continue
         dependant = getattr(route, "dependant", None) or original.dependant
         if any(call in (current_principal, user_session) for call in _calls(dependant)):
-            out |= {(method.lower(), route.path_format) for method in route.methods or ()}
+            path: str = route.path_format
+            out |= {(str(method).lower(), path) for method in route.methods or ()}
     return out
 
 

@@ -321,7 +321,11 @@ def append_items(
         last_seq: int = session["last_seq"]
         new = [p for p in prepared if p["idempotency_key"] not in existing]
         limits.require_room(
-            conn, "working_items", get_limit_settings().max_working_items, adding=len(new), account_id=account_id
+            conn,
+            "working_items",
+            get_limit_settings().max_working_items,
+            adding=len(new),
+            account_id=account_id,
         )
         for p in new:
             last_seq += 1

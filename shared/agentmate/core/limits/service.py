@@ -145,7 +145,7 @@ def release(db: Database, account_id: UUID, lease_id: UUID) -> None:
         repo.release(conn, account_id=account_id, lease_id=lease_id)
 
 
-Quota = Literal["sources", "builds_per_day", "memories", "working_items", "package_bytes"]
+QuotaName = Literal["sources", "builds_per_day", "memories", "working_items", "package_bytes"]
 """A stored-volume quota: ``LIMIT_MAX_<QUOTA>``, reported at ``GET /api/auth/usage`` under the same name."""
 
 _QUOTA_WHAT: dict[str, str] = {
@@ -159,7 +159,7 @@ _QUOTA_WHAT: dict[str, str] = {
 
 def require_room(
     conn: Conn,
-    quota: Quota,
+    quota: QuotaName,
     limit: int,
     *,
     adding: int = 1,
