@@ -131,6 +131,34 @@ def test_a_working_batch_that_would_cross_the_quota_is_refused_whole(client, acc
     assert client.get(USAGE, headers=h).json()["working_items"] == {"used": 3, "limit": 3}
 
 
+def test_the_counters_follow_deletes_cascades_and_rollbacks(client, account, owner_url, set_limits):
+    # Given working items in two sessions and memories, one of them deleted
+    h = account.headers("memory:rw")
+    set_limits(max_working_items=4, max_memories=5)
+    one, two = _session(client, h), _session(client, h)
+    assert client.post(
+        f"/api/memory/working/sessions/{one}/items", json=_items("a", "b"), headers=h
+    ).is_success
+    assert client.post(
+        f"/api/memory/working/sessions/{two}/items", json=_items("c", "d"), headers=h
+    ).is_success
+    _assert_quota(
+        client.post(f"/api/memory/working/sessions/{two}/items", json=_items("e"), headers=h),
+        "working_items",
+        4,
+        4,
+    )
+    # When a session is deleted (its items go with it)
+    assert client.delete(f"/api/memory/working/sessions/{one}", headers=h).status_code == 200
+    # Then its items' room is free again, and a refused (rolled back) batch counted nothing
+    assert client.post(f"/api/memory/working/sessions/{two}/items", json=_items("e"), headers=h).is_success
+    ids = [client.post(ENTRIES, json=_memory(f"m{i}"), headers=h).json()["id"] for i in range(3)]
+    assert client.delete(f"{ENTRIES}/{ids[0]}", headers=h).status_code == 200
+    usage = client.get(USAGE, headers=h).json()
+    assert usage["working_items"]["used"] == _count(owner_url, account, "working_items") == 3
+    assert usage["memories"]["used"] == _count(owner_url, account, "memory_entries") == 2
+
+
 # --- package bytes ----------------------------------------------------------------------------------------------
 
 
