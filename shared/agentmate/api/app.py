@@ -17,6 +17,7 @@ from agentmate.api.deps import (
     request_credential,
 )
 from agentmate.api.errors import PROBLEM, Problem, domain_problem, install_error_handlers
+from agentmate.api.openapi_limits import authenticated_operations, state_limit_responses
 from agentmate.api.openapi_rules import state_text_rules
 from agentmate.api.routing import ContractMiddleware
 
@@ -109,6 +110,7 @@ def _problem_openapi(app: FastAPI) -> None:
         for name in ("HTTPValidationError", "ValidationError"):
             schema.get("components", {}).get("schemas", {}).pop(name, None)
         state_text_rules(schema)
+        state_limit_responses(schema, authenticated_operations(app))
         app.openapi_schema = schema
         return schema
 

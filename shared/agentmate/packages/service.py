@@ -197,6 +197,13 @@ def ingest_package(
     )
     created = revision is None
     if revision is None:
+        limits.require_room(
+            conn,
+            "package_bytes",
+            get_limit_settings().max_package_bytes,
+            adding=package.total_bytes,
+            account_id=actor.account_id,
+        )
         revision = store.insert_revision(
             conn,
             account_id=actor.account_id,

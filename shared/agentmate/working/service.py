@@ -20,6 +20,8 @@ from agentmate.core import idempotency
 from agentmate.core.db import TenantTransactions
 from agentmate.core.errors import Conflict, ErrorCollector, FieldError, NotFound, invalid
 from agentmate.core.idempotency import canonical_hash
+from agentmate.core.limits import service as limits
+from agentmate.core.limits.settings import get_limit_settings
 from agentmate.core.observability import counted, new_only
 from agentmate.core.pagination import MAX_LIMIT, Page, PageParams
 from agentmate.core.principal import Principal
@@ -318,6 +320,13 @@ def append_items(
             )
         last_seq: int = session["last_seq"]
         new = [p for p in prepared if p["idempotency_key"] not in existing]
+        limits.require_room(
+            conn,
+            "working_items",
+            get_limit_settings().max_working_items,
+            adding=len(new),
+            account_id=account_id,
+        )
         for p in new:
             last_seq += 1
             p["seq"] = last_seq

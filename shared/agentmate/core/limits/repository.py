@@ -53,8 +53,8 @@ def release(conn: Conn, *, account_id: UUID, lease_id: UUID) -> None:
 
 # Inside a tenant transaction: row-level security keeps every count to the caller's account.
 _USAGE = """
-SELECT (SELECT count(*) FROM memory_entries) AS memories,
-       (SELECT count(*) FROM working_items) AS working_items,
+SELECT (SELECT coalesce(sum(memories), 0)::bigint FROM account_usage) AS memories,
+       (SELECT coalesce(sum(working_items), 0)::bigint FROM account_usage) AS working_items,
        (SELECT coalesce(sum(total_bytes), 0) FROM knowledge_source_revisions)
          + (SELECT coalesce(sum(total_bytes), 0) FROM skill_source_revisions) AS package_bytes,
        (SELECT count(*) FROM knowledge_sources) + (SELECT count(*) FROM skill_sources) AS sources,
@@ -70,16 +70,31 @@ def usage(conn: Conn) -> UsageRow:
 
 
 # Quota counts stop at the quota (``LIMIT %(cap)s``): a check costs at most the quota's rows, whatever is stored.
+# The store paths' quotas read counters instead.
+# Inside a tenant transaction (row-level security keeps each count to the caller's account); the account_id term
+# lets the planner use each table's (account_id, ...) index.
 _UP_TO = {
     "sources": """SELECT (SELECT count(*) FROM (SELECT 1 FROM knowledge_sources LIMIT %(cap)s) k)
                        + (SELECT count(*) FROM (SELECT 1 FROM skill_sources LIMIT %(cap)s) s) AS used""",
     "builds_per_day": """SELECT count(*) AS used FROM (SELECT 1 FROM knowledge_builds
                           WHERE queued_at > now() - interval '1 day' LIMIT %(cap)s) b""",
+    # Kept by triggers (migration 0098: a few shard rows per account), not counted: they are checked on every
+    # store, and a bounded count of 100,000 rows cost 20-30 ms (bench/quota_cost.py).
+    "memories": "SELECT coalesce(sum(memories), 0) AS used FROM account_usage WHERE account_id = %(account_id)s",
+    "working_items": """SELECT coalesce(sum(working_items), 0) AS used FROM account_usage
+                         WHERE account_id = %(account_id)s""",
+    # A sum, not a count: one row per stored package revision (a push or sync that changed something), few
+    # per source; the cap is not needed to bound it.
+    "package_bytes": """SELECT (SELECT coalesce(sum(total_bytes), 0) FROM knowledge_source_revisions
+                                WHERE account_id = %(account_id)s)
+                             + (SELECT coalesce(sum(total_bytes), 0) FROM skill_source_revisions
+                                WHERE account_id = %(account_id)s) AS used""",
 }
 
 
-def count_up_to(conn: Conn, quota: str, cap: int) -> int:
-    """The tenant's rows against ``quota`` (a key of ``_UP_TO``), counted up to ``cap``."""
-    row = conn.execute(_UP_TO[quota], {"cap": cap}).fetchone()
+def count_up_to(conn: Conn, quota: str, cap: int, account_id: UUID | None = None) -> int:
+    """The tenant's rows (package bytes) against ``quota`` (a key of ``_UP_TO``), counted up to ``cap``.
+    ``account_id``: the tenant's (the quotas whose query names it; row-level security restricts them anyway)."""
+    row = conn.execute(_UP_TO[quota], {"cap": cap, "account_id": account_id}).fetchone()
     assert row is not None
     return int(row["used"])

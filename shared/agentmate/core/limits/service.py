@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import math
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 from uuid import UUID
 
@@ -170,25 +171,47 @@ def release(db: Database, account_id: UUID, lease_id: UUID) -> None:
         repo.release(conn, account_id=account_id, lease_id=lease_id)
 
 
-_QUOTA_WHAT = {
+QuotaName = Literal["sources", "builds_per_day", "memories", "working_items", "package_bytes"]
+"""A stored-volume quota: ``LIMIT_MAX_<QUOTA>``, reported at ``GET /api/auth/usage`` under the same name."""
+
+_QUOTA_WHAT: dict[str, str] = {
     "sources": "sources (knowledge and skill sources together)",
     "builds_per_day": "wiki builds a day",
+    "memories": "memory entries (any status: only deleting one frees room)",
+    "working_items": "working-memory items (all sessions together)",
+    "package_bytes": "bytes of stored packages (every revision of knowledge and skill sources together)",
 }
 
 
-def require_room(conn: Conn, quota: Literal["sources", "builds_per_day"], limit: int) -> None:
-    """Inside the creating use case's tenant transaction, before the insert (so a replay or an upsert of an
-    existing row, which inserts nothing, is never refused): 409 naming the quota once the account holds
-    ``limit`` (0 = no quota)."""
-    if limit <= 0:
+def require_room(
+    conn: Conn,
+    quota: QuotaName,
+    limit: int,
+    *,
+    adding: int = 1,
+    account_id: UUID | None = None,
+    unless: Callable[[], bool] | None = None,
+) -> None:
+    """Inside the creating use case's tenant transaction, before the insert and only when it would add (so a
+    replay, an upsert of an existing row or anything else that inserts nothing is never refused): 409 naming the
+    quota when the account's usage plus ``adding`` (rows; bytes for ``package_bytes``) would pass ``limit``
+    (0 = no quota). A batch that would cross it is refused whole. ``unless``: asked only at the quota, whether the
+    write adds nothing after all (a memory deduplicated onto an existing one). ``account_id``: the tenant's (the
+    count then uses the table's account index)."""
+    if limit <= 0 or adding <= 0:
         return
-    used = repo.count_up_to(conn, quota, limit)
-    if used >= limit:
-        raise Conflict(
-            f"quota max_{quota} reached: {limit} {_QUOTA_WHAT[quota]} per account "
-            f"(LIMIT_MAX_{quota.upper()}); see GET /api/auth/usage",
-            extra={"limit": f"max_{quota}", "limit_value": limit, "used": used},
-        )
+    used = repo.count_up_to(conn, quota, limit, account_id)
+    if used + adding <= limit or (unless is not None and unless()):
+        return
+    if adding == 1 and quota != "package_bytes":
+        why = f"the account holds {used}"
+    else:
+        why = f"the account holds {used} and this request would add {adding} new; nothing of it was stored"
+    raise Conflict(
+        f"quota max_{quota} reached: {limit} {_QUOTA_WHAT[quota]} per account (LIMIT_MAX_{quota.upper()}); "
+        f"{why}; see GET /api/auth/usage",
+        extra={"limit": f"max_{quota}", "limit_value": limit, "used": used},
+    )
 
 
 def _quota(used: int, limit: int) -> Quota:

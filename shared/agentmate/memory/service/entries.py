@@ -15,6 +15,8 @@ from uuid import UUID
 from agentmate.core import idempotency
 from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import Conflict, ErrorCollector, NotFound, invalid
+from agentmate.core.limits import service as limits
+from agentmate.core.limits.settings import get_limit_settings
 from agentmate.core.observability import counted
 from agentmate.core.pagination import PageParams
 from agentmate.core.principal import Principal
@@ -105,6 +107,13 @@ def _insert(
         and repo.get_event(conn, account_id=principal.account_id, event_id=body.source_event_id) is None
     ):
         raise invalid("source_event_id", "unknown memory event in this account")
+    limits.require_room(
+        conn,
+        "memories",
+        get_limit_settings().max_memories,
+        account_id=principal.account_id,
+        unless=lambda: _would_deduplicate(conn, principal, data),
+    )
     row = repo.insert_entry(
         conn,
         account_id=principal.account_id,
@@ -126,6 +135,13 @@ def _insert(
         items=evidence,
     )
     return EntryCreated(**row, evidence=[Evidence(**e) for e in ev], scope_warning=scope_warning)
+
+
+def _would_deduplicate(conn: Conn, principal: Principal, data: dict[str, Any]) -> bool:
+    """Whether the insert would land on an active duplicate (and so add no entry): asked only at the quota."""
+    if data.get("status", "active") != "active":
+        return False
+    return repo.active_duplicate(conn, account_id=principal.account_id, data=data) is not None
 
 
 def _index_if_missing(
