@@ -15,12 +15,9 @@ from agentmate.core import settings, snapstart
 
 @pytest.fixture
 def secrets_manager(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
-    for name, value in {
-        "AWS_DEFAULT_REGION": "eu-west-1",
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-    }.items():
-        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "moto")  # moto's in-process service accepts any credentials
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "moto")
     settings.forget_secrets()
     with mock_aws():
         yield boto3.client("secretsmanager", region_name="eu-west-1")
