@@ -17,6 +17,7 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 import functions.compile_worker.runners  # noqa: F401  (registers the job kinds)
+from agentmate.core import snapstart
 from agentmate.core.db import get_database
 from agentmate.core.observability import flush_metrics, logger
 from agentmate.jobs.settings import get_job_settings
@@ -36,6 +37,16 @@ def check_configuration() -> None:
 
 
 check_configuration()
+
+
+@snapstart.before_snapshot
+def forget_worker() -> None:
+    """The worker holds a Database (closed by core.db's hook): forget it, so a restore builds one lazily."""
+    global _worker
+    _worker = None
+
+
+snapstart.install()
 
 
 def worker() -> Worker:

@@ -79,7 +79,7 @@ def test_the_lambda_web_adapter_is_installed_as_an_extension_of_the_pinned_versi
     steps = _instructions(_dockerfile())
     version = _args(steps)["LWA_VERSION"]
     assert re.fullmatch(r"\d+\.\d+\.\d+", version), "a pinned adapter version, never latest"
-    stages = [rest for word, rest in steps if word == "FROM"]
+    stages = [re.sub(r"^--platform=\S+ ", "", rest) for word, rest in steps if word == "FROM"]
     assert "public.ecr.aws/awsguru/aws-lambda-adapter:${LWA_VERSION} AS lambda-adapter" in stages
     # Lambda starts what is in /opt/extensions; the adapter's binary goes there
     assert ("COPY", "--from=lambda-adapter /lambda-adapter /opt/extensions/lambda-adapter") in steps

@@ -1,4 +1,6 @@
-"""Wraps a route group's app once per execution environment in Mangum plus the powertools decorators."""
+"""Wraps a route group's app once per execution environment in Mangum plus the powertools decorators, and makes
+it SnapStart-ready: the runtime hooks are handed to Lambda (``core.snapstart.install``) and the app is warmed
+before the snapshot by one request that needs no database."""
 
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ from aws_lambda_powertools.logging import correlation_paths
 from fastapi import FastAPI
 from mangum import Mangum
 from mangum.adapter import DEFAULT_TEXT_MIME_TYPES
+from mangum.types import LambdaCognitoIdentity, LambdaMobileClientContext
 
+from agentmate.core import snapstart
 from agentmate.core.observability import flush_metrics, logger
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
@@ -54,6 +58,44 @@ def _release_worker_threads() -> None:
         loop.run_until_complete(asyncio.gather(task, return_exceptions=True))
 
 
+WARM_UP_PATH = "/api/_snapstart/warm-up"  # served by no route: answered 404 by the app, without the database
+
+
+class _WarmUpContext:
+    """A Lambda context (the attributes Mangum's type names); there is no invocation before the snapshot."""
+
+    function_name = "snapstart-warm-up"
+    function_version = "$LATEST"
+    invoked_function_arn = "arn:aws:lambda:us-east-1:000000000000:function:snapstart-warm-up"
+    memory_limit_in_mb = 1024
+    aws_request_id = "snapstart-warm-up"
+    log_group_name = "snapstart-warm-up"
+    log_stream_name = "snapstart-warm-up"
+    identity: LambdaCognitoIdentity | None = None
+    client_context: LambdaMobileClientContext | None = None
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 30_000
+
+
+def warm_up_event() -> dict[str, Any]:
+    """An HTTP API (payload 2.0) GET of ``WARM_UP_PATH``, without credentials."""
+    return {
+        "version": "2.0",
+        "routeKey": "$default",
+        "rawPath": WARM_UP_PATH,
+        "rawQueryString": "",
+        "headers": {"host": "snapstart.invalid", "x-forwarded-proto": "https", "x-forwarded-port": "443"},
+        "requestContext": {
+            "http": {"method": "GET", "path": WARM_UP_PATH, "protocol": "HTTP/1.1", "sourceIp": "127.0.0.1"},
+            "routeKey": "$default",
+            "stage": "$default",
+            "requestId": "snapstart-warm-up",
+        },
+        "isBase64Encoded": False,
+    }
+
+
 def make_handler(app: FastAPI) -> Handler:
     asgi = Mangum(
         app,
@@ -61,6 +103,16 @@ def make_handler(app: FastAPI) -> Handler:
         api_gateway_base_path="/",
         text_mime_types=[*DEFAULT_TEXT_MIME_TYPES, "application/problem+json"],
     )
+
+    @snapstart.warm_up
+    def warm_up() -> None:
+        """What the first request would do once per environment, done before the snapshot instead: the worker
+        threads pinned, Mangum, the middleware and the problem renderer run once (deterministic, no database)."""
+        if not _pinned:
+            _keep_worker_threads()
+        asgi(warm_up_event(), _WarmUpContext())
+
+    snapstart.install()
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
+from agentmate.core import snapstart
 from agentmate.core.dberrors import ParamsCursor, translate, unavailable
 
 Conn = psycopg.Connection[dict[str, Any]]
@@ -171,9 +172,11 @@ class Database:
                 raise
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.close()
-            self._pool = None
+        """Close the pool (its connections and threads); the next use opens a new one."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
 
 
 @contextmanager
@@ -223,3 +226,14 @@ def get_database() -> Database:
             )
             _databases[url] = db
         return db
+
+
+@snapstart.before_snapshot
+def close_databases() -> None:
+    """Close every pool and forget every Database (their URLs may hold a secret's password): a snapshot holds no
+    connection, no pool thread and no credential; after a restore ``get_database()`` builds one lazily."""
+    with _db_lock:
+        databases = list(_databases.values())
+        _databases.clear()
+    for db in databases:
+        db.close()

@@ -11,16 +11,24 @@ A group that one lower layer owns lives with it: ``auth.settings.AuthSettings`` 
 ``IndexSettings``. Environment variable names are spec/001's (``tests/unit/test_settings_env_names.py``).
 
 Secrets may be given directly (``JWT_SECRET``) or as a Secrets Manager ARN (``JWT_SECRET_ARN``); the ARN is
-resolved lazily on first use so functions that never touch a secret never import boto3.
+resolved lazily on first use so functions that never touch a secret never import boto3, and its value is kept
+for ``SECRET_TTL_S`` and then fetched again, so a rotated secret reaches a long-lived execution environment. A
+SnapStart snapshot captures no secret value: the cache is emptied before the snapshot and after a restore
+(``core.snapstart``).
 """
 
 from __future__ import annotations
 
+import sys
+import threading
+import time
 from functools import lru_cache
 from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from agentmate.core import snapstart
 
 Environment = Literal["dev", "test", "prod"]
 
@@ -76,13 +84,42 @@ class HttpSettings(EnvironmentSettings):
     mcp_allowed_origins: str = "http://127.0.0.1:*,http://localhost:*"
 
 
-@lru_cache(maxsize=16)
+SECRET_TTL_S = 300.0
+_secrets: dict[str, tuple[str, float]] = {}  # arn -> (value, monotonic time fetched)
+_secrets_lock = threading.Lock()
+
+
+def _clock() -> float:
+    return time.monotonic()
+
+
 def secret(arn: str) -> str:
-    """A Secrets Manager secret's value (cached for the execution environment)."""
+    """A Secrets Manager secret's value, kept for ``SECRET_TTL_S`` per execution environment, then fetched again
+    (a rotation reaches every environment within the TTL). Called on every request: a hit is a dict lookup."""
+    now = _clock()
+    cached = _secrets.get(arn)
+    if cached is not None and now - cached[1] < SECRET_TTL_S:
+        return cached[0]
     from aws_lambda_powertools.utilities import parameters
 
-    value = parameters.get_secret(arn, max_age=300)
-    return value if isinstance(value, str) else value.decode()
+    # force_fetch: this cache is the only one, so a value is never older than its TTL here
+    value = parameters.get_secret(arn, force_fetch=True)
+    text = value if isinstance(value, str) else value.decode()
+    with _secrets_lock:
+        _secrets[arn] = (text, now)
+    return text
+
+
+@snapstart.before_snapshot
+@snapstart.after_restore
+def forget_secrets() -> None:
+    """Drop every cached secret value (and powertools' copies and clients, if it was used): none is captured in
+    a snapshot, and a restored environment fetches each again on first use."""
+    with _secrets_lock:
+        _secrets.clear()
+    base = sys.modules.get("aws_lambda_powertools.utilities.parameters.base")
+    if base is not None:
+        base.clear_caches()
 
 
 @lru_cache(maxsize=1)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 from uuid import UUID
 
+from agentmate.core import snapstart
 from agentmate.core.db import Conn, TenantTransactions, savepoint
 from agentmate.core.errors import Forbidden, ServiceUnavailable
 from agentmate.core.observability import logger
@@ -798,3 +799,19 @@ def get_retrieval() -> Retrieval:
             if _retrieval is None:
                 _retrieval = Retrieval()
     return _retrieval
+
+
+@snapstart.before_snapshot
+def forget_retrieval() -> None:
+    """Close the execution environment's Retrieval (the vector index handle: a Qdrant client's sockets or the
+    embedded index's files, the vector leg's threads, an HTTP embedder's client and its API key) and forget it:
+    no snapshot captures them; after a restore ``get_retrieval()`` builds a fresh one on first use."""
+    global _retrieval
+    with _retrieval_lock:
+        retrieval, _retrieval = _retrieval, None
+    if retrieval is None:
+        return
+    retrieval.close()
+    close = getattr(retrieval._embedder, "close", None)
+    if callable(close):
+        close()
