@@ -189,6 +189,7 @@ LEFT_OUT: dict[str, str] = {
     "account_imports": "the transfers themselves",
     "account_rate": "rate-limit state",
     "account_leases": "concurrency leases",
+    "account_usage": "stored-volume counters (migration 0098): the import's inserts count themselves again",
     "retrieval_documents": _DERIVED,
     "knowledge_chunks": _DERIVED,
     "knowledge_document_links": _DERIVED,
