@@ -98,14 +98,18 @@ class EmbeddedIndex:
       were written since the last optimisation: unoptimised segments are searched by brute force, which
       put memory search at 90.5 ms p95 with 100k entries in one account; after the build the vector leg
       takes 2 ms p50 and the whole search 29 ms p95 (bench/memory_bench.py). The build
-      takes tens of seconds at 100k; searches and writes keep working meanwhile. ``None`` turns it off.
+      takes tens of seconds at 100k, and holds the GIL meanwhile (below). ``None`` turns it off.
     - Flat under churn (issue 25): the engine keeps every deleted or replaced point in its segments and
       every operation in its write-ahead log until it is told otherwise. A background thread flushes the
       shard every ``flush_every`` operations (the flush acknowledges the WAL, which then drops its closed
       32 MiB files but the last), and when the points deleted or replaced since the last optimisation reach
-      a fifth of the index (at least 1,000, the engine's vacuum floor) it also optimises, which vacuums
+      a fifth of the index and at least ``vacuum_min`` (5,000) it also optimises, which vacuums
       them; the flush after it removes the replaced segments' files. Writes stay durable (the flush only
       acknowledges what the segments hold on disk) and pay nothing but a counter.
+      qdrant-edge 0.9's Python binding holds the GIL through every call, so a background pass pauses
+      the process's other Python threads while it runs (on this project's shared 2-CPU machine: a flush
+      0.03-0.5 s, a vacuum of 300 live points 0.2-1.7 s, an HNSW build of 30k points 9.8 s); the
+      thresholds above trade how often that happens against how far the folder grows between passes.
     - Boolean filters are applied in Python: qdrant-edge 0.9's Python binding turns
       `MatchValue(True)` into the integer 1 (it would match `1` and miss `true`). Searches then
       over-fetch and re-check; deletes resolve the matching ids first. Tests pin the behaviour.
