@@ -274,5 +274,7 @@ def test_skill_cards_left_waiting_after_their_heal_job_used_up_its_attempts_are_
     assert _run(MEMORY_HEAL, healing["id"]) == "succeeded"
     # Then nothing waits, and search uses both legs again
     assert _usage_waiting(client, h)["skills"] == 0
-    found = client.post("/api/skills/search", json={"query": "answer questions", "top_k": 5}, headers=h).json()
+    found = client.post(
+        "/api/skills/search", json={"query": "answer questions", "top_k": 5}, headers=h
+    ).json()
     assert found["degraded"] == [] and [hit["skill_name"] for hit in found["items"]] == [name]

@@ -522,7 +522,13 @@ def count_waiting_by(
             WHERE {_WAITING} AND status IN ('failed', 'pending') AND namespace = %(namespace)s
               AND metadata->>%(key)s = ANY(%(values)s::text[])
             GROUP BY 1""",
-        {"a": account_id, "stale": STALE_PENDING_SECONDS, "namespace": namespace, "key": key, "values": values},
+        {
+            "a": account_id,
+            "stale": STALE_PENDING_SECONDS,
+            "namespace": namespace,
+            "key": key,
+            "values": values,
+        },
     ).fetchall()
     return {r["value"]: int(r["n"]) for r in rows}
 
