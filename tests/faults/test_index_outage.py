@@ -180,6 +180,23 @@ def _exhaust(owner: Any, kind: str, job_id: uuid.UUID) -> None:
     assert outcomes == ["retry"] * 9 + ["failed"]
 
 
+def _memory_sweep_heals(owner: Any, account_id: str) -> None:
+    """Memory's ``retrieval_heal`` sweep (which re-embeds waiting rows of every namespace) queues the account's job,
+    its rows' failure dated past the sweep's grace; the job runs and succeeds."""
+    from agentmate.core.db import get_database
+    from agentmate.memory.service.projection import HEAL_KIND as MEMORY_HEAL
+    from agentmate.memory.service.projection import sweep_heal as memory_sweep
+
+    with psycopg.connect(owner) as conn:
+        conn.execute(
+            "UPDATE retrieval_documents SET updated_at = now() - interval '1 hour' WHERE account_id = %s",
+            (account_id,),
+        )
+    memory_sweep(get_database())
+    (job,) = _jobs(owner, account_id, MEMORY_HEAL)
+    assert _run(MEMORY_HEAL, job["id"]) == "succeeded"
+
+
 def _usage_waiting(client: Any, h: dict[str, str]) -> dict[str, int]:
     r = client.get("/api/auth/usage", headers=h)
     assert r.status_code == 200, r.text
@@ -191,8 +208,6 @@ def test_a_knowledge_heal_job_that_used_up_its_attempts_is_queued_again_by_the_s
 ):
     from agentmate.core.db import get_database
     from agentmate.knowledge.search.index import sweep_heal
-    from agentmate.memory.service.projection import HEAL_KIND as MEMORY_HEAL
-    from agentmate.memory.service.projection import sweep_heal as memory_sweep
 
     provider, _ = flaky
     h = account.headers("knowledge:rw")
@@ -218,14 +233,7 @@ def test_a_knowledge_heal_job_that_used_up_its_attempts_is_queued_again_by_the_s
 
     # When the embedder is back, memory's sweep re-embeds the chunks' rows (its job heals every namespace) ...
     provider.down = False
-    with psycopg.connect(owner_url) as conn:
-        conn.execute(
-            "UPDATE retrieval_documents SET updated_at = now() - interval '1 hour' WHERE account_id = %s",
-            (account.account_id,),
-        )
-    memory_sweep(get_database())
-    (memory_job,) = _jobs(owner_url, account.account_id, MEMORY_HEAL)
-    assert _run(MEMORY_HEAL, memory_job["id"]) == "succeeded"
+    _memory_sweep_heals(owner_url, account.account_id)
     assert _usage_waiting(client, h)["knowledge"] == 0
     # ... but the source's index state is still the failed run's: only the knowledge heal job rewrites it
     assert _index_status(client, h) == "partial"
@@ -247,10 +255,6 @@ def test_a_knowledge_heal_job_that_used_up_its_attempts_is_queued_again_by_the_s
 def test_skill_cards_left_waiting_after_their_heal_job_used_up_its_attempts_are_healed_by_the_sweep(
     client, account, owner_url, flaky
 ):
-    from agentmate.core.db import get_database
-    from agentmate.memory.service.projection import HEAL_KIND as MEMORY_HEAL
-    from agentmate.memory.service.projection import sweep_heal as memory_sweep
-
     provider, _ = flaky
     h = account.headers("skills:rw")
     name = f"s{uuid.uuid4().hex[:8]}"
@@ -264,14 +268,7 @@ def test_skill_cards_left_waiting_after_their_heal_job_used_up_its_attempts_are_
     # When the embedder is back and the sweep runs (a card has no index state of its own: its retrieval row is
     # the whole of it, which the retrieval_heal sweep re-embeds whatever the namespace)
     provider.down = False
-    with psycopg.connect(owner_url) as conn:
-        conn.execute(
-            "UPDATE retrieval_documents SET updated_at = now() - interval '1 hour' WHERE account_id = %s",
-            (account.account_id,),
-        )
-    memory_sweep(get_database())
-    (healing,) = _jobs(owner_url, account.account_id, MEMORY_HEAL)
-    assert _run(MEMORY_HEAL, healing["id"]) == "succeeded"
+    _memory_sweep_heals(owner_url, account.account_id)
     # Then nothing waits, and search uses both legs again
     assert _usage_waiting(client, h)["skills"] == 0
     found = client.post(
