@@ -69,6 +69,23 @@ def usage(conn: Conn) -> UsageRow:
     return row
 
 
+# A row waits for its vector when it ``failed``, or is still ``pending`` this long after its write (its indexer
+# was lost): retrieval's own definition (``retrieval.repository._WAITING``, STALE_PENDING_SECONDS; a unit test
+# keeps the two equal: core may not import retrieval). The status terms use the partial index of migration 0095,
+# so the count costs the account's waiting rows only (none, outside an outage).
+STALE_PENDING_SECONDS = 300
+_WAITING = """SELECT namespace, count(*) AS n FROM retrieval_documents
+              WHERE account_id = %(account_id)s AND status IN ('failed', 'pending')
+                AND (status = 'failed' OR updated_at < now() - make_interval(secs => %(stale)s))
+              GROUP BY namespace"""
+
+
+def waiting_by_namespace(conn: Conn, *, account_id: UUID) -> dict[str, int]:
+    """The account's retrieval rows still waiting for their vector, per namespace (absent: none)."""
+    rows = conn.execute(_WAITING, {"account_id": account_id, "stale": STALE_PENDING_SECONDS}).fetchall()
+    return {r["namespace"]: int(r["n"]) for r in rows}
+
+
 # Quota counts stop at the quota (``LIMIT %(cap)s``): a check costs at most the quota's rows, whatever is stored.
 # The store paths' quotas read counters instead.
 # Inside a tenant transaction (row-level security keeps each count to the caller's account); the account_id term

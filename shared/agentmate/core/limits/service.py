@@ -223,10 +223,11 @@ def _quota(used: int, limit: int) -> Quota:
 def usage(db: TenantTransactions, settings: LimitSettings, account_id: UUID) -> Usage:
     """What the account stores against its quotas, and its request limits. (The report's models load here, on
     first use: every request imports this module, few ask for the report.)"""
-    from agentmate.core.limits.schemas import RateLimits, Usage
+    from agentmate.core.limits.schemas import IndexingWaiting, RateLimits, Usage
 
     with db.tenant(account_id) as conn:
         row = repo.usage(conn)
+        waiting = repo.waiting_by_namespace(conn, account_id=account_id)
     return Usage(
         memories=_quota(row.memories, settings.max_memories),
         working_items=_quota(row.working_items, settings.max_working_items),
@@ -238,5 +239,11 @@ def usage(db: TenantTransactions, settings: LimitSettings, account_id: UUID) -> 
             request_burst=settings.request_burst,
             concurrent_expensive=settings.concurrent_expensive or None,
             running_jobs=settings.running_jobs or None,
+        ),
+        indexing=IndexingWaiting(
+            memory=waiting.get("memory", 0),
+            knowledge=waiting.get("knowledge", 0),
+            wiki=waiting.get("knowledge_wiki", 0),
+            skills=waiting.get("skills", 0),
         ),
     )
