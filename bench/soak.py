@@ -726,8 +726,10 @@ def probe_vector_index(writes: int) -> int:
     """``--probe-vector-index N``: the embedded index alone (``retrieval.embedded_index.EmbeddedIndex`` in a
     temporary folder, 256 dimensions), N single-point upserts, each followed by the delete of the oldest point
     once 300 are live, so the live count stays at 300, as the soak's memory store and forget do. Prints this
-    process's RSS, the folder's size and the live count every N/10 writes, and after the background
-    optimisation (every 50,000 writes) has finished."""
+    process's RSS, the folder's size (allocated blocks; its WAL and segments apart) and the live count every
+    N/10 writes and once the background upkeep (flush, vacuum, optimisation) has finished; then the mean and
+    p99 of one write (upsert + delete) and the longest one: qdrant-edge holds the GIL in every call, so an
+    upkeep pass pauses this thread too."""
     from agentmate.retrieval.embedded_index import EmbeddedIndex
     from agentmate.retrieval.vector_index import VectorPoint
 
@@ -735,29 +737,42 @@ def probe_vector_index(writes: int) -> int:
         return _kib(os.getpid(), "status", "VmRSS:") / 1024
 
     folder = Path(tempfile.mkdtemp(prefix="agentmate-soak-vectors-"))
+    shard = folder / EmbeddedIndex.SHARD_DIR
+
+    def row(label: str) -> list[object]:
+        sizes = [_du_mb(folder), _du_mb(shard / "wal"), _du_mb(shard / "segments")]
+        return [label, f"{rss_mb():.1f}", *(f"{mb:.1f}" for mb in sizes), index.count(account)]
+
     index = EmbeddedIndex(folder)
     index.ensure_collection(256)
     account, rng, live = str(uuid.uuid4()), random.Random(1), list[str]()
-    rows = [["0", f"{rss_mb():.1f}", f"{_du_mb(folder):.1f}", 0]]
+    rows, costs = [row("0")], list[float]()
     for i in range(1, writes + 1):
         point = str(uuid.uuid4())
         vector = [rng.random() for _ in range(256)]
         payload = {"namespace": "memory", "source_type": "memory", "source_id": point}
+        started = time.perf_counter()
         index.upsert(account, [VectorPoint(point, vector, payload)])
         live.append(point)
         if len(live) > 300:
             index.delete(account, [live.pop(0)])
+        costs.append(time.perf_counter() - started)
         if i % max(1, writes // 10) == 0:
-            rows.append([str(i), f"{rss_mb():.1f}", f"{_du_mb(folder):.1f}", index.count(account)])
+            rows.append(row(str(i)))
     index.wait_optimized()
-    rows.append(["optimised", f"{rss_mb():.1f}", f"{_du_mb(folder):.1f}", index.count(account)])
+    rows.append(row("after the upkeep"))
     index.close()
     shutil.rmtree(folder, ignore_errors=True)
+    costs.sort()
     print_table(
         "Embedded vector index under churn (300 live points)",
-        ["writes", "process RSS MB", "folder MB", "live points"],
+        ["writes", "process RSS MB", "folder MB", "WAL MB", "segments MB", "live points"],
         rows,
-        [f"Machine: {machine()}. Command: `{COMMAND} --probe-vector-index {writes}`."],
+        [
+            f"One write (upsert + delete): mean {1e6 * sum(costs) / len(costs):.0f} us, p99 "
+            f"{1e6 * costs[int(0.99 * (len(costs) - 1))]:.0f} us, longest {1e3 * costs[-1]:.0f} ms.",
+            f"Machine: {machine()}. Command: `{COMMAND} --probe-vector-index {writes}`.",
+        ],
     )
     return 0
 
