@@ -1,7 +1,9 @@
 """Issue 25 §1: what the per-account request limit costs every request. Warm in-process ``GET /api/todos/{id}``
-through the todos Lambda handler with an API key, with the limits on (the defaults: one ``limits_admit``
-statement per request) and off (``LIMIT_REQUESTS_PER_MINUTE=0``: no statement), interleaved in blocks in one
-process so a noisy neighbour hits both alike; plus the admission statement alone through psycopg.
+through the todos Lambda handler with an API key, with the limits on (the defaults: ``limits_admit`` runs inside the
+credential's statement, ``auth_api_key_admit``, migration 0102: no round trip of its own) and off
+(``LIMIT_REQUESTS_PER_MINUTE=0``: the same statement, admitting nothing), interleaved in blocks in one process so a
+noisy neighbour hits both alike; plus the admission statement alone through psycopg (what it cost as a second
+statement, before 0102).
 
     .venv/bin/python bench/limits_cost.py [--calls 2000] [--warmup 200]
 

@@ -11,8 +11,11 @@ import psycopg
 import pytest
 
 from agentmate.core.dberrors import ParamsCursor
+from tests.integration import test_oauth_resource
 from tests.integration.test_limits import SEARCH, TODOS, _assert_refused, _leases
-from tests.integration.test_oauth_resource import ISSUER, grant, oauth_on  # noqa: F401 - oauth_on: a fixture
+from tests.integration.test_oauth_resource import ISSUER, grant
+
+oauth_on = test_oauth_resource.oauth_on  # the fixture that turns OAuth on for one test
 
 
 @pytest.fixture
@@ -81,7 +84,8 @@ def test_an_oauth_token_sends_one_statement_too_and_is_stamped_in_it(
     # The grant's last_used_at was stamped by that same statement (it was never used before)
     with psycopg.connect(owner_url) as conn:
         row = conn.execute(
-            "SELECT last_used_at IS NOT NULL FROM oauth_grants WHERE account_id = %(a)s", {"a": account.account_id}
+            "SELECT last_used_at IS NOT NULL FROM oauth_grants WHERE account_id = %(a)s",
+            {"a": account.account_id},
         ).fetchone()
     assert row == (True,)
     assert _rate_ahead(owner_url, account) is not None
@@ -91,7 +95,9 @@ def test_a_stale_key_is_stamped_in_the_same_statement(client, account, owner_url
     h = account.headers("todos:r")
     set_limits(requests_per_minute=600, request_burst=100)
     with psycopg.connect(owner_url) as conn:
-        conn.execute("UPDATE api_keys SET last_used_at = NULL WHERE account_id = %(a)s", {"a": account.account_id})
+        conn.execute(
+            "UPDATE api_keys SET last_used_at = NULL WHERE account_id = %(a)s", {"a": account.account_id}
+        )
     statements.clear()
     assert client.get(TODOS, headers=h).status_code == 200
     assert len(_before_tenant(statements)) == 1
@@ -175,3 +181,38 @@ def test_the_folded_statement_refuses_past_the_rate_and_releases_the_lease(
     # The third request is past the burst: refused by the same statement, naming the rate
     assert client.get(TODOS, headers=h).status_code == 200
     _assert_refused(client.get(TODOS, headers=h), "requests_per_minute")
+
+
+def test_in_lambda_the_statement_runs_on_the_invocations_thread_and_in_a_server_on_a_worker(
+    client, account, monkeypatch
+):
+    """A Lambda environment serves one request at a time: its credential statement needs no worker thread."""
+    import threading
+
+    from agentmate.auth import credentials
+    from functions.todos.app import handler
+    from tests.apigw import LambdaContext, http_event, parse_response
+
+    threads: list[threading.Thread] = []
+    original = credentials.authenticate_admitted
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        threads.append(threading.current_thread())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(credentials, "authenticate_admitted", spy)
+    h = account.headers("todos:r")
+    threads.clear()
+    # Through the Lambda handler: the invoking thread runs the statement, and the request is served as before
+    r = parse_response(handler(http_event("GET", TODOS, headers=h), LambdaContext()))
+    assert r.status_code == 200, r.body
+    assert threads == [threading.current_thread()]
+    # Through a server (the tests' ASGI client): a worker thread does
+    assert client.get(TODOS, headers=h).status_code == 200
+    assert len(threads) == 2 and threads[1] is not threading.current_thread()
+    # And a refusal through the handler is the same 401 problem
+    r = parse_response(
+        handler(http_event("GET", TODOS, headers={"X-Api-Key": "ak_" + "0" * 64}), LambdaContext())
+    )
+    assert r.status_code == 401
+    assert r.json()["detail"] == "invalid api key"

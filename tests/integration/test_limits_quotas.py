@@ -18,7 +18,6 @@ from agentmate.mcp import registry
 from agentmate.mcp.app import build_servers
 from agentmate.mcp.context import acting_as
 
-
 ENTRIES = "/api/memory/entries"
 USAGE = "/api/auth/usage"
 

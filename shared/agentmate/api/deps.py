@@ -180,9 +180,20 @@ async def release_lease(scope: Scope) -> None:
             logger.warning("could not release an expensive request's lease", exc_info=True)
 
 
-def current_principal(request: Request, db: DbDep, settings: AuthSettingsDep) -> Principal:
+async def current_principal(request: Request, db: DbDep, settings: AuthSettingsDep) -> Principal:
     """The caller, authenticated and admitted by its account's limits in one statement (one round trip before
-    the route's tenant transaction)."""
+    the route's tenant transaction).
+
+    In Lambda (Mangum puts the invocation's event in the scope) the environment serves one request at a time, so
+    the statement runs right here, on the loop: a worker-thread hop cost more than the statement on a busy host
+    (bench/warm_invoke.py --framework). A server with concurrent requests on its loop (uvicorn, the tests' client)
+    runs it on a worker thread, as FastAPI runs a plain ``def`` dependency."""
+    if "aws.event" in request.scope:
+        return _principal(request, db, settings)
+    return await run_in_threadpool(_principal, request, db, settings)
+
+
+def _principal(request: Request, db: Database, settings: AuthSettings) -> Principal:
     terms = limits.terms(get_limit_settings(), expensive=limits.is_expensive_path(request.url.path))
     principal, admission = _authenticate(request, db, settings, request.headers.get("x-api-key"), terms)
     _admit(request, db, principal, admission)
