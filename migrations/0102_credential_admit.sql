@@ -7,6 +7,22 @@
 -- was not. The admission columns are limits_admit's (0, 0, NULL, NULL when not admitted or no limit is on:
 -- p_per_minute <= 0 and p_slots <= 0). No row: no such credential. PL/pgSQL, so the plan is kept per session.
 
+-- The admission of an accepted credential's request (p_accepted), as limits_admit answers it; (0, 0, NULL, NULL)
+-- when the credential was refused or no limit is on. Called only by the functions below.
+CREATE FUNCTION auth_admit(p_accepted boolean, p_account uuid, p_per_minute integer, p_burst integer,
+                           p_slots integer, p_lease_s integer)
+    RETURNS TABLE (retry_after integer, wait_ms integer, refused_by text, lease_id uuid)
+    LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = public, pg_temp
+AS $$
+BEGIN
+    IF p_accepted AND (p_per_minute > 0 OR p_slots > 0) THEN
+        RETURN QUERY SELECT * FROM limits_admit(p_account, p_per_minute, p_burst, p_slots, p_lease_s);
+    ELSE
+        RETURN QUERY SELECT 0, 0, NULL::text, NULL::uuid;
+    END IF;
+END
+$$;
+
 CREATE FUNCTION auth_api_key_admit(p_key_hash text, p_per_minute integer, p_burst integer, p_slots integer,
                                    p_lease_s integer)
     RETURNS TABLE (key_id uuid, account_id uuid, user_id uuid, scopes text[], role text, expired boolean,
@@ -16,26 +32,18 @@ CREATE FUNCTION auth_api_key_admit(p_key_hash text, p_per_minute integer, p_burs
 AS $$
 DECLARE
     k record;
-    v_retry integer := 0;
-    v_wait integer := 0;
-    v_refused text;
-    v_lease uuid;
+    v_ok boolean;
 BEGIN
     SELECT * INTO k FROM auth_api_key(p_key_hash);
     IF NOT FOUND THEN
         RETURN;
     END IF;
-    IF NOT (k.expired OR k.suspended) THEN
-        IF k.stale THEN
-            PERFORM auth_touch_api_key(k.key_id);
-        END IF;
-        IF p_per_minute > 0 OR p_slots > 0 THEN
-            SELECT l.retry_after, l.wait_ms, l.refused_by, l.lease_id INTO v_retry, v_wait, v_refused, v_lease
-            FROM limits_admit(k.account_id, p_per_minute, p_burst, p_slots, p_lease_s) l;
-        END IF;
+    v_ok := NOT (k.expired OR k.suspended);
+    IF v_ok AND k.stale THEN
+        PERFORM auth_touch_api_key(k.key_id);
     END IF;
-    RETURN QUERY SELECT k.key_id, k.account_id, k.user_id, k.scopes, k.role, k.expired, k.stale, k.suspended,
-        v_retry, v_wait, v_refused, v_lease;
+    RETURN QUERY SELECT k.key_id, k.account_id, k.user_id, k.scopes, k.role, k.expired, k.stale, k.suspended, a.*
+        FROM auth_admit(v_ok, k.account_id, p_per_minute, p_burst, p_slots, p_lease_s) a;
 END
 $$;
 
@@ -49,20 +57,14 @@ CREATE FUNCTION auth_jwt_user_admit(p_user_id uuid, p_account_id uuid, p_epoch i
 AS $$
 DECLARE
     u record;
-    v_retry integer := 0;
-    v_wait integer := 0;
-    v_refused text;
-    v_lease uuid;
 BEGIN
     SELECT * INTO u FROM auth_jwt_user(p_user_id, p_account_id);
     IF NOT FOUND THEN
         RETURN;
     END IF;
-    IF u.credentials_epoch = p_epoch AND NOT u.suspended AND (p_per_minute > 0 OR p_slots > 0) THEN
-        SELECT l.retry_after, l.wait_ms, l.refused_by, l.lease_id INTO v_retry, v_wait, v_refused, v_lease
-        FROM limits_admit(p_account_id, p_per_minute, p_burst, p_slots, p_lease_s) l;
-    END IF;
-    RETURN QUERY SELECT u.role, u.credentials_epoch, u.suspended, v_retry, v_wait, v_refused, v_lease;
+    RETURN QUERY SELECT u.role, u.credentials_epoch, u.suspended, a.*
+        FROM auth_admit(u.credentials_epoch = p_epoch AND NOT u.suspended, p_account_id, p_per_minute, p_burst,
+                        p_slots, p_lease_s) a;
 END
 $$;
 
@@ -78,31 +80,24 @@ CREATE FUNCTION auth_oauth_token_admit(p_token_hash text, p_resource text, p_per
 AS $$
 DECLARE
     t record;
-    v_retry integer := 0;
-    v_wait integer := 0;
-    v_refused text;
-    v_lease uuid;
+    v_ok boolean;
 BEGIN
     SELECT * INTO t FROM auth_oauth_token(p_token_hash);
     IF NOT FOUND THEN
         RETURN;
     END IF;
-    IF t.kind = 'access' AND NOT (t.suspended OR t.revoked OR t.epoch_moved OR t.expired)
-       AND p_resource IS NOT NULL AND (p_resource = t.resource OR starts_with(p_resource, t.resource || '/')) THEN
-        IF t.stale THEN
-            PERFORM auth_oauth_touch_grant(t.grant_id);
-        END IF;
-        IF p_per_minute > 0 OR p_slots > 0 THEN
-            SELECT l.retry_after, l.wait_ms, l.refused_by, l.lease_id INTO v_retry, v_wait, v_refused, v_lease
-            FROM limits_admit(t.account_id, p_per_minute, p_burst, p_slots, p_lease_s) l;
-        END IF;
+    v_ok := t.kind = 'access' AND NOT (t.suspended OR t.revoked OR t.epoch_moved OR t.expired)
+        AND p_resource IS NOT NULL AND (p_resource = t.resource OR starts_with(p_resource, t.resource || '/'));
+    IF v_ok AND t.stale THEN
+        PERFORM auth_oauth_touch_grant(t.grant_id);
     END IF;
     RETURN QUERY SELECT t.kind, t.grant_id, t.account_id, t.user_id, t.client_id, t.scopes, t.resource, t.role,
-        t.expires_at, t.expired, t.used, t.revoked, t.epoch_moved, t.suspended, t.stale, v_retry, v_wait,
-        v_refused, v_lease;
+        t.expires_at, t.expired, t.used, t.revoked, t.epoch_moved, t.suspended, t.stale, a.*
+        FROM auth_admit(v_ok, t.account_id, p_per_minute, p_burst, p_slots, p_lease_s) a;
 END
 $$;
 
+REVOKE EXECUTE ON FUNCTION auth_admit(boolean, uuid, integer, integer, integer, integer) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION auth_api_key_admit(text, integer, integer, integer, integer),
     auth_jwt_user_admit(uuid, uuid, integer, integer, integer, integer, integer),
     auth_oauth_token_admit(text, text, integer, integer, integer, integer) FROM PUBLIC;
