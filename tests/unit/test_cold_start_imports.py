@@ -22,15 +22,18 @@ DEFERRED = {
         "agentmate.knowledge.sources.service",
         "agentmate.knowledge.search.service",
         "agentmate.knowledge.search.index",
+        "agentmate.knowledge.discovery.discover",
+        "agentmate.knowledge.discovery.resolutions",
+        "agentmate.packages.service",
+        "agentmate.retrieval.service",
+    ),
+    "functions.knowledge_wiki.app": (
         "agentmate.knowledge.wiki.service",
         "agentmate.knowledge.wiki.retrieval",
         "agentmate.knowledge.wiki.compiler",
         "agentmate.knowledge.quality.lint_service",
         "agentmate.knowledge.quality.review_service",
         "agentmate.knowledge.quality.validation_service",
-        "agentmate.knowledge.discovery.discover",
-        "agentmate.knowledge.discovery.resolutions",
-        "agentmate.packages.service",
         "agentmate.retrieval.service",
         "agentmate.llm.client",
     ),
@@ -75,3 +78,33 @@ def test_function_init_defers_its_use_cases_until_a_request_or_the_snapshot(func
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["at_init"] == [], f"{function} loads at init: {seen['at_init']}"
     assert seen["after_warm_up"] == sorted(watched), "the SnapStart warm-up must load what init deferred"
+
+
+# Each half of the knowledge routes declares only its own routers at init (issue 26 §3): the split is what brings
+# the knowledge function within the cold-start goal, so neither may load the other's routers (and their schemas).
+NOT_IMPORTED = {
+    "functions.knowledge.app": ("agentmate.knowledge.wiki.router", "agentmate.knowledge.quality.router"),
+    "functions.knowledge_wiki.app": (
+        "agentmate.knowledge.sources.router",
+        "agentmate.knowledge.catalog.router",
+        "agentmate.knowledge.search.router",
+        "agentmate.knowledge.discovery.router",
+        "agentmate.knowledge.jobs_router",
+    ),
+}
+
+
+@pytest.mark.parametrize("function", sorted(NOT_IMPORTED))
+def test_each_knowledge_function_imports_only_its_own_routers(function: str) -> None:
+    probe = "import importlib, json, sys; importlib.import_module(sys.argv[1]); print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe, function],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PYTHONPATH": f"{ROOT / 'shared'}:{ROOT}", "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    loaded = set(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert sorted(loaded & set(NOT_IMPORTED[function])) == [], f"{function} imports another function's routers"
