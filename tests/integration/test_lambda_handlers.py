@@ -316,10 +316,16 @@ def test_knowledge_wiki_function_serves_the_wiki_and_its_quality_routes(client, 
     assert r.status_code == 200 and r.json()["items"] == [], r.body
     missing = uuid.uuid4()
     r = invoke(
-        wiki, "GET", f"/api/knowledge/builds/{missing}", headers=h, route_key="ANY /api/knowledge/builds/{proxy+}"
+        wiki,
+        "GET",
+        f"/api/knowledge/builds/{missing}",
+        headers=h,
+        route_key="ANY /api/knowledge/builds/{proxy+}",
     )
     assert r.status_code == 404 and r.headers["content-type"] == "application/problem+json", r.body
-    r = invoke(wiki, "GET", "/api/knowledge/wiki/lint/runs", headers=h, route_key="ANY /api/knowledge/wiki/{proxy+}")
+    r = invoke(
+        wiki, "GET", "/api/knowledge/wiki/lint/runs", headers=h, route_key="ANY /api/knowledge/wiki/{proxy+}"
+    )
     assert r.status_code == 200 and r.json()["items"] == [], r.body
     r = invoke(
         wiki,

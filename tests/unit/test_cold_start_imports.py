@@ -107,4 +107,6 @@ def test_each_knowledge_function_imports_only_its_own_routers(function: str) -> 
     )
     assert done.returncode == 0, done.stderr[-3000:]
     loaded = set(json.loads(done.stdout.strip().splitlines()[-1]))
-    assert sorted(loaded & set(NOT_IMPORTED[function])) == [], f"{function} imports another function's routers"
+    assert sorted(loaded & set(NOT_IMPORTED[function])) == [], (
+        f"{function} imports another function's routers"
+    )
