@@ -18,6 +18,7 @@ import agentmate
 from agentmate.core.mcp_modules import MCP_MODULES
 from agentmate.mcp import registry
 from functions.routes import API_FALLBACK, ROUTE_GROUPS
+from infra.local_app import Dispatcher
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -120,11 +121,19 @@ def test_api_gateway_sends_every_route_to_the_function_that_serves_it():
         for path in fn["paths"]:
             assert path not in routes, f"{path} is declared by {routes.get(path)} and {module}"
             routes[path] = module
+    local = Dispatcher({p: module for module, prefixes in ROUTE_GROUPS.items() for p in prefixes})  # type: ignore[misc]
+    # (module names stand in for the apps: the dispatcher only compares prefixes)
     for module, served in _group_routes().items():
         for path, _ in served:
             concrete = re.sub(r"\{[^}]+\}", "x", path)
             assert _gateway_route(routes, concrete) == module, (
                 f"{path} is served by {module} but template.yaml routes it to {_gateway_route(routes, concrete)}"
+            )
+            dispatched = (
+                local.match(concrete) or API_FALLBACK
+            )  # unmatched /api paths go to the fallback group
+            assert dispatched == module, (
+                f"{path} is served by {module} but the local runtime sends it to {dispatched}"
             )
 
 
