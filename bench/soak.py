@@ -767,7 +767,8 @@ def probe_vector_index(writes: int) -> int:
 
     def row(label: str) -> list[object]:
         sizes = [_du_mb(folder), _du_mb(shard / "wal"), _du_mb(shard / "segments")]
-        return [label, f"{rss_mb():.1f}", *(f"{mb:.1f}" for mb in sizes), index.count(account)]
+        anon = _kib(os.getpid(), "status", "RssAnon:") / 1024
+        return [label, f"{rss_mb():.1f}", f"{anon:.1f}", *(f"{mb:.1f}" for mb in sizes), index.count(account)]
 
     index = EmbeddedIndex(folder)
     index.ensure_collection(256)
@@ -792,7 +793,7 @@ def probe_vector_index(writes: int) -> int:
     costs.sort()
     print_table(
         "Embedded vector index under churn (300 live points)",
-        ["writes", "process RSS MB", "folder MB", "WAL MB", "segments MB", "live points"],
+        ["writes", "process RSS MB", "anon MB", "folder MB", "WAL MB", "segments MB", "live points"],
         rows,
         [
             f"One write (upsert + delete): mean {1e6 * sum(costs) / len(costs):.0f} us, p99 "
