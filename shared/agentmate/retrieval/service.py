@@ -533,6 +533,17 @@ class Retrieval:
             )
         return [IndexResult("failed", i, error) for i in ids]
 
+    def begin_index(self, text: str) -> PendingIndex:
+        """The first step of indexing one new document inside its writer's transaction: start embedding ``text``
+        (the document's content, or its title when it has none) on a worker thread, before the transaction opens,
+        so the embedding overlaps the writer's database work. Finish it with ``PendingIndex.complete(conn, ...)``
+        in that transaction."""
+        try:
+            embedder = self.embedder()
+        except Exception as exc:  # configuration failure: the row still goes in, marked failed
+            return PendingIndex(self, None, None, text, exc)
+        return PendingIndex(self, embedder, self._executor().submit(embedder.embed, [text]), text, None)
+
     def heal(self, db: TenantTransactions, account_id: UUID, *, max_rows: int = 10_000) -> Healed:
         """Re-embed and re-index the account's waiting projections (``failed``, or ``pending`` past a grace), a
         batch at a time, until none is left, ``max_rows`` were tried, or the embedder or the vector index fails
@@ -789,6 +800,75 @@ def _hit(row: dict[str, Any], fused: fusion.FusedHit, coverage: float | None) ->
 
 _retrieval: Retrieval | None = None
 _retrieval_lock = threading.Lock()
+
+
+class PendingIndex:
+    """One document whose embedding is running (``Retrieval.begin_index``); ``complete`` writes its row, waits for
+    the vector (at most ``vector_leg_timeout_s``), upserts it and marks the row ``indexed``, all in the caller's
+    transaction. On any embedding or vector-index failure the row is marked ``failed`` in that same transaction
+    (the caller queues the heal there too), so a committed row is never left without its projection queued. A
+    vector upserted for a transaction that then rolls back is a stale point, which is never served (hits are
+    hydrated from ``indexed`` rows) and is replaced when the point id is reused; nothing acknowledges it."""
+
+    def __init__(
+        self,
+        retrieval: Retrieval,
+        embedder: Embedder | None,
+        future: Future[list[list[float]]] | None,
+        text: str,
+        error: Exception | None,
+    ) -> None:
+        self._rt = retrieval
+        self._embedder = embedder
+        self._future = future
+        self._text = text
+        self._error = error
+
+    def discard(self) -> None:
+        """The document was not written after all (a replay, a deduplicated store): drop the embedding."""
+        if self._future is not None:
+            self._future.cancel()
+
+    def complete(self, conn: Conn, account_id: UUID, doc: DocumentIn) -> IndexResult:
+        row = repo.upsert_pending(conn, account_id=account_id, doc=_prepare(doc))
+        try:
+            embedder = self._embedder
+            if embedder is None or self._future is None:
+                raise self._error or RuntimeError("no embedder")
+            text = row.content or row.title
+            if text == self._text:
+                vectors = self._future.result(timeout=self._rt.vector_leg_timeout_s)
+            else:  # pragma: no cover - the caller embedded other text than it wrote
+                self._future.cancel()
+                vectors = embedder.embed([text])
+            collection = self._rt._vector_upsert(
+                account_id, embedder.dimensions, [(row.point_id, vectors[0], _vector_payload(row))]
+            )
+        except Exception as exc:
+            error = (
+                f"embedding took longer than {self._rt.vector_leg_timeout_s:g} s"
+                if isinstance(exc, FutureTimeout)
+                else _describe(exc)
+            )
+            logger.warning("retrieval indexing failed", extra={"error": error, "documents": 1})
+            repo.mark_failed(
+                conn,
+                account_id=account_id,
+                document_ids=[row.id],
+                content_hashes=[row.content_hash],
+                error=error,
+            )
+            return IndexResult("failed", row.id, error)
+        repo.mark_indexed(
+            conn,
+            account_id=account_id,
+            document_ids=[row.id],
+            content_hashes=[row.content_hash],
+            embedding_model=embedder.name,
+            embedding_dimension=embedder.dimensions,
+            vector_collection=collection,
+        )
+        return IndexResult("indexed", row.id)
 
 
 def get_retrieval() -> Retrieval:
