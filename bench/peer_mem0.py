@@ -297,6 +297,21 @@ def run_inprocess(key: str, n: int) -> list[float]:
     return out
 
 
+def round_trips(key: str) -> tuple[int, list[str]]:
+    """The Postgres round trips of one new store through the in-process handler (libpq's trace; pool of one)."""
+    from common import count_round_trips
+
+    from agentmate.core.db import get_database
+    from functions.memory.app import handler
+    from tests.apigw import LambdaContext, http_event
+
+    body = entry_body("user-trips", "Round trips: the audit log is kept for 400 days", 0)
+    event = http_event(
+        "POST", "/api/memory/entries", json_body=body, headers={"Authorization": f"Bearer {key}"}
+    )
+    return count_round_trips(get_database(), lambda: handler(event, LambdaContext()))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -306,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--inprocess", type=int, default=500, help="extra stores through the in-process handler"
     )
+    parser.add_argument("--statements", action="store_true", help="list the statements of one store")
     parser.add_argument("--serve-embeddings", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_embeddings:
@@ -355,13 +371,20 @@ def main(argv: list[str] | None = None) -> int:
             procs[-1].wait()
             # The vector index on disk belongs to one process at a time: the in-process run opens it after the
             # server has gone.
+            os.environ["DB_POOL_MAX_SIZE"] = (
+                "1"  # as in Lambda; count_round_trips traces the pool's one connection
+            )
             inproc = run_inprocess(key, args.inprocess) if args.inprocess else []
+            trips = round_trips(key)
     finally:
         for p in procs:
             if p.poll() is None:
                 p.terminate()
                 p.wait()
     report(users, args.searches, mem0, ours, inproc)
+    print(f"Postgres round trips per new store (in-process handler, libpq trace): {trips[0]}")
+    if args.statements:
+        print("\n".join(f"  {s}" for s in trips[1]))
     return 0
 
 

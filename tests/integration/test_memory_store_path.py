@@ -1,0 +1,163 @@
+"""The store path of a durable memory (issue 26 §4): the entry, its evidence, its retrieval projection (lexical row,
+vector) and, when indexing fails, the account's heal job are written in one transaction, whose round trips are
+counted here; the embedding runs beside the database work and is waited for at most ``vector_leg_timeout_s``."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from agentmate.core.db import Database
+from agentmate.core.principal import Principal
+from agentmate.memory.schemas import EntryCreate
+from agentmate.memory.service.entries import create_entry
+from agentmate.memory.service.projection import HEAL_KIND
+from agentmate.retrieval.embedders import OpenAIEmbedder
+from tests.fakes.embeddings_provider import SlowEmbeddings
+
+ENTRIES = "/api/memory/entries"
+
+
+def _body(content: str, **over: Any) -> dict[str, Any]:
+    return {
+        "memory_type": "semantic",
+        "content": content,
+        "scope_type": "project",
+        "scope_key": "store-path",
+        "evidence": [{"source_type": "url", "source_id": f"https://wiki/{content}", "excerpt": "x"}],
+        **over,
+    }
+
+
+def _writers(owner_url: str, entry_id: str) -> dict[str, set[str]]:
+    """The transaction ids that last wrote the entry, its evidence, its projection and the account's heal jobs."""
+    with psycopg.connect(owner_url) as conn:
+
+        def xids(sql: str) -> set[str]:
+            return {r[0] for r in conn.execute(sql, {"id": entry_id}).fetchall()}
+
+        return {
+            "entry": xids("SELECT xmin::text FROM memory_entries WHERE id = %(id)s"),
+            "evidence": xids("SELECT xmin::text FROM memory_evidence WHERE memory_id = %(id)s"),
+            "document": xids(
+                "SELECT xmin::text FROM retrieval_documents WHERE source_type = 'memory_entry' AND source_id = %(id)s"
+            ),
+            "heal job": xids(
+                f"""SELECT j.xmin::text FROM jobs j JOIN memory_entries e ON e.account_id = j.account_id
+                    WHERE e.id = %(id)s AND j.kind = '{HEAL_KIND}'"""
+            ),
+        }
+
+
+def test_a_new_memory_is_stored_and_indexed_in_one_transaction(client, account, owner_url):
+    # When a memory is stored
+    r = client.post(ENTRIES, json=_body("one transaction"), headers=account.headers("memory:rw"))
+    # Then it is indexed, and its entry, evidence and projection were all written by one transaction
+    assert r.status_code == 201, r.text
+    assert r.json()["indexing"]["status"] == "indexed"
+    writers = _writers(owner_url, r.json()["id"])
+    assert writers["entry"] == writers["evidence"] == writers["document"]
+    assert len(writers["entry"]) == 1
+    assert writers["heal job"] == set()
+
+
+@pytest.fixture
+def slow_provider() -> Iterator[SlowEmbeddings]:
+    with SlowEmbeddings(delay_s=0) as server:
+        yield server
+
+
+@pytest.fixture
+def impatient(slow_provider, make_retrieval, serve_retrieval) -> SlowEmbeddings:
+    """The app's retrieval over the loopback provider, waiting at most 50 ms for a store's embedding."""
+    embedder = OpenAIEmbedder(
+        slow_provider.base_url, "k", "fake-model", dimensions=8, timeout_s=30, max_retries=0
+    )
+    serve_retrieval(make_retrieval(embedder=embedder, vector_leg_timeout_s=0.05))
+    return slow_provider
+
+
+def test_an_embedding_past_its_deadline_leaves_the_memory_stored_failed_and_its_heal_queued_in_that_transaction(
+    client, account, owner_url, impatient
+):
+    # Given an embedding endpoint that answers long after the store's deadline
+    impatient.delay_s = 3.0
+    # When a memory is stored
+    r = client.post(ENTRIES, json=_body("slow embedder"), headers=account.headers("memory:rw"))
+    # Then it is stored, and its indexing says why it failed
+    assert r.status_code == 201, r.text
+    indexing = r.json()["indexing"]
+    assert indexing["status"] == "failed"
+    assert indexing["error"] == "embedding took longer than 0.05 s"
+    # And the heal job was queued by the same transaction that stored the entry and its failed projection
+    writers = _writers(owner_url, r.json()["id"])
+    assert writers["entry"] == writers["evidence"] == writers["document"] == writers["heal job"]
+    assert len(writers["entry"]) == 1
+
+
+def test_a_replayed_store_writes_no_second_projection_and_reports_the_first(client, account, owner_url):
+    h = {**account.headers("memory:rw"), "Idempotency-Key": f"k-{uuid.uuid4()}"}
+    first = client.post(ENTRIES, json=_body("replayed"), headers=h)
+    again = client.post(ENTRIES, json=_body("replayed"), headers=h)
+    assert (first.status_code, again.status_code) == (201, 201)
+    assert again.json()["id"] == first.json()["id"]
+    assert again.json()["indexing"] == first.json()["indexing"]
+    with psycopg.connect(owner_url) as conn:
+        (documents,) = conn.execute(
+            "SELECT count(*) FROM retrieval_documents WHERE source_id = %s", (first.json()["id"],)
+        ).fetchone()  # type: ignore[misc]
+    assert documents == 1
+
+
+def _round_trips(db: Database, action: Any) -> tuple[int, list[str]]:
+    """The times the client waited on Postgres during ``action`` (libpq's protocol trace of the pool's one
+    connection): a simple Query, or a Sync/Flush of the extended protocol; and the statements sent."""
+    with tempfile.NamedTemporaryFile("w+", suffix=".pqtrace") as trace:
+        with db.pool.connection() as conn:
+            conn.pgconn.trace(trace.fileno())
+            conn.pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS | psycopg.pq.Trace.REGRESS_MODE)
+        try:
+            action()
+        finally:
+            with db.pool.connection() as conn:
+                conn.pgconn.untrace()
+        trace.seek(0)
+        sent = [line.split("\t") for line in trace.read().splitlines() if line.startswith("F\t")]
+    waits, statements, previous = 0, [], ""
+    for fields in sent:
+        kind = fields[2] if len(fields) > 2 else ""
+        if kind in ("Query", "Sync") or (kind == "Flush" and previous != "Sync"):
+            waits += 1
+        if kind in ("Query", "Parse"):
+            statements.append(fields[3].strip()[:60])
+        previous = kind
+    return waits, statements
+
+
+def test_a_store_in_a_known_scope_costs_five_round_trips_and_one_commit(account, make_retrieval):
+    db = Database(os.environ["DATABASE_URL"], max_size=1)
+    retrieval = make_retrieval()
+    principal = Principal(
+        account_id=uuid.UUID(account.account_id), user_id=uuid.UUID(account.user_id), via="jwt"
+    )
+    try:
+        # Given a scope that already holds a memory (the first store in a scope also looks for near twins)
+        create_entry(db, retrieval, principal, EntryCreate.model_validate(_body("the first")))
+        # When another memory is stored there
+        trips, statements = _round_trips(
+            db,
+            lambda: create_entry(db, retrieval, principal, EntryCreate.model_validate(_body("the second"))),
+        )
+    finally:
+        db.close()
+    # Then it costs five round trips: BEGIN with the quota read, the entry, its evidence, its projection, and
+    # the projection marked indexed with COMMIT (13 in three transactions before issue 26)
+    assert sum('"COMMIT"' in s for s in statements) == 1, statements
+    assert sum('"BEGIN' in s for s in statements) == 1, statements
+    assert trips == 5, statements
