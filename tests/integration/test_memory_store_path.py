@@ -157,7 +157,7 @@ def test_a_store_in_a_known_scope_costs_five_round_trips_and_one_commit(account,
     finally:
         db.close()
     # Then it costs five round trips: BEGIN with the quota read, the entry, its evidence, its projection, and
-    # the projection marked indexed with COMMIT (13 in three transactions before issue 26)
+    # the projection marked indexed with COMMIT (12 in three transactions before issue 26)
     assert sum('"COMMIT"' in s for s in statements) == 1, statements
     assert sum('"BEGIN' in s for s in statements) == 1, statements
     assert trips == 5, statements

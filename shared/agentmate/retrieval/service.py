@@ -13,7 +13,9 @@ both fail is it a ``ServiceUnavailable`` (503). Candidates per leg = clamp(top_k
 with reciprocal rank fusion (``fusion.py``).
 
 The embedding call and the vector search happen before the tenant transaction is opened, so a slow embedding
-endpoint never holds a database connection.
+endpoint never holds a database connection; a store that indexes its new document inside its own transaction
+(``begin_index``: the memory store) starts the embedding before that transaction opens and waits for it at most
+``vector_leg_timeout_s`` inside it.
 """
 
 from __future__ import annotations
