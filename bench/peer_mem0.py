@@ -46,6 +46,7 @@ MEM0_VENV = Path(os.environ.get("MEM0_VENV", "/work/.mem0-venv"))
 DIMENSIONS = 384
 TOP_K = 10
 PG_DIR = ROOT / ".local" / "bench-mem0-pg"
+SERVER_LOG = ROOT / ".local" / "bench-mem0-server.log"  # the servers' output (uvicorn, the embedding server)
 PG_PORT = int(os.environ.get("AGENTMATE_MEM0_BENCH_PG_PORT", "26441"))
 
 SUBJECTS = (
@@ -202,11 +203,12 @@ class Client:
 
 
 def start_process(cmd: list[str], env: dict[str, str], ready: Any) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    log = open(SERVER_LOG, "ab")  # the child writes to it until it exits
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=log)
     deadline = time.monotonic() + 120
     while not ready():
         if proc.poll() is not None:
-            raise RuntimeError(f"{cmd[:4]} exited: {proc.stderr.read().decode()[-3000:]}")  # type: ignore[union-attr]
+            raise RuntimeError(f"{cmd[:4]} exited: see {SERVER_LOG}")
         if time.monotonic() > deadline:
             proc.kill()
             raise RuntimeError(f"{cmd[:4]} did not start")
