@@ -26,6 +26,7 @@ searched), then ``--searches`` queries filtered to the first user. Nothing here 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import http.client
 import json
 import os
@@ -198,7 +199,9 @@ class Client:
         r = self.conn.getresponse()
         data = r.read()
         if r.status >= 300:
-            raise RuntimeError(f"{method} {path}: {r.status} {data[:500]!r}")
+            raise RuntimeError(
+                f"{method} {path}: {r.status} {data[:500]!r} (logs: {SERVER_LOG}, {PG_DIR / 'server.log'})"
+            )
         return json.loads(data) if data else None
 
 
@@ -314,6 +317,21 @@ def round_trips(key: str) -> tuple[int, list[str]]:
     return count_round_trips(get_database(), lambda: handler(event, LambdaContext()))
 
 
+def exclusive_cluster(port: int) -> Any:
+    """Hold the bench cluster's port for this run, or stop at once. Two runs sharing it broke the first 10k run:
+    they share one database name, and the run that finished first dropped that database ``WITH (FORCE)`` and
+    stopped the cluster it had started, so the other run's next store lost its connection (Postgres: "terminating
+    connection due to administrator command", a correct 503 "the database is unavailable for a moment")."""
+    lock = open(ROOT / ".local" / f"bench-mem0-{port}.lock", "a")  # held (and closed) when this process exits
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        sys.exit(
+            f"another bench/peer_mem0.py run uses port {port}: wait for it, or set AGENTMATE_MEM0_BENCH_PG_PORT"
+        )
+    return lock
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -330,6 +348,8 @@ def main(argv: list[str] | None = None) -> int:
         serve_embeddings(args.serve_embeddings)
         return 0
     users = [int(n) for n in args.users.split(",")]
+    (ROOT / ".local").mkdir(exist_ok=True)
+    held = exclusive_cluster(PG_PORT)  # noqa: F841 - kept until exit
     data = corpus(users, args.searches)
     python = ensure_mem0()
 

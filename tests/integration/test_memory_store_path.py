@@ -14,6 +14,9 @@ import psycopg
 import pytest
 
 from agentmate.core.db import Database
+from agentmate.core.dberrors import NUL_MESSAGE
+from agentmate.core.errors import Conflict, ValidationFailed
+from agentmate.core.limits.settings import get_limit_settings
 from agentmate.core.principal import Principal
 from agentmate.memory.schemas import EntryCreate
 from agentmate.memory.service.entries import create_entry
@@ -161,3 +164,60 @@ def test_a_store_in_a_known_scope_costs_five_round_trips_and_one_commit(account,
     assert sum('"COMMIT"' in s for s in statements) == 1, statements
     assert sum('"BEGIN' in s for s in statements) == 1, statements
     assert trips == 5, statements
+
+
+def _direct(account: Any) -> Principal:
+    return Principal(account_id=uuid.UUID(account.account_id), user_id=uuid.UUID(account.user_id), via="jwt")
+
+
+@pytest.mark.parametrize(
+    "over, field",
+    [
+        (
+            {"evidence": [{"source_type": "url", "source_id": "https://wiki/nul", "excerpt": "a\x00b"}]},
+            "items",
+        ),
+        ({"metadata": {"k": "a\x00b"}}, "metadata"),
+    ],
+)
+def test_a_statement_failing_inside_the_store_pipeline_keeps_its_status_and_leaves_the_connection_usable(
+    account, make_retrieval, over, field
+):
+    # Given a pool of one connection (as in Lambda), so the next store reuses the one the failed store returned
+    db = Database(os.environ["DATABASE_URL"], max_size=1)
+    retrieval = make_retrieval()
+    principal = _direct(account)
+    try:
+        # When Postgres refuses a value in the middle of the pipelined store
+        with pytest.raises(ValidationFailed) as refused:
+            create_entry(db, retrieval, principal, EntryCreate.model_validate(_body(f"nul {field}", **over)))
+        # Then it is the client's 400 (naming the field when the statement shows it), not a 503 for a pipeline
+        # the error aborted
+        assert NUL_MESSAGE in str(refused.value.errors) + refused.value.detail
+        # And nothing of it was stored, and the connection it returned serves the next store
+        created = create_entry(db, retrieval, principal, EntryCreate.model_validate(_body(f"after {field}")))
+        assert created.value.indexing is not None and created.value.indexing.status == "indexed"
+    finally:
+        db.close()
+
+
+def test_a_quota_refusal_inside_the_store_pipeline_is_a_409_and_the_next_store_succeeds(
+    account, make_retrieval, monkeypatch
+):
+    db = Database(os.environ["DATABASE_URL"], max_size=1)
+    retrieval = make_retrieval()
+    principal = _direct(account)
+    try:
+        create_entry(db, retrieval, principal, EntryCreate.model_validate(_body("quota one")))
+        monkeypatch.setenv("LIMIT_MAX_MEMORIES", "1")
+        get_limit_settings.cache_clear()
+        with pytest.raises(Conflict, match="max_memories"):
+            create_entry(db, retrieval, principal, EntryCreate.model_validate(_body("quota two")))
+        # a duplicate of the stored one adds nothing: never refused, deduplicated in the same pipeline
+        again = create_entry(db, retrieval, principal, EntryCreate.model_validate(_body("quota one")))
+        assert again.value.deduplicated and again.value.indexing is not None
+        assert again.value.indexing.status == "indexed"
+    finally:
+        monkeypatch.delenv("LIMIT_MAX_MEMORIES")
+        get_limit_settings.cache_clear()
+        db.close()
