@@ -1,7 +1,9 @@
 """Issue 25 §1: what the per-account request limit costs every request. Warm in-process ``GET /api/todos/{id}``
-through the todos Lambda handler with an API key, with the limits on (the defaults: one ``limits_admit``
-statement per request) and off (``LIMIT_REQUESTS_PER_MINUTE=0``: no statement), interleaved in blocks in one
-process so a noisy neighbour hits both alike; plus the admission statement alone through psycopg.
+through the todos Lambda handler with an API key, with the limits on (the defaults: ``limits_admit`` runs inside the
+credential's statement, ``auth_api_key_admit``, migration 0102: no round trip of its own) and off
+(``LIMIT_REQUESTS_PER_MINUTE=0``: the same statement, admitting nothing), interleaved in blocks in one process so a
+noisy neighbour hits both alike; plus the admission statement alone through psycopg (what it cost as a second
+statement, before 0102).
 
     .venv/bin/python bench/limits_cost.py [--calls 2000] [--warmup 200]
 
@@ -58,10 +60,27 @@ def main(argv: list[str] | None = None) -> int:
     def admit_alone() -> None:
         conn.execute("SELECT * FROM limits_admit(%s, 100000, 100000, 0, 120)", (account_id,))
 
+    from agentmate.auth.security import hash_api_key
+
+    key_hash = hash_api_key(key)
+
+    def lookup_alone() -> None:
+        conn.execute("SELECT * FROM auth_api_key(%s)", (key_hash,))
+
+    def lookup_then_admit() -> None:  # before migration 0102: two statements
+        lookup_alone()
+        admit_alone()
+
+    def folded() -> None:  # since 0102: one
+        conn.execute("SELECT * FROM auth_api_key_admit(%s, 100000, 100000, 0, 120)", (key_hash,))
+
     variants = [
         ("handler, limits off", lambda: set_rate("0"), handler_call),
         ("handler, limits on (default rate)", lambda: set_rate("1200"), handler_call),
         ("psycopg: limits_admit alone", lambda: None, admit_alone),
+        ("psycopg: auth_api_key alone", lambda: None, lookup_alone),
+        ("psycopg: auth_api_key, then limits_admit", lambda: None, lookup_then_admit),
+        ("psycopg: auth_api_key_admit (one statement)", lambda: None, folded),
     ]
     for _, setup, fn in variants:
         setup()

@@ -8,8 +8,8 @@ migrated database, the application as ``agentmate_app`` (RLS applies), DB_POOL_M
 the loopback fake provider (tests/fakes/chat_provider.py), which counts ~4 characters per token.
 
 1. Enqueue: ``POST /api/knowledge/compile`` with force=true (each call inserts a queued build and its job; nothing is
-   compiled) as API Gateway v2 events handed to ``functions.knowledge.app.handler`` in-process. Baseline in the same
-   run: ``GET /api/knowledge/sources?limit=1`` through the same handler. Goal: p50 ≤ 20 ms.
+   compiled) as API Gateway v2 events handed to ``functions.knowledge_wiki.app.handler`` in-process. Baseline in the
+   same run: ``GET /api/knowledge/sources?limit=1`` through ``functions.knowledge.app.handler``. Goal: p50 ≤ 20 ms.
 2. Check gate: ``check()`` over a 200-page draft (198 summaries with a citation and two links each, an overview, the
    generated index), and the whole pipeline (``compile_build``: model call to the fake, parse, check, the outcome
    transaction writing 201 pages with the log) for a 198-document corpus. Goal: check ≤ 1 s.
@@ -105,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     from agentmate.packages.service import Actor
     from functions.auth.app import handler as auth_handler
     from functions.knowledge.app import handler as knowledge_handler
+    from functions.knowledge_wiki.app import handler as wiki_handler
     from tests.apigw import LambdaContext, http_event, parse_response
 
     def call(
@@ -160,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
             "POST",
             "/api/knowledge/compile",
             (202,),
+            wiki_handler,
             headers=headers,
             json_body={"source_id": sid, "force": True},
         )

@@ -25,6 +25,15 @@ ROUTE_GROUPS: dict[str, tuple[str, ...]] = {
     "functions.context.app": ("/api/context",),
     "functions.admin.app": ("/api/admin",),
     "functions.knowledge.app": ("/api/knowledge",),
+    # The wiki and its quality checks: a second knowledge function, so each one's cold start declares about half
+    # of the knowledge routes (issue 26 §3). Longer prefixes than /api/knowledge, so they win (local dispatch and
+    # API Gateway alike).
+    "functions.knowledge_wiki.app": (
+        "/api/knowledge/wiki",
+        "/api/knowledge/builds",
+        "/api/knowledge/compile",
+        "/api/knowledge/validation",
+    ),
     "functions.account.app": ("/api/account",),
 }
 

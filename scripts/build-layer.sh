@@ -2,6 +2,14 @@
 # Build the SAM artifacts (shared layer + zip functions, and the MCP image when Docker runs) into
 # .aws-sam/build, then precompile their bytecode with the Lambda runtime's Python (3.12).
 #
+# The layer is arm64: `sam build` runs shared/Makefile, i.e. infra/layer.py, which installs aarch64 wheels only
+# (pip --platform manylinux_2_*_aarch64 --only-binary=:all:), leaves out the offline embedding stack (the `local`
+# extra: a deployment embeds over HTTP), prunes tests/headers/stubs, strips the shared objects with
+# aarch64-linux-gnu-strip (installed here from Debian's binutils-aarch64-linux-gnu when run as root; without it the
+# objects stay unstripped, with a warning) and fails unless every shared object is aarch64. After the precompile,
+# the layer must be at most LAYER_LIMIT_MIB (150) MiB unzipped: the build fails above it, printing the largest
+# distributions (docs/deploy.md §5).
+#
 # Why: `sam build` ships no .pyc, and /opt and /var/task are read-only in Lambda, so without this
 # every cold start compiles the whole layer again (platform-notes: 458 ms with .pyc vs 1485 ms without).
 # The bytecode is written with --invalidation-mode unchecked-hash: it stays valid whatever mtimes the
@@ -12,7 +20,7 @@
 #   SAM_BUILD_ARGS="--cached --parallel" scripts/build-layer.sh
 #
 # Afterwards `sam deploy` (which reads .aws-sam/build/template.yaml) uploads exactly these artifacts.
-# Needs: the tools venv (scripts/tools-venv.sh), a python3.12 (PATH, or pyenv's 3.12.x), PyPI access.
+# Needs: the tools venv (scripts/tools-venv.sh), a python3.12 (PATH, or pyenv's 3.12.x), make, PyPI access.
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,6 +28,7 @@ BUILD_DIR="$REPO_ROOT/.aws-sam/build"
 LAYER_ID=SharedLayer
 MCP_ID=McpFunction
 LAMBDA_UNZIPPED_LIMIT=$((250 * 1024 * 1024)) # function + all its layers, unzipped
+LAYER_LIMIT_MIB=${LAYER_LIMIT_MIB:-150}         # what every function carries (issue 26)
 
 LAYER_ONLY=0
 case "${1:-}" in
@@ -48,8 +57,18 @@ PY312="$(find_python312)" || {
 }
 # Put the real interpreter's directory first (a pyenv shim may refuse to run without a local version).
 PATH="$(dirname "$PY312"):$PATH"
-export PATH
+PYTHON312="$PY312" # shared/Makefile runs infra/layer.py with it
+export PATH PYTHON312
 echo "python3.12: $PY312 ($("$PY312" -V 2>&1))" >&2
+
+# --- a strip that knows aarch64 (the layer's objects are arm64 whatever this machine is) -------------------
+if ! command -v aarch64-linux-gnu-strip >/dev/null 2>&1 && [[ "$(uname -m)" != aarch64 ]] &&
+    [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing binutils-aarch64-linux-gnu (aarch64-linux-gnu-strip) from Debian packages..." >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq binutils-aarch64-linux-gnu >/dev/null 2>&1 ||
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq binutils-aarch64-linux-gnu >/dev/null; } ||
+        echo "WARNING: binutils-aarch64-linux-gnu did not install: the layer's objects stay unstripped" >&2
+fi
 
 TOOLS_VENV="$("$REPO_ROOT/scripts/tools-venv.sh")"
 export SAM_CLI_TELEMETRY=0
@@ -81,13 +100,11 @@ done
 [[ ${#compiled[@]} -gt 0 ]] || { echo "nothing was built in $BUILD_DIR" >&2; exit 1; }
 echo "precompiled (cpython-312, unchecked-hash): ${compiled[*]}" >&2
 
-# --- sizes: Lambda refuses a function whose code + layers exceed 250 MB unzipped ----------------------
-layer_bytes=$(du -sb "$BUILD_DIR/$LAYER_ID" | cut -f1)
-echo "layer $LAYER_ID: $((layer_bytes / 1024 / 1024)) MiB unzipped ($layer_bytes bytes) of Lambda's 250 MiB" \
-    "(function + layers); largest packages:" >&2
-# sed reads to the end (head would exit early and, under pipefail, sort's SIGPIPE would fail the build)
-du -s --block-size=1M "$BUILD_DIR/$LAYER_ID"/python/* 2>/dev/null | sort -rn | sed -n '1,8s/^/  MB /p' >&2
+# --- sizes: every object aarch64, the layer within LAYER_LIMIT_MIB; Lambda refuses a function whose code + layers
+# exceed 250 MB unzipped -------------------------------------------------------------------------------------
 status=0
+"$PY312" "$REPO_ROOT/infra/layer.py" check "$BUILD_DIR/$LAYER_ID" --limit-mib "$LAYER_LIMIT_MIB" >&2 || status=1
+layer_bytes=$(du -sb "$BUILD_DIR/$LAYER_ID" | cut -f1)
 for dir in "${compiled[@]}"; do
     [[ "$dir" == "$LAYER_ID" ]] && continue
     total=$((layer_bytes + $(du -sb "$BUILD_DIR/$dir" | cut -f1)))
@@ -96,5 +113,4 @@ for dir in "${compiled[@]}"; do
         status=1
     fi
 done
-((layer_bytes > LAMBDA_UNZIPPED_LIMIT)) && { echo "ERROR: $LAYER_ID alone is over 250 MB" >&2; status=1; }
 exit $status

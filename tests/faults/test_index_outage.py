@@ -13,6 +13,7 @@ import pytest
 from psycopg.rows import dict_row
 
 import agentmate.knowledge.search.jobs  # (registers the kinds, as the worker's runners do)
+import agentmate.memory.jobs
 import agentmate.skills.search.jobs  # noqa: F401
 from agentmate.core.db import Database
 from agentmate.jobs.worker import Worker
@@ -168,3 +169,109 @@ def test_a_skill_pushed_with_index_during_an_outage_queues_the_heal_job(client, 
     assert r.status_code == 201, r.text
     assert r.json()["index"]["status"] == "failed"
     assert [j["status"] for j in _jobs(owner_url, account.account_id, SKILLS_HEAL)] == ["queued"]
+
+
+def _exhaust(owner: Any, kind: str, job_id: uuid.UUID) -> None:
+    """Run the job through every attempt while its dependency is down (the backoff skipped, not waited)."""
+    outcomes = []
+    while not outcomes or outcomes[-1] == "retry":
+        backoff_over(owner, job_id)
+        outcomes.append(_run(kind, job_id))
+    assert outcomes == ["retry"] * 9 + ["failed"]
+
+
+def _memory_sweep_heals(owner: Any, account_id: str) -> None:
+    """Memory's ``retrieval_heal`` sweep (which re-embeds waiting rows of every namespace) queues the account's job,
+    its rows' failure dated past the sweep's grace; the job runs and succeeds."""
+    from agentmate.core.db import get_database
+    from agentmate.memory.service.projection import HEAL_KIND as MEMORY_HEAL
+    from agentmate.memory.service.projection import sweep_heal as memory_sweep
+
+    with psycopg.connect(owner) as conn:
+        conn.execute(
+            "UPDATE retrieval_documents SET updated_at = now() - interval '1 hour' WHERE account_id = %s",
+            (account_id,),
+        )
+    memory_sweep(get_database())
+    (job,) = _jobs(owner, account_id, MEMORY_HEAL)
+    assert _run(MEMORY_HEAL, job["id"]) == "succeeded"
+
+
+def _usage_waiting(client: Any, h: dict[str, str]) -> dict[str, int]:
+    r = client.get("/api/auth/usage", headers=h)
+    assert r.status_code == 200, r.text
+    return dict(r.json()["indexing"])
+
+
+def test_a_knowledge_heal_job_that_used_up_its_attempts_is_queued_again_by_the_sweep_once_the_outage_ends(
+    client, account, owner_url, flaky
+):
+    from agentmate.core.db import get_database
+    from agentmate.knowledge.search.index import sweep_heal
+
+    provider, _ = flaky
+    h = account.headers("knowledge:rw")
+    source_id = _knowledge_source(client, h)
+    # Given a source indexed while the embedder was down, whose heal job used up its 10 attempts in the outage
+    provider.down = True
+    (item,) = client.post("/api/knowledge/index", json={}, headers=h).json()["items"]
+    chunks = item["failed_chunks"]
+    assert chunks == item["chunks"] > 0
+    (job,) = _jobs(owner_url, account.account_id, KNOWLEDGE_HEAL)
+    _exhaust(owner_url, KNOWLEDGE_HEAL, job["id"])
+    # Then the account sees what waits: in its usage report and on the source's catalog card
+    assert _usage_waiting(client, h) == {"memory": 0, "knowledge": chunks, "wiki": 0, "skills": 0}
+    (card,) = client.get("/api/knowledge/catalog", headers=h).json()["items"]
+    assert (card["source_id"], card["index_status"], card["waiting_chunks"]) == (source_id, "partial", chunks)
+    # And a sweep during the outage queues the heal job again (its backoff starts over), once
+    assert sweep_heal(get_database()) >= 1
+    assert [j["status"] for j in _jobs(owner_url, account.account_id, KNOWLEDGE_HEAL)] == ["failed", "queued"]
+    sweep_heal(get_database())
+    again = _jobs(owner_url, account.account_id, KNOWLEDGE_HEAL)
+    assert [j["status"] for j in again] == ["failed", "queued"]
+    _exhaust(owner_url, KNOWLEDGE_HEAL, again[-1]["id"])
+
+    # When the embedder is back, memory's sweep re-embeds the chunks' rows (its job heals every namespace) ...
+    provider.down = False
+    _memory_sweep_heals(owner_url, account.account_id)
+    assert _usage_waiting(client, h)["knowledge"] == 0
+    # ... but the source's index state is still the failed run's: only the knowledge heal job rewrites it
+    assert _index_status(client, h) == "partial"
+
+    # When the knowledge sweep runs, it queues the heal job again, and that job heals the source
+    assert sweep_heal(get_database()) >= 1
+    *_, healing = _jobs(owner_url, account.account_id, KNOWLEDGE_HEAL)
+    assert healing["status"] == "queued"
+    assert _run(KNOWLEDGE_HEAL, healing["id"]) == "succeeded"
+    (card,) = client.get("/api/knowledge/catalog", headers=h).json()["items"]
+    assert (card["index_status"], card["waiting_chunks"]) == ("indexed", 0)
+    assert _usage_waiting(client, h) == {"memory": 0, "knowledge": 0, "wiki": 0, "skills": 0}
+    # And a sweep with nothing left partial queues nothing more for the account
+    sweep_heal(get_database())
+    statuses = [j["status"] for j in _jobs(owner_url, account.account_id, KNOWLEDGE_HEAL)]
+    assert statuses == ["failed", "failed", "succeeded"]
+
+
+def test_skill_cards_left_waiting_after_their_heal_job_used_up_its_attempts_are_healed_by_the_sweep(
+    client, account, owner_url, flaky
+):
+    provider, _ = flaky
+    h = account.headers("skills:rw")
+    name = f"s{uuid.uuid4().hex[:8]}"
+    publish_skill(client, h, name)
+    # Given the active card indexed while the embedder was down, and its heal job's attempts used up
+    provider.down = True
+    assert client.post("/api/skills/index", json={}, headers=h).json()["waiting"] == 1
+    (job,) = _jobs(owner_url, account.account_id, SKILLS_HEAL)
+    _exhaust(owner_url, SKILLS_HEAL, job["id"])
+    assert _usage_waiting(client, h)["skills"] == 1
+    # When the embedder is back and the sweep runs (a card has no index state of its own: its retrieval row is
+    # the whole of it, which the retrieval_heal sweep re-embeds whatever the namespace)
+    provider.down = False
+    _memory_sweep_heals(owner_url, account.account_id)
+    # Then nothing waits, and search uses both legs again
+    assert _usage_waiting(client, h)["skills"] == 0
+    found = client.post(
+        "/api/skills/search", json={"query": "answer questions", "top_k": 5}, headers=h
+    ).json()
+    assert found["degraded"] == [] and [hit["skill_name"] for hit in found["items"]] == [name]

@@ -282,3 +282,60 @@ def test_knowledge_function_serves_the_registry(client, account):
     r = invoke(knowledge, "GET", f"/api/knowledge/revisions/{revision_id}/documents/{doc['id']}", headers=h)
     assert r.status_code == 200 and r.json()["content"] == "# Restart\nDrain first.\n"
     assert r.headers["cache-control"] == "private, no-store"
+
+
+def test_knowledge_wiki_function_serves_the_wiki_and_its_quality_routes(client, account):
+    # The wiki and its quality checks are their own function (issue 26 §3): API Gateway routes their paths to it
+    knowledge = _handler_for("/api/knowledge")
+    wiki = _handler_for("/api/knowledge/wiki")
+    assert wiki is not knowledge
+    h = {"X-Api-Key": account.key("knowledge:rw")}
+    # Given a source registered through the knowledge function
+    r = invoke(
+        knowledge,
+        "POST",
+        "/api/knowledge/sources",
+        headers=h,
+        json_body={"type": "local", "repository_url": "file:///kb", "package_path": "ops/wiki"},
+        route_key="ANY /api/knowledge/{proxy+}",
+    )
+    assert r.status_code == 201, r.body
+    source_id = r.json()["id"]
+    # When the wiki function is invoked on each of its prefixes, as API Gateway's more specific routes send them
+    r = invoke(
+        wiki,
+        "POST",
+        "/api/knowledge/compile",
+        headers=h,
+        json_body={"source_id": source_id},
+        route_key="ANY /api/knowledge/compile",
+    )
+    # Then it answers them (no compiler model is configured here: the operator gap is a 501 naming the setting)
+    assert r.status_code == 501 and "COMPILER_BASE_URL" in r.json()["detail"], r.body
+    r = invoke(wiki, "GET", "/api/knowledge/builds", headers=h, route_key="ANY /api/knowledge/builds")
+    assert r.status_code == 200 and r.json()["items"] == [], r.body
+    missing = uuid.uuid4()
+    r = invoke(
+        wiki,
+        "GET",
+        f"/api/knowledge/builds/{missing}",
+        headers=h,
+        route_key="ANY /api/knowledge/builds/{proxy+}",
+    )
+    assert r.status_code == 404 and r.headers["content-type"] == "application/problem+json", r.body
+    r = invoke(
+        wiki, "GET", "/api/knowledge/wiki/lint/runs", headers=h, route_key="ANY /api/knowledge/wiki/{proxy+}"
+    )
+    assert r.status_code == 200 and r.json()["items"] == [], r.body
+    r = invoke(
+        wiki,
+        "GET",
+        "/api/knowledge/validation/summary",
+        headers=h,
+        route_key="ANY /api/knowledge/validation/{proxy+}",
+    )
+    assert r.status_code == 200, r.body
+    assert r.headers["cache-control"] == "private, no-store"
+    # And the knowledge function no longer declares them (its init builds only its own routes)
+    r = invoke(knowledge, "GET", "/api/knowledge/builds", headers=h)
+    assert r.status_code == 404, r.body

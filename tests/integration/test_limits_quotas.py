@@ -17,9 +17,6 @@ from agentmate.core.principal import Principal
 from agentmate.mcp import registry
 from agentmate.mcp.app import build_servers
 from agentmate.mcp.context import acting_as
-from tests.integration import test_limits
-
-set_limits = test_limits.set_limits  # the LIMIT_* fixture: set variables for one test
 
 ENTRIES = "/api/memory/entries"
 USAGE = "/api/auth/usage"

@@ -21,6 +21,7 @@ from agentmate.core.errors import Forbidden, JwtRequired, RateLimited, Unauthori
 from agentmate.core.idempotency import KEY_PATTERN, MAX_KEY_LENGTH, check_key
 from agentmate.core.limits import service as limits
 from agentmate.core.limits.gate import CredentialGate
+from agentmate.core.limits.repository import Admission, Terms
 from agentmate.core.limits.settings import get_limit_settings
 from agentmate.core.observability import logger
 from agentmate.core.pagination import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, PageParams
@@ -90,15 +91,20 @@ def _needed_scopes(request: Request, resource: str, issuer: str) -> list[str]:
     return declared or list(audience.scopes_for_resource(issuer, resource))
 
 
-def _authenticate(request: Request, db: Database, settings: AuthSettings, api_key: str | None) -> Principal:
-    """``credentials.authenticate`` for this request's resource. While OAuth is on, a refusal leaves the
-    ``Bearer`` challenge naming the resource's metadata and the scopes needed (RFC 9728 §5.1, RFC 6750 §3)."""
+def _authenticate(
+    request: Request, db: Database, settings: AuthSettings, api_key: str | None, terms: Terms
+) -> tuple[Principal, Admission]:
+    """``credentials.authenticate_admitted`` for this request's resource and limits. While OAuth is on, a refusal
+    leaves the ``Bearer`` challenge naming the resource's metadata and the scopes needed (RFC 9728 §5.1, RFC 6750
+    §3)."""
     bearer = _bearer(request)
     resource = _resource(request, settings)
     if resource is None and bearer and tokens.is_access_token(bearer) and not api_key:
         raise Unauthorized("OAuth is not enabled on this server: send an API key (X-Api-Key)")
     try:
-        return credentials.authenticate(db, settings, api_key=api_key, bearer=bearer, resource=resource)
+        return credentials.authenticate_admitted(
+            db, settings, api_key=api_key, bearer=bearer, resource=resource, terms=terms
+        )
     except Unauthorized:
         if resource is not None:
             issuer = settings.oauth_issuer_url
@@ -116,17 +122,12 @@ def _authenticate(request: Request, db: Database, settings: AuthSettings, api_ke
 _LEASE = "limit_lease"
 
 
-def _admit(request: Request, db: Database, principal: Principal) -> None:
-    """The account's request limits (``core.limits``): 429 naming the limit, or admitted; an expensive route's
-    concurrency lease is released by ``release_lease`` when the response is done."""
-    path = request.url.path
-    lease = limits.admit(
-        db,
-        get_limit_settings(),
-        principal.account_id,
-        expensive=limits.is_expensive_path(path),
-        credential=request.headers.get("x-api-key") or _bearer(request),
-    )
+def _admit(request: Request, db: Database, principal: Principal, admission: Admission) -> None:
+    """The account's request limits (``core.limits``), as the credential's statement answered them: 429 naming the
+    limit, or admitted; an expensive route's concurrency lease is released by ``release_lease`` when the response
+    is done."""
+    credential = request.headers.get("x-api-key") or _bearer(request)
+    lease = limits.settle(get_limit_settings(), principal.account_id, admission, credential)
     if lease is not None:
         request.scope.setdefault("state", {})[_LEASE] = (db, principal.account_id, lease)
 
@@ -179,9 +180,23 @@ async def release_lease(scope: Scope) -> None:
             logger.warning("could not release an expensive request's lease", exc_info=True)
 
 
-def current_principal(request: Request, db: DbDep, settings: AuthSettingsDep) -> Principal:
-    principal = _authenticate(request, db, settings, request.headers.get("x-api-key"))
-    _admit(request, db, principal)
+async def current_principal(request: Request, db: DbDep, settings: AuthSettingsDep) -> Principal:
+    """The caller, authenticated and admitted by its account's limits in one statement (one round trip before
+    the route's tenant transaction).
+
+    In Lambda (Mangum puts the invocation's event in the scope) the environment serves one request at a time, so
+    the statement runs right here, on the loop: a worker-thread hop cost more than the statement on a busy host
+    (bench/warm_invoke.py --framework). A server with concurrent requests on its loop (uvicorn, the tests' client)
+    runs it on a worker thread, as FastAPI runs a plain ``def`` dependency."""
+    if "aws.event" in request.scope:
+        return _principal(request, db, settings)
+    return await run_in_threadpool(_principal, request, db, settings)
+
+
+def _principal(request: Request, db: Database, settings: AuthSettings) -> Principal:
+    terms = limits.terms(get_limit_settings(), expensive=limits.is_expensive_path(request.url.path))
+    principal, admission = _authenticate(request, db, settings, request.headers.get("x-api-key"), terms)
+    _admit(request, db, principal, admission)
     return _resolved(request, principal)
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 from uuid import UUID
 
 from agentmate.auth import audience, security, tokens
+from agentmate.auth import credentials_repository as sql
 from agentmate.auth import repository as repo
 from agentmate.auth.settings import AuthSettings
 from agentmate.core.db import Database
 from agentmate.core.errors import Forbidden, Unauthorized
+from agentmate.core.limits.repository import ADMITTED, NO_LIMITS, Admission, Terms
 from agentmate.core.principal import Principal
 
 SUSPENDED = "account suspended: its credentials are refused until an operator reactivates it"
@@ -22,54 +24,75 @@ def authenticate(
     bearer: str | None,
     resource: str | None = None,
 ) -> Principal:
+    """The caller, as ``authenticate_admitted`` finds it, without admitting the request by the account's limits
+    (MCP admits each tool call on its own; a route that only changes credentials counts nothing)."""
+    return authenticate_admitted(db, settings, api_key=api_key, bearer=bearer, resource=resource)[0]
+
+
+def authenticate_admitted(
+    db: Database,
+    settings: AuthSettings,
+    *,
+    api_key: str | None,
+    bearer: str | None,
+    resource: str | None = None,
+    terms: Terms = NO_LIMITS,
+) -> tuple[Principal, Admission]:
     """Resolve the caller from an ``X-Api-Key`` value or an ``Authorization: Bearer`` token (JWT, ak_ key or
-    OAuth access token).
+    OAuth access token), and admit the request by its account's limits (``terms``; ``limits.settle`` reads the
+    answer) in the same statement: one round trip before the request's tenant transaction.
 
-    Either way one statement checks the credential against the database: a key must exist and not be expired;
-    a JWT's user must exist in the token's account and still be at the token's credentials epoch; and the
-    account must not be suspended. A key whose
-    last_used_at is over a minute old is stamped with a second statement (at most once a minute per key).
-
-    An OAuth access token (``oat_``) is checked the same way (``_oauth``); ``resource`` is the request's canonical
-    resource (``audience.resource_for_path``), which the token's audience must cover.
+    That statement checks the credential against the database on every request: a key must exist and not be
+    expired; a JWT (verified here first: signature, expiry, claims) must name a user that still exists in its
+    account at the token's credentials epoch; an OAuth access token (``oat_``) must be live and issued for a
+    resource that covers ``resource`` (the request's canonical resource, ``audience.resource_for_path``); and the
+    account must not be suspended. Only an accepted credential is admitted, and its last_used_at (a key's, an
+    OAuth grant's) stamped when over a minute old, in the same statement (migration 0102).
     """
     if bearer and bearer.startswith(security.API_KEY_PREFIX) and not api_key:
         api_key = bearer
     if bearer and not api_key and bearer.startswith(_OAUTH_PREFIXES):
-        return _oauth(db, bearer.strip(), resource)
+        return _oauth(db, bearer.strip(), resource, terms)
     if api_key:
-        with db.single_statement() as conn:
-            row = repo.api_key_by_hash(conn, security.hash_api_key(api_key.strip()))
-            if row is not None and row.stale and not (row.expired or row.suspended):
-                repo.touch_api_key(
-                    conn, row.key_id
-                )  # at most once a minute per key: the usual request reads only
-        if row is None:
-            raise Unauthorized("invalid api key")
-        if row.suspended:
-            raise Unauthorized(SUSPENDED)
-        if row.expired:
-            raise Unauthorized("api key expired: create a new one (POST /api/auth/apikeys)")
-        return Principal(
-            account_id=row.account_id,
-            user_id=row.user_id,
-            via="api_key",
-            key_id=row.key_id,
-            scopes=tuple(row.scopes),
-            role=row.role,
-        )
+        return _api_key(db, api_key, terms)
     if bearer:
-        user_id, account_id, epoch = _jwt_claims(bearer, settings)
-        with db.single_statement() as conn:
-            user = repo.jwt_user(conn, user_id=user_id, account_id=account_id)
-        if user is None:
-            raise Unauthorized("invalid token: its user no longer exists in its account")
-        if user.credentials_epoch != epoch:
-            raise Unauthorized("token revoked (password changed or signed out everywhere): log in again")
-        if user.suspended:
-            raise Unauthorized(SUSPENDED)
-        return Principal(account_id=account_id, user_id=user_id, via="jwt", role=user.role)
+        return _jwt(db, settings, bearer, terms)
     raise Unauthorized("missing credentials: send X-Api-Key or Authorization: Bearer <jwt|ak_…>")
+
+
+def _api_key(db: Database, api_key: str, terms: Terms) -> tuple[Principal, Admission]:
+    with db.single_statement() as conn:
+        found = sql.api_key(conn, security.hash_api_key(api_key.strip()), terms)
+    if found is None:
+        raise Unauthorized("invalid api key")
+    row, admission = found
+    if row.suspended:
+        raise Unauthorized(SUSPENDED)
+    if row.expired:
+        raise Unauthorized("api key expired: create a new one (POST /api/auth/apikeys)")
+    principal = Principal(
+        account_id=row.account_id,
+        user_id=row.user_id,
+        via="api_key",
+        key_id=row.key_id,
+        scopes=tuple(row.scopes),
+        role=row.role,
+    )
+    return principal, admission
+
+
+def _jwt(db: Database, settings: AuthSettings, bearer: str, terms: Terms) -> tuple[Principal, Admission]:
+    user_id, account_id, epoch = _jwt_claims(bearer, settings)
+    with db.single_statement() as conn:
+        found = sql.jwt_user(conn, user_id=user_id, account_id=account_id, epoch=epoch, terms=terms)
+    if found is None:
+        raise Unauthorized("invalid token: its user no longer exists in its account")
+    user, admission = found
+    if user.credentials_epoch != epoch:
+        raise Unauthorized("token revoked (password changed or signed out everywhere): log in again")
+    if user.suspended:
+        raise Unauthorized(SUSPENDED)
+    return Principal(account_id=account_id, user_id=user_id, via="jwt", role=user.role), admission
 
 
 _OAUTH_PREFIXES = (
@@ -82,19 +105,19 @@ _OAUTH_PREFIXES = (
 )
 
 
-def _oauth(db: Database, bearer: str, resource: str | None) -> Principal:
-    """An OAuth access token: one statement finds it with its grant and every reason to refuse it; the grant's
-    last_used_at is stamped at most once a minute."""
+def _oauth(db: Database, bearer: str, resource: str | None, terms: Terms) -> tuple[Principal, Admission]:
+    """An OAuth access token: one statement finds it with its grant and every reason to refuse it (the statement
+    admits it only when none applies, the same reasons as ``_oauth_refusal``'s)."""
     if not tokens.is_access_token(bearer):
         raise Unauthorized("not an access token: send the access_token the token endpoint answered")
+    target = audience.canonical(resource) if resource is not None else None
     with db.single_statement() as conn:
-        row = repo.oauth_token_by_hash(conn, tokens.hash_token(bearer))
-        refusal = _oauth_refusal(row, resource)
-        if row is not None and refusal is None and row.stale:
-            repo.touch_oauth_grant(conn, row.grant_id)
+        found = sql.oauth_token(conn, tokens.hash_token(bearer), target, terms)
+    row, admission = found if found is not None else (None, ADMITTED)
+    refusal = _oauth_refusal(row, resource)
     if refusal is not None or row is None:
         raise Unauthorized(refusal or "invalid access token")
-    return Principal(
+    principal = Principal(
         account_id=row.account_id,
         user_id=row.user_id,
         via="oauth",
@@ -103,6 +126,7 @@ def _oauth(db: Database, bearer: str, resource: str | None) -> Principal:
         grant_id=row.grant_id,
         client_id=row.client_id,
     )
+    return principal, admission
 
 
 def _oauth_refusal(row: repo.OAuthTokenRow | None, resource: str | None) -> str | None:
@@ -129,8 +153,8 @@ def _jwt_claims(token: str, settings: AuthSettings) -> tuple[UUID, UUID, int]:
     try:
         claims = security.decode_jwt(token, settings.resolved_jwt_secret())
         epoch = claims[security.EPOCH_CLAIM]
-        if not isinstance(epoch, int) or isinstance(epoch, bool):
-            raise TypeError("epoch")
+        if not isinstance(epoch, int) or isinstance(epoch, bool) or not 0 <= epoch < 2**31:
+            raise TypeError("epoch")  # a credentials epoch is a Postgres integer
         return UUID(claims["sub"]), UUID(claims["account_id"]), epoch
     except (pyjwt.PyJWTError, ValueError, TypeError, AttributeError):
         raise Unauthorized("invalid token") from None

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fastapi import APIRouter
 
 from agentmate.api.deps import DbDep, MemoryRead, RetrievalDep
 from agentmate.api.errors import PROBLEM_RESPONSES
-from agentmate.context import service
 from agentmate.context.schemas import Pack, PackRequest
+from agentmate.core.lazy import lazy_module
+
+if TYPE_CHECKING:
+    from agentmate.context import service
+else:  # the six layers and the domains they read load on the first pack (cold start, docs/benchmarks.md)
+    service = lazy_module("agentmate.context.service")
 
 router = APIRouter(prefix="/api/context", tags=["context"], responses=PROBLEM_RESPONSES)
 

@@ -8,6 +8,10 @@ when a request calls one: a Lambda environment serves a few routes of its group,
         from agentmate.skills.registry import service as registry
     else:
         registry = lazy_module("agentmate.skills.registry.service")
+
+Under SnapStart the init phase runs once, before the snapshot, so there the deferral would only move the import
+onto a restored environment's first request: a warm-up hook (``core.snapstart.warm_up``) loads every lazy module
+not yet loaded before the snapshot is taken.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import sys
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
+
+from agentmate.core import snapstart
 
 
 class LazyModule:
@@ -30,17 +36,33 @@ class LazyModule:
         self._module: ModuleType | None = None
 
     def __getattr__(self, attr: str) -> Any:
-        module = self._module
-        if module is None:
-            module = self._module = importlib.import_module(self._name)
-        return getattr(module, attr)
+        return getattr(self._module or self.load(), attr)
+
+    def load(self) -> ModuleType:
+        """Import the module now (if it is not loaded yet) and return it."""
+        if self._module is None:
+            self._module = importlib.import_module(self._name)
+        return self._module
 
     def __repr__(self) -> str:
         return f"<lazy module {self._name!r}{'' if self._module is None else ' (loaded)'}>"
 
 
+_declared: list[LazyModule] = []  # every lazy module declared in this process, for the snapshot warm-up
+
+
 def lazy_module(name: str) -> Any:
-    return LazyModule(name)
+    module = LazyModule(name)
+    _declared.append(module)
+    return module
+
+
+@snapstart.warm_up
+def load_declared() -> None:
+    """Before a SnapStart snapshot: import every lazy module declared so far, so a restored environment's first
+    request finds its use cases loaded (the snapshot keeps them; without SnapStart nothing calls this)."""
+    for module in list(_declared):
+        module.load()
 
 
 def lazy_exports(package: str, exports: dict[str, tuple[str, ...]]) -> Callable[[str], Any]:

@@ -1,7 +1,9 @@
 """Which embedder and vector index Settings select (``service.Retrieval`` builds its parts with these).
 
 - ``EMBEDDING_BASE_URL`` set → the OpenAI-compatible client; otherwise the offline default
-  (``EMBEDDING_OFFLINE``: ``static`` = the bundled model2vec model, ``hashing`` = feature hashing).
+  (``EMBEDDING_OFFLINE``: ``static`` = the bundled model2vec model, ``hashing`` = feature hashing) — except in
+  ``prod``, where a missing ``EMBEDDING_BASE_URL`` is an error: the Lambda layer carries no offline embedder (its
+  model2vec stack is the ``local`` extra of the local runtime and the tests; docs/deploy.md §3).
 - ``QDRANT_URL`` set → the Qdrant server index; otherwise the embedded index (in memory when ``VECTOR_PATH``
   is empty, else persisted in that folder) — except in ``prod``, where a missing ``QDRANT_URL`` is an error (each
   Lambda environment would otherwise hold its own partial index).
@@ -12,7 +14,7 @@ The implementations are imported here, on first use, never at module import (col
 from __future__ import annotations
 
 from agentmate.core.settings import RetrievalSettings
-from agentmate.retrieval.embedders import Embedder
+from agentmate.retrieval.embedders import Embedder, EmbeddingError
 from agentmate.retrieval.vector_index import VectorIndex, VectorIndexError
 
 OFFLINE_HASHING_DIMENSIONS = 256
@@ -27,6 +29,10 @@ def build_embedder(settings: RetrievalSettings) -> Embedder:
             api_key=settings.resolved_embedding_api_key(),
             model=settings.embedding_model,
             dimensions=settings.embedding_dimensions,
+        )
+    if settings.agentmate_env == "prod":
+        raise EmbeddingError(
+            "EMBEDDING_BASE_URL is not set: a deployment embeds over HTTP (the offline embedder is for local runs)"
         )
     if settings.embedding_offline == "hashing":
         return embedders.HashingEmbedder(OFFLINE_HASHING_DIMENSIONS)

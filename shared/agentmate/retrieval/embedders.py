@@ -8,7 +8,9 @@ gives real semantic matches. Callers depend on `Embedder` only and get one from 
   exponential backoff on 408/429/5xx/transport errors, `Retry-After` honoured up to a cap.
 - `StaticModelEmbedder`: a model2vec static model read from a local folder (the default ships in
   `models/minilm-static-256`, distilled from all-MiniLM-L6-v2 by bench/distill_static_model.py). No
-  torch, no network; model2vec and numpy are imported on first use only (cold start matters).
+  torch, no network; model2vec and numpy are imported on first use only (cold start matters). The local
+  runtime and the tests only: model2vec is the `local` extra, and the Lambda layer carries neither it nor the
+  model (a deployment embeds over HTTP).
 - `HashingEmbedder`: deterministic feature hashing (blake2b, never the per-process-salted `hash()`);
   lexical only, but dependency-free and instant. A fallback and a baseline.
 
@@ -19,6 +21,7 @@ failure; error messages never contain the API key.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import math
 import random
@@ -358,6 +361,11 @@ class StaticModelEmbedder:
         config_file = self.path / "config.json"
         if not (self.path.is_dir() and config_file.is_file() and (self.path / "model.safetensors").is_file()):
             raise EmbeddingError(f"static embedding model not found at {self.path}")
+        if importlib.util.find_spec("model2vec") is None:
+            raise EmbeddingError(
+                "the offline embedder needs model2vec (pip install 'agentmate[local]'), "
+                "or set EMBEDDING_BASE_URL or EMBEDDING_OFFLINE=hashing"
+            )
         try:
             config = json.loads(config_file.read_text())
             self.dimensions = int(config["hidden_dim"])

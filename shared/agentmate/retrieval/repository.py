@@ -511,6 +511,28 @@ def count_waiting(conn: Conn, *, account_id: UUID, namespace: str | None = None)
     return int(row["n"]) if row else 0
 
 
+def count_waiting_by(
+    conn: Conn, *, account_id: UUID, namespace: str, key: str, values: list[str]
+) -> dict[str, int]:
+    """``count_waiting`` of one namespace per value of the metadata ``key``, for ``values`` (absent: none)."""
+    if not values:
+        return {}
+    rows = conn.execute(
+        f"""SELECT metadata->>%(key)s AS value, count(*) AS n FROM retrieval_documents
+            WHERE {_WAITING} AND status IN ('failed', 'pending') AND namespace = %(namespace)s
+              AND metadata->>%(key)s = ANY(%(values)s::text[])
+            GROUP BY 1""",
+        {
+            "a": account_id,
+            "stale": STALE_PENDING_SECONDS,
+            "namespace": namespace,
+            "key": key,
+            "values": values,
+        },
+    ).fetchall()
+    return {r["value"]: int(r["n"]) for r in rows}
+
+
 def accounts_waiting(conn: Conn, *, heal_kind: str, limit: int) -> list[UUID]:
     """Accounts with waiting rows and no unfinished ``heal_kind`` job, across accounts (migrations/0095)."""
     rows = conn.execute(

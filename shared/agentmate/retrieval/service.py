@@ -311,6 +311,14 @@ def waiting_count(conn: Conn, account_id: UUID, namespace: str | None = None) ->
     return repo.count_waiting(conn, account_id=account_id, namespace=namespace)
 
 
+def waiting_by(
+    conn: Conn, account_id: UUID, *, namespace: str, key: str, values: list[str]
+) -> dict[str, int]:
+    """``waiting_count`` of one namespace per value of a metadata ``key`` (e.g. a knowledge source's chunks by
+    ``source_id``), for ``values``; a value with nothing waiting is absent."""
+    return repo.count_waiting_by(conn, account_id=account_id, namespace=namespace, key=key, values=values)
+
+
 def accounts_waiting(conn: Conn, *, heal_kind: str, limit: int) -> list[UUID]:
     """Accounts whose projections wait for their vector and that have no unfinished ``heal_kind`` job (the sweep
     that queues one each), read across accounts in the caller's owner-less transaction."""

@@ -337,6 +337,7 @@ def test_the_catalog_lists_cards_of_active_revisions_in_stable_name_order(client
         "document_count": 3,
         "package_hash": card["package_hash"],
         "index_status": "not_indexed",
+        "waiting_chunks": 0,
     }
     assert body["domains"] == [
         {"domain": "product", "collections": 2},

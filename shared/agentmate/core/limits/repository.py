@@ -1,4 +1,5 @@
-"""SQL of the per-account limits: admission (``limits_admit``, migration 0097), lease release, usage counts."""
+"""SQL of the per-account limits: admission (``limits_admit``, migration 0097; folded into the credential lookup
+for REST requests, 0102), lease release, usage counts."""
 
 from __future__ import annotations
 
@@ -10,11 +11,27 @@ from psycopg.rows import class_row
 from agentmate.core.db import Conn
 
 
+class Terms(NamedTuple):
+    """What one request asks of ``limits_admit``: the rate (``per_minute`` 0 = off) and, for an expensive request,
+    a lease on one of ``slots`` (0 = none) held at most ``lease_s``."""
+
+    per_minute: int
+    burst: int
+    slots: int
+    lease_s: int
+
+
+NO_LIMITS = Terms(0, 0, 0, 0)
+
+
 class Admission(NamedTuple):
     retry_after: int
     wait_ms: int
     refused_by: str | None
     lease_id: UUID | None
+
+
+ADMITTED = Admission(0, 0, None, None)
 
 
 class UsageRow(NamedTuple):
@@ -25,20 +42,12 @@ class UsageRow(NamedTuple):
     builds_today: int
 
 
-def admit(
-    conn: Conn, *, account_id: UUID, per_minute: int, burst: int, slots: int, lease_s: int
-) -> Admission:
+def admit(conn: Conn, *, account_id: UUID, terms: Terms) -> Admission:
     with conn.cursor(row_factory=class_row(Admission)) as cur:
         row = cur.execute(
             "SELECT retry_after, wait_ms, refused_by, lease_id FROM limits_admit(%(account_id)s, %(per_minute)s, "
             "%(burst)s, %(slots)s, %(lease_s)s)",
-            {
-                "account_id": account_id,
-                "per_minute": per_minute,
-                "burst": burst,
-                "slots": slots,
-                "lease_s": lease_s,
-            },
+            {"account_id": account_id, **terms._asdict()},
         ).fetchone()
     assert row is not None  # the function always answers one row
     return row
@@ -67,6 +76,23 @@ def usage(conn: Conn) -> UsageRow:
         row = cur.execute(_USAGE).fetchone()
     assert row is not None
     return row
+
+
+# A row waits for its vector when it ``failed``, or is still ``pending`` this long after its write (its indexer
+# was lost): retrieval's own definition (``retrieval.repository._WAITING``, STALE_PENDING_SECONDS; a unit test
+# keeps the two equal: core may not import retrieval). The status terms use the partial index of migration 0095,
+# so the count costs the account's waiting rows only (none, outside an outage).
+STALE_PENDING_SECONDS = 300
+_WAITING = """SELECT namespace, count(*) AS n FROM retrieval_documents
+              WHERE account_id = %(account_id)s AND status IN ('failed', 'pending')
+                AND (status = 'failed' OR updated_at < now() - make_interval(secs => %(stale)s))
+              GROUP BY namespace"""
+
+
+def waiting_by_namespace(conn: Conn, *, account_id: UUID) -> dict[str, int]:
+    """The account's retrieval rows still waiting for their vector, per namespace (absent: none)."""
+    rows = conn.execute(_WAITING, {"account_id": account_id, "stale": STALE_PENDING_SECONDS}).fetchall()
+    return {r["namespace"]: int(r["n"]) for r in rows}
 
 
 # Quota counts stop at the quota (``LIMIT %(cap)s``): a check costs at most the quota's rows, whatever is stored.

@@ -19,6 +19,15 @@ class RateLimits(BaseModel):
     running_jobs: int | None = Field(description="Jobs of the account the worker runs at once; null when off")
 
 
+class IndexingWaiting(BaseModel):
+    """What the account stored that still waits for its vector, by search index."""
+
+    memory: int = Field(description="Memory entries")
+    knowledge: int = Field(description="Chunks of knowledge sources")
+    wiki: int = Field(description="Chunks of compiled wiki pages")
+    skills: int = Field(description="Skill cards")
+
+
 class Usage(BaseModel):
     memories: Quota
     working_items: Quota
@@ -26,3 +35,9 @@ class Usage(BaseModel):
     sources: Quota
     builds_per_day: Quota
     rate: RateLimits
+    indexing: IndexingWaiting = Field(
+        description="Items stored but still waiting for their vector, because the embedding endpoint or the vector "
+        "index failed when they were written: search finds them meanwhile through its lexical leg (and says it is "
+        "degraded), and heal jobs re-embed them with backoff, without an operator, once the dependency is back. "
+        "All zero when nothing waits"
+    )

@@ -2,7 +2,9 @@
 
 ``admit`` runs one statement (``limits_admit``): the rate limiter, and for an expensive request (``expensive``)
 also a lease on one of the account's concurrent slots, released by ``release`` when the request ends (a lease
-whose process died expires by itself after ``LIMIT_EXPENSIVE_LEASE_S``). A refusal is ``RateLimited`` (429 with
+whose process died expires by itself after ``LIMIT_EXPENSIVE_LEASE_S``). A REST request pays no statement of its
+own for it: its credential lookup admits it in the same statement (``terms`` in, ``settle`` on the answer;
+``auth.credentials.authenticate_admitted``, migration 0102). A refusal is ``RateLimited`` (429 with
 ``Retry-After`` over REST, a tool error over MCP) whose body names the limit (``limit``, ``limit_value``,
 ``retry_after``).
 """
@@ -54,6 +56,14 @@ def _refusal(settings: LimitSettings, refused_by: str, retry_after: int) -> Rate
     return exc
 
 
+def terms(settings: LimitSettings, *, expensive: bool = False) -> repo.Terms:
+    """What a request asks of the limits (``repo.NO_LIMITS`` when none applies to it)."""
+    slots = settings.concurrent_expensive if expensive else 0
+    if settings.requests_per_minute == 0 and slots == 0:
+        return repo.NO_LIMITS
+    return repo.Terms(settings.requests_per_minute, settings.request_burst, slots, settings.expensive_lease_s)
+
+
 def admit(
     db: Database,
     settings: LimitSettings,
@@ -65,21 +75,22 @@ def admit(
     """Count one request of the account; raise ``RateLimited`` when a limit refuses it. Returns the lease to
     ``release`` for an expensive request (None otherwise, or when that limit is off). ``credential``: the raw
     credential the request authenticated with; a rate refusal remembers it (``known_refusal``)."""
-    slots = settings.concurrent_expensive if expensive else 0
-    if settings.requests_per_minute == 0 and slots == 0:
+    asked = terms(settings, expensive=expensive)
+    if asked == repo.NO_LIMITS:
         return None
     known = _blocked_for(account_id)
     if known is not None:  # this process saw the shared state refuse the account until then: no statement
         raise _refusal(settings, "requests_per_minute", known)
     with db.single_statement() as conn:
-        row = repo.admit(
-            conn,
-            account_id=account_id,
-            per_minute=settings.requests_per_minute,
-            burst=settings.request_burst,
-            slots=slots,
-            lease_s=settings.expensive_lease_s,
-        )
+        row = repo.admit(conn, account_id=account_id, terms=asked)
+    return settle(settings, account_id, row, credential)
+
+
+def settle(
+    settings: LimitSettings, account_id: UUID, row: repo.Admission, credential: str | None
+) -> UUID | None:
+    """The answer of ``limits_admit`` (alone, or inside a credential lookup): raise ``RateLimited`` naming the
+    limit that refused, remembering a rate refusal for ``known_refusal``; else the lease, if one was taken."""
     if row.refused_by is not None:
         if row.refused_by == "requests_per_minute":
             _remember_blocked(account_id, row.wait_ms, credential)
@@ -223,10 +234,11 @@ def _quota(used: int, limit: int) -> Quota:
 def usage(db: TenantTransactions, settings: LimitSettings, account_id: UUID) -> Usage:
     """What the account stores against its quotas, and its request limits. (The report's models load here, on
     first use: every request imports this module, few ask for the report.)"""
-    from agentmate.core.limits.schemas import RateLimits, Usage
+    from agentmate.core.limits.schemas import IndexingWaiting, RateLimits, Usage
 
     with db.tenant(account_id) as conn:
         row = repo.usage(conn)
+        waiting = repo.waiting_by_namespace(conn, account_id=account_id)
     return Usage(
         memories=_quota(row.memories, settings.max_memories),
         working_items=_quota(row.working_items, settings.max_working_items),
@@ -238,5 +250,11 @@ def usage(db: TenantTransactions, settings: LimitSettings, account_id: UUID) -> 
             request_burst=settings.request_burst,
             concurrent_expensive=settings.concurrent_expensive or None,
             running_jobs=settings.running_jobs or None,
+        ),
+        indexing=IndexingWaiting(
+            memory=waiting.get("memory", 0),
+            knowledge=waiting.get("knowledge", 0),
+            wiki=waiting.get("knowledge_wiki", 0),
+            skills=waiting.get("skills", 0),
         ),
     )

@@ -39,6 +39,12 @@ class KnowledgeCatalogCard(BaseModel):
         description="Chunk index of the active revision: not_indexed (POST /api/knowledge/index has not run on "
         "it), indexed, or partial (some documents or chunks failed or were truncated)"
     )
+    waiting_chunks: int = Field(
+        default=0,
+        description="The source's chunks still waiting for their vector (the embedding endpoint or the vector "
+        "index failed while it was indexed): search finds them through its lexical leg meanwhile, and the "
+        "knowledge_index_heal job indexes them again once the dependency is back; 0 when none waits",
+    )
 
 
 class KnowledgeDomainCount(BaseModel):

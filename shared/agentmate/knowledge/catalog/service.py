@@ -22,6 +22,7 @@ from agentmate.knowledge.catalog.schemas import (
     KnowledgeDomainCount,
 )
 from agentmate.packages.service import Actor
+from agentmate.retrieval import service as retrieval
 
 # The status is the active revision's last index run (knowledge_revision_index, migration 0056); none = not indexed.
 _NO_INDEX: IndexStatus = "not_indexed"
@@ -36,7 +37,7 @@ def fold_languages(manifest: dict[str, Any]) -> list[str]:
     return langs
 
 
-def card(row: CardRow) -> KnowledgeCatalogCard:
+def card(row: CardRow, waiting: int = 0) -> KnowledgeCatalogCard:
     m = row["manifest"] or {}
     return KnowledgeCatalogCard(
         source_id=row["source_id"],
@@ -53,12 +54,26 @@ def card(row: CardRow) -> KnowledgeCatalogCard:
         document_count=row["document_count"],
         package_hash=row["package_hash"],
         index_status=row.get("index_status") or _NO_INDEX,
+        waiting_chunks=waiting,
     )
+
+
+def _cards(conn: Conn, account_id: UUID, rows: list[CardRow]) -> list[KnowledgeCatalogCard]:
+    """The rows' cards with each source's chunks waiting for their vector (one count over the account's waiting
+    rows, which are none outside an outage)."""
+    waiting = retrieval.waiting_by(
+        conn,
+        account_id,
+        namespace="knowledge",  # knowledge.search.index.NAMESPACE (the catalog does not import the indexer)
+        key="source_id",
+        values=[str(r["source_id"]) for r in rows],
+    )
+    return [card(r, waiting.get(str(r["source_id"]), 0)) for r in rows]
 
 
 def cards(conn: Conn, *, account_id: UUID) -> list[KnowledgeCatalogCard]:
     """Every card of the account in catalog order, inside the caller's tenant transaction."""
-    return [card(r) for r in repository.catalog_all(conn, account_id=account_id)]
+    return _cards(conn, account_id, repository.catalog_all(conn, account_id=account_id))
 
 
 def catalog(
@@ -78,8 +93,9 @@ def catalog(
             offset=page.offset,
         )
         roster = repository.domain_roster(conn, account_id=actor.account_id)
+        items = _cards(conn, actor.account_id, rows)
     return KnowledgeCatalog(
-        items=[card(r) for r in rows],
+        items=items,
         total=total,
         limit=page.limit,
         offset=page.offset,

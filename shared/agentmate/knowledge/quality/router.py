@@ -3,7 +3,7 @@ MCP twin: ``agentmate.mcp.tools.knowledge.quality``."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from uuid import UUID
 
 from fastapi import APIRouter, Body, Query, Response
@@ -11,8 +11,8 @@ from fastapi import APIRouter, Body, Query, Response
 from agentmate.api.deps import DbDep, KnowledgeRead, KnowledgeWrite, PageDep
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
+from agentmate.core.lazy import lazy_module
 from agentmate.core.pagination import Page
-from agentmate.knowledge.quality import lint_service, review_service, validation_service
 from agentmate.knowledge.quality.attribution import Cause, Direction, Origin
 from agentmate.knowledge.quality.schemas import (
     BuildReview,
@@ -28,6 +28,13 @@ from agentmate.knowledge.quality.schemas import (
     SweepRequest,
     SweepResult,
 )
+
+if TYPE_CHECKING:
+    from agentmate.knowledge.quality import lint_service, review_service, validation_service
+else:  # the use cases load on the first request that needs them (cold start)
+    lint_service = lazy_module("agentmate.knowledge.quality.lint_service")
+    review_service = lazy_module("agentmate.knowledge.quality.review_service")
+    validation_service = lazy_module("agentmate.knowledge.quality.validation_service")
 
 router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
 SignalName = Annotated[str | None, Query(pattern=r"^[a-z_]{1,32}$", description="One signal name")]

@@ -33,7 +33,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agentmate import jobs
-from agentmate.core.db import TenantTransactions
+from agentmate.core.db import Database, TenantTransactions
 from agentmate.core.errors import Conflict, NotFound
 from agentmate.core.observability import counted
 from agentmate.core.principal import Principal
@@ -63,6 +63,10 @@ INDEX_JOB_KIND = "knowledge_index"
 # memory's retrieval_heal does.
 HEAL_KIND = "knowledge_index_heal"
 HEAL_ATTEMPTS = 10
+# A heal job that used up its attempts during a long outage leaves its sources ``partial`` with nothing queued:
+# the scheduled sweep (``sweep_heal``, registered in search/jobs.py) queues it again, for at most this many
+# accounts a sweep (one job per account: the heal subject).
+HEAL_SWEEP_BATCH = 100
 JOB_TIMEOUT_S = 600.0  # with the 60 s finish margin it fits the 900 s worker function
 MAX_JOB_SOURCES = 100_000
 _SUBJECTS = UUID("0c5e3a52-2f0e-4a8e-9d7b-1f4b7f3c9e21")
@@ -291,6 +295,19 @@ def schedule_heal(db: TenantTransactions, account_id: UUID) -> None:
             conn, account_id=account_id, kind=HEAL_KIND, subject_id=_HEAL_SUBJECT, max_attempts=HEAL_ATTEMPTS
         )
     jobs.wake(job.id)
+
+
+def sweep_heal(db: Database) -> int:
+    """The sweep's part (``search/jobs.py`` registers it): queue the heal job of each account whose active
+    revisions' last index run left chunks without a vector and that has no heal job queued or running (e.g. one
+    that used up its attempts while the embedder or the vector index was down). Memory's ``retrieval_heal`` sweep
+    re-embeds those chunks' rows but not the sources' index state, which only this job's run rewrites. Returns
+    how many it queued."""
+    with db.transaction() as conn:
+        accounts = repo.accounts_partial(conn, heal_kind=HEAL_KIND, limit=HEAL_SWEEP_BATCH)
+    for account_id in accounts:
+        schedule_heal(db, account_id)
+    return len(accounts)
 
 
 @counted("KnowledgeIndex")

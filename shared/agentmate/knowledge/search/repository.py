@@ -244,6 +244,16 @@ def sources_with_failed_chunks(conn: Conn, *, account_id: UUID, limit: int) -> l
     return cast(list[ActiveSource], rows)
 
 
+def accounts_partial(conn: Conn, *, heal_kind: str, limit: int) -> list[UUID]:
+    """Accounts with an active revision whose last index run left chunks without a vector and no unfinished
+    ``heal_kind`` job, oldest first, across accounts (migrations/0103; the sweep's owner-less transaction)."""
+    rows = conn.execute(
+        "SELECT account_id FROM knowledge_accounts_partial(%(heal_kind)s, %(limit)s)",
+        {"heal_kind": heal_kind, "limit": limit},
+    ).fetchall()
+    return [r["account_id"] for r in rows]
+
+
 def index_states(conn: Conn, *, account_id: UUID, revision_ids: list[UUID]) -> dict[UUID, IndexState]:
     """The last index run per revision (for the catalog's chunk index status)."""
     if not revision_ids:

@@ -4,6 +4,7 @@ MCP twin: ``agentmate.mcp.tools.knowledge.search``."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 from fastapi import APIRouter, Response
@@ -11,8 +12,7 @@ from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import DbDep, KnowledgeRead, KnowledgeWrite, PageDep, RetrievalDep
 from agentmate.api.errors import PROBLEM_RESPONSES
-from agentmate.knowledge.search import index
-from agentmate.knowledge.search import service as search
+from agentmate.core.lazy import lazy_module
 from agentmate.knowledge.search.schemas import (
     KnowledgeDocumentLinks,
     KnowledgeIndexReport,
@@ -20,6 +20,13 @@ from agentmate.knowledge.search.schemas import (
     KnowledgeSearchRequest,
     KnowledgeSearchResult,
 )
+
+if TYPE_CHECKING:
+    from agentmate.knowledge.search import index
+    from agentmate.knowledge.search import service as search
+else:  # the use cases load on the first request that needs them (cold start)
+    index = lazy_module("agentmate.knowledge.search.index")
+    search = lazy_module("agentmate.knowledge.search.service")
 
 router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
 NO_STORE = {"Cache-Control": "private, no-store"}

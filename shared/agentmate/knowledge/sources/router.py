@@ -4,6 +4,7 @@ MCP twin: ``agentmate.mcp.tools.knowledge.sources``."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 from fastapi import APIRouter, Response
@@ -12,8 +13,8 @@ from fastapi.responses import JSONResponse
 from agentmate.api.deps import DbDep, KnowledgeRead, KnowledgeWrite, PageDep, RetrievalDep
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.routing import LAMBDA_BODY_LIMIT, max_body
+from agentmate.core.lazy import lazy_module
 from agentmate.core.pagination import Page
-from agentmate.knowledge.sources import service
 from agentmate.knowledge.sources.schemas import (
     KnowledgeDocument,
     KnowledgeDocumentContent,
@@ -23,7 +24,13 @@ from agentmate.knowledge.sources.schemas import (
     KnowledgeSyncRequest,
 )
 from agentmate.packages.schemas import Revision, Source, SourceInput
-from agentmate.packages.service import Actor
+
+if TYPE_CHECKING:
+    from agentmate.knowledge.sources import service
+    from agentmate.packages import service as packages
+else:  # the use cases load on the first request that needs them (cold start)
+    service = lazy_module("agentmate.knowledge.sources.service")
+    packages = lazy_module("agentmate.packages.service")
 
 router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
 
@@ -38,33 +45,33 @@ def register_source(body: SourceInput, principal: KnowledgeWrite, db: DbDep) -> 
     name already names this package (default_ref is updated), 409 when it names a different one. The domain is
     derived from package_path. A git repository_url must be an https URL of a host the deployment allows (else
     400 naming repository_url)."""
-    up = service.register_source(db, Actor.of(principal), body)
+    up = service.register_source(db, packages.Actor.of(principal), body)
     return JSONResponse(up.source.model_dump(mode="json"), status_code=201 if up.created else 200)
 
 
 @router.get("/sources", response_model=Page[Source])
 def list_sources(principal: KnowledgeRead, db: DbDep, page: PageDep) -> Page[Source]:
     """List knowledge sources, newest first."""
-    return service.list_sources(db, Actor.of(principal), page)
+    return service.list_sources(db, packages.Actor.of(principal), page)
 
 
 @router.get("/sources/{source_id}", response_model=Source)
 def get_source(source_id: UUID, principal: KnowledgeRead, db: DbDep) -> Source:
     """One knowledge source with its status, last error and active revision."""
-    return service.get_source(db, Actor.of(principal), source_id)
+    return service.get_source(db, packages.Actor.of(principal), source_id)
 
 
 @router.delete("/sources/{source_id}", status_code=204)
 def delete_source(source_id: UUID, principal: KnowledgeWrite, db: DbDep) -> Response:
     """Delete a source with its revisions and documents; 409 while a resolution run selected it."""
-    service.delete_source(db, Actor.of(principal), source_id)
+    service.delete_source(db, packages.Actor.of(principal), source_id)
     return Response(status_code=204)
 
 
 @router.get("/sources/{source_id}/revisions", response_model=Page[Revision])
 def list_revisions(source_id: UUID, principal: KnowledgeRead, db: DbDep, page: PageDep) -> Page[Revision]:
     """Immutable revisions of a source, newest first."""
-    return service.list_revisions(db, Actor.of(principal), source_id, page)
+    return service.list_revisions(db, packages.Actor.of(principal), source_id, page)
 
 
 @router.post(
@@ -94,7 +101,9 @@ def sync_source(
     worker's budget (the source is pending meanwhile); a package over a size limit stays a 413. With index=true
     the source's active revision is also chunk-indexed after the commit (index: the run's report); without it
     knowledge search keeps serving the previously indexed revision and lists the source in stale."""
-    result = service.sync_or_queue(db, Actor.of(principal), source_id, body or KnowledgeSyncRequest(), rt=rt)
+    result = service.sync_or_queue(
+        db, packages.Actor.of(principal), source_id, body or KnowledgeSyncRequest(), rt=rt
+    )
     if isinstance(result, KnowledgeSyncQueued):
         return JSONResponse(result.model_dump(mode="json"), status_code=202)
     return _ingested(result)
@@ -116,7 +125,7 @@ def push_snapshot(
     content_base64, or (binary) sha256 and size_bytes. With index=true the source's active revision is also
     chunk-indexed after the commit (index: the run's report; past the inline budget its job); without it
     knowledge search keeps serving the previously indexed revision and lists the source in stale."""
-    return _ingested(service.push_snapshot(db, Actor.of(principal), source_id, body, rt=rt))
+    return _ingested(service.push_snapshot(db, packages.Actor.of(principal), source_id, body, rt=rt))
 
 
 @router.get("/revisions/{revision_id}/documents", response_model=Page[KnowledgeDocument])
@@ -124,7 +133,7 @@ def list_documents(
     revision_id: UUID, principal: KnowledgeRead, db: DbDep, page: PageDep
 ) -> Page[KnowledgeDocument]:
     """Document metadata of a revision without bodies, in path order (KNOWLEDGE.yaml is not a document)."""
-    return service.list_documents(db, Actor.of(principal), revision_id, page)
+    return service.list_documents(db, packages.Actor.of(principal), revision_id, page)
 
 
 @router.get("/revisions/{revision_id}/documents/{document_id}", response_model=KnowledgeDocumentContent)
@@ -133,4 +142,4 @@ def get_document(
 ) -> KnowledgeDocumentContent:
     """One document with its text snapshot (null content for a binary document); Cache-Control: private,
     no-store."""
-    return service.get_document(db, Actor.of(principal), revision_id, document_id)
+    return service.get_document(db, packages.Actor.of(principal), revision_id, document_id)

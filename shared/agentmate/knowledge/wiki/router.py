@@ -4,7 +4,7 @@ MCP twin: ``agentmate.mcp.tools.knowledge.wiki``."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from uuid import UUID
 
 from fastapi import APIRouter, Path, Query
@@ -12,8 +12,8 @@ from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import DbDep, KnowledgeRead, KnowledgeWrite, ModelSettingsDep, PageDep, RetrievalDep
 from agentmate.api.errors import PROBLEM_RESPONSES, Problem
+from agentmate.core.lazy import lazy_module
 from agentmate.core.pagination import Page
-from agentmate.knowledge.wiki import retrieval, service
 from agentmate.knowledge.wiki.schemas import (
     ActivateResult,
     BuildDiff,
@@ -29,6 +29,12 @@ from agentmate.knowledge.wiki.schemas import (
     WikiSearchRequest,
     WikiSearchResult,
 )
+
+if TYPE_CHECKING:
+    from agentmate.knowledge.wiki import retrieval, service
+else:  # the use cases load on the first request that needs them (cold start)
+    retrieval = lazy_module("agentmate.knowledge.wiki.retrieval")
+    service = lazy_module("agentmate.knowledge.wiki.service")
 
 router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
 
