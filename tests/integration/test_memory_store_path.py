@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -58,7 +59,15 @@ def _writers(owner_url: str, entry_id: str) -> dict[str, set[str]]:
         }
 
 
-def test_a_new_memory_is_stored_and_indexed_in_one_transaction(client, account, owner_url):
+# A grace as long as the deadline: the store's transaction waits for its embedding (the fast path), whatever the
+# machine's load or the offline model's first load; the slow path is pinned with a stalled embedder below.
+PATIENT = {"embed_grace_s": 5.0, "vector_leg_timeout_s": 5.0}
+
+
+def test_a_new_memory_is_stored_and_indexed_in_one_transaction(
+    client, account, owner_url, make_retrieval, serve_retrieval
+):
+    serve_retrieval(make_retrieval(**PATIENT))
     # When a memory is stored
     r = client.post(ENTRIES, json=_body("one transaction"), headers=account.headers("memory:rw"))
     # Then it is indexed, and its entry, evidence and projection were all written by one transaction
@@ -145,7 +154,7 @@ def _round_trips(db: Database, action: Any) -> tuple[int, list[str]]:
 
 def test_a_store_in_a_known_scope_costs_five_round_trips_and_one_commit(account, make_retrieval):
     db = Database(os.environ["DATABASE_URL"], max_size=1)
-    retrieval = make_retrieval()
+    retrieval = make_retrieval(**PATIENT)
     principal = Principal(
         account_id=uuid.UUID(account.account_id), user_id=uuid.UUID(account.user_id), via="jwt"
     )
@@ -221,3 +230,115 @@ def test_a_quota_refusal_inside_the_store_pipeline_is_a_409_and_the_next_store_s
         monkeypatch.delenv("LIMIT_MAX_MEMORIES")
         get_limit_settings.cache_clear()
         db.close()
+
+
+# -- a slow embedder never holds the pool's connection past the grace (issue 26 §4) ------------------------------
+
+
+def _projection(owner_url: str, entry_id: str) -> str | None:
+    with psycopg.connect(owner_url) as conn:
+        row = conn.execute(
+            "SELECT status FROM retrieval_documents WHERE source_type = 'memory_entry' AND source_id = %s",
+            (entry_id,),
+        ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _committed_entry(owner_url: str, content: str, store: threading.Thread) -> str:
+    """The id of the entry holding ``content`` once a transaction has committed it (waits while the store runs)."""
+    while True:
+        with psycopg.connect(owner_url) as conn:
+            row = conn.execute("SELECT id::text FROM memory_entries WHERE content = %s", (content,)).fetchone()
+        if row is not None or not store.is_alive():
+            assert row is not None, "the store ended without committing its entry"
+            return str(row[0])
+        store.join(0.01)
+
+
+@pytest.fixture
+def stalled(slow_provider) -> Iterator[SlowEmbeddings]:
+    """The loopback embedder, answering no request until ``gate`` is set."""
+    slow_provider.gate.clear()
+    yield slow_provider
+    slow_provider.gate.set()
+
+
+def _loopback_retrieval(make_retrieval: Any, provider: SlowEmbeddings, timeout_s: float) -> Any:
+    embedder = OpenAIEmbedder(provider.base_url, "k", "fake-model", dimensions=8, timeout_s=30, max_retries=0)
+    return make_retrieval(embedder=embedder, vector_leg_timeout_s=timeout_s, embed_grace_s=0.01)
+
+
+def _store_in_thread(db: Database, retrieval: Any, principal: Principal, content: str) -> tuple[threading.Thread, list]:
+    out: list[Any] = []
+
+    def run() -> None:
+        try:
+            out.append(create_entry(db, retrieval, principal, EntryCreate.model_validate(_body(content))))
+        except BaseException as exc:  # pragma: no cover - reported by the test's assertion
+            out.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, out
+
+
+def test_a_store_waiting_for_a_stalled_embedder_releases_the_pools_connection_and_ends_indexed(
+    account, owner_url, make_retrieval, stalled
+):
+    # Given a pool of one connection and an embedder that answers nothing until released
+    db = Database(os.environ["DATABASE_URL"], max_size=1)
+    retrieval = _loopback_retrieval(make_retrieval, stalled, timeout_s=10)
+    principal = _direct(account)
+    try:
+        # When a memory is stored
+        store, out = _store_in_thread(db, retrieval, principal, "stalled then answered")
+        assert stalled.arrived.wait(30)
+        # Then its entry is committed with the projection pending while the embedder still has not answered
+        entry_id = _committed_entry(owner_url, "stalled then answered", store)
+        assert _projection(owner_url, entry_id) == "pending"
+        # And another request is served on the pool's one connection while the store still waits
+        with db.tenant(principal.account_id) as conn:
+            assert conn.execute("SELECT count(*) AS n FROM memory_entries").fetchone() == {"n": 1}
+        assert store.is_alive()
+        # When the embedder answers
+        stalled.gate.set()
+        store.join(30)
+    finally:
+        stalled.gate.set()
+        db.close()
+    # Then the store answers the entry indexed, its projection marked by a second, short transaction
+    (created,) = out
+    assert not isinstance(created, BaseException), created
+    assert created.value.indexing.status == "indexed"
+    assert _projection(owner_url, entry_id) == "indexed"
+    writers = _writers(owner_url, entry_id)
+    assert writers["entry"] == writers["evidence"]
+    assert writers["document"] != writers["entry"]
+    assert writers["heal job"] == set()
+
+
+def test_a_store_whose_embedder_never_answers_ends_failed_with_its_heal_queued_after_releasing_the_connection(
+    account, owner_url, make_retrieval, stalled
+):
+    # Given a pool of one connection and an embedder that never answers within the store's deadline
+    db = Database(os.environ["DATABASE_URL"], max_size=1)
+    retrieval = _loopback_retrieval(make_retrieval, stalled, timeout_s=0.2)
+    principal = _direct(account)
+    try:
+        # When a memory is stored
+        created = create_entry(db, retrieval, principal, EntryCreate.model_validate(_body("never answered")))
+    finally:
+        stalled.gate.set()
+        db.close()
+    # Then it is stored, its indexing failed for the deadline
+    assert created.value.indexing is not None
+    assert created.value.indexing.status == "failed"
+    assert created.value.indexing.error == "embedding took longer than 0.2 s"
+    entry_id = str(created.value.id)
+    assert _projection(owner_url, entry_id) == "failed"
+    # And the entry was committed first; the failure and the heal job by the short second transaction
+    writers = _writers(owner_url, entry_id)
+    assert writers["entry"] == writers["evidence"]
+    assert writers["document"] == writers["heal job"]
+    assert writers["document"] != writers["entry"]
+    assert len(writers["heal job"]) == 1

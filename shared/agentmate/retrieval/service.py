@@ -27,6 +27,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 from uuid import UUID
 
@@ -67,7 +68,7 @@ class DocumentIn:
 
 @dataclass(frozen=True)
 class IndexResult:
-    status: Literal["indexed", "failed"]
+    status: Literal["indexed", "failed", "pending"]
     document_id: UUID | None
     error: str | None = None
 
@@ -383,6 +384,7 @@ class Retrieval:
         settings: RetrievalSettings | None = None,
         index_batch: int = INDEX_BATCH,
         vector_leg_timeout_s: float = VECTOR_LEG_TIMEOUT_S,
+        embed_grace_s: float | None = None,
     ) -> None:
         self._settings = settings
         self._embedder = embedder
@@ -392,9 +394,18 @@ class Retrieval:
         self._pool: ThreadPoolExecutor | None = None
         self.index_batch = index_batch
         self.vector_leg_timeout_s = vector_leg_timeout_s
+        self._embed_grace_s = embed_grace_s
 
     def __repr__(self) -> str:
         return f"Retrieval(embedder={self._embedder!r}, index={self._index!r})"
+
+    @property
+    def embed_grace_s(self) -> float:
+        """How long a writer's transaction waits for an overlapped embedding before it commits the row
+        ``pending`` and finishes the indexing holding no connection (``PendingIndex``; ``MEMORY_EMBED_GRACE_MS``)."""
+        if self._embed_grace_s is None:
+            self._embed_grace_s = (self._settings or get_retrieval_settings()).memory_embed_grace_ms / 1000
+        return self._embed_grace_s
 
     # -- parts -------------------------------------------------------------------------------------------------
 
@@ -813,12 +824,16 @@ _retrieval_lock = threading.Lock()
 
 
 class PendingIndex:
-    """One document whose embedding is running (``Retrieval.begin_index``); ``complete`` writes its row, waits for
-    the vector (at most ``vector_leg_timeout_s``), upserts it and marks the row ``indexed``, all in the caller's
-    transaction. On any embedding or vector-index failure the row is marked ``failed`` in that same transaction
-    (the caller queues the heal there too), so a committed row is never left without its projection queued. A
-    vector upserted for a transaction that then rolls back is a stale point, which is never served (hits are
-    hydrated from ``indexed`` rows) and is replaced when the point id is reused; nothing acknowledges it."""
+    """One document whose embedding is running (``Retrieval.begin_index``). ``complete`` writes its row in the
+    caller's transaction and waits for the vector there only a short grace (``embed_grace_s``): a vector ready
+    within it is upserted and the row marked ``indexed`` (or ``failed``) in that same transaction. A vector not
+    ready leaves the row ``pending`` (``IndexResult.status``): the caller commits, releases its connection, and
+    calls ``finish``, which waits for the rest of ``vector_leg_timeout_s`` holding no connection and records the
+    outcome in a second short transaction, where the caller queues the heal on a failure (``on_failed``). A slow
+    embedder thus never holds a pooled connection longer than the grace. A ``pending`` row left by a crash
+    between the two transactions is the heal sweep's (it re-indexes rows pending past its grace). A vector
+    upserted for a transaction that then rolls back is a stale point, which is never served (hits are hydrated
+    from ``indexed`` rows) and is replaced when the point id is reused; nothing acknowledges it."""
 
     def __init__(
         self,
@@ -833,6 +848,10 @@ class PendingIndex:
         self._future = future
         self._text = text
         self._error = error
+        self._row: repo.StoredDocument | None = None
+        self._account_id: UUID | None = None
+        self._deadline = 0.0
+        self._collection: str | None = None
 
     def discard(self) -> None:
         """The document was not written after all (a replay, a deduplicated store): drop the embedding."""
@@ -840,21 +859,64 @@ class PendingIndex:
             self._future.cancel()
 
     def complete(self, conn: Conn, account_id: UUID, doc: DocumentIn) -> IndexResult:
-        row = repo.upsert_pending(conn, account_id=account_id, doc=_prepare(doc))
+        """Write the row ``pending`` and, if the vector comes within the grace, index it (``indexed``/``failed``);
+        otherwise answer ``pending`` (finish with ``finish`` after the commit)."""
+        row = self._row = repo.upsert_pending(conn, account_id=account_id, doc=_prepare(doc))
+        self._account_id = account_id
+        timeout = self._rt.vector_leg_timeout_s
+        grace = min(self._rt.embed_grace_s, timeout)
+        self._deadline = time.monotonic() + timeout
+        if self._error is None and (row.content or row.title) != self._text:  # pragma: no cover - defensive
+            self._error = RuntimeError("the document's text changed after its embedding started")
+        if self._future is not None and self._error is None and grace < timeout:
+            try:
+                self._future.result(timeout=grace)
+            except FutureTimeout:
+                return IndexResult("pending", row.id)
+            except Exception:  # noqa: S110 - recorded by _settle below
+                pass
+        self._settle()
+        return self._record(conn, account_id)
+
+    def finish(
+        self,
+        db: TenantTransactions,
+        account_id: UUID,
+        on_failed: Callable[[Conn], object] | None = None,
+    ) -> IndexResult:
+        """After the writer's commit, for a row ``complete`` left ``pending``: wait for the vector (the rest of
+        ``vector_leg_timeout_s``) and upsert it with no connection held, then mark the row in one short
+        transaction (``on_failed(conn)`` runs in it when indexing failed)."""
+        self._settle()
+        with db.tenant(account_id) as conn:
+            result = self._record(conn, account_id)
+            if result.status == "failed" and on_failed is not None:
+                on_failed(conn)
+        return result
+
+    def _settle(self) -> None:
+        """Wait for the vector until the deadline and upsert it into the vector index (no database work); any
+        failure is kept in ``_error``."""
+        row, account_id = self._row, self._account_id
+        if self._error is not None or row is None or account_id is None:
+            return
         try:
-            embedder = self._embedder
-            if embedder is None or self._future is None:
-                raise self._error or RuntimeError("no embedder")
-            text = row.content or row.title
-            if text == self._text:
-                vectors = self._future.result(timeout=self._rt.vector_leg_timeout_s)
-            else:  # pragma: no cover - the caller embedded other text than it wrote
-                self._future.cancel()
-                vectors = embedder.embed([text])
-            collection = self._rt._vector_upsert(
-                account_id, embedder.dimensions, [(row.point_id, vectors[0], _vector_payload(row))]
+            if self._embedder is None or self._future is None:
+                raise RuntimeError("no embedder")
+            vectors = self._future.result(timeout=max(0.0, self._deadline - time.monotonic()))
+            self._collection = self._rt._vector_upsert(
+                account_id=account_id,
+                dimensions=self._embedder.dimensions,
+                points=[(row.point_id, vectors[0], _vector_payload(row))],
             )
-        except Exception as exc:
+        except Exception as exc:  # FutureTimeout included
+            self._error = exc
+
+    def _record(self, conn: Conn, account_id: UUID) -> IndexResult:
+        row = self._row
+        assert row is not None
+        if self._error is not None or self._embedder is None:
+            exc = self._error or RuntimeError("no embedder")
             error = (
                 f"embedding took longer than {self._rt.vector_leg_timeout_s:g} s"
                 if isinstance(exc, FutureTimeout)
@@ -862,11 +924,7 @@ class PendingIndex:
             )
             logger.warning("retrieval indexing failed", extra={"error": error, "documents": 1})
             repo.mark_failed(
-                conn,
-                account_id=account_id,
-                document_ids=[row.id],
-                content_hashes=[row.content_hash],
-                error=error,
+                conn, account_id=account_id, document_ids=[row.id], content_hashes=[row.content_hash], error=error
             )
             return IndexResult("failed", row.id, error)
         repo.mark_indexed(
@@ -874,9 +932,9 @@ class PendingIndex:
             account_id=account_id,
             document_ids=[row.id],
             content_hashes=[row.content_hash],
-            embedding_model=embedder.name,
-            embedding_dimension=embedder.dimensions,
-            vector_collection=collection,
+            embedding_model=self._embedder.name,
+            embedding_dimension=self._embedder.dimensions,
+            vector_collection=self._collection,
         )
         return IndexResult("indexed", row.id)
 

@@ -37,6 +37,7 @@ from agentmate.memory.schemas import (
 from agentmate.memory.service import scopes
 from agentmate.memory.service.projection import (
     begin_index,
+    finish_index,
     index_entry,
     index_in_transaction,
     indexing_state,
@@ -64,7 +65,10 @@ def create_entry(
 
     The embedding starts on a worker thread before the transaction opens and is awaited after the entry, its
     evidence and its document row are written, so it overlaps the database work; the transaction runs in pipeline
-    mode (BEGIN travels with the first query, the last write with COMMIT). A replayed or deduplicated store writes
+    mode (BEGIN travels with the first query, the last write with COMMIT). The transaction waits for it only a
+    short grace (``MEMORY_EMBED_GRACE_MS``): a slower embedding leaves the projection pending at the commit and is
+    awaited with no connection held, then recorded in a second short transaction (``finish_index``), so a slow
+    embedder cannot starve the pool. A replayed or deduplicated store writes
     no new projection: its embedding is dropped and the entry's state is read (or repaired) after the commit."""
     _check_create(body)
     data = body.model_dump(exclude={"evidence"})
@@ -96,9 +100,13 @@ def create_entry(
                     principal.account_id,
                     result.value.model_dump(exclude={"evidence", "indexing"}),
                 )
-    finally:
-        if indexing is None:
-            pending.discard()
+    except BaseException:
+        pending.discard()
+        raise
+    if indexing is None:
+        pending.discard()
+    elif indexing.status == "pending":
+        indexing, heal_job = finish_index(db, pending, principal.account_id)
     if heal_job is not None:
         jobs.wake(heal_job)
     if indexing is None:

@@ -76,16 +76,29 @@ def begin_index(retrieval: Retrieval, title: str, summary: str, content: str) ->
 def index_in_transaction(
     conn: Conn, pending: PendingIndex, account_id: UUID, entry: Mapping[str, Any]
 ) -> tuple[Indexing, UUID | None]:
-    """A new entry's projection in the entry's own transaction: the document row (lexical projection), the vector
-    embedded meanwhile, and on failure the account's heal job queued in that same transaction. Returns the
-    indexing state and the heal job to wake after the commit (``jobs.wake``), if one was queued."""
+    """A new entry's projection in the entry's own transaction: the document row (lexical projection) and, if the
+    embedding is ready within the grace, its vector, with the account's heal job queued in that same transaction
+    on a failure. Returns the indexing state (``pending`` when the embedding was not ready: the caller commits and
+    calls ``finish_index``) and the heal job to wake after the commit (``jobs.wake``), if one was queued."""
     result = pending.complete(conn, account_id, entry_document(entry))
-    job_id = None
-    if result.status == "failed":
-        job_id = jobs.enqueue(
-            conn, account_id=account_id, kind=HEAL_KIND, subject_id=account_id, max_attempts=HEAL_ATTEMPTS
-        ).id
+    job_id = _enqueue_heal(conn, account_id) if result.status == "failed" else None
     return Indexing(status=result.status, document_id=result.document_id, error=result.error), job_id
+
+
+def finish_index(db: TenantTransactions, pending: PendingIndex, account_id: UUID) -> tuple[Indexing, UUID | None]:
+    """After the entry's commit, a projection ``index_in_transaction`` left pending: its embedding awaited with
+    no connection held, then marked indexed (or failed, with the heal job queued) in one short transaction."""
+    job: list[UUID] = []
+    result = pending.finish(db, account_id, lambda conn: job.append(_enqueue_heal(conn, account_id)))
+    return Indexing(status=result.status, document_id=result.document_id, error=result.error), (
+        job[0] if job else None
+    )
+
+
+def _enqueue_heal(conn: Conn, account_id: UUID) -> UUID:
+    return jobs.enqueue(
+        conn, account_id=account_id, kind=HEAL_KIND, subject_id=account_id, max_attempts=HEAL_ATTEMPTS
+    ).id
 
 
 def index_entry(
