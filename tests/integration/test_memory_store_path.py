@@ -248,7 +248,9 @@ def _committed_entry(owner_url: str, content: str, store: threading.Thread) -> s
     """The id of the entry holding ``content`` once a transaction has committed it (waits while the store runs)."""
     while True:
         with psycopg.connect(owner_url) as conn:
-            row = conn.execute("SELECT id::text FROM memory_entries WHERE content = %s", (content,)).fetchone()
+            row = conn.execute(
+                "SELECT id::text FROM memory_entries WHERE content = %s", (content,)
+            ).fetchone()
         if row is not None or not store.is_alive():
             assert row is not None, "the store ended without committing its entry"
             return str(row[0])
@@ -268,7 +270,9 @@ def _loopback_retrieval(make_retrieval: Any, provider: SlowEmbeddings, timeout_s
     return make_retrieval(embedder=embedder, vector_leg_timeout_s=timeout_s, embed_grace_s=0.01)
 
 
-def _store_in_thread(db: Database, retrieval: Any, principal: Principal, content: str) -> tuple[threading.Thread, list]:
+def _store_in_thread(
+    db: Database, retrieval: Any, principal: Principal, content: str
+) -> tuple[threading.Thread, list]:
     out: list[Any] = []
 
     def run() -> None:

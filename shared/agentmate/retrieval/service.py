@@ -24,10 +24,10 @@ import hashlib
 import json
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 from uuid import UUID
 
@@ -68,7 +68,7 @@ class DocumentIn:
 
 @dataclass(frozen=True)
 class IndexResult:
-    status: Literal["indexed", "failed", "pending"]
+    status: Literal["indexed", "failed"]
     document_id: UUID | None
     error: str | None = None
 
@@ -827,7 +827,7 @@ class PendingIndex:
     """One document whose embedding is running (``Retrieval.begin_index``). ``complete`` writes its row in the
     caller's transaction and waits for the vector there only a short grace (``embed_grace_s``): a vector ready
     within it is upserted and the row marked ``indexed`` (or ``failed``) in that same transaction. A vector not
-    ready leaves the row ``pending`` (``IndexResult.status``): the caller commits, releases its connection, and
+    ready leaves the row ``pending`` (``complete`` answers None): the caller commits, releases its connection, and
     calls ``finish``, which waits for the rest of ``vector_leg_timeout_s`` holding no connection and records the
     outcome in a second short transaction, where the caller queues the heal on a failure (``on_failed``). A slow
     embedder thus never holds a pooled connection longer than the grace. A ``pending`` row left by a crash
@@ -858,9 +858,14 @@ class PendingIndex:
         if self._future is not None:
             self._future.cancel()
 
-    def complete(self, conn: Conn, account_id: UUID, doc: DocumentIn) -> IndexResult:
+    @property
+    def document_id(self) -> UUID | None:
+        """The row ``complete`` wrote."""
+        return None if self._row is None else self._row.id
+
+    def complete(self, conn: Conn, account_id: UUID, doc: DocumentIn) -> IndexResult | None:
         """Write the row ``pending`` and, if the vector comes within the grace, index it (``indexed``/``failed``);
-        otherwise answer ``pending`` (finish with ``finish`` after the commit)."""
+        otherwise answer None: the row is left pending (finish with ``finish`` after the commit)."""
         row = self._row = repo.upsert_pending(conn, account_id=account_id, doc=_prepare(doc))
         self._account_id = account_id
         timeout = self._rt.vector_leg_timeout_s
@@ -872,8 +877,8 @@ class PendingIndex:
             try:
                 self._future.result(timeout=grace)
             except FutureTimeout:
-                return IndexResult("pending", row.id)
-            except Exception:  # noqa: S110 - recorded by _settle below
+                return None
+            except Exception:  # _settle records it
                 pass
         self._settle()
         return self._record(conn, account_id)
@@ -924,7 +929,11 @@ class PendingIndex:
             )
             logger.warning("retrieval indexing failed", extra={"error": error, "documents": 1})
             repo.mark_failed(
-                conn, account_id=account_id, document_ids=[row.id], content_hashes=[row.content_hash], error=error
+                conn,
+                account_id=account_id,
+                document_ids=[row.id],
+                content_hashes=[row.content_hash],
+                error=error,
             )
             return IndexResult("failed", row.id, error)
         repo.mark_indexed(

@@ -81,11 +81,15 @@ def index_in_transaction(
     on a failure. Returns the indexing state (``pending`` when the embedding was not ready: the caller commits and
     calls ``finish_index``) and the heal job to wake after the commit (``jobs.wake``), if one was queued."""
     result = pending.complete(conn, account_id, entry_document(entry))
+    if result is None:
+        return Indexing(status="pending", document_id=pending.document_id), None
     job_id = _enqueue_heal(conn, account_id) if result.status == "failed" else None
     return Indexing(status=result.status, document_id=result.document_id, error=result.error), job_id
 
 
-def finish_index(db: TenantTransactions, pending: PendingIndex, account_id: UUID) -> tuple[Indexing, UUID | None]:
+def finish_index(
+    db: TenantTransactions, pending: PendingIndex, account_id: UUID
+) -> tuple[Indexing, UUID | None]:
     """After the entry's commit, a projection ``index_in_transaction`` left pending: its embedding awaited with
     no connection held, then marked indexed (or failed, with the heal job queued) in one short transaction."""
     job: list[UUID] = []
