@@ -265,6 +265,14 @@ def stalled(slow_provider) -> Iterator[SlowEmbeddings]:
     slow_provider.gate.set()
 
 
+@pytest.fixture
+def one_connection() -> Iterator[Database]:
+    """A pool of one connection (as in Lambda; a long-lived server's 8 behave alike under 8 stalled stores)."""
+    db = Database(os.environ["DATABASE_URL"], max_size=1)
+    yield db
+    db.close()
+
+
 def _loopback_retrieval(make_retrieval: Any, provider: SlowEmbeddings, timeout_s: float) -> Any:
     embedder = OpenAIEmbedder(provider.base_url, "k", "fake-model", dimensions=8, timeout_s=30, max_retries=0)
     return make_retrieval(embedder=embedder, vector_leg_timeout_s=timeout_s, embed_grace_s=0.01)
@@ -287,29 +295,24 @@ def _store_in_thread(
 
 
 def test_a_store_waiting_for_a_stalled_embedder_releases_the_pools_connection_and_ends_indexed(
-    account, owner_url, make_retrieval, stalled
+    account, owner_url, make_retrieval, stalled, one_connection
 ):
     # Given a pool of one connection and an embedder that answers nothing until released
-    db = Database(os.environ["DATABASE_URL"], max_size=1)
+    db, principal = one_connection, _direct(account)
     retrieval = _loopback_retrieval(make_retrieval, stalled, timeout_s=10)
-    principal = _direct(account)
-    try:
-        # When a memory is stored
-        store, out = _store_in_thread(db, retrieval, principal, "stalled then answered")
-        assert stalled.arrived.wait(30)
-        # Then its entry is committed with the projection pending while the embedder still has not answered
-        entry_id = _committed_entry(owner_url, "stalled then answered", store)
-        assert _projection(owner_url, entry_id) == "pending"
-        # And another request is served on the pool's one connection while the store still waits
-        with db.tenant(principal.account_id) as conn:
-            assert conn.execute("SELECT count(*) AS n FROM memory_entries").fetchone() == {"n": 1}
-        assert store.is_alive()
-        # When the embedder answers
-        stalled.gate.set()
-        store.join(30)
-    finally:
-        stalled.gate.set()
-        db.close()
+    # When a memory is stored
+    store, out = _store_in_thread(db, retrieval, principal, "stalled then answered")
+    assert stalled.arrived.wait(30)
+    # Then its entry is committed with the projection pending while the embedder still has not answered
+    entry_id = _committed_entry(owner_url, "stalled then answered", store)
+    assert _projection(owner_url, entry_id) == "pending"
+    # And another request is served on the pool's one connection while the store still waits
+    with db.tenant(principal.account_id) as conn:
+        assert conn.execute("SELECT count(*) AS n FROM memory_entries").fetchone() == {"n": 1}
+    assert store.is_alive()
+    # When the embedder answers
+    stalled.gate.set()
+    store.join(30)
     # Then the store answers the entry indexed, its projection marked by a second, short transaction
     (created,) = out
     assert not isinstance(created, BaseException), created
@@ -322,18 +325,13 @@ def test_a_store_waiting_for_a_stalled_embedder_releases_the_pools_connection_an
 
 
 def test_a_store_whose_embedder_never_answers_ends_failed_with_its_heal_queued_after_releasing_the_connection(
-    account, owner_url, make_retrieval, stalled
+    account, owner_url, make_retrieval, stalled, one_connection
 ):
     # Given a pool of one connection and an embedder that never answers within the store's deadline
-    db = Database(os.environ["DATABASE_URL"], max_size=1)
     retrieval = _loopback_retrieval(make_retrieval, stalled, timeout_s=0.2)
-    principal = _direct(account)
-    try:
-        # When a memory is stored
-        created = create_entry(db, retrieval, principal, EntryCreate.model_validate(_body("never answered")))
-    finally:
-        stalled.gate.set()
-        db.close()
+    # When a memory is stored
+    body = EntryCreate.model_validate(_body("never answered"))
+    created = create_entry(one_connection, retrieval, _direct(account), body)
     # Then it is stored, its indexing failed for the deadline
     assert created.value.indexing is not None
     assert created.value.indexing.status == "failed"
@@ -346,3 +344,29 @@ def test_a_store_whose_embedder_never_answers_ends_failed_with_its_heal_queued_a
     assert writers["document"] == writers["heal job"]
     assert writers["document"] != writers["entry"]
     assert len(writers["heal job"]) == 1
+
+
+def test_a_store_past_the_grace_costs_six_round_trips_in_two_short_transactions(
+    account, owner_url, make_retrieval, stalled, one_connection
+):
+    db = one_connection
+    retrieval = _loopback_retrieval(make_retrieval, stalled, timeout_s=10)
+    principal = _direct(account)
+
+    def store() -> None:
+        thread, out = _store_in_thread(db, retrieval, principal, "past the grace")
+        _committed_entry(owner_url, "past the grace", thread)
+        stalled.gate.set()
+        thread.join(30)
+        assert out and not isinstance(out[0], BaseException), out
+
+    # Given a scope that already holds a memory (as in the fast path's count)
+    stalled.gate.set()
+    create_entry(db, retrieval, principal, EntryCreate.model_validate(_body("the first")))
+    stalled.gate.clear()
+    # When a store's embedding misses the grace
+    trips, statements = _round_trips(db, store)
+    # Then it costs six round trips in two transactions: the fast path's first four and a COMMIT with the
+    # projection pending, then BEGIN, the projection marked indexed and COMMIT in one pipelined trip
+    assert sum('"COMMIT"' in s for s in statements) == 2, statements
+    assert trips == 6, statements

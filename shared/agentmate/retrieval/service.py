@@ -893,7 +893,7 @@ class PendingIndex:
         ``vector_leg_timeout_s``) and upsert it with no connection held, then mark the row in one short
         transaction (``on_failed(conn)`` runs in it when indexing failed)."""
         self._settle()
-        with db.tenant(account_id) as conn:
+        with db.tenant(account_id, pipeline=True) as conn:
             result = self._record(conn, account_id)
             if result.status == "failed" and on_failed is not None:
                 on_failed(conn)
