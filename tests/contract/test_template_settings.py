@@ -44,6 +44,8 @@ NOT_PASSED: dict[str, str] = {
     "WIKI_WORKER_POLL_SECONDS": "the local poller only; in Lambda SQS wakes the worker",
     "WIKI_WORKER_CONCURRENCY": "in Lambda the event source's MaximumConcurrency (WikiWorkerConcurrency) plays it",
     "DB_CONNECT_TIMEOUT_S": CODE_DEFAULT,
+    "MEMORY_EMBED_GRACE_MS": CODE_DEFAULT
+    + " (150 ms: a hosted embedder's usual answer; a slower one costs no connection)",
     "MAX_REQUEST_BODY_BYTES": CODE_DEFAULT + " (Lambda caps bodies at 6 MB anyway)",
     "JWT_TTL_HOURS": CODE_DEFAULT,
     "LOGIN_FAILURES_PER_EMAIL_ADDRESS": CODE_DEFAULT,

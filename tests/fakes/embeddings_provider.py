@@ -1,6 +1,8 @@
 """A slow OpenAI-compatible embeddings endpoint on loopback (``POST /v1/embeddings``): every call sleeps
 ``delay_s`` before answering deterministic vectors of the requested dimensions; ``calls`` counts the requests
-and ``texts`` records every text embedded. Setting ``down`` makes it answer 503 (an outage) until it is cleared."""
+and ``texts`` records every text embedded. Setting ``down`` makes it answer 503 (an outage) until it is cleared.
+Clearing ``gate`` stalls every request until it is set again (``arrived`` is set when a request comes in), so a
+test can order events around an embedder that has not answered yet without timing anything."""
 
 from __future__ import annotations
 
@@ -26,6 +28,9 @@ class SlowEmbeddings:
         self.calls = 0
         self.texts: list[str] = []
         self.down = False
+        self.gate = threading.Event()
+        self.gate.set()
+        self.arrived = threading.Event()
         self._lock = threading.Lock()
         provider = self
 
@@ -41,6 +46,8 @@ class SlowEmbeddings:
                 with provider._lock:
                     provider.calls += 1
                     provider.texts.extend(texts)
+                provider.arrived.set()
+                provider.gate.wait()
                 time.sleep(provider.delay_s)
                 if provider.down:
                     self.send_response(503)
@@ -79,5 +86,6 @@ class SlowEmbeddings:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.gate.set()
         self._server.shutdown()
         self._server.server_close()

@@ -133,6 +133,8 @@ ADDED = {
     "ACCOUNT_ARCHIVE_MAX_MEMBERS",
     "ACCOUNT_ARCHIVE_MAX_MEMBER_BYTES",
     "ACCOUNT_ARCHIVE_MAX_LINE_BYTES",
+    # issue 26: a memory store's transaction waits this long for its overlapped embedding
+    "MEMORY_EMBED_GRACE_MS",
     # issue 25: per-account limits
     "LIMIT_REQUESTS_PER_MINUTE",
     "LIMIT_REQUEST_BURST",

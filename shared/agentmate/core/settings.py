@@ -61,6 +61,9 @@ class RetrievalSettings(EnvironmentSettings):
     embedding_model: str = "text-embedding-v4"
     embedding_dimensions: int = Field(default=1024, ge=8, le=8192)
     embedding_offline: Literal["static", "hashing"] = "static"
+    # How long a memory store's transaction waits for its overlapped embedding before it commits the entry with
+    # its projection pending and finishes the indexing holding no pooled connection (issue 26).
+    memory_embed_grace_ms: int = Field(default=150, ge=0, le=5000)
     # The vector store.
     qdrant_url: str = ""
     qdrant_api_key: str = ""

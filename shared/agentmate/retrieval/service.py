@@ -13,7 +13,9 @@ both fail is it a ``ServiceUnavailable`` (503). Candidates per leg = clamp(top_k
 with reciprocal rank fusion (``fusion.py``).
 
 The embedding call and the vector search happen before the tenant transaction is opened, so a slow embedding
-endpoint never holds a database connection.
+endpoint never holds a database connection; a store that indexes its new document inside its own transaction
+(``begin_index``: the memory store) starts the embedding before that transaction opens and waits for it at most
+``vector_leg_timeout_s`` inside it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import hashlib
 import json
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -381,6 +384,7 @@ class Retrieval:
         settings: RetrievalSettings | None = None,
         index_batch: int = INDEX_BATCH,
         vector_leg_timeout_s: float = VECTOR_LEG_TIMEOUT_S,
+        embed_grace_s: float | None = None,
     ) -> None:
         self._settings = settings
         self._embedder = embedder
@@ -390,9 +394,18 @@ class Retrieval:
         self._pool: ThreadPoolExecutor | None = None
         self.index_batch = index_batch
         self.vector_leg_timeout_s = vector_leg_timeout_s
+        self._embed_grace_s = embed_grace_s
 
     def __repr__(self) -> str:
         return f"Retrieval(embedder={self._embedder!r}, index={self._index!r})"
+
+    @property
+    def embed_grace_s(self) -> float:
+        """How long a writer's transaction waits for an overlapped embedding before it commits the row
+        ``pending`` and finishes the indexing holding no connection (``PendingIndex``; ``MEMORY_EMBED_GRACE_MS``)."""
+        if self._embed_grace_s is None:
+            self._embed_grace_s = (self._settings or get_retrieval_settings()).memory_embed_grace_ms / 1000
+        return self._embed_grace_s
 
     # -- parts -------------------------------------------------------------------------------------------------
 
@@ -540,6 +553,17 @@ class Retrieval:
                 conn, account_id=account_id, document_ids=ids, content_hashes=hashes, error=error or "failed"
             )
         return [IndexResult("failed", i, error) for i in ids]
+
+    def begin_index(self, text: str) -> PendingIndex:
+        """The first step of indexing one new document inside its writer's transaction: start embedding ``text``
+        (the document's content, or its title when it has none) on a worker thread, before the transaction opens,
+        so the embedding overlaps the writer's database work. Finish it with ``PendingIndex.complete(conn, ...)``
+        in that transaction."""
+        try:
+            embedder = self.embedder()
+        except Exception as exc:  # configuration failure: the row still goes in, marked failed
+            return PendingIndex(self, None, None, text, exc)
+        return PendingIndex(self, embedder, self._executor().submit(embedder.embed, [text]), text, None)
 
     def heal(self, db: TenantTransactions, account_id: UUID, *, max_rows: int = 10_000) -> Healed:
         """Re-embed and re-index the account's waiting projections (``failed``, or ``pending`` past a grace), a
@@ -797,6 +821,131 @@ def _hit(row: dict[str, Any], fused: fusion.FusedHit, coverage: float | None) ->
 
 _retrieval: Retrieval | None = None
 _retrieval_lock = threading.Lock()
+
+
+class PendingIndex:
+    """One document whose embedding is running (``Retrieval.begin_index``). ``complete`` writes its row in the
+    caller's transaction and waits for the vector there only a short grace (``embed_grace_s``): a vector ready
+    within it is upserted and the row marked ``indexed`` (or ``failed``) in that same transaction. A vector not
+    ready leaves the row ``pending`` (``complete`` answers None): the caller commits, releases its connection, and
+    calls ``finish``, which waits for the rest of ``vector_leg_timeout_s`` holding no connection and records the
+    outcome in a second short transaction, where the caller queues the heal on a failure (``on_failed``). A slow
+    embedder thus never holds a pooled connection longer than the grace. A ``pending`` row left by a crash
+    between the two transactions is the heal sweep's (it re-indexes rows pending past its grace). A vector
+    upserted for a transaction that then rolls back is a stale point, which is never served (hits are hydrated
+    from ``indexed`` rows) and is replaced when the point id is reused; nothing acknowledges it."""
+
+    def __init__(
+        self,
+        retrieval: Retrieval,
+        embedder: Embedder | None,
+        future: Future[list[list[float]]] | None,
+        text: str,
+        error: Exception | None,
+    ) -> None:
+        self._rt = retrieval
+        self._embedder = embedder
+        self._future = future
+        self._text = text
+        self._error = error
+        self._row: repo.StoredDocument | None = None
+        self._account_id: UUID | None = None
+        self._deadline = 0.0
+        self._collection: str | None = None
+
+    def discard(self) -> None:
+        """The document was not written after all (a replay, a deduplicated store): drop the embedding."""
+        if self._future is not None:
+            self._future.cancel()
+
+    @property
+    def document_id(self) -> UUID | None:
+        """The row ``complete`` wrote."""
+        return None if self._row is None else self._row.id
+
+    def complete(self, conn: Conn, account_id: UUID, doc: DocumentIn) -> IndexResult | None:
+        """Write the row ``pending`` and, if the vector comes within the grace, index it (``indexed``/``failed``);
+        otherwise answer None: the row is left pending (finish with ``finish`` after the commit)."""
+        row = self._row = repo.upsert_pending(conn, account_id=account_id, doc=_prepare(doc))
+        self._account_id = account_id
+        timeout = self._rt.vector_leg_timeout_s
+        grace = min(self._rt.embed_grace_s, timeout)
+        self._deadline = time.monotonic() + timeout
+        if self._error is None and (row.content or row.title) != self._text:  # pragma: no cover - defensive
+            self._error = RuntimeError("the document's text changed after its embedding started")
+        if self._future is not None and self._error is None and grace < timeout:
+            try:
+                self._future.result(timeout=grace)
+            except FutureTimeout:
+                return None
+            except Exception:  # _settle records it
+                pass
+        self._settle()
+        return self._record(conn, account_id)
+
+    def finish(
+        self,
+        db: TenantTransactions,
+        account_id: UUID,
+        on_failed: Callable[[Conn], object] | None = None,
+    ) -> IndexResult:
+        """After the writer's commit, for a row ``complete`` left ``pending``: wait for the vector (the rest of
+        ``vector_leg_timeout_s``) and upsert it with no connection held, then mark the row in one short
+        transaction (``on_failed(conn)`` runs in it when indexing failed)."""
+        self._settle()
+        with db.tenant(account_id, pipeline=True) as conn:
+            result = self._record(conn, account_id)
+            if result.status == "failed" and on_failed is not None:
+                on_failed(conn)
+        return result
+
+    def _settle(self) -> None:
+        """Wait for the vector until the deadline and upsert it into the vector index (no database work); any
+        failure is kept in ``_error``."""
+        row, account_id = self._row, self._account_id
+        if self._error is not None or row is None or account_id is None:
+            return
+        try:
+            if self._embedder is None or self._future is None:
+                raise RuntimeError("no embedder")
+            vectors = self._future.result(timeout=max(0.0, self._deadline - time.monotonic()))
+            self._collection = self._rt._vector_upsert(
+                account_id=account_id,
+                dimensions=self._embedder.dimensions,
+                points=[(row.point_id, vectors[0], _vector_payload(row))],
+            )
+        except Exception as exc:  # FutureTimeout included
+            self._error = exc
+
+    def _record(self, conn: Conn, account_id: UUID) -> IndexResult:
+        row = self._row
+        assert row is not None
+        if self._error is not None or self._embedder is None:
+            exc = self._error or RuntimeError("no embedder")
+            error = (
+                f"embedding took longer than {self._rt.vector_leg_timeout_s:g} s"
+                if isinstance(exc, FutureTimeout)
+                else _describe(exc)
+            )
+            logger.warning("retrieval indexing failed", extra={"error": error, "documents": 1})
+            repo.mark_failed(
+                conn,
+                account_id=account_id,
+                document_ids=[row.id],
+                content_hashes=[row.content_hash],
+                error=error,
+            )
+            return IndexResult("failed", row.id, error)
+        repo.mark_indexed(
+            conn,
+            account_id=account_id,
+            document_ids=[row.id],
+            content_hashes=[row.content_hash],
+            embedding_model=self._embedder.name,
+            embedding_dimension=self._embedder.dimensions,
+            vector_collection=self._collection,
+        )
+        return IndexResult("indexed", row.id)
 
 
 def get_retrieval() -> Retrieval:

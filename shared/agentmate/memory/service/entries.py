@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
+from agentmate import jobs
 from agentmate.core import idempotency
 from agentmate.core.db import Conn, TenantTransactions
 from agentmate.core.errors import Conflict, ErrorCollector, NotFound, invalid
@@ -34,7 +35,14 @@ from agentmate.memory.schemas import (
     Indexing,
 )
 from agentmate.memory.service import scopes
-from agentmate.memory.service.projection import index_entry, indexing_state, waiting
+from agentmate.memory.service.projection import (
+    begin_index,
+    finish_index,
+    index_entry,
+    index_in_transaction,
+    indexing_state,
+    waiting,
+)
 from agentmate.memory.service.rules import check_scope, check_size, require_scope_type, utc
 from agentmate.retrieval.service import Retrieval
 
@@ -52,30 +60,57 @@ def create_entry(
     body: EntryCreate,
     idempotency_key: str | None = None,
 ) -> Created[EntryCreated]:
-    """Store a durable memory with its evidence, then index it (indexing failures are reported, not raised)."""
+    """Store a durable memory with its evidence and its retrieval projection in one transaction (indexing failures
+    are reported and queued for the heal job, not raised).
+
+    The embedding starts on a worker thread before the transaction opens and is awaited after the entry, its
+    evidence and its document row are written, so it overlaps the database work; the transaction runs in pipeline
+    mode (BEGIN travels with the first query, the last write with COMMIT). The transaction waits for it only a
+    short grace (``MEMORY_EMBED_GRACE_MS``): a slower embedding leaves the projection pending at the commit and is
+    awaited with no connection held, then recorded in a second short transaction (``finish_index``), so a slow
+    embedder cannot starve the pool. A replayed or deduplicated store writes
+    no new projection: its embedding is dropped and the entry's state is read (or repaired) after the commit."""
     _check_create(body)
     data = body.model_dump(exclude={"evidence"})
     data["content_hash"] = hashlib.sha256(body.content.encode("utf-8")).hexdigest()
     evidence = [e.model_dump() for e in body.evidence]
-    with db.tenant(principal.account_id) as conn:
-        result = idempotency.once(
-            conn,
-            account_id=principal.account_id,
-            route="memory.entries.create",
-            key=idempotency_key,
-            request=body.model_dump(mode="json"),
-            model=EntryCreated,
-            create=lambda: _insert(conn, principal, body, data, evidence),
-        )
-        entry_id = result.value.id
-        existing = result.replay or result.value.deduplicated
-        row = repo.get_entry(conn, account_id=principal.account_id, entry_id=entry_id) if existing else None
-    if existing:
+    pending = begin_index(retrieval, body.title, body.summary, body.content)
+    indexing: Indexing | None = None
+    heal_job: UUID | None = None
+    try:
+        with db.tenant(principal.account_id, pipeline=True) as conn:
+            result = idempotency.once(
+                conn,
+                account_id=principal.account_id,
+                route="memory.entries.create",
+                key=idempotency_key,
+                request=body.model_dump(mode="json"),
+                model=EntryCreated,
+                create=lambda: _insert(conn, principal, body, data, evidence),
+            )
+            entry_id = result.value.id
+            existing = result.replay or result.value.deduplicated
+            row = (
+                repo.get_entry(conn, account_id=principal.account_id, entry_id=entry_id) if existing else None
+            )
+            if not existing:
+                indexing, heal_job = index_in_transaction(
+                    conn,
+                    pending,
+                    principal.account_id,
+                    result.value.model_dump(exclude={"evidence", "indexing"}),
+                )
+    except BaseException:
+        pending.discard()
+        raise
+    if indexing is None:
+        pending.discard()
+    elif indexing.status == "pending":
+        indexing, heal_job = finish_index(db, pending, principal.account_id)
+    if heal_job is not None:
+        jobs.wake(heal_job)
+    if indexing is None:
         indexing = _index_if_missing(db, retrieval, principal, entry_id, row)
-    else:
-        indexing = index_entry(
-            db, retrieval, principal.account_id, result.value.model_dump(exclude={"evidence", "indexing"})
-        )
     return Created(result.value.model_copy(update={"indexing": indexing}), replay=result.replay)
 
 

@@ -1,7 +1,10 @@
 """The retrieval projection of a durable entry: its document, (re)indexing and indexing state.
 
-Written after the entry's transaction commits, so an embedding or vector-index failure never loses a memory: the
-entry is stored and reported with ``indexing.status = "failed"``, and search still finds it through the lexical leg.
+A new entry's projection is written in the entry's own transaction (``index_in_transaction``), its embedding
+started before that transaction opens so it overlaps the database work; a re-index (an update, a heal, a backfill)
+runs after the writer's commit (``index_entry``). Either way an embedding or vector-index failure never loses a
+memory: the entry is stored and reported with ``indexing.status = "failed"``, and search still finds it through the
+lexical leg.
 A failure queues the ``retrieval_heal`` job (``memory/jobs.py``): it re-embeds and re-indexes the account's waiting
 projections, retried with the queue's backoff until the dependency is back; ``indexing.waiting`` on an entry's
 read counts what is still waiting.
@@ -18,7 +21,7 @@ from agentmate.core.db import Conn, Database, TenantTransactions
 from agentmate.memory.schemas import Indexing
 from agentmate.memory.service.rules import utc
 from agentmate.retrieval import service as retrieval_service
-from agentmate.retrieval.service import DocumentIn, Retrieval
+from agentmate.retrieval.service import DocumentIn, PendingIndex, Retrieval
 
 NAMESPACE = "memory"
 SOURCE_TYPE = "memory_entry"
@@ -49,16 +52,57 @@ def entry_document(entry: Mapping[str, Any]) -> DocumentIn:
             metadata[key] = utc(entry[key]).isoformat()
     if entry.get("source_event_id") is not None:
         metadata["source_event_id"] = str(entry["source_event_id"])
-    parts = [p for p in (entry["title"], entry["summary"], entry["content"]) if p and p.strip()]
     return DocumentIn(
         namespace=NAMESPACE,
         source_type=SOURCE_TYPE,
         source_id=str(entry["id"]),
         chunk_key=CHUNK_KEY,
         title=entry["title"],
-        content="\n\n".join(parts),
+        content=document_text(entry["title"], entry["summary"], entry["content"]),
         metadata=metadata,
     )
+
+
+def document_text(title: str, summary: str, content: str) -> str:
+    """The projection's text, which is what gets embedded (known before the entry is written)."""
+    return "\n\n".join(p for p in (title, summary, content) if p and p.strip())
+
+
+def begin_index(retrieval: Retrieval, title: str, summary: str, content: str) -> PendingIndex:
+    """Start embedding a new entry's projection before its transaction opens (``index_in_transaction``)."""
+    return retrieval.begin_index(document_text(title, summary, content) or title)
+
+
+def index_in_transaction(
+    conn: Conn, pending: PendingIndex, account_id: UUID, entry: Mapping[str, Any]
+) -> tuple[Indexing, UUID | None]:
+    """A new entry's projection in the entry's own transaction: the document row (lexical projection) and, if the
+    embedding is ready within the grace, its vector, with the account's heal job queued in that same transaction
+    on a failure. Returns the indexing state (``pending`` when the embedding was not ready: the caller commits and
+    calls ``finish_index``) and the heal job to wake after the commit (``jobs.wake``), if one was queued."""
+    result = pending.complete(conn, account_id, entry_document(entry))
+    if result is None:
+        return Indexing(status="pending", document_id=pending.document_id), None
+    job_id = _enqueue_heal(conn, account_id) if result.status == "failed" else None
+    return Indexing(status=result.status, document_id=result.document_id, error=result.error), job_id
+
+
+def finish_index(
+    db: TenantTransactions, pending: PendingIndex, account_id: UUID
+) -> tuple[Indexing, UUID | None]:
+    """After the entry's commit, a projection ``index_in_transaction`` left pending: its embedding awaited with
+    no connection held, then marked indexed (or failed, with the heal job queued) in one short transaction."""
+    job: list[UUID] = []
+    result = pending.finish(db, account_id, lambda conn: job.append(_enqueue_heal(conn, account_id)))
+    return Indexing(status=result.status, document_id=result.document_id, error=result.error), (
+        job[0] if job else None
+    )
+
+
+def _enqueue_heal(conn: Conn, account_id: UUID) -> UUID:
+    return jobs.enqueue(
+        conn, account_id=account_id, kind=HEAL_KIND, subject_id=account_id, max_attempts=HEAL_ATTEMPTS
+    ).id
 
 
 def index_entry(
