@@ -20,6 +20,8 @@ for _p in (str(ROOT), str(ROOT / "shared")):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
+from tests.pgtrace import count_round_trips  # noqa: E402, F401  (bench scripts import it from here)
+
 BENCH_PG_DIR = ROOT / ".local" / "bench-pg"
 BENCH_PG_PORT = int(os.environ.get("AGENTMATE_BENCH_PG_PORT", "26435"))
 JWT_SECRET = "bench-secret-" + "b" * 32
@@ -194,37 +196,6 @@ def machine() -> str:
         f"{platform.python_implementation()} {platform.python_version()}, {platform.system()} "
         f"{platform.machine()}, {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M %Z')}"
     )
-
-
-def count_round_trips(db: Any, action: Any) -> tuple[int, list[str]]:
-    """Run ``action()`` and count the times the client waited on Postgres, from libpq's protocol trace of the
-    connection of ``db``'s pool (use a pool of one so the action runs on it). A wait is a simple ``Query``, or a
-    ``Flush``/``Sync`` of the extended protocol (a ``Sync`` directly followed by a ``Flush`` is one wait).
-    Returns the count and the statements sent, in order."""
-    import tempfile
-
-    import psycopg
-
-    with tempfile.NamedTemporaryFile("w+", suffix=".pqtrace") as trace:
-        with db.pool.connection() as conn:
-            conn.pgconn.trace(trace.fileno())
-            conn.pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS | psycopg.pq.Trace.REGRESS_MODE)
-        try:
-            action()
-        finally:
-            with db.pool.connection() as conn:
-                conn.pgconn.untrace()
-        trace.seek(0)
-        sent = [line.split("\t") for line in trace.read().splitlines() if line.startswith("F\t")]
-    waits, statements, previous = 0, [], ""
-    for fields in sent:
-        kind = fields[2] if len(fields) > 2 else ""
-        if kind in ("Query", "Sync") or (kind == "Flush" and previous != "Sync"):
-            waits += 1
-        if kind in ("Query", "Parse"):
-            statements.append(fields[3].strip()[:80])
-        previous = kind
-    return waits, statements
 
 
 class TimingEmbedder:

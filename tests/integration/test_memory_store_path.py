@@ -5,7 +5,6 @@ counted here; the embedding runs beside the database work and is waited for at m
 from __future__ import annotations
 
 import os
-import tempfile
 import threading
 import uuid
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ from agentmate.memory.service.entries import create_entry
 from agentmate.memory.service.projection import HEAL_KIND
 from agentmate.retrieval.embedders import OpenAIEmbedder
 from tests.fakes.embeddings_provider import SlowEmbeddings
+from tests.pgtrace import count_round_trips
 
 ENTRIES = "/api/memory/entries"
 
@@ -127,31 +127,6 @@ def test_a_replayed_store_writes_no_second_projection_and_reports_the_first(clie
     assert documents == 1
 
 
-def _round_trips(db: Database, action: Any) -> tuple[int, list[str]]:
-    """The times the client waited on Postgres during ``action`` (libpq's protocol trace of the pool's one
-    connection): a simple Query, or a Sync/Flush of the extended protocol; and the statements sent."""
-    with tempfile.NamedTemporaryFile("w+", suffix=".pqtrace") as trace:
-        with db.pool.connection() as conn:
-            conn.pgconn.trace(trace.fileno())
-            conn.pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS | psycopg.pq.Trace.REGRESS_MODE)
-        try:
-            action()
-        finally:
-            with db.pool.connection() as conn:
-                conn.pgconn.untrace()
-        trace.seek(0)
-        sent = [line.split("\t") for line in trace.read().splitlines() if line.startswith("F\t")]
-    waits, statements, previous = 0, [], ""
-    for fields in sent:
-        kind = fields[2] if len(fields) > 2 else ""
-        if kind in ("Query", "Sync") or (kind == "Flush" and previous != "Sync"):
-            waits += 1
-        if kind in ("Query", "Parse"):
-            statements.append(fields[3].strip()[:60])
-        previous = kind
-    return waits, statements
-
-
 def test_a_store_in_a_known_scope_costs_five_round_trips_and_one_commit(account, make_retrieval):
     db = Database(os.environ["DATABASE_URL"], max_size=1)
     retrieval = make_retrieval(**PATIENT)
@@ -162,7 +137,7 @@ def test_a_store_in_a_known_scope_costs_five_round_trips_and_one_commit(account,
         # Given a scope that already holds a memory (the first store in a scope also looks for near twins)
         create_entry(db, retrieval, principal, EntryCreate.model_validate(_body("the first")))
         # When another memory is stored there
-        trips, statements = _round_trips(
+        trips, statements = count_round_trips(
             db,
             lambda: create_entry(db, retrieval, principal, EntryCreate.model_validate(_body("the second"))),
         )
@@ -365,7 +340,7 @@ def test_a_store_past_the_grace_costs_six_round_trips_in_two_short_transactions(
     create_entry(db, retrieval, principal, EntryCreate.model_validate(_body("the first")))
     stalled.gate.clear()
     # When a store's embedding misses the grace
-    trips, statements = _round_trips(db, store)
+    trips, statements = count_round_trips(db, store)
     # Then it costs six round trips in two transactions: the fast path's first four and a COMMIT with the
     # projection pending, then BEGIN, the projection marked indexed and COMMIT in one pipelined trip
     assert sum('"COMMIT"' in s for s in statements) == 2, statements
