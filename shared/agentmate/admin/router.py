@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Body, Path, Query
+from fastapi import Body, Path, Query
 
 from agentmate.admin import service
 from agentmate.admin.schemas import (
@@ -14,10 +14,11 @@ from agentmate.admin.schemas import (
     LexicalRebuildResult,
 )
 from agentmate.api.deps import CurrentPrincipal, DbDep
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.core.errors import ErrorCollector
 
-router = APIRouter(prefix="/api/admin", tags=["admin"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/admin", tags=["admin"], responses=PROBLEM_RESPONSES)
 
 
 @router.post("/retrieval/lexical/rebuild", response_model=LexicalRebuildResult)

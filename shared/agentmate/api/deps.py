@@ -12,6 +12,7 @@ from fastapi.security import SecurityScopes
 from starlette.concurrency import run_in_threadpool
 from starlette.types import Scope
 
+from agentmate.api.endpoints import call_blocking
 from agentmate.api.errors import CHALLENGE_STATE
 from agentmate.auth import audience, credentials, tokens
 from agentmate.auth.oauth.challenge import INSUFFICIENT_SCOPE, INVALID_TOKEN, bearer_challenge
@@ -184,13 +185,10 @@ async def current_principal(request: Request, db: DbDep, settings: AuthSettingsD
     """The caller, authenticated and admitted by its account's limits in one statement (one round trip before
     the route's tenant transaction).
 
-    In Lambda (Mangum puts the invocation's event in the scope) the environment serves one request at a time, so
-    the statement runs right here, on the loop: a worker-thread hop cost more than the statement on a busy host
-    (bench/warm_invoke.py --framework). A server with concurrent requests on its loop (uvicorn, the tests' client)
-    runs it on a worker thread, as FastAPI runs a plain ``def`` dependency."""
-    if "aws.event" in request.scope:
-        return _principal(request, db, settings)
-    return await run_in_threadpool(_principal, request, db, settings)
+    In Lambda the environment serves one request at a time, so the statement runs right here, on the loop: a
+    worker-thread hop cost more than the statement on a busy host (bench/warm_invoke.py --framework). A server with
+    concurrent requests on its loop (uvicorn, the tests' client) runs it on a worker thread (``call_blocking``)."""
+    return await call_blocking(_principal, request, db, settings)
 
 
 def _principal(request: Request, db: Database, settings: AuthSettings) -> Principal:

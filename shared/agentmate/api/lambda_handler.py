@@ -15,6 +15,7 @@ from mangum import Mangum
 from mangum.adapter import DEFAULT_TEXT_MIME_TYPES
 from mangum.types import LambdaCognitoIdentity, LambdaMobileClientContext
 
+from agentmate.api.endpoints import one_request_at_a_time
 from agentmate.core import snapstart
 from agentmate.core.observability import flush_metrics, logger
 
@@ -119,7 +120,10 @@ def make_handler(app: FastAPI) -> Handler:
         if not _pinned:  # on first invocation, not import: an importer may be inside a running loop
             _keep_worker_threads()
         try:
-            return asgi(event, context)
+            with (
+                one_request_at_a_time()
+            ):  # sync endpoints run on the loop: no worker-thread hops (api/endpoints.py)
+                return asgi(event, context)
         finally:
             flush_metrics()
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from fastapi import APIRouter, Response
+from fastapi import Response
 
 from agentmate.api.deps import (
     AuthSettingsDep,
@@ -15,6 +15,7 @@ from agentmate.api.deps import (
     RetrievalDep,
     UserSession,
 )
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES, Problem
 from agentmate.auth import service
 from agentmate.auth.schemas import (
@@ -35,7 +36,7 @@ from agentmate.core.limits.settings import get_limit_settings
 from agentmate.core.observability import count
 from agentmate.core.pagination import Page
 
-router = APIRouter(prefix="/api/auth", tags=["auth"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/auth", tags=["auth"], responses=PROBLEM_RESPONSES)
 
 THROTTLED: dict[int | str, dict[str, Any]] = {
     429: {

@@ -3,10 +3,11 @@ from __future__ import annotations
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Response
+from fastapi import Query, Response
 from pydantic import BeforeValidator
 
 from agentmate.api.deps import BookmarksRead, BookmarksWrite, DbDep, IdempotencyKey, PageDep
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.api.routing import CONTENT_BODY_LIMIT, max_body
@@ -21,7 +22,7 @@ from agentmate.bookmarks.schemas import (
 from agentmate.core.pagination import Page
 from agentmate.core.text import tag_filter
 
-router = APIRouter(prefix="/api/bookmarks", tags=["bookmarks"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/bookmarks", tags=["bookmarks"], responses=PROBLEM_RESPONSES)
 
 # A blank ``is_read=`` means "no filter", like every other blank filter value.
 OptionalBool = Annotated[bool | None, BeforeValidator(blank_to_none)]

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fastapi import APIRouter
-
 from agentmate.api.deps import DbDep, MemoryRead, RetrievalDep
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.context.schemas import Pack, PackRequest
 from agentmate.core.lazy import lazy_module
@@ -16,7 +15,7 @@ if TYPE_CHECKING:
 else:  # the six layers and the domains they read load on the first pack (cold start, docs/benchmarks.md)
     service = lazy_module("agentmate.context.service")
 
-router = APIRouter(prefix="/api/context", tags=["context"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/context", tags=["context"], responses=PROBLEM_RESPONSES)
 
 
 @router.post("/pack", response_model=Pack)

@@ -3,10 +3,11 @@ from __future__ import annotations
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Response
+from fastapi import Query, Response
 from pydantic import AwareDatetime, BeforeValidator, WithJsonSchema
 
 from agentmate.api.deps import DbDep, ExpensesRead, ExpensesWrite, IdempotencyKey, PageDep
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.core.pagination import Page
@@ -14,7 +15,7 @@ from agentmate.core.text import tag_filter
 from agentmate.expenses import service
 from agentmate.expenses.schemas import Expense, ExpenseCreate, ExpenseSummary, ExpenseUpdate, repair_timestamp
 
-router = APIRouter(prefix="/api/expenses", tags=["expenses"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/expenses", tags=["expenses"], responses=PROBLEM_RESPONSES)
 
 # Blank = no filter; an offset whose "+" arrived unencoded (as a space) is repaired.
 TimeFilter = Annotated[

@@ -9,14 +9,15 @@ from __future__ import annotations
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Query
+from fastapi import Query
 
 from agentmate import jobs
 from agentmate.api.deps import DbDep, KnowledgeRead, PageDep
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.core.pagination import Page
 
-router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
 KIND_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
 
 

@@ -4,10 +4,11 @@ import json
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Response
+from fastapi import Query, Response
 from fastapi.responses import StreamingResponse
 
 from agentmate.api.deps import DbDep, IdempotencyKey, MemoryRead, MemoryWrite, PageDep, RetrievalDep
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM, PROBLEM_RESPONSES, Problem
 from agentmate.api.responses import created
 from agentmate.core.pagination import Page
@@ -58,7 +59,7 @@ from agentmate.memory.service import (
 NDJSON = "application/x-ndjson"
 NEAREST_SCOPES_HEADER = "Nearest-Scopes"
 
-router = APIRouter(prefix="/api/memory", tags=["memory"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/memory", tags=["memory"], responses=PROBLEM_RESPONSES)
 SEARCH_RESPONSES: dict[int | str, dict[str, Any]] = {
     503: {
         "model": Problem,

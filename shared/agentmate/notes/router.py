@@ -3,9 +3,10 @@ from __future__ import annotations
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Response
+from fastapi import Query, Response
 
 from agentmate.api.deps import DbDep, IdempotencyKey, NotesRead, NotesWrite, PageDep
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.api.routing import CONTENT_BODY_LIMIT, max_body
@@ -14,7 +15,7 @@ from agentmate.core.text import tag_filter
 from agentmate.notes import service
 from agentmate.notes.schemas import Note, NoteAppend, NoteCreate, NoteUpdate
 
-router = APIRouter(prefix="/api/notes", tags=["notes"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/notes", tags=["notes"], responses=PROBLEM_RESPONSES)
 
 _Q = "Case-insensitive substring of title or content; blank = no filter"
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Request, Response, Security
+from fastapi import Request, Response, Security
 from fastapi.responses import FileResponse
 
 from agentmate.api.deps import DbDep, authorised
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.routing import max_body
 from agentmate.core.errors import NotFound, TooLarge
@@ -27,7 +28,7 @@ from agentmate.portability.storage import FolderStore, get_store
 WHOLE_ACCOUNT_SCOPES = [f"{d}:rw" for d in DOMAINS]
 WholeAccount = Annotated[Principal, Security(authorised, scopes=WHOLE_ACCOUNT_SCOPES)]
 
-router = APIRouter(prefix="/api/account", tags=["account"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/account", tags=["account"], responses=PROBLEM_RESPONSES)
 
 
 def _base(request: Request) -> str:

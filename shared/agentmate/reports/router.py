@@ -3,9 +3,10 @@ from __future__ import annotations
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Response
+from fastapi import Query, Response
 
 from agentmate.api.deps import DbDep, IdempotencyKey, PageDep, ReportsRead, ReportsWrite
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.api.routing import CONTENT_BODY_LIMIT, max_body
@@ -14,7 +15,7 @@ from agentmate.core.text import tag_filter
 from agentmate.reports import service
 from agentmate.reports.schemas import Report, ReportCreate, ReportSource, ReportSummary, ReportUpdate
 
-router = APIRouter(prefix="/api/reports", tags=["reports"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/reports", tags=["reports"], responses=PROBLEM_RESPONSES)
 
 
 @router.post("", status_code=201, response_model=Report, openapi_extra=max_body(CONTENT_BODY_LIMIT))

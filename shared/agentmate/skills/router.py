@@ -4,9 +4,10 @@ skills group's one router. MCP face: ``agentmate.mcp.tools.skills.records``."""
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Response
+from fastapi import Query, Response
 
 from agentmate.api.deps import DbDep, IdempotencyKey, PageDep, RetrievalDep, SkillsRead, SkillsWrite
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.api.routing import CONTENT_BODY_LIMIT, max_body
@@ -26,7 +27,7 @@ from agentmate.skills.schemas import (
     VersionPublished,
 )
 
-router = APIRouter(prefix="/api/skills", tags=["skills"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/skills", tags=["skills"], responses=PROBLEM_RESPONSES)
 SkillNameQuery = Annotated[
     str,
     Query(min_length=1, max_length=200, pattern=NON_BLANK_TEXT, description="Exact skill name (not blank)"),

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import Request, Response
 
 from agentmate.api.app import API_VERSION
+from agentmate.api.endpoints import Router
 from agentmate.system.schemas import Health
 
-router = APIRouter(prefix="/api", tags=["system"])
+router = Router(prefix="/api", tags=["system"])
 
 MARKDOWN = "text/markdown; charset=utf-8"
 

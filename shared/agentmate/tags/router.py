@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import Query
 
 from agentmate.api.deps import CurrentPrincipal, DbDep, PageDep
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.tags.schemas import SCOPES, TagModuleChoice, TagRoster
 
-router = APIRouter(prefix="/api/tags", tags=["tags"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/tags", tags=["tags"], responses=PROBLEM_RESPONSES)
 
 # The scope is the module's: declared per value of ``module`` (tests/e2e/test_mcp_parity.py reads it for the
 # <module>_tags tools' REST twins; tests/integration/test_scope_matrix.py checks each against the table).

@@ -3,9 +3,10 @@ from __future__ import annotations
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Response
+from fastapi import Query, Response
 
 from agentmate.api.deps import DbDep, IdempotencyKey, PageDep, TodosRead, TodosWrite
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.core.pagination import Page
@@ -13,7 +14,7 @@ from agentmate.core.text import blank_to_none, tag_filter
 from agentmate.todos import service
 from agentmate.todos.schemas import Todo, TodoCreate, TodoStatus, TodoUpdate
 
-router = APIRouter(prefix="/api/todos", tags=["todos"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/todos", tags=["todos"], responses=PROBLEM_RESPONSES)
 
 
 @router.post("", status_code=201, response_model=Todo)

@@ -3,9 +3,10 @@ from __future__ import annotations
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Body, Path, Query, Response
+from fastapi import Body, Path, Query, Response
 
 from agentmate.api.deps import DbDep, IdempotencyKey, MemoryRead, MemoryWrite, PageDep
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.api.routing import LAMBDA_BODY_LIMIT, max_body
@@ -23,7 +24,7 @@ from agentmate.working.schemas import (
     WorkingSession,
 )
 
-router = APIRouter(prefix="/api/memory/working", tags=["working-memory"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/memory/working", tags=["working-memory"], responses=PROBLEM_RESPONSES)
 
 SessionId = Annotated[UUID, Path(description="Working session id")]
 

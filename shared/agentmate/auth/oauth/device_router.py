@@ -11,16 +11,17 @@ from __future__ import annotations
 from typing import Annotated, Any
 from urllib.parse import parse_qs
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import Depends, Request, Response
 from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import AuthSettingsDep, ClientAddress, DbDep, UserSession
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES, Problem
 from agentmate.auth.oauth.schemas import DeviceAuthorizationResponse, DeviceDecision, OAuthError, field_name
 from agentmate.auth.settings import AuthSettings
 from agentmate.core.errors import NotFound
 
-router = APIRouter(prefix="/api/oauth", tags=["oauth"])
+router = Router(prefix="/api/oauth", tags=["oauth"])
 
 MAX_FORM_BYTES = 4096  # a device authorization request is three short fields
 MAX_FORM_FIELDS = 16

@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 from urllib.parse import parse_qsl, urlsplit
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Request
+from fastapi import Query, Request
 from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from agentmate.api.endpoints import Router
 from agentmate.auth.oauth import csrf
 from agentmate.auth.settings import AuthSettings, get_auth_settings
 from agentmate.core.db import get_database
@@ -102,7 +103,7 @@ _FORM_RESPONSES: dict[int | str, dict[str, Any]] = {
     429: _html("Too many failed sign-ins or codes from this address: wait Retry-After"),
 }
 
-router = APIRouter(prefix="/api/oauth", tags=["oauth"])
+router = Router(prefix="/api/oauth", tags=["oauth"])
 
 
 class Form(NamedTuple):

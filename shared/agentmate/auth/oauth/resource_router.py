@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends
+from fastapi import Depends
 from fastapi.responses import JSONResponse
 
+from agentmate.api.endpoints import Router
 from agentmate.auth import audience
 from agentmate.auth.oauth.challenge import WELL_KNOWN
 from agentmate.auth.settings import AuthSettings, get_auth_settings
@@ -57,7 +58,7 @@ _RESPONSES: dict[int | str, dict[str, Any]] = {
     404: {"description": "OAuth is off, or no such resource", "content": _PROBLEM},
 }
 
-router = APIRouter(prefix=WELL_KNOWN, tags=["oauth"])
+router = Router(prefix=WELL_KNOWN, tags=["oauth"])
 
 
 async def _settings() -> AuthSettings:

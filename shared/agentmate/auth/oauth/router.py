@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import AuthSettingsDep, ClientAddress, DbDep
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import Problem
 from agentmate.auth.oauth import metadata
 from agentmate.auth.oauth.schemas import (
@@ -37,7 +38,7 @@ from agentmate.core.errors import NotFound, RateLimited
 if TYPE_CHECKING:  # pragma: no cover
     from agentmate.auth.oauth.provider import Provider
 
-router = APIRouter(tags=["oauth"])
+router = Router(tags=["oauth"])
 
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 OFF: dict[int | str, dict[str, Any]] = {

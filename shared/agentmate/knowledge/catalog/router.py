@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import Query
 
 from agentmate.api.deps import DbDep, KnowledgeRead, PageDep
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.core.lazy import lazy_module
 from agentmate.core.text import blank_to_none
@@ -21,7 +22,7 @@ else:  # the use case loads on the first request (cold start, docs/benchmarks.md
     k0 = lazy_module("agentmate.knowledge.catalog.service")
     packages = lazy_module("agentmate.packages.service")
 
-router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
 
 
 @router.get("/catalog", response_model=KnowledgeCatalog)

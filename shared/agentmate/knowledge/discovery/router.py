@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Path, Query, Response
+from fastapi import Path, Query, Response
 
 from agentmate.api.deps import (
     DbDep,
@@ -17,6 +17,7 @@ from agentmate.api.deps import (
     KnowledgeResolve,
     PageDep,
 )
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.core.lazy import lazy_module
@@ -38,7 +39,7 @@ else:
     discover = lazy_module("agentmate.knowledge.discovery.discover")
     resolutions = lazy_module("agentmate.knowledge.discovery.resolutions")
 
-router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
 RunId = Annotated[UUID, Path(description="A resolution run id")]
 
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Body, Query, Response
+from fastapi import Body, Query, Response
 
 from agentmate.api.deps import DbDep, KnowledgeRead, KnowledgeWrite, PageDep
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.core.lazy import lazy_module
@@ -36,7 +37,7 @@ else:  # the use cases load on the first request that needs them (cold start)
     review_service = lazy_module("agentmate.knowledge.quality.review_service")
     validation_service = lazy_module("agentmate.knowledge.quality.validation_service")
 
-router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
 SignalName = Annotated[str | None, Query(pattern=r"^[a-z_]{1,32}$", description="One signal name")]
 
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from uuid import UUID
 
-from fastapi import APIRouter, Response
+from fastapi import Response
 from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import DbDep, KnowledgeRead, KnowledgeWrite, PageDep, RetrievalDep
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.core.lazy import lazy_module
 from agentmate.knowledge.search.schemas import (
@@ -28,7 +29,7 @@ else:  # the use cases load on the first request that needs them (cold start)
     index = lazy_module("agentmate.knowledge.search.index")
     search = lazy_module("agentmate.knowledge.search.service")
 
-router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
 NO_STORE = {"Cache-Control": "private, no-store"}
 
 

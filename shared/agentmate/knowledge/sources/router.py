@@ -7,10 +7,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from uuid import UUID
 
-from fastapi import APIRouter, Response
+from fastapi import Response
 from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import DbDep, KnowledgeRead, KnowledgeWrite, PageDep, RetrievalDep
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.routing import LAMBDA_BODY_LIMIT, max_body
 from agentmate.core.lazy import lazy_module
@@ -32,7 +33,7 @@ else:  # the use cases load on the first request that needs them (cold start)
     service = lazy_module("agentmate.knowledge.sources.service")
     packages = lazy_module("agentmate.packages.service")
 
-router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
 
 
 def _ingested(result: KnowledgeIngestResult) -> JSONResponse:

@@ -7,10 +7,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Path, Query
+from fastapi import Path, Query
 from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import DbDep, KnowledgeRead, KnowledgeWrite, ModelSettingsDep, PageDep, RetrievalDep
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES, Problem
 from agentmate.core.lazy import lazy_module
 from agentmate.core.pagination import Page
@@ -36,7 +37,7 @@ else:  # the use cases load on the first request that needs them (cold start)
     retrieval = lazy_module("agentmate.knowledge.wiki.retrieval")
     service = lazy_module("agentmate.knowledge.wiki.service")
 
-router = APIRouter(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/knowledge", tags=["knowledge"], responses=PROBLEM_RESPONSES)
 
 
 @router.post(

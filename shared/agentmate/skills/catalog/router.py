@@ -4,9 +4,10 @@ MCP face: ``agentmate.mcp.tools.skills.registry``."""
 from typing import TYPE_CHECKING, Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Response
+from fastapi import Query, Response
 
 from agentmate.api.deps import DbDep, PageDep, SkillsRead, SkillsWrite
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.core.lazy import lazy_module
 from agentmate.core.pagination import Page
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 else:  # the use cases load on the first request that needs them
     catalog_service = lazy_module("agentmate.skills.catalog.service")
 
-router = APIRouter(prefix="/api/skills", tags=["skills"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/skills", tags=["skills"], responses=PROBLEM_RESPONSES)
 Reader = SkillsRead
 Writer = SkillsWrite
 

@@ -3,10 +3,10 @@ MCP face: ``agentmate.mcp.tools.skills.registry``."""
 
 from typing import TYPE_CHECKING
 
-from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import DbDep, SkillsRead, SkillsWrite
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.core.lazy import lazy_module
 from agentmate.skills.compile.schemas import SkillCompileReport, SkillCompileRequest
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 else:  # the use cases load on the first request that needs them
     backfill = lazy_module("agentmate.skills.compile.backfill")
 
-router = APIRouter(prefix="/api/skills", tags=["skills"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/skills", tags=["skills"], responses=PROBLEM_RESPONSES)
 Reader = SkillsRead
 Writer = SkillsWrite
 

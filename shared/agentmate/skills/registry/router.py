@@ -4,10 +4,11 @@ MCP face: ``agentmate.mcp.tools.skills.registry``."""
 from typing import TYPE_CHECKING
 from uuid import UUID
 
-from fastapi import APIRouter, Response
+from fastapi import Response
 from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import DbDep, PageDep, RetrievalDep, SkillsRead, SkillsWrite
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.routing import LAMBDA_BODY_LIMIT, max_body
 from agentmate.core.lazy import lazy_module
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 else:  # the use cases load on the first request that needs them
     registry = lazy_module("agentmate.skills.registry.service")
 
-router = APIRouter(prefix="/api/skills", tags=["skills"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/skills", tags=["skills"], responses=PROBLEM_RESPONSES)
 Reader = SkillsRead
 Writer = SkillsWrite
 

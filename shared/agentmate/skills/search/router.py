@@ -3,10 +3,11 @@ MCP face: ``agentmate.mcp.tools.skills.registry``."""
 
 from typing import TYPE_CHECKING
 
-from fastapi import APIRouter, Response
+from fastapi import Response
 from fastapi.responses import JSONResponse
 
 from agentmate.api.deps import DbDep, RetrievalDep, SkillsRead, SkillsWrite
+from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.core.lazy import lazy_module
 from agentmate.skills.http import QUEUED, no_store, queued_or_done
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 else:  # the use cases load on the first request that needs them
     search_service = lazy_module("agentmate.skills.search.service")
 
-router = APIRouter(prefix="/api/skills", tags=["skills"], responses=PROBLEM_RESPONSES)
+router = Router(prefix="/api/skills", tags=["skills"], responses=PROBLEM_RESPONSES)
 Reader = SkillsRead
 Writer = SkillsWrite
 
