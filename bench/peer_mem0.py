@@ -34,8 +34,8 @@ import random
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -81,41 +81,17 @@ def corpus(users: list[int], searches: int, seed: int = 26) -> dict[str, Any]:
 
 
 def serve_embeddings(port: int) -> None:
+    """The tests' loopback embeddings server (``tests/fakes/embeddings_provider.py``, no delay) answering a
+    hashing embedder's vectors, until this process is stopped."""
     sys.path.insert(0, str(ROOT / "shared"))
+    sys.path.insert(0, str(ROOT))
     from agentmate.retrieval.embedders import HashingEmbedder
+    from tests.fakes.embeddings_provider import SlowEmbeddings
 
     embedder = HashingEmbedder(DIMENSIONS)
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-            texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-            vectors = embedder.embed(texts)
-            data = json.dumps(
-                {
-                    "object": "list",
-                    "model": body.get("model", embedder.name),
-                    "data": [
-                        {"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)
-                    ],
-                    "usage": {"prompt_tokens": 0, "total_tokens": 0},
-                }
-            ).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    server.daemon_threads = True
-    print("ready", flush=True)
-    server.serve_forever()
+    with SlowEmbeddings(delay_s=0, vectors=lambda texts, _dims: embedder.embed(texts), port=port):
+        print("ready", flush=True)
+        threading.Event().wait()
 
 
 # --- mem0, in its own virtualenv -----------------------------------------------------------------------------

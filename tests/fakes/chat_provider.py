@@ -213,6 +213,9 @@ class FakeChatProvider:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = (
+                True  # headers and body are two writes: no delayed-ACK stall between them
+            )
 
             def log_message(self, *args: Any) -> None:
                 pass

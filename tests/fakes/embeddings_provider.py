@@ -2,7 +2,11 @@
 ``delay_s`` before answering deterministic vectors of the requested dimensions; ``calls`` counts the requests
 and ``texts`` records every text embedded. Setting ``down`` makes it answer 503 (an outage) until it is cleared.
 Clearing ``gate`` stalls every request until it is set again (``arrived`` is set when a request comes in), so a
-test can order events around an embedder that has not answered yet without timing anything."""
+test can order events around an embedder that has not answered yet without timing anything. ``vectors`` replaces
+the deterministic digest vectors (bench/peer_mem0.py serves a hashing embedder's through it).
+
+The handler sends with Nagle's algorithm off: its headers and body are two writes, and with Nagle on the body waits
+for the client's delayed ACK of the headers, about 40 ms a call on Linux loopback."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import hashlib
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -23,8 +28,14 @@ class SlowEmbeddings:
     """``with SlowEmbeddings(delay_s=0.4) as server:`` serves on ``server.base_url``; ``server.calls`` counts
     the embedding requests answered or being answered."""
 
-    def __init__(self, delay_s: float) -> None:
+    def __init__(
+        self,
+        delay_s: float,
+        vectors: Callable[[list[str], int], list[list[float]]] | None = None,
+        port: int = 0,
+    ) -> None:
         self.delay_s = delay_s
+        make_vectors = vectors or (lambda texts, dims: [vector(t, dims) for t in texts])
         self.calls = 0
         self.texts: list[str] = []
         self.down = False
@@ -36,6 +47,7 @@ class SlowEmbeddings:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -60,8 +72,8 @@ class SlowEmbeddings:
                         "object": "list",
                         "model": body.get("model", "slow"),
                         "data": [
-                            {"object": "embedding", "index": i, "embedding": vector(t, dims)}
-                            for i, t in enumerate(texts)
+                            {"object": "embedding", "index": i, "embedding": v}
+                            for i, v in enumerate(make_vectors(texts, dims))
                         ],
                         "usage": {"prompt_tokens": 0, "total_tokens": 0},
                     }
@@ -72,7 +84,7 @@ class SlowEmbeddings:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
