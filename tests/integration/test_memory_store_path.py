@@ -127,7 +127,7 @@ def test_a_replayed_store_writes_no_second_projection_and_reports_the_first(clie
     assert documents == 1
 
 
-def test_a_store_in_a_known_scope_costs_five_round_trips_and_one_commit(account, make_retrieval):
+def test_a_store_in_a_known_scope_costs_three_round_trips_and_one_commit(account, make_retrieval):
     db = Database(os.environ["DATABASE_URL"], max_size=1)
     retrieval = make_retrieval(**PATIENT)
     principal = Principal(
@@ -143,11 +143,11 @@ def test_a_store_in_a_known_scope_costs_five_round_trips_and_one_commit(account,
         )
     finally:
         db.close()
-    # Then it costs five round trips: BEGIN with the quota read, the entry, its evidence, its projection, and
-    # the projection marked indexed with COMMIT (12 in three transactions before issue 26)
+    # Then it costs three round trips: BEGIN with the quota read, the entry and its evidence; its projection; and
+    # the projection marked indexed with COMMIT (12 in three transactions before issue 26, then 5)
     assert sum('"COMMIT"' in s for s in statements) == 1, statements
     assert sum('"BEGIN' in s for s in statements) == 1, statements
-    assert trips == 5, statements
+    assert trips == 3, statements
 
 
 def _direct(account: Any) -> Principal:
@@ -186,7 +186,7 @@ def test_a_statement_failing_inside_the_store_pipeline_keeps_its_status_and_leav
 
 
 def test_a_quota_refusal_inside_the_store_pipeline_is_a_409_and_the_next_store_succeeds(
-    account, make_retrieval, monkeypatch
+    account, owner_url, make_retrieval, monkeypatch
 ):
     db = Database(os.environ["DATABASE_URL"], max_size=1)
     retrieval = make_retrieval()
@@ -197,6 +197,13 @@ def test_a_quota_refusal_inside_the_store_pipeline_is_a_409_and_the_next_store_s
         get_limit_settings.cache_clear()
         with pytest.raises(Conflict, match="max_memories"):
             create_entry(db, retrieval, principal, EntryCreate.model_validate(_body("quota two")))
+        # the refused entry and its evidence were sent before the quota was read: rolled back, none of it stored
+        with psycopg.connect(owner_url) as conn:
+            kept = conn.execute(
+                """SELECT (SELECT count(*) FROM memory_entries WHERE content = 'quota two'),
+                          (SELECT count(*) FROM memory_evidence WHERE source_id = 'https://wiki/quota two')"""
+            ).fetchone()
+        assert kept == (0, 0)
         # a duplicate of the stored one adds nothing: never refused, deduplicated in the same pipeline
         again = create_entry(db, retrieval, principal, EntryCreate.model_validate(_body("quota one")))
         assert again.value.deduplicated and again.value.indexing is not None
@@ -321,7 +328,7 @@ def test_a_store_whose_embedder_never_answers_ends_failed_with_its_heal_queued_a
     assert len(writers["heal job"]) == 1
 
 
-def test_a_store_past_the_grace_costs_six_round_trips_in_two_short_transactions(
+def test_a_store_past_the_grace_costs_four_round_trips_in_two_short_transactions(
     account, owner_url, make_retrieval, stalled, one_connection
 ):
     db = one_connection
@@ -341,7 +348,7 @@ def test_a_store_past_the_grace_costs_six_round_trips_in_two_short_transactions(
     stalled.gate.clear()
     # When a store's embedding misses the grace
     trips, statements = count_round_trips(db, store)
-    # Then it costs six round trips in two transactions: the fast path's first four and a COMMIT with the
+    # Then it costs four round trips in two transactions: the fast path's first two and a COMMIT with the
     # projection pending, then BEGIN, the projection marked indexed and COMMIT in one pipelined trip
     assert sum('"COMMIT"' in s for s in statements) == 2, statements
-    assert trips == 6, statements
+    assert trips == 4, statements

@@ -23,9 +23,9 @@ import math
 import threading
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 from uuid import UUID
 
 import psycopg
@@ -37,6 +37,7 @@ from agentmate.core import snapstart
 from agentmate.core.dberrors import ParamsCursor, translate, unavailable
 
 Conn = psycopg.Connection[dict[str, Any]]
+T = TypeVar("T")
 _PING_AFTER_IDLE_S = 10.0
 
 
@@ -79,8 +80,16 @@ class Database:
         if time.monotonic() - last_used > _PING_AFTER_IDLE_S or last_used <= self._failed_at:
             ConnectionPool.check_connection(conn)
 
-    def _reset(self, conn: Conn) -> None:
-        self._last_used[conn] = time.monotonic()
+    @contextmanager
+    def _connection(self) -> Iterator[Conn]:
+        """A pooled connection, stamped when it goes back (``_check``). Stamped here rather than by the pool's
+        ``reset`` callback: with one, the pool hands every returned connection to its worker thread, and the next
+        checkout waits for that thread (with one connection, as in Lambda, every request's second checkout did)."""
+        with self.pool.connection() as conn:
+            try:
+                yield conn
+            finally:
+                self._last_used[conn] = time.monotonic()
 
     @property
     def pool(self) -> ConnectionPool[Conn]:
@@ -99,7 +108,6 @@ class Database:
                         },
                         configure=self._configure,
                         check=self._check,
-                        reset=self._reset,
                         timeout=self._connect_timeout_s,
                         # A reconnection attempt backs off (1 s, 2 s, 4 s, …) and gives up after this; the next
                         # request then starts a new one at once: recovery lags a restart by a few budgets at most.
@@ -126,13 +134,13 @@ class Database:
     @contextmanager
     def transaction(self) -> Iterator[Conn]:
         """A transaction with no tenant set: RLS hides every tenant row in it."""
-        with self._errors(), self.pool.connection() as conn, conn.transaction():
+        with self._errors(), self._connection() as conn, conn.transaction():
             yield conn
 
     @contextmanager
     def single_statement(self) -> Iterator[Conn]:
         """An autocommit connection for one read that needs no transaction (one round trip, no BEGIN)."""
-        with self._errors(), self.pool.connection() as conn:
+        with self._errors(), self._connection() as conn:
             yield conn
 
     @contextmanager
@@ -154,7 +162,7 @@ class Database:
         account = str(account_id if isinstance(account_id, UUID) else UUID(str(account_id)))
         begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if snapshot else "BEGIN"
         setting = f"SELECT set_config('app.account_id', '{account}', true)"
-        with self._errors(), self.pool.connection() as conn:
+        with self._errors(), self._connection() as conn:
             try:
                 if pipeline:
                     with conn.pipeline():
@@ -177,6 +185,26 @@ class Database:
             pool, self._pool = self._pool, None
         if pool is not None:
             pool.close()
+
+
+class Sent(Generic[T]):
+    """A statement already sent whose result is read later (``result()``). In pipeline mode
+    (``tenant(pipeline=True)``) statements sent one after another travel together and the first ``result()``
+    waits for all of them: one round trip instead of one each. Outside pipeline mode the statement has run."""
+
+    __slots__ = ("_cursor", "_read")
+
+    def __init__(self, cursor: psycopg.Cursor[Any] | None, read: Callable[[psycopg.Cursor[Any]], T]) -> None:
+        self._cursor = cursor
+        self._read = read
+
+    @classmethod
+    def done(cls, value: T) -> Sent[T]:
+        """A result known without a statement."""
+        return cls(None, lambda _cursor: value)
+
+    def result(self) -> T:
+        return self._read(self._cursor)  # type: ignore[arg-type]  # None only for ``done``, whose reader ignores it
 
 
 @contextmanager

@@ -13,7 +13,7 @@ from uuid import UUID
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-from agentmate.core.db import Conn
+from agentmate.core.db import Conn, Sent
 from agentmate.core.dberrors import constraints
 from agentmate.core.sql import paged
 
@@ -421,25 +421,34 @@ def scope_keys(conn: Conn, *, account_id: UUID) -> list[ScopeKeyRow]:
 
 
 def insert_entry(
-    conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, data: dict[str, Any]
-) -> dict[str, Any] | None:
-    """Insert an entry; None when an active entry with the same type, scope and normalised content exists
+    conn: Conn, *, account_id: UUID, user_id: UUID, key_id: UUID | None, entry_id: UUID, data: dict[str, Any]
+) -> Sent[dict[str, Any] | None]:
+    """Insert an entry with the id the caller chose (so its evidence can be sent before this result is read);
+    None when an active entry with the same type, scope and normalised content exists
     (memory_entries_active_content_key: a concurrent identical insert waits for the first and then lands here).
     The row carries ``new_scope`` (see ``_NEW_SCOPE``)."""
-    return conn.execute(
-        f"""INSERT INTO memory_entries (account_id, user_id, key_id, scope_type, scope_key, memory_type, title,
+    cursor = conn.execute(
+        f"""INSERT INTO memory_entries (id, account_id, user_id, key_id, scope_type, scope_key, memory_type, title,
                                         content, summary, content_hash, confidence, importance, status, metadata,
                                         ttl_at, valid_from, valid_to, source_event_id, extraction_method,
                                         extractor_version)
-            VALUES (%(a)s, %(u)s, %(k)s, %(scope_type)s, %(scope_key)s, %(memory_type)s, %(title)s, %(content)s,
-                    %(summary)s, %(content_hash)s, %(confidence)s, %(importance)s, %(status)s, %(metadata)s,
-                    %(ttl_at)s, coalesce(%(valid_from)s, now()), %(valid_to)s, %(source_event_id)s,
+            VALUES (%(id)s, %(a)s, %(u)s, %(k)s, %(scope_type)s, %(scope_key)s, %(memory_type)s, %(title)s,
+                    %(content)s, %(summary)s, %(content_hash)s, %(confidence)s, %(importance)s, %(status)s,
+                    %(metadata)s, %(ttl_at)s, coalesce(%(valid_from)s, now()), %(valid_to)s, %(source_event_id)s,
                     %(extraction_method)s, %(extractor_version)s)
             ON CONFLICT (account_id, memory_type, scope_type, scope_key, content_key) WHERE status = 'active'
             DO NOTHING
             RETURNING {ENTRY_COLUMNS}{_NEW_SCOPE}""",
-        {**data, "metadata": Jsonb(data["metadata"]), "a": account_id, "u": user_id, "k": key_id},
-    ).fetchone()
+        {
+            **data,
+            "metadata": Jsonb(data["metadata"]),
+            "id": entry_id,
+            "a": account_id,
+            "u": user_id,
+            "k": key_id,
+        },
+    )
+    return Sent(cursor, lambda c: c.fetchone())
 
 
 def active_duplicate(conn: Conn, *, account_id: UUID, data: dict[str, Any]) -> EntryRow | None:
@@ -480,33 +489,47 @@ def insert_evidence(
     memory_id: UUID,
     items: list[dict[str, Any]],
 ) -> list[EvidenceRow]:
+    return send_evidence(
+        conn, account_id=account_id, user_id=user_id, key_id=key_id, memory_id=memory_id, items=items
+    ).result()
+
+
+def send_evidence(
+    conn: Conn,
+    *,
+    account_id: UUID,
+    user_id: UUID,
+    key_id: UUID | None,
+    memory_id: UUID,
+    items: list[dict[str, Any]],
+) -> Sent[list[EvidenceRow]]:
+    """``insert_evidence``, sent now and read later; nothing is inserted when the entry does not exist, so it may
+    follow an ``insert_entry`` whose result is not read yet (a deduplicated store inserts no entry)."""
     if not items:
-        return []
-    return (
-        conn.cursor(row_factory=class_row(EvidenceRow))
-        .execute(
-            f"""INSERT INTO memory_evidence (account_id, user_id, key_id, memory_id, source_type, source_id, excerpt,
+        return Sent.done([])
+    cursor = conn.cursor(row_factory=class_row(EvidenceRow)).execute(
+        f"""INSERT INTO memory_evidence (account_id, user_id, key_id, memory_id, source_type, source_id, excerpt,
                                          metadata, created_at)
             SELECT %(a)s, %(u)s, %(k)s, %(m)s, t.source_type, t.source_id, t.excerpt, t.metadata,
                    clock_timestamp()
             FROM unnest(%(st)s::text[], %(sid)s::text[], %(ex)s::text[], %(md)s::jsonb[], %(ord)s::int[])
                  AS t (source_type, source_id, excerpt, metadata, ord)
+            WHERE EXISTS (SELECT 1 FROM memory_entries WHERE account_id = %(a)s AND id = %(m)s)
             ORDER BY t.ord
             RETURNING {EVIDENCE_COLUMNS}""",
-            {
-                "a": account_id,
-                "u": user_id,
-                "k": key_id,
-                "m": memory_id,
-                "st": [i["source_type"] for i in items],
-                "sid": [i["source_id"] for i in items],
-                "ex": [i["excerpt"] for i in items],
-                "md": [Jsonb(i["metadata"]) for i in items],
-                "ord": list(range(len(items))),
-            },
-        )
-        .fetchall()
+        {
+            "a": account_id,
+            "u": user_id,
+            "k": key_id,
+            "m": memory_id,
+            "st": [i["source_type"] for i in items],
+            "sid": [i["source_id"] for i in items],
+            "ex": [i["excerpt"] for i in items],
+            "md": [Jsonb(i["metadata"]) for i in items],
+            "ord": list(range(len(items))),
+        },
     )
+    return Sent(cursor, lambda c: c.fetchall())
 
 
 def get_entry(conn: Conn, *, account_id: UUID, entry_id: UUID, lock: bool = False) -> EntryRow | None:

@@ -3,12 +3,13 @@ for REST requests, 0102), lease release, usage counts."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 from uuid import UUID
 
+import psycopg
 from psycopg.rows import class_row
 
-from agentmate.core.db import Conn
+from agentmate.core.db import Conn, Sent
 
 
 class Terms(NamedTuple):
@@ -121,6 +122,15 @@ _UP_TO = {
 def count_up_to(conn: Conn, quota: str, cap: int, account_id: UUID | None = None) -> int:
     """The tenant's rows (package bytes) against ``quota`` (a key of ``_UP_TO``), counted up to ``cap``.
     ``account_id``: the tenant's (the quotas whose query names it; row-level security restricts them anyway)."""
-    row = conn.execute(_UP_TO[quota], {"cap": cap, "account_id": account_id}).fetchone()
+    return send_count_up_to(conn, quota, cap, account_id).result()
+
+
+def send_count_up_to(conn: Conn, quota: str, cap: int, account_id: UUID | None = None) -> Sent[int]:
+    """``count_up_to``, sent now and read later (a pipelined writer reads it with its writes)."""
+    return Sent(conn.execute(_UP_TO[quota], {"cap": cap, "account_id": account_id}), _used)
+
+
+def _used(cursor: psycopg.Cursor[Any]) -> int:
+    row = cursor.fetchone()
     assert row is not None
     return int(row["used"])

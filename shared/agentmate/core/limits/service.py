@@ -15,7 +15,7 @@ import hashlib
 import math
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NoReturn
 from uuid import UUID
 
 import anyio
@@ -214,6 +214,29 @@ def require_room(
     used = repo.count_up_to(conn, quota, limit, account_id)
     if used + adding <= limit or (unless is not None and unless()):
         return
+    _refuse(quota, limit, used, adding)
+
+
+def room_check(
+    conn: Conn, quota: QuotaName, limit: int, *, account_id: UUID | None = None
+) -> Callable[[int], None]:
+    """``require_room`` for a pipelined writer: the count is sent now, ahead of the writes that follow it in the
+    same round trip, and the check it returns reads it once the caller knows what it added (``adding``: 0 for a
+    write that added nothing, which is never refused). A refusal raised after the writes rolls them back with the
+    transaction, so nothing of the request is stored, as with ``require_room``."""
+    if limit <= 0:
+        return lambda adding: None
+    sent = repo.send_count_up_to(conn, quota, limit, account_id)
+
+    def check(adding: int) -> None:
+        used = sent.result()
+        if adding > 0 and used + adding > limit:
+            _refuse(quota, limit, used, adding)
+
+    return check
+
+
+def _refuse(quota: QuotaName, limit: int, used: int, adding: int) -> NoReturn:
     if adding == 1 and quota != "package_bytes":
         why = f"the account holds {used}"
     else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from agentmate import jobs
 from agentmate.core import idempotency
@@ -136,47 +136,44 @@ def _check_create(body: EntryCreate) -> None:
 def _insert(
     conn: Conn, principal: Principal, body: EntryCreate, data: dict[str, Any], evidence: list[dict[str, Any]]
 ) -> EntryCreated:
-    """The entry and its evidence, or the active entry it duplicates (``_deduplicated``)."""
+    """The entry and its evidence, or the active entry it duplicates (``_deduplicated``).
+
+    The quota's count, the entry and its evidence are sent together and read in one round trip (pipeline mode):
+    the entry's id is chosen here, and the evidence insert adds nothing when the entry was not inserted (a
+    duplicate). The quota is checked after them, and only for an entry actually added; a refusal rolls the
+    transaction back, so nothing of the store remains."""
     if (
         body.source_event_id is not None
         and repo.get_event(conn, account_id=principal.account_id, event_id=body.source_event_id) is None
     ):
         raise invalid("source_event_id", "unknown memory event in this account")
-    limits.require_room(
+    account_id, entry_id = principal.account_id, uuid4()
+    room = limits.room_check(conn, "memories", get_limit_settings().max_memories, account_id=account_id)
+    sent_row = repo.insert_entry(
         conn,
-        "memories",
-        get_limit_settings().max_memories,
-        account_id=principal.account_id,
-        unless=lambda: _would_deduplicate(conn, principal, data),
-    )
-    row = repo.insert_entry(
-        conn,
-        account_id=principal.account_id,
+        account_id=account_id,
         user_id=principal.user_id,
         key_id=principal.key_id,
+        entry_id=entry_id,
         data=data,
     )
-    if row is None:
-        return _deduplicated(conn, principal, data, evidence)
-    scope_warning = scopes.new_scope_warning(
-        conn, principal.account_id, row["scope_type"], row["scope_key"], row.pop("new_scope", False)
-    )
-    ev = repo.insert_evidence(
+    sent_evidence = repo.send_evidence(
         conn,
-        account_id=principal.account_id,
+        account_id=account_id,
         user_id=principal.user_id,
         key_id=principal.key_id,
-        memory_id=row["id"],
+        memory_id=entry_id,
         items=evidence,
     )
+    row = sent_row.result()
+    room(0 if row is None else 1)
+    if row is None:
+        return _deduplicated(conn, principal, data, evidence)
+    ev = sent_evidence.result()
+    scope_warning = scopes.new_scope_warning(
+        conn, account_id, row["scope_type"], row["scope_key"], row.pop("new_scope", False)
+    )
     return EntryCreated(**row, evidence=[Evidence(**e) for e in ev], scope_warning=scope_warning)
-
-
-def _would_deduplicate(conn: Conn, principal: Principal, data: dict[str, Any]) -> bool:
-    """Whether the insert would land on an active duplicate (and so add no entry): asked only at the quota."""
-    if data.get("status", "active") != "active":
-        return False
-    return repo.active_duplicate(conn, account_id=principal.account_id, data=data) is not None
 
 
 def _index_if_missing(
