@@ -8,7 +8,7 @@ Statements run inside the caller's tenant transaction; RLS scopes them to its ac
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, NamedTuple, TypedDict
+from typing import Any, Literal, NamedTuple, TypedDict
 from uuid import UUID
 
 from psycopg.rows import class_row
@@ -182,6 +182,45 @@ def upsert_pending(conn: Conn, *, account_id: UUID, doc: PreparedDocument) -> St
     )
     assert row is not None
     return row
+
+
+def insert_document(
+    conn: Conn,
+    *,
+    account_id: UUID,
+    document_id: UUID,
+    point_id: UUID,
+    doc: PreparedDocument,
+    status: Literal["pending", "indexed", "failed"],
+    error: str | None = None,
+    embedding_model: str | None = None,
+    embedding_dimension: int | None = None,
+    vector_collection: str | None = None,
+) -> None:
+    """Insert a new document with the ids its caller chose (its vector may already be in the index under
+    ``point_id``), in its final state when that is known. Its result is not read: in a pipelined transaction it
+    travels with the next statement (COMMIT), and a failure surfaces there."""
+    conn.execute(
+        """INSERT INTO retrieval_documents
+            (id, point_id, account_id, namespace, source_type, source_id, chunk_key, title, content, content_hash,
+             metadata, lexical_text, status, error, embedding_model, embedding_dimension, vector_collection,
+             indexed_at)
+        VALUES (%(id)s, %(point)s, %(a)s, %(namespace)s, %(source_type)s, %(source_id)s, %(chunk_key)s, %(title)s,
+                %(content)s, %(content_hash)s, %(metadata)s, %(lexical_text)s, %(status)s, %(error)s, %(model)s,
+                %(dim)s, %(col)s, CASE WHEN %(status)s = 'indexed' THEN now() END)""",
+        {
+            **doc,
+            "id": document_id,
+            "point": point_id,
+            "a": account_id,
+            "metadata": Jsonb(doc["metadata"]),
+            "status": status,
+            "error": None if error is None else error[:2000],
+            "model": embedding_model,
+            "dim": embedding_dimension,
+            "col": vector_collection,
+        },
+    )
 
 
 def upsert_many_pending(

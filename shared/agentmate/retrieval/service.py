@@ -29,7 +29,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from agentmate.core import snapstart
 from agentmate.core.db import Conn, TenantTransactions, savepoint
@@ -172,16 +172,28 @@ def _vector_payload(row: repo.StoredDocument) -> dict[str, Any]:
     """What the vector index stores beside a vector (the index adds account_id). Filterable metadata is the
     top-level scalars of the document's metadata, nested under ``metadata`` so the filter path
     ``metadata.<key>`` matches exactly what the lexical leg matches with ``metadata @> {key: value}``."""
+    return _payload(
+        row.id, row.namespace, row.source_type, row.source_id, row.chunk_key, row.content_hash, row.metadata
+    )
+
+
+def _payload(
+    document_id: UUID,
+    namespace: str,
+    source_type: str,
+    source_id: str,
+    chunk_key: str,
+    content_hash: str,
+    metadata: dict[str, Any] | None,
+) -> dict[str, Any]:
     return {
-        "namespace": row.namespace,
-        "source_type": row.source_type,
-        "source_id": row.source_id,
-        "chunk_key": row.chunk_key,
-        "document_id": str(row.id),
-        "content_hash": row.content_hash,
-        "metadata": {
-            k: v for k, v in (row.metadata or {}).items() if isinstance(v, str | int | float | bool)
-        },
+        "namespace": namespace,
+        "source_type": source_type,
+        "source_id": source_id,
+        "chunk_key": chunk_key,
+        "document_id": str(document_id),
+        "content_hash": content_hash,
+        "metadata": {k: v for k, v in (metadata or {}).items() if isinstance(v, str | int | float | bool)},
     }
 
 
@@ -824,16 +836,18 @@ _retrieval_lock = threading.Lock()
 
 
 class PendingIndex:
-    """One document whose embedding is running (``Retrieval.begin_index``). ``complete`` writes its row in the
-    caller's transaction and waits for the vector there only a short grace (``embed_grace_s``): a vector ready
-    within it is upserted and the row marked ``indexed`` (or ``failed``) in that same transaction. A vector not
-    ready leaves the row ``pending`` (``complete`` answers None): the caller commits, releases its connection, and
-    calls ``finish``, which waits for the rest of ``vector_leg_timeout_s`` holding no connection and records the
-    outcome in a second short transaction, where the caller queues the heal on a failure (``on_failed``). A slow
-    embedder thus never holds a pooled connection longer than the grace. A ``pending`` row left by a crash
-    between the two transactions is the heal sweep's (it re-indexes rows pending past its grace). A vector
-    upserted for a transaction that then rolls back is a stale point, which is never served (hits are hydrated
-    from ``indexed`` rows) and is replaced when the point id is reused; nothing acknowledges it."""
+    """One new document whose embedding is running (``Retrieval.begin_index``). ``complete`` waits for the vector
+    only a short grace (``embed_grace_s``) inside its writer's transaction: a vector ready within it is upserted
+    into the vector index and the document's row inserted already ``indexed`` (``failed`` if embedding failed), in
+    the statement that travels with the writer's COMMIT, so the projection costs the transaction no round trip of
+    its own. The row's id and point id are chosen here, which is what lets the vector go in before the row. A vector
+    not ready in the grace leaves the row ``pending`` (``complete`` answers None): the caller commits, releases its
+    connection, and calls ``finish``, which waits for the rest of ``vector_leg_timeout_s`` holding no connection
+    and records the outcome in a second short transaction, where the caller queues the heal on a failure
+    (``on_failed``). A slow embedder thus never holds a pooled connection longer than the grace. A ``pending`` row
+    left by a crash between the two transactions is the heal sweep's (it re-indexes rows pending past its grace).
+    A vector upserted for a transaction that then rolls back is a stale point, which is never served (hits are
+    hydrated from ``indexed`` rows); nothing acknowledges it."""
 
     def __init__(
         self,
@@ -848,7 +862,9 @@ class PendingIndex:
         self._future = future
         self._text = text
         self._error = error
-        self._row: repo.StoredDocument | None = None
+        self._doc: repo.PreparedDocument | None = None
+        self._document_id = uuid4()
+        self._point_id = uuid4()
         self._account_id: UUID | None = None
         self._deadline = 0.0
         self._collection: str | None = None
@@ -861,27 +877,32 @@ class PendingIndex:
     @property
     def document_id(self) -> UUID | None:
         """The row ``complete`` wrote."""
-        return None if self._row is None else self._row.id
+        return None if self._doc is None else self._document_id
 
     def complete(self, conn: Conn, account_id: UUID, doc: DocumentIn) -> IndexResult | None:
-        """Write the row ``pending`` and, if the vector comes within the grace, index it (``indexed``/``failed``);
-        otherwise answer None: the row is left pending (finish with ``finish`` after the commit)."""
-        row = self._row = repo.upsert_pending(conn, account_id=account_id, doc=_prepare(doc))
+        """Insert the document's row ``indexed`` (or ``failed``) when the vector comes within the grace, else
+        ``pending`` and answer None (finish with ``finish`` after the commit)."""
+        prepared = self._doc = _prepare(doc)
         self._account_id = account_id
         timeout = self._rt.vector_leg_timeout_s
         grace = min(self._rt.embed_grace_s, timeout)
         self._deadline = time.monotonic() + timeout
-        if self._error is None and (row.content or row.title) != self._text:  # pragma: no cover - defensive
+        if (
+            self._error is None and (prepared["content"] or prepared["title"]) != self._text
+        ):  # pragma: no cover
             self._error = RuntimeError("the document's text changed after its embedding started")
         if self._future is not None and self._error is None and grace < timeout:
             try:
                 self._future.result(timeout=grace)
             except FutureTimeout:
+                self._insert(conn, "pending")
                 return None
             except Exception:  # _settle records it
                 pass
         self._settle()
-        return self._record(conn, account_id)
+        result = self._outcome()
+        self._insert(conn, result.status, result.error)
+        return result
 
     def finish(
         self,
@@ -893,59 +914,90 @@ class PendingIndex:
         ``vector_leg_timeout_s``) and upsert it with no connection held, then mark the row in one short
         transaction (``on_failed(conn)`` runs in it when indexing failed)."""
         self._settle()
+        result = self._outcome()
+        doc = self._doc
+        assert doc is not None
         with db.tenant(account_id, pipeline=True) as conn:
-            result = self._record(conn, account_id)
-            if result.status == "failed" and on_failed is not None:
-                on_failed(conn)
+            if result.status == "indexed":
+                assert self._embedder is not None
+                repo.mark_indexed(
+                    conn,
+                    account_id=account_id,
+                    document_ids=[self._document_id],
+                    content_hashes=[doc["content_hash"]],
+                    embedding_model=self._embedder.name,
+                    embedding_dimension=self._embedder.dimensions,
+                    vector_collection=self._collection,
+                )
+            else:
+                repo.mark_failed(
+                    conn,
+                    account_id=account_id,
+                    document_ids=[self._document_id],
+                    content_hashes=[doc["content_hash"]],
+                    error=result.error or "",
+                )
+                if on_failed is not None:
+                    on_failed(conn)
         return result
+
+    def _insert(
+        self, conn: Conn, status: Literal["pending", "indexed", "failed"], error: str | None = None
+    ) -> None:
+        doc, account_id = self._doc, self._account_id
+        assert doc is not None and account_id is not None
+        embedder = self._embedder if status == "indexed" else None  # what an indexed row records
+        repo.insert_document(
+            conn,
+            account_id=account_id,
+            document_id=self._document_id,
+            point_id=self._point_id,
+            doc=doc,
+            status=status,
+            error=error,
+            embedding_model=embedder.name if embedder else None,
+            embedding_dimension=embedder.dimensions if embedder else None,
+            vector_collection=self._collection if embedder else None,
+        )
 
     def _settle(self) -> None:
         """Wait for the vector until the deadline and upsert it into the vector index (no database work); any
         failure is kept in ``_error``."""
-        row, account_id = self._row, self._account_id
-        if self._error is not None or row is None or account_id is None:
+        doc, account_id = self._doc, self._account_id
+        if self._error is not None or doc is None or account_id is None:
             return
         try:
             if self._embedder is None or self._future is None:
                 raise RuntimeError("no embedder")
             vectors = self._future.result(timeout=max(0.0, self._deadline - time.monotonic()))
+            payload = _payload(
+                self._document_id,
+                doc["namespace"],
+                doc["source_type"],
+                doc["source_id"],
+                doc["chunk_key"],
+                doc["content_hash"],
+                doc["metadata"],
+            )
             self._collection = self._rt._vector_upsert(
                 account_id=account_id,
                 dimensions=self._embedder.dimensions,
-                points=[(row.point_id, vectors[0], _vector_payload(row))],
+                points=[(self._point_id, vectors[0], payload)],
             )
         except Exception as exc:  # FutureTimeout included
             self._error = exc
 
-    def _record(self, conn: Conn, account_id: UUID) -> IndexResult:
-        row = self._row
-        assert row is not None
-        if self._error is not None or self._embedder is None:
-            exc = self._error or RuntimeError("no embedder")
-            error = (
-                f"embedding took longer than {self._rt.vector_leg_timeout_s:g} s"
-                if isinstance(exc, FutureTimeout)
-                else _describe(exc)
-            )
-            logger.warning("retrieval indexing failed", extra={"error": error, "documents": 1})
-            repo.mark_failed(
-                conn,
-                account_id=account_id,
-                document_ids=[row.id],
-                content_hashes=[row.content_hash],
-                error=error,
-            )
-            return IndexResult("failed", row.id, error)
-        repo.mark_indexed(
-            conn,
-            account_id=account_id,
-            document_ids=[row.id],
-            content_hashes=[row.content_hash],
-            embedding_model=self._embedder.name,
-            embedding_dimension=self._embedder.dimensions,
-            vector_collection=self._collection,
+    def _outcome(self) -> IndexResult:
+        if self._error is None and self._embedder is not None:
+            return IndexResult("indexed", self._document_id)
+        exc = self._error or RuntimeError("no embedder")
+        error = (
+            f"embedding took longer than {self._rt.vector_leg_timeout_s:g} s"
+            if isinstance(exc, FutureTimeout)
+            else _describe(exc)
         )
-        return IndexResult("indexed", row.id)
+        logger.warning("retrieval indexing failed", extra={"error": error, "documents": 1})
+        return IndexResult("failed", self._document_id, error)
 
 
 def get_retrieval() -> Retrieval:
