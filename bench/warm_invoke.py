@@ -321,7 +321,10 @@ def framework_breakdown(fn: Callable[[], None], calls: int) -> list[tuple[str, f
             get("dependencies") - get("auth") - get("limits"),
         ),
         ("tenant transaction (BEGIN+tenant, SELECT, COMMIT)", get("tenant")),
-        ("handler: endpoint + service less its transaction (on the loop in Lambda)", get("endpoint") - get("tenant")),
+        (
+            "handler: endpoint + service less its transaction (on the loop in Lambda)",
+            get("endpoint") - get("tenant"),
+        ),
         ("serialization: response model + JSON", serialization),
         ("routing, request parsing", get("router") - get("dependencies") - get("endpoint") - serialization),
         ("middleware (ours + Starlette's error layers)", get("app") - get("router")),
