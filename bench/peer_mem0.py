@@ -1,6 +1,7 @@
 """Issue 26 §4: the memory store (and search) side by side with mem0, in one run, the stores interleaved.
 
     .venv/bin/python bench/peer_mem0.py [--users 10000,1000] [--searches 200] [--inprocess 500] [--block 20]
+                                        [--pg durable|fast] [--statements]
 
 - **Embeddings**: one deterministic 384-d hashing embedder (``agentmate.retrieval.embedders.HashingEmbedder``)
   served on loopback over the OpenAI embeddings protocol (``POST /v1/embeddings``) by a subprocess of its own;
@@ -14,7 +15,10 @@
   around the call), so the protocol is not in its figure.
 - **Agentmate**: the local runtime (uvicorn running ``infra.local_app:build_local_app``, what ``python -m
   infra.devserver`` serves) over HTTP on loopback, Postgres in a cluster of its own (.local/bench-mem0-pg, port
-  ``$AGENTMATE_MEM0_BENCH_PG_PORT``, default 26441), the embedded vector index on disk (``VECTOR_PATH``).
+  ``$AGENTMATE_MEM0_BENCH_PG_PORT``, default 26441) and, by default, as durable as the devserver's (fsync,
+  synchronous commit and full-page writes on, ``--pg durable``: mem0's two SQLite files commit durably too;
+  ``--pg fast`` turns all three off, the tests' and the other benches' setting), the embedded vector index on disk
+  (``VECTOR_PATH``).
   ``POST /api/memory/entries`` (scope ``agent``/``user-a``, one evidence item) and ``POST /api/memory/search``
   (filtered by the same scope, ``top_k`` 10), timed by the client (``perf_counter_ns`` around each request on
   one keep-alive connection): this includes HTTP, uvicorn and JSON on both ends, which mem0's figure does not.
@@ -507,6 +511,9 @@ def start_server(base_url: str, work: Path) -> tuple[subprocess.Popen[bytes], in
     port = free_port()
     cmd = [sys.executable, "-m", "uvicorn", "infra.local_app:build_local_app", "--factory"]
     cmd += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--no-access-log"]
+    # the client's one connection idles while the other sides run (mem0's 200 searches take a minute): uvicorn's
+    # default 5 s keep-alive would close it under the client
+    cmd += ["--timeout-keep-alive", "3600"]
     proc = start_process(cmd, env, lambda: _answers(port, "/api/health"))
     # set before this process first imports the memory function (its settings are read once)
     os.environ["VECTOR_PATH"] = str(work / "agentmate-vectors-inproc")
