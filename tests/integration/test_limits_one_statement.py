@@ -217,3 +217,42 @@ def test_in_lambda_the_statement_runs_on_the_invocations_thread_and_in_a_server_
     )
     assert r.status_code == 401
     assert r.json()["detail"] == "invalid api key"
+
+
+def _synchronous_commit(conn: psycopg.Connection[Any]) -> str:
+    row = conn.execute("SELECT current_setting('synchronous_commit')").fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def test_the_admission_commits_without_waiting_for_the_wal_and_the_setting_ends_with_it(account, set_limits):
+    """The admission's bookkeeping commits asynchronously (``RELAXED_COMMIT``); the tenant transaction that follows
+    on the same pooled connection, which holds what a response acknowledges, must commit durably."""
+    import os
+
+    from agentmate.auth import credentials_repository
+    from agentmate.auth.security import hash_api_key
+    from agentmate.core.limits import repository as limits_repo
+    from agentmate.core.limits import service as limits
+    from agentmate.core.limits.settings import get_limit_settings
+
+    set_limits(requests_per_minute=600, request_burst=100)
+    terms = limits.terms(get_limit_settings())
+    key = account.headers("todos:r")["X-Api-Key"]
+    with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
+        conn.execute(
+            "SET synchronous_commit = on"
+        )  # durable, as a deployment runs (the tests' cluster is not)
+        conn.autocommit = False
+        # Inside the admitting statement's own transaction, its commit is asynchronous
+        with conn.transaction():
+            found = credentials_repository.api_key(conn, hash_api_key(key), terms)
+            assert found is not None and found[1].refused_by is None
+            assert _synchronous_commit(conn) == "off"
+        # and the setting ended with that transaction
+        assert _synchronous_commit(conn) == "on"
+        # As served (autocommit, one statement): the next statement on the connection commits durably again
+        conn.commit()
+        conn.autocommit = True
+        limits_repo.admit(conn, account_id=found[0].account_id, terms=terms)
+        assert _synchronous_commit(conn) == "on"
