@@ -30,6 +30,8 @@ MAX_SESSION_METADATA_BYTES = 64 * 1024
 MAX_IDEMPOTENCY_KEY_LENGTH = 512
 MAX_TITLE_LENGTH = 500
 MAX_AGENT_LENGTH = 200
+DEFAULT_ITEM_LIMIT = 100  # replay page size
+MAX_SEQ = 2**63 - 1  # seq is a bigint
 
 
 def _strip(value: object) -> object:
