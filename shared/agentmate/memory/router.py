@@ -1,5 +1,3 @@
-from __future__ import annotations
-
 import json
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 from uuid import UUID

@@ -5,8 +5,6 @@ place each model lists a hint in ``field_hints`` (core.validation), so the 400 s
 e.g. ``content`` on an event → "event content belongs inside payload".
 """
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Annotated, Any, ClassVar, Literal, get_args
 from uuid import UUID

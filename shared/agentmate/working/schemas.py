@@ -3,8 +3,6 @@
 Item ``content`` is stored verbatim: these models never strip or normalise it (no ``str_strip_whitespace``).
 """
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
