@@ -47,16 +47,14 @@ from agentmate.memory.schemas import (
 )
 
 if TYPE_CHECKING:
-    from agentmate.memory.service import (
-        checkpoints,
-        curation,
-        entries,
-        events,
-        forget,
-        provenance,
-        ranking,
-        scopes,
-    )
+    import agentmate.memory.service.checkpoints as checkpoints
+    import agentmate.memory.service.curation as curation
+    import agentmate.memory.service.entries as entries
+    import agentmate.memory.service.events as events
+    import agentmate.memory.service.forget as forget
+    import agentmate.memory.service.provenance as provenance
+    import agentmate.memory.service.ranking as ranking
+    import agentmate.memory.service.scopes as scopes
 else:  # each use case loads on the first request that calls it (cold start, docs/benchmarks.md)
     checkpoints = lazy_module("agentmate.memory.service.checkpoints")
     curation = lazy_module("agentmate.memory.service.curation")
