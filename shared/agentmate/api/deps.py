@@ -1,8 +1,6 @@
 """Request dependencies as static Annotated aliases: the database, retrieval, settings, the caller and its route's
 scopes, pagination."""
 
-from __future__ import annotations
-
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Annotated
 
@@ -39,7 +37,7 @@ async def _auth_settings() -> AuthSettings:
     return get_auth_settings()
 
 
-async def _model_settings() -> ModelSettings:
+async def _model_settings() -> "ModelSettings":
     """Imported here, on first use: only the wiki's routes read the language models (cold start)."""
     from agentmate.llm.settings import get_model_settings
 
@@ -50,7 +48,7 @@ async def _database() -> Database:
     return get_database()
 
 
-async def retrieval() -> Retrieval:
+async def retrieval() -> "Retrieval":
     """The execution environment's Retrieval; tests override this dependency with their own. Imported here, on
     first use, so route groups without retrieval never load it (cold start)."""
     from agentmate.retrieval.service import get_retrieval

@@ -1,7 +1,5 @@
-from __future__ import annotations
-
 import json
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 from uuid import UUID
 
 from fastapi import Query, Response
@@ -11,9 +9,11 @@ from agentmate.api.deps import DbDep, IdempotencyKey, MemoryRead, MemoryWrite, P
 from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM, PROBLEM_RESPONSES, Problem
 from agentmate.api.responses import created
+from agentmate.core.lazy import lazy_module
 from agentmate.core.pagination import Page
 from agentmate.core.text import blank_to_none
 from agentmate.memory.schemas import (
+    TIMELINE_MAX_LIMIT,
     Attribution,
     CheckpointCreate,
     CheckpointSaved,
@@ -45,16 +45,25 @@ from agentmate.memory.schemas import (
     SupersedeResult,
     Timeline,
 )
-from agentmate.memory.service import (
-    checkpoints,
-    curation,
-    entries,
-    events,
-    forget,
-    provenance,
-    ranking,
-    scopes,
-)
+
+if TYPE_CHECKING:
+    import agentmate.memory.service.checkpoints as checkpoints
+    import agentmate.memory.service.curation as curation
+    import agentmate.memory.service.entries as entries
+    import agentmate.memory.service.events as events
+    import agentmate.memory.service.forget as forget
+    import agentmate.memory.service.provenance as provenance
+    import agentmate.memory.service.ranking as ranking
+    import agentmate.memory.service.scopes as scopes
+else:  # each use case loads on the first request that calls it (cold start, docs/benchmarks.md)
+    checkpoints = lazy_module("agentmate.memory.service.checkpoints")
+    curation = lazy_module("agentmate.memory.service.curation")
+    entries = lazy_module("agentmate.memory.service.entries")
+    events = lazy_module("agentmate.memory.service.events")
+    forget = lazy_module("agentmate.memory.service.forget")
+    provenance = lazy_module("agentmate.memory.service.provenance")
+    ranking = lazy_module("agentmate.memory.service.ranking")
+    scopes = lazy_module("agentmate.memory.service.scopes")
 
 NDJSON = "application/x-ndjson"
 NEAREST_SCOPES_HEADER = "Nearest-Scopes"
@@ -310,7 +319,7 @@ def timeline(
     db: DbDep,
     session_id: Annotated[str | None, Query(max_length=200)] = None,
     skill_version_id: Annotated[UUID | None, Query()] = None,
-    limit: Annotated[int, Query(ge=1, le=provenance.TIMELINE_MAX_LIMIT, description="1..500")] = 200,
+    limit: Annotated[int, Query(ge=1, le=TIMELINE_MAX_LIMIT, description="1..500")] = 200,
 ) -> Timeline:
     """Skill executions and journal events in time order; needs session_id or skill_version_id."""
     return provenance.timeline(

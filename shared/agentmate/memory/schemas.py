@@ -5,8 +5,6 @@ place each model lists a hint in ``field_hints`` (core.validation), so the 400 s
 e.g. ``content`` on an event → "event content belongs inside payload".
 """
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Annotated, Any, ClassVar, Literal, get_args
 from uuid import UUID
@@ -87,6 +85,7 @@ MAX_METADATA_BYTES = 64 * 1024
 MAX_EVIDENCE = 50
 MAX_CHECKPOINT_ITEMS = 100
 MAX_CHECKPOINT_ITEM_CHARS = 2000
+TIMELINE_MAX_LIMIT = 500
 
 
 def _is_none(value: object) -> bool:

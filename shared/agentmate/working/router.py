@@ -1,6 +1,4 @@
-from __future__ import annotations
-
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from uuid import UUID
 
 from fastapi import Body, Path, Query, Response
@@ -10,10 +8,12 @@ from agentmate.api.endpoints import Router
 from agentmate.api.errors import PROBLEM_RESPONSES
 from agentmate.api.responses import created
 from agentmate.api.routing import LAMBDA_BODY_LIMIT, max_body
+from agentmate.core.lazy import lazy_module
 from agentmate.core.pagination import MAX_LIMIT, Page
 from agentmate.core.results import Created
-from agentmate.working import service
 from agentmate.working.schemas import (
+    DEFAULT_ITEM_LIMIT,
+    MAX_SEQ,
     AppendResult,
     ItemPage,
     ItemsAppend,
@@ -23,6 +23,11 @@ from agentmate.working.schemas import (
     SessionUpdate,
     WorkingSession,
 )
+
+if TYPE_CHECKING:
+    from agentmate.working import service
+else:  # the use cases load on the first request (cold start, docs/benchmarks.md)
+    service = lazy_module("agentmate.working.service")
 
 router = Router(prefix="/api/memory/working", tags=["working-memory"], responses=PROBLEM_RESPONSES)
 
@@ -99,12 +104,8 @@ def list_items(
     session_id: SessionId,
     principal: MemoryRead,
     db: DbDep,
-    after_seq: Annotated[
-        int, Query(ge=0, le=service.MAX_SEQ, description="Return items with a higher seq")
-    ] = 0,
-    limit: Annotated[
-        int, Query(ge=1, le=MAX_LIMIT, description="Page size, 1..100")
-    ] = service.DEFAULT_ITEM_LIMIT,
+    after_seq: Annotated[int, Query(ge=0, le=MAX_SEQ, description="Return items with a higher seq")] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Page size, 1..100")] = DEFAULT_ITEM_LIMIT,
 ) -> ItemPage:
     """Replay items in seq order after after_seq; has_more is exact even across deletion gaps."""
     return service.list_items(db, principal, session_id, after_seq=after_seq, limit=limit)
@@ -115,7 +116,7 @@ def delete_item(
     session_id: SessionId,
     principal: MemoryWrite,
     db: DbDep,
-    seq: Annotated[int, Path(ge=1, le=service.MAX_SEQ, description="The item's seq")],
+    seq: Annotated[int, Path(ge=1, le=MAX_SEQ, description="The item's seq")],
 ) -> Response:
     """Delete one item; its seq is never reused."""
     service.delete_item(db, principal, session_id, seq)

@@ -3,8 +3,6 @@
 Item ``content`` is stored verbatim: these models never strip or normalise it (no ``str_strip_whitespace``).
 """
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
@@ -30,6 +28,8 @@ MAX_SESSION_METADATA_BYTES = 64 * 1024
 MAX_IDEMPOTENCY_KEY_LENGTH = 512
 MAX_TITLE_LENGTH = 500
 MAX_AGENT_LENGTH = 200
+DEFAULT_ITEM_LIMIT = 100  # replay page size
+MAX_SEQ = 2**63 - 1  # seq is a bigint
 
 
 def _strip(value: object) -> object:

@@ -28,6 +28,7 @@ from agentmate.core.principal import Principal
 from agentmate.core.results import Created
 from agentmate.core.text import blank_to_none
 from agentmate.working import repository as repo
+from agentmate.working.schemas import DEFAULT_ITEM_LIMIT as DEFAULT_ITEM_LIMIT
 from agentmate.working.schemas import (
     MAX_BATCH_BYTES,
     MAX_CONTENT_BYTES,
@@ -48,10 +49,9 @@ from agentmate.working.schemas import (
     WorkingItem,
     WorkingSession,
 )
+from agentmate.working.schemas import MAX_SEQ as MAX_SEQ
 
-DEFAULT_ITEM_LIMIT = 100
 MAX_PAGE_BYTES = 4 * 1024 * 1024  # content + metadata per replay page (a Lambda response is at most 6 MB)
-MAX_SEQ = 2**63 - 1
 RECENT_PAGE = 32
 
 

@@ -1,8 +1,6 @@
 """REST routes of wiki quality: advisory lint, build review, validation signals (spec/001 K3.7-K3.9).
 MCP twin: ``agentmate.mcp.tools.knowledge.quality``."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Annotated
 from uuid import UUID
 

@@ -1,7 +1,5 @@
 """Wire models of wiki quality: lint runs, build reviews, validation signals."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Annotated, ClassVar, Literal
 from uuid import UUID

@@ -1,7 +1,5 @@
 """Request and response models of knowledge index, search and document links (spec/001 K2, prior-art §4.6)."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Annotated, ClassVar, Literal
 from uuid import UUID

@@ -2,8 +2,6 @@
 Mounted in the knowledge function beside the source routes.
 MCP twin: ``agentmate.mcp.tools.knowledge.wiki``."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Annotated
 from uuid import UUID
 

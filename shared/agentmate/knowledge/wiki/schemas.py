@@ -1,7 +1,5 @@
 """Wire models of the wiki compiler (spec/001 "Wiki compiler (K3)")."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Any, ClassVar, Literal
 from uuid import UUID
@@ -173,7 +171,7 @@ class ActivateResult(BaseModel):
     source_id: UUID
     active_build_id: UUID
     previous_build_id: UUID | None = Field(description="Activate this to undo the activation")
-    index: WikiIndexOutcome | None = Field(
+    index: "WikiIndexOutcome | None" = Field(
         default=None,
         description="The wiki index re-run inline for the activated build (a small build); null "
         "when the index already reflected it or the re-index was queued as index_job",

@@ -11,10 +11,10 @@ from agentmate.core.errors import FieldError, NotFound, ValidationFailed, invali
 from agentmate.core.principal import Principal
 from agentmate.memory import repository as repo
 from agentmate.memory.readmodels import skill_executions
+from agentmate.memory.schemas import TIMELINE_MAX_LIMIT as TIMELINE_MAX_LIMIT
 from agentmate.memory.schemas import Attribution, Resolution, Timeline, TimelineItem
 
 TIMELINE_DEFAULT_LIMIT = 200
-TIMELINE_MAX_LIMIT = 500
 ATTRIBUTION_TIMELINE_LIMIT = 50
 
 
