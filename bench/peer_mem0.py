@@ -25,7 +25,9 @@
   And ``--inprocess`` stores through the memory Lambda handler in this process (Mangum event, no socket), so the
   HTTP cost is visible: same database and API key, its own embedded index (``VECTOR_PATH``; an index directory
   belongs to one process at a time), scopes of their own (``user-a-inproc``, ...: no dedupe against the HTTP
-  side's entries), a pool of one connection as in Lambda.
+  side's entries), a pool of one connection as in Lambda; and as many through the store's use case called as a
+  library (``memory.service.create_entry`` with the key's principal: no HTTP, no Lambda event, no authentication per
+  call), the closest equivalent of mem0's ``add``.
 
 **Interleaved**: the machine's load changes within a run, so the stores alternate in rounds of ``--block`` calls:
 mem0's adds, Agentmate's HTTP stores and (in ``--inprocess``/``--block`` of the rounds, spread evenly) the
@@ -66,7 +68,8 @@ TOP_K = 10
 PG_DIR = ROOT / ".local" / "bench-mem0-pg"
 SERVER_LOG = ROOT / ".local" / "bench-mem0-server.log"  # the servers' output (uvicorn, the embedding server)
 PG_PORT = int(os.environ.get("AGENTMATE_MEM0_BENCH_PG_PORT", "26441"))
-SIDES = ("mem0", "http", "inproc")
+SIDES = ("mem0", "http", "inproc", "service")
+IN_PROCESS = ("inproc", "service")  # the sides that store ``--inprocess`` texts, not the whole corpus
 
 SUBJECTS = (
     "billing service", "deploy pipeline", "staging cluster", "payment gateway", "search index", "auth module",
@@ -377,6 +380,35 @@ class InProcess:
         return ms
 
 
+class Service:
+    """The store's use case called as a library, as mem0's ``add`` is: ``memory.service.create_entry`` with the
+    key's principal, no HTTP, no Lambda event, no authentication per call (same database and embedded index as
+    ``InProcess``; its scopes end in ``-service``)."""
+
+    def __init__(self, key: str) -> None:
+        from agentmate.auth import credentials
+        from agentmate.auth.settings import get_auth_settings
+        from agentmate.core.db import get_database
+        from agentmate.retrieval.service import get_retrieval
+
+        self.db, self.retrieval = get_database(), get_retrieval()
+        self.principal = credentials.authenticate(
+            self.db, get_auth_settings(), api_key=None, bearer=key, resource=None
+        )
+
+    def store(self, s: Store) -> float:
+        from agentmate.memory.schemas import EntryCreate
+        from agentmate.memory.service.entries import create_entry
+
+        body = EntryCreate.model_validate(entry_body(f"{s.user}-service", s.text, s.i))
+        t0 = time.perf_counter_ns()
+        created = create_entry(self.db, self.retrieval, self.principal, body).value
+        ms = (time.perf_counter_ns() - t0) / 1e6
+        if created.indexing is None or created.indexing.status != "indexed":
+            raise RuntimeError(f"service store: {created.indexing}")
+        return ms
+
+
 # --- the interleaved stores --------------------------------------------------------------------------------
 
 
@@ -410,20 +442,20 @@ def interleave(
     stores them in ``ceil(inprocess / block)`` rounds spread evenly (its last block cut to make ``inprocess``).
     The order of the sides rotates every round, so none is always first after another's block."""
     n_rounds = -(-len(stores) // block)
-    with_inproc = inprocess_rounds(n_rounds, -(-inprocess // block)) if "inproc" in sides else set()
-    left = inprocess
+    with_inproc = inprocess_rounds(n_rounds, -(-inprocess // block))
+    left = dict.fromkeys(IN_PROCESS, inprocess)
     rounds = Rounds()
     for k in range(n_rounds):
         texts = stores[k * block : (k + 1) * block]
         order = [SIDES[(k + j) % len(SIDES)] for j in range(len(SIDES))]
         times: dict[str, list[float]] = {}
         for side in order:
-            if side not in sides or (side == "inproc" and k not in with_inproc):
+            if side not in sides or (side in IN_PROCESS and k not in with_inproc):
                 continue
-            mine = texts[:left] if side == "inproc" else texts
+            mine = texts[: left[side]] if side in IN_PROCESS else texts
             times[side] = [sides[side](s) for s in mine]
-            if side == "inproc":
-                left -= len(mine)
+            if side in IN_PROCESS:
+                left[side] -= len(mine)
         rounds.blocks.append(times)
         if k % 10 == 9:
             print(f"  round {k + 1}/{n_rounds}", flush=True)
@@ -559,6 +591,7 @@ def run(args: argparse.Namespace, data: dict[str, Any], python: Path) -> Results
         sides: dict[str, Callable[[Store], float]] = {"mem0": mem0.store, "http": http.store}
         if args.inprocess:
             sides["inproc"] = InProcess(http.key).store
+            sides["service"] = Service(http.key).store
         for store in sides.values():  # not timed: the first calls build apps, pools, collections
             for s in warm_up_stores(args.block):
                 store(s)
@@ -585,7 +618,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--searches", type=int, default=200)
     parser.add_argument(
-        "--inprocess", type=int, default=500, help="stores through the in-process handler (0: none)"
+        "--inprocess",
+        type=int,
+        default=500,
+        help="stores through the in-process handler, and as many through the use case (0: none)",
     )
     parser.add_argument(
         "--pg",
@@ -637,6 +673,11 @@ def report(args: argparse.Namespace, users: list[int], res: Results) -> None:
         rows.append(
             ["store: Agentmate handler, in-process", i_add["n"], i_add["p50"], i_add["p95"],
              ratio(i_add["p50"], m_add["p50"]), paired_cell(rounds.paired("inproc"))]
+        )  # fmt: skip
+        s_add = summary(rounds.times("service"))
+        rows.append(
+            ["store: Agentmate use case (create_entry), in-process", s_add["n"], s_add["p50"], s_add["p95"],
+             ratio(s_add["p50"], m_add["p50"]), paired_cell(rounds.paired("service"))]
         )  # fmt: skip
     rows += [
         [f"search top_k {TOP_K}: mem0, in-process", m_s["n"], m_s["p50"], m_s["p95"], "1.00x", ""],
