@@ -226,7 +226,7 @@ def _synchronous_commit(conn: psycopg.Connection[Any]) -> str:
 
 
 def test_the_admission_commits_without_waiting_for_the_wal_and_the_setting_ends_with_it(account, set_limits):
-    """The admission's bookkeeping commits asynchronously (``RELAXED_COMMIT``); the tenant transaction that follows
+    """The admission's bookkeeping commits asynchronously (migration 0104); the tenant transaction that follows
     on the same pooled connection, which holds what a response acknowledges, must commit durably."""
     import os
 

@@ -22,5 +22,7 @@ def created(result: Created[M], *, replay_status: int = 201, status: int = 201) 
     serialises a route's response model (no Python dict, no ``json.dumps``)."""
     body = result.value.model_dump_json()
     if result.replay:
-        return Response(body, status_code=replay_status, headers=REPLAY_HEADERS, media_type="application/json")
+        return Response(
+            body, status_code=replay_status, headers=REPLAY_HEADERS, media_type="application/json"
+        )
     return Response(body, status_code=status, media_type="application/json")

@@ -1,8 +1,8 @@
 """SQL of a request's credential check with its admission by the account's limits, in one statement each
 (migration 0102: ``auth_api_key_admit``, ``auth_jwt_user_admit``, ``auth_oauth_token_admit``). Each answers the
 credential's row as its lookup alone does (``auth.repository``'s row types) and the admission as
-``limits_admit`` does; a credential the row refuses is never admitted nor stamped. Their commit does not wait for
-the WAL (``RELAXED_COMMIT``)."""
+``limits_admit`` does; a credential the row refuses is never admitted nor stamped. An admitted request's writes
+commit without waiting for the WAL (``limits_admit``, migration 0104): each runs alone in autocommit mode."""
 
 from __future__ import annotations
 
@@ -13,23 +13,23 @@ from psycopg.rows import tuple_row
 
 from agentmate.auth.repository import JwtUser, KeyCaller, OAuthTokenRow
 from agentmate.core.db import Conn
-from agentmate.core.limits.repository import RELAXED_COMMIT, Admission, Terms
+from agentmate.core.limits.repository import Admission, Terms
 
 _ADMISSION = "retry_after, wait_ms, refused_by, lease_id"
 _TERMS = "%(per_minute)s, %(burst)s, %(slots)s, %(lease_s)s"
 
 _KEY = (
     f"SELECT key_id, account_id, user_id, scopes, role, expired, stale, suspended, {_ADMISSION} "
-    f"FROM auth_api_key_admit(%(key_hash)s, {_TERMS}) {RELAXED_COMMIT}"
+    f"FROM auth_api_key_admit(%(key_hash)s, {_TERMS})"
 )
 _JWT = (
     f"SELECT role, credentials_epoch, suspended, {_ADMISSION} "
-    f"FROM auth_jwt_user_admit(%(user_id)s, %(account_id)s, %(epoch)s, {_TERMS}) {RELAXED_COMMIT}"
+    f"FROM auth_jwt_user_admit(%(user_id)s, %(account_id)s, %(epoch)s, {_TERMS})"
 )
 _TOKEN = (
     "SELECT kind, grant_id, account_id, user_id, client_id, scopes, resource, role, expires_at, expired, used,"
     f" revoked, epoch_moved, suspended, stale, {_ADMISSION} FROM auth_oauth_token_admit(%(token_hash)s,"
-    f" %(resource)s, {_TERMS}) {RELAXED_COMMIT}"
+    f" %(resource)s, {_TERMS})"
 )
 
 

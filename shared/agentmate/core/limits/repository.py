@@ -43,19 +43,13 @@ class UsageRow(NamedTuple):
     builds_today: int
 
 
-# An admission writes bookkeeping no response acknowledges (the account's rate bucket, an expensive request's lease,
-# a credential's last-use stamp), once per request: its commit need not wait for the WAL to reach disk. Joined
-# into the admitting statement, which runs alone in autocommit mode, so the setting (transaction-local) ends with
-# that statement's commit and never reaches the tenant transaction that follows on the same connection. A crash
-# may lose the last fraction of a second of these writes: a few requests more let through, a lease freed early.
-RELAXED_COMMIT = "CROSS JOIN (SELECT set_config('synchronous_commit', 'off', true)) AS relaxed_commit"
-
-
 def admit(conn: Conn, *, account_id: UUID, terms: Terms) -> Admission:
+    """The request's admission (``limits_admit``), as a statement of its own: an admitted request's writes commit
+    without waiting for the WAL (migration 0104), which holds only because nothing else shares its transaction."""
     with conn.cursor(row_factory=class_row(Admission)) as cur:
         row = cur.execute(
             "SELECT retry_after, wait_ms, refused_by, lease_id FROM limits_admit(%(account_id)s, %(per_minute)s, "
-            f"%(burst)s, %(slots)s, %(lease_s)s) {RELAXED_COMMIT}",
+            "%(burst)s, %(slots)s, %(lease_s)s)",
             {"account_id": account_id, **terms._asdict()},
         ).fetchone()
     assert row is not None  # the function always answers one row
