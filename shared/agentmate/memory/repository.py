@@ -488,23 +488,10 @@ def insert_evidence(
     key_id: UUID | None,
     memory_id: UUID,
     items: list[dict[str, Any]],
-) -> list[EvidenceRow]:
-    return send_evidence(
-        conn, account_id=account_id, user_id=user_id, key_id=key_id, memory_id=memory_id, items=items
-    ).result()
-
-
-def send_evidence(
-    conn: Conn,
-    *,
-    account_id: UUID,
-    user_id: UUID,
-    key_id: UUID | None,
-    memory_id: UUID,
-    items: list[dict[str, Any]],
 ) -> Sent[list[EvidenceRow]]:
-    """``insert_evidence``, sent now and read later; nothing is inserted when the entry does not exist, so it may
-    follow an ``insert_entry`` whose result is not read yet (a deduplicated store inserts no entry)."""
+    """Evidence items of one entry, sent now and read with ``result()``; nothing is inserted when the entry does not
+    exist, so it may follow an ``insert_entry`` whose result is not read yet (a deduplicated store inserts no
+    entry)."""
     if not items:
         return Sent.done([])
     cursor = conn.cursor(row_factory=class_row(EvidenceRow)).execute(

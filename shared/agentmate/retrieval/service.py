@@ -24,7 +24,7 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -172,28 +172,21 @@ def _vector_payload(row: repo.StoredDocument) -> dict[str, Any]:
     """What the vector index stores beside a vector (the index adds account_id). Filterable metadata is the
     top-level scalars of the document's metadata, nested under ``metadata`` so the filter path
     ``metadata.<key>`` matches exactly what the lexical leg matches with ``metadata @> {key: value}``."""
-    return _payload(
-        row.id, row.namespace, row.source_type, row.source_id, row.chunk_key, row.content_hash, row.metadata
-    )
+    return _payload(row.id, row._asdict())
 
 
-def _payload(
-    document_id: UUID,
-    namespace: str,
-    source_type: str,
-    source_id: str,
-    chunk_key: str,
-    content_hash: str,
-    metadata: dict[str, Any] | None,
-) -> dict[str, Any]:
+def _payload(document_id: UUID, doc: Mapping[str, Any]) -> dict[str, Any]:
+    """``_vector_payload`` of a stored row (``_asdict()``) or of a new document (``repo.PreparedDocument``)."""
     return {
-        "namespace": namespace,
-        "source_type": source_type,
-        "source_id": source_id,
-        "chunk_key": chunk_key,
+        "namespace": doc["namespace"],
+        "source_type": doc["source_type"],
+        "source_id": doc["source_id"],
+        "chunk_key": doc["chunk_key"],
         "document_id": str(document_id),
-        "content_hash": content_hash,
-        "metadata": {k: v for k, v in (metadata or {}).items() if isinstance(v, str | int | float | bool)},
+        "content_hash": doc["content_hash"],
+        "metadata": {
+            k: v for k, v in (doc["metadata"] or {}).items() if isinstance(v, str | int | float | bool)
+        },
     }
 
 
@@ -970,15 +963,7 @@ class PendingIndex:
             if self._embedder is None or self._future is None:
                 raise RuntimeError("no embedder")
             vectors = self._future.result(timeout=max(0.0, self._deadline - time.monotonic()))
-            payload = _payload(
-                self._document_id,
-                doc["namespace"],
-                doc["source_type"],
-                doc["source_id"],
-                doc["chunk_key"],
-                doc["content_hash"],
-                doc["metadata"],
-            )
+            payload = _payload(self._document_id, doc)
             self._collection = self._rt._vector_upsert(
                 account_id=account_id,
                 dimensions=self._embedder.dimensions,

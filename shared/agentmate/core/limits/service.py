@@ -201,18 +201,17 @@ def require_room(
     *,
     adding: int = 1,
     account_id: UUID | None = None,
-    unless: Callable[[], bool] | None = None,
 ) -> None:
     """Inside the creating use case's tenant transaction, before the insert and only when it would add (so a
     replay, an upsert of an existing row or anything else that inserts nothing is never refused): 409 naming the
     quota when the account's usage plus ``adding`` (rows; bytes for ``package_bytes``) would pass ``limit``
-    (0 = no quota). A batch that would cross it is refused whole. ``unless``: asked only at the quota, whether the
-    write adds nothing after all (a memory deduplicated onto an existing one). ``account_id``: the tenant's (the
-    count then uses the table's account index)."""
+    (0 = no quota). A batch that would cross it is refused whole. ``account_id``: the tenant's (the count then uses
+    the table's account index). A writer that learns only from its insert whether it added anything (a memory
+    deduplicated onto an existing one) uses ``room_check`` instead."""
     if limit <= 0 or adding <= 0:
         return
     used = repo.count_up_to(conn, quota, limit, account_id)
-    if used + adding <= limit or (unless is not None and unless()):
+    if used + adding <= limit:
         return
     _refuse(quota, limit, used, adding)
 
@@ -221,16 +220,16 @@ def room_check(
     conn: Conn, quota: QuotaName, limit: int, *, account_id: UUID | None = None
 ) -> Callable[[int], None]:
     """``require_room`` for a pipelined writer: the count is sent now, ahead of the writes that follow it in the
-    same round trip, and the check it returns reads it once the caller knows what it added (``adding``: 0 for a
-    write that added nothing, which is never refused). A refusal raised after the writes rolls them back with the
-    transaction, so nothing of the request is stored, as with ``require_room``."""
+    same round trip, and the check it returns reads it once the writes have added ``adding`` (call it only when they
+    added something: what adds nothing is never refused). A refusal raised after the writes rolls them back with
+    the transaction, so nothing of the request is stored, as with ``require_room``."""
     if limit <= 0:
         return lambda adding: None
     sent = repo.send_count_up_to(conn, quota, limit, account_id)
 
     def check(adding: int) -> None:
         used = sent.result()
-        if adding > 0 and used + adding > limit:
+        if used + adding > limit:
             _refuse(quota, limit, used, adding)
 
     return check

@@ -157,7 +157,7 @@ def _insert(
         entry_id=entry_id,
         data=data,
     )
-    sent_evidence = repo.send_evidence(
+    sent_evidence = repo.insert_evidence(
         conn,
         account_id=account_id,
         user_id=principal.user_id,
@@ -166,9 +166,9 @@ def _insert(
         items=evidence,
     )
     row = sent_row.result()
-    room(0 if row is None else 1)
     if row is None:
         return _deduplicated(conn, principal, data, evidence)
+    room(1)
     ev = sent_evidence.result()
     scope_warning = scopes.new_scope_warning(
         conn, account_id, row["scope_type"], row["scope_key"], row.pop("new_scope", False)
@@ -226,7 +226,7 @@ def _deduplicated(
             key_id=principal.key_id,
             memory_id=entry_id,
             items=new,
-        )
+        ).result()
         existing = repo.touch_entry(conn, account_id=principal.account_id, entry_id=entry_id)
     all_evidence = repo.evidence_for(conn, account_id=principal.account_id, memory_ids=[entry_id])[entry_id]
     return EntryCreated(**existing, evidence=[Evidence(**e) for e in all_evidence], deduplicated=True)
