@@ -40,6 +40,22 @@ def invoke(handler, method: str, path: str, **kwargs: Any):
     return parse_response(raw)
 
 
+def _local_source(
+    handler, base: str, headers: dict[str, str], repository_url: str, package_path: str, **kw: Any
+):
+    """A local source registered through ``handler`` (``POST {base}/sources``): its id."""
+    r = invoke(
+        handler,
+        "POST",
+        f"{base}/sources",
+        headers=headers,
+        json_body={"type": "local", "repository_url": repository_url, "package_path": package_path},
+        **kw,
+    )
+    assert r.status_code == 201, r.body
+    return r.json()["id"]
+
+
 def test_every_route_group_exposes_a_lambda_handler():
     # The MCP server runs as a container (no zip handler); every other group must have one.
     missing = [m for m in ROUTE_GROUPS if m not in HANDLER_MODULES and not m.startswith("functions.mcp")]
@@ -218,15 +234,7 @@ def test_skills_function_serves_the_registry_loop(client, account):
     skills = _handler_for("/api/skills")
     h = {"X-Api-Key": account.key("skills:rw")}
     # Given a local source registered and a snapshot pushed through the skills function
-    r = invoke(
-        skills,
-        "POST",
-        "/api/skills/sources",
-        headers=h,
-        json_body={"type": "local", "repository_url": "file:///s", "package_path": "lambda-skill"},
-    )
-    assert r.status_code == 201, r.body
-    source_id = r.json()["id"]
+    source_id = _local_source(skills, "/api/skills", h, "file:///s", "lambda-skill")
     skill = "---\nname: lambda-skill\ndescription: Runs in Lambda\ntriggers: [lambda]\n---\n# Do\nIt works.\n"
     r = invoke(
         skills,
@@ -251,15 +259,7 @@ def test_knowledge_function_serves_the_registry(client, account):
     knowledge = _handler_for("/api/knowledge")
     h = {"X-Api-Key": account.key("knowledge:rw")}
     # Given a local source registered and a snapshot pushed through the knowledge function
-    r = invoke(
-        knowledge,
-        "POST",
-        "/api/knowledge/sources",
-        headers=h,
-        json_body={"type": "local", "repository_url": "file:///kb", "package_path": "ops/runbook"},
-    )
-    assert r.status_code == 201, r.body
-    source_id = r.json()["id"]
+    source_id = _local_source(knowledge, "/api/knowledge", h, "file:///kb", "ops/runbook")
     r = invoke(
         knowledge,
         "POST",
@@ -291,16 +291,9 @@ def test_knowledge_wiki_function_serves_the_wiki_and_its_quality_routes(client, 
     assert wiki is not knowledge
     h = {"X-Api-Key": account.key("knowledge:rw")}
     # Given a source registered through the knowledge function
-    r = invoke(
-        knowledge,
-        "POST",
-        "/api/knowledge/sources",
-        headers=h,
-        json_body={"type": "local", "repository_url": "file:///kb", "package_path": "ops/wiki"},
-        route_key="ANY /api/knowledge/{proxy+}",
+    source_id = _local_source(
+        knowledge, "/api/knowledge", h, "file:///kb", "ops/wiki", route_key="ANY /api/knowledge/{proxy+}"
     )
-    assert r.status_code == 201, r.body
-    source_id = r.json()["id"]
     # When the wiki function is invoked on each of its prefixes, as API Gateway's more specific routes send them
     r = invoke(
         wiki,
