@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -78,11 +79,10 @@ print(json.dumps({"at_init": at_init, "after_warm_up": sorted(m for m in watched
 """
 
 
-@pytest.mark.parametrize("function", sorted(DEFERRED))
-def test_function_init_defers_its_use_cases_until_a_request_or_the_snapshot(function: str) -> None:
-    watched = DEFERRED[function]
+def _fresh_interpreter(probe: str, *args: str) -> Any:
+    """The JSON ``probe`` prints last, run by a fresh interpreter with this checkout on the path."""
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, function, json.dumps(watched)],
+        [sys.executable, "-c", probe, *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -90,7 +90,13 @@ def test_function_init_defers_its_use_cases_until_a_request_or_the_snapshot(func
         env={"PYTHONPATH": f"{ROOT / 'shared'}:{ROOT}", "PATH": "/usr/bin:/bin"},
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("function", sorted(DEFERRED))
+def test_function_init_defers_its_use_cases_until_a_request_or_the_snapshot(function: str) -> None:
+    watched = DEFERRED[function]
+    seen = _fresh_interpreter(PROBE, function, json.dumps(watched))
     assert seen["at_init"] == [], f"{function} loads at init: {seen['at_init']}"
     assert seen["after_warm_up"] == sorted(watched), "the SnapStart warm-up must load what init deferred"
 
@@ -112,16 +118,7 @@ NOT_IMPORTED = {
 @pytest.mark.parametrize("function", sorted(NOT_IMPORTED))
 def test_each_knowledge_function_imports_only_its_own_routers(function: str) -> None:
     probe = "import importlib, json, sys; importlib.import_module(sys.argv[1]); print(json.dumps(sorted(sys.modules)))"
-    done = subprocess.run(
-        [sys.executable, "-c", probe, function],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        env={"PYTHONPATH": f"{ROOT / 'shared'}:{ROOT}", "PATH": "/usr/bin:/bin"},
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    loaded = set(json.loads(done.stdout.strip().splitlines()[-1]))
+    loaded = set(_fresh_interpreter(probe, function))
     assert sorted(loaded & set(NOT_IMPORTED[function])) == [], (
         f"{function} imports another function's routers"
     )
