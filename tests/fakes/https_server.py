@@ -1,5 +1,5 @@
 """An https server on loopback whose certificate a ``trustme`` test CA signed: stands in for a client's host serving
-its OAuth client ID metadata document (issue 24).
+its OAuth client ID metadata document (issue 24), or for an https provider (a POST answers as a GET would).
 
 ``with HttpsServer() as server:`` listens on ``127.0.0.1`` (a random port); ``server.url(path)`` is an https URL on
 it, ``server.ca_pem(tmp_path)`` writes the CA a client must trust (``OAUTH_CIMD_CA_BUNDLE``). Each path answers
@@ -101,6 +101,10 @@ class HttpsServer:
                     self._answer(Route(status=404, body=b'{"error": "not found"}'))
                     return
                 self._answer(route)
+
+            def do_POST(self) -> None:  # the same routes; the request body is read and dropped
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.do_GET()
 
             def _answer(self, route: Route) -> None:
                 self.send_response(route.status)

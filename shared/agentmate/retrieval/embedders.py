@@ -4,8 +4,9 @@ Why a protocol: production calls an OpenAI-compatible `/embeddings` endpoint (sp
 EMBEDDING_BASE_URL / EMBEDDING_API_KEY), while local runs and tests need something offline that still
 gives real semantic matches. Callers depend on `Embedder` only and get one from `build_embedder`.
 
-- `OpenAIEmbedder`: httpx, one client reused for connection pooling, batching, bounded retries with
-  exponential backoff on 408/429/5xx/transport errors, `Retry-After` honoured up to a cap.
+- `OpenAIEmbedder`: `core.http_origin` (kept-alive `http.client` connections, bounded time and reply size),
+  batching, bounded retries with exponential backoff on 408/429/5xx/transport errors, `Retry-After` honoured up
+  to a cap.
 - `StaticModelEmbedder`: a model2vec static model read from a local folder (the default ships in
   `models/minilm-static-256`, distilled from all-MiniLM-L6-v2 by bench/distill_static_model.py). No
   torch, no network; model2vec and numpy are imported on first use only (cold start matters). The local
@@ -32,13 +33,11 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+from agentmate.core.http_origin import HttpOrigin, OriginError, OriginTimeout, Reply, ReplyTooLarge
 from agentmate.core.retry_after import parse_retry_after
 from agentmate.retrieval import lexical
-
-if TYPE_CHECKING:  # pragma: no cover
-    import httpx
 
 __all__ = [
     "DEFAULT_STATIC_MODEL_PATH",
@@ -118,7 +117,7 @@ class OpenAIEmbedder:
     Retries (at most `max_retries` after the first attempt) on 408/409/425/429/5xx, timeouts and
     transport errors, waiting `backoff_base_s * 2**n` (with jitter, capped by `backoff_max_s`) or the
     server's `Retry-After` (capped by `retry_after_max_s`). Other 4xx are the caller's problem and are
-    not retried. The httpx client is created once and reused (thread-safe); call `close()` when done.
+    not retried. Its connections are kept alive and shared between threads; call `close()` when done.
     """
 
     def __init__(
@@ -135,7 +134,6 @@ class OpenAIEmbedder:
         backoff_max_s: float = 8.0,
         retry_after_max_s: float = 20.0,
         send_dimensions: bool = True,
-        client: httpx.Client | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if dimensions <= 0:
@@ -144,9 +142,6 @@ class OpenAIEmbedder:
             raise ValueError("batch_size must be positive")
         if max_retries < 0:
             raise ValueError("max_retries must be >= 0")
-        import httpx  # lazy: only deployments that embed over HTTP pay for the import
-
-        self._httpx = httpx
         self.name = model
         self.model = model
         self.dimensions = dimensions
@@ -161,20 +156,15 @@ class OpenAIEmbedder:
         self._shown_url = _display_url(self._url)
         self._sleep = sleep
         self._timeout_s = timeout_s
-        self._owns_client = client is None
-        headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
-        if client is None:
-            self._client = httpx.Client(timeout=httpx.Timeout(timeout_s), headers=headers)
-        else:
-            self._client = client
-            self._client.headers.update(headers)
+        self._origin = HttpOrigin(
+            self._url, headers={"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
+        )
 
     def __repr__(self) -> str:  # never show the key
         return f"OpenAIEmbedder(url={self._shown_url!r}, model={self.model!r}, dimensions={self.dimensions})"
 
     def close(self) -> None:
-        if self._owns_client:
-            self._client.close()
+        self._origin.close()
 
     def __enter__(self) -> OpenAIEmbedder:
         return self
@@ -202,8 +192,8 @@ class OpenAIEmbedder:
         delay: float = min(self.backoff_max_s, self.backoff_base_s * 2.0**attempt)
         return delay * random.uniform(0.5, 1.0)
 
-    def _retry_after(self, response: httpx.Response) -> float | None:
-        return parse_retry_after(response.headers.get("retry-after"), cap=self.retry_after_max_s)
+    def _retry_after(self, reply: Reply) -> float | None:
+        return parse_retry_after(reply.headers.get("retry-after"), cap=self.retry_after_max_s)
 
     def _embed_batch(self, batch: list[str]) -> list[list[float]]:
         if not batch:
@@ -216,7 +206,7 @@ class OpenAIEmbedder:
         }
         if self.send_dimensions:
             body["dimensions"] = self.dimensions
-        httpx = self._httpx
+        payload = json.dumps(body).encode()
         attempts = self.max_retries + 1
         last_error = "no attempt made"
         until = _DEADLINE.get()
@@ -226,27 +216,23 @@ class OpenAIEmbedder:
             if left is not None and left <= 0:
                 raise self._fail(f"embedding deadline reached after {attempt} attempts: {last_error}")
             try:
-                response = (
-                    self._client.post(self._url, json=body)
-                    if left is None
-                    else self._client.post(self._url, json=body, timeout=min(self._timeout_s, left))
+                reply = self._origin.post(
+                    payload, timeout=self._timeout_s if left is None else min(self._timeout_s, left)
                 )
-            except httpx.TimeoutException as exc:
-                last_error = f"timeout ({type(exc).__name__})"
-            except httpx.TransportError as exc:
-                last_error = f"transport error ({type(exc).__name__}: {exc})"
-            except httpx.HTTPError as exc:  # e.g. decoding or redirect errors: retrying will not help
-                raise self._fail(
-                    f"embedding request to {self._shown_url} failed: {type(exc).__name__}: {exc}"
-                ) from None
+            except OriginTimeout as exc:
+                last_error = f"timeout ({exc})"
+            except OriginError as exc:
+                last_error = f"transport error ({exc})"
+            except ReplyTooLarge as exc:  # retrying will not help
+                raise self._fail(f"embedding request to {self._shown_url} failed: {exc}") from None
             else:
-                if response.status_code == 200:
-                    return self._parse(response, len(batch))
-                snippet = response.text[:300].replace("\n", " ")
-                last_error = f"HTTP {response.status_code}: {snippet}"
-                if not _retryable(response.status_code):
+                if reply.status == 200:
+                    return self._parse(reply, len(batch))
+                snippet = reply.body[:300].decode("utf-8", "replace").replace("\n", " ")
+                last_error = f"HTTP {reply.status}: {snippet}"
+                if not _retryable(reply.status):
                     raise self._fail(f"embedding request rejected by {self._shown_url}: {last_error}")
-                delay = self._retry_after(response)
+                delay = self._retry_after(reply)
             if attempt + 1 < attempts:
                 wait = delay if delay is not None else self._backoff(attempt)
                 if until is not None and time.monotonic() + wait >= until:
@@ -256,9 +242,9 @@ class OpenAIEmbedder:
             f"embedding request to {self._shown_url} failed after {attempts} attempts: {last_error}"
         )
 
-    def _parse(self, response: httpx.Response, expected: int) -> list[list[float]]:
+    def _parse(self, reply: Reply, expected: int) -> list[list[float]]:
         try:
-            payload = response.json()
+            payload = json.loads(reply.body)
             items = payload["data"]
             ordered = sorted(items, key=lambda item: int(item["index"]))
             if [int(item["index"]) for item in ordered] != list(range(expected)):
@@ -273,7 +259,12 @@ class OpenAIEmbedder:
                     raise ValueError("zero or non-finite embedding")
                 vectors.append(unit)
             return vectors
-        except (ValueError, KeyError, TypeError) as exc:
+        except (
+            ValueError,
+            KeyError,
+            TypeError,
+            RecursionError,
+        ) as exc:  # RecursionError: JSON nested too deep
             raise self._fail(f"malformed embeddings response from {self._shown_url}: {exc}") from None
 
 

@@ -63,7 +63,7 @@ class OpenAIHandler(BaseHTTPRequestHandler):
         pass
 
     def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
-        raw = json.dumps(body).encode()
+        raw = body if isinstance(body, bytes) else json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(raw)))
@@ -100,7 +100,7 @@ class OpenAIHandler(BaseHTTPRequestHandler):
             for i, t in enumerate(body["input"])
         ]
         if action["do"] == "junk":
-            self._send(200, {"unexpected": True})
+            self._send(200, action.get("body", {"unexpected": True}))
             return
         if action["do"] == "wrong_dims":
             data = [{**d, "embedding": d["embedding"] + [0.5]} for d in data]
@@ -242,9 +242,21 @@ def test_connection_refused_is_retried_then_fails_without_the_key() -> None:
     assert API_KEY not in str(info.value)
 
 
-def test_a_malformed_success_response_is_an_error_and_not_retried(server: tuple[str, Script]) -> None:
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"unexpected": True},
+        b"not json",
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"data": [{"index": 0, "embedding": "ab"}]}',
+    ],
+    ids=["no data", "not json", "nested too deep", "wrong types"],
+)
+def test_a_malformed_success_response_is_an_error_and_not_retried(
+    server: tuple[str, Script], body: Any
+) -> None:
     base_url, script = server
-    script.actions = [{"do": "junk"}]
+    script.actions = [{"do": "junk", "body": body}]
     with make_client(base_url) as emb, pytest.raises(EmbeddingError, match="malformed"):
         emb.embed(["x"])
     assert len(script.requests) == 1
