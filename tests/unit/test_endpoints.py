@@ -106,3 +106,37 @@ def test_every_route_of_every_group_awaits_its_endpoint():
             if not inspect.iscoroutinefunction(original.endpoint):
                 sync.append(f"{module}: {sorted(original.methods or ())} {original.path}")
     assert sync == []
+
+
+def test_inside_a_lambda_invocation_a_request_takes_no_turn_in_the_credential_gate(monkeypatch):
+    """One request at a time: nothing can wait, so the gate (and its per-request semaphore) is skipped; a server
+    still queues each credential's requests through it."""
+    from agentmate.api import deps
+    from agentmate.core.limits.gate import CredentialGate
+
+    gate = CredentialGate(2)  # the tests' settings turn the gate off (LIMIT_CONCURRENT_PER_CREDENTIAL=0)
+    monkeypatch.setattr(deps, "_gate", gate)
+
+    async def held(one_at_a_time: bool) -> int:
+        if one_at_a_time:
+            with one_request_at_a_time():
+                async with deps.credential_slot("key-1"):
+                    return gate.users("key-1")
+        async with deps.credential_slot("key-1"):
+            return gate.users("key-1")
+
+    assert asyncio.run(held(False)) == 1
+    assert asyncio.run(held(True)) == 0
+
+
+def test_the_caller_is_resolved_without_sub_dependencies_for_fastapi_to_solve():
+    """``current_principal`` and ``authorised`` read the database and settings themselves: FastAPI solves every
+    sub-dependency on every request, cached or not (bench/warm_invoke.py --framework)."""
+    from fastapi.dependencies.utils import get_dependant
+
+    from agentmate.api import deps
+
+    principal = get_dependant(path="/", call=deps.current_principal)
+    assert [d.call for d in principal.dependencies] == []
+    scoped = get_dependant(path="/", call=deps.authorised)
+    assert [d.call for d in scoped.dependencies] == [deps.current_principal]

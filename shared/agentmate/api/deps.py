@@ -1,7 +1,7 @@
 """Request dependencies as static Annotated aliases: the database, retrieval, settings, the caller and its route's
 scopes, pagination."""
 
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, Header, Query, Request, Security
@@ -10,7 +10,7 @@ from fastapi.security import SecurityScopes
 from starlette.concurrency import run_in_threadpool
 from starlette.types import Scope
 
-from agentmate.api.endpoints import call_blocking
+from agentmate.api.endpoints import call_blocking, serving_one_request
 from agentmate.api.errors import CHALLENGE_STATE
 from agentmate.auth import audience, credentials, tokens
 from agentmate.auth.oauth.challenge import INSUFFICIENT_SCOPE, INVALID_TOKEN, bearer_challenge
@@ -160,6 +160,10 @@ def credential_gate() -> CredentialGate:
 
 
 def credential_slot(credential: str | None) -> AbstractAsyncContextManager[None]:
+    """The credential's turn in this process's gate; none inside a Lambda invocation (``one_request_at_a_time``),
+    where nothing can wait and the gate's semaphore cost an event-loop round per request."""
+    if serving_one_request():
+        return nullcontext()
     return credential_gate().slot(credential)
 
 
@@ -179,14 +183,16 @@ async def release_lease(scope: Scope) -> None:
             logger.warning("could not release an expensive request's lease", exc_info=True)
 
 
-async def current_principal(request: Request, db: DbDep, settings: AuthSettingsDep) -> Principal:
+async def current_principal(request: Request) -> Principal:
     """The caller, authenticated and admitted by its account's limits in one statement (one round trip before
     the route's tenant transaction).
 
     In Lambda the environment serves one request at a time, so the statement runs right here, on the loop: a
     worker-thread hop cost more than the statement on a busy host (bench/warm_invoke.py --framework). A server with
-    concurrent requests on its loop (uvicorn, the tests' client) runs it on a worker thread (``call_blocking``)."""
-    return await call_blocking(_principal, request, db, settings)
+    concurrent requests on its loop (uvicorn, the tests' client) runs it on a worker thread (``call_blocking``).
+    The database and settings are read here rather than as sub-dependencies: FastAPI solves each sub-dependency
+    on every request, cached or not, and these two cost more to solve than to read."""
+    return await call_blocking(_principal, request, get_database(), get_auth_settings())
 
 
 def _principal(request: Request, db: Database, settings: AuthSettings) -> Principal:
@@ -200,7 +206,7 @@ CurrentPrincipal = Annotated[Principal, Depends(current_principal)]
 
 
 async def authorised(
-    security_scopes: SecurityScopes, principal: CurrentPrincipal, request: Request, settings: AuthSettingsDep
+    security_scopes: SecurityScopes, principal: CurrentPrincipal, request: Request
 ) -> Principal:
     """The caller, after checking every scope its route declares with ``Security(authorised, scopes=[...])``.
 
@@ -213,6 +219,7 @@ async def authorised(
     missing = [scope for scope in needed if not principal.can(scope)]
     if not missing:
         return principal
+    settings = get_auth_settings()
     resource = _resource(request, settings)
     if resource is not None:
         challenge = bearer_challenge(

@@ -9,7 +9,6 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from aws_lambda_powertools.logging import correlation_paths
 from fastapi import FastAPI
 from mangum import Mangum
 from mangum.adapter import DEFAULT_TEXT_MIME_TYPES
@@ -97,6 +96,13 @@ def warm_up_event() -> dict[str, Any]:
     }
 
 
+def _request_id(event: dict[str, Any]) -> str | None:
+    """API Gateway's request id, the correlation id: what ``correlation_paths.API_GATEWAY_HTTP``
+    (``requestContext.requestId``) selects, read without a JMESPath evaluation per invocation."""
+    request_context = event.get("requestContext")
+    return request_context.get("requestId") if isinstance(request_context, dict) else None
+
+
 def make_handler(app: FastAPI) -> Handler:
     asgi = Mangum(
         app,
@@ -115,8 +121,9 @@ def make_handler(app: FastAPI) -> Handler:
 
     snapstart.install()
 
-    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
+    @logger.inject_lambda_context(clear_state=True)
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        logger.set_correlation_id(_request_id(event))
         if not _pinned:  # on first invocation, not import: an importer may be inside a running loop
             _keep_worker_threads()
         try:
