@@ -255,9 +255,23 @@ def one_connection() -> Iterator[Database]:
     db.close()
 
 
-def _loopback_retrieval(make_retrieval: Any, provider: SlowEmbeddings, timeout_s: float) -> Any:
+def _loopback_retrieval(
+    make_retrieval: Any, provider: SlowEmbeddings, timeout_s: float, connection: str = "new"
+) -> Any:
+    """Retrieval over the loopback provider. With ``connection="kept"`` its embedder already holds a kept-alive
+    connection, so a store sends its request on its own thread (``OpenAIEmbedder.start``); with ``"new"`` it has
+    none, so the store embeds on a worker thread."""
     embedder = OpenAIEmbedder(provider.base_url, "k", "fake-model", dimensions=8, timeout_s=30, max_retries=0)
+    if connection == "kept":
+        provider.gate.set()
+        embedder.embed(["warm-up"])
+        provider.gate.clear()
+        provider.arrived.clear()
     return make_retrieval(embedder=embedder, vector_leg_timeout_s=timeout_s, embed_grace_s=0.01)
+
+
+def _used_worker_threads(retrieval: Any) -> bool:
+    return retrieval._pool is not None
 
 
 def _store_in_thread(
@@ -276,17 +290,18 @@ def _store_in_thread(
     return thread, out
 
 
+@pytest.mark.parametrize("connection", ["new", "kept"])
 def test_a_store_waiting_for_a_stalled_embedder_releases_the_pools_connection_and_ends_indexed(
-    account, owner_url, make_retrieval, stalled, one_connection
+    account, owner_url, make_retrieval, stalled, one_connection, connection
 ):
     # Given a pool of one connection and an embedder that answers nothing until released
     db, principal = one_connection, _direct(account)
-    retrieval = _loopback_retrieval(make_retrieval, stalled, timeout_s=10)
+    retrieval = _loopback_retrieval(make_retrieval, stalled, timeout_s=10, connection=connection)
     # When a memory is stored
-    store, out = _store_in_thread(db, retrieval, principal, "stalled then answered")
+    store, out = _store_in_thread(db, retrieval, principal, f"stalled then answered ({connection})")
     assert stalled.arrived.wait(30)
     # Then its entry is committed with the projection pending while the embedder still has not answered
-    entry_id = _committed_entry(owner_url, "stalled then answered", store)
+    entry_id = _committed_entry(owner_url, f"stalled then answered ({connection})", store)
     assert _projection(owner_url, entry_id) == "pending"
     # And another request is served on the pool's one connection while the store still waits
     with db.tenant(principal.account_id) as conn:
@@ -304,15 +319,18 @@ def test_a_store_waiting_for_a_stalled_embedder_releases_the_pools_connection_an
     assert writers["entry"] == writers["evidence"]
     assert writers["document"] != writers["entry"]
     assert writers["heal job"] == set()
+    # And the embedding waited on a worker thread only when no connection was kept alive to send it over
+    assert _used_worker_threads(retrieval) == (connection == "new")
 
 
+@pytest.mark.parametrize("connection", ["new", "kept"])
 def test_a_store_whose_embedder_never_answers_ends_failed_with_its_heal_queued_after_releasing_the_connection(
-    account, owner_url, make_retrieval, stalled, one_connection
+    account, owner_url, make_retrieval, stalled, one_connection, connection
 ):
     # Given a pool of one connection and an embedder that never answers within the store's deadline
-    retrieval = _loopback_retrieval(make_retrieval, stalled, timeout_s=0.2)
+    retrieval = _loopback_retrieval(make_retrieval, stalled, timeout_s=0.2, connection=connection)
     # When a memory is stored
-    body = EntryCreate.model_validate(_body("never answered"))
+    body = EntryCreate.model_validate(_body(f"never answered ({connection})"))
     created = create_entry(one_connection, retrieval, _direct(account), body)
     # Then it is stored, its indexing failed for the deadline
     assert created.value.indexing is not None
@@ -326,6 +344,7 @@ def test_a_store_whose_embedder_never_answers_ends_failed_with_its_heal_queued_a
     assert writers["document"] == writers["heal job"]
     assert writers["document"] != writers["entry"]
     assert len(writers["heal job"]) == 1
+    assert _used_worker_threads(retrieval) == (connection == "new")
 
 
 def test_a_store_past_the_grace_costs_three_round_trips_in_two_short_transactions(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -21,17 +22,24 @@ from agentmate.core.http_origin import HttpOrigin, OriginError, OriginTimeout, R
 from tests.fakes.https_server import HttpsServer
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client that gave up its connection
+            super().handle_error(request, client_address)
+
+
 class Provider:
     """HTTP/1.1 on loopback. ``connections`` counts the TCP connections accepted, ``seen`` the requests (path,
     headers, body). Paths: ``/ok`` echoes, ``/close-silently`` answers then closes without saying so,
     ``/trickle`` sends a 40-byte body one byte every 50 ms, ``/big`` declares ``big`` bytes, ``/stream`` streams
-    ``big`` bytes chunked, ``/short`` closes after 10 of the 100 bytes it declares, ``/gzip`` sends ``gzip_plain`` gzip-encoded, ``/br`` claims an encoding not asked for."""
+    ``big`` bytes chunked, ``/hold`` answers as ``/ok`` once ``release`` is set, ``/short`` closes after 10 of the 100 bytes it declares, ``/gzip`` sends ``gzip_plain`` gzip-encoded, ``/br`` claims an encoding not asked for."""
 
     def __init__(self) -> None:
         self.connections = 0
         self.seen: list[tuple[str, dict[str, str], bytes]] = []
         self.big = 0
         self.gzip_plain = b""
+        self.release = threading.Event()
         provider = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -72,6 +80,10 @@ class Provider:
                         chunk = b"x" * min(4096, provider.big - start)
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                     self.wfile.write(b"0\r\n\r\n")
+                elif route == "/hold":
+                    provider.release.wait(10)
+                    self._head(200, len(body))
+                    self.wfile.write(body)
                 elif route == "/short":
                     self._head(200, 100)
                     self.wfile.write(b"x" * 10)
@@ -92,7 +104,7 @@ class Provider:
                     self.send_header(name, value)
                 self.end_headers()
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
@@ -145,6 +157,35 @@ def test_a_connection_idle_past_the_age_limit_is_not_reused(
     time.sleep(0.01)
     origin.post(b"b", timeout=5)
     assert provider.connections == 2
+
+
+def test_a_request_sent_now_is_read_later_and_kept_only_never_connects(provider: Provider) -> None:
+    origin = HttpOrigin(provider.url + "/hold", headers={})
+    assert origin.send(b"early", timeout=5, kept_only=True) is None  # no kept connection: nothing sent
+    provider.release.set()
+    origin.post(b"warm", timeout=5)
+    provider.release.clear()
+    exchange = origin.send(b"later", timeout=5, kept_only=True)
+    assert exchange is not None
+    assert not exchange.ready(0.05)  # the server holds its reply
+    provider.release.set()
+    assert exchange.ready(5)
+    assert exchange.reply().body == b"later"
+    assert provider.connections == 1
+
+
+def test_a_reply_not_read_by_its_bound_is_given_up_with_its_connection(provider: Provider) -> None:
+    origin = HttpOrigin(provider.url + "/hold", headers={})
+    provider.release.set()
+    origin.post(b"warm", timeout=5)
+    provider.release.clear()
+    exchange = origin.send(b"held", timeout=5, kept_only=True)
+    assert exchange is not None
+    with pytest.raises(OriginTimeout):
+        exchange.reply(until=time.monotonic() + 0.05)
+    provider.release.set()
+    assert origin.send(b"next", timeout=5, kept_only=True) is None  # that connection was closed, not kept
+    assert origin.post(b"next", timeout=5).body == b"next"
 
 
 def test_a_trickled_body_is_bounded_by_the_timeout_as_a_whole(provider: Provider) -> None:

@@ -12,6 +12,10 @@ client that one JSON API needs, with the bounds a hostile provider calls for:
 - **Connections**: up to ``max_idle`` idle connections are kept, none longer than ``MAX_IDLE_AGE_S`` (a NAT
   gateway drops idle flows silently; the request would then wait out its timeout). A kept connection the server
   closed in the meantime is replaced once, transparently: callers post only idempotent requests.
+- **Two halves**: ``post`` is ``send`` (the request written) then ``Exchange.reply`` (the reply read), so a caller
+  can do its own work while the provider does its own, on one thread (a memory store sends its embedding request,
+  then runs its first database round trip: ``OpenAIEmbedder.start``). ``send(kept_only=True)`` sends only over a
+  kept-alive connection and never waits for a connect; ``Exchange.ready(t)`` waits for the reply's first bytes.
 - No redirects are followed, no cookies kept, and environment proxies are not used (a deployment reaches its
   providers directly or through a NAT gateway: docs/deploy.md §3).
 
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import http.client
 import os
+import select
 import ssl
 import threading
 import time
@@ -33,7 +38,7 @@ from email.message import Message
 from functools import lru_cache
 from urllib.parse import urlsplit
 
-__all__ = ["HttpOrigin", "OriginError", "OriginTimeout", "Reply", "ReplyTooLarge"]
+__all__ = ["Exchange", "HttpOrigin", "OriginError", "OriginTimeout", "Reply", "ReplyTooLarge"]
 
 MAX_IDLE_AGE_S = 30.0
 _READ_CHUNK = 65536
@@ -76,7 +81,8 @@ def _tls_context() -> ssl.SSLContext:
 
 
 class HttpOrigin:
-    """``HttpOrigin(url, headers=...)`` then ``post(body, timeout=...)`` from any thread; ``close()`` when done."""
+    """``HttpOrigin(url, headers=...)`` then ``post(body, timeout=...)`` from any thread; ``close()`` when done.
+    ``send`` and ``Exchange.reply`` are ``post`` in two halves, for a caller with other work to do meanwhile."""
 
     def __init__(
         self,
@@ -101,32 +107,32 @@ class HttpOrigin:
         self._lock = threading.Lock()
 
     def post(self, body: bytes, *, timeout: float) -> Reply:
+        exchange = self.send(body, timeout=timeout)
+        assert exchange is not None  # only send(kept_only=True) answers None
+        return exchange.reply()
+
+    def send(self, body: bytes, *, timeout: float, kept_only: bool = False) -> Exchange | None:
+        """Send the request (``timeout`` bounds the whole exchange, its reply included). With ``kept_only``, only
+        over a kept-alive connection: None when there is none, so the caller never waits here for a connect."""
         deadline = time.monotonic() + timeout
-        conn, reused = self._checkout(timeout)
+        conn, reused = self._checkout(timeout, kept_only)
+        if conn is None:
+            return None
+        exchange = Exchange(self, conn, reused, body, deadline, timeout)
         try:
             try:
-                response = self._exchange(conn, body, deadline)
+                exchange.write()
             except _STALE:
+                if kept_only:  # the caller would rather not wait for a connect
+                    exchange.abandon()
+                    return None
                 if not reused:
                     raise
-                conn.close()
-                conn = self._connection(timeout)
-                response = self._exchange(conn, body, deadline)
-            reply = Reply(response.status, response.msg, self._body(conn, response, deadline))
-        except ReplyTooLarge:
-            conn.close()
-            raise
-        except TimeoutError as exc:  # socket.timeout is TimeoutError
-            conn.close()
-            raise OriginTimeout(f"timed out after {timeout:g} s") from exc
-        except (OSError, http.client.HTTPException) as exc:  # ssl.SSLError is an OSError
-            conn.close()
-            raise OriginError(f"{type(exc).__name__}: {exc}") from exc
-        if response.will_close:
-            conn.close()
-        else:
-            self._checkin(conn)
-        return reply
+                exchange.reconnect()
+        except BaseException as exc:
+            exchange.abandon()
+            raise _origin_error(exc, timeout) from exc
+        return exchange
 
     def close(self) -> None:
         with self._lock:
@@ -143,7 +149,7 @@ class HttpOrigin:
             )
         return http.client.HTTPConnection(self._host, self._port, timeout=timeout)
 
-    def _checkout(self, timeout: float) -> tuple[http.client.HTTPConnection, bool]:
+    def _checkout(self, timeout: float, kept_only: bool) -> tuple[http.client.HTTPConnection | None, bool]:
         now = time.monotonic()
         with self._lock:
             while self._idle:
@@ -151,7 +157,7 @@ class HttpOrigin:
                 if now - since <= MAX_IDLE_AGE_S:
                     return conn, True
                 conn.close()
-        return self._connection(timeout), False
+        return (None, False) if kept_only else (self._connection(timeout), False)
 
     def _checkin(self, conn: http.client.HTTPConnection) -> None:
         with self._lock:
@@ -160,27 +166,91 @@ class HttpOrigin:
                 return
         conn.close()
 
-    @staticmethod
-    def _time_left(conn: http.client.HTTPConnection, deadline: float) -> None:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError
-        conn.timeout = left  # used by a connect still to come
-        if conn.sock is not None:
-            conn.sock.settimeout(left)
 
-    def _exchange(
-        self, conn: http.client.HTTPConnection, body: bytes, deadline: float
-    ) -> http.client.HTTPResponse:
-        self._time_left(conn, deadline)
-        conn.request("POST", self._target, body=body, headers=self._headers)
-        self._time_left(conn, deadline)
-        return conn.getresponse()
+def _origin_error(exc: BaseException, timeout: float) -> BaseException:
+    """What a failed exchange raises: ``ReplyTooLarge`` as it is, a timeout as ``OriginTimeout``, any other
+    connection or protocol failure as ``OriginError``."""
+    if isinstance(exc, ReplyTooLarge | OriginError):
+        return exc
+    if isinstance(exc, TimeoutError):  # socket.timeout is TimeoutError
+        return OriginTimeout(f"timed out after {timeout:g} s")
+    if isinstance(exc, OSError | http.client.HTTPException):  # ssl.SSLError is an OSError
+        return OriginError(f"{type(exc).__name__}: {exc}")
+    return exc
 
-    def _body(
-        self, conn: http.client.HTTPConnection, response: http.client.HTTPResponse, deadline: float
-    ) -> bytes:
-        cap = self._max_reply_bytes
+
+class Exchange:
+    """One request sent over one connection, its reply still to read (``HttpOrigin.send``)."""
+
+    def __init__(
+        self,
+        origin: HttpOrigin,
+        conn: http.client.HTTPConnection,
+        reused: bool,
+        body: bytes,
+        deadline: float,
+        timeout: float,
+    ) -> None:
+        self._origin = origin
+        self._conn = conn
+        self._reused = reused
+        self._body = body
+        self._deadline = deadline
+        self._timeout = timeout
+
+    def ready(self, timeout: float) -> bool:
+        """Whether the reply has begun to arrive (or the connection closed) within ``timeout`` seconds: ``reply``
+        will not wait for its first byte."""
+        sock = self._conn.sock
+        if sock is None or (isinstance(sock, ssl.SSLSocket) and sock.pending()):
+            return True
+        poller = select.poll()  # not select.select: it fails on descriptors past 1023
+        poller.register(sock, select.POLLIN)
+        return bool(poller.poll(max(0.0, timeout) * 1000))
+
+    def reply(self, until: float | None = None) -> Reply:
+        """Read the reply, within the exchange's timeout and, if given, by the ``time.monotonic()`` value
+        ``until``. The connection goes back to the origin's pool when the reply allows it."""
+        deadline = self._deadline if until is None else min(self._deadline, until)
+        conn = self._conn
+        try:
+            try:
+                _time_left(conn, deadline)
+                response = conn.getresponse()
+            except _STALE:
+                if not self._reused:
+                    raise
+                conn = self.reconnect(deadline)
+                _time_left(conn, deadline)
+                response = conn.getresponse()
+            reply = Reply(response.status, response.msg, self._read(response, deadline))
+        except BaseException as exc:
+            self.abandon()
+            raise _origin_error(exc, self._timeout) from exc
+        if response.will_close:
+            conn.close()
+        else:
+            self._origin._checkin(conn)
+        return reply
+
+    def abandon(self) -> None:
+        """Give the exchange up: its connection, mid-request, is closed."""
+        self._conn.close()
+
+    def write(self, deadline: float | None = None) -> None:
+        _time_left(self._conn, self._deadline if deadline is None else deadline)
+        self._conn.request("POST", self._origin._target, body=self._body, headers=self._origin._headers)
+
+    def reconnect(self, deadline: float | None = None) -> http.client.HTTPConnection:
+        """A kept connection the server had closed: the request again, once, on a new one."""
+        self._conn.close()
+        self._conn = self._origin._connection(self._timeout)
+        self._reused = False
+        self.write(deadline)
+        return self._conn
+
+    def _read(self, response: http.client.HTTPResponse, deadline: float) -> bytes:
+        cap = self._origin._max_reply_bytes
         declared = response.getheader("Content-Length")
         if declared is not None and declared.isdigit() and int(declared) > cap:
             raise ReplyTooLarge(f"the reply declares {declared} bytes, more than {cap}")
@@ -188,7 +258,7 @@ class HttpOrigin:
         size = 0
         # read1, not read: one receive per call, so the deadline bounds the body as a whole.
         while response.length is None or response.length > 0:  # None: chunked, or until the server closes
-            self._time_left(conn, deadline)
+            _time_left(self._conn, deadline)
             chunk = response.read1(_READ_CHUNK)
             if not chunk:
                 break
@@ -200,16 +270,29 @@ class HttpOrigin:
         if response.length:  # the server closed before the length it declared
             raise http.client.IncompleteRead(data, response.length)
         response.close()  # read to its end: the connection can carry the next request
-        encoding = (response.getheader("Content-Encoding") or "identity").strip().lower()
-        if encoding == "identity":
-            return data
-        if encoding != "gzip":
-            raise OriginError(f"unsupported Content-Encoding {encoding[:40]!r}")
-        decoder = zlib.decompressobj(wbits=31)  # 31: a gzip header and trailer
-        try:
-            plain = decoder.decompress(data, cap + 1)
-        except zlib.error as exc:
-            raise OriginError(f"undecodable gzip body: {exc}") from exc
-        if len(plain) > cap or decoder.unconsumed_tail:
-            raise ReplyTooLarge(f"the reply is larger than {cap} bytes once decoded")
-        return plain
+        return _decoded(data, response.getheader("Content-Encoding"), cap)
+
+
+def _time_left(conn: http.client.HTTPConnection, deadline: float) -> None:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError
+    conn.timeout = left  # used by a connect still to come
+    if conn.sock is not None:
+        conn.sock.settimeout(left)
+
+
+def _decoded(data: bytes, content_encoding: str | None, cap: int) -> bytes:
+    encoding = (content_encoding or "identity").strip().lower()
+    if encoding == "identity":
+        return data
+    if encoding != "gzip":
+        raise OriginError(f"unsupported Content-Encoding {encoding[:40]!r}")
+    decoder = zlib.decompressobj(wbits=31)  # 31: a gzip header and trailer
+    try:
+        plain = decoder.decompress(data, cap + 1)
+    except zlib.error as exc:
+        raise OriginError(f"undecodable gzip body: {exc}") from exc
+    if len(plain) > cap or decoder.unconsumed_tail:
+        raise ReplyTooLarge(f"the reply is larger than {cap} bytes once decoded")
+    return plain

@@ -29,13 +29,14 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from agentmate.core.http_origin import HttpOrigin, OriginError, OriginTimeout, Reply, ReplyTooLarge
+from agentmate.core.http_origin import Exchange, HttpOrigin, OriginError, OriginTimeout, Reply, ReplyTooLarge
 from agentmate.core.retry_after import parse_retry_after
 from agentmate.retrieval import lexical
 
@@ -45,6 +46,7 @@ __all__ = [
     "EmbeddingError",
     "HashingEmbedder",
     "OpenAIEmbedder",
+    "PendingVectors",
     "StaticModelEmbedder",
     "build_embedder",
     "default_offline_embedder",
@@ -65,6 +67,15 @@ class Embedder(Protocol):
     dimensions: int
 
     def embed(self, texts: list[str]) -> list[list[float]]: ...
+
+
+class PendingVectors(Protocol):
+    """Vectors being computed (a ``concurrent.futures.Future`` is one): ``result(timeout)`` answers them or raises
+    ``concurrent.futures.TimeoutError`` when they are not ready in time; ``cancel()`` gives them up."""
+
+    def result(self, timeout: float | None = None) -> list[list[float]]: ...
+
+    def cancel(self) -> bool: ...
 
 
 def _l2_normalised(values: Sequence[float]) -> list[float] | None:
@@ -175,8 +186,17 @@ class OpenAIEmbedder:
     def embed(self, texts: list[str]) -> list[list[float]]:
         out: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
-            out.extend(self._embed_batch(texts[start : start + self.batch_size]))
+            out.extend(_HttpCall(self, texts[start : start + self.batch_size], kept_only=False).result())
         return out
+
+    def start(self, texts: list[str]) -> PendingVectors | None:
+        """Send one batch's request now, over a kept-alive connection, and read its reply later (``result``), so a
+        caller overlaps the provider's work with its own without a thread. None when no connection is kept alive
+        (the caller embeds another way rather than wait here for a connect) or the texts make more than a batch."""
+        if not texts or len(texts) > self.batch_size:
+            return None
+        call = _HttpCall(self, texts, kept_only=True)
+        return None if call.unsent else call
 
     # -- internals ---------------------------------------------------------------------------------
 
@@ -195,9 +215,7 @@ class OpenAIEmbedder:
     def _retry_after(self, reply: Reply) -> float | None:
         return parse_retry_after(reply.headers.get("retry-after"), cap=self.retry_after_max_s)
 
-    def _embed_batch(self, batch: list[str]) -> list[list[float]]:
-        if not batch:
-            return []
+    def _payload(self, batch: list[str]) -> bytes:
         body: dict[str, Any] = {
             "model": self.model,
             # Most endpoints reject an empty string; a lone space embeds as "nothing".
@@ -206,41 +224,7 @@ class OpenAIEmbedder:
         }
         if self.send_dimensions:
             body["dimensions"] = self.dimensions
-        payload = json.dumps(body).encode()
-        attempts = self.max_retries + 1
-        last_error = "no attempt made"
-        until = _DEADLINE.get()
-        for attempt in range(attempts):
-            delay: float | None = None
-            left = None if until is None else until - time.monotonic()
-            if left is not None and left <= 0:
-                raise self._fail(f"embedding deadline reached after {attempt} attempts: {last_error}")
-            try:
-                reply = self._origin.post(
-                    payload, timeout=self._timeout_s if left is None else min(self._timeout_s, left)
-                )
-            except OriginTimeout as exc:
-                last_error = f"timeout ({exc})"
-            except OriginError as exc:
-                last_error = f"transport error ({exc})"
-            except ReplyTooLarge as exc:  # retrying will not help
-                raise self._fail(f"embedding request to {self._shown_url} failed: {exc}") from None
-            else:
-                if reply.status == 200:
-                    return self._parse(reply, len(batch))
-                snippet = reply.body[:300].decode("utf-8", "replace").replace("\n", " ")
-                last_error = f"HTTP {reply.status}: {snippet}"
-                if not _retryable(reply.status):
-                    raise self._fail(f"embedding request rejected by {self._shown_url}: {last_error}")
-                delay = self._retry_after(reply)
-            if attempt + 1 < attempts:
-                wait = delay if delay is not None else self._backoff(attempt)
-                if until is not None and time.monotonic() + wait >= until:
-                    raise self._fail(f"embedding deadline reached after {attempt + 1} attempts: {last_error}")
-                self._sleep(wait)
-        raise self._fail(
-            f"embedding request to {self._shown_url} failed after {attempts} attempts: {last_error}"
-        )
+        return json.dumps(body).encode()
 
     def _parse(self, reply: Reply, expected: int) -> list[list[float]]:
         try:
@@ -266,6 +250,119 @@ class OpenAIEmbedder:
             RecursionError,
         ) as exc:  # RecursionError: JSON nested too deep
             raise self._fail(f"malformed embeddings response from {self._shown_url}: {exc}") from None
+
+
+class _HttpCall:
+    """One batch's embedding over HTTP as a future of its vectors, with ``OpenAIEmbedder``'s retries: its first
+    attempt is sent when it is made; ``result(timeout)`` reads the reply and goes on retrying on the calling thread.
+    When ``timeout`` runs out first it raises ``concurrent.futures.TimeoutError`` and keeps its place (an attempt
+    in flight stays in flight), so a caller can wait a short grace, do other work, and wait again."""
+
+    def __init__(self, embedder: OpenAIEmbedder, batch: list[str], *, kept_only: bool) -> None:
+        self._e = embedder
+        self._expected = len(batch)
+        self._payload = embedder._payload(batch)
+        self._started = 0  # attempts sent (or whose send failed)
+        self._last_error = "no attempt made"
+        self._delay: float | None = None  # the server's Retry-After for the next attempt
+        self._exchange: Exchange | None = None
+        self._vectors: list[list[float]] | None = None
+        self._error: EmbeddingError | None = None
+        self.unsent = False  # kept_only and no kept-alive connection: nothing was sent
+        self._send(_DEADLINE.get(), kept_only)
+
+    def result(self, timeout: float | None = None) -> list[list[float]]:
+        until = _DEADLINE.get()
+        stop = None if timeout is None else time.monotonic() + timeout
+        while self._vectors is None and self._error is None:
+            if self._exchange is not None:
+                self._receive(stop)
+            else:
+                self._retry(stop, until)
+        if self._vectors is None:
+            assert self._error is not None
+            raise self._error
+        return self._vectors
+
+    def cancel(self) -> bool:
+        if self._exchange is not None:
+            self._exchange.abandon()
+            self._exchange = None
+        return True
+
+    def _send(self, until: float | None, kept_only: bool = False) -> None:
+        e = self._e
+        left = None if until is None else until - time.monotonic()
+        if left is not None and left <= 0:
+            self._error = e._fail(
+                f"embedding deadline reached after {self._started} attempts: {self._last_error}"
+            )
+            return
+        try:
+            timeout = e._timeout_s if left is None else min(e._timeout_s, left)
+            self._exchange = e._origin.send(self._payload, timeout=timeout, kept_only=kept_only)
+        except OriginError as exc:
+            self._started += 1
+            self._failed(exc)
+            return
+        if self._exchange is None:
+            self.unsent = True
+        else:
+            self._started += 1
+
+    def _receive(self, stop: float | None) -> None:
+        exchange = self._exchange
+        assert exchange is not None
+        if stop is not None and not exchange.ready(stop - time.monotonic()):
+            raise FutureTimeout
+        self._exchange = None
+        try:
+            reply = exchange.reply(stop)
+        except (OriginError, ReplyTooLarge) as exc:
+            self._failed(exc)
+            return
+        e = self._e
+        if reply.status == 200:
+            try:
+                self._vectors = e._parse(reply, self._expected)
+            except EmbeddingError as exc:
+                self._error = exc
+            return
+        snippet = reply.body[:300].decode("utf-8", "replace").replace("\n", " ")
+        self._last_error = f"HTTP {reply.status}: {snippet}"
+        if not _retryable(reply.status):
+            self._error = e._fail(f"embedding request rejected by {e._shown_url}: {self._last_error}")
+        self._delay = e._retry_after(reply)
+
+    def _failed(self, exc: Exception) -> None:
+        if isinstance(exc, ReplyTooLarge):  # retrying will not help
+            self._error = self._e._fail(f"embedding request to {self._e._shown_url} failed: {exc}")
+        elif isinstance(exc, OriginTimeout):
+            self._last_error = f"timeout ({exc})"
+        else:
+            self._last_error = f"transport error ({exc})"
+
+    def _retry(self, stop: float | None, until: float | None) -> None:
+        """After a failed attempt: wait its back-off and send the next, or fail for good."""
+        e = self._e
+        attempts = e.max_retries + 1
+        if self._started >= attempts:
+            self._error = e._fail(
+                f"embedding request to {e._shown_url} failed after {attempts} attempts: {self._last_error}"
+            )
+            return
+        wait = self._delay if self._delay is not None else e._backoff(self._started - 1)
+        now = time.monotonic()
+        if until is not None and now + wait >= until:
+            self._error = e._fail(
+                f"embedding deadline reached after {self._started} attempts: {self._last_error}"
+            )
+            return
+        if stop is not None and now + wait >= stop:
+            raise FutureTimeout
+        e._sleep(wait)
+        self._delay = None
+        self._send(until)
 
 
 # --------------------------------------------------------------------------------------------------

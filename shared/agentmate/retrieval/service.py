@@ -40,7 +40,7 @@ from agentmate.retrieval import fusion, lexical
 from agentmate.retrieval import repository as repo
 
 if TYPE_CHECKING:  # pragma: no cover
-    from agentmate.retrieval.embedders import Embedder
+    from agentmate.retrieval.embedders import Embedder, PendingVectors
     from agentmate.retrieval.vector_index import FilterValue, VectorIndex
 
 MIN_CANDIDATES = 20
@@ -561,14 +561,25 @@ class Retrieval:
 
     def begin_index(self, text: str) -> PendingIndex:
         """The first step of indexing one new document inside its writer's transaction: start embedding ``text``
-        (the document's content, or its title when it has none) on a worker thread, before the transaction opens,
-        so the embedding overlaps the writer's database work. Finish it with ``PendingIndex.complete(conn, ...)``
-        in that transaction."""
+        (the document's content, or its title when it has none) before the transaction opens, so the embedding
+        overlaps the writer's database work. Finish it with ``PendingIndex.complete(conn, ...)`` in that
+        transaction.
+
+        An embedder that can send its request now and read the reply later (``OpenAIEmbedder.start``, over a
+        kept-alive connection) overlaps on this thread: no worker-thread hand-off, no second thread contending for
+        the GIL (bench/peer_mem0.py). Any other embedding runs on a worker thread."""
         try:
             embedder = self.embedder()
         except Exception as exc:  # configuration failure: the row still goes in, marked failed
             return PendingIndex(self, None, None, text, exc)
-        return PendingIndex(self, embedder, self._executor().submit(embedder.embed, [text]), text, None)
+        start = getattr(embedder, "start", None)
+        try:
+            pending = start([text]) if start is not None else None
+        except Exception as exc:  # a request that could not even be sent: the row goes in, marked failed
+            return PendingIndex(self, embedder, None, text, exc)
+        if pending is None:
+            pending = self._executor().submit(embedder.embed, [text])
+        return PendingIndex(self, embedder, pending, text, None)
 
     def heal(self, db: TenantTransactions, account_id: UUID, *, max_rows: int = 10_000) -> Healed:
         """Re-embed and re-index the account's waiting projections (``failed``, or ``pending`` past a grace), a
@@ -846,7 +857,7 @@ class PendingIndex:
         self,
         retrieval: Retrieval,
         embedder: Embedder | None,
-        future: Future[list[list[float]]] | None,
+        future: PendingVectors | None,
         text: str,
         error: Exception | None,
     ) -> None:

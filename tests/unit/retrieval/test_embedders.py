@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -58,6 +59,8 @@ class Script:
 
 class OpenAIHandler(BaseHTTPRequestHandler):
     script: Script
+    protocol_version = "HTTP/1.1"  # keep-alive, as providers do
+    disable_nagle_algorithm = True  # headers and body are two writes (tests/fakes/embeddings_provider.py)
 
     def log_message(self, *args: Any) -> None:  # keep test output quiet
         pass
@@ -108,10 +111,16 @@ class OpenAIHandler(BaseHTTPRequestHandler):
         self._send(200, {"object": "list", "data": data, "model": body["model"]})
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client that gave up its connection
+            super().handle_error(request, client_address)
+
+
 @pytest.fixture
 def server() -> Iterator[tuple[str, Script]]:
     script = Script()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), OpenAIHandler)
+    httpd = _QuietServer(("127.0.0.1", 0), OpenAIHandler)
     httpd.daemon_threads = True
     httpd.script = script  # type: ignore[attr-defined]
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -313,6 +322,74 @@ def test_concurrent_calls_share_one_client(server: tuple[str, Script]) -> None:
 
 def cos(a: list[float], b: list[float]) -> float:
     return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+def _until(condition: Any) -> None:
+    """Wait (at most 10 s) for the loopback server to have seen what the test expects."""
+    for _ in range(1000):
+        if condition():
+            return
+        time.sleep(0.01)
+    raise AssertionError("the server never saw it")
+
+
+# -- start(): the request sent now, its reply read later on the caller's thread (a memory store's overlap) -------
+
+
+def test_start_sends_only_over_a_kept_connection_and_its_result_is_embeds(server: tuple[str, Script]) -> None:
+    base_url, script = server
+    with make_client(base_url) as emb:
+        assert emb.start(["alpha"]) is None  # no connection kept yet: the caller embeds another way
+        assert not script.requests
+        emb.embed(["warm-up"])
+        call = emb.start(["alpha"])
+        assert call is not None
+        _until(lambda: len(script.requests) == 2)  # sent before anyone asks for the result
+        assert call.result()[0] == pytest.approx(unit(fake_vector("alpha")))
+        assert emb.start(["a", "b", "c"] * 50) is None  # more than one batch (64)
+    assert len(script.requests) == 2
+
+
+def test_a_result_not_ready_in_time_keeps_its_request_in_flight_for_the_next_wait(
+    server: tuple[str, Script],
+) -> None:
+    base_url, script = server
+    with make_client(base_url) as emb:
+        emb.embed(["warm-up"])
+        script.actions = [{"do": "ok", "sleep": 0.3}]
+        call = emb.start(["slow"])
+        assert call is not None
+        with pytest.raises(FutureTimeout):
+            call.result(timeout=0.01)
+        assert call.result(timeout=10)[0] == pytest.approx(unit(fake_vector("slow")))
+    assert len(script.requests) == 2  # the warm-up and the one slow request: nothing sent twice
+
+
+def test_a_retry_waits_for_a_later_result_and_then_answers(server: tuple[str, Script]) -> None:
+    base_url, script = server
+    sleeps: list[float] = []
+    with make_client(base_url, sleeps, backoff_base_s=1.0) as emb:
+        emb.embed(["warm-up"])
+        script.actions = [{"do": "status", "status": 503}]
+        call = emb.start(["retried"])
+        assert call is not None
+        with pytest.raises(FutureTimeout):  # the 503 came, the back-off is longer than this wait
+            call.result(timeout=0.15)
+        assert sleeps == []
+        assert call.result()[0] == pytest.approx(unit(fake_vector("retried")))
+    assert len(sleeps) == 1 and 0.5 <= sleeps[0] <= 1.0
+    assert len(script.requests) == 3
+
+
+def test_a_cancelled_call_closes_its_connection(server: tuple[str, Script]) -> None:
+    base_url, _ = server
+    with make_client(base_url) as emb:
+        emb.embed(["warm-up"])
+        call = emb.start(["dropped"])
+        assert call is not None
+        call.cancel()
+        assert emb.start(["next"]) is None  # its connection was not kept: nothing to send over
+        assert emb.embed(["next"])[0] == pytest.approx(unit(fake_vector("next")))
 
 
 def test_hashing_is_normalised_and_similar_texts_are_closer() -> None:
