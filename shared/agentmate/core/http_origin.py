@@ -131,7 +131,7 @@ class HttpOrigin:
                 exchange.reconnect()
         except BaseException as exc:
             exchange.abandon()
-            raise _origin_error(exc, timeout) from exc
+            raise _origin_error(exc, f"{timeout:g} s") from exc
         return exchange
 
     def close(self) -> None:
@@ -167,13 +167,13 @@ class HttpOrigin:
         conn.close()
 
 
-def _origin_error(exc: BaseException, timeout: float) -> BaseException:
-    """What a failed exchange raises: ``ReplyTooLarge`` as it is, a timeout as ``OriginTimeout``, any other
-    connection or protocol failure as ``OriginError``."""
+def _origin_error(exc: BaseException, bound: str) -> BaseException:
+    """What a failed exchange raises: ``ReplyTooLarge`` as it is, a timeout as ``OriginTimeout`` (naming the
+    ``bound`` it reached), any other connection or protocol failure as ``OriginError``."""
     if isinstance(exc, ReplyTooLarge | OriginError):
         return exc
     if isinstance(exc, TimeoutError):  # socket.timeout is TimeoutError
-        return OriginTimeout(f"timed out after {timeout:g} s")
+        return OriginTimeout(f"timed out after {bound}")
     if isinstance(exc, OSError | http.client.HTTPException):  # ssl.SSLError is an OSError
         return OriginError(f"{type(exc).__name__}: {exc}")
     return exc
@@ -226,7 +226,10 @@ class Exchange:
             reply = Reply(response.status, response.msg, self._read(response, deadline))
         except BaseException as exc:
             self.abandon()
-            raise _origin_error(exc, self._timeout) from exc
+            cut_short = until is not None and until < self._deadline
+            raise _origin_error(
+                exc, "the caller's deadline" if cut_short else f"{self._timeout:g} s"
+            ) from exc
         if response.will_close:
             conn.close()
         else:

@@ -252,6 +252,11 @@ class OpenAIEmbedder:
             raise self._fail(f"malformed embeddings response from {self._shown_url}: {exc}") from None
 
 
+# A reply that began to arrive within a caller's wait may take this much longer to finish arriving (a large body on
+# a slow link) before the attempt is given up; a trickled reply is cut off here, not at the attempt's timeout.
+FINISH_READING_S = 0.25
+
+
 class _HttpCall:
     """One batch's embedding over HTTP as a future of its vectors, with ``OpenAIEmbedder``'s retries: its first
     attempt is sent when it is made; ``result(timeout)`` reads the reply and goes on retrying on the calling thread.
@@ -317,7 +322,7 @@ class _HttpCall:
             raise FutureTimeout
         self._exchange = None
         try:
-            reply = exchange.reply(stop)
+            reply = exchange.reply(None if stop is None else stop + FINISH_READING_S)
         except (OriginError, ReplyTooLarge) as exc:
             self._failed(exc)
             return

@@ -848,7 +848,8 @@ class PendingIndex:
     not ready in the grace leaves the row ``pending`` (``complete`` answers None): the caller commits, releases its
     connection, and calls ``finish``, which waits for the rest of ``vector_leg_timeout_s`` holding no connection
     and records the outcome in a second short transaction, where the caller queues the heal on a failure
-    (``on_failed``). A slow embedder thus never holds a pooled connection longer than the grace. A ``pending`` row
+    (``on_failed``). A slow embedder thus never holds a pooled connection longer than the grace (plus, for a
+    reply that began to arrive within it, ``embedders.FINISH_READING_S`` to finish arriving). A ``pending`` row
     left by a crash between the two transactions is the heal sweep's (it re-indexes rows pending past its grace).
     A vector upserted for a transaction that then rolls back is a stale point, which is never served (hits are
     hydrated from ``indexed`` rows); nothing acknowledges it."""

@@ -65,7 +65,9 @@ class OpenAIHandler(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:  # keep test output quiet
         pass
 
-    def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+    def _send(
+        self, status: int, body: Any, headers: dict[str, str] | None = None, body_after: float = 0.0
+    ) -> None:
         raw = body if isinstance(body, bytes) else json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -74,6 +76,9 @@ class OpenAIHandler(BaseHTTPRequestHandler):
             self.send_header(k, v)
         self.end_headers()
         try:
+            if body_after:  # the status line and headers now, the body later
+                self.wfile.flush()
+                time.sleep(body_after)
             self.wfile.write(raw)
         except (BrokenPipeError, ConnectionResetError):
             pass
@@ -108,7 +113,11 @@ class OpenAIHandler(BaseHTTPRequestHandler):
         if action["do"] == "wrong_dims":
             data = [{**d, "embedding": d["embedding"] + [0.5]} for d in data]
         data.reverse()  # servers may answer out of order: the client must sort by index
-        self._send(200, {"object": "list", "data": data, "model": body["model"]})
+        self._send(
+            200,
+            {"object": "list", "data": data, "model": body["model"]},
+            body_after=action.get("body_after", 0.0),
+        )
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -363,6 +372,21 @@ def test_a_result_not_ready_in_time_keeps_its_request_in_flight_for_the_next_wai
             call.result(timeout=0.01)
         assert call.result(timeout=10)[0] == pytest.approx(unit(fake_vector("slow")))
     assert len(script.requests) == 2  # the warm-up and the one slow request: nothing sent twice
+
+
+def test_a_reply_begun_within_the_wait_is_read_to_its_end(server: tuple[str, Script]) -> None:
+    # The headers come at once, the body 0.1 s later: past the caller's 0.05 s wait but within FINISH_READING_S,
+    # so the reply is read, not given up (which would cost a retry after a back-off)
+    base_url, script = server
+    with make_client(base_url) as emb:
+        emb.embed(["warm-up"])
+        script.actions = [{"do": "ok", "body_after": 0.1}]
+        call = emb.start(["split"])
+        assert call is not None
+        _until(lambda: len(script.requests) == 2)
+        time.sleep(0.02)  # the headers have left the server (it flushes them before its 0.1 s pause)
+        assert call.result(timeout=0.05)[0] == pytest.approx(unit(fake_vector("split")))
+    assert len(script.requests) == 2
 
 
 def test_a_retry_waits_for_a_later_result_and_then_answers(server: tuple[str, Script]) -> None:
