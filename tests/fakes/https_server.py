@@ -34,9 +34,9 @@ class Route:
     slow: bool = False  # send the first bytes, then hold until the server closes
 
 
-class _QuietServer(ThreadingHTTPServer):
+class QuietServer(ThreadingHTTPServer):
     """A client that refuses the certificate or gives up on a slow body is what the tests ask for: its broken
-    connection is not an error worth printing."""
+    connection is not an error worth printing (the plain-HTTP fakes of the embedding client's tests use it too)."""
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         exc = sys.exc_info()[1]
@@ -52,7 +52,7 @@ class HttpsServer:
         self.released = threading.Event()
         server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         self.ca.issue_cert("127.0.0.1", "localhost").configure_cert(server_context)
-        self._httpd = _QuietServer(("127.0.0.1", 0), self._handler())
+        self._httpd = QuietServer(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
         self._httpd.socket = server_context.wrap_socket(
             self._httpd.socket, server_side=True, do_handshake_on_connect=False

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import gzip
 import socket
-import sys
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +18,7 @@ import pytest
 
 from agentmate.core import http_origin
 from agentmate.core.http_origin import HttpOrigin, OriginError, OriginTimeout, ReplyTooLarge
-from tests.fakes.https_server import HttpsServer
-
-
-class _QuietServer(ThreadingHTTPServer):
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client that gave up its connection
-            super().handle_error(request, client_address)
+from tests.fakes.https_server import HttpsServer, QuietServer
 
 
 class Provider:
@@ -104,7 +97,7 @@ class Provider:
                     self.send_header(name, value)
                 self.end_headers()
 
-        self._httpd = _QuietServer(("127.0.0.1", 0), Handler)
+        self._httpd = QuietServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from agentmate.retrieval.embedders import (
     build_embedder,
     default_offline_embedder,
 )
+from tests.fakes.https_server import QuietServer
 
 API_KEY = "sk-test-SECRET-0123456789abcdef"
 DIMS = 4
@@ -120,16 +121,10 @@ class OpenAIHandler(BaseHTTPRequestHandler):
         )
 
 
-class _QuietServer(ThreadingHTTPServer):
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client that gave up its connection
-            super().handle_error(request, client_address)
-
-
 @pytest.fixture
 def server() -> Iterator[tuple[str, Script]]:
     script = Script()
-    httpd = _QuietServer(("127.0.0.1", 0), OpenAIHandler)
+    httpd = QuietServer(("127.0.0.1", 0), OpenAIHandler)
     httpd.daemon_threads = True
     httpd.script = script  # type: ignore[attr-defined]
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
