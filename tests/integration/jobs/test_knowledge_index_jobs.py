@@ -218,10 +218,12 @@ def test_a_slow_embedder_makes_the_request_hand_over_before_its_budget_not_after
 def test_a_first_embedding_call_longer_than_the_budget_is_cut_at_the_deadline(
     client, account, owner_url, slow_embedder
 ):
-    # Given an embeddings endpoint whose every call takes 5 s, and a 1 s inline budget: the first call has no
-    # earlier one to estimate from, so only the deadline it is given can stop it
+    # Given an embeddings endpoint whose every call takes 5 s, and a 2 s inline budget: the first call has no
+    # earlier one to estimate from, so only the deadline it is given can stop it. (The budget check before that
+    # call counts the work before it, reading and chunking the source, twice: with a 1 s budget a fresh CI
+    # process that needed over 0.5 s for it made no call at all.)
     src = _source(client, account, "slow/first", {"big.md": _sections("first", 2 * index.EMBED_SLICE)})
-    with slow_embedder(5.0, 1.0, max_retries=3) as server:
+    with slow_embedder(5.0, 2.0, max_retries=3) as server:
         # When the index is asked for
         r = client.post(INDEX, json={}, headers=account.headers("knowledge:rw"))
         calls = server.calls
