@@ -27,8 +27,19 @@ SERVE = (
 )
 
 
+class Answered:
+    """An exchange whose reply is already in (what ``HttpxOrigin.send`` answers)."""
+
+    def __init__(self, reply: Any) -> None:
+        self._reply = reply
+
+    def reply(self, until: float | None = None) -> Any:
+        return self._reply
+
+
 class HttpxOrigin:
-    """The httpx client the embedder used until session 15, behind ``HttpOrigin``'s one method."""
+    """The httpx client the embedder used until session 15, behind ``HttpOrigin.send`` (the whole POST made at
+    once; ``embed`` reads its reply straight after)."""
 
     def __init__(self, url: str, headers: dict[str, str]) -> None:
         import httpx
@@ -36,11 +47,11 @@ class HttpxOrigin:
         self._url = url
         self._client = httpx.Client(timeout=httpx.Timeout(10.0), headers=headers)
 
-    def post(self, body: bytes, *, timeout: float) -> Any:
+    def send(self, body: bytes, *, timeout: float, kept_only: bool = False) -> Answered:
         from agentmate.core.http_origin import Reply
 
         response = self._client.post(self._url, content=body, timeout=timeout)
-        return Reply(response.status_code, response.headers, response.content)  # type: ignore[arg-type]
+        return Answered(Reply(response.status_code, response.headers, response.content))  # type: ignore[arg-type]
 
     def close(self) -> None:
         self._client.close()
