@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from agentmate.core import http_origin
-from agentmate.core.http_origin import HttpOrigin, OriginError, OriginTimeout, ReplyTooLarge
+from agentmate.core.http_origin import HttpOrigin, OriginError, OriginTimeout, Reply, ReplyTooLarge
 from tests.fakes.https_server import HttpsServer, QuietServer
 
 
@@ -112,6 +112,13 @@ class Provider:
         self._httpd.server_close()
 
 
+def _post(origin: HttpOrigin, body: bytes, *, timeout: float) -> Reply:
+    """One POST, its two halves back to back (as ``OpenAIEmbedder.embed`` makes it)."""
+    exchange = origin.send(body, timeout=timeout)
+    assert exchange is not None
+    return exchange.reply()
+
+
 @pytest.fixture
 def provider() -> Iterator[Provider]:
     with Provider() as server:
@@ -120,7 +127,7 @@ def provider() -> Iterator[Provider]:
 
 def test_posts_keep_one_connection_alive_and_send_the_callers_headers(provider: Provider) -> None:
     origin = HttpOrigin(provider.url + "/ok?v=1", headers={"Authorization": "Bearer k"})
-    replies = [origin.post(f"body {i}".encode(), timeout=5) for i in range(3)]
+    replies = [_post(origin, f"body {i}".encode(), timeout=5) for i in range(3)]
     origin.close()
     assert [r.body for r in replies] == [b"body 0", b"body 1", b"body 2"]
     assert replies[0].status == 200 and replies[0].headers.get("content-length") == "6"
@@ -133,9 +140,9 @@ def test_posts_keep_one_connection_alive_and_send_the_callers_headers(provider: 
 
 def test_a_kept_connection_the_server_closed_is_replaced_once_without_an_error(provider: Provider) -> None:
     origin = HttpOrigin(provider.url + "/close-silently", headers={})
-    first = origin.post(b"one", timeout=5)
+    first = _post(origin, b"one", timeout=5)
     time.sleep(0.1)  # let the server's close reach this side
-    second = origin.post(b"two", timeout=5)
+    second = _post(origin, b"two", timeout=5)
     assert (first.body, second.body) == (b"one", b"two")
     assert provider.connections == 2
     assert [body for _, _, body in provider.seen] == [b"one", b"two"]
@@ -146,9 +153,9 @@ def test_a_connection_idle_past_the_age_limit_is_not_reused(
 ) -> None:
     monkeypatch.setattr(http_origin, "MAX_IDLE_AGE_S", 0.0)
     origin = HttpOrigin(provider.url + "/ok", headers={})
-    origin.post(b"a", timeout=5)
+    _post(origin, b"a", timeout=5)
     time.sleep(0.01)
-    origin.post(b"b", timeout=5)
+    _post(origin, b"b", timeout=5)
     assert provider.connections == 2
 
 
@@ -156,7 +163,7 @@ def test_a_request_sent_now_is_read_later_and_kept_only_never_connects(provider:
     origin = HttpOrigin(provider.url + "/hold", headers={})
     assert origin.send(b"early", timeout=5, kept_only=True) is None  # no kept connection: nothing sent
     provider.release.set()
-    origin.post(b"warm", timeout=5)
+    _post(origin, b"warm", timeout=5)
     provider.release.clear()
     exchange = origin.send(b"later", timeout=5, kept_only=True)
     assert exchange is not None
@@ -170,7 +177,7 @@ def test_a_request_sent_now_is_read_later_and_kept_only_never_connects(provider:
 def test_a_reply_not_read_by_its_bound_is_given_up_with_its_connection(provider: Provider) -> None:
     origin = HttpOrigin(provider.url + "/hold", headers={})
     provider.release.set()
-    origin.post(b"warm", timeout=5)
+    _post(origin, b"warm", timeout=5)
     provider.release.clear()
     exchange = origin.send(b"held", timeout=5, kept_only=True)
     assert exchange is not None
@@ -178,7 +185,7 @@ def test_a_reply_not_read_by_its_bound_is_given_up_with_its_connection(provider:
         exchange.reply(until=time.monotonic() + 0.05)
     provider.release.set()
     assert origin.send(b"next", timeout=5, kept_only=True) is None  # that connection was closed, not kept
-    assert origin.post(b"next", timeout=5).body == b"next"
+    assert _post(origin, b"next", timeout=5).body == b"next"
 
 
 def test_a_trickled_body_is_bounded_by_the_timeout_as_a_whole(provider: Provider) -> None:
@@ -186,7 +193,7 @@ def test_a_trickled_body_is_bounded_by_the_timeout_as_a_whole(provider: Provider
     # (40 bytes, 50 ms apart); only a bound on the body as a whole raises.
     origin = HttpOrigin(provider.url + "/trickle", headers={})
     with pytest.raises(OriginTimeout):
-        origin.post(b"", timeout=0.5)
+        _post(origin, b"", timeout=0.5)
 
 
 @pytest.mark.parametrize("route", ["/big", "/stream"])
@@ -194,29 +201,29 @@ def test_a_reply_over_the_size_bound_is_refused(provider: Provider, route: str) 
     provider.big = 200_000
     origin = HttpOrigin(provider.url + route, headers={}, max_reply_bytes=100_000)
     with pytest.raises(ReplyTooLarge):
-        origin.post(b"", timeout=5)
+        _post(origin, b"", timeout=5)
     provider.big = 50_000
-    assert origin.post(b"", timeout=5).body == b"x" * 50_000
+    assert _post(origin, b"", timeout=5).body == b"x" * 50_000
 
 
 def test_gzip_is_decoded_and_a_gzip_bomb_stops_at_the_bound(provider: Provider) -> None:
     origin = HttpOrigin(provider.url + "/gzip", headers={}, max_reply_bytes=100_000)
     provider.gzip_plain = b'{"data": []}'
-    assert origin.post(b"", timeout=5).body == b'{"data": []}'
+    assert _post(origin, b"", timeout=5).body == b'{"data": []}'
     provider.gzip_plain = b"0" * 50_000_000  # 50 MB that packs into ~50 KB
     with pytest.raises(ReplyTooLarge):
-        origin.post(b"", timeout=5)
+        _post(origin, b"", timeout=5)
 
 
 def test_an_encoding_not_asked_for_is_an_error(provider: Provider) -> None:
     provider.gzip_plain = b"{}"
     with pytest.raises(OriginError, match="Content-Encoding"):
-        HttpOrigin(provider.url + "/br", headers={}).post(b"", timeout=5)
+        _post(HttpOrigin(provider.url + "/br", headers={}), b"", timeout=5)
 
 
 def test_a_body_cut_short_of_its_declared_length_is_an_origin_error(provider: Provider) -> None:
     with pytest.raises(OriginError, match="IncompleteRead"):
-        HttpOrigin(provider.url + "/short", headers={}).post(b"", timeout=5)
+        _post(HttpOrigin(provider.url + "/short", headers={}), b"", timeout=5)
 
 
 def test_a_refused_connection_is_an_origin_error() -> None:
@@ -224,8 +231,10 @@ def test_a_refused_connection_is_an_origin_error() -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # nothing listens once the socket closes
     with pytest.raises(OriginError) as caught:
-        HttpOrigin(f"http://127.0.0.1:{port}/v1", headers={"Authorization": "Bearer SECRET"}).post(
-            b"", timeout=5
+        _post(
+            HttpOrigin(f"http://127.0.0.1:{port}/v1", headers={"Authorization": "Bearer SECRET"}),
+            b"",
+            timeout=5,
         )
     assert "SECRET" not in str(caught.value)
 
@@ -239,11 +248,11 @@ def test_https_verifies_the_server_against_the_configured_roots(
         with pytest.raises(
             OriginError, match="CERTIFICATE_VERIFY_FAILED"
         ):  # certifi does not know the test CA
-            HttpOrigin(url, headers={}).post(b"{}", timeout=5)
+            _post(HttpOrigin(url, headers={}), b"{}", timeout=5)
         monkeypatch.setenv("SSL_CERT_FILE", server.ca_pem(tmp_path))
         http_origin._tls_context.cache_clear()
         try:
-            reply = HttpOrigin(url, headers={}).post(b"{}", timeout=5)
+            reply = _post(HttpOrigin(url, headers={}), b"{}", timeout=5)
         finally:
             http_origin._tls_context.cache_clear()
     assert (reply.status, reply.body) == (200, b'{"ok": true}')

@@ -12,7 +12,7 @@ client that one JSON API needs, with the bounds a hostile provider calls for:
 - **Connections**: up to ``max_idle`` idle connections are kept, none longer than ``MAX_IDLE_AGE_S`` (a NAT
   gateway drops idle flows silently; the request would then wait out its timeout). A kept connection the server
   closed in the meantime is replaced once, transparently: callers post only idempotent requests.
-- **Two halves**: ``post`` is ``send`` (the request written) then ``Exchange.reply`` (the reply read), so a caller
+- **Two halves**: a POST is ``send`` (the request written) then ``Exchange.reply`` (the reply read), so a caller
   can do its own work while the provider does its own, on one thread (a memory store sends its embedding request,
   then runs its first database round trip: ``OpenAIEmbedder.start``). ``send(kept_only=True)`` sends only over a
   kept-alive connection and never waits for a connect; ``Exchange.ready(t)`` waits for the reply's first bytes.
@@ -81,8 +81,8 @@ def _tls_context() -> ssl.SSLContext:
 
 
 class HttpOrigin:
-    """``HttpOrigin(url, headers=...)`` then ``post(body, timeout=...)`` from any thread; ``close()`` when done.
-    ``send`` and ``Exchange.reply`` are ``post`` in two halves, for a caller with other work to do meanwhile."""
+    """``HttpOrigin(url, headers=...)``, then ``send(body, timeout=...).reply()`` from any thread, with any other
+    work between the two halves; ``close()`` when done."""
 
     def __init__(
         self,
@@ -105,11 +105,6 @@ class HttpOrigin:
         self._max_idle = max_idle
         self._idle: list[tuple[http.client.HTTPConnection, float]] = []
         self._lock = threading.Lock()
-
-    def post(self, body: bytes, *, timeout: float) -> Reply:
-        exchange = self.send(body, timeout=timeout)
-        assert exchange is not None  # only send(kept_only=True) answers None
-        return exchange.reply()
 
     def send(self, body: bytes, *, timeout: float, kept_only: bool = False) -> Exchange | None:
         """Send the request (``timeout`` bounds the whole exchange, its reply included). With ``kept_only``, only

@@ -337,6 +337,18 @@ def _until(condition: Any) -> None:
     raise AssertionError("the server never saw it")
 
 
+def _started_over_a_kept_connection(
+    emb: OpenAIEmbedder, script: Script, text: str, action: dict[str, Any] | None = None
+) -> Any:
+    """Keep a connection alive (one embed), script the next reply, and start embedding ``text`` over it."""
+    emb.embed(["warm-up"])
+    if action is not None:
+        script.actions = [action]
+    call = emb.start([text])
+    assert call is not None
+    return call
+
+
 # -- start(): the request sent now, its reply read later on the caller's thread (a memory store's overlap) -------
 
 
@@ -359,10 +371,7 @@ def test_a_result_not_ready_in_time_keeps_its_request_in_flight_for_the_next_wai
 ) -> None:
     base_url, script = server
     with make_client(base_url) as emb:
-        emb.embed(["warm-up"])
-        script.actions = [{"do": "ok", "sleep": 0.3}]
-        call = emb.start(["slow"])
-        assert call is not None
+        call = _started_over_a_kept_connection(emb, script, "slow", {"do": "ok", "sleep": 0.3})
         with pytest.raises(FutureTimeout):
             call.result(timeout=0.01)
         assert call.result(timeout=10)[0] == pytest.approx(unit(fake_vector("slow")))
@@ -374,10 +383,7 @@ def test_a_reply_begun_within_the_wait_is_read_to_its_end(server: tuple[str, Scr
     # so the reply is read, not given up (which would cost a retry after a back-off)
     base_url, script = server
     with make_client(base_url) as emb:
-        emb.embed(["warm-up"])
-        script.actions = [{"do": "ok", "body_after": 0.1}]
-        call = emb.start(["split"])
-        assert call is not None
+        call = _started_over_a_kept_connection(emb, script, "split", {"do": "ok", "body_after": 0.1})
         _until(lambda: len(script.requests) == 2)
         time.sleep(0.02)  # the headers have left the server (it flushes them before its 0.1 s pause)
         assert call.result(timeout=0.05)[0] == pytest.approx(unit(fake_vector("split")))
@@ -388,10 +394,7 @@ def test_a_retry_waits_for_a_later_result_and_then_answers(server: tuple[str, Sc
     base_url, script = server
     sleeps: list[float] = []
     with make_client(base_url, sleeps, backoff_base_s=1.0) as emb:
-        emb.embed(["warm-up"])
-        script.actions = [{"do": "status", "status": 503}]
-        call = emb.start(["retried"])
-        assert call is not None
+        call = _started_over_a_kept_connection(emb, script, "retried", {"do": "status", "status": 503})
         with pytest.raises(FutureTimeout):  # the 503 came, the back-off is longer than this wait
             call.result(timeout=0.15)
         assert sleeps == []
@@ -401,11 +404,9 @@ def test_a_retry_waits_for_a_later_result_and_then_answers(server: tuple[str, Sc
 
 
 def test_a_cancelled_call_closes_its_connection(server: tuple[str, Script]) -> None:
-    base_url, _ = server
+    base_url, script = server
     with make_client(base_url) as emb:
-        emb.embed(["warm-up"])
-        call = emb.start(["dropped"])
-        assert call is not None
+        call = _started_over_a_kept_connection(emb, script, "dropped")
         call.cancel()
         assert emb.start(["next"]) is None  # its connection was not kept: nothing to send over
         assert emb.embed(["next"])[0] == pytest.approx(unit(fake_vector("next")))
