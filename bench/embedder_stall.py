@@ -4,7 +4,7 @@
 
 The OpenAI-compatible fake the tests and ``bench/peer_mem0.py`` embed through (``tests/fakes/embeddings_provider.py``,
 no delay) answers in two writes, the headers then the body. With Nagle's algorithm on, the body waits for the
-client's delayed ACK of the headers. This times ``OpenAIEmbedder.embed`` (httpx, one keep-alive connection) against
+client's delayed ACK of the headers. This times ``OpenAIEmbedder.embed`` (one keep-alive connection; httpx until session 15, core.http_origin since) against
 the fake with Nagle on (as it was, and as ``bench/peer_mem0.py``'s copy of it was until session 14) and off (as it is),
 interleaved in blocks. Every store-vs-mem0 ratio measured through the stalling server compared two times each that
 much larger than the work compared (docs/benchmarks.md, "Issue 26: session 14").
